@@ -1,0 +1,391 @@
+/* copy.c: moving tensors between devices, dtypes and layouts. Same-dtype copies on one device run the
+ * strided-copy shader; everything else goes through the host, counted as a fallback when a Vulkan
+ * tensor is involved on both ends. Also fills, random numbers and arange. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+#define COPY_MAX_RANK 8
+
+typedef struct {
+  uint32_t n, rank, src_offset, dst_offset;
+  uint32_t shape[COPY_MAX_RANK], src_stride[COPY_MAX_RANK], dst_stride[COPY_MAX_RANK];
+} copy_push;
+
+/* ---- fallback counters ---- */
+
+#define VKT_MAX_FALLBACK_OPS 64
+typedef struct {
+  const char *op; /* a static string: the op table's name */
+  uint64_t count;
+} fallback_row;
+static fallback_row fallbacks[VKT_MAX_FALLBACK_OPS];
+static int nfallbacks;
+
+void vkt_fallback_note(const char *op, const char *reason) {
+  (void)reason;
+  for (int i = 0; i < nfallbacks; i++)
+    if (strcmp(fallbacks[i].op, op) == 0) {
+      fallbacks[i].count++;
+      return;
+    }
+  if (nfallbacks < VKT_MAX_FALLBACK_OPS)
+    fallbacks[nfallbacks++] = (fallback_row){op, 1};
+}
+
+int vkt_fallback_count(void) { return nfallbacks; }
+void vkt_fallback_get(int i, const char **op, uint64_t *count) { *op = fallbacks[i].op, *count = fallbacks[i].count; }
+void vkt_fallback_reset(void) { nfallbacks = 0; }
+
+/* ---- the strided-copy shader ---- */
+
+/* Drops size-1 dimensions and merges neighbours that are contiguous in both views. */
+static int merge_dims(const vkt_tensor *dst, const vkt_tensor *src, int64_t *shape, int64_t *ds, int64_t *ss) {
+  int r = 0;
+  for (int i = 0; i < dst->ndim; i++) {
+    if (dst->shape[i] == 1)
+      continue;
+    if (r > 0 && ds[r - 1] == dst->strides[i] * dst->shape[i] && ss[r - 1] == src->strides[i] * dst->shape[i]) {
+      shape[r - 1] *= dst->shape[i];
+      ds[r - 1] = dst->strides[i];
+      ss[r - 1] = src->strides[i];
+      continue;
+    }
+    shape[r] = dst->shape[i], ds[r] = dst->strides[i], ss[r] = src->strides[i];
+    r++;
+  }
+  return r;
+}
+
+static bool bindable(const vkt_storage *s) {
+  return s->alloc.size <= vkt_device_props(s->dev)->max_storage_buffer_range;
+}
+
+/* Whether the shader can copy src into dst: same device and dtype, within binding limits. */
+static bool copy_supported(const vkt_tensor *dst, const vkt_tensor *src, int *rank, copy_push *p) {
+  const vkt_storage *d = dst->storage, *s = src->storage;
+  if (d->device == VKT_CPU || d->device != s->device || dst->dtype != src->dtype || !bindable(d) || !bindable(s))
+    return false;
+  const vkt_adapter_props *props = vkt_device_props(d->dev);
+  int size = vkt_dtype_size(dst->dtype);
+  if ((size == 1 && !props->int8_storage) || (size == 2 && !props->int16_storage))
+    return false;
+  int64_t shape[VKT_MAX_DIMS], ds[VKT_MAX_DIMS], ss[VKT_MAX_DIMS];
+  *rank = merge_dims(dst, src, shape, ds, ss);
+  int64_t n = vkt_tensor_numel(dst);
+  if (*rank > COPY_MAX_RANK || n > UINT32_MAX)
+    return false;
+  *p = (copy_push){.n = (uint32_t)n, .rank = (uint32_t)*rank, .src_offset = (uint32_t)src->offset,
+                   .dst_offset = (uint32_t)dst->offset};
+  for (int i = 0; i < *rank; i++)
+    p->shape[i] = (uint32_t)shape[i], p->src_stride[i] = (uint32_t)ss[i], p->dst_stride[i] = (uint32_t)ds[i];
+  return true;
+}
+
+static void touched(vkt_storage *s, uint64_t batch) {
+  if (batch > s->last_use)
+    s->last_use = batch;
+}
+
+static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, const copy_push *p) {
+  vkt_storage *d = dst->storage, *s = src->storage;
+  vkt_device *dev = d->dev;
+  uint64_t batch = 0;
+  int size = vkt_dtype_size(dst->dtype);
+  vkt_status st;
+  if (vkt_tensor_is_contiguous(dst) && vkt_tensor_is_contiguous(src)) {
+    st = vkt_mem_copy(dev, &s->alloc, (uint64_t)src->offset * size, &d->alloc, (uint64_t)dst->offset * size,
+                      (uint64_t)p->n * size, &batch);
+  } else {
+    char defines[64];
+    snprintf(defines, sizeof defines, "#define ITEMSIZE %d\n", size);
+    vkt_pipeline *pipe;
+    if ((st = vkt_pipeline_get(dev, "copy.comp", defines, 2, sizeof *p, &pipe)))
+      return st;
+    vkt_binding b[2] = {{&s->alloc, 0, s->alloc.size, false}, {&d->alloc, 0, d->alloc.size, true}};
+    uint32_t groups[3];
+    vkt_groups_for(dev, (p->n + 255) / 256, groups);
+    st = vkt_stream_dispatch(dev, pipe, b, 2, p, sizeof *p, groups, &batch);
+  }
+  touched(d, batch);
+  touched(s, batch);
+  return st;
+}
+
+/* ---- copies through the host ---- */
+
+/* A host view of src: src itself on the host, else the span it covers, downloaded. */
+static vkt_status host_view(const vkt_tensor *src, vkt_tensor *out) {
+  if (vkt_tensor_device(src) == VKT_CPU) {
+    vkt_tensor_share(out, src);
+    return VKT_OK;
+  }
+  int64_t lo, hi;
+  int size = vkt_dtype_size(src->dtype);
+  vkt_tensor_extent(src, &lo, &hi);
+  vkt_storage *h;
+  vkt_status st = vkt_storage_new(VKT_CPU, (uint64_t)(hi - lo) * size, &h);
+  if (st)
+    return st;
+  vkt_storage *s = src->storage;
+  if ((st = vkt_mem_download(s->dev, &s->alloc, (uint64_t)lo * size, h->host, (uint64_t)(hi - lo) * size,
+                             s->last_use))) {
+    vkt_storage_decref(h);
+    return st;
+  }
+  *out = *src;
+  out->storage = h;
+  out->offset = src->offset - lo;
+  return VKT_OK;
+}
+
+static vkt_status upload_contiguous(const vkt_tensor *dst, const void *host) {
+  vkt_storage *d = dst->storage;
+  int size = vkt_dtype_size(dst->dtype);
+  return vkt_mem_upload(d->dev, &d->alloc, (uint64_t)dst->offset * size, host,
+                        (uint64_t)vkt_tensor_numel(dst) * size, &d->last_use);
+}
+
+static vkt_status copy_through_host(const vkt_tensor *dst, const vkt_tensor *src) {
+  vkt_tensor h = {0}, tmp = {0}, staged = {0};
+  vkt_status st = host_view(src, &h);
+  if (st)
+    goto finish;
+  if (vkt_tensor_device(dst) == VKT_CPU) {
+    vkt_cpu_copy(dst, &h);
+    goto finish;
+  }
+  if (vkt_tensor_is_contiguous(dst) && h.dtype == dst->dtype && vkt_tensor_is_contiguous(&h)) {
+    st = upload_contiguous(dst, vkt_tensor_host(&h));
+    goto finish;
+  }
+  if ((st = vkt_tensor_empty(&tmp, VKT_CPU, dst->dtype, dst->ndim, dst->shape)))
+    goto finish;
+  vkt_cpu_copy(&tmp, &h);
+  if (vkt_tensor_is_contiguous(dst)) {
+    st = upload_contiguous(dst, vkt_tensor_host(&tmp));
+    goto finish;
+  }
+  /* a strided destination: upload contiguously, then scatter on the device */
+  if ((st = vkt_tensor_empty(&staged, vkt_tensor_device(dst), dst->dtype, dst->ndim, dst->shape)) ||
+      (st = upload_contiguous(&staged, vkt_tensor_host(&tmp))))
+    goto finish;
+  int rank;
+  copy_push p;
+  if (copy_supported(dst, &staged, &rank, &p)) {
+    st = device_copy(dst, &staged, &p);
+  } else { /* past the binding limits: read-modify-write the destination's span on the host */
+    vkt_tensor hd = {0};
+    if (!(st = host_view(dst, &hd))) {
+      vkt_cpu_copy(&hd, &tmp);
+      int64_t lo, hi;
+      vkt_tensor_extent(dst, &lo, &hi);
+      vkt_storage *d = dst->storage;
+      int size = vkt_dtype_size(dst->dtype);
+      st = vkt_mem_upload(d->dev, &d->alloc, (uint64_t)lo * size, hd.storage->host, (uint64_t)(hi - lo) * size,
+                          &d->last_use);
+      vkt_tensor_release(&hd);
+    }
+  }
+finish:
+  if (h.storage)
+    vkt_tensor_release(&h);
+  if (tmp.storage)
+    vkt_tensor_release(&tmp);
+  if (staged.storage)
+    vkt_tensor_release(&staged);
+  return st;
+}
+
+vkt_status vkt_copy_(const vkt_tensor *dst, const vkt_tensor *src) {
+  if (vkt_tensor_numel(dst) == 0)
+    return VKT_OK;
+  int dd = vkt_tensor_device(dst), sd = vkt_tensor_device(src);
+  if (dd == VKT_CPU && sd == VKT_CPU) {
+    vkt_cpu_copy(dst, src);
+    return VKT_OK;
+  }
+  int rank;
+  copy_push p;
+  if (copy_supported(dst, src, &rank, &p))
+    return device_copy(dst, src, &p);
+  if (dd != VKT_CPU && sd != VKT_CPU)
+    vkt_fallback_note("copy", dst->dtype != src->dtype ? "cast" : "layout or size beyond the copy shader");
+  return copy_through_host(dst, src);
+}
+
+vkt_status vkt_clone(vkt_tensor *out, const vkt_tensor *src) {
+  vkt_status st = vkt_tensor_empty(out, vkt_tensor_device(src), src->dtype, src->ndim, src->shape);
+  if (st)
+    return st;
+  if ((st = vkt_copy_(out, src)))
+    vkt_tensor_release(out);
+  return st;
+}
+
+vkt_status vkt_contiguous(vkt_tensor *out, const vkt_tensor *src) {
+  if (vkt_tensor_is_contiguous(src)) {
+    vkt_tensor_share(out, src);
+    return VKT_OK;
+  }
+  return vkt_clone(out, src);
+}
+
+vkt_status vkt_to(vkt_tensor *out, const vkt_tensor *src, int device, vkt_dtype dtype) {
+  if (vkt_tensor_device(src) == device && src->dtype == dtype) {
+    vkt_tensor_share(out, src);
+    return VKT_OK;
+  }
+  vkt_status st = vkt_tensor_empty(out, device, dtype, src->ndim, src->shape);
+  if (st)
+    return st;
+  if ((st = vkt_copy_(out, src)))
+    vkt_tensor_release(out);
+  return st;
+}
+
+vkt_status vkt_read(const vkt_tensor *src, void *host) {
+  uint64_t nbytes = (uint64_t)vkt_tensor_numel(src) * vkt_dtype_size(src->dtype);
+  if (vkt_tensor_device(src) == VKT_CPU) {
+    vkt_storage hs = {.refcount = 1, .device = VKT_CPU, .nbytes = nbytes, .host = host}; /* borrowed */
+    vkt_tensor dst = {.storage = &hs, .dtype = src->dtype, .ndim = src->ndim};
+    int64_t stride = 1;
+    for (int i = src->ndim - 1; i >= 0; i--) {
+      dst.shape[i] = src->shape[i];
+      dst.strides[i] = stride;
+      stride *= src->shape[i] > 1 ? src->shape[i] : 1;
+    }
+    vkt_cpu_copy(&dst, src);
+    return VKT_OK;
+  }
+  vkt_tensor c = {0};
+  vkt_status st = vkt_contiguous(&c, src);
+  if (st)
+    return st;
+  vkt_storage *s = c.storage;
+  st = vkt_mem_download(s->dev, &s->alloc, (uint64_t)c.offset * vkt_dtype_size(c.dtype), host, nbytes, s->last_use);
+  vkt_tensor_release(&c);
+  return st;
+}
+
+vkt_status vkt_write(const vkt_tensor *t, const void *host) {
+  if (vkt_tensor_device(t) == VKT_CPU) {
+    memcpy(vkt_tensor_host(t), host, (size_t)vkt_tensor_numel(t) * vkt_dtype_size(t->dtype));
+    return VKT_OK;
+  }
+  return upload_contiguous(t, host);
+}
+
+/* ---- fills ---- */
+
+/* The 32-bit word that repeats a value of this dtype, when there is one. */
+static bool fill_word(vkt_dtype dtype, vkt_scalar v, uint32_t *word) {
+  unsigned char b[8];
+  vkt_scalar_store(dtype, v, b);
+  switch (vkt_dtype_size(dtype)) {
+  case 1: *word = b[0] * 0x01010101u; return true;
+  case 2: *word = (uint32_t)(b[0] | b[1] << 8) * 0x00010001u; return true;
+  case 4: memcpy(word, b, 4); return true;
+  default: memcpy(word, b, 4); return memcmp(b, b + 4, 4) == 0;
+  }
+}
+
+vkt_status vkt_fill_(const vkt_tensor *t, vkt_scalar v) {
+  int64_t n = vkt_tensor_numel(t);
+  if (vkt_tensor_device(t) == VKT_CPU) {
+    vkt_cpu_fill(t, v);
+    return VKT_OK;
+  }
+  uint32_t word;
+  int size = vkt_dtype_size(t->dtype);
+  uint64_t bytes = (uint64_t)n * size;
+  vkt_storage *s = t->storage;
+  uint64_t off = (uint64_t)t->offset * size;
+  /* vkCmdFillBuffer writes whole words; allocations are rounded up to 4 bytes, so a view reaching
+   * the end of its storage may be filled to the next word. */
+  if (vkt_tensor_is_contiguous(t) && fill_word(t->dtype, v, &word) && off % 4 == 0 &&
+      (bytes % 4 == 0 || off + bytes == s->nbytes))
+    return vkt_mem_fill(s->dev, &s->alloc, off, (bytes + 3) / 4 * 4, word, &s->last_use);
+  vkt_tensor h = {0};
+  vkt_status st = vkt_tensor_empty(&h, VKT_CPU, t->dtype, t->ndim, t->shape);
+  if (st)
+    return st;
+  vkt_cpu_fill(&h, v);
+  st = vkt_copy_(t, &h);
+  vkt_tensor_release(&h);
+  return st;
+}
+
+/* ---- random numbers: xoshiro256** on the host, so every device sees the same values ---- */
+
+static uint64_t rng[4] = {0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull, 0x94d049bb133111ebull, 1};
+
+static uint64_t splitmix(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+void vkt_manual_seed(uint64_t seed) {
+  for (int i = 0; i < 4; i++)
+    rng[i] = splitmix(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static uint64_t next_u64(void) {
+  uint64_t r = rotl(rng[1] * 5, 7) * 9, t = rng[1] << 17;
+  rng[2] ^= rng[0], rng[3] ^= rng[1], rng[1] ^= rng[2], rng[0] ^= rng[3];
+  rng[2] ^= t;
+  rng[3] = rotl(rng[3], 45);
+  return r;
+}
+
+static double uniform(void) { return (double)(next_u64() >> 11) * 0x1.0p-53; }
+
+vkt_status vkt_random_(const vkt_tensor *t, bool normal) {
+  int64_t n = vkt_tensor_numel(t);
+  vkt_tensor h = {0};
+  vkt_status st = vkt_tensor_empty(&h, VKT_CPU, VKT_FLOAT64, t->ndim, t->shape);
+  if (st)
+    return st;
+  double *x = (double *)vkt_tensor_host(&h);
+  for (int64_t i = 0; i < n; i++) {
+    if (!normal) {
+      x[i] = uniform();
+    } else { /* Box-Muller, both values used */
+      double u = 1.0 - uniform(), r = sqrt(-2.0 * log(u)), a = 2.0 * M_PI * uniform();
+      x[i] = r * cos(a);
+      if (i + 1 < n)
+        x[++i] = r * sin(a);
+    }
+  }
+  if (!normal && t->dtype != VKT_FLOAT64) /* rounding to a narrower float may reach 1.0: keep [0, 1) */
+    for (int64_t i = 0; i < n; i++)
+      if ((t->dtype == VKT_FLOAT32 && (float)x[i] >= 1.0f) || (t->dtype == VKT_FLOAT16 && (_Float16)x[i] >= 1))
+        x[i] = 0.0;
+  st = vkt_copy_(t, &h);
+  vkt_tensor_release(&h);
+  return st;
+}
+
+vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, double start, double step, int64_t n) {
+  vkt_tensor h = {0};
+  vkt_status st = vkt_tensor_empty(&h, VKT_CPU, dtype, 1, &n);
+  if (st)
+    return st;
+  char *p = vkt_tensor_host(&h);
+  int size = vkt_dtype_size(dtype);
+  for (int64_t i = 0; i < n; i++) {
+    vkt_scalar v = vkt_dtypes[dtype].is_float ? (vkt_scalar){true, start + (double)i * step, 0}
+                                              : (vkt_scalar){false, 0, (int64_t)(start + (double)i * step)};
+    vkt_scalar_store(dtype, v, p + i * size);
+  }
+  st = vkt_to(out, &h, device, dtype);
+  vkt_tensor_release(&h);
+  return st;
+}

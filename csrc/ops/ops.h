@@ -1,0 +1,46 @@
+/* ops.h: operators on tensors of any device. Each picks the shader path when the device can take it
+ * and the host path otherwise; the host path is also the `cpu` device's implementation. */
+#ifndef VKT_OPS_H
+#define VKT_OPS_H
+
+#include "../tensor.h"
+
+/* A Python number on its way into a tensor: floats keep a double, ints and bools an int64. */
+typedef struct {
+  bool is_float;
+  double f;
+  int64_t i;
+} vkt_scalar;
+
+void vkt_scalar_store(vkt_dtype dtype, vkt_scalar v, void *out);
+vkt_scalar vkt_scalar_load(vkt_dtype dtype, const void *in);
+
+/* dst[...] = src[...] for same-shaped views on any devices, casting between dtypes. */
+vkt_status vkt_copy_(const vkt_tensor *dst, const vkt_tensor *src);
+/* out is src itself (another reference) when it is contiguous, else a contiguous copy. */
+vkt_status vkt_contiguous(vkt_tensor *out, const vkt_tensor *src);
+vkt_status vkt_clone(vkt_tensor *out, const vkt_tensor *src);
+/* out is src itself when device and dtype already match. */
+vkt_status vkt_to(vkt_tensor *out, const vkt_tensor *src, int device, vkt_dtype dtype);
+/* Reads a whole view into contiguous host bytes of its own dtype. */
+vkt_status vkt_read(const vkt_tensor *src, void *host);
+/* Writes contiguous host bytes of t's dtype into a contiguous tensor t. */
+vkt_status vkt_write(const vkt_tensor *t, const void *host);
+vkt_status vkt_fill_(const vkt_tensor *t, vkt_scalar v);
+
+void vkt_manual_seed(uint64_t seed);
+/* Uniform [0, 1) (normal: false) or standard normal values, the same for every device. */
+vkt_status vkt_random_(const vkt_tensor *t, bool normal);
+vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, double start, double step, int64_t n);
+
+/* Host kernels on host views. */
+void vkt_cpu_copy(const vkt_tensor *dst, const vkt_tensor *src);
+void vkt_cpu_fill(const vkt_tensor *t, vkt_scalar v);
+
+/* Every time an op leaves the shader path it is counted here, by op name. */
+void vkt_fallback_note(const char *op, const char *reason);
+int vkt_fallback_count(void);
+void vkt_fallback_get(int i, const char **op, uint64_t *count);
+void vkt_fallback_reset(void);
+
+#endif

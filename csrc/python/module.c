@@ -1,0 +1,561 @@
+/* module.c: the vkt._C extension module: multi-phase init, the status -> exception mapping, tensor
+ * creation functions and the device functions behind vkt.vulkan. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "py.h"
+
+PyObject *vkt_raise(vkt_status st) {
+  PyObject *type = PyExc_RuntimeError;
+  switch (st) {
+  case VKT_ERR_VALUE: type = PyExc_ValueError; break;
+  case VKT_ERR_TYPE: type = PyExc_TypeError; break;
+  case VKT_ERR_INDEX: type = PyExc_IndexError; break;
+  case VKT_ERR_OOM: type = vkt_state->oom_error; break;
+  case VKT_ERR_NOMEM: type = PyExc_MemoryError; break;
+  default: break;
+  }
+  PyErr_SetString(type, vkt_last_error());
+  return NULL;
+}
+
+/* ---- creation ---- */
+
+static PyObject *py_tensor(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"data", "dtype", "device", "requires_grad", NULL};
+  PyObject *data, *dtype = Py_None, *device = Py_None, *grad = Py_False;
+  vkt_tensor t;
+  (void)self;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO", kw, &data, &dtype, &device, &grad))
+    return NULL;
+  return vkt_from_data(data, dtype, device, &t) < 0 ? NULL : vkt_wrap(&t);
+}
+
+typedef struct {
+  int ndim;
+  int64_t shape[VKT_MAX_DIMS];
+  vkt_dtype dtype;
+  bool dtype_given;
+  int device;
+} creation;
+
+/* Parses (*size, dtype=None, device=None) or, with like, (tensor, dtype=None, device=None). */
+static int parse_creation(PyObject *args, PyObject *kwargs, bool like, creation *c) {
+  PyObject *dtype = NULL, *device = NULL;
+  if (kwargs) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs, &pos, &key, &value)) {
+      const char *k = PyUnicode_AsUTF8AndSize(key, NULL);
+      if (strcmp(k, "dtype") == 0)
+        dtype = value;
+      else if (strcmp(k, "device") == 0)
+        device = value;
+      else if (strcmp(k, "size") == 0 && !like && PyTuple_Size(args) == 0)
+        args = value;
+      else if (strcmp(k, "requires_grad") != 0 && strcmp(k, "generator") != 0) {
+        PyErr_Format(PyExc_TypeError, "got an unexpected keyword argument '%s'", k);
+        return -1;
+      }
+    }
+  }
+  c->dtype = VKT_FLOAT32;
+  if (like) {
+    PyObject *t = PyTuple_GetItem(args, 0);
+    if (!t || !vkt_is_tensor(t)) {
+      PyErr_SetString(PyExc_TypeError, "expected a Tensor as the first argument");
+      return -1;
+    }
+    vkt_tensor *src = &((vkt_py_tensor *)t)->t;
+    c->ndim = src->ndim;
+    memcpy(c->shape, src->shape, sizeof src->shape);
+    c->dtype = src->dtype;
+    c->device = vkt_tensor_device(src);
+  } else {
+    PyObject *tuple = PyTuple_Check(args) ? Py_NewRef(args) : PyTuple_Pack(1, args);
+    int r = tuple ? vkt_parse_shape(tuple, &c->ndim, c->shape) : -1;
+    Py_XDECREF(tuple);
+    if (r < 0)
+      return -1;
+    c->device = VKT_CPU;
+  }
+  if (vkt_parse_dtype(dtype, &c->dtype, &c->dtype_given) < 0)
+    return -1;
+  if (device && device != Py_None && vkt_parse_device(device, &c->device) < 0)
+    return -1;
+  return 0;
+}
+
+static PyObject *create(PyObject *args, PyObject *kwargs, bool like, const vkt_scalar *fill, int random) {
+  creation c;
+  vkt_tensor t = {0};
+  if (parse_creation(args, kwargs, like, &c) < 0)
+    return NULL;
+  if (random && !vkt_dtypes[c.dtype].is_float)
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "\"%s\" not implemented for '%s'", random == 1 ? "check_uniform_bounds" : "normal_kernel",
+                              vkt_dtypes[c.dtype].name));
+  vkt_status st = vkt_tensor_empty(&t, c.device, c.dtype, c.ndim, c.shape);
+  if (!st && fill)
+    st = vkt_fill_(&t, *fill);
+  if (!st && random)
+    st = vkt_random_(&t, random == 2);
+  if (st) {
+    if (t.storage)
+      vkt_tensor_release(&t);
+    return vkt_raise(st);
+  }
+  return vkt_wrap(&t);
+}
+
+static const vkt_scalar zero = {false, 0, 0}, one = {false, 0, 1};
+
+#define CREATION(name, like, fill, random)                                                                   \
+  static PyObject *name(PyObject *self, PyObject *args, PyObject *kwargs) {                                  \
+    (void)self;                                                                                              \
+    return create(args, kwargs, like, fill, random);                                                         \
+  }
+CREATION(py_empty, false, NULL, 0)
+CREATION(py_zeros, false, &zero, 0)
+CREATION(py_ones, false, &one, 0)
+CREATION(py_rand, false, NULL, 1)
+CREATION(py_randn, false, NULL, 2)
+CREATION(py_empty_like, true, NULL, 0)
+CREATION(py_zeros_like, true, &zero, 0)
+CREATION(py_ones_like, true, &one, 0)
+CREATION(py_rand_like, true, NULL, 1)
+CREATION(py_randn_like, true, NULL, 2)
+
+static int number(PyObject *o, vkt_scalar *v, vkt_dtype *inferred) {
+  if (PyBool_Check(o)) {
+    *v = (vkt_scalar){false, 0, o == Py_True}, *inferred = VKT_BOOL;
+  } else if (PyLong_Check(o)) {
+    *v = (vkt_scalar){false, 0, PyLong_AsLongLong(o)}, *inferred = VKT_INT64;
+  } else if (vkt_is_tensor(o) && vkt_tensor_numel(&((vkt_py_tensor *)o)->t) == 1) {
+    char bytes[8];
+    vkt_tensor *t = &((vkt_py_tensor *)o)->t;
+    vkt_status st = vkt_read(t, bytes);
+    if (st)
+      return vkt_raise(st), -1;
+    *v = vkt_scalar_load(t->dtype, bytes), *inferred = t->dtype;
+  } else {
+    double f = PyFloat_AsDouble(o);
+    if (f == -1.0 && PyErr_Occurred()) {
+      PyErr_Format(PyExc_TypeError, "expected a number, got %R", o);
+      return -1;
+    }
+    *v = (vkt_scalar){true, f, 0}, *inferred = VKT_FLOAT32;
+  }
+  return PyErr_Occurred() ? -1 : 0;
+}
+
+/* full(size, fill_value, dtype=None, device=None) and full_like(t, fill_value, ...) */
+static PyObject *full(PyObject *args, PyObject *kwargs, bool like) {
+  PyObject *value = NULL, *rest;
+  vkt_scalar v;
+  vkt_dtype inferred;
+  if (kwargs && (value = PyDict_GetItemString(kwargs, "fill_value"))) {
+    Py_INCREF(value);
+    PyDict_DelItemString(kwargs, "fill_value");
+    rest = Py_NewRef(args);
+  } else if (PyTuple_Size(args) == 2) {
+    value = Py_NewRef(PyTuple_GetItem(args, 1));
+    rest = PyTuple_GetSlice(args, 0, 1);
+  } else {
+    PyErr_SetString(PyExc_TypeError, like ? "full_like(input, fill_value, *, dtype=None, device=None)"
+                                          : "full(size, fill_value, *, dtype=None, device=None)");
+    return NULL;
+  }
+  creation c;
+  PyObject *r = NULL;
+  if (rest && number(value, &v, &inferred) == 0 && parse_creation(rest, kwargs, like, &c) == 0) {
+    vkt_tensor t;
+    vkt_status st = vkt_tensor_empty(&t, c.device, c.dtype_given || like ? c.dtype : inferred, c.ndim, c.shape);
+    if (!st && (st = vkt_fill_(&t, v)))
+      vkt_tensor_release(&t);
+    r = st ? vkt_raise(st) : vkt_wrap(&t);
+  }
+  Py_XDECREF(rest);
+  Py_DECREF(value);
+  return r;
+}
+
+static PyObject *py_full(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  return full(args, kwargs, false);
+}
+
+static PyObject *py_full_like(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  return full(args, kwargs, true);
+}
+
+static PyObject *py_arange(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"start", "end", "step", "dtype", "device", "requires_grad", NULL};
+  PyObject *a = NULL, *b = Py_None, *s = NULL, *dtype_o = Py_None, *device_o = Py_None, *grad = NULL;
+  (void)self;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$OOO", kw, &a, &b, &s, &dtype_o, &device_o, &grad))
+    return NULL;
+  vkt_scalar start = {false, 0, 0}, end, step = {false, 0, 1};
+  vkt_dtype k1 = VKT_INT64, k2, k3 = VKT_INT64, dtype;
+  bool given;
+  int device;
+  if (b == Py_None) {
+    if (number(a, &end, &k2) < 0)
+      return NULL;
+  } else if (number(a, &start, &k1) < 0 || number(b, &end, &k2) < 0) {
+    return NULL;
+  }
+  if (s && number(s, &step, &k3) < 0)
+    return NULL;
+  if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0 || vkt_parse_device(device_o, &device) < 0)
+    return NULL;
+  bool is_float = start.is_float || end.is_float || step.is_float;
+  if (!given)
+    dtype = is_float ? VKT_FLOAT32 : VKT_INT64;
+  double fs = start.is_float ? start.f : (double)start.i, fe = end.is_float ? end.f : (double)end.i,
+         fp = step.is_float ? step.f : (double)step.i;
+  if (fp == 0)
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "step must be nonzero"));
+  if ((fp > 0 && fe < fs) || (fp < 0 && fe > fs))
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "upper bound and larger bound inconsistent with step sign"));
+  int64_t n = (int64_t)ceil((fe - fs) / fp);
+  vkt_tensor t;
+  vkt_status st = vkt_arange(&t, device, dtype, fs, fp, n);
+  return st ? vkt_raise(st) : vkt_wrap(&t);
+}
+
+static PyObject *py_manual_seed(PyObject *self, PyObject *seed) {
+  (void)self;
+  unsigned long long s = PyLong_AsUnsignedLongLongMask(seed);
+  if (PyErr_Occurred())
+    return NULL;
+  vkt_manual_seed(s);
+  Py_RETURN_NONE;
+}
+
+/* ---- devices: the functions behind vkt.vulkan ---- */
+
+static PyObject *py_is_available(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  return PyBool_FromLong(vkt_runtime_available());
+}
+
+static PyObject *py_unavailable_reason(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  return PyUnicode_FromString(vkt_runtime_why());
+}
+
+static PyObject *py_device_count(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  return PyLong_FromLong(vkt_adapter_count());
+}
+
+static int adapter_arg(PyObject *o, int *index) {
+  if (!o || o == Py_None)
+    return vkt_resolve_device(VKT_NO_INDEX, index);
+  if (vkt_parse_device(o, index) < 0)
+    return -1;
+  if (*index == VKT_CPU) {
+    PyErr_SetString(PyExc_ValueError, "expected a Vulkan device, got cpu");
+    return -1;
+  }
+  return 0;
+}
+
+static PyObject *py_device_properties(PyObject *self, PyObject *args) {
+  PyObject *o = NULL;
+  int i;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "|O", &o) || adapter_arg(o, &i) < 0)
+    return NULL;
+  const vkt_adapter_props *p = vkt_adapter_get(i);
+  char api[32];
+  snprintf(api, sizeof api, "%u.%u.%u", p->api_version >> 22, (p->api_version >> 12) & 0x3ff, p->api_version & 0xfff);
+  return Py_BuildValue("{s:s,s:s,s:s,s:s,s:I,s:I,s:K,s:I,s:K,s:I,s:O,s:O,s:O,s:O,s:O,s:O}", "name", p->name, "type",
+                       vkt_adapter_type_names[p->type], "api_version", api, "driver", p->driver, "vendor_id",
+                       p->vendor_id, "device_id", p->device_id, "total_memory",
+                       (unsigned long long)p->device_local_bytes, "subgroup_size", p->subgroup_size,
+                       "max_storage_buffer_range", (unsigned long long)p->max_storage_buffer_range,
+                       "max_shared_memory", p->max_shared_memory, "cooperative_matrix",
+                       p->cooperative_matrix ? Py_True : Py_False, "shader_float64", p->float64 ? Py_True : Py_False,
+                       "shader_int64", p->int64 ? Py_True : Py_False, "shader_float16",
+                       p->float16 ? Py_True : Py_False, "storage_8bit", p->int8_storage ? Py_True : Py_False,
+                       "push_descriptor", p->push_descriptor ? Py_True : Py_False);
+}
+
+static PyObject *py_current_device(PyObject *self, PyObject *unused) {
+  int i;
+  (void)self, (void)unused;
+  return adapter_arg(NULL, &i) < 0 ? NULL : PyLong_FromLong(i);
+}
+
+static PyObject *py_set_device(PyObject *self, PyObject *o) {
+  int i;
+  (void)self;
+  if (adapter_arg(o, &i) < 0)
+    return NULL;
+  vkt_status st = vkt_set_default_adapter(i);
+  if (st)
+    return vkt_raise(st);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_choice_reason(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  return PyUnicode_FromString(vkt_adapter_choice_reason());
+}
+
+static PyObject *py_cache_dir(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  return PyUnicode_FromString(vkt_cache_dir());
+}
+
+/* The device an allocator function is about; NULL with an exception, or with none set when the
+ * adapter has not been used yet (its figures are then all zero). */
+static vkt_device *device_arg(PyObject *args, bool create) {
+  PyObject *o = NULL;
+  int i;
+  vkt_device *dev = NULL;
+  if (!PyArg_ParseTuple(args, "|O", &o) || adapter_arg(o, &i) < 0)
+    return NULL;
+  vkt_status st = vkt_device_get(i, &dev);
+  if (st && create)
+    vkt_raise(st);
+  (void)create;
+  return st ? NULL : dev;
+}
+
+static PyObject *py_synchronize(PyObject *self, PyObject *args) {
+  (void)self;
+  vkt_device *dev = device_arg(args, true);
+  if (!dev)
+    return NULL;
+  vkt_status st = vkt_stream_synchronize(dev);
+  if (st)
+    return vkt_raise(st);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_memory_stats(PyObject *self, PyObject *args) {
+  (void)self;
+  vkt_device *dev = device_arg(args, true);
+  if (!dev)
+    return NULL;
+  vkt_mem_stats s;
+  vkt_mem_stats_get(dev, &s);
+  return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}", "allocated_bytes.all.current",
+                       (unsigned long long)s.allocated, "allocated_bytes.all.peak",
+                       (unsigned long long)s.allocated_peak, "reserved_bytes.all.current",
+                       (unsigned long long)s.reserved, "reserved_bytes.all.peak", (unsigned long long)s.reserved_peak,
+                       "allocation.all.allocated", (unsigned long long)s.alloc_count, "allocation.all.freed",
+                       (unsigned long long)s.free_count, "num_alloc_retries", (unsigned long long)s.retries,
+                       "num_ooms", (unsigned long long)s.ooms, "segment.all.current", (unsigned long long)s.blocks,
+                       "limit_bytes", (unsigned long long)vkt_mem_limit(dev));
+}
+
+static PyObject *py_empty_cache(PyObject *self, PyObject *args) {
+  (void)self;
+  vkt_device *dev = device_arg(args, true);
+  if (!dev)
+    return NULL;
+  vkt_status st = vkt_mem_empty_cache(dev);
+  if (st)
+    return vkt_raise(st);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_reset_peak(PyObject *self, PyObject *args) {
+  (void)self;
+  vkt_device *dev = device_arg(args, true);
+  if (!dev)
+    return NULL;
+  vkt_mem_reset_peak(dev);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_set_memory_limit(PyObject *self, PyObject *args) {
+  PyObject *limit, *o = NULL;
+  int i;
+  vkt_device *dev;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "O|O", &limit, &o) || adapter_arg(o, &i) < 0)
+    return NULL;
+  unsigned long long bytes = limit == Py_None ? 0 : PyLong_AsUnsignedLongLong(limit);
+  if (PyErr_Occurred())
+    return NULL;
+  vkt_status st = vkt_device_get(i, &dev);
+  if (!st)
+    st = vkt_mem_set_limit(dev, bytes);
+  if (st)
+    return vkt_raise(st);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_validation_messages(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  int n = vkt_validation_count();
+  PyObject *list = PyList_New(n);
+  for (int i = 0; list && i < n; i++)
+    PyList_SetItem(list, i, PyUnicode_FromString(vkt_validation_message(i)));
+  vkt_validation_clear();
+  return list;
+}
+
+static PyObject *py_validation_enabled(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  vkt_runtime_init();
+  return PyBool_FromLong(vkt_validation_enabled());
+}
+
+static PyObject *py_fallback_stats(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  PyObject *d = PyDict_New();
+  for (int i = 0; d && i < vkt_fallback_count(); i++) {
+    const char *op;
+    uint64_t count;
+    vkt_fallback_get(i, &op, &count);
+    PyObject *v = PyLong_FromUnsignedLongLong(count);
+    if (!v || PyDict_SetItemString(d, op, v) < 0) {
+      Py_XDECREF(v);
+      Py_DECREF(d);
+      return NULL;
+    }
+    Py_DECREF(v);
+  }
+  return d;
+}
+
+static PyObject *py_reset_fallback_stats(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  vkt_fallback_reset();
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_rank_adapters(PyObject *self, PyObject *list) {
+  (void)self;
+  vkt_adapter_type types[64];
+  uint64_t local[64];
+  int order[64];
+  Py_ssize_t n = PySequence_Size(list);
+  if (n < 0 || n > 64) {
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_ValueError, "at most 64 adapters");
+    return NULL;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *item = PySequence_GetItem(list, i);
+    const char *type;
+    unsigned long long bytes;
+    int ok = item && PyArg_ParseTuple(item, "sK", &type, &bytes);
+    Py_XDECREF(item);
+    if (!ok)
+      return NULL;
+    types[i] = VKT_ADAPTER_OTHER;
+    for (int t = 0; t < VKT_ADAPTER_TYPE_COUNT; t++)
+      if (strcmp(type, vkt_adapter_type_names[t]) == 0)
+        types[i] = (vkt_adapter_type)t;
+    local[i] = bytes;
+  }
+  vkt_adapters_rank(types, local, (int)n, order);
+  PyObject *r = PyList_New(n);
+  for (Py_ssize_t i = 0; r && i < n; i++)
+    PyList_SetItem(r, i, PyLong_FromLong(order[i]));
+  return r;
+}
+
+static PyObject *py_shutdown(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  vkt_runtime_shutdown();
+  Py_RETURN_NONE;
+}
+
+#define KW (PyCFunction)(void (*)(void))
+static PyMethodDef module_methods[] = {
+    {"tensor", KW py_tensor, METH_VARARGS | METH_KEYWORDS, "tensor(data, *, dtype=None, device=None): a copy of data"},
+    {"from_numpy", vkt_py_from_numpy, METH_O, "from_numpy(array): a cpu tensor sharing the array's memory"},
+    {"from_dlpack", vkt_py_from_dlpack, METH_O, "from_dlpack(obj): a cpu tensor sharing a DLPack producer's memory"},
+    {"empty", KW py_empty, METH_VARARGS | METH_KEYWORDS, "empty(*size, dtype=None, device=None)"},
+    {"zeros", KW py_zeros, METH_VARARGS | METH_KEYWORDS, "zeros(*size, dtype=None, device=None)"},
+    {"ones", KW py_ones, METH_VARARGS | METH_KEYWORDS, "ones(*size, dtype=None, device=None)"},
+    {"full", KW py_full, METH_VARARGS | METH_KEYWORDS, "full(size, fill_value, dtype=None, device=None)"},
+    {"rand", KW py_rand, METH_VARARGS | METH_KEYWORDS, "rand(*size, dtype=None, device=None): uniform in [0, 1)"},
+    {"randn", KW py_randn, METH_VARARGS | METH_KEYWORDS, "randn(*size, dtype=None, device=None): standard normal"},
+    {"empty_like", KW py_empty_like, METH_VARARGS | METH_KEYWORDS, "empty_like(t, dtype=None, device=None)"},
+    {"zeros_like", KW py_zeros_like, METH_VARARGS | METH_KEYWORDS, "zeros_like(t, dtype=None, device=None)"},
+    {"ones_like", KW py_ones_like, METH_VARARGS | METH_KEYWORDS, "ones_like(t, dtype=None, device=None)"},
+    {"full_like", KW py_full_like, METH_VARARGS | METH_KEYWORDS, "full_like(t, fill_value, dtype=None, device=None)"},
+    {"rand_like", KW py_rand_like, METH_VARARGS | METH_KEYWORDS, "rand_like(t, dtype=None, device=None)"},
+    {"randn_like", KW py_randn_like, METH_VARARGS | METH_KEYWORDS, "randn_like(t, dtype=None, device=None)"},
+    {"arange", KW py_arange, METH_VARARGS | METH_KEYWORDS, "arange(start=0, end, step=1, dtype=None, device=None)"},
+    {"manual_seed", py_manual_seed, METH_O, "manual_seed(seed): seeds rand and randn on every device"},
+    {"_is_available", py_is_available, METH_NOARGS, NULL},
+    {"_unavailable_reason", py_unavailable_reason, METH_NOARGS, NULL},
+    {"_device_count", py_device_count, METH_NOARGS, NULL},
+    {"_device_properties", py_device_properties, METH_VARARGS, NULL},
+    {"_current_device", py_current_device, METH_NOARGS, NULL},
+    {"_set_device", py_set_device, METH_O, NULL},
+    {"_choice_reason", py_choice_reason, METH_NOARGS, NULL},
+    {"_cache_dir", py_cache_dir, METH_NOARGS, NULL},
+    {"_synchronize", py_synchronize, METH_VARARGS, NULL},
+    {"_memory_stats", py_memory_stats, METH_VARARGS, NULL},
+    {"_empty_cache", py_empty_cache, METH_VARARGS, NULL},
+    {"_reset_peak_memory_stats", py_reset_peak, METH_VARARGS, NULL},
+    {"_set_memory_limit", py_set_memory_limit, METH_VARARGS, NULL},
+    {"_validation_messages", py_validation_messages, METH_NOARGS, NULL},
+    {"_validation_enabled", py_validation_enabled, METH_NOARGS, NULL},
+    {"_fallback_stats", py_fallback_stats, METH_NOARGS, NULL},
+    {"_reset_fallback_stats", py_reset_fallback_stats, METH_NOARGS, NULL},
+    {"_rank_adapters", py_rank_adapters, METH_O, "adapter indices best first, from (type, device-local bytes) pairs"},
+    {"_shutdown", py_shutdown, METH_NOARGS, "destroys every Vulkan object; vkt is unusable afterwards"},
+    {NULL, NULL, 0, NULL},
+};
+
+static int module_exec(PyObject *module) {
+  vkt_py_state *state = PyModule_GetState(module);
+  vkt_state = state;
+  state->oom_error = PyErr_NewExceptionWithDoc("vkt.OutOfMemoryError",
+                                               "Device memory is exhausted (a RuntimeError, like torch's).",
+                                               PyExc_RuntimeError, NULL);
+  if (!state->oom_error || PyModule_AddObjectRef(module, "OutOfMemoryError", state->oom_error) < 0 ||
+      vkt_types_add(module, state) < 0 || vkt_tensor_type_add(module, state) < 0)
+    return -1;
+  return 0;
+}
+
+static int module_traverse(PyObject *module, visitproc visit, void *arg) {
+  vkt_py_state *s = PyModule_GetState(module);
+  Py_VISIT(s->tensor_type);
+  Py_VISIT(s->dtype_type);
+  Py_VISIT(s->device_type);
+  Py_VISIT(s->oom_error);
+  Py_VISIT(s->format);
+  for (int i = 0; i < VKT_DTYPE_COUNT; i++)
+    Py_VISIT(s->dtypes[i]);
+  return 0;
+}
+
+static int module_clear(PyObject *module) {
+  vkt_py_state *s = PyModule_GetState(module);
+  Py_CLEAR(s->format);
+  Py_CLEAR(s->oom_error);
+  for (int i = 0; i < VKT_DTYPE_COUNT; i++)
+    Py_CLEAR(s->dtypes[i]);
+  /* The types stay alive while tensors of them exist: vkt_state keeps pointing at live objects. */
+  return 0;
+}
+
+static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, module_exec}, {0, NULL}};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "vkt._C",
+    .m_doc = "vkt's C core: tensors on Vulkan devices.",
+    .m_size = sizeof(vkt_py_state),
+    .m_methods = module_methods,
+    .m_slots = module_slots,
+    .m_traverse = module_traverse,
+    .m_clear = module_clear,
+};
+
+PyMODINIT_FUNC PyInit__C(void) { return PyModuleDef_Init(&module_def); }

@@ -1,0 +1,70 @@
+/* py.h: what the files of csrc/python/ share: the module state, the Tensor object, and conversions
+ * between Python objects and vkt's C types. The only place that includes Python.h. */
+#ifndef VKT_PY_H
+#define VKT_PY_H
+
+#define Py_LIMITED_API 0x030B0000
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "../ops/ops.h"
+
+typedef struct {
+  PyObject *tensor_type, *dtype_type, *device_type;
+  PyObject *dtypes[VKT_DTYPE_COUNT]; /* vkt.float32, ... */
+  PyObject *oom_error;               /* vkt.OutOfMemoryError */
+  PyObject *format;                  /* vkt._formatting.tensor_repr, imported on first repr */
+} vkt_py_state;
+
+/* The process has one Vulkan runtime, so one module state: set when the module executes. */
+extern vkt_py_state *vkt_state;
+
+typedef struct {
+  PyObject_HEAD
+  vkt_tensor t;
+  int exports; /* live buffer-protocol exports */
+} vkt_py_tensor;
+
+typedef struct {
+  PyObject_HEAD
+  vkt_dtype dtype;
+} vkt_py_dtype;
+
+typedef struct {
+  PyObject_HEAD
+  int index; /* VKT_CPU, or a Vulkan adapter index; -2 for "vulkan" with no index */
+} vkt_py_device;
+
+#define VKT_NO_INDEX (-2)
+
+/* Raises the Python exception for a status and its message; returns NULL for `return vkt_raise(st);`. */
+PyObject *vkt_raise(vkt_status st);
+
+int vkt_types_add(PyObject *module, vkt_py_state *state);
+int vkt_tensor_type_add(PyObject *module, vkt_py_state *state);
+
+static inline bool vkt_is_tensor(PyObject *o) { return PyObject_TypeCheck(o, (PyTypeObject *)vkt_state->tensor_type); }
+/* Wraps t (its reference is stolen) in a new Python Tensor. */
+PyObject *vkt_wrap(vkt_tensor *t);
+PyObject *vkt_device_new(int index);
+
+/* Argument parsing. Each returns 0, or -1 with an exception set. */
+int vkt_parse_dtype(PyObject *o, vkt_dtype *out, bool *given);
+int vkt_parse_device(PyObject *o, int *out); /* None means cpu, "vulkan" the current adapter */
+int vkt_resolve_device(int index, int *out); /* "vulkan" without index -> the current adapter */
+int vkt_parse_shape(PyObject *args, int *ndim, int64_t *shape);
+
+/* vkt.tensor(data): a new tensor from a NumPy array, buffer, scalar or nested sequence. */
+int vkt_from_data(PyObject *data, PyObject *dtype, PyObject *device, vkt_tensor *out);
+PyObject *vkt_py_from_numpy(PyObject *self, PyObject *arr);
+PyObject *vkt_py_from_dlpack(PyObject *self, PyObject *obj);
+
+/* Interop slots and methods of Tensor (interop.c). */
+int vkt_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags);
+void vkt_tensor_releasebuffer(PyObject *self, Py_buffer *view);
+PyObject *vkt_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *vkt_tensor_dlpack_device(PyObject *self, PyObject *unused);
+PyObject *vkt_tensor_array(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *vkt_tensor_numpy(PyObject *self, PyObject *unused);
+
+#endif

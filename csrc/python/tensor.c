@@ -1,0 +1,546 @@
+/* tensor.c: the vkt.Tensor heap type: attributes, views, indexing, copies between devices and
+ * dtypes. Each method parses its arguments and calls one function of the layers below. */
+#include <string.h>
+
+#include "py.h"
+
+PyObject *vkt_wrap(vkt_tensor *t) {
+  vkt_py_tensor *o = (vkt_py_tensor *)PyType_GenericAlloc((PyTypeObject *)vkt_state->tensor_type, 0);
+  if (!o) {
+    vkt_tensor_release(t);
+    return NULL;
+  }
+  o->t = *t;
+  return (PyObject *)o;
+}
+
+#define SELF (&((vkt_py_tensor *)self)->t)
+
+/* Wraps the result of a view or copy function: `return result(st, &out);`. */
+static PyObject *result(vkt_status st, vkt_tensor *out) { return st ? vkt_raise(st) : vkt_wrap(out); }
+
+static void tensor_dealloc(PyObject *self) {
+  PyTypeObject *type = Py_TYPE(self);
+  vkt_tensor_release(SELF);
+  PyObject_Free(self);
+  Py_DECREF(type);
+}
+
+static PyObject *shape_tuple(int ndim, const int64_t *v) {
+  PyObject *t = PyTuple_New(ndim);
+  for (int i = 0; t && i < ndim; i++)
+    PyTuple_SetItem(t, i, PyLong_FromLongLong(v[i]));
+  return t;
+}
+
+/* ---- attributes ---- */
+
+static PyObject *get_shape(PyObject *self, void *c) {
+  (void)c;
+  return shape_tuple(SELF->ndim, SELF->shape);
+}
+
+static PyObject *get_dtype(PyObject *self, void *c) {
+  (void)c;
+  return Py_NewRef(vkt_state->dtypes[SELF->dtype]);
+}
+
+static PyObject *get_device(PyObject *self, void *c) {
+  (void)c;
+  return vkt_device_new(vkt_tensor_device(SELF));
+}
+
+static PyObject *get_ndim(PyObject *self, void *c) {
+  (void)c;
+  return PyLong_FromLong(SELF->ndim);
+}
+
+static PyObject *get_T(PyObject *self, void *c) {
+  (void)c;
+  int64_t dims[VKT_MAX_DIMS];
+  vkt_tensor out;
+  for (int i = 0; i < SELF->ndim; i++)
+    dims[i] = SELF->ndim - 1 - i;
+  return result(vkt_permute(&out, SELF, SELF->ndim, dims), &out);
+}
+
+static PyObject *get_mT(PyObject *self, void *c) {
+  (void)c;
+  vkt_tensor out;
+  if (SELF->ndim < 2)
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "tensor.mT is only supported on matrices or batches of matrices. Got %d-D tensor.", SELF->ndim));
+  return result(vkt_transpose(&out, SELF, -2, -1), &out);
+}
+
+static PyObject *get_is_vulkan(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(vkt_tensor_device(SELF) != VKT_CPU);
+}
+
+static PyGetSetDef tensor_getset[] = {
+    {"shape", get_shape, NULL, "the size of each dimension", NULL},
+    {"dtype", get_dtype, NULL, "the element type", NULL},
+    {"device", get_device, NULL, "where the tensor lives", NULL},
+    {"ndim", get_ndim, NULL, "the number of dimensions", NULL},
+    {"T", get_T, NULL, "the tensor with its dimensions reversed (a view)", NULL},
+    {"mT", get_mT, NULL, "the last two dimensions swapped (a view)", NULL},
+    {"is_vulkan", get_is_vulkan, NULL, "whether the tensor is on a Vulkan device", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+/* ---- size and layout ---- */
+
+static PyObject *dim_or_all(PyObject *self, PyObject *args, PyObject *kwargs, const int64_t *values) {
+  static char *kw[] = {"dim", NULL};
+  PyObject *dim = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kw, &dim))
+    return NULL;
+  if (dim == Py_None)
+    return shape_tuple(SELF->ndim, values);
+  long long d = PyLong_AsLongLong(dim);
+  int w;
+  if (d == -1 && PyErr_Occurred())
+    return NULL;
+  vkt_status st = vkt_dim_wrap(d, SELF->ndim, &w);
+  if (st)
+    return vkt_raise(st);
+  return PyLong_FromLongLong(SELF->ndim ? values[w] : 1);
+}
+
+static PyObject *t_size(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return dim_or_all(self, args, kwargs, SELF->shape);
+}
+
+static PyObject *t_stride(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return dim_or_all(self, args, kwargs, SELF->strides);
+}
+
+static PyObject *t_dim(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyLong_FromLong(SELF->ndim);
+}
+
+static PyObject *t_numel(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyLong_FromLongLong(vkt_tensor_numel(SELF));
+}
+
+static PyObject *t_element_size(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyLong_FromLong(vkt_dtype_size(SELF->dtype));
+}
+
+static PyObject *t_is_contiguous(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyBool_FromLong(vkt_tensor_is_contiguous(SELF));
+}
+
+static PyObject *t_storage_offset(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyLong_FromLongLong(SELF->offset);
+}
+
+static Py_ssize_t t_len(PyObject *self) {
+  if (SELF->ndim == 0) {
+    PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
+    return -1;
+  }
+  return (Py_ssize_t)SELF->shape[0];
+}
+
+/* ---- views ---- */
+
+static PyObject *t_view(PyObject *self, PyObject *args) {
+  int ndim;
+  int64_t shape[VKT_MAX_DIMS];
+  vkt_tensor out;
+  if (vkt_parse_shape(args, &ndim, shape) < 0)
+    return NULL;
+  return result(vkt_view(&out, SELF, ndim, shape), &out);
+}
+
+static vkt_status reshape(vkt_tensor *out, const vkt_tensor *src, int ndim, int64_t *shape) {
+  vkt_status st = vkt_infer_shape(vkt_tensor_numel(src), ndim, shape);
+  if (st || !(st = vkt_view(out, src, ndim, shape)))
+    return st;
+  vkt_tensor c;
+  if ((st = vkt_clone(&c, src)))
+    return st;
+  st = vkt_view(out, &c, ndim, shape);
+  vkt_tensor_release(&c);
+  return st;
+}
+
+static PyObject *t_reshape(PyObject *self, PyObject *args) {
+  int ndim;
+  int64_t shape[VKT_MAX_DIMS];
+  vkt_tensor out;
+  if (vkt_parse_shape(args, &ndim, shape) < 0)
+    return NULL;
+  return result(reshape(&out, SELF, ndim, shape), &out);
+}
+
+static PyObject *t_flatten(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"start_dim", "end_dim", NULL};
+  long long s = 0, e = -1;
+  int a, b;
+  vkt_status st;
+  vkt_tensor out;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|LL", kw, &s, &e))
+    return NULL;
+  if ((st = vkt_dim_wrap(s, SELF->ndim, &a)) || (st = vkt_dim_wrap(e, SELF->ndim, &b)))
+    return vkt_raise(st);
+  if (a > b)
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "flatten() has invalid args: start_dim cannot come after end_dim"));
+  if (SELF->ndim == 0)
+    return result(reshape(&out, SELF, 1, (int64_t[]){1}), &out);
+  int64_t shape[VKT_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i < a; i++)
+    shape[n++] = SELF->shape[i];
+  shape[n] = 1;
+  for (int i = a; i <= b; i++)
+    shape[n] *= SELF->shape[i];
+  n++;
+  for (int i = b + 1; i < SELF->ndim; i++)
+    shape[n++] = SELF->shape[i];
+  return result(reshape(&out, SELF, n, shape), &out);
+}
+
+static PyObject *t_transpose(PyObject *self, PyObject *args) {
+  long long d0, d1;
+  vkt_tensor out;
+  if (!PyArg_ParseTuple(args, "LL", &d0, &d1))
+    return NULL;
+  return result(vkt_transpose(&out, SELF, d0, d1), &out);
+}
+
+static PyObject *t_t(PyObject *self, PyObject *unused) {
+  (void)unused;
+  vkt_tensor out;
+  if (SELF->ndim > 2)
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "t() expects a tensor with <= 2 dimensions, but self is %dD", SELF->ndim));
+  return result(vkt_transpose(&out, SELF, 0, SELF->ndim == 2 ? 1 : 0), &out);
+}
+
+static PyObject *t_permute(PyObject *self, PyObject *args) {
+  int ndim;
+  int64_t dims[VKT_MAX_DIMS];
+  vkt_tensor out;
+  if (vkt_parse_shape(args, &ndim, dims) < 0)
+    return NULL;
+  return result(vkt_permute(&out, SELF, ndim, dims), &out);
+}
+
+static PyObject *t_expand(PyObject *self, PyObject *args) {
+  int ndim;
+  int64_t shape[VKT_MAX_DIMS];
+  vkt_tensor out;
+  if (vkt_parse_shape(args, &ndim, shape) < 0)
+    return NULL;
+  return result(vkt_expand(&out, SELF, ndim, shape), &out);
+}
+
+static PyObject *t_expand_as(PyObject *self, PyObject *other) {
+  vkt_tensor out;
+  if (!vkt_is_tensor(other)) {
+    PyErr_SetString(PyExc_TypeError, "expand_as() expects a Tensor");
+    return NULL;
+  }
+  vkt_tensor *o = &((vkt_py_tensor *)other)->t;
+  return result(vkt_expand(&out, SELF, o->ndim, o->shape), &out);
+}
+
+static PyObject *t_squeeze(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"dim", NULL};
+  PyObject *dim = Py_None;
+  int64_t dims[VKT_MAX_DIMS];
+  int n = -1;
+  vkt_tensor out;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kw, &dim))
+    return NULL;
+  if (dim != Py_None) {
+    PyObject *t = PyTuple_Check(dim) ? Py_NewRef(dim) : PyTuple_Pack(1, dim);
+    int r = t ? vkt_parse_shape(t, &n, dims) : -1;
+    Py_XDECREF(t);
+    if (r < 0)
+      return NULL;
+  }
+  return result(vkt_squeeze(&out, SELF, n, dims), &out);
+}
+
+static PyObject *t_unsqueeze(PyObject *self, PyObject *args) {
+  long long d;
+  vkt_tensor out;
+  if (!PyArg_ParseTuple(args, "L", &d))
+    return NULL;
+  return result(vkt_unsqueeze(&out, SELF, d), &out);
+}
+
+/* ---- indexing: integers, slices with positive steps, None and Ellipsis ---- */
+
+static PyObject *t_getitem(PyObject *self, PyObject *key) {
+  PyObject *items = PyTuple_Check(key) ? Py_NewRef(key) : PyTuple_Pack(1, key);
+  if (!items)
+    return NULL;
+  Py_ssize_t n = PyTuple_Size(items);
+  int consumed = 0, ellipses = 0;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *k = PyTuple_GetItem(items, i);
+    if (k == Py_Ellipsis)
+      ellipses++;
+    else if (k != Py_None)
+      consumed++;
+  }
+  vkt_tensor cur, next;
+  vkt_status st = VKT_OK;
+  if (ellipses > 1)
+    st = vkt_fail(VKT_ERR_INDEX, "an index can only have a single ellipsis ('...')");
+  else if (consumed > SELF->ndim)
+    st = vkt_fail(VKT_ERR_INDEX, "too many indices for tensor of dimension %d", SELF->ndim);
+  if (st) {
+    Py_DECREF(items);
+    return vkt_raise(st);
+  }
+  vkt_tensor_share(&cur, SELF);
+  int dim = 0;
+  for (Py_ssize_t i = 0; i < n && !st; i++) {
+    PyObject *k = PyTuple_GetItem(items, i);
+    if (k == Py_None) {
+      st = vkt_unsqueeze(&next, &cur, dim++);
+    } else if (k == Py_Ellipsis) {
+      dim = cur.ndim - consumed; /* skip what the indices after it do not consume */
+      continue;
+    } else if (PySlice_Check(k)) {
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(k, &start, &stop, &step) < 0) {
+        vkt_tensor_release(&cur);
+        Py_DECREF(items);
+        return NULL;
+      }
+      if (step <= 0) {
+        st = vkt_fail(VKT_ERR_VALUE, "step must be greater than zero");
+        break;
+      }
+      PySlice_AdjustIndices((Py_ssize_t)cur.shape[dim], &start, &stop, step);
+      st = vkt_slice(&next, &cur, dim++, start, stop, step);
+      consumed--;
+    } else if (PyIndex_Check(k) && !PyBool_Check(k)) {
+      Py_ssize_t idx = PyNumber_AsSsize_t(k, PyExc_IndexError);
+      if (idx == -1 && PyErr_Occurred()) {
+        vkt_tensor_release(&cur);
+        Py_DECREF(items);
+        return NULL;
+      }
+      st = vkt_select(&next, &cur, dim, idx);
+      consumed--;
+    } else {
+      st = vkt_fail(VKT_ERR_INDEX, "only integers, slices (`:`), ellipsis (`...`) and None are valid indices");
+      break;
+    }
+    if (!st) {
+      vkt_tensor_release(&cur);
+      cur = next;
+    }
+  }
+  Py_DECREF(items);
+  if (st) {
+    vkt_tensor_release(&cur);
+    return vkt_raise(st);
+  }
+  return vkt_wrap(&cur);
+}
+
+/* ---- copies ---- */
+
+static PyObject *t_contiguous(PyObject *self, PyObject *unused) {
+  (void)unused;
+  vkt_tensor out;
+  if (vkt_tensor_is_contiguous(SELF))
+    return Py_NewRef(self);
+  return result(vkt_clone(&out, SELF), &out);
+}
+
+static PyObject *t_clone(PyObject *self, PyObject *unused) {
+  (void)unused;
+  vkt_tensor out;
+  return result(vkt_clone(&out, SELF), &out);
+}
+
+static PyObject *t_cpu(PyObject *self, PyObject *unused) {
+  (void)unused;
+  vkt_tensor out;
+  if (vkt_tensor_device(SELF) == VKT_CPU)
+    return Py_NewRef(self);
+  return result(vkt_to(&out, SELF, VKT_CPU, SELF->dtype), &out);
+}
+
+/* to(device=None, dtype=None, copy=False), to(dtype), to(device, dtype), to(other) */
+static PyObject *t_to(PyObject *self, PyObject *args, PyObject *kwargs) {
+  int device = vkt_tensor_device(SELF);
+  vkt_dtype dtype = SELF->dtype;
+  bool copy = false, given;
+  Py_ssize_t n = PyTuple_Size(args);
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *a = PyTuple_GetItem(args, i);
+    if (PyObject_TypeCheck(a, (PyTypeObject *)vkt_state->dtype_type)) {
+      dtype = ((vkt_py_dtype *)a)->dtype;
+    } else if (vkt_is_tensor(a)) {
+      device = vkt_tensor_device(&((vkt_py_tensor *)a)->t);
+      dtype = ((vkt_py_tensor *)a)->t.dtype;
+    } else if (PyBool_Check(a)) {
+      copy = a == Py_True; /* to(device, dtype, non_blocking, copy): the last bool wins */
+    } else if (vkt_parse_device(a, &device) < 0) {
+      return NULL;
+    }
+  }
+  if (kwargs) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs, &pos, &key, &value)) {
+      const char *k = PyUnicode_AsUTF8AndSize(key, NULL);
+      if (strcmp(k, "device") == 0) {
+        if (value != Py_None && vkt_parse_device(value, &device) < 0)
+          return NULL;
+      } else if (strcmp(k, "dtype") == 0) {
+        if (vkt_parse_dtype(value, &dtype, &given) < 0)
+          return NULL;
+        if (!given)
+          dtype = SELF->dtype;
+      } else if (strcmp(k, "copy") == 0) {
+        copy = PyObject_IsTrue(value);
+      } else if (strcmp(k, "non_blocking") != 0) {
+        PyErr_Format(PyExc_TypeError, "to() got an unexpected keyword argument '%s'", k);
+        return NULL;
+      }
+    }
+  }
+  vkt_tensor out;
+  if (!copy && device == vkt_tensor_device(SELF) && dtype == SELF->dtype)
+    return Py_NewRef(self);
+  if (copy) {
+    vkt_status st = vkt_tensor_empty(&out, device, dtype, SELF->ndim, SELF->shape);
+    if (!st && (st = vkt_copy_(&out, SELF)))
+      vkt_tensor_release(&out);
+    return result(st, &out);
+  }
+  return result(vkt_to(&out, SELF, device, dtype), &out);
+}
+
+#define CAST_METHOD(fn, dt)                                                                                  \
+  static PyObject *fn(PyObject *self, PyObject *unused) {                                                    \
+    (void)unused;                                                                                            \
+    vkt_tensor out;                                                                                          \
+    return result(vkt_to(&out, SELF, vkt_tensor_device(SELF), dt), &out);                                    \
+  }
+CAST_METHOD(t_float, VKT_FLOAT32)
+CAST_METHOD(t_double, VKT_FLOAT64)
+CAST_METHOD(t_half, VKT_FLOAT16)
+CAST_METHOD(t_int, VKT_INT32)
+CAST_METHOD(t_long, VKT_INT64)
+CAST_METHOD(t_bool, VKT_BOOL)
+CAST_METHOD(t_byte, VKT_UINT8)
+
+static PyObject *scalar_object(vkt_dtype dtype, const void *bytes) {
+  vkt_scalar v = vkt_scalar_load(dtype, bytes);
+  if (dtype == VKT_BOOL)
+    return PyBool_FromLong(v.i != 0);
+  return v.is_float ? PyFloat_FromDouble(v.f) : PyLong_FromLongLong(v.i);
+}
+
+static PyObject *t_item(PyObject *self, PyObject *unused) {
+  (void)unused;
+  char bytes[8];
+  int64_t n = vkt_tensor_numel(SELF);
+  if (n != 1)
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "a Tensor with %lld elements cannot be converted to Scalar", (long long)n));
+  vkt_status st = vkt_read(SELF, bytes);
+  return st ? vkt_raise(st) : scalar_object(SELF->dtype, bytes);
+}
+
+static PyObject *t_tolist(PyObject *self, PyObject *unused) {
+  (void)unused;
+  PyObject *args = PyTuple_New(0);
+  PyObject *kwargs = Py_BuildValue("{s:O}", "copy", Py_True);
+  PyObject *arr = args && kwargs ? vkt_tensor_array(self, args, kwargs) : NULL;
+  Py_XDECREF(args);
+  Py_XDECREF(kwargs);
+  if (!arr)
+    return NULL;
+  PyObject *r = PyObject_CallMethod(arr, "tolist", NULL);
+  Py_DECREF(arr);
+  return r;
+}
+
+static PyObject *t_repr(PyObject *self) {
+  if (!vkt_state->format) {
+    PyObject *m = PyImport_ImportModule("vkt._formatting");
+    if (!m)
+      return NULL;
+    vkt_state->format = PyObject_GetAttrString(m, "tensor_repr");
+    Py_DECREF(m);
+    if (!vkt_state->format)
+      return NULL;
+  }
+  return PyObject_CallFunctionObjArgs(vkt_state->format, self, NULL);
+}
+
+static PyMethodDef tensor_methods[] = {
+    {"size", (PyCFunction)(void (*)(void))t_size, METH_VARARGS | METH_KEYWORDS, "size(dim=None)"},
+    {"stride", (PyCFunction)(void (*)(void))t_stride, METH_VARARGS | METH_KEYWORDS, "stride(dim=None), in elements"},
+    {"dim", t_dim, METH_NOARGS, "the number of dimensions"},
+    {"numel", t_numel, METH_NOARGS, "the number of elements"},
+    {"element_size", t_element_size, METH_NOARGS, "bytes per element"},
+    {"is_contiguous", t_is_contiguous, METH_NOARGS, "whether the elements are dense in row-major order"},
+    {"storage_offset", t_storage_offset, METH_NOARGS, "offset into the storage, in elements"},
+    {"view", t_view, METH_VARARGS, "view(*shape): the same storage seen with another shape"},
+    {"reshape", t_reshape, METH_VARARGS, "reshape(*shape): a view when possible, else a copy"},
+    {"flatten", (PyCFunction)(void (*)(void))t_flatten, METH_VARARGS | METH_KEYWORDS, "flatten(start_dim=0, end_dim=-1)"},
+    {"transpose", t_transpose, METH_VARARGS, "transpose(dim0, dim1): a view"},
+    {"t", t_t, METH_NOARGS, "transpose of a matrix (a view)"},
+    {"permute", t_permute, METH_VARARGS, "permute(*dims): a view"},
+    {"expand", t_expand, METH_VARARGS, "expand(*sizes): a broadcast view (stride 0)"},
+    {"expand_as", t_expand_as, METH_O, "expand_as(other)"},
+    {"squeeze", (PyCFunction)(void (*)(void))t_squeeze, METH_VARARGS | METH_KEYWORDS, "squeeze(dim=None)"},
+    {"unsqueeze", t_unsqueeze, METH_VARARGS, "unsqueeze(dim)"},
+    {"contiguous", t_contiguous, METH_NOARGS, "self if contiguous, else a contiguous copy"},
+    {"clone", t_clone, METH_NOARGS, "a contiguous copy"},
+    {"cpu", t_cpu, METH_NOARGS, "a copy in host memory (self if already there)"},
+    {"to", (PyCFunction)(void (*)(void))t_to, METH_VARARGS | METH_KEYWORDS, "to(device=None, dtype=None, copy=False)"},
+    {"float", t_float, METH_NOARGS, "to(vkt.float32)"},
+    {"double", t_double, METH_NOARGS, "to(vkt.float64)"},
+    {"half", t_half, METH_NOARGS, "to(vkt.float16)"},
+    {"int", t_int, METH_NOARGS, "to(vkt.int32)"},
+    {"long", t_long, METH_NOARGS, "to(vkt.int64)"},
+    {"bool", t_bool, METH_NOARGS, "to(vkt.bool)"},
+    {"byte", t_byte, METH_NOARGS, "to(vkt.uint8)"},
+    {"item", t_item, METH_NOARGS, "the value of a one-element tensor as a Python number"},
+    {"tolist", t_tolist, METH_NOARGS, "nested Python lists"},
+    {"numpy", vkt_tensor_numpy, METH_NOARGS, "a NumPy array sharing a host tensor's memory"},
+    {"__array__", (PyCFunction)(void (*)(void))vkt_tensor_array, METH_VARARGS | METH_KEYWORDS, "NumPy conversion"},
+    {"__dlpack__", (PyCFunction)(void (*)(void))vkt_tensor_dlpack, METH_VARARGS | METH_KEYWORDS, "DLPack export"},
+    {"__dlpack_device__", vkt_tensor_dlpack_device, METH_NOARGS, "(device type, index)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot tensor_slots[] = {
+    {Py_tp_dealloc, tensor_dealloc},
+    {Py_tp_repr, t_repr},
+    {Py_tp_getset, tensor_getset},
+    {Py_tp_methods, tensor_methods},
+    {Py_mp_subscript, t_getitem},
+    {Py_mp_length, t_len},
+    {Py_bf_getbuffer, vkt_tensor_getbuffer},
+    {Py_bf_releasebuffer, vkt_tensor_releasebuffer},
+    {Py_tp_doc, "A multi-dimensional array on the host (cpu) or a Vulkan device."},
+    {0, NULL},
+};
+
+static PyType_Spec tensor_spec = {"vkt.Tensor", sizeof(vkt_py_tensor), 0,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                  tensor_slots};
+
+int vkt_tensor_type_add(PyObject *module, vkt_py_state *state) {
+  state->tensor_type = PyType_FromModuleAndSpec(module, &tensor_spec, NULL);
+  return state->tensor_type ? PyModule_AddObjectRef(module, "Tensor", state->tensor_type) : -1;
+}

@@ -1,0 +1,272 @@
+/* types.c: vkt.dtype and vkt.device, small immutable types that print and compare like PyTorch's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "py.h"
+
+vkt_py_state *vkt_state;
+
+/* ---- dtype ---- */
+
+static PyObject *dtype_repr(PyObject *self) {
+  return PyUnicode_FromFormat("vkt.%s", vkt_dtypes[((vkt_py_dtype *)self)->dtype].name);
+}
+
+static PyObject *dtype_itemsize(PyObject *self, void *c) {
+  (void)c;
+  return PyLong_FromLong(vkt_dtype_size(((vkt_py_dtype *)self)->dtype));
+}
+
+static PyObject *dtype_is_float(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(vkt_dtypes[((vkt_py_dtype *)self)->dtype].is_float);
+}
+
+static PyObject *dtype_numpy(PyObject *self, void *c) {
+  (void)c;
+  return PyUnicode_FromString(vkt_dtypes[((vkt_py_dtype *)self)->dtype].np_name);
+}
+
+static PyGetSetDef dtype_getset[] = {
+    {"itemsize", dtype_itemsize, NULL, "bytes per element", NULL},
+    {"is_floating_point", dtype_is_float, NULL, "whether the dtype is a float type", NULL},
+    {"numpy_name", dtype_numpy, NULL, "NumPy's name for the dtype", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot dtype_slots[] = {
+    {Py_tp_repr, dtype_repr},
+    {Py_tp_getset, dtype_getset},
+    {Py_tp_doc, "A tensor element type, e.g. vkt.float32."},
+    {0, NULL},
+};
+
+static PyType_Spec dtype_spec = {"vkt.dtype", sizeof(vkt_py_dtype), 0,
+                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                 dtype_slots};
+
+/* ---- device ---- */
+
+static int parse_device_string(const char *s, int *index) {
+  if (strcmp(s, "cpu") == 0) {
+    *index = VKT_CPU;
+    return 0;
+  }
+  if (strcmp(s, "vulkan") == 0) {
+    *index = VKT_NO_INDEX;
+    return 0;
+  }
+  if (strncmp(s, "vulkan:", 7) == 0 && s[7]) {
+    char *end;
+    long i = strtol(s + 7, &end, 10);
+    if (*end == '\0' && s[7] >= '0' && s[7] <= '9' && i < 1 << 20) {
+      *index = (int)i;
+      return 0;
+    }
+    PyErr_Format(PyExc_RuntimeError, "Invalid device string: '%s'", s);
+    return -1;
+  }
+  PyErr_Format(PyExc_RuntimeError, "Expected one of cpu, vulkan device type at start of device string: %s", s);
+  return -1;
+}
+
+PyObject *vkt_device_new(int index) {
+  PyTypeObject *type = (PyTypeObject *)vkt_state->device_type;
+  vkt_py_device *d = (vkt_py_device *)PyType_GenericAlloc(type, 0);
+  if (d)
+    d->index = index;
+  return (PyObject *)d;
+}
+
+static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"type", "index", NULL};
+  PyObject *what, *index = Py_None;
+  int i;
+  (void)type;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O", kw, &what, &index))
+    return NULL;
+  if (PyObject_TypeCheck(what, (PyTypeObject *)vkt_state->device_type) && index == Py_None) {
+    Py_INCREF(what);
+    return what;
+  }
+  if (!PyUnicode_Check(what)) {
+    PyErr_Format(PyExc_TypeError, "device() expects a string such as 'vulkan:0', got %R", what);
+    return NULL;
+  }
+  if (parse_device_string(PyUnicode_AsUTF8AndSize(what, NULL), &i) < 0)
+    return NULL;
+  if (index != Py_None) {
+    long n = PyLong_AsLong(index);
+    if (n == -1 && PyErr_Occurred())
+      return NULL;
+    if (i != VKT_NO_INDEX || n < 0) {
+      PyErr_Format(PyExc_RuntimeError, "device(%R, %R): type must be 'vulkan' without an index and the index >= 0",
+                   what, index);
+      return NULL;
+    }
+    i = (int)n;
+  }
+  return vkt_device_new(i);
+}
+
+static PyObject *device_type_get(PyObject *self, void *c) {
+  (void)c;
+  return PyUnicode_FromString(((vkt_py_device *)self)->index == VKT_CPU ? "cpu" : "vulkan");
+}
+
+static PyObject *device_index_get(PyObject *self, void *c) {
+  (void)c;
+  int i = ((vkt_py_device *)self)->index;
+  if (i < 0)
+    Py_RETURN_NONE;
+  return PyLong_FromLong(i);
+}
+
+static PyObject *device_str(PyObject *self) {
+  int i = ((vkt_py_device *)self)->index;
+  if (i == VKT_CPU)
+    return PyUnicode_FromString("cpu");
+  if (i == VKT_NO_INDEX)
+    return PyUnicode_FromString("vulkan");
+  return PyUnicode_FromFormat("vulkan:%d", i);
+}
+
+static PyObject *device_repr(PyObject *self) {
+  int i = ((vkt_py_device *)self)->index;
+  if (i < 0)
+    return PyUnicode_FromFormat("device(type='%s')", i == VKT_CPU ? "cpu" : "vulkan");
+  return PyUnicode_FromFormat("device(type='vulkan', index=%d)", i);
+}
+
+static PyObject *device_richcompare(PyObject *a, PyObject *b, int op) {
+  if (!PyObject_TypeCheck(b, (PyTypeObject *)vkt_state->device_type) || (op != Py_EQ && op != Py_NE))
+    Py_RETURN_NOTIMPLEMENTED;
+  bool eq = ((vkt_py_device *)a)->index == ((vkt_py_device *)b)->index;
+  return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static Py_hash_t device_hash(PyObject *self) { return ((vkt_py_device *)self)->index + 1000003; }
+
+static PyGetSetDef device_getset[] = {
+    {"type", device_type_get, NULL, "'cpu' or 'vulkan'", NULL},
+    {"index", device_index_get, NULL, "the adapter index, or None", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot device_slots[] = {
+    {Py_tp_new, device_new},
+    {Py_tp_repr, device_repr},
+    {Py_tp_str, device_str},
+    {Py_tp_richcompare, device_richcompare},
+    {Py_tp_hash, device_hash},
+    {Py_tp_getset, device_getset},
+    {Py_tp_doc, "device(type_or_string, index=None): where a tensor lives: 'cpu', 'vulkan' or 'vulkan:N'."},
+    {0, NULL},
+};
+
+static PyType_Spec device_spec = {"vkt.device", sizeof(vkt_py_device), 0,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, device_slots};
+
+int vkt_types_add(PyObject *module, vkt_py_state *state) {
+  state->dtype_type = PyType_FromModuleAndSpec(module, &dtype_spec, NULL);
+  state->device_type = PyType_FromModuleAndSpec(module, &device_spec, NULL);
+  if (!state->dtype_type || !state->device_type || PyModule_AddObjectRef(module, "dtype", state->dtype_type) < 0 ||
+      PyModule_AddObjectRef(module, "device", state->device_type) < 0)
+    return -1;
+  for (int i = 0; i < VKT_DTYPE_COUNT; i++) {
+    vkt_py_dtype *d = (vkt_py_dtype *)PyType_GenericAlloc((PyTypeObject *)state->dtype_type, 0);
+    if (!d)
+      return -1;
+    d->dtype = (vkt_dtype)i;
+    state->dtypes[i] = (PyObject *)d;
+    if (PyModule_AddObjectRef(module, vkt_dtypes[i].name, (PyObject *)d) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* ---- argument parsing ---- */
+
+int vkt_parse_dtype(PyObject *o, vkt_dtype *out, bool *given) {
+  *given = o && o != Py_None;
+  if (!*given)
+    return 0;
+  if (!PyObject_TypeCheck(o, (PyTypeObject *)vkt_state->dtype_type)) {
+    PyErr_Format(PyExc_TypeError, "dtype must be a vkt.dtype such as vkt.float32, not %R", o);
+    return -1;
+  }
+  *out = ((vkt_py_dtype *)o)->dtype;
+  return 0;
+}
+
+int vkt_parse_device(PyObject *o, int *out) {
+  if (!o || o == Py_None) {
+    *out = VKT_CPU;
+    return 0;
+  }
+  if (PyObject_TypeCheck(o, (PyTypeObject *)vkt_state->device_type))
+    return vkt_resolve_device(((vkt_py_device *)o)->index, out);
+  if (PyUnicode_Check(o)) {
+    int i;
+    if (parse_device_string(PyUnicode_AsUTF8AndSize(o, NULL), &i) < 0)
+      return -1;
+    return vkt_resolve_device(i, out);
+  }
+  if (PyLong_Check(o)) {
+    long i = PyLong_AsLong(o);
+    if (i < 0 && !PyErr_Occurred())
+      PyErr_Format(PyExc_RuntimeError, "Device index must not be negative");
+    return PyErr_Occurred() ? -1 : vkt_resolve_device((int)i, out);
+  }
+  PyErr_Format(PyExc_TypeError, "device must be a string or vkt.device, not %R", o);
+  return -1;
+}
+
+int vkt_resolve_device(int index, int *out) {
+  vkt_status st = VKT_OK;
+  if (index == VKT_NO_INDEX)
+    st = vkt_default_adapter(&index);
+  else if (index >= 0 && !vkt_runtime_available())
+    st = vkt_fail(VKT_ERR_RUNTIME, "Vulkan is not available: %s", vkt_runtime_why());
+  else if (index >= vkt_adapter_count())
+    st = vkt_fail(VKT_ERR_RUNTIME, "invalid device vulkan:%d: there are %d Vulkan adapter(s)", index,
+                  vkt_adapter_count());
+  if (st) {
+    vkt_raise(st);
+    return -1;
+  }
+  *out = index;
+  return 0;
+}
+
+int vkt_parse_shape(PyObject *args, int *ndim, int64_t *shape) {
+  PyObject *seq = args;
+  Py_ssize_t n = PyTuple_Size(args);
+  if (n == 1 && !PyLong_Check(PyTuple_GetItem(args, 0)) && PySequence_Check(PyTuple_GetItem(args, 0))) {
+    seq = PyTuple_GetItem(args, 0);
+    n = PySequence_Size(seq);
+    if (n < 0)
+      return -1;
+  }
+  if (n > VKT_MAX_DIMS) {
+    PyErr_Format(PyExc_RuntimeError, "tensors have at most %d dimensions, got %zd", VKT_MAX_DIMS, n);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *item = PySequence_GetItem(seq, i);
+    if (!item)
+      return -1;
+    PyObject *index = PyNumber_Index(item);
+    if (!index)
+      PyErr_Format(PyExc_TypeError, "sizes must be integers, got %R", item);
+    Py_DECREF(item);
+    if (!index)
+      return -1;
+    shape[i] = PyLong_AsLongLong(index);
+    Py_DECREF(index);
+    if (shape[i] == -1 && PyErr_Occurred())
+      return -1;
+  }
+  *ndim = (int)n;
+  return 0;
+}

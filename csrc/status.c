@@ -1,0 +1,25 @@
+/* status.c: the thread-local error message behind vkt_fail, and the dtype table. */
+#include "vkt.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char last_error[1024];
+
+vkt_status vkt_fail(vkt_status code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+const char *vkt_last_error(void) { return last_error; }
+
+const vkt_dtype_info vkt_dtypes[VKT_DTYPE_COUNT] = {
+    [VKT_FLOAT32] = {"float32", "float32", 4, true}, [VKT_FLOAT64] = {"float64", "float64", 8, true},
+    [VKT_FLOAT16] = {"float16", "float16", 2, true}, [VKT_INT32] = {"int32", "int32", 4, false},
+    [VKT_INT64] = {"int64", "int64", 8, false},      [VKT_UINT8] = {"uint8", "uint8", 1, false},
+    [VKT_BOOL] = {"bool", "bool", 1, false},
+};
+static_assert(VKT_DTYPE_COUNT == 7, "add the new dtype to vkt_dtypes");

@@ -1,0 +1,370 @@
+/* tensor.c: storage lifetime and the view operations, which only rewrite shape, strides and offset. */
+#include "tensor.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+vkt_status vkt_storage_new(int device, uint64_t nbytes, vkt_storage **out) {
+  vkt_storage *s = calloc(1, sizeof *s);
+  if (!s)
+    return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  s->refcount = 1;
+  s->device = device;
+  s->nbytes = nbytes;
+  vkt_status st = VKT_OK;
+  if (device == VKT_CPU) {
+    /* 64-byte alignment suits SIMD loads and DLPack consumers. */
+    s->host = aligned_alloc(64, (nbytes + 63) / 64 * 64 + 64);
+    if (!s->host)
+      st = vkt_fail(VKT_ERR_NOMEM, "out of host memory allocating %llu bytes", (unsigned long long)nbytes);
+  } else if (!(st = vkt_device_get(device, &s->dev))) {
+    st = vkt_mem_alloc(s->dev, nbytes, &s->alloc);
+  }
+  if (st) {
+    free(s->host);
+    free(s);
+    return st;
+  }
+  *out = s;
+  return VKT_OK;
+}
+
+vkt_status vkt_storage_borrow(void *host, uint64_t nbytes, void *owner, void (*release)(void *),
+                              vkt_storage **out) {
+  vkt_storage *s = calloc(1, sizeof *s);
+  if (!s)
+    return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  *s = (vkt_storage){.refcount = 1, .device = VKT_CPU, .nbytes = nbytes, .host = host, .owner = owner,
+                     .release = release};
+  *out = s;
+  return VKT_OK;
+}
+
+void vkt_storage_incref(vkt_storage *s) { __atomic_add_fetch(&s->refcount, 1, __ATOMIC_RELAXED); }
+
+void vkt_storage_decref(vkt_storage *s) {
+  if (!s || __atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) != 0)
+    return;
+  if (s->release)
+    s->release(s->owner);
+  else if (s->dev && vkt_runtime_available()) /* after shutdown the device and its blocks are gone */
+    vkt_mem_free(s->dev, &s->alloc, s->last_use);
+  else
+    free(s->host);
+  free(s);
+}
+
+static void set_contiguous(vkt_tensor *t) {
+  int64_t stride = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    t->strides[i] = stride;
+    stride *= t->shape[i] > 1 ? t->shape[i] : 1;
+  }
+}
+
+void vkt_shape_str(int ndim, const int64_t *shape, char *buf, size_t n) {
+  size_t k = (size_t)snprintf(buf, n, "[");
+  for (int i = 0; i < ndim && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)shape[i]);
+  if (k < n)
+    snprintf(buf + k, n - k, "]");
+}
+
+vkt_status vkt_tensor_empty(vkt_tensor *out, int device, vkt_dtype dtype, int ndim, const int64_t *shape) {
+  char s[512];
+  if (ndim > VKT_MAX_DIMS)
+    return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions, got %d", VKT_MAX_DIMS, ndim);
+  int64_t bytes = vkt_dtype_size(dtype);
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0) {
+      vkt_shape_str(ndim, shape, s, sizeof s);
+      return vkt_fail(VKT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s",
+                      (long long)shape[i], s);
+    }
+    if (vkt_mul_overflows(bytes, shape[i], &bytes)) {
+      vkt_shape_str(ndim, shape, s, sizeof s);
+      return vkt_fail(VKT_ERR_RUNTIME, "a tensor of shape %s and dtype %s is too large: its size in bytes overflows",
+                      s, vkt_dtypes[dtype].name);
+    }
+  }
+  vkt_tensor t = {.dtype = dtype, .ndim = ndim};
+  memcpy(t.shape, shape, sizeof *shape * (size_t)ndim);
+  set_contiguous(&t);
+  vkt_status st = vkt_storage_new(device, (uint64_t)bytes, &t.storage);
+  if (st)
+    return st;
+  *out = t;
+  return VKT_OK;
+}
+
+void vkt_tensor_share(vkt_tensor *out, const vkt_tensor *src) {
+  *out = *src;
+  vkt_storage_incref(src->storage);
+}
+
+void vkt_tensor_release(vkt_tensor *t) {
+  vkt_storage_decref(t->storage);
+  t->storage = NULL;
+}
+
+int64_t vkt_tensor_numel(const vkt_tensor *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->ndim; i++)
+    n *= t->shape[i];
+  return n;
+}
+
+bool vkt_tensor_is_contiguous(const vkt_tensor *t) {
+  int64_t expected = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    if (t->shape[i] == 0)
+      return true;
+    if (t->shape[i] != 1 && t->strides[i] != expected)
+      return false;
+    expected *= t->shape[i];
+  }
+  return true;
+}
+
+void vkt_tensor_extent(const vkt_tensor *t, int64_t *lo, int64_t *hi) {
+  *lo = *hi = t->offset;
+  if (vkt_tensor_numel(t) == 0)
+    return;
+  for (int i = 0; i < t->ndim; i++) {
+    int64_t span = (t->shape[i] - 1) * t->strides[i];
+    if (span < 0)
+      *lo += span;
+    else
+      *hi += span;
+  }
+  *hi += 1;
+}
+
+vkt_status vkt_dim_wrap(int64_t dim, int ndim, int *out) {
+  int64_t n = ndim > 0 ? ndim : 1; /* a 0-d tensor accepts dims 0 and -1, as in PyTorch */
+  if (dim < -n || dim >= n)
+    return vkt_fail(VKT_ERR_INDEX, "Dimension out of range (expected to be in range of [%lld, %lld], but got %lld)",
+                    (long long)-n, (long long)(n - 1), (long long)dim);
+  *out = (int)(dim < 0 ? dim + n : dim);
+  return VKT_OK;
+}
+
+vkt_status vkt_infer_shape(int64_t numel, int ndim, int64_t *shape) {
+  int infer = -1;
+  int64_t known = 1;
+  char s[512];
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] == -1) {
+      if (infer >= 0)
+        return vkt_fail(VKT_ERR_RUNTIME, "only one dimension can be inferred");
+      infer = i;
+    } else if (shape[i] < 0) {
+      return vkt_fail(VKT_ERR_RUNTIME, "invalid shape dimension %lld", (long long)shape[i]);
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (infer >= 0 && known != 0 && numel % known == 0)
+    shape[infer] = numel / known;
+  else if (infer >= 0 || known != numel) {
+    vkt_shape_str(ndim, shape, s, sizeof s);
+    return vkt_fail(VKT_ERR_RUNTIME, "shape '%s' is invalid for input of size %lld", s, (long long)numel);
+  }
+  return VKT_OK;
+}
+
+/* PyTorch's computeStride: a view exists when each run of merged old dimensions maps onto a run of
+ * new ones without crossing a gap in memory. */
+static bool view_strides(const vkt_tensor *src, int ndim, const int64_t *shape, int64_t *strides) {
+  if (vkt_tensor_numel(src) == 0 || src->ndim == 0) {
+    int64_t stride = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+      strides[i] = stride;
+      stride *= shape[i] > 1 ? shape[i] : 1;
+    }
+    return true;
+  }
+  int view_d = ndim - 1;
+  int64_t chunk_base_stride = src->strides[src->ndim - 1], tensor_numel = 1, view_numel = 1;
+  for (int d = src->ndim - 1; d >= 0; d--) {
+    tensor_numel *= src->shape[d];
+    if (d == 0 || (src->shape[d - 1] != 1 && src->strides[d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+        strides[view_d] = view_numel * chunk_base_stride;
+        view_numel *= shape[view_d];
+        view_d--;
+      }
+      if (view_numel != tensor_numel)
+        return false;
+      if (d > 0) {
+        chunk_base_stride = src->strides[d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+vkt_status vkt_view(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *shape_in) {
+  int64_t shape[VKT_MAX_DIMS], strides[VKT_MAX_DIMS];
+  if (ndim > VKT_MAX_DIMS)
+    return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions, got %d", VKT_MAX_DIMS, ndim);
+  memcpy(shape, shape_in, sizeof *shape * (size_t)ndim);
+  vkt_status st = vkt_infer_shape(vkt_tensor_numel(src), ndim, shape);
+  if (st)
+    return st;
+  if (!view_strides(src, ndim, shape, strides))
+    return vkt_fail(VKT_ERR_RUNTIME, "view size is not compatible with input tensor's size and stride (at least "
+                                     "one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
+  vkt_tensor_share(out, src);
+  out->ndim = ndim;
+  memcpy(out->shape, shape, sizeof *shape * (size_t)ndim);
+  memcpy(out->strides, strides, sizeof *strides * (size_t)ndim);
+  return VKT_OK;
+}
+
+vkt_status vkt_transpose(vkt_tensor *out, const vkt_tensor *src, int64_t d0, int64_t d1) {
+  int a = 0, b = 0;
+  vkt_status st;
+  if ((st = vkt_dim_wrap(d0, src->ndim, &a)) || (st = vkt_dim_wrap(d1, src->ndim, &b)))
+    return st;
+  vkt_tensor_share(out, src);
+  if (src->ndim == 0)
+    return VKT_OK;
+  out->shape[a] = src->shape[b], out->shape[b] = src->shape[a];
+  out->strides[a] = src->strides[b], out->strides[b] = src->strides[a];
+  return VKT_OK;
+}
+
+vkt_status vkt_permute(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *dims) {
+  bool seen[VKT_MAX_DIMS] = {0};
+  int d[VKT_MAX_DIMS];
+  if (ndim != src->ndim)
+    return vkt_fail(VKT_ERR_RUNTIME, "permute(sparse_coo): number of dimensions in the tensor input does not "
+                                     "match the length of the desired ordering of dimensions i.e. input.dim() = "
+                                     "%d is not equal to len(dims) = %d",
+                    src->ndim, ndim);
+  for (int i = 0; i < ndim; i++) {
+    vkt_status st = vkt_dim_wrap(dims[i], ndim, &d[i]);
+    if (st)
+      return st;
+    if (seen[d[i]])
+      return vkt_fail(VKT_ERR_RUNTIME, "permute(): duplicate dims are not allowed.");
+    seen[d[i]] = true;
+  }
+  vkt_tensor_share(out, src);
+  for (int i = 0; i < ndim; i++)
+    out->shape[i] = src->shape[d[i]], out->strides[i] = src->strides[d[i]];
+  return VKT_OK;
+}
+
+vkt_status vkt_expand(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *shape) {
+  char a[512], b[512];
+  if (ndim < src->ndim || ndim > VKT_MAX_DIMS) {
+    vkt_shape_str(ndim, shape, a, sizeof a);
+    return vkt_fail(VKT_ERR_RUNTIME, "expand(%s): the number of sizes provided (%d) must be greater or equal to "
+                                     "the number of dimensions in the tensor (%d)",
+                    a, ndim, src->ndim);
+  }
+  vkt_tensor t = *src;
+  t.ndim = ndim;
+  for (int i = ndim - 1, j = src->ndim - 1; i >= 0; i--, j--) {
+    int64_t have = j >= 0 ? src->shape[j] : 1, stride = j >= 0 ? src->strides[j] : 0;
+    int64_t want = shape[i] == -1 && j >= 0 ? have : shape[i];
+    if (want < 0 || (have != want && have != 1)) {
+      vkt_shape_str(src->ndim, src->shape, a, sizeof a);
+      vkt_shape_str(ndim, shape, b, sizeof b);
+      return vkt_fail(VKT_ERR_RUNTIME, "The expanded size of the tensor (%lld) must match the existing size "
+                                       "(%lld) at non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s",
+                      (long long)want, (long long)have, i, b, a);
+    }
+    t.shape[i] = want;
+    t.strides[i] = have == want ? stride : 0;
+  }
+  vkt_tensor_share(out, &t);
+  return VKT_OK;
+}
+
+vkt_status vkt_squeeze(vkt_tensor *out, const vkt_tensor *src, int ndims, const int64_t *dims) {
+  bool drop[VKT_MAX_DIMS] = {0};
+  for (int i = 0; i < ndims; i++) {
+    int d = 0;
+    vkt_status st = vkt_dim_wrap(dims[i], src->ndim, &d);
+    if (st)
+      return st;
+    drop[d] = src->ndim > 0 && src->shape[d] == 1;
+  }
+  vkt_tensor t = *src;
+  t.ndim = 0;
+  for (int i = 0; i < src->ndim; i++) {
+    if (ndims < 0 ? src->shape[i] == 1 : drop[i])
+      continue;
+    t.shape[t.ndim] = src->shape[i];
+    t.strides[t.ndim++] = src->strides[i];
+  }
+  vkt_tensor_share(out, &t);
+  return VKT_OK;
+}
+
+vkt_status vkt_unsqueeze(vkt_tensor *out, const vkt_tensor *src, int64_t dim) {
+  int d = 0;
+  vkt_status st = vkt_dim_wrap(dim, src->ndim + 1, &d);
+  if (st)
+    return st;
+  if (src->ndim >= VKT_MAX_DIMS)
+    return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions", VKT_MAX_DIMS);
+  vkt_tensor t = *src;
+  t.ndim = src->ndim + 1;
+  for (int i = src->ndim; i > d; i--)
+    t.shape[i] = src->shape[i - 1], t.strides[i] = src->strides[i - 1];
+  t.shape[d] = 1;
+  t.strides[d] = d < src->ndim ? src->shape[d] * src->strides[d] : 1;
+  vkt_tensor_share(out, &t);
+  return VKT_OK;
+}
+
+vkt_status vkt_select(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t index) {
+  int d = 0;
+  if (src->ndim == 0)
+    return vkt_fail(VKT_ERR_INDEX, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                                   "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
+  vkt_status st = vkt_dim_wrap(dim, src->ndim, &d);
+  if (st)
+    return st;
+  int64_t n = src->shape[d];
+  if (index < -n || index >= n)
+    return vkt_fail(VKT_ERR_INDEX, "index %lld is out of bounds for dimension %d with size %lld",
+                    (long long)index, d, (long long)n);
+  vkt_tensor t = *src;
+  t.offset += (index < 0 ? index + n : index) * src->strides[d];
+  t.ndim--;
+  for (int i = d; i < t.ndim; i++)
+    t.shape[i] = src->shape[i + 1], t.strides[i] = src->strides[i + 1];
+  vkt_tensor_share(out, &t);
+  return VKT_OK;
+}
+
+vkt_status vkt_slice(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t start, int64_t stop,
+                     int64_t step) {
+  int d = 0;
+  vkt_status st = vkt_dim_wrap(dim, src->ndim, &d);
+  if (st)
+    return st;
+  if (step <= 0)
+    return vkt_fail(VKT_ERR_VALUE, "step must be greater than zero");
+  int64_t n = src->shape[d];
+  if (start < 0)
+    start += n;
+  if (stop < 0)
+    stop += n;
+  start = start < 0 ? 0 : start > n ? n : start;
+  stop = stop < start ? start : stop > n ? n : stop;
+  vkt_tensor t = *src;
+  t.offset += start * src->strides[d];
+  t.shape[d] = (stop - start + step - 1) / step;
+  t.strides[d] = src->strides[d] * step;
+  vkt_tensor_share(out, &t);
+  return VKT_OK;
+}

@@ -1,0 +1,70 @@
+/* tensor.h: storage (refcounted bytes on the host or in a device range) and views over it (dtype,
+ * shape, strides and offset in elements). View operations here copy nothing. */
+#ifndef VKT_TENSOR_H
+#define VKT_TENSOR_H
+
+#include "vk/runtime.h"
+#include "vkt.h"
+
+#define VKT_CPU (-1) /* device index of the host */
+
+typedef struct {
+  int refcount;     /* atomic: a DLPack deleter may drop a reference on another thread */
+  int device;       /* VKT_CPU or a Vulkan adapter index */
+  vkt_device *dev;  /* NULL on the host */
+  uint64_t nbytes;
+  void *host;                  /* host bytes, owned unless release is set */
+  void *owner;                 /* keeps borrowed host bytes alive (a NumPy buffer, a DLPack tensor) */
+  void (*release)(void *owner);
+  vkt_alloc alloc;    /* device range */
+  uint64_t last_use;  /* newest batch that reads or writes the range */
+} vkt_storage;
+
+typedef struct {
+  vkt_storage *storage; /* owned reference */
+  vkt_dtype dtype;
+  int ndim;
+  int64_t shape[VKT_MAX_DIMS];
+  int64_t strides[VKT_MAX_DIMS]; /* elements */
+  int64_t offset;                /* elements */
+} vkt_tensor;
+
+vkt_status vkt_storage_new(int device, uint64_t nbytes, vkt_storage **out);
+vkt_status vkt_storage_borrow(void *host, uint64_t nbytes, void *owner, void (*release)(void *),
+                              vkt_storage **out);
+void vkt_storage_incref(vkt_storage *s);
+void vkt_storage_decref(vkt_storage *s);
+
+/* A new contiguous tensor; shape is checked (no negative size, byte count fits). */
+vkt_status vkt_tensor_empty(vkt_tensor *out, int device, vkt_dtype dtype, int ndim, const int64_t *shape);
+/* out becomes another reference to src's storage with src's view. */
+void vkt_tensor_share(vkt_tensor *out, const vkt_tensor *src);
+void vkt_tensor_release(vkt_tensor *t);
+
+int64_t vkt_tensor_numel(const vkt_tensor *t);
+bool vkt_tensor_is_contiguous(const vkt_tensor *t);
+static inline int vkt_tensor_device(const vkt_tensor *t) { return t->storage->device; }
+/* Host address of element 0 of a host tensor. */
+static inline char *vkt_tensor_host(const vkt_tensor *t) {
+  return (char *)t->storage->host + t->offset * vkt_dtype_size(t->dtype);
+}
+/* Lowest and one-past-highest element reachable through the view, relative to the storage. */
+void vkt_tensor_extent(const vkt_tensor *t, int64_t *lo, int64_t *hi);
+/* Formats a shape like PyTorch: "[2, 3]". */
+void vkt_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
+
+vkt_status vkt_dim_wrap(int64_t dim, int ndim, int *out); /* IndexError when out of range */
+
+/* Views: out shares src's storage. */
+vkt_status vkt_view(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *shape);
+vkt_status vkt_infer_shape(int64_t numel, int ndim, int64_t *shape); /* resolves one -1 */
+vkt_status vkt_transpose(vkt_tensor *out, const vkt_tensor *src, int64_t d0, int64_t d1);
+vkt_status vkt_permute(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *dims);
+vkt_status vkt_expand(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *shape);
+vkt_status vkt_squeeze(vkt_tensor *out, const vkt_tensor *src, int ndims, const int64_t *dims); /* ndims<0: all */
+vkt_status vkt_unsqueeze(vkt_tensor *out, const vkt_tensor *src, int64_t dim);
+vkt_status vkt_select(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t index);
+vkt_status vkt_slice(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t start, int64_t stop,
+                     int64_t step);
+
+#endif

@@ -1,0 +1,470 @@
+/* device.c: the Vulkan runtime: dlopen of libvulkan, the instance (with the validation layer when
+ * VKT_VALIDATION=1), adapter enumeration and ranking, and lazily created logical devices. */
+#include "vk_internal.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VKT_DEFINE(name) PFN_##name name;
+VKT_VK_FUNCS(VKT_DEFINE)
+#undef VKT_DEFINE
+
+const char *const vkt_adapter_type_names[VKT_ADAPTER_TYPE_COUNT] = {"discrete", "integrated", "virtual",
+                                                                    "cpu", "other"};
+
+#define VKT_MAX_ADAPTERS 16
+#define VKT_MAX_MESSAGES 64
+
+static struct {
+  bool initialized, available;
+  char why[512];
+  void *lib;
+  VkInstance instance;
+  VkDebugUtilsMessengerEXT messenger;
+  int count;
+  VkPhysicalDevice physical[VKT_MAX_ADAPTERS]; /* ranked order */
+  vkt_adapter_props props[VKT_MAX_ADAPTERS];
+  vkt_device *devices[VKT_MAX_ADAPTERS];
+  int chosen;           /* default adapter, or -1 when VKT_DEVICE names none */
+  char choice_reason[512];
+  char cache_dir[1024];
+  bool validation;
+  char *messages[VKT_MAX_MESSAGES];
+  int nmessages;
+} rt = {.chosen = -1};
+
+vkt_status vkt_vk_fail(VkResult r, const char *what) {
+  if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY)
+    return vkt_fail(VKT_ERR_OOM, "%s failed: out of memory (VkResult %d)", what, (int)r);
+  if (r == VK_ERROR_DEVICE_LOST)
+    return vkt_fail(VKT_ERR_RUNTIME, "%s failed: the Vulkan device was lost", what);
+  return vkt_fail(VKT_ERR_RUNTIME, "%s failed with VkResult %d", what, (int)r);
+}
+
+void vkt_adapters_rank(const vkt_adapter_type *types, const uint64_t *local_bytes, int n, int *order) {
+  for (int i = 0; i < n; i++)
+    order[i] = i;
+  /* insertion sort: stable, and n is small */
+  for (int i = 1; i < n; i++) {
+    int v = order[i], j = i - 1;
+    while (j >= 0) {
+      int u = order[j];
+      bool better = types[v] < types[u] || (types[v] == types[u] && local_bytes[v] > local_bytes[u]);
+      if (!better)
+        break;
+      order[j + 1] = u;
+      j--;
+    }
+    order[j + 1] = v;
+  }
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                 VkDebugUtilsMessageTypeFlagsEXT type,
+                                                 const VkDebugUtilsMessengerCallbackDataEXT *data,
+                                                 void *user) {
+  (void)type, (void)user;
+  if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT || rt.nmessages >= VKT_MAX_MESSAGES)
+    return VK_FALSE;
+  rt.messages[rt.nmessages] = strdup(data->pMessage ? data->pMessage : "(no message)");
+  if (rt.messages[rt.nmessages])
+    rt.nmessages++;
+  return VK_FALSE;
+}
+
+static void set_cache_dir(void) {
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  if (xdg && *xdg)
+    snprintf(rt.cache_dir, sizeof rt.cache_dir, "%s/vkt", xdg);
+  else
+    snprintf(rt.cache_dir, sizeof rt.cache_dir, "%s/.cache/vkt", home && *home ? home : "/tmp");
+}
+
+static bool load_library(void) {
+  const char *path = getenv("VKT_VULKAN_LIBRARY");
+  rt.lib = dlopen(path && *path ? path : "libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!rt.lib) {
+    snprintf(rt.why, sizeof rt.why, "no Vulkan loader: dlopen(%s) failed: %s",
+             path && *path ? path : "libvulkan.so.1", dlerror());
+    return false;
+  }
+  PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)dlsym(rt.lib, "vkGetInstanceProcAddr");
+  if (!gipa) {
+    snprintf(rt.why, sizeof rt.why, "the Vulkan loader has no vkGetInstanceProcAddr");
+    return false;
+  }
+#define VKT_LOAD_GLOBAL(name) name = (PFN_##name)gipa(NULL, #name);
+  VKT_VK_FUNCS(VKT_LOAD_GLOBAL)
+#undef VKT_LOAD_GLOBAL
+  if (!vkCreateInstance) {
+    snprintf(rt.why, sizeof rt.why, "the Vulkan loader exports no vkCreateInstance");
+    return false;
+  }
+  return true;
+}
+
+static bool has_layer(const char *name) {
+  uint32_t n = 0;
+  if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0)
+    return false;
+  VkLayerProperties *layers = calloc(n, sizeof *layers);
+  bool found = false;
+  if (layers && vkEnumerateInstanceLayerProperties(&n, layers) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; i++)
+      found = strcmp(layers[i].layerName, name) == 0;
+  free(layers);
+  return found;
+}
+
+static bool create_instance(PFN_vkGetInstanceProcAddr gipa) {
+  const char *want = getenv("VKT_VALIDATION");
+  const char *layer = "VK_LAYER_KHRONOS_validation";
+  rt.validation = want && strcmp(want, "0") != 0 && has_layer(layer);
+  VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                           .pApplicationName = "vkt",
+                           .pEngineName = "vkt",
+                           .apiVersion = VK_API_VERSION_1_2};
+  const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+  VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                      .enabledValidationFeatureCount = 1,
+                                      .pEnabledValidationFeatures = enables};
+  VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                               .pNext = rt.validation ? &features : NULL,
+                               .pApplicationInfo = &app,
+                               .enabledLayerCount = rt.validation ? 1 : 0,
+                               .ppEnabledLayerNames = &layer,
+                               .enabledExtensionCount = rt.validation ? 1 : 0,
+                               .ppEnabledExtensionNames = &ext};
+  VkResult r = vkCreateInstance(&info, NULL, &rt.instance);
+  if (r != VK_SUCCESS) {
+    snprintf(rt.why, sizeof rt.why, "vkCreateInstance failed (VkResult %d): no usable Vulkan driver", r);
+    return false;
+  }
+#define VKT_LOAD_INSTANCE(name) name = (PFN_##name)gipa(rt.instance, #name);
+  VKT_VK_FUNCS(VKT_LOAD_INSTANCE)
+#undef VKT_LOAD_INSTANCE
+  if (rt.validation && vkCreateDebugUtilsMessengerEXT) {
+    VkDebugUtilsMessengerCreateInfoEXT m = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+        .pfnUserCallback = on_message};
+    vkCreateDebugUtilsMessengerEXT(rt.instance, &m, NULL, &rt.messenger);
+  }
+  return true;
+}
+
+static bool has_device_extension(VkPhysicalDevice pd, const char *name) {
+  uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS)
+    return false;
+  VkExtensionProperties *ext = calloc(n ? n : 1, sizeof *ext);
+  bool found = false;
+  if (ext && vkEnumerateDeviceExtensionProperties(pd, NULL, &n, ext) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; i++)
+      found = strcmp(ext[i].extensionName, name) == 0;
+  free(ext);
+  return found;
+}
+
+static vkt_adapter_type adapter_type(VkPhysicalDeviceType t) {
+  switch (t) {
+  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return VKT_ADAPTER_DISCRETE;
+  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return VKT_ADAPTER_INTEGRATED;
+  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return VKT_ADAPTER_VIRTUAL;
+  case VK_PHYSICAL_DEVICE_TYPE_CPU: return VKT_ADAPTER_CPU;
+  default: return VKT_ADAPTER_OTHER;
+  }
+}
+
+static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
+  VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+                                          .pNext = &sub};
+  VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                        .pNext = &drv};
+  vkGetPhysicalDeviceProperties2(pd, &props2);
+  const VkPhysicalDeviceProperties *pr = &props2.properties;
+  snprintf(p->name, sizeof p->name, "%s", pr->deviceName);
+  snprintf(p->driver, sizeof p->driver, "%.120s %.120s", drv.driverName, drv.driverInfo);
+  p->type = adapter_type(pr->deviceType);
+  p->api_version = pr->apiVersion;
+  p->driver_version = pr->driverVersion;
+  p->vendor_id = pr->vendorID;
+  p->device_id = pr->deviceID;
+  memcpy(p->uuid, pr->pipelineCacheUUID, sizeof p->uuid);
+  p->subgroup_size = sub.subgroupSize;
+  p->max_storage_buffer_range = pr->limits.maxStorageBufferRange;
+  p->max_shared_memory = pr->limits.maxComputeSharedMemorySize;
+  for (int i = 0; i < 3; i++)
+    p->max_workgroup_count[i] = pr->limits.maxComputeWorkGroupCount[i];
+  p->max_workgroup_invocations = pr->limits.maxComputeWorkGroupInvocations;
+
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+  for (uint32_t i = 0; i < mem.memoryHeapCount; i++)
+    if ((mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+        mem.memoryHeaps[i].size > p->device_local_bytes)
+      p->device_local_bytes = mem.memoryHeaps[i].size;
+
+  VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                          .pNext = &f12};
+  VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+  vkGetPhysicalDeviceFeatures2(pd, &f);
+  p->float64 = f.features.shaderFloat64;
+  p->int64 = f.features.shaderInt64;
+  p->int16_storage = f11.storageBuffer16BitAccess && f.features.shaderInt16;
+  p->float16 = p->int16_storage && f12.shaderFloat16;
+  p->int8_storage = f12.storageBuffer8BitAccess && f12.shaderInt8;
+  p->cooperative_matrix = has_device_extension(pd, "VK_NV_cooperative_matrix") ||
+                          has_device_extension(pd, "VK_KHR_cooperative_matrix");
+  p->push_descriptor = has_device_extension(pd, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+}
+
+/* Applies VKT_DEVICE: an index in ranked order, or an adapter type. */
+static void choose_default(void) {
+  const char *want = getenv("VKT_DEVICE");
+  if (!want || !*want) {
+    rt.chosen = 0;
+    snprintf(rt.choice_reason, sizeof rt.choice_reason,
+             "best of %d adapter(s): discrete > integrated > virtual > cpu, then device-local memory",
+             rt.count);
+    return;
+  }
+  char *end;
+  long idx = strtol(want, &end, 10);
+  if (*end == '\0') {
+    if (idx >= 0 && idx < rt.count) {
+      rt.chosen = (int)idx;
+      snprintf(rt.choice_reason, sizeof rt.choice_reason, "VKT_DEVICE=%s", want);
+    } else {
+      snprintf(rt.choice_reason, sizeof rt.choice_reason,
+               "VKT_DEVICE=%s names adapter %ld, but there are %d (0..%d)", want, idx, rt.count,
+               rt.count - 1);
+    }
+    return;
+  }
+  for (int i = 0; i < rt.count; i++)
+    if (strcmp(vkt_adapter_type_names[rt.props[i].type], want) == 0) {
+      rt.chosen = i;
+      snprintf(rt.choice_reason, sizeof rt.choice_reason, "VKT_DEVICE=%s: the best %s adapter", want,
+               want);
+      return;
+    }
+  snprintf(rt.choice_reason, sizeof rt.choice_reason,
+           "VKT_DEVICE=%s names no adapter here (use an index, discrete, integrated, virtual or cpu)",
+           want);
+}
+
+void vkt_runtime_init(void) {
+  if (rt.initialized)
+    return;
+  rt.initialized = true;
+  set_cache_dir();
+  if (!load_library())
+    return;
+  PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)dlsym(rt.lib, "vkGetInstanceProcAddr");
+  if (!create_instance(gipa))
+    return;
+  uint32_t n = 0;
+  VkPhysicalDevice found[VKT_MAX_ADAPTERS];
+  VkResult r = vkEnumeratePhysicalDevices(rt.instance, &n, NULL);
+  if (n > VKT_MAX_ADAPTERS)
+    n = VKT_MAX_ADAPTERS;
+  if (r == VK_SUCCESS && n)
+    r = vkEnumeratePhysicalDevices(rt.instance, &n, found);
+  if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || n == 0) {
+    snprintf(rt.why, sizeof rt.why, "the Vulkan loader found no adapter (no driver installed?)");
+    return;
+  }
+  vkt_adapter_props props[VKT_MAX_ADAPTERS] = {0};
+  vkt_adapter_type types[VKT_MAX_ADAPTERS];
+  uint64_t local[VKT_MAX_ADAPTERS];
+  int order[VKT_MAX_ADAPTERS];
+  for (uint32_t i = 0; i < n; i++) {
+    read_props(found[i], &props[i]);
+    types[i] = props[i].type;
+    local[i] = props[i].device_local_bytes;
+  }
+  vkt_adapters_rank(types, local, (int)n, order);
+  for (uint32_t i = 0; i < n; i++) {
+    rt.physical[i] = found[order[i]];
+    rt.props[i] = props[order[i]];
+  }
+  rt.count = (int)n;
+  rt.available = true;
+  choose_default();
+}
+
+bool vkt_runtime_available(void) {
+  vkt_runtime_init();
+  return rt.available;
+}
+
+const char *vkt_runtime_why(void) {
+  vkt_runtime_init();
+  return rt.available ? "" : rt.why;
+}
+
+int vkt_adapter_count(void) { return vkt_runtime_available() ? rt.count : 0; }
+
+const vkt_adapter_props *vkt_adapter_get(int index) {
+  return index >= 0 && index < vkt_adapter_count() ? &rt.props[index] : NULL;
+}
+
+const char *vkt_cache_dir(void) {
+  vkt_runtime_init();
+  return rt.cache_dir;
+}
+
+VkInstance vkt_instance(void) { return rt.instance; }
+VkPhysicalDevice vkt_physical(int index) { return rt.physical[index]; }
+
+vkt_status vkt_default_adapter(int *index) {
+  if (!vkt_runtime_available())
+    return vkt_fail(VKT_ERR_RUNTIME, "Vulkan is not available: %s", rt.why);
+  if (rt.chosen < 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "%s", rt.choice_reason);
+  *index = rt.chosen;
+  return VKT_OK;
+}
+
+vkt_status vkt_set_default_adapter(int index) {
+  if (!vkt_runtime_available())
+    return vkt_fail(VKT_ERR_RUNTIME, "Vulkan is not available: %s", rt.why);
+  if (index < 0 || index >= rt.count)
+    return vkt_fail(VKT_ERR_RUNTIME, "invalid device index %d: there are %d Vulkan adapter(s)", index,
+                    rt.count);
+  rt.chosen = index;
+  snprintf(rt.choice_reason, sizeof rt.choice_reason, "set_device(%d)", index);
+  return VKT_OK;
+}
+
+const char *vkt_adapter_choice_reason(void) {
+  vkt_runtime_init();
+  return rt.available ? rt.choice_reason : rt.why;
+}
+
+static vkt_status create_device(int index, vkt_device *dev) {
+  vkt_status st = VKT_OK;
+  VkPhysicalDevice pd = rt.physical[index];
+  const vkt_adapter_props *p = &rt.props[index];
+  dev->index = index;
+  dev->props = p;
+  dev->physical = pd;
+
+  uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, NULL);
+  VkQueueFamilyProperties qf[32];
+  if (nq > 32)
+    nq = 32;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, qf);
+  int family = -1; /* a compute-only family first: it does not share the graphics queue */
+  for (uint32_t i = 0; i < nq && family < 0; i++)
+    if ((qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) && !(qf[i].queueFlags & VK_QUEUE_GRAPHICS_BIT))
+      family = (int)i;
+  for (uint32_t i = 0; i < nq && family < 0; i++)
+    if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT)
+      family = (int)i;
+  if (family < 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "adapter %s has no compute queue", p->name);
+  dev->queue_family = (uint32_t)family;
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo q = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                               .queueFamilyIndex = dev->queue_family,
+                               .queueCount = 1,
+                               .pQueuePriorities = &priority};
+  VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                          .storageBuffer8BitAccess = p->int8_storage,
+                                          .shaderInt8 = p->int8_storage,
+                                          .shaderFloat16 = p->float16};
+  VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                          .pNext = &f12,
+                                          .storageBuffer16BitAccess = p->int16_storage};
+  VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                 .pNext = &f11,
+                                 .features = {.shaderFloat64 = p->float64,
+                                              .shaderInt64 = p->int64,
+                                              .shaderInt16 = p->int16_storage}};
+  VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                             .pNext = &f,
+                             .queueCreateInfoCount = 1,
+                             .pQueueCreateInfos = &q};
+  VKT_VK_CHECK(vkCreateDevice(pd, &info, NULL, &dev->device));
+  vkGetDeviceQueue(dev->device, dev->queue_family, 0, &dev->queue);
+  if ((st = vkt_mem_init(dev)) || (st = vkt_stream_init(dev)))
+    goto finish;
+  vkt_pipeline_cache_load(dev);
+finish:
+  return st;
+}
+
+static void destroy_device(vkt_device *dev) {
+  if (dev->device) {
+    vkDeviceWaitIdle(dev->device);
+    vkt_pipeline_cache_save(dev);
+    vkt_pipelines_destroy(dev);
+    vkt_stream_destroy(dev);
+    vkt_mem_destroy(dev);
+    vkDestroyDevice(dev->device, NULL);
+  }
+  free(dev);
+}
+
+vkt_status vkt_device_get(int index, vkt_device **out) {
+  if (!vkt_runtime_available())
+    return vkt_fail(VKT_ERR_RUNTIME, "Vulkan is not available: %s", rt.why);
+  if (index < 0 || index >= rt.count)
+    return vkt_fail(VKT_ERR_RUNTIME, "invalid device vulkan:%d: there are %d Vulkan adapter(s)", index,
+                    rt.count);
+  if (!rt.devices[index]) {
+    vkt_device *dev = calloc(1, sizeof *dev);
+    if (!dev)
+      return vkt_fail(VKT_ERR_NOMEM, "out of host memory creating a device");
+    vkt_status st = create_device(index, dev);
+    if (st) {
+      destroy_device(dev);
+      return st;
+    }
+    rt.devices[index] = dev;
+  }
+  *out = rt.devices[index];
+  return VKT_OK;
+}
+
+int vkt_device_index(const vkt_device *dev) { return dev->index; }
+const vkt_adapter_props *vkt_device_props(const vkt_device *dev) { return dev->props; }
+
+void vkt_runtime_shutdown(void) {
+  for (int i = 0; i < rt.count; i++)
+    if (rt.devices[i]) {
+      destroy_device(rt.devices[i]);
+      rt.devices[i] = NULL;
+    }
+  if (rt.messenger)
+    vkDestroyDebugUtilsMessengerEXT(rt.instance, rt.messenger, NULL);
+  if (rt.instance)
+    vkDestroyInstance(rt.instance, NULL);
+  rt.messenger = VK_NULL_HANDLE;
+  rt.instance = VK_NULL_HANDLE;
+  rt.available = false;
+  snprintf(rt.why, sizeof rt.why, "vkt has shut down");
+}
+
+bool vkt_validation_enabled(void) { return rt.validation; }
+int vkt_validation_count(void) { return rt.nmessages; }
+const char *vkt_validation_message(int i) { return i >= 0 && i < rt.nmessages ? rt.messages[i] : NULL; }
+
+void vkt_validation_clear(void) {
+  for (int i = 0; i < rt.nmessages; i++)
+    free(rt.messages[i]);
+  rt.nmessages = 0;
+}

@@ -1,0 +1,398 @@
+/* memory.c: the caching allocator. Device-local blocks are carved into 256-byte-aligned ranges; a freed
+ * range is tagged with the last batch that used it and handed out again only once that batch has
+ * finished. Also the host <-> device copies, through mapped memory or two ping-pong staging buffers. */
+#include "vk_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define VKT_ALIGN 256u
+#define VKT_BLOCK_BYTES (64ull << 20)
+#define VKT_STAGING_BYTES (32ull << 20)
+
+static uint64_t round_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+
+static int find_type(const VkPhysicalDeviceMemoryProperties *mem, VkMemoryPropertyFlags need,
+                     VkMemoryPropertyFlags nice, uint64_t min_heap) {
+  int best = -1, best_score = -1;
+  for (uint32_t i = 0; i < mem->memoryTypeCount; i++) {
+    VkMemoryPropertyFlags f = mem->memoryTypes[i].propertyFlags;
+    if ((f & need) != need || mem->memoryHeaps[mem->memoryTypes[i].heapIndex].size < min_heap)
+      continue;
+    int score = __builtin_popcount(f & nice);
+    if (score > best_score)
+      best = (int)i, best_score = score;
+  }
+  return best;
+}
+
+vkt_status vkt_mem_init(vkt_device *dev) {
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(dev->physical, &mem);
+  const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  /* Mapped device-local memory saves a staging copy, but only where it spans most of the heap
+   * (resizable BAR, integrated GPUs, lavapipe), not a 256 MiB window. */
+  int t = find_type(&mem, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host, VK_MEMORY_PROPERTY_HOST_CACHED_BIT,
+                    dev->props->device_local_bytes / 2);
+  if (t < 0)
+    t = find_type(&mem, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0, 0);
+  if (t < 0)
+    t = find_type(&mem, 0, 0, 0);
+  int s = find_type(&mem, host, VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0);
+  if (t < 0 || s < 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "adapter %s has no usable memory type", dev->props->name);
+  VkMemoryPropertyFlags f = mem.memoryTypes[t].propertyFlags;
+  dev->mem_type = (uint32_t)t;
+  dev->mem_host_visible = (f & host) == host;
+  dev->mem_host_cached = dev->mem_host_visible && (f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  dev->staging_type = (uint32_t)s;
+  uint64_t range = dev->props->max_storage_buffer_range;
+  dev->block_size = VKT_BLOCK_BYTES < range ? VKT_BLOCK_BYTES : range / VKT_ALIGN * VKT_ALIGN;
+  const char *cap = getenv("VKT_MEMORY_LIMIT");
+  dev->limit = cap ? strtoull(cap, NULL, 10) : 0;
+  return VKT_OK;
+}
+
+static void destroy_block(vkt_device *dev, vkt_block *b) {
+  while (b->segments) {
+    vkt_segment *n = b->segments->next;
+    free(b->segments);
+    b->segments = n;
+  }
+  if (b->buffer)
+    vkDestroyBuffer(dev->device, b->buffer, NULL);
+  if (b->memory)
+    vkFreeMemory(dev->device, b->memory, NULL);
+  dev->stats.reserved -= b->size;
+  dev->stats.blocks--;
+  free(b);
+}
+
+static vkt_status create_buffer(vkt_device *dev, uint64_t size, uint32_t type, VkBuffer *buf,
+                                VkDeviceMemory *memory, void **mapped) {
+  vkt_status st = VKT_OK;
+  VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                           .size = size,
+                           .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                           .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VKT_VK_CHECK(vkCreateBuffer(dev->device, &bi, NULL, buf));
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(dev->device, *buf, &req);
+  if (!(req.memoryTypeBits & (1u << type))) {
+    st = vkt_fail(VKT_ERR_RUNTIME, "buffer cannot live in memory type %u", type);
+    goto finish;
+  }
+  VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                             .allocationSize = req.size,
+                             .memoryTypeIndex = type};
+  VKT_VK_CHECK(vkAllocateMemory(dev->device, &ai, NULL, memory));
+  VKT_VK_CHECK(vkBindBufferMemory(dev->device, *buf, *memory, 0));
+  if (mapped)
+    VKT_VK_CHECK(vkMapMemory(dev->device, *memory, 0, VK_WHOLE_SIZE, 0, mapped));
+finish:
+  return st;
+}
+
+static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_block **out) {
+  if (dev->limit && dev->stats.reserved + size > dev->limit)
+    return vkt_fail(VKT_ERR_OOM, "the allocator's limit of %llu bytes is reached",
+                    (unsigned long long)dev->limit);
+  vkt_block *b = calloc(1, sizeof *b);
+  vkt_segment *seg = calloc(1, sizeof *seg);
+  if (!b || !seg) {
+    free(b), free(seg);
+    return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  }
+  b->size = size;
+  b->dedicated = dedicated;
+  dev->stats.reserved += size; /* destroy_block takes it back on failure */
+  dev->stats.blocks++;
+  vkt_status st = create_buffer(dev, size, dev->mem_type, &b->buffer, &b->memory,
+                                dev->mem_host_visible ? &b->mapped : NULL);
+  if (st) {
+    free(seg);
+    destroy_block(dev, b);
+    return st;
+  }
+  *seg = (vkt_segment){.offset = 0, .size = size, .free = true};
+  b->segments = seg;
+  b->next = dev->blocks;
+  dev->blocks = b;
+  if (dev->stats.reserved > dev->stats.reserved_peak)
+    dev->stats.reserved_peak = dev->stats.reserved;
+  *out = b;
+  return VKT_OK;
+}
+
+/* Best fit among free segments whose last user has finished. */
+static bool carve(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vkt_segment **os) {
+  vkt_segment *best = NULL;
+  vkt_block *best_block = NULL;
+  for (vkt_block *b = dev->blocks; b; b = b->next) {
+    if (b->dedicated && !large)
+      continue;
+    for (vkt_segment *s = b->segments; s; s = s->next)
+      if (s->free && s->size >= need && s->ready <= dev->completed && (!best || s->size < best->size))
+        best = s, best_block = b;
+  }
+  if (!best)
+    return false;
+  if (best->size > need && !(best_block->dedicated && best->size - need < need)) {
+    vkt_segment *rest = calloc(1, sizeof *rest);
+    if (rest) {
+      *rest = (vkt_segment){.offset = best->offset + need, .size = best->size - need, .ready = best->ready,
+                            .free = true, .prev = best, .next = best->next};
+      if (best->next)
+        best->next->prev = rest;
+      best->next = rest;
+      best->size = need;
+    }
+  }
+  best->free = false;
+  *ob = best_block, *os = best;
+  return true;
+}
+
+static vkt_status try_alloc(vkt_device *dev, uint64_t need, vkt_block **ob, vkt_segment **os) {
+  bool large = need > dev->block_size / 2;
+  vkt_stream_poll(dev);
+  if (carve(dev, need, large, ob, os))
+    return VKT_OK;
+  uint64_t size = large ? need : dev->block_size;
+  if (!large && dev->limit && dev->stats.reserved + size > dev->limit) { /* what the cap leaves, if enough */
+    uint64_t room = dev->limit > dev->stats.reserved ? (dev->limit - dev->stats.reserved) / VKT_ALIGN * VKT_ALIGN : 0;
+    if (room >= need)
+      size = room;
+  }
+  vkt_block *b;
+  vkt_status st = new_block(dev, size, large, &b);
+  if (st)
+    return st;
+  return carve(dev, need, large, ob, os) ? VKT_OK : vkt_fail(VKT_ERR_RUNTIME, "allocator: fresh block too small");
+}
+
+vkt_status vkt_mem_alloc(vkt_device *dev, uint64_t nbytes, vkt_alloc *out) {
+  *out = (vkt_alloc){0};
+  if (nbytes == 0)
+    return VKT_OK;
+  uint64_t size = round_up(nbytes, 4), need = round_up(nbytes, VKT_ALIGN);
+  vkt_block *b = NULL;
+  vkt_segment *s = NULL;
+  vkt_status st = try_alloc(dev, need, &b, &s);
+  if (st == VKT_ERR_OOM) { /* wait for pending frees, give cached blocks back, try once more */
+    dev->stats.retries++;
+    if (!(st = vkt_mem_empty_cache(dev)))
+      st = try_alloc(dev, need, &b, &s);
+    if (st == VKT_ERR_OOM) {
+      dev->stats.ooms++;
+      uint64_t cap = dev->limit ? dev->limit : dev->props->device_local_bytes;
+      return vkt_fail(VKT_ERR_OOM,
+                      "out of memory on vulkan:%d: tried to allocate %llu bytes; %llu bytes allocated, "
+                      "%llu reserved, %llu free of %llu%s",
+                      dev->index, (unsigned long long)nbytes, (unsigned long long)dev->stats.allocated,
+                      (unsigned long long)dev->stats.reserved,
+                      (unsigned long long)(cap > dev->stats.reserved ? cap - dev->stats.reserved : 0),
+                      (unsigned long long)cap, dev->limit ? " (the allocator's limit)" : "");
+    }
+  }
+  if (st)
+    return st;
+  *out = (vkt_alloc){.block = b, .segment = s, .offset = s->offset, .size = size};
+  dev->stats.allocated += size;
+  dev->stats.alloc_count++;
+  if (dev->stats.allocated > dev->stats.allocated_peak)
+    dev->stats.allocated_peak = dev->stats.allocated;
+  return VKT_OK;
+}
+
+static void merge_next(vkt_segment *s) {
+  vkt_segment *n = s->next;
+  s->size += n->size;
+  if (n->ready > s->ready)
+    s->ready = n->ready;
+  s->next = n->next;
+  if (n->next)
+    n->next->prev = s;
+  free(n);
+}
+
+void vkt_mem_free(vkt_device *dev, vkt_alloc *a, uint64_t last_use) {
+  vkt_segment *s = a->segment;
+  if (!s)
+    return;
+  s->free = true;
+  s->ready = last_use;
+  if (s->next && s->next->free)
+    merge_next(s);
+  if (s->prev && s->prev->free)
+    merge_next(s->prev);
+  dev->stats.allocated -= a->size;
+  dev->stats.free_count++;
+  *a = (vkt_alloc){0};
+}
+
+vkt_status vkt_mem_empty_cache(vkt_device *dev) {
+  vkt_status st = vkt_stream_synchronize(dev);
+  if (st)
+    return st;
+  vkt_block **link = &dev->blocks;
+  while (*link) {
+    vkt_block *b = *link;
+    if (b->segments->free && !b->segments->next) {
+      *link = b->next;
+      destroy_block(dev, b);
+    } else {
+      link = &b->next;
+    }
+  }
+  return VKT_OK;
+}
+
+void vkt_mem_stats_get(vkt_device *dev, vkt_mem_stats *out) { *out = dev->stats; }
+
+void vkt_mem_reset_peak(vkt_device *dev) {
+  dev->stats.allocated_peak = dev->stats.allocated;
+  dev->stats.reserved_peak = dev->stats.reserved;
+}
+
+vkt_status vkt_mem_set_limit(vkt_device *dev, uint64_t bytes) {
+  dev->limit = bytes;
+  return bytes && dev->stats.reserved > bytes ? vkt_mem_empty_cache(dev) : VKT_OK; /* try to get under it */
+}
+uint64_t vkt_mem_limit(vkt_device *dev) { return dev->limit; }
+
+void vkt_mem_destroy(vkt_device *dev) {
+  while (dev->blocks) {
+    vkt_block *b = dev->blocks;
+    dev->blocks = b->next;
+    destroy_block(dev, b);
+  }
+  for (int i = 0; i < 2; i++) {
+    vkt_staging *s = &dev->staging[i];
+    if (s->buffer)
+      vkDestroyBuffer(dev->device, s->buffer, NULL);
+    if (s->memory)
+      vkFreeMemory(dev->device, s->memory, NULL);
+    *s = (vkt_staging){0};
+  }
+}
+
+/* ---- transfers ---- */
+
+static vkt_status staging_get(vkt_device *dev, int i, vkt_staging **out) {
+  vkt_staging *s = &dev->staging[i];
+  if (!s->buffer) {
+    vkt_status st = create_buffer(dev, VKT_STAGING_BYTES, dev->staging_type, &s->buffer, &s->memory, &s->mapped);
+    if (st) {
+      if (s->buffer)
+        vkDestroyBuffer(dev->device, s->buffer, NULL);
+      if (s->memory)
+        vkFreeMemory(dev->device, s->memory, NULL);
+      *s = (vkt_staging){0};
+      return st;
+    }
+    s->size = VKT_STAGING_BYTES;
+  }
+  *out = s;
+  return VKT_OK;
+}
+
+/* Records a buffer-to-buffer copy in the stream, with the barrier it needs. */
+static vkt_status record_copy(vkt_device *dev, VkBuffer src, uint64_t soff, VkBuffer dst, uint64_t doff,
+                              uint64_t n, uint64_t *batch) {
+  VkCommandBuffer cmd;
+  vkt_status st = vkt_stream_begin(dev, &cmd);
+  if (st)
+    return st;
+  vkt_access acc[2] = {{src, soff, n, false}, {dst, doff, n, true}};
+  vkt_stream_touch(dev, cmd, acc, 2);
+  vkCmdCopyBuffer(cmd, src, dst, 1, &(VkBufferCopy){.srcOffset = soff, .dstOffset = doff, .size = n});
+  *batch = dev->next_id;
+  return VKT_OK;
+}
+
+vkt_status vkt_mem_upload(vkt_device *dev, const vkt_alloc *a, uint64_t off, const void *src,
+                          uint64_t nbytes, uint64_t *last_use) {
+  vkt_status st = VKT_OK;
+  if (nbytes == 0)
+    return VKT_OK;
+  if (dev->mem_host_visible) {
+    if ((st = vkt_stream_wait(dev, *last_use)))
+      return st;
+    memcpy((char *)a->block->mapped + a->offset + off, src, nbytes);
+    return VKT_OK;
+  }
+  for (uint64_t pos = 0, i = 0; pos < nbytes; i++) {
+    vkt_staging *s;
+    if ((st = staging_get(dev, (int)(i & 1), &s)) || (st = vkt_stream_wait(dev, s->last_use)))
+      return st;
+    uint64_t n = nbytes - pos < s->size ? nbytes - pos : s->size;
+    memcpy(s->mapped, (const char *)src + pos, n);
+    if ((st = record_copy(dev, s->buffer, 0, a->block->buffer, a->offset + off + pos, n, &s->last_use)) ||
+        (st = vkt_stream_flush(dev)))
+      return st;
+    *last_use = s->last_use;
+    pos += n;
+  }
+  return VKT_OK;
+}
+
+vkt_status vkt_mem_download(vkt_device *dev, const vkt_alloc *a, uint64_t off, void *dst, uint64_t nbytes,
+                            uint64_t last_use) {
+  vkt_status st = VKT_OK;
+  if (nbytes == 0)
+    return VKT_OK;
+  if (dev->mem_host_cached) {
+    if ((st = vkt_stream_wait(dev, last_use)))
+      return st;
+    memcpy(dst, (const char *)a->block->mapped + a->offset + off, nbytes);
+    return VKT_OK;
+  }
+  /* Chunk i+1 is copied on the GPU while the host copies chunk i out of the other staging buffer. */
+  uint64_t prev_pos = 0, prev_n = 0;
+  vkt_staging *prev = NULL;
+  for (uint64_t pos = 0, i = 0; pos < nbytes || prev; i++) {
+    vkt_staging *s = NULL;
+    uint64_t n = 0;
+    if (pos < nbytes) {
+      if ((st = staging_get(dev, (int)(i & 1), &s)) || (st = vkt_stream_wait(dev, s->last_use)))
+        return st;
+      n = nbytes - pos < s->size ? nbytes - pos : s->size;
+      if ((st = record_copy(dev, a->block->buffer, a->offset + off + pos, s->buffer, 0, n, &s->last_use)) ||
+          (st = vkt_stream_flush(dev)))
+        return st;
+    }
+    if (prev) {
+      if ((st = vkt_stream_wait(dev, prev->last_use)))
+        return st;
+      memcpy((char *)dst + prev_pos, prev->mapped, prev_n);
+    }
+    prev = s, prev_pos = pos, prev_n = n;
+    pos += n;
+  }
+  return VKT_OK;
+}
+
+vkt_status vkt_mem_fill(vkt_device *dev, const vkt_alloc *a, uint64_t off, uint64_t nbytes, uint32_t pattern,
+                        uint64_t *last_use) {
+  VkCommandBuffer cmd;
+  if (nbytes == 0)
+    return VKT_OK;
+  vkt_status st = vkt_stream_begin(dev, &cmd);
+  if (st)
+    return st;
+  vkt_access acc = {a->block->buffer, a->offset + off, nbytes, true};
+  vkt_stream_touch(dev, cmd, &acc, 1);
+  vkCmdFillBuffer(cmd, a->block->buffer, a->offset + off, nbytes, pattern);
+  *last_use = dev->next_id;
+  return VKT_OK;
+}
+
+vkt_status vkt_mem_copy(vkt_device *dev, const vkt_alloc *src, uint64_t src_off, const vkt_alloc *dst,
+                        uint64_t dst_off, uint64_t nbytes, uint64_t *batch) {
+  if (nbytes == 0)
+    return VKT_OK;
+  return record_copy(dev, src->block->buffer, src->offset + src_off, dst->block->buffer, dst->offset + dst_off,
+                     nbytes, batch);
+}

@@ -1,0 +1,141 @@
+/* runtime.h: the Vulkan layer as the rest of vkt sees it: adapters, devices, the caching allocator,
+ * the stream that batches GPU work, and compute pipelines. No Vulkan type appears here, so only
+ * csrc/vk/ includes vulkan.h. */
+#ifndef VKT_RUNTIME_H
+#define VKT_RUNTIME_H
+
+#include "../vkt.h"
+
+typedef struct vkt_device vkt_device;
+typedef struct vkt_block vkt_block;
+typedef struct vkt_pipeline vkt_pipeline;
+
+/* ---- adapters ---- */
+
+typedef enum {
+  VKT_ADAPTER_DISCRETE,
+  VKT_ADAPTER_INTEGRATED,
+  VKT_ADAPTER_VIRTUAL,
+  VKT_ADAPTER_CPU,
+  VKT_ADAPTER_OTHER,
+  VKT_ADAPTER_TYPE_COUNT
+} vkt_adapter_type;
+
+extern const char *const vkt_adapter_type_names[VKT_ADAPTER_TYPE_COUNT];
+
+typedef struct {
+  char name[256];
+  char driver[256];
+  vkt_adapter_type type;
+  uint32_t api_version; /* VK_MAKE_API_VERSION packing */
+  uint32_t driver_version;
+  uint32_t vendor_id, device_id;
+  uint64_t device_local_bytes; /* largest device-local heap */
+  uint32_t subgroup_size;
+  uint64_t max_storage_buffer_range; /* bytes */
+  uint32_t max_shared_memory;        /* bytes per workgroup */
+  uint32_t max_workgroup_count[3];
+  uint32_t max_workgroup_invocations;
+  bool float64, int64, float16, int8_storage, int16_storage;
+  bool cooperative_matrix; /* VK_NV_ or VK_KHR_cooperative_matrix */
+  bool push_descriptor;
+  uint8_t uuid[16];
+} vkt_adapter_props;
+
+/* Sorts adapter indices best first: discrete > integrated > virtual > CPU > other, then by more
+ * device-local memory, then by enumeration order. Pure, so it is unit-tested without a GPU. */
+void vkt_adapters_rank(const vkt_adapter_type *types, const uint64_t *local_bytes, int n, int *order);
+
+/* Loads libvulkan and enumerates adapters once. Not an error when Vulkan is missing:
+ * vkt_runtime_available() is then false and vkt_runtime_why() says why. */
+void vkt_runtime_init(void);
+bool vkt_runtime_available(void);
+const char *vkt_runtime_why(void);
+int vkt_adapter_count(void);
+const vkt_adapter_props *vkt_adapter_get(int index); /* index in ranked order */
+const char *vkt_cache_dir(void);                     /* where SPIR-V and pipeline caches live */
+
+/* The adapter "vulkan" means: VKT_DEVICE's choice or the best one; set_device changes it. */
+vkt_status vkt_default_adapter(int *index);
+vkt_status vkt_set_default_adapter(int index);
+const char *vkt_adapter_choice_reason(void);
+
+/* The device of an adapter, created on first use. */
+vkt_status vkt_device_get(int index, vkt_device **out);
+int vkt_device_index(const vkt_device *dev);
+const vkt_adapter_props *vkt_device_props(const vkt_device *dev);
+void vkt_runtime_shutdown(void);
+
+/* Validation-layer messages (VKT_VALIDATION=1), collected instead of printed. */
+int vkt_validation_count(void);
+const char *vkt_validation_message(int i);
+void vkt_validation_clear(void);
+bool vkt_validation_enabled(void);
+
+/* ---- memory: the caching allocator ---- */
+
+typedef struct {
+  vkt_block *block;
+  struct vkt_segment *segment; /* the allocator's record of this range */
+  uint64_t offset;             /* bytes into the block's buffer, 256-aligned */
+  uint64_t size;   /* bytes, the request rounded up to 4 */
+} vkt_alloc;
+
+typedef struct {
+  uint64_t allocated, allocated_peak; /* bytes in live ranges */
+  uint64_t reserved, reserved_peak;   /* bytes in device allocations */
+  uint64_t alloc_count, free_count, retries, ooms, blocks;
+} vkt_mem_stats;
+
+vkt_status vkt_mem_alloc(vkt_device *dev, uint64_t nbytes, vkt_alloc *out);
+/* Returns the range to the free list; reused once batch last_use has finished on the GPU. */
+void vkt_mem_free(vkt_device *dev, vkt_alloc *a, uint64_t last_use);
+void vkt_mem_stats_get(vkt_device *dev, vkt_mem_stats *out);
+void vkt_mem_reset_peak(vkt_device *dev);
+vkt_status vkt_mem_empty_cache(vkt_device *dev);
+vkt_status vkt_mem_set_limit(vkt_device *dev, uint64_t bytes); /* 0: no cap */
+uint64_t vkt_mem_limit(vkt_device *dev);
+
+/* Host <-> device copies of nbytes at byte offset off of an allocation. An upload waits for batch
+ * last_use and may record into the stream: *last_use is updated. A download waits for last_use. */
+vkt_status vkt_mem_upload(vkt_device *dev, const vkt_alloc *a, uint64_t off, const void *src,
+                          uint64_t nbytes, uint64_t *last_use);
+vkt_status vkt_mem_download(vkt_device *dev, const vkt_alloc *a, uint64_t off, void *dst,
+                            uint64_t nbytes, uint64_t last_use);
+/* Fills nbytes (a multiple of 4) with a 32-bit pattern, recorded in the stream. */
+vkt_status vkt_mem_fill(vkt_device *dev, const vkt_alloc *a, uint64_t off, uint64_t nbytes,
+                        uint32_t pattern, uint64_t *last_use);
+/* Device-to-device copy of nbytes, recorded in the stream; returns its batch in *batch. */
+vkt_status vkt_mem_copy(vkt_device *dev, const vkt_alloc *src, uint64_t src_off, const vkt_alloc *dst,
+                        uint64_t dst_off, uint64_t nbytes, uint64_t *batch);
+
+/* ---- stream: batched asynchronous execution ---- */
+
+typedef struct {
+  const vkt_alloc *alloc;
+  uint64_t offset, size; /* bytes, the range the shader may touch */
+  bool write;
+} vkt_binding;
+
+/* Records a dispatch into the current batch (a barrier first only if it touches a range written
+ * earlier in the batch, or writes one read earlier) and returns the batch id in *batch. */
+vkt_status vkt_stream_dispatch(vkt_device *dev, vkt_pipeline *pipe, const vkt_binding *bindings,
+                               int nbindings, const void *push, uint32_t push_size, const uint32_t groups[3],
+                               uint64_t *batch);
+vkt_status vkt_stream_flush(vkt_device *dev);
+/* Waits until batch id has finished, submitting it first if it is still being recorded. */
+vkt_status vkt_stream_wait(vkt_device *dev, uint64_t batch);
+vkt_status vkt_stream_synchronize(vkt_device *dev);
+uint64_t vkt_stream_recording(vkt_device *dev);
+
+/* ---- pipelines ---- */
+
+/* The compute pipeline for shaders/<shader> compiled with the given #define lines, with nbindings
+ * storage buffers and push_size bytes of push constants. Cached in memory and on disk. */
+vkt_status vkt_pipeline_get(vkt_device *dev, const char *shader, const char *defines, int nbindings,
+                            uint32_t push_size, vkt_pipeline **out);
+
+/* Splits n workgroups over x and y within the adapter's limits; shaders rebuild the linear id. */
+void vkt_groups_for(const vkt_device *dev, uint64_t n, uint32_t groups[3]);
+
+#endif

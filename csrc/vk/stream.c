@@ -1,0 +1,230 @@
+/* stream.c: batched asynchronous execution. Dispatches and copies are recorded into the current
+ * command buffer and submitted together when a read needs them, on synchronize, or past a threshold.
+ * Batches have increasing ids; `completed` is the newest id such that it and all before have finished. */
+#include "vk_internal.h"
+
+#define VKT_MAX_DISPATCHES 1024 /* per batch: bounds the latency of the first result */
+#define VKT_POOL_SETS 1024
+
+static VkDescriptorPool make_pool(vkt_device *dev) {
+  VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VKT_POOL_SETS * 4};
+  VkDescriptorPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                     .maxSets = VKT_POOL_SETS,
+                                     .poolSizeCount = 1,
+                                     .pPoolSizes = &size};
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  vkCreateDescriptorPool(dev->device, &info, NULL, &pool);
+  return pool;
+}
+
+vkt_status vkt_stream_init(vkt_device *dev) {
+  vkt_status st = VKT_OK;
+  VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+                                .queueFamilyIndex = dev->queue_family};
+  VKT_VK_CHECK(vkCreateCommandPool(dev->device, &pi, NULL, &dev->cmd_pool));
+  for (int i = 0; i < VKT_BATCH_SLOTS; i++) {
+    vkt_slot *s = &dev->slots[i];
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = dev->cmd_pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = 1};
+    VKT_VK_CHECK(vkAllocateCommandBuffers(dev->device, &ai, &s->cmd));
+    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VKT_VK_CHECK(vkCreateFence(dev->device, &fi, NULL, &s->fence));
+    if (!(s->pool = make_pool(dev))) {
+      st = vkt_fail(VKT_ERR_RUNTIME, "vkCreateDescriptorPool failed");
+      goto finish;
+    }
+  }
+  dev->next_id = 1;
+finish:
+  return st;
+}
+
+void vkt_stream_destroy(vkt_device *dev) {
+  for (int i = 0; i < VKT_BATCH_SLOTS; i++) {
+    vkt_slot *s = &dev->slots[i];
+    if (s->fence)
+      vkDestroyFence(dev->device, s->fence, NULL);
+    if (s->pool)
+      vkDestroyDescriptorPool(dev->device, s->pool, NULL);
+  }
+  if (dev->cmd_pool)
+    vkDestroyCommandPool(dev->device, dev->cmd_pool, NULL);
+}
+
+static void retire(vkt_device *dev, vkt_slot *s) {
+  s->in_flight = false;
+  if (s->id > dev->completed)
+    dev->completed = s->id;
+}
+
+/* Retires finished batches, oldest first, so `completed` never skips an unfinished one. */
+void vkt_stream_poll(vkt_device *dev) {
+  for (int k = 0; k < VKT_BATCH_SLOTS; k++) {
+    vkt_slot *s = &dev->slots[(dev->cur + k) % VKT_BATCH_SLOTS];
+    if (!s->in_flight)
+      continue;
+    if (vkGetFenceStatus(dev->device, s->fence) != VK_SUCCESS)
+      return;
+    retire(dev, s);
+  }
+}
+
+static vkt_status wait_slot(vkt_device *dev, vkt_slot *s) {
+  if (!s->in_flight)
+    return VKT_OK;
+  VkResult r = vkWaitForFences(dev->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
+  if (r != VK_SUCCESS)
+    return vkt_vk_fail(r, "vkWaitForFences");
+  retire(dev, s);
+  return VKT_OK;
+}
+
+vkt_status vkt_stream_begin(vkt_device *dev, VkCommandBuffer *cmd) {
+  vkt_status st = VKT_OK;
+  vkt_slot *s = &dev->slots[dev->cur];
+  if (!dev->recording) {
+    if ((st = wait_slot(dev, s)))
+      return st;
+    VKT_VK_CHECK(vkResetFences(dev->device, 1, &s->fence));
+    VKT_VK_CHECK(vkResetDescriptorPool(dev->device, s->pool, 0));
+    VKT_VK_CHECK(vkResetCommandBuffer(s->cmd, 0));
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    VKT_VK_CHECK(vkBeginCommandBuffer(s->cmd, &bi));
+    dev->recording = true;
+    dev->dispatches = 0;
+    dev->naccesses = 0;
+  }
+  *cmd = s->cmd;
+finish:
+  return st;
+}
+
+static bool overlaps(const vkt_access *a, const vkt_access *b) {
+  return a->buffer == b->buffer && a->offset < b->offset + b->size && b->offset < a->offset + a->size;
+}
+
+static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                        .dstAccessMask = dst_access};
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, dst_stage, 0,
+                       1, &mb, 0, NULL, 0, NULL);
+}
+
+/* A barrier goes in only when this command reads or writes a range written since the last barrier,
+ * or writes a range read since then; otherwise commands of a batch may overlap on the GPU. */
+void vkt_stream_touch(vkt_device *dev, VkCommandBuffer cmd, const vkt_access *acc, int n) {
+  bool hazard = dev->naccesses + n > VKT_MAX_ACCESSES;
+  for (int i = 0; i < n && !hazard; i++)
+    for (int j = 0; j < dev->naccesses && !hazard; j++)
+      hazard = (acc[i].write || dev->accesses[j].write) && overlaps(&acc[i], &dev->accesses[j]);
+  if (hazard) {
+    barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                VK_ACCESS_TRANSFER_WRITE_BIT);
+    dev->naccesses = 0;
+  }
+  for (int i = 0; i < n; i++)
+    dev->accesses[dev->naccesses++] = acc[i];
+  dev->dispatches++;
+}
+
+vkt_status vkt_stream_flush(vkt_device *dev) {
+  vkt_status st = VKT_OK;
+  if (!dev->recording)
+    return VKT_OK;
+  vkt_slot *s = &dev->slots[dev->cur];
+  /* Makes the batch's writes visible to host reads after the fence. */
+  barrier(s->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  dev->recording = false;
+  VKT_VK_CHECK(vkEndCommandBuffer(s->cmd));
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &s->cmd};
+  VKT_VK_CHECK(vkQueueSubmit(dev->queue, 1, &si, s->fence));
+  s->id = dev->next_id++;
+  s->in_flight = true;
+  dev->cur = (dev->cur + 1) % VKT_BATCH_SLOTS;
+finish:
+  return st;
+}
+
+vkt_status vkt_stream_wait(vkt_device *dev, uint64_t batch) {
+  vkt_status st = VKT_OK;
+  if (batch <= dev->completed)
+    return VKT_OK;
+  if (batch >= dev->next_id) {
+    if (!dev->recording) /* nothing was recorded into it: nothing to wait for */
+      return VKT_OK;
+    if ((st = vkt_stream_flush(dev)))
+      return st;
+  }
+  for (int k = 0; k < VKT_BATCH_SLOTS && !st; k++) {
+    vkt_slot *s = &dev->slots[(dev->cur + k) % VKT_BATCH_SLOTS];
+    if (s->in_flight && s->id <= batch)
+      st = wait_slot(dev, s);
+  }
+  return st;
+}
+
+vkt_status vkt_stream_synchronize(vkt_device *dev) { return vkt_stream_wait(dev, dev->next_id); }
+
+uint64_t vkt_stream_recording(vkt_device *dev) { return dev->next_id; }
+
+vkt_status vkt_stream_dispatch(vkt_device *dev, vkt_pipeline *pipe, const vkt_binding *bindings, int nbindings,
+                               const void *push, uint32_t push_size, const uint32_t groups[3], uint64_t *batch) {
+  vkt_status st = VKT_OK;
+  VkCommandBuffer cmd;
+  if ((st = vkt_stream_begin(dev, &cmd)))
+    return st;
+  vkt_slot *s = &dev->slots[dev->cur];
+  VkDescriptorSet set;
+  VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                    .descriptorPool = s->pool,
+                                    .descriptorSetCount = 1,
+                                    .pSetLayouts = &pipe->set_layout};
+  if (vkAllocateDescriptorSets(dev->device, &ai, &set) != VK_SUCCESS) { /* pool spent: next batch */
+    if ((st = vkt_stream_flush(dev)) || (st = vkt_stream_begin(dev, &cmd)))
+      return st;
+    s = &dev->slots[dev->cur];
+    ai.descriptorPool = s->pool;
+    VKT_VK_CHECK(vkAllocateDescriptorSets(dev->device, &ai, &set));
+  }
+  VkDescriptorBufferInfo infos[VKT_MAX_BINDINGS];
+  VkWriteDescriptorSet writes[VKT_MAX_BINDINGS];
+  vkt_access acc[VKT_MAX_BINDINGS];
+  for (int i = 0; i < nbindings; i++) {
+    const vkt_binding *b = &bindings[i];
+    infos[i] = (VkDescriptorBufferInfo){b->alloc->block->buffer, b->alloc->offset + b->offset, b->size};
+    writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                       .dstSet = set,
+                                       .dstBinding = (uint32_t)i,
+                                       .descriptorCount = 1,
+                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                       .pBufferInfo = &infos[i]};
+    acc[i] = (vkt_access){infos[i].buffer, infos[i].offset, b->size, b->write};
+  }
+  vkUpdateDescriptorSets(dev->device, (uint32_t)nbindings, writes, 0, NULL);
+  vkt_stream_touch(dev, cmd, acc, nbindings);
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, 1, &set, 0, NULL);
+  if (push_size)
+    vkCmdPushConstants(cmd, pipe->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
+  vkCmdDispatch(cmd, groups[0], groups[1], groups[2]);
+  *batch = dev->next_id;
+  if (dev->dispatches >= VKT_MAX_DISPATCHES)
+    st = vkt_stream_flush(dev);
+finish:
+  return st;
+}
+
+void vkt_groups_for(const vkt_device *dev, uint64_t n, uint32_t groups[3]) {
+  uint64_t max_x = dev->props->max_workgroup_count[0];
+  groups[0] = (uint32_t)(n < max_x ? n : max_x);
+  groups[1] = (uint32_t)((n + max_x - 1) / max_x);
+  groups[2] = 1;
+  if (groups[0] == 0)
+    groups[0] = groups[1] = 1;
+}

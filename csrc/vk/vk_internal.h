@@ -1,0 +1,148 @@
+/* vk_internal.h: Vulkan types and the function table shared by the files of csrc/vk/ only.
+ * libvulkan is opened with dlopen, so every entry point is a pointer loaded here. */
+#ifndef VKT_VK_INTERNAL_H
+#define VKT_VK_INTERNAL_H
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include "runtime.h"
+
+#define VKT_VK_FUNCS(X)                                                                                  \
+  X(vkCreateInstance) X(vkDestroyInstance) X(vkEnumeratePhysicalDevices)                               \
+  X(vkEnumerateInstanceLayerProperties) X(vkEnumerateInstanceExtensionProperties)                      \
+  X(vkEnumerateInstanceVersion) X(vkGetPhysicalDeviceProperties) X(vkGetPhysicalDeviceProperties2)     \
+  X(vkGetPhysicalDeviceFeatures) X(vkGetPhysicalDeviceFeatures2) X(vkGetPhysicalDeviceMemoryProperties) \
+  X(vkGetPhysicalDeviceQueueFamilyProperties) X(vkEnumerateDeviceExtensionProperties)                  \
+  X(vkCreateDevice) X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkDeviceWaitIdle) X(vkAllocateMemory)      \
+  X(vkFreeMemory) X(vkMapMemory) X(vkUnmapMemory) X(vkCreateBuffer) X(vkDestroyBuffer)                 \
+  X(vkGetBufferMemoryRequirements) X(vkBindBufferMemory) X(vkCreateCommandPool)                        \
+  X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer)    \
+  X(vkResetCommandBuffer) X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences)       \
+  X(vkResetFences) X(vkGetFenceStatus) X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer)   \
+  X(vkCmdDispatch) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants)               \
+  X(vkCreateShaderModule) X(vkDestroyShaderModule) X(vkCreateComputePipelines) X(vkDestroyPipeline)    \
+  X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout) X(vkCreateDescriptorSetLayout)                  \
+  X(vkDestroyDescriptorSetLayout) X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool)                 \
+  X(vkResetDescriptorPool) X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets)                       \
+  X(vkCreatePipelineCache) X(vkDestroyPipelineCache) X(vkGetPipelineCacheData)                         \
+  X(vkCreateDebugUtilsMessengerEXT) X(vkDestroyDebugUtilsMessengerEXT)
+
+#define VKT_DECLARE(name) extern PFN_##name name;
+VKT_VK_FUNCS(VKT_DECLARE)
+#undef VKT_DECLARE
+
+/* Turns a failed VkResult into a vkt_status naming the call. */
+vkt_status vkt_vk_fail(VkResult r, const char *what);
+#define VKT_VK_CHECK(call)                                                                               \
+  do {                                                                                                   \
+    VkResult r_ = (call);                                                                                \
+    if (r_ != VK_SUCCESS) {                                                                              \
+      st = vkt_vk_fail(r_, #call);                                                                       \
+      goto finish;                                                                                       \
+    }                                                                                                    \
+  } while (0)
+
+#define VKT_BATCH_SLOTS 4
+#define VKT_MAX_BINDINGS 8
+#define VKT_MAX_ACCESSES 64 /* tracked ranges per barrier interval */
+
+typedef struct {
+  VkCommandBuffer cmd;
+  VkFence fence;
+  VkDescriptorPool pool;
+  uint64_t id;     /* batch id submitted in this slot; 0 when none */
+  bool in_flight;
+} vkt_slot;
+
+typedef struct {
+  VkBuffer buffer;
+  uint64_t offset, size;
+  bool write;
+} vkt_access;
+
+typedef struct vkt_segment vkt_segment;
+struct vkt_segment {
+  uint64_t offset, size; /* bytes within the block */
+  uint64_t ready;        /* batch after which a free segment may be reused */
+  bool free;
+  vkt_segment *prev, *next;
+};
+
+struct vkt_block {
+  VkDeviceMemory memory;
+  VkBuffer buffer;
+  uint64_t size; /* bytes */
+  void *mapped;  /* host pointer when the memory is host-visible */
+  bool dedicated; /* one allocation for one large tensor */
+  vkt_segment *segments;
+  vkt_block *next;
+};
+
+typedef struct {
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  void *mapped;
+  uint64_t size;
+  uint64_t last_use; /* batch of the last copy through it */
+} vkt_staging;
+
+struct vkt_pipeline {
+  char *key; /* shader name + defines */
+  VkDescriptorSetLayout set_layout;
+  VkPipelineLayout layout;
+  VkPipeline pipeline;
+  int nbindings;
+  vkt_pipeline *next;
+};
+
+struct vkt_device {
+  int index;
+  const vkt_adapter_props *props;
+  VkPhysicalDevice physical;
+  VkDevice device;
+  VkQueue queue;
+  uint32_t queue_family;
+  VkCommandPool cmd_pool;
+  VkPipelineCache pipeline_cache;
+  vkt_pipeline *pipelines;
+
+  /* memory */
+  uint32_t mem_type;        /* for tensors */
+  bool mem_host_visible;    /* tensors' memory is mapped */
+  bool mem_host_cached;     /* ... and cached, so reads from it are fast */
+  uint32_t staging_type;
+  uint64_t block_size; /* bytes per shared block */
+  vkt_block *blocks;
+  vkt_mem_stats stats;
+  uint64_t limit; /* cap on reserved bytes; 0 means none */
+  vkt_staging staging[2];
+
+  /* stream */
+  vkt_slot slots[VKT_BATCH_SLOTS];
+  int cur;             /* slot being recorded */
+  bool recording;      /* slots[cur].cmd has begun */
+  uint32_t dispatches; /* in the current batch */
+  uint64_t next_id;    /* id of the batch being recorded */
+  uint64_t completed;  /* every batch <= completed has finished */
+  vkt_access accesses[VKT_MAX_ACCESSES];
+  int naccesses;
+};
+
+VkInstance vkt_instance(void);
+VkPhysicalDevice vkt_physical(int index);
+
+vkt_status vkt_mem_init(vkt_device *dev);
+void vkt_mem_destroy(vkt_device *dev);
+vkt_status vkt_stream_init(vkt_device *dev);
+void vkt_stream_destroy(vkt_device *dev);
+void vkt_pipelines_destroy(vkt_device *dev);
+void vkt_pipeline_cache_load(vkt_device *dev);
+void vkt_pipeline_cache_save(vkt_device *dev);
+
+/* Stream internals for the allocator's copies. */
+vkt_status vkt_stream_begin(vkt_device *dev, VkCommandBuffer *cmd);
+void vkt_stream_touch(vkt_device *dev, VkCommandBuffer cmd, const vkt_access *acc, int n);
+void vkt_stream_poll(vkt_device *dev);
+
+#endif

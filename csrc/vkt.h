@@ -1,0 +1,55 @@
+/* vkt.h: what every layer shares: status codes, dtypes, limits.
+ * Library code returns a vkt_status and leaves a message with vkt_fail; csrc/python/ turns the pair
+ * into a Python exception in one place. */
+#ifndef VKT_H
+#define VKT_H
+
+#include <assert.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VKT_MAX_DIMS 16
+
+typedef enum {
+  VKT_OK = 0,
+  VKT_ERR_RUNTIME, /* RuntimeError */
+  VKT_ERR_VALUE,   /* ValueError */
+  VKT_ERR_TYPE,    /* TypeError */
+  VKT_ERR_INDEX,   /* IndexError */
+  VKT_ERR_OOM,     /* vkt.OutOfMemoryError: device memory */
+  VKT_ERR_NOMEM,   /* MemoryError: host memory */
+} vkt_status;
+
+/* Records a printf-style message for the calling thread and returns code. */
+vkt_status vkt_fail(vkt_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *vkt_last_error(void);
+
+typedef enum {
+  VKT_FLOAT32,
+  VKT_FLOAT64,
+  VKT_FLOAT16,
+  VKT_INT32,
+  VKT_INT64,
+  VKT_UINT8,
+  VKT_BOOL,
+  VKT_DTYPE_COUNT
+} vkt_dtype;
+
+typedef struct {
+  const char *name;    /* "float32" */
+  const char *np_name; /* NumPy's name: "float32", "bool" */
+  int itemsize;        /* bytes */
+  bool is_float;
+} vkt_dtype_info;
+
+extern const vkt_dtype_info vkt_dtypes[VKT_DTYPE_COUNT];
+
+static inline int vkt_dtype_size(vkt_dtype d) { return vkt_dtypes[d].itemsize; }
+
+/* Overflow-checked size arithmetic for shapes and byte counts. */
+static inline bool vkt_mul_overflows(int64_t a, int64_t b, int64_t *out) {
+  return __builtin_mul_overflow(a, b, out);
+}
+
+#endif

@@ -1,0 +1,32 @@
+"""Tensor.__repr__ in PyTorch's style, formatted by NumPy."""
+import numpy as np
+
+
+def _float_formatter(values):
+    finite = values[np.isfinite(values)]
+    if finite.size and np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8:
+        fmt = lambda x: f"{x:.0f}." if np.isfinite(x) else str(x)
+    else:
+        big = np.abs(finite).max() if finite.size else 0
+        small = np.abs(finite[finite != 0]).min() if np.any(finite != 0) else 1
+        fmt = (lambda x: f"{x:.4e}") if big >= 1e8 or small < 1e-4 else (lambda x: f"{x:.4f}")
+    width = max((len(fmt(x)) for x in values[:2000]), default=0)
+    return lambda x: fmt(x).rjust(width)
+
+
+def tensor_repr(t):
+    a = np.asarray(t)
+    suffix = []
+    if t.device.type != "cpu":
+        suffix.append(f"device='{t.device}'")
+    default = {"float32", "int64", "bool"}
+    if t.dtype.numpy_name not in default or a.size == 0:
+        if not (a.size == 0 and t.dtype.numpy_name == "float32"):
+            suffix.append(f"dtype={t.dtype}")
+    if a.size == 0 and a.ndim > 1:
+        suffix.insert(0, f"size={tuple(a.shape)}")
+    opts = {"separator": ", ", "prefix": "tensor(", "threshold": 1000, "edgeitems": 3, "max_line_width": 80}
+    if a.dtype.kind == "f":
+        opts["formatter"] = {"float_kind": _float_formatter(a.astype(np.float64).ravel())}
+    body = np.array2string(a, **opts) if a.ndim else np.array2string(a.reshape(1), **opts)[1:-1].strip()
+    return "tensor(" + ", ".join([body] + suffix) + ")"

@@ -1,0 +1,125 @@
+"""vkt.vulkan: the Vulkan device functions, named and behaving like torch.cuda's."""
+from dataclasses import dataclass
+
+from . import _C
+
+
+@dataclass(frozen=True)
+class DeviceProperties:
+    name: str
+    type: str  # 'discrete', 'integrated', 'virtual', 'cpu' or 'other'
+    api_version: str
+    driver: str
+    vendor_id: int
+    device_id: int
+    total_memory: int  # bytes in the largest device-local heap
+    subgroup_size: int
+    max_storage_buffer_range: int  # bytes one shader binding can see
+    max_shared_memory: int  # bytes per workgroup
+    cooperative_matrix: bool
+    shader_float64: bool
+    shader_int64: bool
+    shader_float16: bool
+    storage_8bit: bool
+    push_descriptor: bool
+
+
+def is_available():
+    """Whether a Vulkan loader and at least one adapter exist."""
+    return _C._is_available()
+
+
+def unavailable_reason():
+    """Why Vulkan is not available ('' when it is)."""
+    return _C._unavailable_reason()
+
+
+def device_count():
+    """The number of Vulkan adapters; vulkan:N counts them best first."""
+    return _C._device_count()
+
+
+def get_device_properties(device=None):
+    return DeviceProperties(**_C._device_properties(device))
+
+
+def get_device_name(device=None):
+    return _C._device_properties(device)["name"]
+
+
+def current_device():
+    """The adapter index that "vulkan" means: VKT_DEVICE's choice, the best adapter, or set_device's."""
+    return _C._current_device()
+
+
+def set_device(device):
+    _C._set_device(device)
+
+
+def synchronize(device=None):
+    """Waits until every operation recorded on the device has finished."""
+    _C._synchronize(device)
+
+
+def memory_stats(device=None):
+    return _C._memory_stats(device)
+
+
+def memory_allocated(device=None):
+    """Bytes held by live tensors (each rounded up to 4 bytes)."""
+    return _C._memory_stats(device)["allocated_bytes.all.current"]
+
+
+def max_memory_allocated(device=None):
+    return _C._memory_stats(device)["allocated_bytes.all.peak"]
+
+
+def memory_reserved(device=None):
+    """Bytes the caching allocator holds from the driver."""
+    return _C._memory_stats(device)["reserved_bytes.all.current"]
+
+
+def max_memory_reserved(device=None):
+    return _C._memory_stats(device)["reserved_bytes.all.peak"]
+
+
+def empty_cache(device=None):
+    """Gives cached blocks that no tensor uses back to the driver."""
+    _C._empty_cache(device)
+
+
+def reset_peak_memory_stats(device=None):
+    _C._reset_peak_memory_stats(device)
+
+
+def set_memory_limit(nbytes, device=None):
+    """Caps the bytes the allocator may reserve (None: no cap); past it, OutOfMemoryError."""
+    _C._set_memory_limit(nbytes, device)
+
+
+def validation_messages():
+    """Returns and clears the Khronos validation layer's messages (collected when VKT_VALIDATION=1)."""
+    return _C._validation_messages()
+
+
+def validation_enabled():
+    return _C._validation_enabled()
+
+
+def fallback_stats():
+    """How often each op took the CPU fallback instead of a shader: {op_name: count}."""
+    return _C._fallback_stats()
+
+
+def reset_fallback_stats():
+    _C._reset_fallback_stats()
+
+
+def cache_dir():
+    """Where compiled SPIR-V and the pipeline cache are kept."""
+    return _C._cache_dir()
+
+
+def choice_reason():
+    """Why the current adapter was chosen."""
+    return _C._choice_reason()

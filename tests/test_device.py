@@ -1,0 +1,234 @@
+# Devices: vkt.device parsing, vkt.vulkan queries, adapter ranking, the VKT_DEVICE override,
+# the no-Vulkan path (no loader, no driver) and `python -m vkt`; the last three in subprocesses.
+import json
+import os
+import re
+
+import numpy as np
+import pytest
+
+import vkt
+from conftest import run_python, vulkan_default
+
+# (string, repr, str, type, index)
+DEVICES = [
+    ("vulkan:0", "device(type='vulkan', index=0)", "vulkan:0", "vulkan", 0),
+    ("vulkan", "device(type='vulkan')", "vulkan", "vulkan", None),
+    ("cpu", "device(type='cpu')", "cpu", "cpu", None),
+]
+
+
+@pytest.mark.parametrize("spec,rep,text,typ,index", DEVICES)
+def test_device_parse(spec, rep, text, typ, index):
+    d = vkt.device(spec)
+    assert repr(d) == rep
+    assert str(d) == text
+    assert d.type == typ
+    assert d.index == index
+    assert vkt.device(d) == d
+
+
+def test_device_equality_and_hash():
+    a, b = vkt.device("vulkan:0"), vkt.device("vulkan:0")
+    assert a == b and not (a != b)
+    assert hash(a) == hash(b)
+    assert a != vkt.device("cpu")
+    assert vkt.device("cpu") == vkt.device("cpu")
+    assert len({a, b, vkt.device("cpu"), vkt.device("cpu")}) == 2
+    assert {a: 1}[b] == 1
+
+
+@pytest.mark.parametrize("spec", ["cuda", "vulkan:x", "vulkan:-1", "", "vulkan:0:1", "vulkan0", "cpu:x", "Vulkan"])
+def test_bad_device_string(spec):
+    with pytest.raises(RuntimeError):
+        vkt.device(spec)
+    with pytest.raises(RuntimeError):
+        vkt.zeros(2, device=spec)
+
+
+def test_device_index_out_of_range():
+    # As PyTorch: an index past the last adapter fails at the latest when a tensor is put there.
+    with pytest.raises(RuntimeError):
+        vkt.zeros(2, device="vulkan:99")
+    with pytest.raises(RuntimeError):
+        vkt.tensor([1.0]).to("vulkan:99")
+
+
+def test_tensor_device_attribute(dev):
+    t = vkt.zeros(3, device=dev)
+    assert t.device == vulkan_default()
+    assert vkt.zeros(3, device=vkt.device("vulkan:0")).device == vkt.device("vulkan:0")
+    assert vkt.zeros(3).device == vkt.device("cpu")
+
+
+def test_device_count(dev):
+    assert vkt.vulkan.device_count() >= 1
+
+
+def test_device_name(dev):
+    name = vkt.vulkan.get_device_name(0)
+    assert isinstance(name, str) and name
+    assert vkt.vulkan.get_device_name() == name
+
+
+def test_device_properties(dev):
+    p = vkt.vulkan.get_device_properties(0)
+    assert p.name == vkt.vulkan.get_device_name(0)
+    assert p.type in ("discrete", "integrated", "virtual", "cpu", "other")
+    assert isinstance(p.api_version, str) and re.fullmatch(r"1\.\d+\.\d+", p.api_version)
+    assert isinstance(p.vendor_id, int)
+    assert isinstance(p.total_memory, int) and p.total_memory > 0
+    assert isinstance(p.subgroup_size, int) and p.subgroup_size >= 1
+    assert p.subgroup_size & (p.subgroup_size - 1) == 0
+    # Vulkan's required minimums: maxStorageBufferRange 2^27, maxComputeSharedMemorySize 16 KiB.
+    assert isinstance(p.max_storage_buffer_range, int) and p.max_storage_buffer_range >= 2**27
+    assert isinstance(p.max_shared_memory, int) and p.max_shared_memory >= 16384
+    assert isinstance(p.cooperative_matrix, bool)
+
+
+def test_device_properties_bad_index(dev):
+    with pytest.raises((RuntimeError, ValueError, IndexError, AssertionError)):
+        vkt.vulkan.get_device_properties(vkt.vulkan.device_count())
+
+
+def test_current_set_synchronize(dev):
+    current = vkt.vulkan.current_device()
+    if not os.environ.get("VKT_DEVICE"):
+        assert current == 0
+    vkt.vulkan.set_device(current)
+    assert vkt.vulkan.current_device() == current
+    t = vkt.ones(100, device=dev)
+    vkt.vulkan.synchronize()
+    assert np.asarray(t).sum() == 100
+
+
+def test_is_available_is_bool():
+    assert isinstance(vkt.vulkan.is_available(), bool)
+    assert vkt.vulkan.device_count() >= (1 if vkt.vulkan.is_available() else 0)
+
+
+# (adapters as (type, device-local bytes), indices best first)
+RANKING = [
+    ([("cpu", 8 << 30), ("discrete", 4 << 30), ("integrated", 16 << 30), ("discrete", 8 << 30)], [3, 1, 2, 0]),
+    ([], []),
+    ([("cpu", 0)], [0]),
+    ([("other", 0), ("cpu", 0), ("virtual", 0), ("integrated", 0), ("discrete", 0)], [4, 3, 2, 1, 0]),
+    ([("other", 100 << 30), ("cpu", 1)], [1, 0]),
+    ([("virtual", 1 << 30), ("integrated", 1 << 20)], [1, 0]),
+    ([("discrete", 8 << 30), ("discrete", 8 << 30), ("discrete", 80 << 30)], [2, 0, 1]),
+    ([("cpu", 2 << 30), ("cpu", 2 << 30), ("cpu", 2 << 30)], [0, 1, 2]),
+    ([("integrated", 24 << 30), ("discrete", 1 << 30), ("cpu", 64 << 30)], [1, 0, 2]),
+]
+
+
+@pytest.mark.parametrize("adapters,expected", RANKING)
+def test_rank_adapters(adapters, expected):
+    assert list(vkt._C._rank_adapters(adapters)) == expected
+
+
+# What the child reports: the chosen adapter's type, or the error creating a vulkan tensor raised.
+PROBE = """
+import json, vkt
+out = {}
+try:
+    out["types"] = [vkt.vulkan.get_device_properties(i).type for i in range(vkt.vulkan.device_count())]
+except RuntimeError as e:
+    out["types_error"] = str(e)
+try:
+    t = vkt.tensor([1.0, 2.0, 3.0], device="vulkan")
+    out["values"] = t.cpu().tolist()
+    out["type"] = vkt.vulkan.get_device_properties(vkt.vulkan.current_device()).type
+    out["name"] = vkt.vulkan.get_device_name(vkt.vulkan.current_device())
+except RuntimeError as e:
+    out["error"] = str(e)
+print(json.dumps(out))
+"""
+
+
+def probe(env):
+    r = run_python(PROBE, env)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def adapter_types():
+    """Types of all adapters as a child process without VKT_DEVICE sees them."""
+    return probe({"VKT_DEVICE": None}).get("types", [])
+
+
+@pytest.mark.parametrize("choice", ["cpu", "discrete", "integrated"])
+def test_vkt_device_by_type(choice):
+    out = probe({"VKT_DEVICE": choice})
+    if choice in adapter_types():
+        assert out.get("type") == choice, out
+        assert out["values"] == [1.0, 2.0, 3.0]
+    else:
+        assert "error" in out, out
+        assert "VKT_DEVICE" in out["error"]
+
+
+def test_vkt_device_bad_index():
+    out = probe({"VKT_DEVICE": str(max(7, len(adapter_types())))})
+    assert "error" in out, out
+    assert "VKT_DEVICE" in out["error"]
+
+
+def test_vkt_device_index_zero(dev):
+    out = probe({"VKT_DEVICE": "0"})
+    assert out.get("values") == [1.0, 2.0, 3.0], out
+
+
+def test_default_choice_is_best_adapter(dev):
+    # Without VKT_DEVICE the best-ranked adapter is device 0 (lavapipe only when nothing better).
+    out = probe({"VKT_DEVICE": None})
+    order = ["discrete", "integrated", "virtual", "cpu", "other"]
+    assert out["types"], out
+    assert out.get("type") == min(out["types"], key=order.index), out
+
+
+NO_VULKAN = """
+import json, vkt
+out = {"available": vkt.vulkan.is_available(), "count": vkt.vulkan.device_count()}
+out["cpu"] = [vkt.zeros(3).tolist(), vkt.tensor([[1, 2]]).T.contiguous().tolist()]
+try:
+    vkt.zeros(3, device="vulkan")
+    out["error"] = None
+except RuntimeError as e:
+    out["error"] = str(e)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"VKT_VULKAN_LIBRARY": "/nonexistent/libvulkan.so.1"},
+        {"VK_ICD_FILENAMES": "/nonexistent.json", "VK_DRIVER_FILES": "/nonexistent.json"},
+    ],
+    ids=["no_loader", "no_driver"],
+)
+def test_no_vulkan(env):
+    env = dict(env, VKT_DEVICE=None)
+    r = run_python(NO_VULKAN, env)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["available"] is False
+    assert out["count"] == 0
+    assert out["cpu"] == [[0.0, 0.0, 0.0], [[1], [2]]]
+    assert out["error"] is not None, "a vulkan tensor was created without Vulkan"
+    assert "Vulkan" in out["error"]
+
+
+def test_python_m_vkt(dev):
+    r = run_python(None, args=["-m", "vkt"])
+    assert r.returncode == 0, r.stderr
+    for i in range(vkt.vulkan.device_count()):
+        assert vkt.vulkan.get_device_name(i) in r.stdout
+    assert "cache" in r.stdout.lower()
+
+
+def test_python_m_vkt_without_vulkan():
+    # A diagnostic tool must still run, and say so, where Vulkan is missing.
+    r = run_python(None, {"VKT_VULKAN_LIBRARY": "/nonexistent/libvulkan.so.1"}, args=["-m", "vkt"])
+    assert r.returncode == 0, r.stderr
+    assert "cache" in r.stdout.lower()

@@ -1,0 +1,181 @@
+# Views: one table of cases, each applied to a NumPy array and to a vkt tensor on cpu and vulkan;
+# values, shape, strides (in elements), storage offset, contiguity and storage sharing must agree.
+import numpy as np
+import pytest
+
+import vkt
+from conftest import assert_bits_equal
+
+# (name, input shape, vkt function, NumPy function, is a view of the input)
+CASES = [
+    ("view_2d", (4, 6), lambda t: t.view(6, 4), lambda a: a.reshape(6, 4), True),
+    ("view_flat", (4, 6), lambda t: t.view(-1), lambda a: a.reshape(-1), True),
+    ("view_tuple", (4, 6), lambda t: t.view((2, 3, 4)), lambda a: a.reshape(2, 3, 4), True),
+    ("view_infer", (2, 3, 4), lambda t: t.view(2, -1), lambda a: a.reshape(2, -1), True),
+    ("reshape", (4, 6), lambda t: t.reshape(3, -1), lambda a: a.reshape(3, -1), True),
+    ("reshape_of_transpose", (4, 6), lambda t: t.T.reshape(-1), lambda a: a.T.reshape(-1), False),
+    ("reshape_of_slice_view", (4, 6), lambda t: t[1:3].reshape(12), lambda a: a[1:3].reshape(12), True),
+    ("transpose", (2, 3, 4), lambda t: t.transpose(0, 2), lambda a: np.swapaxes(a, 0, 2), True),
+    ("transpose_neg", (2, 3, 4), lambda t: t.transpose(-1, -2), lambda a: np.swapaxes(a, -1, -2), True),
+    ("permute", (2, 3, 4), lambda t: t.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1), True),
+    ("permute_tuple", (2, 3, 4), lambda t: t.permute((1, 2, 0)), lambda a: a.transpose(1, 2, 0), True),
+    ("T", (4, 6), lambda t: t.T, lambda a: a.T, True),
+    ("mT", (2, 3, 4), lambda t: t.mT, lambda a: np.swapaxes(a, -1, -2), True),
+    ("slice", (7, 9), lambda t: t[1:6], lambda a: a[1:6], True),
+    ("slice_steps", (7, 9), lambda t: t[1:6:2, ::3], lambda a: a[1:6:2, ::3], True),
+    ("slice_negative_bounds", (7, 9), lambda t: t[-5:-1, -7::2], lambda a: a[-5:-1, -7::2], True),
+    ("slice_past_end", (7, 9), lambda t: t[5:100, 8:], lambda a: a[5:100, 8:], True),
+    ("slice_empty", (7, 9), lambda t: t[4:2], lambda a: a[4:2], True),
+    ("int_index", (3, 4, 5), lambda t: t[1], lambda a: a[1], True),
+    ("int_index_neg", (3, 4, 5), lambda t: t[-1, 2], lambda a: a[-1, 2], True),
+    ("int_index_0d", (3, 4), lambda t: t[1, 2], lambda a: a[1, 2, ...], True),
+    ("int_and_slice", (3, 4, 5), lambda t: t[:, 1, ::2], lambda a: a[:, 1, ::2], True),
+    ("none_front", (3, 4), lambda t: t[None], lambda a: a[None], True),
+    ("none_middle", (3, 4), lambda t: t[:, None], lambda a: a[:, None], True),
+    ("none_both", (3, 4), lambda t: t[None, ..., None], lambda a: a[None, ..., None], True),
+    ("ellipsis_last", (2, 3, 4), lambda t: t[..., 1], lambda a: a[..., 1], True),
+    ("ellipsis_mixed", (2, 3, 4), lambda t: t[1, ..., ::2], lambda a: a[1, ..., ::2], True),
+    ("ellipsis_only", (2, 3), lambda t: t[...], lambda a: a[...], True),
+    ("expand", (1, 3), lambda t: t.expand(4, 3), lambda a: np.broadcast_to(a, (4, 3)), True),
+    ("expand_minus1", (3, 1), lambda t: t.expand(-1, 5), lambda a: np.broadcast_to(a, (3, 5)), True),
+    ("expand_new_dims", (3,), lambda t: t.expand(2, 4, 3), lambda a: np.broadcast_to(a, (2, 4, 3)), True),
+    ("expand_tuple", (1, 3), lambda t: t.expand((2, 3)), lambda a: np.broadcast_to(a, (2, 3)), True),
+    ("squeeze_all", (1, 3, 1, 4), lambda t: t.squeeze(), lambda a: np.squeeze(a), True),
+    ("squeeze_dim", (1, 3, 1, 4), lambda t: t.squeeze(2), lambda a: np.squeeze(a, 2), True),
+    ("squeeze_neg_dim", (1, 3, 1, 4), lambda t: t.squeeze(-4), lambda a: np.squeeze(a, 0), True),
+    ("squeeze_not_one", (1, 3, 1, 4), lambda t: t.squeeze(1), lambda a: a, True),
+    ("unsqueeze_0", (3, 4), lambda t: t.unsqueeze(0), lambda a: np.expand_dims(a, 0), True),
+    ("unsqueeze_1", (3, 4), lambda t: t.unsqueeze(1), lambda a: np.expand_dims(a, 1), True),
+    ("unsqueeze_last", (3, 4), lambda t: t.unsqueeze(-1), lambda a: np.expand_dims(a, -1), True),
+    ("unsqueeze_end", (3, 4), lambda t: t.unsqueeze(2), lambda a: np.expand_dims(a, 2), True),
+    ("flatten", (2, 3, 4, 5), lambda t: t.flatten(), lambda a: a.reshape(-1), True),
+    ("flatten_start", (2, 3, 4, 5), lambda t: t.flatten(1), lambda a: a.reshape(2, -1), True),
+    ("flatten_mid", (2, 3, 4, 5), lambda t: t.flatten(1, 2), lambda a: a.reshape(2, 12, 5), True),
+    ("flatten_neg", (2, 3, 4, 5), lambda t: t.flatten(0, -2), lambda a: a.reshape(24, 5), True),
+    ("flatten_of_transpose", (2, 3, 4), lambda t: t.mT.flatten(), lambda a: np.swapaxes(a, -1, -2).reshape(-1), False),
+    ("view_of_view", (4, 6), lambda t: t.T[1:, ::2].unsqueeze(0), lambda a: a.T[1:, ::2][None], True),
+    ("slice_of_expand", (1, 5), lambda t: t.expand(3, 5)[1:, 1:4], lambda a: np.broadcast_to(a, (3, 5))[1:, 1:4], True),
+    ("transpose_of_slice", (5, 6), lambda t: t[1:4, 2:].transpose(0, 1), lambda a: a[1:4, 2:].T, True),
+]
+IDS = [c[0] for c in CASES]
+
+
+def c_copy(a):
+    """A C-contiguous copy that keeps 0-d arrays 0-d (np.ascontiguousarray makes them 1-d)."""
+    return np.array(a, order="C")
+
+
+def make_input(shape):
+    # Distinct values so any wrong index shows; float32 so the vulkan tensor takes the common path.
+    return (np.arange(int(np.prod(shape)), dtype=np.float32) * 1.5 - 7).reshape(shape)
+
+
+def np_storage_offset(view, base):
+    return (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // base.itemsize
+
+
+def check_layout(v, r, base, is_view):
+    assert tuple(v.shape) == r.shape
+    assert v.dim() == r.ndim
+    assert v.numel() == r.size
+    # PyTorch leaves the stride of a size-1 dimension unspecified (NumPy often writes 0 there).
+    got_strides = [s for s, n in zip(v.stride(), r.shape) if n != 1]
+    ref_strides = [s // r.itemsize for s, n in zip(r.strides, r.shape) if n != 1]
+    if r.size:
+        assert got_strides == ref_strides
+        assert v.is_contiguous() == r.flags.c_contiguous
+    if is_view and r.size:
+        assert v.storage_offset() == np_storage_offset(r, base)
+
+
+@pytest.mark.parametrize("name,shape,fn,np_fn,is_view", CASES, ids=IDS)
+def test_view(device, name, shape, fn, np_fn, is_view):
+    a = make_input(shape)
+    r = np_fn(a)
+    if r.size:
+        assert np.shares_memory(r, a) == is_view, "the table's is_view column is wrong"
+    t = vkt.tensor(a, device=device)
+    v = fn(t)
+    assert v.dtype == vkt.float32
+    assert v.device == t.device
+    check_layout(v, r, a, is_view)
+    assert_bits_equal(np.asarray(v), c_copy(r))
+
+
+@pytest.mark.parametrize("name,shape,fn,np_fn,is_view", [c for c in CASES if c[4]], ids=[c[0] for c in CASES if c[4]])
+def test_view_shares_storage(name, shape, fn, np_fn, is_view):
+    a = make_input(shape)
+    t = vkt.from_numpy(a)
+    v = fn(t)
+    a += 1000.0
+    a.flat[0] = -1.0
+    assert_bits_equal(v.numpy(), c_copy(np_fn(a)))
+
+
+@pytest.mark.parametrize("name,shape,fn,np_fn,is_view", CASES, ids=IDS)
+def test_contiguous_and_clone(device, name, shape, fn, np_fn, is_view):
+    a = make_input(shape)
+    r = c_copy(np_fn(a))
+    v = fn(vkt.tensor(a, device=device))
+    for c in (v.contiguous(), v.clone()):
+        assert c.is_contiguous()
+        assert c.device == v.device
+        assert c.dtype == v.dtype
+        assert tuple(c.shape) == r.shape
+        assert_bits_equal(np.asarray(c), r)
+
+
+def test_contiguous_of_contiguous_is_self(device):
+    t = vkt.tensor(make_input((3, 4)), device=device)
+    assert t.contiguous() is t
+
+
+def test_clone_does_not_share_storage():
+    a = make_input((3, 4))
+    t = vkt.from_numpy(a)
+    views = [t.clone(), t.T.clone(), t.T.contiguous()]
+    refs = [a.copy(), a.T.copy(), a.T.copy()]
+    a += 1.0
+    for v, r in zip(views, refs):
+        assert_bits_equal(v.numpy(), r)
+
+
+DEVICE_COPY_CASES = [c for c in CASES if c[0] in ("T", "mT", "permute", "slice_steps", "expand", "view_of_view", "slice_of_expand")]
+
+
+@pytest.mark.parametrize("name,shape,fn,np_fn,is_view", DEVICE_COPY_CASES, ids=[c[0] for c in DEVICE_COPY_CASES])
+def test_vulkan_contiguous_runs_on_device(dev, name, shape, fn, np_fn, is_view):
+    a = make_input(shape)
+    t = vkt.tensor(a, device=dev)
+    before = vkt.vulkan.memory_allocated()
+    c = fn(t).contiguous()
+    # The copy is a new device tensor: it lives in device memory, not on the host.
+    assert c.device.type == "vulkan"
+    assert c.is_contiguous()
+    assert vkt.vulkan.memory_allocated() >= before + c.numel() * 4
+    # A view of the copy copied again stays on the device and reads back right.
+    d = c.T.contiguous() if c.dim() == 2 else c.flatten().contiguous()
+    assert d.device.type == "vulkan"
+    ref = c_copy(np_fn(a))
+    assert_bits_equal(np.asarray(c), ref)
+    assert_bits_equal(np.asarray(d), c_copy(ref.T) if ref.ndim == 2 else ref.reshape(-1))
+
+
+def test_vulkan_many_views_then_read(dev):
+    # Several device copies recorded before one read: the batch must keep them in order.
+    a = make_input((16, 24))
+    t = vkt.tensor(a, device=dev)
+    outs = [t.T.contiguous(), t[::2, 1::3].contiguous(), t.T.contiguous().T.contiguous(), t[None].expand(3, 16, 24).contiguous()]
+    refs = [a.T, a[::2, 1::3], a, np.broadcast_to(a[None], (3, 16, 24))]
+    for o, r in zip(outs, refs):
+        assert_bits_equal(np.asarray(o), c_copy(r))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float16", "int32", "int64", "uint8", "bool"])
+def test_view_copy_every_dtype(device, dtype):
+    a = (np.arange(5 * 7) % 5).astype(dtype).reshape(5, 7)
+    t = vkt.tensor(a, device=device)
+    for fn, np_fn in [(lambda x: x.T, lambda x: x.T), (lambda x: x[1::2, ::3], lambda x: x[1::2, ::3])]:
+        c = fn(t).contiguous()
+        assert c.is_contiguous()
+        assert_bits_equal(np.asarray(c), c_copy(np_fn(a)))

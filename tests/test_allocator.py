@@ -186,6 +186,22 @@ def test_out_of_memory_single_request(memory_limit, dev):
     assert np.asarray(t).sum() == 1024
 
 
+def test_cached_memory_is_released_before_oom(memory_limit, dev):
+    # Free but cached blocks must not cause an OOM: the allocator empties its cache and retries.
+    vk.synchronize()
+    vk.empty_cache()
+    ooms = vk.memory_stats()["num_ooms"]
+    memory_limit(64 * MiB)
+    a = vkt.empty(40 * MiB, dtype=vkt.uint8, device=dev)
+    del a
+    vk.synchronize()
+    b = vkt.full((12 * MiB,), 1.0, device=dev)
+    assert vk.memory_reserved() <= 64 * MiB
+    assert vk.memory_stats()["num_ooms"] == ooms
+    assert np.asarray(b)[-1] == 1.0
+    del b
+
+
 def test_out_of_memory_is_runtime_error():
     assert issubclass(vkt.OutOfMemoryError, RuntimeError)
 

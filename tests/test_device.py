@@ -157,7 +157,7 @@ def adapter_types():
 
 
 @pytest.mark.parametrize("choice", ["cpu", "discrete", "integrated"])
-def test_vkt_device_by_type(choice):
+def test_vkt_device_by_type(dev, choice):
     out = probe({"VKT_DEVICE": choice})
     if choice in adapter_types():
         assert out.get("type") == choice, out
@@ -167,7 +167,7 @@ def test_vkt_device_by_type(choice):
         assert "VKT_DEVICE" in out["error"]
 
 
-def test_vkt_device_bad_index():
+def test_vkt_device_bad_index(dev):
     out = probe({"VKT_DEVICE": str(max(7, len(adapter_types())))})
     assert "error" in out, out
     assert "VKT_DEVICE" in out["error"]

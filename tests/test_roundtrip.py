@@ -69,6 +69,21 @@ def test_roundtrip_past_max_storage_buffer_range(dev):
     assert np.array_equal(back, a)
 
 
+def test_device_copies_past_max_storage_buffer_range(dev):
+    # Device work on a tensor past the binding limit is split (or refused clearly), never truncated.
+    limit = vkt.vulkan.get_device_properties(0).max_storage_buffer_range
+    a = np.resize(np.arange(251, dtype=np.uint8), limit + 4096)
+    t = vkt.tensor(a, device=dev)
+    try:
+        shifted = np.asarray(t[7:].contiguous())
+        filled = np.asarray(vkt.full((limit // 4 + 17,), 2.5, device=dev))
+    except RuntimeError as e:
+        assert "range" in str(e) or "limit" in str(e), e
+        return
+    assert np.array_equal(shifted, a[7:])
+    assert filled.shape == (limit // 4 + 17,) and (filled == 2.5).all()
+
+
 NONCONTIGUOUS = [
     ("reversed", lambda a: a[::-1]),
     ("step2_cols", lambda a: a[:, ::2]),

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops.h"
+#include "table.h"
 
 #define COPY_MAX_RANK 8
 
@@ -15,50 +15,7 @@ typedef struct {
   uint32_t shape[COPY_MAX_RANK], src_stride[COPY_MAX_RANK], dst_stride[COPY_MAX_RANK];
 } copy_push;
 
-/* ---- fallback counters ---- */
-
-#define VKT_MAX_FALLBACK_OPS 64
-typedef struct {
-  const char *op; /* a static string: the op table's name */
-  uint64_t count;
-} fallback_row;
-static fallback_row fallbacks[VKT_MAX_FALLBACK_OPS];
-static int nfallbacks;
-
-void vkt_fallback_note(const char *op, const char *reason) {
-  (void)reason;
-  for (int i = 0; i < nfallbacks; i++)
-    if (strcmp(fallbacks[i].op, op) == 0) {
-      fallbacks[i].count++;
-      return;
-    }
-  if (nfallbacks < VKT_MAX_FALLBACK_OPS)
-    fallbacks[nfallbacks++] = (fallback_row){op, 1};
-}
-
-int vkt_fallback_count(void) { return nfallbacks; }
-void vkt_fallback_get(int i, const char **op, uint64_t *count) { *op = fallbacks[i].op, *count = fallbacks[i].count; }
-void vkt_fallback_reset(void) { nfallbacks = 0; }
-
 /* ---- the strided-copy shader ---- */
-
-/* Drops size-1 dimensions and merges neighbours that are contiguous in both views. */
-static int merge_dims(const vkt_tensor *dst, const vkt_tensor *src, int64_t *shape, int64_t *ds, int64_t *ss) {
-  int r = 0;
-  for (int i = 0; i < dst->ndim; i++) {
-    if (dst->shape[i] == 1)
-      continue;
-    if (r > 0 && ds[r - 1] == dst->strides[i] * dst->shape[i] && ss[r - 1] == src->strides[i] * dst->shape[i]) {
-      shape[r - 1] *= dst->shape[i];
-      ds[r - 1] = dst->strides[i];
-      ss[r - 1] = src->strides[i];
-      continue;
-    }
-    shape[r] = dst->shape[i], ds[r] = dst->strides[i], ss[r] = src->strides[i];
-    r++;
-  }
-  return r;
-}
 
 static bool bindable(const vkt_storage *s) {
   return s->alloc.size <= vkt_device_props(s->dev)->max_storage_buffer_range;
@@ -73,8 +30,8 @@ static bool copy_supported(const vkt_tensor *dst, const vkt_tensor *src, int *ra
   int size = vkt_dtype_size(dst->dtype);
   if ((size == 1 && !props->int8_storage) || (size == 2 && !props->int16_storage))
     return false;
-  int64_t shape[VKT_MAX_DIMS], ds[VKT_MAX_DIMS], ss[VKT_MAX_DIMS];
-  *rank = merge_dims(dst, src, shape, ds, ss);
+  int64_t shape[VKT_MAX_DIMS], strides[2 * VKT_MAX_DIMS], *ds = strides, *ss = strides + VKT_MAX_DIMS;
+  *rank = vkt_merge_dims(2, (const vkt_tensor *[]){dst, src}, shape, strides);
   int64_t n = vkt_tensor_numel(dst);
   if (*rank > COPY_MAX_RANK || n > UINT32_MAX)
     return false;
@@ -83,11 +40,6 @@ static bool copy_supported(const vkt_tensor *dst, const vkt_tensor *src, int *ra
   for (int i = 0; i < *rank; i++)
     p->shape[i] = (uint32_t)shape[i], p->src_stride[i] = (uint32_t)ss[i], p->dst_stride[i] = (uint32_t)ds[i];
   return true;
-}
-
-static void touched(vkt_storage *s, uint64_t batch) {
-  if (batch > s->last_use)
-    s->last_use = batch;
 }
 
 static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, const copy_push *p) {
@@ -110,15 +62,14 @@ static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, cons
     vkt_groups_for(dev, (p->n + 255) / 256, groups);
     st = vkt_stream_dispatch(dev, pipe, b, 2, p, sizeof *p, groups, &batch);
   }
-  touched(d, batch);
-  touched(s, batch);
+  vkt_storage_touched(d, batch);
+  vkt_storage_touched(s, batch);
   return st;
 }
 
 /* ---- copies through the host ---- */
 
-/* A host view of src: src itself on the host, else the span it covers, downloaded. */
-static vkt_status host_view(const vkt_tensor *src, vkt_tensor *out) {
+vkt_status vkt_host_view(const vkt_tensor *src, vkt_tensor *out) {
   if (vkt_tensor_device(src) == VKT_CPU) {
     vkt_tensor_share(out, src);
     return VKT_OK;
@@ -151,7 +102,7 @@ static vkt_status upload_contiguous(const vkt_tensor *dst, const void *host) {
 
 static vkt_status copy_through_host(const vkt_tensor *dst, const vkt_tensor *src) {
   vkt_tensor h = {0}, tmp = {0}, staged = {0};
-  vkt_status st = host_view(src, &h);
+  vkt_status st = vkt_host_view(src, &h);
   if (st)
     goto finish;
   if (vkt_tensor_device(dst) == VKT_CPU) {
@@ -179,7 +130,7 @@ static vkt_status copy_through_host(const vkt_tensor *dst, const vkt_tensor *src
     st = device_copy(dst, &staged, &p);
   } else { /* past the binding limits: read-modify-write the destination's span on the host */
     vkt_tensor hd = {0};
-    if (!(st = host_view(dst, &hd))) {
+    if (!(st = vkt_host_view(dst, &hd))) {
       vkt_cpu_copy(&hd, &tmp);
       int64_t lo, hi;
       vkt_tensor_extent(dst, &lo, &hi);
@@ -212,8 +163,10 @@ vkt_status vkt_copy_(const vkt_tensor *dst, const vkt_tensor *src) {
   copy_push p;
   if (copy_supported(dst, src, &rank, &p))
     return device_copy(dst, src, &p);
+  if (dd == sd && dst->dtype != src->dtype) /* a cast on one device: an elementwise op */
+    return vkt_op_run(VKT_OP_CAST, &(vkt_op_args){.out = dst, .in = {src}, .nin = 1, .compute = src->dtype});
   if (dd != VKT_CPU && sd != VKT_CPU)
-    vkt_fallback_note("copy", dst->dtype != src->dtype ? "cast" : "layout or size beyond the copy shader");
+    vkt_fallback_note("copy", "a layout or size beyond the copy shader");
   return copy_through_host(dst, src);
 }
 

@@ -33,14 +33,41 @@ void vkt_manual_seed(uint64_t seed);
 vkt_status vkt_random_(const vkt_tensor *t, bool normal);
 vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, double start, double step, int64_t n);
 
+/* ---- elementwise ops (elementwise.c) ---- */
+
+/* An operand: a tensor, or a Python number when t is NULL. */
+typedef struct {
+  const vkt_tensor *t;
+  vkt_scalar s;
+  bool is_bool; /* the number was True or False */
+} vkt_operand;
+
+/* PyTorch's result type: dimensioned tensors outrank 0-d tensors, which outrank Python numbers,
+ * unless a lower rank brings a higher category (bool < integer < float). */
+vkt_dtype vkt_result_type(int n, const vkt_operand *ops);
+vkt_status vkt_broadcast_shape(int n, const vkt_tensor *const *t, int *ndim, int64_t *shape);
+
+/* Each writes into `into` when it is given (in-place ops: it must have the broadcast shape and a
+ * dtype the result can be cast to), else into a new tensor *result. id is a row of the op table. */
+vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, const vkt_tensor *into,
+                     vkt_tensor *result);
+vkt_status vkt_binary(int id, vkt_operand a, vkt_operand b, vkt_scalar alpha, const vkt_tensor *into,
+                      vkt_tensor *result);
+vkt_status vkt_where(const vkt_tensor *cond, vkt_operand a, vkt_operand b, vkt_tensor *result);
+
 /* Host kernels on host views. */
 void vkt_cpu_copy(const vkt_tensor *dst, const vkt_tensor *src);
 void vkt_cpu_fill(const vkt_tensor *t, vkt_scalar v);
 
-/* Every time an op leaves the shader path it is counted here, by op name. */
+/* A host view of src: src itself on the host, else the span it covers, downloaded (same strides). */
+vkt_status vkt_host_view(const vkt_tensor *src, vkt_tensor *out);
+
+/* Every time an op leaves the shader path it is counted here, by op name and reason (static strings).
+ * The hook, if set, hears of each new (op, reason) pair. */
 void vkt_fallback_note(const char *op, const char *reason);
+void vkt_fallback_set_hook(void (*hook)(const char *op, const char *reason));
 int vkt_fallback_count(void);
-void vkt_fallback_get(int i, const char **op, uint64_t *count);
+void vkt_fallback_get(int i, const char **op, const char **reason, uint64_t *count);
 void vkt_fallback_reset(void);
 
 #endif

@@ -2,6 +2,7 @@
  * creation functions and the device functions behind vkt.vulkan. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "py.h"
@@ -408,20 +409,26 @@ static PyObject *py_validation_enabled(PyObject *self, PyObject *unused) {
   return PyBool_FromLong(vkt_validation_enabled());
 }
 
-static PyObject *py_fallback_stats(PyObject *self, PyObject *unused) {
-  (void)self, (void)unused;
+static PyObject *py_fallback_stats(PyObject *self, PyObject *args) {
+  int by_reason = 0;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "|p", &by_reason))
+    return NULL;
   PyObject *d = PyDict_New();
   for (int i = 0; d && i < vkt_fallback_count(); i++) {
-    const char *op;
+    const char *op, *reason;
     uint64_t count;
-    vkt_fallback_get(i, &op, &count);
-    PyObject *v = PyLong_FromUnsignedLongLong(count);
-    if (!v || PyDict_SetItemString(d, op, v) < 0) {
-      Py_XDECREF(v);
+    vkt_fallback_get(i, &op, &reason, &count);
+    PyObject *key = by_reason ? Py_BuildValue("(ss)", op, reason) : PyUnicode_FromString(op);
+    PyObject *old = key ? PyDict_GetItemWithError(d, key) : NULL;
+    PyObject *v = key && !PyErr_Occurred() ? PyLong_FromUnsignedLongLong(count + (old ? PyLong_AsUnsignedLongLong(old) : 0)) : NULL;
+    int r = v ? PyDict_SetItem(d, key, v) : -1;
+    Py_XDECREF(key);
+    Py_XDECREF(v);
+    if (r < 0) {
       Py_DECREF(d);
       return NULL;
     }
-    Py_DECREF(v);
   }
   return d;
 }
@@ -504,16 +511,34 @@ static PyMethodDef module_methods[] = {
     {"_set_memory_limit", py_set_memory_limit, METH_VARARGS, NULL},
     {"_validation_messages", py_validation_messages, METH_NOARGS, NULL},
     {"_validation_enabled", py_validation_enabled, METH_NOARGS, NULL},
-    {"_fallback_stats", py_fallback_stats, METH_NOARGS, NULL},
+    {"_fallback_stats", py_fallback_stats, METH_VARARGS, NULL},
     {"_reset_fallback_stats", py_reset_fallback_stats, METH_NOARGS, NULL},
     {"_rank_adapters", py_rank_adapters, METH_O, "adapter indices best first, from (type, device-local bytes) pairs"},
     {"_shutdown", py_shutdown, METH_NOARGS, "destroys every Vulkan object; vkt is unusable afterwards"},
     {NULL, NULL, 0, NULL},
 };
 
+static int add_functions(PyObject *module) {
+  PyMethodDef *families[] = {vkt_elementwise_functions, vkt_reduce_functions, vkt_matmul_functions,
+                             vkt_shape_functions};
+  for (int i = 0; i < 4; i++)
+    if (PyModule_AddFunctions(module, families[i]) < 0)
+      return -1;
+  return 0;
+}
+
+/* VKT_WARN_FALLBACK=1: a Python warning the first time each op takes the CPU path for a reason. */
+static void warn_fallback(const char *op, const char *reason) {
+  if (getenv("VKT_WARN_FALLBACK") && strcmp(getenv("VKT_WARN_FALLBACK"), "0") != 0)
+    PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "vkt: %s ran on the CPU: %s", op, reason);
+}
+
 static int module_exec(PyObject *module) {
   vkt_py_state *state = PyModule_GetState(module);
   vkt_state = state;
+  vkt_fallback_set_hook(warn_fallback);
+  if (add_functions(module) < 0)
+    return -1;
   state->oom_error = PyErr_NewExceptionWithDoc("vkt.OutOfMemoryError",
                                                "Device memory is exhausted (a RuntimeError, like torch's).",
                                                PyExc_RuntimeError, NULL);

@@ -7,7 +7,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "../ops/ops.h"
+#include "../ops/table.h"
 
 typedef struct {
   PyObject *tensor_type, *dtype_type, *device_type;
@@ -66,5 +66,31 @@ PyObject *vkt_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *vkt_tensor_dlpack_device(PyObject *self, PyObject *unused);
 PyObject *vkt_tensor_array(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *vkt_tensor_numpy(PyObject *self, PyObject *unused);
+
+/* ---- shared by the operator bindings (ops_*.c) ---- */
+
+#define SELF_T (&((vkt_py_tensor *)self)->t)
+/* The tensor inside o, or NULL when o is not a vkt.Tensor. */
+static inline vkt_tensor *vkt_tensor_of(PyObject *o) { return vkt_is_tensor(o) ? &((vkt_py_tensor *)o)->t : NULL; }
+/* A tensor or a Python number (bool, int, float) as an operand; -1 with TypeError otherwise. */
+int vkt_py_operand(PyObject *o, vkt_operand *out);
+/* A Python number as a vkt_scalar; -1 with TypeError otherwise. */
+int vkt_py_scalar(PyObject *o, vkt_scalar *out);
+/* `return vkt_py_result(st, &out);`: raises for a failed status, else wraps out. */
+PyObject *vkt_py_result(vkt_status st, vkt_tensor *out);
+/* Parses a dim argument: an int, or a tuple/list of ints, or None (every dim) into a bit mask over
+ * ndim dims; -1 with an exception on a bad or repeated dim. */
+int vkt_py_dims(PyObject *o, int ndim, uint32_t *mask);
+
+/* Each family's bindings: Tensor methods and vkt.<name> functions, {NULL}-terminated. */
+extern PyMethodDef vkt_elementwise_methods[], vkt_elementwise_functions[];
+extern PyMethodDef vkt_reduce_methods[], vkt_reduce_functions[];
+extern PyMethodDef vkt_matmul_methods[], vkt_matmul_functions[];
+extern PyMethodDef vkt_shape_methods[], vkt_shape_functions[];
+/* Tensor slots the families own: a @ b, and t[key] = value. */
+PyObject *vkt_py_matmul(PyObject *a, PyObject *b);
+int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value);
+/* The number protocol and comparisons of Tensor (ops_elementwise.c). */
+extern PyType_Slot vkt_number_slots[];
 
 #endif

@@ -527,20 +527,55 @@ static PyType_Slot tensor_slots[] = {
     {Py_tp_dealloc, tensor_dealloc},
     {Py_tp_repr, t_repr},
     {Py_tp_getset, tensor_getset},
-    {Py_tp_methods, tensor_methods},
     {Py_mp_subscript, t_getitem},
+    {Py_mp_ass_subscript, vkt_py_setitem},
     {Py_mp_length, t_len},
     {Py_bf_getbuffer, vkt_tensor_getbuffer},
     {Py_bf_releasebuffer, vkt_tensor_releasebuffer},
     {Py_tp_doc, "A multi-dimensional array on the host (cpu) or a Vulkan device."},
-    {0, NULL},
 };
 
-static PyType_Spec tensor_spec = {"vkt.Tensor", sizeof(vkt_py_tensor), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-                                  tensor_slots};
+/* Concatenates {NULL}-terminated arrays into one new one; the type keeps it for the process. */
+static void *concat(size_t size, int n, void *const *arrays, const int *counts) {
+  int total = 1;
+  for (int i = 0; i < n; i++)
+    total += counts[i];
+  char *all = PyMem_Calloc((size_t)total, size), *p = all;
+  for (int i = 0; all && i < n; i++) {
+    memcpy(p, arrays[i], size * (size_t)counts[i]);
+    p += size * (size_t)counts[i];
+  }
+  return all;
+}
+
+static int count_methods(const PyMethodDef *m) {
+  int n = 0;
+  while (m[n].ml_name)
+    n++;
+  return n;
+}
+
+static int count_slots(const PyType_Slot *s) {
+  int n = 0;
+  while (s[n].slot)
+    n++;
+  return n;
+}
 
 int vkt_tensor_type_add(PyObject *module, vkt_py_state *state) {
-  state->tensor_type = PyType_FromModuleAndSpec(module, &tensor_spec, NULL);
+  PyMethodDef *families[] = {tensor_methods, vkt_elementwise_methods, vkt_reduce_methods, vkt_matmul_methods,
+                             vkt_shape_methods};
+  int nm[5];
+  for (int i = 0; i < 5; i++)
+    nm[i] = count_methods(families[i]);
+  PyMethodDef *methods = concat(sizeof *methods, 5, (void *const *)families, nm);
+  PyType_Slot extra = {Py_tp_methods, methods};
+  int ns[3] = {(int)(sizeof tensor_slots / sizeof *tensor_slots), count_slots(vkt_number_slots), 1};
+  PyType_Slot *slots = concat(sizeof *slots, 3, (void *const[]){tensor_slots, vkt_number_slots, &extra}, ns);
+  if (!methods || !slots)
+    return PyErr_NoMemory(), -1;
+  PyType_Spec spec = {"vkt.Tensor", sizeof(vkt_py_tensor), 0,
+                      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
+  state->tensor_type = PyType_FromModuleAndSpec(module, &spec, NULL);
   return state->tensor_type ? PyModule_AddObjectRef(module, "Tensor", state->tensor_type) : -1;
 }

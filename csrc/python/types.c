@@ -270,3 +270,70 @@ int vkt_parse_shape(PyObject *args, int *ndim, int64_t *shape) {
   *ndim = (int)n;
   return 0;
 }
+
+int vkt_py_scalar(PyObject *o, vkt_scalar *out) {
+  if (PyBool_Check(o)) {
+    *out = (vkt_scalar){false, 0, o == Py_True};
+  } else if (PyLong_Check(o)) {
+    int overflow;
+    long long i = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) {
+      PyErr_Format(PyExc_RuntimeError, "value %R cannot be converted to int64 without overflow", o);
+      return -1;
+    }
+    *out = (vkt_scalar){false, 0, i};
+  } else if (PyFloat_Check(o)) {
+    *out = (vkt_scalar){true, PyFloat_AsDouble(o), 0};
+  } else if (PyIndex_Check(o) && !vkt_is_tensor(o)) { /* NumPy integers */
+    PyObject *i = PyNumber_Index(o);
+    int r = i ? vkt_py_scalar(i, out) : -1;
+    Py_XDECREF(i);
+    return r;
+  } else {
+    double f = vkt_is_tensor(o) || PyComplex_Check(o) ? -1.0 : PyFloat_AsDouble(o);
+    if (f == -1.0 && (vkt_is_tensor(o) || PyComplex_Check(o) || PyErr_Occurred())) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "expected a number (bool, int or float), got %R", (PyObject *)Py_TYPE(o));
+      return -1;
+    }
+    *out = (vkt_scalar){true, f, 0};
+  }
+  return 0;
+}
+
+int vkt_py_operand(PyObject *o, vkt_operand *out) {
+  *out = (vkt_operand){.t = vkt_tensor_of(o), .is_bool = PyBool_Check(o)};
+  return out->t ? 0 : vkt_py_scalar(o, &out->s);
+}
+
+PyObject *vkt_py_result(vkt_status st, vkt_tensor *out) { return st ? vkt_raise(st) : vkt_wrap(out); }
+
+int vkt_py_dims(PyObject *o, int ndim, uint32_t *mask) {
+  *mask = 0;
+  if (!o || o == Py_None) {
+    *mask = ndim ? (1u << ndim) - 1 : 0;
+    return 0;
+  }
+  PyObject *seq = PyLong_Check(o) || PyIndex_Check(o) ? PyTuple_Pack(1, o) : PySequence_Tuple(o);
+  if (!seq)
+    return -1;
+  Py_ssize_t n = PyTuple_Size(seq);
+  int rc = 0;
+  for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
+    long long d = PyLong_AsLongLong(PyTuple_GetItem(seq, i));
+    int w;
+    if (d == -1 && PyErr_Occurred()) {
+      rc = -1;
+    } else if (vkt_dim_wrap(d, ndim, &w)) {
+      vkt_raise(VKT_ERR_INDEX);
+      rc = -1;
+    } else if (ndim && (*mask & (1u << w))) {
+      PyErr_Format(PyExc_RuntimeError, "dim %d appears multiple times in the list of dims", w);
+      rc = -1;
+    } else if (ndim) {
+      *mask |= 1u << w;
+    }
+  }
+  Py_DECREF(seq);
+  return rc;
+}

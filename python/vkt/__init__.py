@@ -2,14 +2,7 @@
 import atexit
 
 from . import _C
-from ._C import (OutOfMemoryError, Tensor, arange, bool, device, dtype, empty, empty_like, float16, float32,
-                 float64, from_dlpack, from_numpy, full, full_like, int32, int64, manual_seed, ones, ones_like,
-                 rand, rand_like, randn, randn_like, tensor, uint8, zeros, zeros_like)
-from . import vulkan
+from ._C import *  # noqa: F401,F403  Tensor, dtypes, creation functions and every operator
+from . import nn, vulkan  # noqa: E402
 
 atexit.register(_C._shutdown)
-
-__all__ = ["OutOfMemoryError", "Tensor", "arange", "bool", "device", "dtype", "empty", "empty_like", "float16",
-           "float32", "float64", "from_dlpack", "from_numpy", "full", "full_like", "int32", "int64",
-           "manual_seed", "ones", "ones_like", "rand", "rand_like", "randn", "randn_like", "tensor", "uint8",
-           "vulkan", "zeros", "zeros_like"]

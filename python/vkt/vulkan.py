@@ -106,9 +106,10 @@ def validation_enabled():
     return _C._validation_enabled()
 
 
-def fallback_stats():
-    """How often each op took the CPU fallback instead of a shader: {op_name: count}."""
-    return _C._fallback_stats()
+def fallback_stats(by_reason=False):
+    """How often each op took the CPU fallback instead of a shader: {op_name: count}, or with
+    by_reason {(op_name, reason): count}."""
+    return _C._fallback_stats(by_reason)
 
 
 def reset_fallback_stats():

@@ -1,4 +1,4 @@
-/* iter.h: walks the elements of up to three same-shaped host views in row-major order, keeping a
+/* iter.h: walks the elements of up to four same-shaped host views in row-major order, keeping a
  * byte pointer into each. The CPU kernels are loops over it. */
 #ifndef VKT_ITER_H
 #define VKT_ITER_H
@@ -8,9 +8,9 @@
 typedef struct {
   int ndim, nops;
   int64_t shape[VKT_MAX_DIMS];
-  int64_t strides[3][VKT_MAX_DIMS]; /* bytes */
+  int64_t strides[4][VKT_MAX_DIMS]; /* bytes */
   int64_t index[VKT_MAX_DIMS];
-  char *ptr[3];
+  char *ptr[4];
 } vkt_iter;
 
 static inline void vkt_iter_init(vkt_iter *it, int nops, const vkt_tensor *const *ops) {

@@ -1,0 +1,430 @@
+/* elementwise.c: the unary, binary and where families: type promotion and broadcasting in front,
+ * then one strided shader (unary.comp, binary.comp, where.comp) or the CPU kernel per op row. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu/iter.h"
+#include "cpu/math.h"
+#include "table.h"
+
+/* ---- type promotion ---- */
+
+static int category(vkt_dtype d) { return d == VKT_BOOL ? 0 : vkt_dtypes[d].is_float ? 2 : 1; }
+
+static vkt_dtype promote2(vkt_dtype a, vkt_dtype b) {
+  if ((int)a < 0)
+    return b;
+  if ((int)b < 0 || a == b)
+    return a;
+  if (category(a) != category(b))
+    return category(a) > category(b) ? a : b;
+  return vkt_dtype_size(a) >= vkt_dtype_size(b) ? a : b;
+}
+
+static vkt_dtype combine(vkt_dtype higher, vkt_dtype lower) {
+  if ((int)higher < 0)
+    return lower;
+  if (category(higher) == 2)
+    return higher;
+  if (higher == VKT_BOOL || ((int)lower >= 0 && category(lower) == 2))
+    return promote2(higher, lower);
+  return higher;
+}
+
+vkt_dtype vkt_result_type(int n, const vkt_operand *ops) {
+  vkt_dtype dim = (vkt_dtype)-1, zero = (vkt_dtype)-1, wrapped = (vkt_dtype)-1;
+  for (int i = 0; i < n; i++) {
+    const vkt_operand *o = &ops[i];
+    if (!o->t)
+      wrapped = promote2(wrapped, o->s.is_float ? VKT_FLOAT32 : o->is_bool ? VKT_BOOL : VKT_INT64);
+    else if (o->t->ndim == 0)
+      zero = promote2(zero, o->t->dtype);
+    else
+      dim = promote2(dim, o->t->dtype);
+  }
+  return combine(dim, combine(zero, wrapped));
+}
+
+vkt_status vkt_broadcast_shape(int n, const vkt_tensor *const *t, int *ndim, int64_t *shape) {
+  int r = 0;
+  for (int k = 0; k < n; k++)
+    if (t[k] && t[k]->ndim > r)
+      r = t[k]->ndim;
+  for (int i = 0; i < r; i++)
+    shape[i] = 1;
+  for (int k = 0; k < n; k++) {
+    if (!t[k])
+      continue;
+    for (int i = 0; i < t[k]->ndim; i++) {
+      int64_t *s = &shape[r - t[k]->ndim + i], v = t[k]->shape[i];
+      if (v == *s || v == 1)
+        continue;
+      if (*s != 1) {
+        char a[256], b[256];
+        vkt_shape_str(t[0]->ndim, t[0]->shape, a, sizeof a);
+        vkt_shape_str(t[k]->ndim, t[k]->shape, b, sizeof b);
+        return vkt_fail(VKT_ERR_RUNTIME,
+                        "The size of tensor a (%lld) must match the size of tensor b (%lld) at non-singleton "
+                        "dimension %d: shapes %s and %s cannot be broadcast",
+                        (long long)*s, (long long)v, i + r - t[k]->ndim, a, b);
+      }
+      *s = v;
+    }
+  }
+  *ndim = r;
+  return VKT_OK;
+}
+
+/* ---- checks shared by the front-ends ---- */
+
+static bool can_cast(vkt_dtype from, vkt_dtype to) {
+  return category(from) <= category(to);
+}
+
+static vkt_status check_into(const vkt_tensor *into, vkt_dtype result, int ndim, const int64_t *shape) {
+  char a[256], b[256];
+  if (into->ndim != ndim || memcmp(into->shape, shape, sizeof *shape * (size_t)ndim) != 0) {
+    vkt_shape_str(into->ndim, into->shape, a, sizeof a);
+    vkt_shape_str(ndim, shape, b, sizeof b);
+    return vkt_fail(VKT_ERR_RUNTIME, "output with shape %s doesn't match the broadcast shape %s", a, b);
+  }
+  for (int i = 0; i < into->ndim; i++)
+    if (into->strides[i] == 0 && into->shape[i] > 1)
+      return vkt_fail(VKT_ERR_RUNTIME, "unsupported operation: more than one element of the written-to tensor "
+                                       "refers to a single memory location. Please clone() the tensor before "
+                                       "performing the operation.");
+  if (!can_cast(result, into->dtype))
+    return vkt_fail(VKT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
+                    vkt_dtypes[result].name, vkt_dtypes[into->dtype].name);
+  return VKT_OK;
+}
+
+static vkt_status same_device(int n, const vkt_tensor *const *t, int *device) {
+  *device = VKT_CPU - 1;
+  for (int k = 0; k < n; k++) {
+    if (!t[k])
+      continue;
+    int d = vkt_tensor_device(t[k]);
+    if (*device == VKT_CPU - 1)
+      *device = d;
+    else if (d != *device)
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "Expected all tensors to be on the same device, but found at least two devices, %s%d and %s%d!",
+                      *device == VKT_CPU ? "cpu" : "vulkan:", *device, d == VKT_CPU ? "cpu" : "vulkan:", d);
+  }
+  return VKT_OK;
+}
+
+/* Runs the op into `into` when given, else into a new tensor; casts through a temporary when the
+ * op's result dtype differs from into's. args.in[] are already broadcast to shape. */
+static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_dtype, int ndim, const int64_t *shape,
+                           const vkt_tensor *into, vkt_tensor *result) {
+  vkt_tensor out = {0};
+  vkt_status st;
+  if (into && into->dtype == out_dtype) {
+    args->out = into;
+    return vkt_op_run(id, args);
+  }
+  if ((st = vkt_tensor_empty(&out, device, out_dtype, ndim, shape)))
+    return st;
+  args->out = &out;
+  if (vkt_tensor_numel(&out) > 0)
+    st = vkt_op_run(id, args);
+  if (!st && into)
+    st = vkt_copy_(into, &out);
+  if (st || into)
+    vkt_tensor_release(&out);
+  else
+    *result = out;
+  return st;
+}
+
+/* ---- front-ends ---- */
+
+static vkt_status bool_refused(const vkt_op *op) {
+  if (strcmp(op->name, "neg") == 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                                     "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  return vkt_fail(VKT_ERR_RUNTIME, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                                   "`^` or `logical_xor()` operator instead.");
+}
+
+vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, const vkt_tensor *into,
+                     vkt_tensor *result) {
+  const vkt_op *op = &vkt_ops[id];
+  vkt_dtype compute = x->dtype, out_dtype;
+  if ((op->flags & VKT_NO_BOOL) && x->dtype == VKT_BOOL)
+    return bool_refused(op);
+  if ((op->flags & VKT_FLOAT_ONLY) && !vkt_dtypes[compute].is_float)
+    compute = VKT_FLOAT32;
+  out_dtype = op->flags & VKT_BOOL_OUT ? VKT_BOOL : compute;
+  bool identity = (id == VKT_OP_FLOOR || id == VKT_OP_CEIL || id == VKT_OP_ROUND) && !vkt_dtypes[compute].is_float;
+  if (id == VKT_OP_CLAMP && !vkt_dtypes[compute].is_float) { /* missing bounds: the type's limits */
+    int64_t lo = compute == VKT_INT64 ? INT64_MIN : INT32_MIN, hi = compute == VKT_INT64 ? INT64_MAX : INT32_MAX;
+    p0 = p0.is_float && isinf(p0.f) ? (vkt_scalar){false, 0, lo} : p0;
+    p1 = p1.is_float && isinf(p1.f) ? (vkt_scalar){false, 0, hi} : p1;
+  }
+  if (into && into != x) {
+    int device;
+    vkt_status st = same_device(2, (const vkt_tensor *[]){x, into}, &device);
+    if (st)
+      return st;
+  }
+  if (into) {
+    vkt_status st = check_into(into, out_dtype, x->ndim, x->shape);
+    if (st)
+      return st;
+  }
+  vkt_op_args args = {.in = {x}, .nin = 1, .compute = compute, .param = {p0, p1}};
+  return run_into(identity ? VKT_OP_CAST : id, &args, vkt_tensor_device(x), out_dtype, x->ndim, x->shape, into,
+                  result);
+}
+
+vkt_status vkt_binary(int id, vkt_operand a, vkt_operand b, vkt_scalar alpha, const vkt_tensor *into,
+                      vkt_tensor *result) {
+  const vkt_op *op = &vkt_ops[id];
+  vkt_operand ops[2] = {a, b};
+  const vkt_tensor *t[2] = {a.t, b.t};
+  int device, ndim;
+  int64_t shape[VKT_MAX_DIMS];
+  vkt_status st;
+  if ((st = same_device(2, t, &device)) || (st = vkt_broadcast_shape(2, t, &ndim, shape)))
+    return st;
+  vkt_dtype compute = vkt_result_type(2, ops);
+  if ((op->flags & VKT_NO_BOOL) && compute == VKT_BOOL)
+    return bool_refused(op);
+  if ((op->flags & VKT_FLOAT_ONLY) && !vkt_dtypes[compute].is_float)
+    compute = VKT_FLOAT32;
+  if (!vkt_dtypes[compute].is_float && alpha.is_float)
+    return vkt_fail(VKT_ERR_RUNTIME, "For integral input tensors, argument alpha must not be a floating point number.");
+  if (id == VKT_OP_POW && !vkt_dtypes[compute].is_float && b.t == NULL && b.s.i < 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "Integers to negative integer powers are not allowed.");
+  vkt_dtype out_dtype = op->flags & VKT_BOOL_OUT ? VKT_BOOL : compute;
+  if (into && (st = check_into(into, out_dtype, ndim, shape)))
+    return st;
+  vkt_tensor ex[2] = {0};
+  vkt_op_args args = {.nin = 0, .compute = compute, .param = {{0}, alpha}};
+  for (int k = 0; k < 2; k++) {
+    if (!t[k]) {
+      args.scalar = k == 0 ? VKT_SCALAR_LHS : VKT_SCALAR_RHS;
+      args.param[0] = ops[k].s;
+      continue;
+    }
+    if ((st = vkt_expand(&ex[k], t[k], ndim, shape)))
+      break;
+    args.in[args.nin++] = &ex[k];
+  }
+  if (!st)
+    st = run_into(id, &args, device, out_dtype, ndim, shape, into, result);
+  for (int k = 0; k < 2; k++)
+    if (ex[k].storage)
+      vkt_tensor_release(&ex[k]);
+  return st;
+}
+
+/* A Python number as a 0-d tensor of its own dtype on device, for where's operands. */
+static vkt_status scalar_tensor(vkt_scalar s, vkt_dtype dtype, int device, vkt_tensor *out) {
+  vkt_status st = vkt_tensor_empty(out, device, dtype, 0, NULL);
+  if (!st && (st = vkt_fill_(out, s)))
+    vkt_tensor_release(out);
+  return st;
+}
+
+vkt_status vkt_where(const vkt_tensor *cond, vkt_operand a, vkt_operand b, vkt_tensor *result) {
+  vkt_operand ops[2] = {a, b};
+  vkt_tensor own[2] = {0}, ex[3] = {0};
+  const vkt_tensor *t[3] = {cond, a.t, b.t};
+  int device, ndim;
+  int64_t shape[VKT_MAX_DIMS];
+  vkt_status st;
+  if (cond->dtype != VKT_BOOL)
+    return vkt_fail(VKT_ERR_RUNTIME, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
+                    vkt_dtypes[cond->dtype].name);
+  if ((st = same_device(3, t, &device)) || (st = vkt_broadcast_shape(3, t, &ndim, shape)))
+    return st;
+  vkt_dtype dtype = vkt_result_type(2, ops);
+  for (int k = 0; k < 2 && !st; k++)
+    if (!t[k + 1] && !(st = scalar_tensor(ops[k].s, dtype, device, &own[k])))
+      t[k + 1] = &own[k];
+  for (int k = 0; k < 3 && !st; k++)
+    st = vkt_expand(&ex[k], t[k], ndim, shape);
+  vkt_op_args args = {.in = {&ex[0], &ex[1], &ex[2]}, .nin = 3, .compute = dtype};
+  if (!st)
+    st = run_into(VKT_OP_WHERE, &args, device, dtype, ndim, shape, NULL, result);
+  for (int k = 0; k < 3; k++)
+    if (ex[k].storage)
+      vkt_tensor_release(&ex[k]);
+  for (int k = 0; k < 2; k++)
+    if (own[k].storage)
+      vkt_tensor_release(&own[k]);
+  return st;
+}
+
+/* ---- the shader path ---- */
+
+#define EW_MAX_RANK 4
+#define EW_MAX_OPS 4
+
+typedef struct {
+  uint32_t n, rank, offset[EW_MAX_OPS], shape[EW_MAX_RANK], stride[EW_MAX_OPS * EW_MAX_RANK];
+  uint32_t param[2][2]; /* bits of the compute type */
+} ew_push;
+static_assert(sizeof(ew_push) == 120, "ew_push must match shaders/elementwise.glsl");
+
+/* The operands a launch binds: the output, then the tensor inputs. */
+static int operands(const vkt_op_args *a, const vkt_tensor **t) {
+  t[0] = a->out;
+  for (int k = 0; k < a->nin; k++)
+    t[k + 1] = a->in[k];
+  return a->nin + 1;
+}
+
+bool vkt_elementwise_supports(const vkt_op *op, const vkt_op_args *a, const char **why) {
+  const vkt_tensor *t[EW_MAX_OPS];
+  int n = operands(a, t);
+  const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
+  if ((op->flags & VKT_NO_FLOAT64) && a->compute == VKT_FLOAT64) {
+    *why = "GLSL has no float64 form of this function";
+    return false;
+  }
+  if (!vkt_dtype_storable(p, a->compute, why))
+    return false;
+  for (int k = 0; k < n; k++)
+    if (!vkt_dtype_storable(p, t[k]->dtype, why) || !vkt_bindable(t[k], why))
+      return false;
+  int64_t shape[VKT_MAX_DIMS], strides[EW_MAX_OPS * VKT_MAX_DIMS];
+  *why = "more than 4 dimensions that cannot be merged";
+  if (vkt_merge_dims(n, t, shape, strides) > EW_MAX_RANK)
+    return false;
+  *why = "more than 2^32 elements";
+  return vkt_tensor_numel(a->out) <= UINT32_MAX;
+}
+
+static void encode(vkt_dtype compute, vkt_scalar v, uint32_t out[2]) {
+  double f = v.is_float ? v.f : (double)v.i;
+  int64_t i = v.is_float ? (int64_t)v.f : v.i;
+  out[0] = out[1] = 0;
+  if (compute == VKT_FLOAT64) {
+    memcpy(out, &f, 8);
+  } else if (vkt_dtypes[compute].is_float) {
+    float g = (float)f;
+    memcpy(out, &g, 4);
+  } else if (compute == VKT_INT64) {
+    memcpy(out, &i, 8);
+  } else {
+    int32_t j = (int32_t)i;
+    memcpy(out, &j, 4);
+  }
+}
+
+static const char *store_expr(const vkt_op *op, const vkt_op_args *a) {
+  if (op->flags & VKT_BOOL_OUT)
+    return "#define STORE(v) TO((v) ? 1 : 0)\n";
+  if (a->out->dtype == VKT_BOOL)
+    return "#define STORE(v) TO((v) != C(0) ? 1 : 0)\n";
+  if (a->out->dtype == VKT_UINT8 && vkt_dtypes[a->compute].is_float)
+    return "#define STORE(v) TO(int(v))\n";
+  return "#define STORE(v) TO(v)\n";
+}
+
+vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
+  const vkt_tensor *t[EW_MAX_OPS];
+  int n = operands(a, t);
+  int64_t shape[VKT_MAX_DIMS], strides[EW_MAX_OPS * VKT_MAX_DIMS];
+  int rank = vkt_merge_dims(n, t, shape, strides);
+  ew_push push = {.n = (uint32_t)vkt_tensor_numel(a->out), .rank = (uint32_t)rank};
+  bool contiguous = true;
+  for (int d = 0; d < rank; d++) {
+    push.shape[d] = (uint32_t)shape[d];
+    for (int k = 0; k < n; k++) {
+      push.stride[k * EW_MAX_RANK + d] = (uint32_t)strides[k * VKT_MAX_DIMS + d];
+      contiguous = contiguous && rank == 1 && strides[k * VKT_MAX_DIMS + d] == 1;
+    }
+  }
+  for (int k = 0; k < n; k++)
+    push.offset[k] = (uint32_t)t[k]->offset;
+  encode(a->compute, a->param[0], push.param[0]);
+  encode(a->compute, a->param[1], push.param[1]);
+
+  char defines[1024];
+  static const char *const names[] = {"TO", "TA", "TB", "TC"};
+  int len = 0;
+  const vkt_tensor *typed[4] = {a->out, NULL, NULL, NULL};
+  if (op->shader[0] == 'w') /* where: the condition has its own type; TA, TB are the values */
+    typed[1] = a->in[1], typed[2] = a->in[2];
+  else
+    for (int k = 0; k < a->nin; k++)
+      typed[k + 1] = a->in[k];
+  for (int k = 0; k < 4; k++)
+    if (typed[k])
+      len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, names[k], typed[k]->dtype);
+  len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "C", a->compute);
+  len += snprintf(defines + len, sizeof defines - (size_t)len, "%s%s%s%s", store_expr(op, a), op->define,
+                  a->scalar == VKT_SCALAR_RHS ? "#define RHS_SCALAR\n" : a->scalar == VKT_SCALAR_LHS ? "#define LHS_SCALAR\n" : "",
+                  contiguous ? "#define CONTIGUOUS\n" : "");
+  vkt_device *dev = a->out->storage->dev;
+  vkt_pipeline *pipe;
+  vkt_status st = vkt_pipeline_get(dev, op->shader, defines, n, sizeof push, &pipe);
+  if (st)
+    return st;
+  vkt_binding b[EW_MAX_OPS];
+  for (int k = 0; k < n; k++)
+    b[k] = (vkt_binding){&t[k]->storage->alloc, 0, t[k]->storage->alloc.size, k == 0};
+  uint32_t groups[3];
+  uint64_t batch = 0;
+  vkt_groups_for(dev, (push.n + 255) / 256, groups);
+  if ((st = vkt_stream_dispatch(dev, pipe, b, n, &push, sizeof push, groups, &batch)))
+    return st;
+  for (int k = 0; k < n; k++)
+    vkt_storage_touched(t[k]->storage, batch);
+  return VKT_OK;
+}
+
+/* ---- the CPU kernel ---- */
+
+static vkt_scalar as_compute(vkt_scalar v, bool fl) {
+  if (fl && !v.is_float)
+    return (vkt_scalar){true, (double)v.i, 0};
+  if (!fl && v.is_float)
+    return (vkt_scalar){false, 0, (int64_t)v.f};
+  return v;
+}
+
+vkt_status vkt_cpu_elementwise(const vkt_op *op, const vkt_op_args *a) {
+  const vkt_tensor *t[EW_MAX_OPS];
+  int n = operands(a, t);
+  int64_t count = vkt_tensor_numel(a->out);
+  bool fl = vkt_dtypes[a->compute].is_float, is_where = op->f == NULL;
+  vkt_iter it;
+  if (count == 0)
+    return VKT_OK;
+  vkt_iter_init(&it, n, t);
+  vkt_cpu_zero_division = false;
+  for (int64_t e = 0; e < count; e++, vkt_iter_next(&it)) {
+    vkt_scalar r;
+    if (is_where) {
+      bool c = *(const uint8_t *)it.ptr[1] != 0;
+      r = vkt_scalar_load(t[c ? 2 : 3]->dtype, it.ptr[c ? 2 : 3]);
+    } else {
+      vkt_scalar x, y = a->param[0];
+      int k = 1;
+      if (a->scalar == VKT_SCALAR_LHS)
+        x = a->param[0];
+      else
+        x = vkt_scalar_load(t[k]->dtype, it.ptr[k]), k++;
+      if (a->scalar != VKT_SCALAR_RHS && n > k)
+        y = vkt_scalar_load(t[k]->dtype, it.ptr[k]);
+      x = as_compute(x, fl), y = as_compute(y, fl);
+      r = fl ? (vkt_scalar){true, op->f(x.f, y.f, a), 0} : (vkt_scalar){false, 0, op->i(x.i, y.i, a)};
+      if (op->flags & VKT_BOOL_OUT)
+        r = (vkt_scalar){false, 0, fl ? r.f != 0 : r.i != 0};
+      else if (fl && a->compute != VKT_FLOAT64) /* round in the compute type, as the GPU does */
+        r.f = a->compute == VKT_FLOAT16 ? (double)(_Float16)r.f : (double)(float)r.f;
+    }
+    vkt_scalar_store(a->out->dtype, r, it.ptr[0]);
+  }
+  if (vkt_cpu_zero_division)
+    return vkt_fail(VKT_ERR_RUNTIME, "ZeroDivisionError: integer division or remainder by zero");
+  return VKT_OK;
+}

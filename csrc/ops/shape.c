@@ -1,0 +1,18 @@
+/* shape.c: placeholder until the shape family lands; every op of it takes the CPU path and reports so. */
+#include "table.h"
+
+bool vkt_shape_supports(const vkt_op *op, const vkt_op_args *a, const char **why) {
+  (void)op, (void)a;
+  *why = "not written yet";
+  return false;
+}
+
+vkt_status vkt_shape_launch(const vkt_op *op, const vkt_op_args *a) {
+  (void)a;
+  return vkt_fail(VKT_ERR_RUNTIME, "%s has no shader yet", op->name);
+}
+
+vkt_status vkt_cpu_shape(const vkt_op *op, const vkt_op_args *a) {
+  (void)a;
+  return vkt_fail(VKT_ERR_RUNTIME, "%s is not implemented yet", op->name);
+}

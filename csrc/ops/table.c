@@ -1,0 +1,230 @@
+/* table.c: the op table, the dispatcher between shader and CPU fallback, the fallback counters, and
+ * the helpers every family's launch shares (dtype defines, binding checks, dimension merging). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/math.h"
+#include "table.h"
+
+#define EW vkt_elementwise_supports, vkt_elementwise_launch, vkt_cpu_elementwise
+#define UNARY(ID, NAME, GLSL, FN, FLAGS)                                                                     \
+  [ID] = {NAME, "unary.comp", "#define OP(x) (" GLSL ")\n", EW, vkt_f_##FN, vkt_i_##FN, FLAGS}
+#define BINARY(ID, NAME, GLSL, FN, FLAGS)                                                                    \
+  [ID] = {NAME, "binary.comp", "#define OP(x, y) (" GLSL ")\n", EW, vkt_f_##FN, vkt_i_##FN, FLAGS}
+#define FLOATS (VKT_FLOAT_ONLY | VKT_NO_FLOAT64)
+#define REDUCE(ID, NAME, GLSL) [ID] = {NAME, "reduce.comp", GLSL, vkt_reduce_supports, vkt_reduce_launch, vkt_cpu_reduce, NULL, NULL, 0}
+#define SHAPE(ID, NAME, SHADER, GLSL) [ID] = {NAME, SHADER, GLSL, vkt_shape_supports, vkt_shape_launch, vkt_cpu_shape, NULL, NULL, 0}
+
+const vkt_op vkt_ops[VKT_OP_COUNT] = {
+    UNARY(VKT_OP_RELU, "relu", "x != x ? x : max(x, C(0))", relu, 0),
+    UNARY(VKT_OP_GELU, "gelu", "C(0.5) * x * (C(1) + vkt_erf(x * C(0.7071067811865476)))", gelu, FLOATS),
+    UNARY(VKT_OP_GELU_TANH, "gelu_tanh",
+          "C(0.5) * x * (C(1) + vkt_tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x)))", gelu_tanh, FLOATS),
+    UNARY(VKT_OP_SILU, "silu", "x * vkt_sigmoid(x)", silu, FLOATS),
+    UNARY(VKT_OP_SIGMOID, "sigmoid", "vkt_sigmoid(x)", sigmoid, FLOATS),
+    UNARY(VKT_OP_TANH, "tanh", "vkt_tanh(x)", tanh, FLOATS),
+    UNARY(VKT_OP_LEAKY_RELU, "leaky_relu", "x >= C(0) ? x : x * P0", leaky_relu, VKT_FLOAT_ONLY),
+    UNARY(VKT_OP_ELU, "elu", "x > C(0) ? x : P0 * (exp(x) - C(1))", elu, FLOATS),
+    UNARY(VKT_OP_SOFTPLUS, "softplus", "x * P0 > P1 ? x : log(C(1) + exp(x * P0)) / P0", softplus, FLOATS),
+    UNARY(VKT_OP_NEG, "neg", "-x", neg, VKT_NO_BOOL),
+    UNARY(VKT_OP_ABS, "abs", "abs(x)", abs, 0),
+    UNARY(VKT_OP_EXP, "exp", "exp(x)", exp, FLOATS),
+    UNARY(VKT_OP_LOG, "log", "log(x)", log, FLOATS),
+    UNARY(VKT_OP_SQRT, "sqrt", "sqrt(x)", sqrt, VKT_FLOAT_ONLY),
+    UNARY(VKT_OP_RSQRT, "rsqrt", "inversesqrt(x)", rsqrt, VKT_FLOAT_ONLY),
+    UNARY(VKT_OP_SIN, "sin", "sin(x)", sin, FLOATS),
+    UNARY(VKT_OP_COS, "cos", "cos(x)", cos, FLOATS),
+    UNARY(VKT_OP_SQUARE, "square", "x * x", square, 0),
+    UNARY(VKT_OP_RECIPROCAL, "reciprocal", "C(1) / x", reciprocal, VKT_FLOAT_ONLY),
+    UNARY(VKT_OP_CLAMP, "clamp", "x != x ? x : min(max(x, P0), P1)", clamp, 0),
+    UNARY(VKT_OP_SIGN, "sign", "vkt_sign(x)", sign, 0),
+    UNARY(VKT_OP_FLOOR, "floor", "floor(x)", floor, 0),
+    UNARY(VKT_OP_CEIL, "ceil", "ceil(x)", ceil, 0),
+    UNARY(VKT_OP_ROUND, "round", "roundEven(x)", round, 0),
+    UNARY(VKT_OP_LOGICAL_NOT, "logical_not", "x == C(0)", logical_not, VKT_BOOL_OUT),
+    UNARY(VKT_OP_CAST, "cast", "x", identity, 0),
+    BINARY(VKT_OP_ADD, "add", "x + y * P1", add, 0),
+    BINARY(VKT_OP_SUB, "sub", "x - y * P1", sub, VKT_NO_BOOL),
+    BINARY(VKT_OP_MUL, "mul", "x * y", mul, 0),
+    BINARY(VKT_OP_DIV, "div", "x / y", div, VKT_FLOAT_ONLY),
+    BINARY(VKT_OP_DIV_TRUNC, "div_trunc", "vkt_div_trunc(x, y)", div_trunc, 0),
+    BINARY(VKT_OP_DIV_FLOOR, "div_floor", "vkt_div_floor(x, y)", div_floor, 0),
+    BINARY(VKT_OP_POW, "pow", "vkt_pow(x, y)", pow, VKT_NO_FLOAT64),
+    BINARY(VKT_OP_MAXIMUM, "maximum", "x != x || y != y ? x + y : max(x, y)", maximum, 0),
+    BINARY(VKT_OP_MINIMUM, "minimum", "x != x || y != y ? x + y : min(x, y)", minimum, 0),
+    BINARY(VKT_OP_REMAINDER, "remainder", "vkt_remainder(x, y)", remainder, 0),
+    BINARY(VKT_OP_EQ, "eq", "x == y", eq, VKT_BOOL_OUT),
+    BINARY(VKT_OP_NE, "ne", "x != y", ne, VKT_BOOL_OUT),
+    BINARY(VKT_OP_LT, "lt", "x < y", lt, VKT_BOOL_OUT),
+    BINARY(VKT_OP_LE, "le", "x <= y", le, VKT_BOOL_OUT),
+    BINARY(VKT_OP_GT, "gt", "x > y", gt, VKT_BOOL_OUT),
+    BINARY(VKT_OP_GE, "ge", "x >= y", ge, VKT_BOOL_OUT),
+    BINARY(VKT_OP_LOGICAL_AND, "logical_and", "x != C(0) && y != C(0)", logical_and, VKT_BOOL_OUT),
+    BINARY(VKT_OP_LOGICAL_OR, "logical_or", "x != C(0) || y != C(0)", logical_or, VKT_BOOL_OUT),
+    [VKT_OP_WHERE] = {"where", "where.comp", "", EW, NULL, NULL, 0},
+    REDUCE(VKT_OP_SUM, "sum", "#define OP_SUM\n"),
+    REDUCE(VKT_OP_MEAN, "mean", "#define OP_MEAN\n"),
+    REDUCE(VKT_OP_PROD, "prod", "#define OP_PROD\n"),
+    REDUCE(VKT_OP_AMAX, "amax", "#define OP_AMAX\n"),
+    REDUCE(VKT_OP_AMIN, "amin", "#define OP_AMIN\n"),
+    REDUCE(VKT_OP_ARGMAX, "argmax", "#define OP_ARGMAX\n"),
+    REDUCE(VKT_OP_ARGMIN, "argmin", "#define OP_ARGMIN\n"),
+    REDUCE(VKT_OP_VAR, "var", "#define OP_VAR\n"),
+    REDUCE(VKT_OP_ALL, "all", "#define OP_ALL\n"),
+    REDUCE(VKT_OP_ANY, "any", "#define OP_ANY\n"),
+    REDUCE(VKT_OP_SOFTMAX, "softmax", "#define OP_SOFTMAX\n"),
+    REDUCE(VKT_OP_LOG_SOFTMAX, "log_softmax", "#define OP_LOG_SOFTMAX\n"),
+    [VKT_OP_MATMUL] = {"matmul", "matmul.comp", "", vkt_matmul_supports, vkt_matmul_launch, vkt_cpu_matmul, NULL, NULL, 0},
+    SHAPE(VKT_OP_GATHER, "gather", "gather.comp", "#define OP_GATHER\n"),
+    SHAPE(VKT_OP_INDEX_SELECT, "index_select", "gather.comp", "#define OP_INDEX_SELECT\n"),
+    SHAPE(VKT_OP_TRIL, "tril", "tri.comp", "#define OP_TRIL\n"),
+    SHAPE(VKT_OP_TRIU, "triu", "tri.comp", "#define OP_TRIU\n"),
+    SHAPE(VKT_OP_FLIP, "flip", "copy.comp", "#define SIGNED_STRIDES\n"),
+};
+static_assert(VKT_OP_COUNT == 63, "a new op needs its row in vkt_ops");
+
+/* ---- fallback counters ---- */
+
+#define VKT_MAX_FALLBACKS 128
+typedef struct {
+  const char *op, *reason; /* static strings: the table's name, the supports() reason */
+  uint64_t count;
+} fallback_row;
+static fallback_row fallbacks[VKT_MAX_FALLBACKS];
+static int nfallbacks;
+static void (*fallback_hook)(const char *op, const char *reason);
+
+void vkt_fallback_note(const char *op, const char *reason) {
+  for (int i = 0; i < nfallbacks; i++)
+    if (strcmp(fallbacks[i].op, op) == 0 && strcmp(fallbacks[i].reason, reason) == 0) {
+      fallbacks[i].count++;
+      return;
+    }
+  if (nfallbacks < VKT_MAX_FALLBACKS)
+    fallbacks[nfallbacks++] = (fallback_row){op, reason, 1};
+  if (fallback_hook)
+    fallback_hook(op, reason);
+}
+
+void vkt_fallback_set_hook(void (*hook)(const char *op, const char *reason)) { fallback_hook = hook; }
+int vkt_fallback_count(void) { return nfallbacks; }
+
+void vkt_fallback_get(int i, const char **op, const char **reason, uint64_t *count) {
+  *op = fallbacks[i].op, *reason = fallbacks[i].reason, *count = fallbacks[i].count;
+}
+
+void vkt_fallback_reset(void) { nfallbacks = 0; }
+
+/* ---- the dispatcher ---- */
+
+/* Runs the CPU kernel on host copies of a's tensors and writes the results back to the device. */
+static vkt_status fallback(const vkt_op *op, const vkt_op_args *a) {
+  vkt_op_args h = *a;
+  vkt_tensor in[3] = {0}, out = {0}, out2 = {0};
+  vkt_status st = VKT_OK;
+  for (int k = 0; k < a->nin && !st; k++)
+    if (a->in[k]) {
+      st = vkt_host_view(a->in[k], &in[k]);
+      h.in[k] = &in[k];
+    }
+  if (!st)
+    st = vkt_tensor_empty(&out, VKT_CPU, a->out->dtype, a->out->ndim, a->out->shape);
+  h.out = &out;
+  if (!st && a->out2) {
+    st = vkt_tensor_empty(&out2, VKT_CPU, a->out2->dtype, a->out2->ndim, a->out2->shape);
+    h.out2 = &out2;
+  }
+  if (!st && !(st = op->cpu(op, &h)) && !(st = vkt_copy_(a->out, &out)) && a->out2)
+    st = vkt_copy_(a->out2, &out2);
+  for (int k = 0; k < 3; k++)
+    if (in[k].storage)
+      vkt_tensor_release(&in[k]);
+  if (out.storage)
+    vkt_tensor_release(&out);
+  if (out2.storage)
+    vkt_tensor_release(&out2);
+  return st;
+}
+
+vkt_status vkt_op_run(vkt_op_id id, const vkt_op_args *a) {
+  const vkt_op *op = &vkt_ops[id];
+  if (vkt_tensor_device(a->out) == VKT_CPU)
+    return op->cpu(op, a);
+  const char *why = "no shader";
+  if (op->supports && op->supports(op, a, &why))
+    return op->launch(op, a);
+  vkt_fallback_note(op->name, why);
+  return fallback(op, a);
+}
+
+/* ---- shared by the launches ---- */
+
+bool vkt_dtype_storable(const vkt_adapter_props *p, vkt_dtype d, const char **why) {
+  switch (d) {
+  case VKT_FLOAT64:
+    *why = "the adapter has no shaderFloat64";
+    return p->float64;
+  case VKT_INT64:
+    *why = "the adapter has no shaderInt64";
+    return p->int64;
+  case VKT_FLOAT16:
+    *why = "the adapter has no 16-bit storage";
+    return p->int16_storage;
+  case VKT_UINT8:
+  case VKT_BOOL:
+    *why = "the adapter has no 8-bit storage";
+    return p->int8_storage;
+  default:
+    return true;
+  }
+}
+
+bool vkt_bindable(const vkt_tensor *t, const char **why) {
+  const vkt_storage *s = t->storage;
+  *why = "a tensor is larger than maxStorageBufferRange";
+  return s->alloc.size <= vkt_device_props(s->dev)->max_storage_buffer_range;
+}
+
+int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d) {
+  static const char *const storage[VKT_DTYPE_COUNT] = {
+      [VKT_FLOAT32] = "float", [VKT_FLOAT64] = "double", [VKT_FLOAT16] = "float16_t", [VKT_INT32] = "int",
+      [VKT_INT64] = "int64_t", [VKT_UINT8] = "uint8_t",  [VKT_BOOL] = "uint8_t"};
+  if (strcmp(name, "C") != 0)
+    return snprintf(buf, n, "#define %s %s\n", name, storage[d]);
+  switch (d) {
+  case VKT_FLOAT32:
+  case VKT_FLOAT16: return snprintf(buf, n, "#define C float\n#define C_FLOAT\n");
+  case VKT_FLOAT64: return snprintf(buf, n, "#define C double\n#define C_FLOAT64\n");
+  case VKT_INT64: return snprintf(buf, n, "#define C int64_t\n#define C_INT64\n");
+  default: return snprintf(buf, n, "#define C int\n#define C_INT\n");
+  }
+}
+
+void vkt_storage_touched(vkt_storage *s, uint64_t batch) {
+  if (batch > s->last_use)
+    s->last_use = batch;
+}
+
+int vkt_merge_dims(int nops, const vkt_tensor *const *t, int64_t *shape, int64_t *strides) {
+  int r = 0;
+  for (int i = 0; i < t[0]->ndim; i++) {
+    int64_t n = t[0]->shape[i];
+    if (n == 1)
+      continue;
+    bool merge = r > 0;
+    for (int k = 0; k < nops && merge; k++)
+      merge = strides[k * VKT_MAX_DIMS + r - 1] == t[k]->strides[i] * n;
+    if (merge) {
+      shape[r - 1] *= n;
+      for (int k = 0; k < nops; k++)
+        strides[k * VKT_MAX_DIMS + r - 1] = t[k]->strides[i];
+      continue;
+    }
+    shape[r] = n;
+    for (int k = 0; k < nops; k++)
+      strides[k * VKT_MAX_DIMS + r] = t[k]->strides[i];
+    r++;
+  }
+  return r;
+}

@@ -1,0 +1,102 @@
+/* table.h: the op table. One row per op: its name, its shader (a file of shaders/ and the #define that
+ * selects the op in it), supports() (dtypes, adapter features, binding limits), launch, and a CPU kernel
+ * on strided host tensors. vkt_op_run picks the shader or the CPU fallback and counts the fallbacks. */
+#ifndef VKT_TABLE_H
+#define VKT_TABLE_H
+
+#include "ops.h"
+
+typedef enum {
+  /* unary elementwise */
+  VKT_OP_RELU, VKT_OP_GELU, VKT_OP_GELU_TANH, VKT_OP_SILU, VKT_OP_SIGMOID, VKT_OP_TANH, VKT_OP_LEAKY_RELU,
+  VKT_OP_ELU, VKT_OP_SOFTPLUS, VKT_OP_NEG, VKT_OP_ABS, VKT_OP_EXP, VKT_OP_LOG, VKT_OP_SQRT, VKT_OP_RSQRT,
+  VKT_OP_SIN, VKT_OP_COS, VKT_OP_SQUARE, VKT_OP_RECIPROCAL, VKT_OP_CLAMP, VKT_OP_SIGN, VKT_OP_FLOOR,
+  VKT_OP_CEIL, VKT_OP_ROUND, VKT_OP_LOGICAL_NOT, VKT_OP_CAST,
+  /* binary elementwise */
+  VKT_OP_ADD, VKT_OP_SUB, VKT_OP_MUL, VKT_OP_DIV, VKT_OP_DIV_TRUNC, VKT_OP_DIV_FLOOR, VKT_OP_POW,
+  VKT_OP_MAXIMUM, VKT_OP_MINIMUM, VKT_OP_REMAINDER, VKT_OP_EQ, VKT_OP_NE, VKT_OP_LT, VKT_OP_LE, VKT_OP_GT,
+  VKT_OP_GE, VKT_OP_LOGICAL_AND, VKT_OP_LOGICAL_OR,
+  /* ternary */
+  VKT_OP_WHERE,
+  /* reductions (reduce.c) */
+  VKT_OP_SUM, VKT_OP_MEAN, VKT_OP_PROD, VKT_OP_AMAX, VKT_OP_AMIN, VKT_OP_ARGMAX, VKT_OP_ARGMIN, VKT_OP_VAR,
+  VKT_OP_ALL, VKT_OP_ANY, VKT_OP_SOFTMAX, VKT_OP_LOG_SOFTMAX,
+  /* matrix products (matmul.c) */
+  VKT_OP_MATMUL,
+  /* indexing and layout (shape.c) */
+  VKT_OP_GATHER, VKT_OP_INDEX_SELECT, VKT_OP_TRIL, VKT_OP_TRIU, VKT_OP_FLIP,
+  VKT_OP_COUNT
+} vkt_op_id;
+
+#define VKT_FIRST_UNARY VKT_OP_RELU
+#define VKT_FIRST_BINARY VKT_OP_ADD
+
+/* What a launch or CPU kernel works on. The front-end of each family allocates out and broadcasts
+ * the inputs to out's shape (stride-0 views), so kernels only index. */
+typedef enum { VKT_SCALAR_NONE, VKT_SCALAR_RHS, VKT_SCALAR_LHS } vkt_scalar_side;
+
+typedef struct {
+  const vkt_tensor *out;
+  const vkt_tensor *out2; /* a second output: the indices of max/min along a dim */
+  const vkt_tensor *in[3];
+  int nin;
+  vkt_scalar_side scalar; /* binary: one operand is param[0] instead of a tensor */
+  vkt_dtype compute;      /* the dtype the math runs in */
+  vkt_scalar param[2];    /* alpha, clamp bounds, negative_slope, beta, ... */
+  uint32_t dims;          /* reductions: bit d set when input dim d is reduced */
+  int64_t iparam[2];      /* correction of var, dim of softmax, diagonal of tril, ... */
+  unsigned flags;         /* family-specific: a matmul's relu epilogue, ... */
+} vkt_op_args;
+
+typedef struct vkt_op vkt_op;
+struct vkt_op {
+  const char *name;
+  const char *shader; /* a file of shaders/ */
+  const char *define; /* the GLSL that selects this op in it */
+  bool (*supports)(const vkt_op *op, const vkt_op_args *a, const char **why);
+  vkt_status (*launch)(const vkt_op *op, const vkt_op_args *a);
+  vkt_status (*cpu)(const vkt_op *op, const vkt_op_args *a);
+  /* The scalar math a family's CPU kernel applies per element; NULL where the op has no such form. */
+  double (*f)(double x, double y, const vkt_op_args *a);
+  int64_t (*i)(int64_t x, int64_t y, const vkt_op_args *a);
+  unsigned flags;
+};
+
+/* flags */
+#define VKT_FLOAT_ONLY 1u   /* integer inputs compute in float32 (exp, sqrt, true division, ...) */
+#define VKT_BOOL_OUT 2u     /* comparisons and logical ops */
+#define VKT_NO_FLOAT64 4u   /* GLSL has no float64 form (transcendentals): float64 takes the fallback */
+#define VKT_NO_BOOL 8u      /* PyTorch refuses bool inputs (neg, sub) */
+
+extern const vkt_op vkt_ops[VKT_OP_COUNT];
+
+/* Runs op on a's tensors, all on one device: the shader when supports() agrees, else the CPU kernel
+ * on host copies (a counted fallback). */
+vkt_status vkt_op_run(vkt_op_id id, const vkt_op_args *a);
+
+/* Shared by the shader launches: whether a tensor's storage fits one binding and its dtype can be
+ * stored by the adapter, and the #define lines naming a dtype's storage and compute types. */
+bool vkt_dtype_storable(const vkt_adapter_props *p, vkt_dtype d, const char **why);
+bool vkt_bindable(const vkt_tensor *t, const char **why);
+int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d);
+void vkt_storage_touched(vkt_storage *s, uint64_t batch);
+
+/* Merges dimensions that are contiguous in every one of nops views and drops size-1 ones; returns the
+ * rank, with shape and strides[k * VKT_MAX_DIMS + d] (elements) filled. */
+int vkt_merge_dims(int nops, const vkt_tensor *const *t, int64_t *shape, int64_t *strides);
+
+/* Family kernels, referenced by the table rows. Each family's file defines its own. */
+bool vkt_elementwise_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_elementwise(const vkt_op *op, const vkt_op_args *a);
+bool vkt_reduce_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_reduce_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_reduce(const vkt_op *op, const vkt_op_args *a);
+bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_matmul(const vkt_op *op, const vkt_op_args *a);
+bool vkt_shape_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_shape_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_shape(const vkt_op *op, const vkt_op_args *a);
+
+#endif

@@ -1,0 +1,54 @@
+// elementwise.glsl: what the elementwise shaders share: the push constants (shape, per-operand strides
+// and offsets, the op's scalars), dtype plumbing and strided indexing. Operand 0 is the output.
+// The host defines TO, TA, TB, TC (storage types), C and one of C_FLOAT, C_FLOAT64, C_INT, C_INT64
+// (the compute type), STORE(v) (compute -> TO), and CONTIGUOUS when every operand is dense.
+#ifndef VKT_ELEMENTWISE_GLSL
+#define VKT_ELEMENTWISE_GLSL
+
+#include "common.glsl"
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : enable
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
+
+#define MAX_RANK 4
+#define MAX_OPS 4
+
+layout(push_constant) uniform Push {
+  uint n;                          // elements of the output
+  uint rank;                       // dimensions after merging
+  uint offset[MAX_OPS];            // elements
+  uint shape[MAX_RANK];
+  uint stride[MAX_OPS * MAX_RANK]; // elements, operand-major
+  uvec2 param[2];                  // the op's scalars, as bits of the compute type
+} p;
+
+#if defined(C_FLOAT64)
+C decode(uvec2 v) { return packDouble2x32(v); }
+#elif defined(C_INT64)
+C decode(uvec2 v) { return int64_t(pack64(v)); }
+#elif defined(C_FLOAT)
+C decode(uvec2 v) { return uintBitsToFloat(v.x); }
+#else
+C decode(uvec2 v) { return int(v.x); }
+#endif
+
+#define P0 decode(p.param[0])
+#define P1 decode(p.param[1])
+
+// Element i's index in each of nops operands.
+void locate(uint i, uint nops, out uint idx[MAX_OPS]) {
+  for (uint k = 0; k < nops; k++)
+    idx[k] = p.offset[k];
+#ifdef CONTIGUOUS
+  for (uint k = 0; k < nops; k++)
+    idx[k] += i;
+#else
+  for (int d = int(p.rank) - 1; d >= 0; d--) {
+    uint c = i % p.shape[d];
+    i /= p.shape[d];
+    for (uint k = 0; k < nops; k++)
+      idx[k] += c * p.stride[k * MAX_RANK + d];
+  }
+#endif
+}
+
+#endif

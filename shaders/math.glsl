@@ -36,6 +36,7 @@ C vkt_pow(C x, C y) {
   C r = C(pow(float(-x), float(y)));
   return mod(y, C(2)) == C(1) ? -r : r;
 }
+C vkt_div_trunc(C x, C y) { return trunc(x / y); }
 C vkt_div_floor(C x, C y) { return floor(x / y); }
 C vkt_remainder(C x, C y) {
   C r = x - floor(x / y) * y;

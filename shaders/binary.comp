@@ -10,20 +10,33 @@ layout(std430, binding = 1) readonly buffer A { TA a_[]; };
 layout(std430, binding = 2) readonly buffer B { TB b_[]; };
 #endif
 
-void main() {
-  uint i = linear_id();
-  if (i >= p.n)
-    return;
-  uint idx[MAX_OPS];
-#if defined(RHS_SCALAR)
-  locate(i, 2, idx);
-  C x = C(a_[idx[1]]), y = P0;
-#elif defined(LHS_SCALAR)
-  locate(i, 2, idx);
-  C x = P0, y = C(a_[idx[1]]);
+#if defined(RHS_SCALAR) || defined(LHS_SCALAR)
+#define NOPS 2
 #else
-  locate(i, 3, idx);
-  C x = C(a_[idx[1]]), y = C(b_[idx[2]]);
+#define NOPS 3
 #endif
-  out_[idx[0]] = STORE(OP(x, y));
+
+void main() {
+  C x[ELEMS], y[ELEMS];
+  uint idx[MAX_OPS];
+  [[unroll]] for (uint k = 0; k < ELEMS; k++) { // every load before any store
+    uint i = element(k);
+    if (i < p.n) {
+      locate(i, NOPS, idx);
+#if defined(RHS_SCALAR)
+      x[k] = C(a_[idx[1]]), y[k] = P0;
+#elif defined(LHS_SCALAR)
+      x[k] = P0, y[k] = C(a_[idx[1]]);
+#else
+      x[k] = C(a_[idx[1]]), y[k] = C(b_[idx[2]]);
+#endif
+    }
+  }
+  [[unroll]] for (uint k = 0; k < ELEMS; k++) {
+    uint i = element(k);
+    if (i < p.n) {
+      locate(i, NOPS, idx);
+      out_[idx[0]] = STORE(OP(x[k], y[k]));
+    }
+  }
 }

@@ -6,6 +6,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types : require
 #extension GL_EXT_shader_8bit_storage : enable
 #extension GL_EXT_shader_16bit_storage : enable
+#extension GL_EXT_control_flow_attributes : enable
 
 #define LOCAL_SIZE 256
 layout(local_size_x = LOCAL_SIZE) in;

@@ -34,6 +34,19 @@ C decode(uvec2 v) { return int(v.x); }
 #define P0 decode(p.param[0])
 #define P1 decode(p.param[1])
 
+// Dense operands: each thread takes ELEMS elements a workgroup apart, so every load is coalesced and
+// a thread keeps ELEMS loads in flight, which HBM needs to reach its bandwidth.
+#ifdef CONTIGUOUS
+#define ELEMS 4
+#else
+#define ELEMS 1
+#endif
+
+uint element(uint k) {
+  uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  return (group * ELEMS + k) * LOCAL_SIZE + gl_LocalInvocationID.x;
+}
+
 // Element i's index in each of nops operands.
 void locate(uint i, uint nops, out uint idx[MAX_OPS]) {
   for (uint k = 0; k < nops; k++)

@@ -7,11 +7,20 @@ layout(std430, binding = 0) writeonly buffer Out { TO out_[]; };
 layout(std430, binding = 1) readonly buffer A { TA a_[]; };
 
 void main() {
-  uint i = linear_id();
-  if (i >= p.n)
-    return;
+  C x[ELEMS];
   uint idx[MAX_OPS];
-  locate(i, 2, idx);
-  C x = C(a_[idx[1]]);
-  out_[idx[0]] = STORE(OP(x));
+  [[unroll]] for (uint k = 0; k < ELEMS; k++) { // every load before any store
+    uint i = element(k);
+    if (i < p.n) {
+      locate(i, 2, idx);
+      x[k] = C(a_[idx[1]]);
+    }
+  }
+  [[unroll]] for (uint k = 0; k < ELEMS; k++) {
+    uint i = element(k);
+    if (i < p.n) {
+      locate(i, 2, idx);
+      out_[idx[0]] = STORE(OP(x[k]));
+    }
+  }
 }

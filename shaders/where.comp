@@ -8,10 +8,20 @@ layout(std430, binding = 2) readonly buffer A { TA a_[]; };
 layout(std430, binding = 3) readonly buffer B { TB b_[]; };
 
 void main() {
-  uint i = linear_id();
-  if (i >= p.n)
-    return;
+  C v[ELEMS];
   uint idx[MAX_OPS];
-  locate(i, 4, idx);
-  out_[idx[0]] = STORE(cond_[idx[1]] != uint8_t(0) ? C(a_[idx[2]]) : C(b_[idx[3]]));
+  [[unroll]] for (uint k = 0; k < ELEMS; k++) { // every load before any store
+    uint i = element(k);
+    if (i < p.n) {
+      locate(i, 4, idx);
+      v[k] = cond_[idx[1]] != uint8_t(0) ? C(a_[idx[2]]) : C(b_[idx[3]]);
+    }
+  }
+  [[unroll]] for (uint k = 0; k < ELEMS; k++) {
+    uint i = element(k);
+    if (i < p.n) {
+      locate(i, 4, idx);
+      out_[idx[0]] = STORE(v[k]);
+    }
+  }
 }

@@ -257,6 +257,15 @@ def cast_ref(a, dst):
     return a.astype(dst)
 
 
+def assert_cast_equal(got, ref):
+    """Bit-exact, except that a NaN may come out of a GPU's conversion with another payload."""
+    if ref.dtype.kind == "f":
+        nan = np.isnan(ref)
+        assert np.array_equal(np.isnan(got), nan), "NaN positions differ"
+        got, ref = got[~nan], ref[~nan]
+    assert_bits_equal(got, ref)
+
+
 PAIRS = [(s, d) for s in DTYPES for d in DTYPES]
 
 
@@ -267,7 +276,7 @@ def test_cast(device, src, dst):
     for got in (t.to(vkt_dtype(dst)), t.to(dtype=vkt_dtype(dst)), t.to(device, vkt_dtype(dst))):
         assert got.dtype == vkt_dtype(dst)
         assert got.device.type == device
-        assert_bits_equal(np.asarray(got), cast_ref(a, dst))
+        assert_cast_equal(np.asarray(got), cast_ref(a, dst))
 
 
 @pytest.mark.parametrize("src,dst", [("float32", "int32"), ("float64", "float16"), ("int64", "float32"), ("uint8", "bool")])
@@ -276,7 +285,7 @@ def test_cast_noncontiguous(device, src, dst):
     base = np.stack([a, a[::-1]])
     t = vkt.tensor(base, device=device)
     got = t.T[::2].to(vkt_dtype(dst))
-    assert_bits_equal(np.asarray(got), cast_ref(np.ascontiguousarray(base.T[::2]), dst))
+    assert_cast_equal(np.asarray(got), cast_ref(np.ascontiguousarray(base.T[::2]), dst))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

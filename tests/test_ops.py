@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import vkt
-from conftest import assert_close, to_numpy
+from conftest import assert_close, run_python, to_numpy
 
 erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -323,3 +323,12 @@ def test_float32_takes_no_fallback(dev):
     vkt.where(x > 0, x, x.T.T)
     x.to(vkt.float16).to(vkt.int32).to(vkt.bool)
     assert vkt.vulkan.fallback_stats() == {}
+
+
+def test_without_push_descriptors(dev):
+    # Adapters without VK_KHR_push_descriptor get pooled descriptor sets; force that path here.
+    code = ("import numpy as np, vkt; x = vkt.tensor(np.arange(3000, dtype=np.float32), device='vulkan'); "
+            "y = x\nfor _ in range(1500): y = (y * 1.0).relu()\n"
+            "assert np.array_equal(np.asarray(y), np.arange(3000)); print(vkt.vulkan.validation_messages())")
+    r = run_python(code, env={"VKT_NO_PUSH_DESCRIPTORS": "1", "VKT_VALIDATION": "1"})
+    assert r.returncode == 0 and r.stdout.strip().endswith("[]"), r.stdout + r.stderr

@@ -373,7 +373,8 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
     b[k] = (vkt_binding){&t[k]->storage->alloc, 0, t[k]->storage->alloc.size, k == 0};
   uint32_t groups[3];
   uint64_t batch = 0;
-  vkt_groups_for(dev, (push.n + 255) / 256, groups);
+  uint32_t per_group = contiguous ? 256 * 4 : 256; /* elementwise.glsl: LOCAL_SIZE * ELEMS */
+  vkt_groups_for(dev, (push.n + per_group - 1) / per_group, groups);
   if ((st = vkt_stream_dispatch(dev, pipe, b, n, &push, sizeof push, groups, &batch)))
     return st;
   for (int k = 0; k < n; k++)

@@ -394,12 +394,16 @@ static vkt_status create_device(int index, vkt_device *dev) {
                                  .features = {.shaderFloat64 = p->float64,
                                               .shaderInt64 = p->int64,
                                               .shaderInt16 = p->int16_storage}};
+  const char *ext = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &f,
                              .queueCreateInfoCount = 1,
-                             .pQueueCreateInfos = &q};
+                             .pQueueCreateInfos = &q,
+                             .enabledExtensionCount = p->push_descriptor ? 1 : 0,
+                             .ppEnabledExtensionNames = &ext};
   VKT_VK_CHECK(vkCreateDevice(pd, &info, NULL, &dev->device));
   vkGetDeviceQueue(dev->device, dev->queue_family, 0, &dev->queue);
+  dev->push_descriptors = p->push_descriptor && vkCmdPushDescriptorSetKHR && !getenv("VKT_NO_PUSH_DESCRIPTORS");
   if ((st = vkt_mem_init(dev)) || (st = vkt_stream_init(dev)))
     goto finish;
   vkt_pipeline_cache_load(dev);

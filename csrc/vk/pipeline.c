@@ -238,7 +238,7 @@ void vkt_pipeline_cache_load(vkt_device *dev) {
 
 void vkt_pipeline_cache_save(vkt_device *dev) {
   size_t n = 0;
-  if (!dev->pipeline_cache || !dev->pipelines ||
+  if (!dev->pipeline_cache ||
       vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &n, NULL) != VK_SUCCESS || !n)
     return;
   void *data = malloc(n);
@@ -261,11 +261,12 @@ static void pipeline_free(vkt_device *dev, vkt_pipeline *p) {
 }
 
 void vkt_pipelines_destroy(vkt_device *dev) {
-  while (dev->pipelines) {
-    vkt_pipeline *p = dev->pipelines;
-    dev->pipelines = p->next;
-    pipeline_free(dev, p);
-  }
+  for (int b = 0; b < VKT_PIPELINE_BUCKETS; b++)
+    while (dev->pipelines[b]) {
+      vkt_pipeline *p = dev->pipelines[b];
+      dev->pipelines[b] = p->next;
+      pipeline_free(dev, p);
+    }
   if (dev->pipeline_cache)
     vkDestroyPipelineCache(dev->device, dev->pipeline_cache, NULL);
   dev->pipeline_cache = VK_NULL_HANDLE;
@@ -284,6 +285,9 @@ static vkt_status build(vkt_device *dev, vkt_pipeline *p, const char *shader, co
                                                  .descriptorCount = 1,
                                                  .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
   VkDescriptorSetLayoutCreateInfo sl = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                        .flags = dev->push_descriptors
+                                                     ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR
+                                                     : 0,
                                         .bindingCount = (uint32_t)p->nbindings,
                                         .pBindings = bindings};
   VKT_VK_CHECK(vkCreateDescriptorSetLayout(dev->device, &sl, NULL, &p->set_layout));
@@ -318,8 +322,10 @@ finish:
 vkt_status vkt_pipeline_get(vkt_device *dev, const char *shader, const char *defines, int nbindings,
                             uint32_t push_size, vkt_pipeline **out) {
   size_t ls = strlen(shader), ld = strlen(defines);
-  for (vkt_pipeline *p = dev->pipelines; p; p = p->next)
-    if (strncmp(p->key, shader, ls) == 0 && p->key[ls] == '\n' && strcmp(p->key + ls + 1, defines) == 0) {
+  uint64_t h = fnv1a(defines, ld, fnv1a(shader, ls, 0xcbf29ce484222325ull));
+  vkt_pipeline **bucket = &dev->pipelines[h % VKT_PIPELINE_BUCKETS];
+  for (vkt_pipeline *p = *bucket; p; p = p->next)
+    if (p->hash == h && strncmp(p->key, shader, ls) == 0 && p->key[ls] == '\n' && strcmp(p->key + ls + 1, defines) == 0) {
       *out = p;
       return VKT_OK;
     }
@@ -334,14 +340,15 @@ vkt_status vkt_pipeline_get(vkt_device *dev, const char *shader, const char *def
   }
   snprintf(key, ls + ld + 2, "%s\n%s", shader, defines);
   p->key = key;
+  p->hash = h;
   p->nbindings = nbindings;
   vkt_status st = build(dev, p, shader, defines, push_size);
   if (st) {
     pipeline_free(dev, p);
     return st;
   }
-  p->next = dev->pipelines;
-  dev->pipelines = p;
+  p->next = *bucket;
+  *bucket = p;
   *out = p;
   return VKT_OK;
 }

@@ -173,25 +173,30 @@ vkt_status vkt_stream_synchronize(vkt_device *dev) { return vkt_stream_wait(dev,
 
 uint64_t vkt_stream_recording(vkt_device *dev) { return dev->next_id; }
 
+/* A descriptor set from the current batch's pool; a spent pool ends the batch. */
+static vkt_status alloc_set(vkt_device *dev, vkt_pipeline *pipe, VkCommandBuffer *cmd, VkDescriptorSet *set) {
+  vkt_status st = VKT_OK;
+  VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                    .descriptorPool = dev->slots[dev->cur].pool,
+                                    .descriptorSetCount = 1,
+                                    .pSetLayouts = &pipe->set_layout};
+  if (vkAllocateDescriptorSets(dev->device, &ai, set) == VK_SUCCESS)
+    return VKT_OK;
+  if ((st = vkt_stream_flush(dev)) || (st = vkt_stream_begin(dev, cmd)))
+    return st;
+  ai.descriptorPool = dev->slots[dev->cur].pool;
+  VKT_VK_CHECK(vkAllocateDescriptorSets(dev->device, &ai, set));
+finish:
+  return st;
+}
+
 vkt_status vkt_stream_dispatch(vkt_device *dev, vkt_pipeline *pipe, const vkt_binding *bindings, int nbindings,
                                const void *push, uint32_t push_size, const uint32_t groups[3], uint64_t *batch) {
   vkt_status st = VKT_OK;
   VkCommandBuffer cmd;
-  if ((st = vkt_stream_begin(dev, &cmd)))
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  if ((st = vkt_stream_begin(dev, &cmd)) || (!dev->push_descriptors && (st = alloc_set(dev, pipe, &cmd, &set))))
     return st;
-  vkt_slot *s = &dev->slots[dev->cur];
-  VkDescriptorSet set;
-  VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                    .descriptorPool = s->pool,
-                                    .descriptorSetCount = 1,
-                                    .pSetLayouts = &pipe->set_layout};
-  if (vkAllocateDescriptorSets(dev->device, &ai, &set) != VK_SUCCESS) { /* pool spent: next batch */
-    if ((st = vkt_stream_flush(dev)) || (st = vkt_stream_begin(dev, &cmd)))
-      return st;
-    s = &dev->slots[dev->cur];
-    ai.descriptorPool = s->pool;
-    VKT_VK_CHECK(vkAllocateDescriptorSets(dev->device, &ai, &set));
-  }
   VkDescriptorBufferInfo infos[VKT_MAX_BINDINGS];
   VkWriteDescriptorSet writes[VKT_MAX_BINDINGS];
   vkt_access acc[VKT_MAX_BINDINGS];
@@ -206,17 +211,20 @@ vkt_status vkt_stream_dispatch(vkt_device *dev, vkt_pipeline *pipe, const vkt_bi
                                        .pBufferInfo = &infos[i]};
     acc[i] = (vkt_access){infos[i].buffer, infos[i].offset, b->size, b->write};
   }
-  vkUpdateDescriptorSets(dev->device, (uint32_t)nbindings, writes, 0, NULL);
   vkt_stream_touch(dev, cmd, acc, nbindings);
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
-  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, 1, &set, 0, NULL);
+  if (dev->push_descriptors) {
+    vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, (uint32_t)nbindings, writes);
+  } else {
+    vkUpdateDescriptorSets(dev->device, (uint32_t)nbindings, writes, 0, NULL);
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->layout, 0, 1, &set, 0, NULL);
+  }
   if (push_size)
     vkCmdPushConstants(cmd, pipe->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
   vkCmdDispatch(cmd, groups[0], groups[1], groups[2]);
   *batch = dev->next_id;
   if (dev->dispatches >= VKT_MAX_DISPATCHES)
     st = vkt_stream_flush(dev);
-finish:
   return st;
 }
 

@@ -26,7 +26,7 @@
   X(vkDestroyDescriptorSetLayout) X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool)                 \
   X(vkResetDescriptorPool) X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets)                       \
   X(vkCreatePipelineCache) X(vkDestroyPipelineCache) X(vkGetPipelineCacheData)                         \
-  X(vkCreateDebugUtilsMessengerEXT) X(vkDestroyDebugUtilsMessengerEXT)
+  X(vkCreateDebugUtilsMessengerEXT) X(vkDestroyDebugUtilsMessengerEXT) X(vkCmdPushDescriptorSetKHR)
 
 #define VKT_DECLARE(name) extern PFN_##name name;
 VKT_VK_FUNCS(VKT_DECLARE)
@@ -87,8 +87,11 @@ typedef struct {
   uint64_t last_use; /* batch of the last copy through it */
 } vkt_staging;
 
+#define VKT_PIPELINE_BUCKETS 256
+
 struct vkt_pipeline {
-  char *key; /* shader name + defines */
+  char *key;     /* shader name, a newline, the defines */
+  uint64_t hash; /* of key */
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
   VkPipeline pipeline;
@@ -105,7 +108,8 @@ struct vkt_device {
   uint32_t queue_family;
   VkCommandPool cmd_pool;
   VkPipelineCache pipeline_cache;
-  vkt_pipeline *pipelines;
+  vkt_pipeline *pipelines[VKT_PIPELINE_BUCKETS]; /* chained by hash of the key */
+  bool push_descriptors; /* VK_KHR_push_descriptor: no descriptor sets to allocate per dispatch */
 
   /* memory */
   uint32_t mem_type;        /* for tensors */

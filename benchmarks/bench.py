@@ -1,0 +1,181 @@
+"""vkt's benchmark suite: each case timed on vkt and, side by side in the same run, on its peer
+(NumPy on the CPU; PyTorch CUDA with --torch where CUDA exists). Ratio = peer time / vkt time.
+
+    python benchmarks/bench.py [--torch] [--json FILE] [--only NAME[,NAME...]] [--quick]
+
+Times are synchronized wall clock after a warm-up: a case runs its op `reps` times back to back,
+then waits for the device, so per-op figures include vkt's recording and submission.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import vkt
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from test_ops import BINARY, UNARY  # noqa: E402  the op case table the tests run
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def timed(fn, sync, reps, warmup=2):
+    """Seconds per call of fn, best of 3 rounds of reps calls each."""
+    for _ in range(warmup):
+        fn()
+    sync()
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        sync()
+        best = min(best, (time.perf_counter() - t0) / reps)
+    return best
+
+
+class Peer:
+    """Runs a case's peer: PyTorch CUDA when asked and present, else NumPy."""
+
+    def __init__(self, use_torch):
+        self.torch = None
+        if use_torch:
+            import torch
+            if torch.cuda.is_available():
+                torch.backends.cuda.matmul.allow_tf32 = False
+                torch.backends.cudnn.allow_tf32 = False
+                self.torch = torch
+        self.name = f"torch {self.torch.__version__} cuda" if self.torch else f"numpy {np.__version__}"
+
+    def array(self, a):
+        return self.torch.from_numpy(a).cuda() if self.torch else a
+
+    def sync(self):
+        if self.torch:
+            self.torch.cuda.synchronize()
+
+
+def vsync():
+    vkt.vulkan.synchronize()
+
+
+def op_row(table, name):
+    return next(row for row in table if row[0] == name)
+
+
+def elementwise_cases(peer, n):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(n, dtype=np.float32)
+    b = rng.standard_normal(n, dtype=np.float32)
+    x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
+    pa, pb = peer.array(a), peer.array(b)
+    t = peer.torch
+    peers = {
+        "relu": (lambda: t.relu(pa)) if t else (lambda: np.maximum(pa, 0)),
+        "gelu": (lambda: t.nn.functional.gelu(pa)) if t else None,
+        "silu": (lambda: t.nn.functional.silu(pa)) if t else (lambda: pa / (1 + np.exp(-pa))),
+        "add": (lambda: pa + pb) if t else (lambda: pa + pb),
+    }
+    for name in ["relu", "gelu", "silu", "add"]:
+        fn = op_row(BINARY if name == "add" else UNARY, name)[1]
+        run = (lambda: fn(x, y)) if name == "add" else (lambda: fn(x))
+        nbytes = a.nbytes * (3 if name == "add" else 2)
+        yield {"op": name, "shape": f"2^{int(np.log2(n))} float32", "vkt": timed(run, vsync, 20),
+               "peer": timed(peers[name], peer.sync, 20) if peers[name] else None, "bytes": nbytes}
+
+
+def small_op_chain(peer, n_ops=1000, size=256):
+    """A chain of small ops: per-op cost of recording (no sync) and of a round trip (sync each)."""
+    x = vkt.ones(size, device="vulkan")
+    px = peer.array(np.ones(size, np.float32))
+
+    def chain(v, sync_each, sync):
+        for _ in range(n_ops):
+            v = v * 1.0001
+            if sync_each:
+                sync()
+        return v
+
+    for sync_each in (False, True):
+        label = "synchronize after each" if sync_each else "no synchronize"
+        yield {"op": f"chain of {n_ops} small ops ({label})", "shape": f"{size} float32",
+               "vkt": timed(lambda: chain(x, sync_each, vsync), vsync, 1) / n_ops,
+               "peer": timed(lambda: chain(px, sync_each, peer.sync), peer.sync, 1) / n_ops}
+
+
+def transfers(peer, mib=256):
+    a = np.random.default_rng(0).random(mib * 2**18, dtype=np.float32)
+    dev = vkt.tensor(a, device="vulkan")
+    up = timed(lambda: vkt.tensor(a, device="vulkan"), vsync, 3)
+    down = timed(lambda: np.asarray(dev), vsync, 3)
+    if peer.torch:
+        t = peer.torch.from_numpy(a).cuda()
+        pup = timed(lambda: peer.torch.from_numpy(a).cuda(), peer.sync, 3)
+        pdown = timed(lambda: t.cpu().numpy(), peer.sync, 3)
+    else:
+        pup = pdown = timed(lambda: a.copy(), peer.sync, 3)
+    yield {"op": "upload (from NumPy)", "shape": f"{mib} MiB", "vkt": up, "peer": pup, "bytes": a.nbytes}
+    yield {"op": "download (to NumPy)", "shape": f"{mib} MiB", "vkt": down, "peer": pdown, "bytes": a.nbytes}
+
+
+def first_result(peer):
+    """A fresh process to its first result: cold (empty shader cache) and warm (cache filled)."""
+    code = ("import time; t0 = time.perf_counter(); import vkt; "
+            "x = vkt.ones(1024, device='vulkan'); y = (x * 2).relu() + x; y.cpu(); "
+            "print(time.perf_counter() - t0)")
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, XDG_CACHE_HOME=cache)
+        runs = [float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                     check=True).stdout) for _ in range(3)]
+    for label, secs in (("cold cache", runs[0]), ("warm cache", min(runs[1:]))):
+        yield {"op": f"fresh process to first result ({label})", "shape": "import + 3 ops", "vkt": secs, "peer": None}
+
+
+CASES = {"elementwise": elementwise_cases, "chain": small_op_chain, "transfer": transfers, "startup": first_result}
+
+
+def fmt(row):
+    v, p = row["vkt"], row.get("peer")
+    ratio = f"{p / v:6.2f}" if p else "     -"
+    rate = ""
+    if row.get("bytes"):
+        rate = f"{row['bytes'] / v / 1e9:8.1f} GB/s"
+    elif row.get("flops"):
+        rate = f"{row['flops'] / v / 1e12:8.2f} TFLOP/s"
+    peer = f"{p * 1e3:10.4f} ms" if p else "          -"
+    return f"{row['op']:<46} {row['shape']:<22} {v * 1e3:10.4f} ms {peer} {ratio}  {rate}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--torch", action="store_true", help="compare with PyTorch CUDA")
+    ap.add_argument("--json", help="write the rows to this file")
+    ap.add_argument("--only", help="comma-separated case groups: " + ", ".join(CASES))
+    ap.add_argument("--quick", action="store_true", help="smaller sizes (for lavapipe)")
+    args = ap.parse_args()
+    peer = Peer(args.torch)
+    props = vkt.vulkan.get_device_properties()
+    print(f"vkt on {props.name} ({props.type}, Vulkan {props.api_version}, {props.driver}); peer: {peer.name}")
+    print(f"{'op':<46} {'shape':<22} {'vkt':>13} {'peer':>13} {'ratio':>6}  rate (vkt)")
+    rows = []
+    groups = args.only.split(",") if args.only else list(CASES)
+    for g in groups:
+        kwargs = {}
+        if args.quick:
+            kwargs = {"elementwise": {"n": 2**20}, "transfer": {"mib": 16}, "chain": {"n_ops": 200}}.get(g, {})
+        gen = CASES[g](peer, **kwargs) if g != "elementwise" else CASES[g](peer, kwargs.get("n", 2**26))
+        for row in gen:
+            rows.append(row)
+            print(fmt(row), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": props.name, "driver": props.driver, "peer": peer.name, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -12,6 +12,80 @@
 
 static uint64_t round_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
+/* ---- the ready and pending lists ---- */
+
+static void ready_push(vkt_device *dev, vkt_segment *s) {
+  s->state = VKT_SEG_READY;
+  s->lprev = NULL;
+  s->lnext = dev->ready;
+  if (dev->ready)
+    dev->ready->lprev = s;
+  dev->ready = s;
+}
+
+static void ready_remove(vkt_device *dev, vkt_segment *s) {
+  if (s->lprev)
+    s->lprev->lnext = s->lnext;
+  else
+    dev->ready = s->lnext;
+  if (s->lnext)
+    s->lnext->lprev = s->lprev;
+}
+
+/* Most frees wait for the newest batch, so the sorted insert walks back from the tail a step or two. */
+static void pending_insert(vkt_device *dev, vkt_segment *s) {
+  vkt_segment *after = dev->pending_tail;
+  while (after && after->ready > s->ready)
+    after = after->lprev;
+  s->state = VKT_SEG_PENDING;
+  s->lprev = after;
+  s->lnext = after ? after->lnext : dev->pending;
+  if (s->lnext)
+    s->lnext->lprev = s;
+  else
+    dev->pending_tail = s;
+  if (after)
+    after->lnext = s;
+  else
+    dev->pending = s;
+}
+
+/* Puts a free range on the ready list, merged with ready neighbours. */
+static void make_ready(vkt_device *dev, vkt_segment *s) {
+  vkt_segment *n = s->next, *p = s->prev;
+  if (n && n->state == VKT_SEG_READY) {
+    ready_remove(dev, n);
+    s->size += n->size;
+    s->next = n->next;
+    if (n->next)
+      n->next->prev = s;
+    free(n);
+  }
+  if (p && p->state == VKT_SEG_READY) {
+    ready_remove(dev, p);
+    p->size += s->size;
+    p->next = s->next;
+    if (s->next)
+      s->next->prev = p;
+    free(s);
+    s = p;
+  }
+  ready_push(dev, s);
+}
+
+/* Moves the ranges whose batch has finished from the pending list to the ready list. */
+static void release_pending(vkt_device *dev) {
+  while (dev->pending && dev->pending->ready <= dev->completed) {
+    vkt_segment *s = dev->pending;
+    dev->pending = s->lnext;
+    if (dev->pending)
+      dev->pending->lprev = NULL;
+    else
+      dev->pending_tail = NULL;
+    make_ready(dev, s);
+  }
+}
+
 static int find_type(const VkPhysicalDeviceMemoryProperties *mem, VkMemoryPropertyFlags need,
                      VkMemoryPropertyFlags nice, uint64_t min_heap) {
   int best = -1, best_score = -1;
@@ -115,8 +189,9 @@ static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_
     destroy_block(dev, b);
     return st;
   }
-  *seg = (vkt_segment){.offset = 0, .size = size, .free = true};
+  *seg = (vkt_segment){.offset = 0, .size = size, .block = b};
   b->segments = seg;
+  ready_push(dev, seg);
   b->next = dev->blocks;
   dev->blocks = b;
   if (dev->stats.reserved > dev->stats.reserved_peak)
@@ -125,38 +200,36 @@ static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_
   return VKT_OK;
 }
 
-/* Best fit among free segments whose last user has finished. */
+/* Best fit among ready ranges; small requests stay out of blocks made for one large tensor. */
 static bool carve(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vkt_segment **os) {
   vkt_segment *best = NULL;
-  vkt_block *best_block = NULL;
-  for (vkt_block *b = dev->blocks; b; b = b->next) {
-    if (b->dedicated && !large)
-      continue;
-    for (vkt_segment *s = b->segments; s; s = s->next)
-      if (s->free && s->size >= need && s->ready <= dev->completed && (!best || s->size < best->size))
-        best = s, best_block = b;
-  }
+  for (vkt_segment *s = dev->ready; s; s = s->lnext)
+    if (s->size >= need && (large || !s->block->dedicated) && (!best || s->size < best->size))
+      best = s;
   if (!best)
     return false;
-  if (best->size > need && !(best_block->dedicated && best->size - need < need)) {
+  ready_remove(dev, best);
+  if (best->size > need && !(best->block->dedicated && best->size - need < need)) {
     vkt_segment *rest = calloc(1, sizeof *rest);
     if (rest) {
-      *rest = (vkt_segment){.offset = best->offset + need, .size = best->size - need, .ready = best->ready,
-                            .free = true, .prev = best, .next = best->next};
+      *rest = (vkt_segment){.offset = best->offset + need, .size = best->size - need, .block = best->block,
+                            .prev = best, .next = best->next};
       if (best->next)
         best->next->prev = rest;
       best->next = rest;
       best->size = need;
+      ready_push(dev, rest);
     }
   }
-  best->free = false;
-  *ob = best_block, *os = best;
+  best->state = VKT_SEG_USED;
+  *ob = best->block, *os = best;
   return true;
 }
 
 static vkt_status try_alloc(vkt_device *dev, uint64_t need, vkt_block **ob, vkt_segment **os) {
   bool large = need > dev->block_size / 2;
   vkt_stream_poll(dev);
+  release_pending(dev);
   if (carve(dev, need, large, ob, os))
     return VKT_OK;
   uint64_t size = large ? need : dev->block_size;
@@ -206,40 +279,31 @@ vkt_status vkt_mem_alloc(vkt_device *dev, uint64_t nbytes, vkt_alloc *out) {
   return VKT_OK;
 }
 
-static void merge_next(vkt_segment *s) {
-  vkt_segment *n = s->next;
-  s->size += n->size;
-  if (n->ready > s->ready)
-    s->ready = n->ready;
-  s->next = n->next;
-  if (n->next)
-    n->next->prev = s;
-  free(n);
-}
-
 void vkt_mem_free(vkt_device *dev, vkt_alloc *a, uint64_t last_use) {
   vkt_segment *s = a->segment;
   if (!s)
     return;
-  s->free = true;
-  s->ready = last_use;
-  if (s->next && s->next->free)
-    merge_next(s);
-  if (s->prev && s->prev->free)
-    merge_next(s->prev);
   dev->stats.allocated -= a->size;
   dev->stats.free_count++;
   *a = (vkt_alloc){0};
+  if (last_use <= dev->completed) {
+    make_ready(dev, s);
+  } else {
+    s->ready = last_use;
+    pending_insert(dev, s);
+  }
 }
 
 vkt_status vkt_mem_empty_cache(vkt_device *dev) {
   vkt_status st = vkt_stream_synchronize(dev);
   if (st)
     return st;
+  release_pending(dev);
   vkt_block **link = &dev->blocks;
   while (*link) {
     vkt_block *b = *link;
-    if (b->segments->free && !b->segments->next) {
+    if (b->segments->state == VKT_SEG_READY && !b->segments->next) {
+      ready_remove(dev, b->segments);
       *link = b->next;
       destroy_block(dev, b);
     } else {
@@ -263,6 +327,7 @@ vkt_status vkt_mem_set_limit(vkt_device *dev, uint64_t bytes) {
 uint64_t vkt_mem_limit(vkt_device *dev) { return dev->limit; }
 
 void vkt_mem_destroy(vkt_device *dev) {
+  dev->ready = dev->pending = dev->pending_tail = NULL;
   while (dev->blocks) {
     vkt_block *b = dev->blocks;
     dev->blocks = b->next;

@@ -533,10 +533,15 @@ static void warn_fallback(const char *op, const char *reason) {
     PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "vkt: %s ran on the CPU: %s", op, reason);
 }
 
+/* Waits on the GPU let other Python threads run. */
+static void *release_gil(void) { return PyEval_SaveThread(); }
+static void restore_gil(void *token) { PyEval_RestoreThread(token); }
+
 static int module_exec(PyObject *module) {
   vkt_py_state *state = PyModule_GetState(module);
   vkt_state = state;
   vkt_fallback_set_hook(warn_fallback);
+  vkt_set_blocking_hooks(release_gil, restore_gil);
   if (add_functions(module) < 0)
     return -1;
   state->oom_error = PyErr_NewExceptionWithDoc("vkt.OutOfMemoryError",

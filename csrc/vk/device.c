@@ -385,6 +385,7 @@ static vkt_status create_device(int index, vkt_device *dev) {
   VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                           .storageBuffer8BitAccess = p->int8_storage,
                                           .shaderInt8 = p->int8_storage,
+                                          .timelineSemaphore = VK_TRUE,
                                           .shaderFloat16 = p->float16};
   VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                           .pNext = &f12,
@@ -442,6 +443,21 @@ vkt_status vkt_device_get(int index, vkt_device **out) {
   }
   *out = rt.devices[index];
   return VKT_OK;
+}
+
+static void *(*blocking_enter)(void);
+static void (*blocking_leave)(void *);
+
+void vkt_set_blocking_hooks(void *(*enter)(void), void (*leave)(void *)) {
+  blocking_enter = enter;
+  blocking_leave = leave;
+}
+
+void *vkt_blocking_enter(void) { return blocking_enter ? blocking_enter() : NULL; }
+
+void vkt_blocking_leave(void *token) {
+  if (blocking_leave)
+    blocking_leave(token);
 }
 
 int vkt_device_index(const vkt_device *dev) { return dev->index; }

@@ -122,6 +122,7 @@ vkt_status vkt_mem_init(vkt_device *dev) {
   dev->staging_type = (uint32_t)s;
   uint64_t range = dev->props->max_storage_buffer_range;
   dev->block_size = VKT_BLOCK_BYTES < range ? VKT_BLOCK_BYTES : range / VKT_ALIGN * VKT_ALIGN;
+  pthread_mutex_init(&dev->transfer_lock, NULL);
   const char *cap = getenv("VKT_MEMORY_LIMIT");
   dev->limit = cap ? strtoull(cap, NULL, 10) : 0;
   return VKT_OK;
@@ -327,6 +328,7 @@ vkt_status vkt_mem_set_limit(vkt_device *dev, uint64_t bytes) {
 uint64_t vkt_mem_limit(vkt_device *dev) { return dev->limit; }
 
 void vkt_mem_destroy(vkt_device *dev) {
+  pthread_mutex_destroy(&dev->transfer_lock);
   dev->ready = dev->pending = dev->pending_tail = NULL;
   while (dev->blocks) {
     vkt_block *b = dev->blocks;
@@ -344,6 +346,21 @@ void vkt_mem_destroy(vkt_device *dev) {
 }
 
 /* ---- transfers ---- */
+
+/* Staging buffers hold a transfer's data across waits, during which another thread may run: one
+ * transfer at a time uses them. Waiting for the lock goes through the blocking hooks. */
+static void transfer_begin(vkt_device *dev) {
+  if (pthread_mutex_trylock(&dev->transfer_lock) == 0)
+    return;
+  void *token = vkt_blocking_enter();
+  pthread_mutex_lock(&dev->transfer_lock);
+  vkt_blocking_leave(token);
+}
+
+static vkt_status transfer_end(vkt_device *dev, vkt_status st) {
+  pthread_mutex_unlock(&dev->transfer_lock);
+  return st;
+}
 
 static vkt_status staging_get(vkt_device *dev, int i, vkt_staging **out) {
   vkt_staging *s = &dev->staging[i];
@@ -388,19 +405,20 @@ vkt_status vkt_mem_upload(vkt_device *dev, const vkt_alloc *a, uint64_t off, con
     memcpy((char *)a->block->mapped + a->offset + off, src, nbytes);
     return VKT_OK;
   }
+  transfer_begin(dev);
   for (uint64_t pos = 0, i = 0; pos < nbytes; i++) {
     vkt_staging *s;
     if ((st = staging_get(dev, (int)(i & 1), &s)) || (st = vkt_stream_wait(dev, s->last_use)))
-      return st;
+      return transfer_end(dev, st);
     uint64_t n = nbytes - pos < s->size ? nbytes - pos : s->size;
     memcpy(s->mapped, (const char *)src + pos, n);
     if ((st = record_copy(dev, s->buffer, 0, a->block->buffer, a->offset + off + pos, n, &s->last_use)) ||
         (st = vkt_stream_flush(dev)))
-      return st;
+      return transfer_end(dev, st);
     *last_use = s->last_use;
     pos += n;
   }
-  return VKT_OK;
+  return transfer_end(dev, VKT_OK);
 }
 
 vkt_status vkt_mem_download(vkt_device *dev, const vkt_alloc *a, uint64_t off, void *dst, uint64_t nbytes,
@@ -417,26 +435,27 @@ vkt_status vkt_mem_download(vkt_device *dev, const vkt_alloc *a, uint64_t off, v
   /* Chunk i+1 is copied on the GPU while the host copies chunk i out of the other staging buffer. */
   uint64_t prev_pos = 0, prev_n = 0;
   vkt_staging *prev = NULL;
+  transfer_begin(dev);
   for (uint64_t pos = 0, i = 0; pos < nbytes || prev; i++) {
     vkt_staging *s = NULL;
     uint64_t n = 0;
     if (pos < nbytes) {
       if ((st = staging_get(dev, (int)(i & 1), &s)) || (st = vkt_stream_wait(dev, s->last_use)))
-        return st;
+        return transfer_end(dev, st);
       n = nbytes - pos < s->size ? nbytes - pos : s->size;
       if ((st = record_copy(dev, a->block->buffer, a->offset + off + pos, s->buffer, 0, n, &s->last_use)) ||
           (st = vkt_stream_flush(dev)))
-        return st;
+        return transfer_end(dev, st);
     }
     if (prev) {
       if ((st = vkt_stream_wait(dev, prev->last_use)))
-        return st;
+        return transfer_end(dev, st);
       memcpy((char *)dst + prev_pos, prev->mapped, prev_n);
     }
     prev = s, prev_pos = pos, prev_n = n;
     pos += n;
   }
-  return VKT_OK;
+  return transfer_end(dev, VKT_OK);
 }
 
 vkt_status vkt_mem_fill(vkt_device *dev, const vkt_alloc *a, uint64_t off, uint64_t nbytes, uint32_t pattern,

@@ -72,6 +72,11 @@ const char *vkt_validation_message(int i);
 void vkt_validation_clear(void);
 bool vkt_validation_enabled(void);
 
+/* Called around every blocking wait (on the GPU, or on another thread's transfer): enter returns a
+ * token that leave takes back. csrc/python releases the GIL here, so other threads run meanwhile;
+ * vkt re-checks its state after each wait. */
+void vkt_set_blocking_hooks(void *(*enter)(void), void (*leave)(void *token));
+
 /* ---- memory: the caching allocator ---- */
 
 typedef struct {

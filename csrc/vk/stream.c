@@ -1,13 +1,14 @@
 /* stream.c: batched asynchronous execution. Dispatches and copies are recorded into the current
  * command buffer and submitted together when a read needs them, on synchronize, or past a threshold.
- * Batches have increasing ids; `completed` is the newest id such that it and all before have finished. */
+ * Batches have increasing ids; each submission signals a timeline semaphore to its id, so `completed`
+ * (the newest finished id; every earlier one has finished too) is one counter read. */
 #include <time.h>
 
 #include "vk_internal.h"
 
 #define VKT_MAX_DISPATCHES 1024 /* per batch: bounds the latency of the first result */
 #define VKT_POOL_SETS 1024
-#define VKT_SPIN_US 200.0 /* how long a wait polls its fence before it blocks */
+#define VKT_SPIN_US 200.0 /* how long a wait polls the timeline before it blocks */
 
 static VkDescriptorPool make_pool(vkt_device *dev) {
   VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VKT_POOL_SETS * 4};
@@ -26,6 +27,10 @@ vkt_status vkt_stream_init(vkt_device *dev) {
                                 .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                 .queueFamilyIndex = dev->queue_family};
   VKT_VK_CHECK(vkCreateCommandPool(dev->device, &pi, NULL, &dev->cmd_pool));
+  VkSemaphoreTypeCreateInfo ti = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                  .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+  VkSemaphoreCreateInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &ti};
+  VKT_VK_CHECK(vkCreateSemaphore(dev->device, &si, NULL, &dev->timeline));
   for (int i = 0; i < VKT_BATCH_SLOTS; i++) {
     vkt_slot *s = &dev->slots[i];
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -33,8 +38,6 @@ vkt_status vkt_stream_init(vkt_device *dev) {
                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                       .commandBufferCount = 1};
     VKT_VK_CHECK(vkAllocateCommandBuffers(dev->device, &ai, &s->cmd));
-    VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VKT_VK_CHECK(vkCreateFence(dev->device, &fi, NULL, &s->fence));
     if (!(s->pool = make_pool(dev))) {
       st = vkt_fail(VKT_ERR_RUNTIME, "vkCreateDescriptorPool failed");
       goto finish;
@@ -46,33 +49,19 @@ finish:
 }
 
 void vkt_stream_destroy(vkt_device *dev) {
-  for (int i = 0; i < VKT_BATCH_SLOTS; i++) {
-    vkt_slot *s = &dev->slots[i];
-    if (s->fence)
-      vkDestroyFence(dev->device, s->fence, NULL);
-    if (s->pool)
-      vkDestroyDescriptorPool(dev->device, s->pool, NULL);
-  }
+  for (int i = 0; i < VKT_BATCH_SLOTS; i++)
+    if (dev->slots[i].pool)
+      vkDestroyDescriptorPool(dev->device, dev->slots[i].pool, NULL);
+  if (dev->timeline)
+    vkDestroySemaphore(dev->device, dev->timeline, NULL);
   if (dev->cmd_pool)
     vkDestroyCommandPool(dev->device, dev->cmd_pool, NULL);
 }
 
-static void retire(vkt_device *dev, vkt_slot *s) {
-  s->in_flight = false;
-  if (s->id > dev->completed)
-    dev->completed = s->id;
-}
-
-/* Retires finished batches, oldest first, so `completed` never skips an unfinished one. */
 void vkt_stream_poll(vkt_device *dev) {
-  for (int k = 0; k < VKT_BATCH_SLOTS; k++) {
-    vkt_slot *s = &dev->slots[(dev->cur + k) % VKT_BATCH_SLOTS];
-    if (!s->in_flight)
-      continue;
-    if (vkGetFenceStatus(dev->device, s->fence) != VK_SUCCESS)
-      return;
-    retire(dev, s);
-  }
+  uint64_t value;
+  if (vkGetSemaphoreCounterValue(dev->device, dev->timeline, &value) == VK_SUCCESS && value > dev->completed)
+    dev->completed = value;
 }
 
 static double now_us(void) {
@@ -81,31 +70,39 @@ static double now_us(void) {
   return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
-static vkt_status wait_slot(vkt_device *dev, vkt_slot *s) {
-  if (!s->in_flight)
-    return VKT_OK;
-  /* A blocking fence wait costs tens of microseconds of wake-up on a GPU; short batches finish
-   * sooner, so poll first. Not on a CPU adapter, whose workers need the cores we would spin on. */
+/* Waits until the timeline reaches batch, which has been submitted. A blocking wait costs tens of
+ * microseconds of wake-up on a GPU and short batches finish sooner, so it polls first; not on a CPU
+ * adapter, whose workers need the cores it would spin on. The host's hooks run around the block. */
+static vkt_status wait_submitted(vkt_device *dev, uint64_t batch) {
   if (dev->props->type != VKT_ADAPTER_CPU)
-    for (double end = now_us() + VKT_SPIN_US; now_us() < end;)
-      if (vkGetFenceStatus(dev->device, s->fence) == VK_SUCCESS) {
-        retire(dev, s);
-        return VKT_OK;
-      }
-  VkResult r = vkWaitForFences(dev->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
+    for (double end = now_us() + VKT_SPIN_US; dev->completed < batch && now_us() < end;)
+      vkt_stream_poll(dev);
+  if (dev->completed >= batch)
+    return VKT_OK;
+  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                            .semaphoreCount = 1,
+                            .pSemaphores = &dev->timeline,
+                            .pValues = &batch};
+  void *token = vkt_blocking_enter();
+  VkResult r = vkWaitSemaphores(dev->device, &wi, UINT64_MAX);
+  vkt_blocking_leave(token);
   if (r != VK_SUCCESS)
-    return vkt_vk_fail(r, "vkWaitForFences");
-  retire(dev, s);
+    return vkt_vk_fail(r, "vkWaitSemaphores");
+  if (batch > dev->completed)
+    dev->completed = batch;
   return VKT_OK;
 }
 
+/* Another thread may record while this one waits, so the slot is checked again after each wait. */
 vkt_status vkt_stream_begin(vkt_device *dev, VkCommandBuffer *cmd) {
   vkt_status st = VKT_OK;
-  vkt_slot *s = &dev->slots[dev->cur];
-  if (!dev->recording) {
-    if ((st = wait_slot(dev, s)))
-      return st;
-    VKT_VK_CHECK(vkResetFences(dev->device, 1, &s->fence));
+  while (!dev->recording) {
+    vkt_slot *s = &dev->slots[dev->cur];
+    if (s->id > dev->completed) {
+      if ((st = wait_submitted(dev, s->id)))
+        return st;
+      continue;
+    }
     VKT_VK_CHECK(vkResetDescriptorPool(dev->device, s->pool, 0));
     VKT_VK_CHECK(vkResetCommandBuffer(s->cmd, 0));
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -115,7 +112,7 @@ vkt_status vkt_stream_begin(vkt_device *dev, VkCommandBuffer *cmd) {
     dev->dispatches = 0;
     dev->naccesses = 0;
   }
-  *cmd = s->cmd;
+  *cmd = dev->slots[dev->cur].cmd;
 finish:
   return st;
 }
@@ -155,21 +152,30 @@ vkt_status vkt_stream_flush(vkt_device *dev) {
   if (!dev->recording)
     return VKT_OK;
   vkt_slot *s = &dev->slots[dev->cur];
-  /* Makes the batch's writes visible to host reads after the fence. */
+  /* Makes the batch's writes visible to host reads after the wait. */
   barrier(s->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   dev->recording = false;
   VKT_VK_CHECK(vkEndCommandBuffer(s->cmd));
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &s->cmd};
-  VKT_VK_CHECK(vkQueueSubmit(dev->queue, 1, &si, s->fence));
-  s->id = dev->next_id++;
-  s->in_flight = true;
+  uint64_t id = dev->next_id;
+  VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                      .signalSemaphoreValueCount = 1,
+                                      .pSignalSemaphoreValues = &id};
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                     .pNext = &ti,
+                     .commandBufferCount = 1,
+                     .pCommandBuffers = &s->cmd,
+                     .signalSemaphoreCount = 1,
+                     .pSignalSemaphores = &dev->timeline};
+  VKT_VK_CHECK(vkQueueSubmit(dev->queue, 1, &si, VK_NULL_HANDLE));
+  s->id = id;
+  dev->next_id++;
   dev->cur = (dev->cur + 1) % VKT_BATCH_SLOTS;
 finish:
   return st;
 }
 
 vkt_status vkt_stream_wait(vkt_device *dev, uint64_t batch) {
-  vkt_status st = VKT_OK;
+  vkt_status st;
   if (batch <= dev->completed)
     return VKT_OK;
   if (batch >= dev->next_id) {
@@ -178,12 +184,7 @@ vkt_status vkt_stream_wait(vkt_device *dev, uint64_t batch) {
     if ((st = vkt_stream_flush(dev)))
       return st;
   }
-  for (int k = 0; k < VKT_BATCH_SLOTS && !st; k++) {
-    vkt_slot *s = &dev->slots[(dev->cur + k) % VKT_BATCH_SLOTS];
-    if (s->in_flight && s->id <= batch)
-      st = wait_slot(dev, s);
-  }
-  return st;
+  return wait_submitted(dev, batch);
 }
 
 vkt_status vkt_stream_synchronize(vkt_device *dev) { return vkt_stream_wait(dev, dev->next_id); }

@@ -3,6 +3,8 @@
 #ifndef VKT_VK_INTERNAL_H
 #define VKT_VK_INTERNAL_H
 
+#include <pthread.h>
+
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 
@@ -26,7 +28,7 @@
   X(vkDestroyDescriptorSetLayout) X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool)                 \
   X(vkResetDescriptorPool) X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets)                       \
   X(vkCreatePipelineCache) X(vkDestroyPipelineCache) X(vkGetPipelineCacheData)                         \
-  X(vkCreateDebugUtilsMessengerEXT) X(vkDestroyDebugUtilsMessengerEXT) X(vkCmdPushDescriptorSetKHR)
+  X(vkCreateDebugUtilsMessengerEXT) X(vkDestroyDebugUtilsMessengerEXT) X(vkCmdPushDescriptorSetKHR) X(vkCreateSemaphore) X(vkDestroySemaphore) X(vkWaitSemaphores) X(vkGetSemaphoreCounterValue)
 
 #define VKT_DECLARE(name) extern PFN_##name name;
 VKT_VK_FUNCS(VKT_DECLARE)
@@ -49,10 +51,8 @@ vkt_status vkt_vk_fail(VkResult r, const char *what);
 
 typedef struct {
   VkCommandBuffer cmd;
-  VkFence fence;
   VkDescriptorPool pool;
-  uint64_t id;     /* batch id submitted in this slot; 0 when none */
-  bool in_flight;
+  uint64_t id; /* the batch last submitted from this slot; reusable once the timeline reaches it */
 } vkt_slot;
 
 typedef struct {
@@ -129,8 +129,10 @@ struct vkt_device {
   vkt_mem_stats stats;
   uint64_t limit; /* cap on reserved bytes; 0 means none */
   vkt_staging staging[2];
+  pthread_mutex_t transfer_lock; /* one host <-> device transfer at a time uses the staging buffers */
 
   /* stream */
+  VkSemaphore timeline; /* signalled to a batch's id when it finishes */
   vkt_slot slots[VKT_BATCH_SLOTS];
   int cur;             /* slot being recorded */
   bool recording;      /* slots[cur].cmd has begun */
@@ -151,6 +153,10 @@ void vkt_stream_destroy(vkt_device *dev);
 void vkt_pipelines_destroy(vkt_device *dev);
 void vkt_pipeline_cache_load(vkt_device *dev);
 void vkt_pipeline_cache_save(vkt_device *dev);
+
+/* Runs a blocking call between the host's hooks (vkt_set_blocking_hooks). */
+void *vkt_blocking_enter(void);
+void vkt_blocking_leave(void *token);
 
 /* Stream internals for the allocator's copies. */
 vkt_status vkt_stream_begin(vkt_device *dev, VkCommandBuffer *cmd);

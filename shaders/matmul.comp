@@ -4,18 +4,17 @@
 // shared memory; each invocation keeps a TM x TN block of sums in registers. Operands are read through
 // their strides (batch strides are 0 where a dim is broadcast), so transposes, slices and expands cost
 // no copy. The host defines TO, TA, TB, TC (storage types), ACC (float, or double with ACC_FLOAT64),
-// BIAS, RELU, and A_K_FAST / B_N_FAST when k (of a) / n (of b) has the smaller stride: the tile loads
-// then walk that way, so neighbouring invocations read neighbouring elements.
+// the tile shape BM, BN, BK, TM, TN, BIAS, RELU, and A_K_FAST / B_N_FAST when k (of a) / n (of b) has
+// the smaller stride: the tile loads then walk that way, so neighbouring invocations read neighbouring
+// elements.
 #include "common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
 
-#define BM 64
-#define BN 64
-#define BK 16
-#define TM 4
-#define TN 4
 #define WM (BM / TM) // invocations down a tile
-#define WN (BN / TN) // invocations across a tile; WM * WN == LOCAL_SIZE
+#define WN (BN / TN) // invocations across a tile
+#if WM * WN != LOCAL_SIZE
+#error "a tile must give each invocation of the workgroup one TM x TN block"
+#endif
 
 layout(push_constant) uniform Push {
   uvec2 alpha, beta; // bits of ACC

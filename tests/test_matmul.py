@@ -93,7 +93,9 @@ IDS = [c[0] for c in CASES]
 
 
 def check(got, a, b, dtype, bias=None, relu=False):
-    """|got - ref| <= tol * (|a| @ |b| + |bias|), ref in float64, tol scaled by K (the sum's length)."""
+    """|got - ref| <= tol * (|a| @ |b| + |bias|), ref in float64: one rounding of the output dtype plus
+    accumulator roundings that grow with sqrt(K) (the kernel sums each BK-deep slice apart, then the
+    slices; measured errors stay under one accumulator ulp of the scale)."""
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     ref = a64 @ b64 + (0 if bias is None else bias.astype(np.float64))
     scale = np.abs(a64) @ np.abs(b64) + (0 if bias is None else np.abs(bias.astype(np.float64)))
@@ -101,7 +103,7 @@ def check(got, a, b, dtype, bias=None, relu=False):
         ref = np.maximum(ref, 0)
     k = a.shape[-1]
     acc = EPS["float32"] if dtype == "float16" else EPS[dtype]
-    tol = EPS[dtype] + acc * (4 + k / 8)
+    tol = EPS[dtype] + acc * (4 + 2 * np.sqrt(k))
     got = to_numpy(got)
     assert got.dtype == np.dtype(dtype) and got.shape == np.shape(ref), (got.dtype, got.shape, np.shape(ref))
     err = np.abs(got.astype(np.float64) - ref)

@@ -238,9 +238,12 @@ vkt_status vkt_matmul_add_relu_reference(const vkt_tensor *lhs, const vkt_tensor
 
 /* ---- the shader path ---- */
 
-#define MM_BM 64 /* the tile of out one workgroup computes: matmul.comp's BM x BN, BK deep */
+/* The tile of out one workgroup computes, BK deep; each of its 256 invocations sums a TM x TN block. */
+#define MM_BM 64
 #define MM_BN 64
 #define MM_BK 16
+#define MM_TM 4
+#define MM_TN 4
 
 typedef struct {
   uint32_t alpha[2], beta[2]; /* bits of the accumulator type */
@@ -323,6 +326,8 @@ static int mm_defines(const vkt_op_args *a, int n, char *buf, size_t size) {
   const vkt_tensor *x = a->in[0], *y = a->in[1];
   bool a_k_fast = x->shape[nd - 2] == 1 || x->strides[nd - 1] <= x->strides[nd - 2];
   bool b_n_fast = y->shape[nd - 2] == 1 || y->strides[nd - 1] <= y->strides[nd - 2];
+  len += snprintf(buf + len, size - (size_t)len, "#define BM %d\n#define BN %d\n#define BK %d\n#define TM %d\n"
+                  "#define TN %d\n", MM_BM, MM_BN, MM_BK, MM_TM, MM_TN);
   len += snprintf(buf + len, size - (size_t)len, "%s%s%s%s%s",
                   a->compute == VKT_FLOAT64 ? "#define ACC double\n#define ACC_FLOAT64\n" : "#define ACC float\n",
                   n == 4 ? "#define BIAS\n" : "", a->flags & VKT_MATMUL_RELU ? "#define RELU\n" : "",

@@ -61,7 +61,8 @@ static void matrix(const vkt_op_args *a, char *const *ptr, mm_num *buf, bool fl)
   const vkt_tensor *out = a->out, *x = a->in[0], *y = a->in[1], *c = a->in[2];
   int nd = out->ndim;
   int64_t m = out->shape[nd - 2], n = out->shape[nd - 1], k = x->shape[nd - 1];
-  int sx = vkt_dtype_size(x->dtype), sy = vkt_dtype_size(y->dtype), so = vkt_dtype_size(out->dtype), sc = c ? vkt_dtype_size(c->dtype) : 0;
+  int sx = vkt_dtype_size(x->dtype), sy = vkt_dtype_size(y->dtype), so = vkt_dtype_size(out->dtype);
+  int sc = c ? vkt_dtype_size(c->dtype) : 0;
   mm_num *ax = buf, *by = ax + m * k, *cz = by + k * n;
   gather(x->dtype, ptr[1], m, k, x->strides[nd - 2] * sx, x->strides[nd - 1] * sx, fl, ax);
   gather(y->dtype, ptr[2], k, n, y->strides[nd - 2] * sy, y->strides[nd - 1] * sy, fl, by);

@@ -1,18 +1,394 @@
-/* matmul.c: placeholder until the matmul family lands; every op of it takes the CPU path and reports so. */
+/* matmul.c: the matrix-product family: PyTorch's matmul rules in front (1-D operands, broadcast batch
+ * dims, dtype and device checks), then one dispatch of the strided tiled shader (matmul.comp) or the
+ * CPU kernel (cpu/matmul.c). mm, bmm, linear, addmm and the fused matmul_add_relu all reduce to it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "matmul.h"
 #include "table.h"
 
+static const vkt_scalar one = {false, 0, 1};
+
+/* ---- checks ---- */
+
+/* c10's dtype names, which PyTorch's messages use. */
+static const char *c10_name(vkt_dtype d) {
+  static const char *const names[VKT_DTYPE_COUNT] = {"float", "double", "c10::Half",    "int",
+                                                     "long",  "unsigned char", "bool"};
+  return names[d];
+}
+
+/* "2x3": the way PyTorch's mm messages write a shape. */
+static void dims_str(const vkt_tensor *t, char *buf, size_t n) {
+  int len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < t->ndim && (size_t)len < n; i++)
+    len += snprintf(buf + len, n - (size_t)len, "%s%lld", i ? "x" : "", (long long)t->shape[i]);
+}
+
+static vkt_status shape_error(const vkt_tensor *a, const vkt_tensor *b) {
+  char sa[256], sb[256];
+  dims_str(a, sa, sizeof sa), dims_str(b, sb, sizeof sb);
+  return vkt_fail(VKT_ERR_RUNTIME, "mat1 and mat2 shapes cannot be multiplied (%s and %s)", sa, sb);
+}
+
+static vkt_status same_device(const vkt_tensor *const *t, int n) {
+  for (int k = 1; k < n; k++) {
+    int d0 = vkt_tensor_device(t[0]), d = t[k] ? vkt_tensor_device(t[k]) : d0;
+    if (d != d0)
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "Expected all tensors to be on the same device, but found at least two devices, %s%d and %s%d!",
+                      d0 == VKT_CPU ? "cpu" : "vulkan:", d0, d == VKT_CPU ? "cpu" : "vulkan:", d);
+  }
+  return VKT_OK;
+}
+
+static vkt_status check_operands(const vkt_tensor *a, const vkt_tensor *b, const vkt_tensor *bias) {
+  vkt_status st = same_device((const vkt_tensor *[]){a, b, bias}, 3);
+  if (st)
+    return st;
+  if (a->dtype != b->dtype)
+    return vkt_fail(VKT_ERR_RUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s",
+                    c10_name(a->dtype), c10_name(b->dtype));
+  if (bias && bias->dtype != a->dtype)
+    return vkt_fail(VKT_ERR_RUNTIME, "expected bias to have the same dtype as m1 and m2, but got: %s != %s",
+                    c10_name(bias->dtype), c10_name(a->dtype));
+  if (a->dtype == VKT_BOOL)
+    return vkt_fail(VKT_ERR_RUNTIME, "\"matmul\" not implemented for 'Bool'");
+  if (a->ndim == 0 || b->ndim == 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "both arguments to matmul need to be at least 1D, but they are %dD and %dD",
+                    a->ndim, b->ndim);
+  return VKT_OK;
+}
+
+/* ---- the plan: PyTorch's matmul rules ---- */
+
+typedef struct {
+  int nbatch;                  /* broadcast batch dims */
+  int64_t shape[VKT_MAX_DIMS]; /* the product's: batch..., M, N */
+  int64_t k;
+  int fndim; /* the result's: the product's less the dims 1-D operands brought */
+  int64_t fshape[VKT_MAX_DIMS];
+} mm_plan;
+
+static vkt_status plan(const vkt_tensor *a, const vkt_tensor *b, mm_plan *p) {
+  int na = a->ndim, nb = b->ndim, ba = na > 2 ? na - 2 : 0, bb = nb > 2 ? nb - 2 : 0;
+  p->k = a->shape[na - 1];
+  if (p->k != b->shape[nb == 1 ? 0 : nb - 2])
+    return shape_error(a, b);
+  p->nbatch = ba > bb ? ba : bb;
+  for (int i = 0; i < p->nbatch; i++) {
+    int ia = i - (p->nbatch - ba), ib = i - (p->nbatch - bb);
+    int64_t sa = ia >= 0 ? a->shape[ia] : 1, sb = ib >= 0 ? b->shape[ib] : 1;
+    if (sa != sb && sa != 1 && sb != 1)
+      return shape_error(a, b);
+    p->shape[i] = sa == 1 ? sb : sa;
+  }
+  p->shape[p->nbatch] = na == 1 ? 1 : a->shape[na - 2];
+  p->shape[p->nbatch + 1] = nb == 1 ? 1 : b->shape[nb - 1];
+  p->fndim = p->nbatch;
+  memcpy(p->fshape, p->shape, sizeof *p->shape * (size_t)p->nbatch);
+  if (na > 1)
+    p->fshape[p->fndim++] = p->shape[p->nbatch];
+  if (nb > 1)
+    p->fshape[p->fndim++] = p->shape[p->nbatch + 1];
+  return VKT_OK;
+}
+
+/* t as an operand of the product (a view): a 1-D t gets its missing dim at `at`, and the batch dims are
+ * broadcast to the plan's. */
+static vkt_status operand(const vkt_tensor *t, int64_t at, int64_t rows, int64_t cols, const mm_plan *p,
+                          vkt_tensor *out) {
+  vkt_tensor u = {0};
+  int64_t shape[VKT_MAX_DIMS];
+  vkt_status st = VKT_OK;
+  memcpy(shape, p->shape, sizeof *shape * (size_t)p->nbatch);
+  shape[p->nbatch] = rows, shape[p->nbatch + 1] = cols;
+  if (t->ndim == 1 && !(st = vkt_unsqueeze(&u, t, at)))
+    t = &u;
+  if (!st)
+    st = vkt_expand(out, t, p->nbatch + 2, shape);
+  if (u.storage)
+    vkt_tensor_release(&u);
+  return st;
+}
+
+/* The bias broadcast to the result's shape, then viewed with the product's (stride 0 for the dims
+ * 1-D operands brought). */
+static vkt_status bias_operand(const vkt_tensor *bias, const vkt_tensor *a, const vkt_tensor *b, const mm_plan *p,
+                               vkt_tensor *out) {
+  vkt_status st = vkt_expand(out, bias, p->fndim, p->fshape);
+  if (st)
+    return st;
+  int64_t rs = a->ndim > 1 ? out->strides[p->nbatch] : 0, cs = b->ndim > 1 ? out->strides[p->fndim - 1] : 0;
+  out->ndim = p->nbatch + 2;
+  memcpy(out->shape, p->shape, sizeof *p->shape * (size_t)out->ndim);
+  out->strides[p->nbatch] = rs, out->strides[p->nbatch + 1] = cs;
+  return VKT_OK;
+}
+
+/* ---- the front-ends ---- */
+
+/* What follows the product: out = alpha * (a @ b) + beta * bias, then relu when flags says so. */
+typedef struct {
+  const vkt_tensor *bias; /* NULL: none */
+  vkt_scalar beta, alpha;
+  unsigned flags;
+} mm_epilogue;
+
+static bool is_zero(vkt_scalar s) { return s.is_float ? s.f == 0 : s.i == 0; }
+
+static vkt_dtype accumulator(vkt_dtype d) {
+  return d == VKT_FLOAT16 ? VKT_FLOAT32 : vkt_dtypes[d].is_float ? d : VKT_INT64;
+}
+
+static vkt_status product(const vkt_tensor *a, const vkt_tensor *b, const mm_epilogue *e, vkt_tensor *result) {
+  vkt_tensor v[4] = {0}; /* a, b, bias as operands, and the product */
+  mm_plan p;
+  vkt_status st;
+  if ((st = check_operands(a, b, e->bias)) || (st = plan(a, b, &p)))
+    return st;
+  int64_t m = p.shape[p.nbatch], n = p.shape[p.nbatch + 1];
+  if ((st = operand(a, 0, m, p.k, &p, &v[0])) || (st = operand(b, -1, p.k, n, &p, &v[1])))
+    goto finish;
+  if (e->bias && (st = bias_operand(e->bias, a, b, &p, &v[2])))
+    goto finish;
+  if ((st = vkt_tensor_empty(&v[3], vkt_tensor_device(a), a->dtype, p.nbatch + 2, p.shape)))
+    goto finish;
+  vkt_op_args args = {.out = &v[3],
+                      .in = {&v[0], &v[1], e->bias && !is_zero(e->beta) ? &v[2] : NULL},
+                      .nin = 3,
+                      .compute = accumulator(a->dtype),
+                      .param = {e->beta, e->alpha},
+                      .flags = e->flags};
+  if (vkt_tensor_numel(&v[3]) > 0 && (st = vkt_op_run(VKT_OP_MATMUL, &args)))
+    goto finish;
+  st = vkt_view(result, &v[3], p.fndim, p.fshape);
+finish:
+  for (int k = 0; k < 4; k++)
+    if (v[k].storage)
+      vkt_tensor_release(&v[k]);
+  return st;
+}
+
+vkt_status vkt_matmul(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
+  return product(a, b, &(mm_epilogue){NULL, one, one, 0}, result);
+}
+
+vkt_status vkt_mm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
+  if (a->ndim != 2 || b->ndim != 2)
+    return vkt_fail(VKT_ERR_RUNTIME, "%s must be a matrix, got %d-D tensor", a->ndim != 2 ? "self" : "mat2",
+                    a->ndim != 2 ? a->ndim : b->ndim);
+  return vkt_matmul(a, b, result);
+}
+
+vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
+  char sa[256], sb[256];
+  if (a->ndim != 3 || b->ndim != 3)
+    return vkt_fail(VKT_ERR_RUNTIME, "batch%d must be a 3D tensor, got %d-D tensor", a->ndim != 3 ? 1 : 2,
+                    a->ndim != 3 ? a->ndim : b->ndim);
+  if (a->shape[0] != b->shape[0]) {
+    vkt_shape_str(a->ndim, a->shape, sa, sizeof sa), vkt_shape_str(b->ndim, b->shape, sb, sizeof sb);
+    return vkt_fail(VKT_ERR_RUNTIME, "bmm: batch1 and batch2 must have the same batch size, got shapes %s and %s",
+                    sa, sb);
+  }
+  return vkt_matmul(a, b, result);
+}
+
+vkt_status vkt_linear(const vkt_tensor *x, const vkt_tensor *w, const vkt_tensor *bias, vkt_tensor *result) {
+  vkt_tensor wt = {0};
+  if (w->ndim != 1 && w->ndim != 2)
+    return vkt_fail(VKT_ERR_RUNTIME, "linear(): weight must be 1-D or 2-D, got %d-D", w->ndim);
+  vkt_status st = w->ndim == 2 ? vkt_transpose(&wt, w, 0, 1) : (vkt_tensor_share(&wt, w), VKT_OK);
+  if (!st)
+    st = product(x, &wt, &(mm_epilogue){bias, one, one, 0}, result);
+  if (wt.storage)
+    vkt_tensor_release(&wt);
+  return st;
+}
+
+vkt_status vkt_addmm(const vkt_tensor *input, const vkt_tensor *m1, const vkt_tensor *m2, vkt_scalar beta,
+                     vkt_scalar alpha, vkt_tensor *result) {
+  if (m1->ndim != 2 || m2->ndim != 2)
+    return vkt_fail(VKT_ERR_RUNTIME, "mat%d must be a matrix, got %d-D tensor", m1->ndim != 2 ? 1 : 2,
+                    m1->ndim != 2 ? m1->ndim : m2->ndim);
+  return product(m1, m2, &(mm_epilogue){input, beta, alpha, 0}, result);
+}
+
+vkt_status vkt_matmul_add_relu(const vkt_tensor *lhs, const vkt_tensor *rhs, const vkt_tensor *bias,
+                               vkt_tensor *result) {
+  return product(lhs, rhs, &(mm_epilogue){bias, one, one, VKT_MATMUL_RELU}, result);
+}
+
+vkt_status vkt_matmul_add_relu_reference(const vkt_tensor *lhs, const vkt_tensor *rhs, const vkt_tensor *bias,
+                                         vkt_tensor *result) {
+  vkt_tensor mm = {0}, sum = {0};
+  const vkt_scalar none = {false, 0, 0};
+  vkt_status st = vkt_matmul(lhs, rhs, &mm);
+  if (!st)
+    st = vkt_binary(VKT_OP_ADD, (vkt_operand){.t = &mm}, (vkt_operand){.t = bias}, one, NULL, &sum);
+  if (!st)
+    st = vkt_unary(VKT_OP_RELU, &sum, none, none, NULL, result);
+  if (mm.storage)
+    vkt_tensor_release(&mm);
+  if (sum.storage)
+    vkt_tensor_release(&sum);
+  return st;
+}
+
+/* ---- the shader path ---- */
+
+/* The tile of out one workgroup computes, BK deep; each of its 256 invocations sums a TM x TN block. */
+#define MM_BM 64
+#define MM_BN 64
+#define MM_BK 16
+#define MM_TM 4
+#define MM_TN 4
+
+typedef struct {
+  uint32_t alpha[2], beta[2]; /* bits of the accumulator type */
+  uint32_t m, n, k, z0;
+  uint32_t offset[4];  /* elements: out, a, b, bias */
+  uint32_t stride[6];  /* elements: rows and columns of a, b, bias */
+  uint32_t batch[2];   /* the batch dims the shader walks: outer, inner */
+  uint32_t bstride[6]; /* elements: a, b, bias along batch[0], batch[1] */
+} mm_push;
+static_assert(sizeof(mm_push) == 104, "mm_push must match shaders/matmul.comp");
+
+/* The operands a launch binds: out, a, b, then the bias if there is one. */
+static int operands(const vkt_op_args *a, const vkt_tensor **t) {
+  t[0] = a->out, t[1] = a->in[0], t[2] = a->in[1], t[3] = a->in[2];
+  return a->in[2] ? 4 : 3;
+}
+
 bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **why) {
-  (void)op, (void)a;
-  *why = "not written yet";
-  return false;
+  const vkt_tensor *t[4];
+  int n = operands(a, t), nd = a->out->ndim;
+  const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
+  (void)op;
+  *why = "integer matmul has no shader (PyTorch's CUDA has none either)";
+  if (!vkt_dtypes[a->compute].is_float || !vkt_dtype_storable(p, a->compute, why))
+    return false;
+  for (int k = 0; k < n; k++)
+    if (!vkt_dtype_storable(p, t[k]->dtype, why) || !vkt_bindable(t[k], why))
+      return false;
+  *why = "more than 2^32 output elements";
+  if (vkt_tensor_numel(a->out) > UINT32_MAX)
+    return false;
+  *why = "more row or column tiles than maxComputeWorkGroupCount";
+  if ((a->out->shape[nd - 1] + MM_BN - 1) / MM_BN > p->max_workgroup_count[0] ||
+      (a->out->shape[nd - 2] + MM_BM - 1) / MM_BM > p->max_workgroup_count[1])
+    return false;
+  *why = "the tiles need more shared memory than the adapter has";
+  return (uint64_t)(MM_BM + MM_BN) * MM_BK * vkt_dtype_size(a->compute) <= p->max_shared_memory;
+}
+
+static void encode(vkt_dtype compute, vkt_scalar v, uint32_t out[2]) {
+  double f = v.is_float ? v.f : (double)v.i;
+  float g = (float)f;
+  out[1] = 0;
+  if (compute == VKT_FLOAT64)
+    memcpy(out, &f, 8);
+  else
+    memcpy(out, &g, 4);
+}
+
+/* The push constants but for offsets and z0, which each dispatch sets. */
+static void fill_push(const vkt_op_args *a, int n, const int64_t *bshape, const int64_t *bstrides, int rank,
+                      mm_push *push) {
+  const vkt_tensor *t[4];
+  int nd = a->out->ndim;
+  operands(a, t);
+  encode(a->compute, a->param[1], push->alpha);
+  encode(a->compute, a->param[0], push->beta);
+  push->m = (uint32_t)a->out->shape[nd - 2], push->n = (uint32_t)a->out->shape[nd - 1];
+  push->k = (uint32_t)t[1]->shape[nd - 1];
+  for (int k = 1; k < n; k++) {
+    push->stride[2 * (k - 1)] = (uint32_t)t[k]->strides[nd - 2];
+    push->stride[2 * (k - 1) + 1] = (uint32_t)t[k]->strides[nd - 1];
+  }
+  /* The shader walks the last two merged batch dims; a 1 stands in for missing ones. */
+  for (int d = 0; d < 2; d++) {
+    int r = rank - 2 + d;
+    push->batch[d] = r >= 0 ? (uint32_t)bshape[r] : 1;
+    for (int k = 1; k < n; k++)
+      push->bstride[2 * (k - 1) + d] = r >= 0 ? (uint32_t)bstrides[k * VKT_MAX_DIMS + r] : 0;
+  }
+}
+
+static int mm_defines(const vkt_op_args *a, int n, char *buf, size_t size) {
+  static const char *const names[] = {"TO", "TA", "TB", "TC"};
+  const vkt_tensor *t[4];
+  int len = 0, nd = a->out->ndim;
+  operands(a, t);
+  for (int k = 0; k < n; k++)
+    len += vkt_type_defines(buf + len, size - (size_t)len, names[k], t[k]->dtype);
+  const vkt_tensor *x = a->in[0], *y = a->in[1];
+  bool a_k_fast = x->shape[nd - 2] == 1 || x->strides[nd - 1] <= x->strides[nd - 2];
+  bool b_n_fast = y->shape[nd - 2] == 1 || y->strides[nd - 1] <= y->strides[nd - 2];
+  len += snprintf(buf + len, size - (size_t)len, "#define BM %d\n#define BN %d\n#define BK %d\n#define TM %d\n"
+                  "#define TN %d\n", MM_BM, MM_BN, MM_BK, MM_TM, MM_TN);
+  len += snprintf(buf + len, size - (size_t)len, "%s%s%s%s%s",
+                  a->compute == VKT_FLOAT64 ? "#define ACC double\n#define ACC_FLOAT64\n" : "#define ACC float\n",
+                  n == 4 ? "#define BIAS\n" : "", a->flags & VKT_MATMUL_RELU ? "#define RELU\n" : "",
+                  a_k_fast ? "#define A_K_FAST\n" : "", b_n_fast ? "#define B_N_FAST\n" : "");
+  return len;
+}
+
+/* Records the dispatches: one per index of the merged batch dims the shader does not walk, and per
+ * maxComputeWorkGroupCount[2] matrices of those it does. */
+static vkt_status dispatch_batches(vkt_device *dev, vkt_pipeline *pipe, const vkt_op_args *a, int n,
+                                   const int64_t *bshape, const int64_t *bstrides, int rank, mm_push *push) {
+  const vkt_tensor *t[4], *bound[4];
+  vkt_binding b[4];
+  uint64_t batch = 0, inner = (uint64_t)push->batch[0] * push->batch[1], outer = 1;
+  uint32_t maxz = vkt_device_props(dev)->max_workgroup_count[2];
+  vkt_status st = VKT_OK;
+  operands(a, t);
+  for (int k = 0; k < n; k++) { /* K == 0 leaves a and b without memory: bind out, which is not read */
+    bound[k] = vkt_tensor_numel(t[k]) ? t[k] : a->out;
+    b[k] = (vkt_binding){&bound[k]->storage->alloc, 0, bound[k]->storage->alloc.size, k == 0};
+  }
+  for (int d = 0; d < rank - 2; d++)
+    outer *= (uint64_t)bshape[d];
+  for (uint64_t o = 0; o < outer && !st; o++) {
+    for (int k = 0; k < n; k++) {
+      int64_t off = t[k]->offset, rem = (int64_t)o;
+      for (int d = rank - 3; d >= 0; d--) {
+        off += rem % bshape[d] * bstrides[k * VKT_MAX_DIMS + d];
+        rem /= bshape[d];
+      }
+      push->offset[k] = (uint32_t)off;
+    }
+    for (uint64_t z0 = 0; z0 < inner && !st; z0 += maxz) {
+      uint32_t groups[3] = {(push->n + MM_BN - 1) / MM_BN, (push->m + MM_BM - 1) / MM_BM,
+                            (uint32_t)(inner - z0 < maxz ? inner - z0 : maxz)};
+      push->z0 = (uint32_t)z0;
+      st = vkt_stream_dispatch(dev, pipe, b, n, push, sizeof *push, groups, &batch);
+    }
+  }
+  for (int k = 0; k < n && !st; k++)
+    vkt_storage_touched(bound[k]->storage, batch);
+  return st;
 }
 
 vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
-  (void)a;
-  return vkt_fail(VKT_ERR_RUNTIME, "%s has no shader yet", op->name);
-}
-
-vkt_status vkt_cpu_matmul(const vkt_op *op, const vkt_op_args *a) {
-  (void)a;
-  return vkt_fail(VKT_ERR_RUNTIME, "%s is not implemented yet", op->name);
+  const vkt_tensor *t[4], *views[4];
+  vkt_tensor bt[4];
+  int n = operands(a, t);
+  for (int k = 0; k < n; k++) { /* the batch dims alone, to merge */
+    bt[k] = *t[k];
+    bt[k].ndim = a->out->ndim - 2;
+    views[k] = &bt[k];
+  }
+  int64_t bshape[VKT_MAX_DIMS], bstrides[4 * VKT_MAX_DIMS];
+  int rank = vkt_merge_dims(n, views, bshape, bstrides);
+  mm_push push = {0};
+  fill_push(a, n, bshape, bstrides, rank, &push);
+  char defines[512];
+  mm_defines(a, n, defines, sizeof defines);
+  vkt_device *dev = a->out->storage->dev;
+  vkt_pipeline *pipe;
+  vkt_status st = vkt_pipeline_get(dev, op->shader, defines, n, sizeof push, &pipe);
+  return st ? st : dispatch_batches(dev, pipe, a, n, bshape, bstrides, rank, &push);
 }

@@ -1,10 +1,122 @@
-/* ops_matmul.c: Python bindings of the matmul family (placeholder until it lands). */
+/* ops_matmul.c: Python bindings of the matrix-product family: Tensor.matmul/mm/bmm/addmm, the `@`
+ * operator, and vkt.matmul, mm, bmm, linear, addmm, matmul_add_relu and its composed reference. */
 #include "py.h"
 
-PyMethodDef vkt_matmul_methods[] = {{NULL, NULL, 0, NULL}};
-PyMethodDef vkt_matmul_functions[] = {{NULL, NULL, 0, NULL}};
+#include <stdio.h>
+
+#include "../ops/matmul.h"
+
+typedef vkt_status (*mm_fn)(const vkt_tensor *, const vkt_tensor *, vkt_tensor *);
+typedef vkt_status (*mm3_fn)(const vkt_tensor *, const vkt_tensor *, const vkt_tensor *, vkt_tensor *);
+
+/* The tensor inside o, or NULL with PyTorch's TypeError for argument `name` of `fn`. */
+static vkt_tensor *tensor_arg(PyObject *o, const char *fn, const char *name) {
+  vkt_tensor *t = vkt_tensor_of(o);
+  if (!t)
+    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be Tensor, not %R", fn, name, (PyObject *)Py_TYPE(o));
+  return t;
+}
+
+static PyObject *call2(mm_fn fn, const char *name, PyObject *a, PyObject *b, const char *bname) {
+  vkt_tensor *x = tensor_arg(a, name, "input"), *y = x ? tensor_arg(b, name, bname) : NULL, out;
+  if (!y)
+    return NULL;
+  return vkt_py_result(fn(x, y, &out), &out);
+}
 
 PyObject *vkt_py_matmul(PyObject *a, PyObject *b) {
-  (void)a, (void)b;
-  Py_RETURN_NOTIMPLEMENTED;
+  if (!vkt_is_tensor(a) || !vkt_is_tensor(b))
+    Py_RETURN_NOTIMPLEMENTED;
+  return call2(vkt_matmul, "matmul", a, b, "other");
 }
+
+#define METHOD2(name, other)                                                                                 \
+  static PyObject *m_##name(PyObject *self, PyObject *o) { return call2(vkt_##name, #name, self, o, other); } \
+  static PyObject *f_##name(PyObject *mod, PyObject *args, PyObject *kwargs) {                               \
+    static char *kw[] = {"input", other, NULL};                                                              \
+    PyObject *a, *b;                                                                                         \
+    (void)mod;                                                                                               \
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:" #name, kw, &a, &b))                                 \
+      return NULL;                                                                                           \
+    return call2(vkt_##name, #name, a, b, other);                                                            \
+  }
+METHOD2(matmul, "other")
+METHOD2(mm, "mat2")
+METHOD2(bmm, "mat2")
+
+/* fn(a, b, c) for three tensor arguments, c optional (None) when `optional`. */
+static PyObject *call3(mm3_fn fn, const char *name, char **kw, PyObject *args, PyObject *kwargs, bool optional) {
+  PyObject *o[3] = {NULL, NULL, Py_None};
+  vkt_tensor *t[3] = {NULL, NULL, NULL}, out;
+  char fmt[64];
+  snprintf(fmt, sizeof fmt, "OO%sO:%s", optional ? "|" : "", name);
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &o[0], &o[1], &o[2]))
+    return NULL;
+  for (int k = 0; k < 3; k++)
+    if (!(k == 2 && optional && o[k] == Py_None) && !(t[k] = tensor_arg(o[k], name, kw[k])))
+      return NULL;
+  return vkt_py_result(fn(t[0], t[1], t[2], &out), &out);
+}
+
+static PyObject *f_linear(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"input", "weight", "bias", NULL};
+  (void)mod;
+  return call3(vkt_linear, "linear", kw, args, kwargs, true);
+}
+
+static PyObject *f_matmul_add_relu(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"lhs", "rhs", "bias", NULL};
+  (void)mod;
+  return call3(vkt_matmul_add_relu, "matmul_add_relu", kw, args, kwargs, false);
+}
+
+static PyObject *f_matmul_add_relu_reference(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"lhs", "rhs", "bias", NULL};
+  (void)mod;
+  return call3(vkt_matmul_add_relu_reference, "matmul_add_relu_reference", kw, args, kwargs, false);
+}
+
+/* addmm(input, mat1, mat2, *, beta=1, alpha=1); a method when self is given. */
+static PyObject *addmm(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *m_kw[] = {"mat1", "mat2", "beta", "alpha", NULL};
+  static char *f_kw[] = {"input", "mat1", "mat2", "beta", "alpha", NULL};
+  PyObject *o[3] = {self, NULL, NULL}, *beta_o = NULL, *alpha_o = NULL;
+  vkt_scalar beta = {false, 0, 1}, alpha = {false, 0, 1};
+  vkt_tensor *t[3], out;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OO:addmm", m_kw, &o[1], &o[2], &beta_o, &alpha_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OO:addmm", f_kw, &o[0], &o[1], &o[2], &beta_o,
+                                              &alpha_o);
+  if (!ok || (beta_o && vkt_py_scalar(beta_o, &beta) < 0) || (alpha_o && vkt_py_scalar(alpha_o, &alpha) < 0))
+    return NULL;
+  for (int k = 0; k < 3; k++)
+    if (!(t[k] = tensor_arg(o[k], "addmm", f_kw[k])))
+      return NULL;
+  return vkt_py_result(vkt_addmm(t[0], t[1], t[2], beta, alpha, &out), &out);
+}
+
+static PyObject *f_addmm(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return addmm(NULL, args, kwargs);
+}
+
+#define KW(f) (PyCFunction)(void (*)(void))(f), METH_VARARGS | METH_KEYWORDS
+
+PyMethodDef vkt_matmul_methods[] = {
+    {"matmul", m_matmul, METH_O, "matmul(other): self @ other with PyTorch's rules"},
+    {"mm", m_mm, METH_O, "mm(mat2): product of two matrices"},
+    {"bmm", m_bmm, METH_O, "bmm(mat2): product of two batches of matrices, [B, M, K] @ [B, K, N]"},
+    {"addmm", KW(addmm), "addmm(mat1, mat2, *, beta=1, alpha=1): beta * self + alpha * (mat1 @ mat2)"},
+    {NULL, NULL, 0, NULL},
+};
+
+PyMethodDef vkt_matmul_functions[] = {
+    {"matmul", KW(f_matmul), "matmul(input, other): input @ other with PyTorch's rules"},
+    {"mm", KW(f_mm), "mm(input, mat2): product of two matrices"},
+    {"bmm", KW(f_bmm), "bmm(input, mat2): product of two batches of matrices"},
+    {"linear", KW(f_linear), "linear(input, weight, bias=None): input @ weight.T + bias"},
+    {"addmm", KW(f_addmm), "addmm(input, mat1, mat2, *, beta=1, alpha=1): beta * input + alpha * (mat1 @ mat2)"},
+    {"matmul_add_relu", KW(f_matmul_add_relu), "matmul_add_relu(lhs, rhs, bias): relu(lhs @ rhs + bias), one kernel"},
+    {"matmul_add_relu_reference", KW(f_matmul_add_relu_reference),
+     "matmul_add_relu_reference(lhs, rhs, bias): relu(lhs @ rhs + bias) from the basic ops"},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,355 @@
+# The matmul family against NumPy in float64: one table of cases (shapes, stride variants, dtypes),
+# each run on the cpu and vulkan devices, then linear/addmm, the fused matmul_add_relu against its
+# composed reference, the no-copy property of strided operands, and bad input.
+import numpy as np
+import pytest
+
+import vkt
+from conftest import to_numpy
+
+EPS = {"float32": 2.0**-23, "float64": 2.0**-52, "float16": 2.0**-10}
+
+
+# ---- operands: a NumPy base array and the view of it the case multiplies ----
+
+def plain(shape):
+    return shape, lambda t: t
+
+
+def transposed(shape):
+    """A transposed view: the base holds the last two dims swapped."""
+    return shape[:-2] + (shape[-1], shape[-2]), lambda t: t.transpose(-1, -2)
+
+
+def sliced(shape):
+    """A slice with an offset and a step of 2 along the last dim."""
+    base = shape[:-2] + (shape[-2] + 2, 2 * shape[-1] + 1) if len(shape) > 1 else (2 * shape[0] + 3,)
+    if len(shape) == 1:
+        return base, lambda t: t[3::2]
+    return base, lambda t: t[..., 1:-1, 1::2]
+
+
+def expanded(shape):
+    """Batch dims broadcast from size 1 (stride 0)."""
+    base = (1,) * (len(shape) - 2) + shape[-2:]
+    return base, lambda t: t.expand(*shape)
+
+
+def np_view(view, a):
+    """The NumPy counterpart of a view function written against the Tensor API."""
+    class Shim:
+        def __init__(self, x):
+            self.x = x
+
+        def transpose(self, d0, d1):
+            return np.swapaxes(self.x, d0, d1)
+
+        def expand(self, *shape):
+            return np.broadcast_to(self.x, shape)
+
+        def __getitem__(self, key):
+            return self.x[key]
+
+    out = view(Shim(a))
+    return out.x if isinstance(out, Shim) else out
+
+
+# ---- the table: (name, a operand, b operand) ----
+
+SIZES = [  # (M, K, N): 1..257, primes, powers of two and their neighbours
+    (1, 1, 1), (2, 3, 5), (7, 11, 13), (17, 1, 19), (31, 37, 1), (1, 257, 1), (64, 64, 64),
+    (65, 63, 67), (127, 129, 131), (256, 1, 256), (100, 257, 3), (257, 251, 241),
+] + [tuple(int(v) for v in s) for s in np.random.default_rng(42).integers(1, 258, size=(12, 3))]
+LONG_K = [(33, 4096, 17), (64, 4096, 65), (3, 2053, 130)]
+
+CASES = [(f"{m}x{k}x{n}", plain((m, k)), plain((k, n))) for m, k, n in SIZES]
+CASES += [(f"long_k_{m}x{k}x{n}", plain((m, k)), plain((k, n))) for m, k, n in LONG_K]
+CASES += [
+    ("a_T", transposed((45, 70)), plain((70, 33))),
+    ("b_T", plain((45, 70)), transposed((70, 33))),
+    ("both_T", transposed((45, 70)), transposed((70, 33))),
+    ("both_T_long_k", transposed((20, 1500)), transposed((1500, 9))),
+    ("sliced", sliced((37, 29)), sliced((29, 41))),
+    ("sliced_T", sliced((37, 29)), transposed((29, 41))),
+    ("batched", plain((3, 21, 34)), plain((3, 34, 19))),
+    ("batched_T", transposed((3, 21, 34)), transposed((3, 34, 19))),
+    ("expanded_a", expanded((4, 21, 34)), plain((4, 34, 19))),
+    ("expanded_b", plain((4, 21, 34)), expanded((4, 34, 19))),
+    ("broadcast_2d_3d", plain((21, 34)), plain((5, 34, 19))),
+    ("broadcast_3d_2d", plain((5, 21, 34)), plain((34, 19))),
+    ("broadcast_both", plain((2, 1, 9, 13)), plain((3, 13, 70))),
+    ("broadcast_5d", plain((2, 1, 3, 1, 9, 13)), plain((1, 4, 1, 5, 13, 6))),
+    ("vec_vec", plain((300,)), plain((300,))),
+    ("vec_mat", plain((70,)), plain((70, 33))),
+    ("mat_vec", plain((45, 70)), plain((70,))),
+    ("vec_batched", plain((13,)), plain((3, 13, 7))),
+    ("batched_vec", plain((3, 7, 13)), plain((13,))),
+    ("sliced_vec", sliced((40,)), sliced((40, 9))),
+    ("empty_m", plain((0, 5)), plain((5, 4))),
+    ("empty_k", plain((3, 0)), plain((0, 4))),
+    ("empty_batch", plain((0, 3, 5)), plain((5, 4))),
+]
+IDS = [c[0] for c in CASES]
+
+
+def check(got, a, b, dtype, bias=None, relu=False):
+    """|got - ref| <= tol * (|a| @ |b| + |bias|), ref in float64: one rounding of the output dtype plus
+    accumulator roundings that grow with sqrt(K) (the kernel sums each BK-deep slice apart, then the
+    slices; measured errors stay under one accumulator ulp of the scale)."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref = a64 @ b64 + (0 if bias is None else bias.astype(np.float64))
+    scale = np.abs(a64) @ np.abs(b64) + (0 if bias is None else np.abs(bias.astype(np.float64)))
+    if relu:
+        ref = np.maximum(ref, 0)
+    k = a.shape[-1]
+    acc = EPS["float32"] if dtype == "float16" else EPS[dtype]
+    tol = EPS[dtype] + acc * (4 + 2 * np.sqrt(k))
+    got = to_numpy(got)
+    assert got.dtype == np.dtype(dtype) and got.shape == np.shape(ref), (got.dtype, got.shape, np.shape(ref))
+    err = np.abs(got.astype(np.float64) - ref)
+    assert np.all(err <= tol * scale + 1e-30), f"worst error {np.max(err, initial=0):.3g}, tolerance {tol:.3g}"
+
+
+def make(rng, shape, dtype):
+    return np.asarray(rng.uniform(-1, 1, size=shape)).astype(dtype)
+
+
+def operands(rng, case, dtype, device):
+    """The NumPy views and the vkt views (on device) of a case's two operands."""
+    out = []
+    for base_shape, view in case[1:]:
+        base = make(rng, base_shape, dtype)
+        out.append((np_view(view, base), view(vkt.tensor(base, device=device))))
+    return out
+
+
+def supported(device, dtype):
+    """Whether the vulkan adapter runs this float dtype in the shader (else it falls back)."""
+    if device == "cpu":
+        return True
+    props = vkt.vulkan.get_device_properties()
+    return {"float32": True, "float64": props.shader_float64, "float16": props.shader_float16}[dtype]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_matmul_float32(device, case):
+    rng = np.random.default_rng(0)
+    (a, ta), (b, tb) = operands(rng, case, "float32", device)
+    vkt.vulkan.reset_fallback_stats()
+    check(ta @ tb, a, b, "float32")
+    assert vkt.vulkan.fallback_stats() == {}
+
+
+HALF_AND_DOUBLE = ["64x64x64", "65x63x67", "long_k_33x4096x17", "both_T", "broadcast_both", "vec_mat", "empty_k"]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] in HALF_AND_DOUBLE], ids=HALF_AND_DOUBLE)
+def test_matmul_half_double(device, case, dtype):
+    rng = np.random.default_rng(1)
+    (a, ta), (b, tb) = operands(rng, case, dtype, device)
+    vkt.vulkan.reset_fallback_stats()
+    check(vkt.matmul(ta, tb), a, b, dtype)
+    assert supported(device, dtype) is False or vkt.vulkan.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
+def test_matmul_integer_on_cpu_kernel(device, dtype):
+    """Integer matmul is exact; on vulkan it is a counted CPU fallback (no integer shader, as in CUDA)."""
+    rng = np.random.default_rng(2)
+    a = rng.integers(0, 9, size=(2, 9, 14)).astype(dtype)
+    b = rng.integers(0, 9, size=(14, 5)).astype(dtype)
+    vkt.vulkan.reset_fallback_stats()
+    got = vkt.tensor(a, device=device) @ vkt.tensor(b, device=device).T.T
+    np.testing.assert_array_equal(to_numpy(got), a @ b)
+    assert to_numpy(got).dtype == np.dtype(dtype)
+    assert vkt.vulkan.fallback_stats() == ({} if device == "cpu" else {"matmul": 1})
+
+
+def test_batch_past_dispatch_limit(dev):
+    """More matrices than maxComputeWorkGroupCount[2] (65535 on most adapters) split into dispatches."""
+    rng = np.random.default_rng(3)
+    a, b = make(rng, (70000, 1, 3), "float32"), make(rng, (70000, 3, 2), "float32")
+    check(vkt.tensor(a, device=dev) @ vkt.tensor(b, device=dev), a, b, "float32")
+
+
+def test_unmergeable_batch_dims(dev):
+    """Batch dims that no stride merges (a permuted batch) take one dispatch per outer index."""
+    rng = np.random.default_rng(4)
+    base = make(rng, (4, 3, 2, 5, 6), "float32")
+    a = base.transpose(2, 1, 0, 3, 4)
+    b = make(rng, (2, 3, 4, 6, 7), "float32")
+    ta = vkt.tensor(base, device=dev).permute(2, 1, 0, 3, 4)
+    vkt.vulkan.reset_fallback_stats()
+    check(ta @ vkt.tensor(b, device=dev), a, b, "float32")
+    assert vkt.vulkan.fallback_stats() == {}
+
+
+# ---- strided operands cost no copy ----
+
+@pytest.mark.parametrize("view", ["a_T", "b_T", "both_T", "sliced", "expanded_a", "broadcast_2d_3d"])
+def test_strided_operands_are_not_copied(dev, view):
+    """The only memory a strided matmul allocates is its output: no contiguous copy of an operand."""
+    case = dict((c[0], c) for c in CASES)[view]
+    rng = np.random.default_rng(5)
+    (a, ta), (b, tb) = operands(rng, case, "float32", dev)
+    vkt.vulkan.synchronize()
+    vkt.vulkan.reset_fallback_stats()
+    vkt.vulkan.reset_peak_memory_stats()
+    before = vkt.vulkan.memory_allocated()
+    out = ta @ tb
+    assert vkt.vulkan.max_memory_allocated() - before == out.numel() * 4
+    assert vkt.vulkan.fallback_stats() == {}
+    check(out, a, b, "float32")
+
+
+# ---- methods, linear, addmm ----
+
+def test_methods_and_functions(device):
+    rng = np.random.default_rng(6)
+    a, b = make(rng, (3, 5, 7), "float32"), make(rng, (3, 7, 4), "float32")
+    ta, tb = vkt.tensor(a, device=device), vkt.tensor(b, device=device)
+    check(ta.bmm(tb), a, b, "float32")
+    check(vkt.bmm(ta, tb), a, b, "float32")
+    check(ta.matmul(tb), a, b, "float32")
+    check(vkt.matmul(input=ta, other=tb), a, b, "float32")
+    check(ta[0].mm(tb[1]), a[0], b[1], "float32")
+    check(vkt.mm(ta[0], tb[1]), a[0], b[1], "float32")
+
+
+@pytest.mark.parametrize("x_shape, bias", [((9, 20), True), ((4, 9, 20), True), ((9, 20), False), ((20,), True)])
+def test_linear(device, x_shape, bias):
+    rng = np.random.default_rng(7)
+    x, w, b = make(rng, x_shape, "float32"), make(rng, (13, 20), "float32"), make(rng, (13,), "float32")
+    tx, tw = vkt.tensor(x, device=device), vkt.tensor(w, device=device)
+    tb = vkt.tensor(b, device=device) if bias else None
+    vkt.vulkan.reset_fallback_stats()
+    check(vkt.nn.functional.linear(tx, tw, tb), x, w.T, "float32", bias=b if bias else None)
+    check(vkt.linear(tx, tw), x, w.T, "float32")
+    assert vkt.vulkan.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("input_shape", [(11, 6), (6,), (11, 1), ()])
+@pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, -2.0)])
+def test_addmm(device, input_shape, beta, alpha):
+    rng = np.random.default_rng(8)
+    c, m1, m2 = make(rng, input_shape, "float32"), make(rng, (11, 19), "float32"), make(rng, (19, 6), "float32")
+    tc, t1, t2 = (vkt.tensor(x, device=device) for x in (c, m1, m2))
+    got = vkt.addmm(tc, t1, t2, beta=beta, alpha=alpha)
+    check(got, alpha * m1, m2, "float32", bias=beta * c)
+    check(tc.addmm(t1, t2, beta=beta, alpha=alpha), alpha * m1, m2, "float32", bias=beta * c)
+
+
+def test_addmm_beta_zero_ignores_input(device):
+    """PyTorch: with beta=0 the input is not read, so its NaNs do not reach the result."""
+    m1, m2 = np.ones((3, 4), np.float32), np.ones((4, 2), np.float32)
+    nan = vkt.tensor(np.full((3, 2), np.nan, np.float32), device=device)
+    got = vkt.addmm(nan, vkt.tensor(m1, device=device), vkt.tensor(m2, device=device), beta=0)
+    np.testing.assert_array_equal(to_numpy(got), np.full((3, 2), 4, np.float32))
+
+
+def test_addmm_empty_k(device):
+    c = np.arange(6, dtype=np.float32).reshape(2, 3)
+    got = vkt.addmm(vkt.tensor(c, device=device), vkt.zeros(2, 0, device=device), vkt.zeros(0, 3, device=device),
+                    beta=2)
+    np.testing.assert_array_equal(to_numpy(got), 2 * c)
+
+
+# ---- the fused matmul + bias + relu ----
+
+FUSED = [  # (lhs, rhs, bias): the seed's [1,M,K] @ [B,K,N] + [B,M,N], DESIGN's example, bias from [N]
+    ((1, 32, 16), (2, 16, 24), (2, 32, 24)),
+    ((8, 64, 32), (32, 16), (8, 64, 16)),
+    ((1, 100, 77), (3, 77, 130), (3, 100, 130)),
+    ((1, 129, 300), (4, 300, 65), (4, 129, 65)),
+    ((2, 64, 33), (2, 33, 257), (257,)),
+    ((50, 70), (70, 90), (90,)),
+]
+
+
+@pytest.mark.parametrize("lhs, rhs, bias", FUSED, ids=[f"{l}@{r}+{b}" for l, r, b in FUSED])
+def test_matmul_add_relu(device, lhs, rhs, bias):
+    rng = np.random.default_rng(9)
+    x, w, c = make(rng, lhs, "float32"), make(rng, rhs, "float32"), make(rng, bias, "float32")
+    tx, tw, tc = (vkt.tensor(v, device=device) for v in (x, w, c))
+    vkt.vulkan.reset_fallback_stats()
+    fused = vkt.matmul_add_relu(tx, tw, tc)
+    reference = vkt.matmul_add_relu_reference(tx, tw, tc)
+    assert fused.shape == reference.shape
+    check(fused, x, w, "float32", bias=c, relu=True)
+    check(reference, x, w, "float32", bias=c, relu=True)
+    np.testing.assert_allclose(to_numpy(fused), to_numpy(reference), rtol=1e-5, atol=1e-5 * lhs[-1])
+    assert vkt.vulkan.fallback_stats() == {}
+
+
+def test_matmul_add_relu_is_one_kernel(dev):
+    """The fused op allocates its output and nothing else: no intermediate product or sum."""
+    x, w = vkt.randn(1, 64, 32, device=dev), vkt.randn(4, 32, 48, device=dev)
+    c = vkt.randn(4, 64, 48, device=dev)
+    vkt.vulkan.synchronize()
+    vkt.vulkan.reset_peak_memory_stats()
+    before = vkt.vulkan.memory_allocated()
+    out = vkt.matmul_add_relu(x, w, c)
+    assert vkt.vulkan.max_memory_allocated() - before == out.numel() * 4
+    assert to_numpy(out).min() >= 0
+
+
+def test_matmul_add_relu_strided(device):
+    rng = np.random.default_rng(10)
+    x, w, c = make(rng, (40, 30), "float32"), make(rng, (3, 50, 40), "float32"), make(rng, (50, 30), "float32")
+    tx, tw, tc = (vkt.tensor(v, device=device) for v in (x, w, c))
+    got = vkt.matmul_add_relu(tx.T, tw.transpose(1, 2), tc.T)
+    check(got, x.T, np.swapaxes(w, 1, 2), "float32", bias=c.T, relu=True)
+
+
+# ---- bad input ----
+
+def test_mixed_dtypes(device):
+    a = vkt.ones(2, 3, device=device)
+    b = vkt.ones(3, 2, dtype=vkt.float64, device=device)
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype, but got: float != double"):
+        a @ b
+    with pytest.raises(RuntimeError, match="same dtype"):
+        vkt.matmul_add_relu(a, a.T, vkt.ones(2, 2, dtype=vkt.float64, device=device))
+
+
+@pytest.mark.parametrize("sa, sb, names", [
+    ((2, 3), (4, 5), ("2x3", "4x5")),
+    ((7,), (8,), ("7", "8")),
+    ((2, 3, 4), (2, 5, 6), ("2x3x4", "2x5x6")),
+    ((2, 3, 4), (3, 4, 6), ("2x3x4", "3x4x6")),
+])
+def test_shape_mismatch_names_both_shapes(device, sa, sb, names):
+    a, b = vkt.ones(*sa, device=device), vkt.ones(*sb, device=device)
+    with pytest.raises(RuntimeError) as e:
+        a @ b
+    assert names[0] in str(e.value) and names[1] in str(e.value)
+
+
+def test_mixed_devices(dev):
+    with pytest.raises(RuntimeError, match="same device"):
+        vkt.ones(2, 2) @ vkt.ones(2, 2, device=dev)
+    with pytest.raises(RuntimeError, match="same device"):
+        vkt.linear(vkt.ones(2, 2, device=dev), vkt.ones(2, 2, device=dev), vkt.ones(2))
+
+
+def test_bad_ranks_and_types():
+    m = vkt.ones(2, 2)
+    with pytest.raises(RuntimeError, match="at least 1D"):
+        vkt.matmul(vkt.ones(()), m)
+    with pytest.raises(RuntimeError, match="must be a matrix"):
+        vkt.mm(vkt.ones(2, 2, 2), m)
+    with pytest.raises(RuntimeError, match="3D tensor"):
+        vkt.bmm(m, m)
+    with pytest.raises(RuntimeError, match="batch size"):
+        vkt.bmm(vkt.ones(2, 2, 2), vkt.ones(3, 2, 2))
+    with pytest.raises(RuntimeError, match="must be a matrix"):
+        vkt.addmm(m, vkt.ones(2), m)
+    with pytest.raises(RuntimeError, match="Bool"):
+        vkt.ones(2, 2, dtype=vkt.bool) @ vkt.ones(2, 2, dtype=vkt.bool)
+    with pytest.raises(TypeError):
+        m @ 2
+    with pytest.raises(TypeError, match="must be Tensor"):
+        vkt.matmul(m, [[1.0]])
+    with pytest.raises(RuntimeError):
+        vkt.matmul_add_relu(m, m, vkt.ones(3))

@@ -65,15 +65,15 @@ static vkt_status result_dtype(int id, vkt_dtype in, int given, vkt_dtype *out, 
 
 /* max/min/amax/amin/argmax/argmin have no value for an empty reduction: PyTorch's errors. */
 static vkt_status no_identity(const vkt_tensor *x, const vkt_reduce_opts *o) {
+  int d = 0;
+  while (!(o->dims >> d & 1) || x->shape[d] != 0) /* some reduced dim is empty, or nothing would be */
+    d++;
   if (o->all_dims && strncmp(o->name, "am", 2) != 0)
     return vkt_fail(VKT_ERR_RUNTIME,
                     "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
                     "dim with the 'dim' argument.",
                     o->name);
-  for (int d = 0; d < x->ndim; d++)
-    if ((o->dims >> d & 1) && x->shape[d] == 0)
-      return vkt_fail(VKT_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.", o->name, d);
-  return vkt_fail(VKT_ERR_RUNTIME, "%s(): cannot reduce an empty tensor", o->name);
+  return vkt_fail(VKT_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.", o->name, d);
 }
 
 /* What a reduction over no elements gives: sum 0, prod 1, mean and var NaN, all true, any false. */
@@ -114,37 +114,33 @@ static int64_t reduced_count(const vkt_tensor *x, uint32_t dims) {
 }
 
 vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out, vkt_tensor *indices) {
-  vkt_tensor t = {0}, view = {0}, it = {0}, iview = {0};
+  vkt_tensor view = {0}, iview = {0}; /* out and indices shaped like x, for the kernels */
   vkt_dtype dtype, compute;
-  int device = vkt_tensor_device(x);
   int64_t nred = reduced_count(x, o->dims);
   vkt_status st = result_dtype(id, x->dtype, o->dtype, &dtype, &compute);
   if (st)
     return st;
   if (nred == 0 && (id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN))
     return no_identity(x, o);
-  if ((st = alloc_out(x, o, dtype, device, &t, &view)) ||
-      (indices && (st = alloc_out(x, o, VKT_INT64, device, &it, &iview))))
+  *out = (vkt_tensor){0};
+  if (indices)
+    *indices = (vkt_tensor){0};
+  if ((st = alloc_out(x, o, dtype, vkt_tensor_device(x), out, &view)) ||
+      (indices && (st = alloc_out(x, o, VKT_INT64, vkt_tensor_device(x), indices, &iview))))
     goto finish;
   vkt_op_args args = {.out = &view, .out2 = indices ? &iview : NULL, .in = {x}, .nin = 1, .compute = compute,
                       .param = {{true, o->correction, 0}}, .dims = o->dims, .flags = o->std ? VKT_REDUCE_SQRT : 0};
-  if (vkt_tensor_numel(&t) > 0)
+  if (vkt_tensor_numel(out) > 0)
     st = nred == 0 ? vkt_fill_(&view, identity(id)) : vkt_op_run(id, &args);
 finish:
   if (view.storage)
     vkt_tensor_release(&view);
   if (iview.storage)
     vkt_tensor_release(&iview);
-  if (st || !indices) {
-    if (it.storage)
-      vkt_tensor_release(&it);
-  } else {
-    *indices = it;
-  }
-  if (st && t.storage)
-    vkt_tensor_release(&t);
-  else if (!st)
-    *out = t;
+  if (st && out->storage)
+    vkt_tensor_release(out);
+  if (st && indices && indices->storage)
+    vkt_tensor_release(indices);
   return st;
 }
 

@@ -318,6 +318,18 @@ def test_fallbacks_are_reasoned(dev):
     assert vkt.vulkan.fallback_stats(by_reason=True) == {("softmax", "GLSL has no float64 exp or log"): 1}
 
 
+def test_unmergeable_dims_fall_back(dev):
+    """Ten dims that cannot merge exceed the shader's 4 + 4: the CPU kernel runs, and it is counted."""
+    a = np.random.default_rng(4).standard_normal((3,) * 10).astype(np.float32)
+    every_other = (slice(None, None, 2),) * 10
+    x = vkt.tensor(a, device=dev)[every_other]
+    vkt.vulkan.reset_fallback_stats()
+    dims = (0, 2, 4, 6, 8)
+    assert_close(x.sum(dims), a[every_other].astype(np.float64).sum(dims), rtol=1e-6, atol=1e-6)
+    reason = "more than 4 kept or 4 reduced dimensions that cannot be merged"
+    assert vkt.vulkan.fallback_stats(by_reason=True) == {("sum", reason): 1}
+
+
 BAD = [
     (lambda x: x.sum(2), IndexError, "Dimension out of range"),
     (lambda x: x.amax((0, -3)), IndexError, "Dimension out of range"),

@@ -221,8 +221,8 @@ bool vkt_reduce_supports(const vkt_op *op, const vkt_op_args *a, const char **wh
   *why = "more than 4 kept or 4 reduced dimensions that cannot be merged";
   if (l.krank > RED_MAX_RANK || l.rrank > RED_MAX_RANK)
     return false;
-  *why = "more than 2^32 elements";
-  return l.nout <= UINT32_MAX && l.nred <= UINT32_MAX;
+  *why = "more than 2^32 elements"; /* less a workgroup, so the shader's row loops cannot wrap */
+  return l.nout <= UINT32_MAX - 256 && l.nred <= UINT32_MAX - 256;
 }
 
 static reduce_push push_of(const vkt_op_args *a, const vkt_reduce_layout *l) {

@@ -4,6 +4,7 @@
 #include "py.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "../ops/reduce.h"
 
@@ -123,7 +124,7 @@ static PyObject *elementwise(const reduction *r, PyObject *x, PyObject *other) {
 
 static PyObject *reduce(PyObject *self, PyObject *args, PyObject *kwargs, const reduction *r) {
   call c;
-  vkt_reduce_opts o = {.name = r->name, .dtype = -1, .correction = 1, .std = r->name[0] == 's'};
+  vkt_reduce_opts o = {.name = r->name, .dtype = -1, .correction = 1, .std = strcmp(r->name, "std") == 0};
   vkt_dtype dtype;
   bool given;
   if (parse(self, args, kwargs, r, &c) < 0)

@@ -1,18 +1,301 @@
-/* reduce.c: placeholder until the reduce family lands; every op of it takes the CPU path and reports so. */
-#include "table.h"
+/* reduce.c: the reduce family's front-ends (result dtypes, output shapes, PyTorch's rules for empty
+ * inputs) and its shader path: reduce.comp with the op's #define, one workgroup per output element
+ * (or one invocation per element for short rows). The CPU kernel is cpu/reduce.c. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "reduce.h"
+
+/* ---- front-ends ---- */
+
+/* PyTorch's names of the dtypes, for messages that quote PyTorch's. */
+static const char *const torch_names[VKT_DTYPE_COUNT] = {
+    [VKT_FLOAT32] = "Float", [VKT_FLOAT64] = "Double", [VKT_FLOAT16] = "Half", [VKT_INT32] = "Int",
+    [VKT_INT64] = "Long",    [VKT_UINT8] = "Byte",     [VKT_BOOL] = "Bool"};
+
+/* The type the math of an op on dtype d runs in: float32 for float16, int32 for 8-bit types. */
+static vkt_dtype natural_compute(vkt_dtype d) {
+  if (d == VKT_FLOAT16)
+    return VKT_FLOAT32;
+  return d == VKT_UINT8 || d == VKT_BOOL ? VKT_INT32 : d;
+}
+
+static bool is_float(vkt_dtype d) { return vkt_dtypes[d].is_float; }
+
+/* The result dtype of op id on input dtype in (PyTorch's), and the dtype the math runs in. */
+static vkt_status result_dtype(int id, vkt_dtype in, int given, vkt_dtype *out, vkt_dtype *compute) {
+  vkt_dtype d = given >= 0 ? (vkt_dtype)given : in;
+  switch (id) {
+  case VKT_OP_SUM:
+  case VKT_OP_PROD: *out = given >= 0 || is_float(in) ? d : VKT_INT64; break;
+  case VKT_OP_MEAN:
+    if (!is_float(d))
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "mean(): could not infer output dtype. %s dtype must be either a floating point or complex "
+                      "dtype. Got: %s",
+                      given >= 0 ? "Optional" : "Input", torch_names[d]);
+    *out = d;
+    break;
+  case VKT_OP_VAR:
+    if (!is_float(in))
+      return vkt_fail(VKT_ERR_RUNTIME, "std and var only support floating point and complex dtypes, got %s",
+                      vkt_dtypes[in].name);
+    *out = in;
+    break;
+  case VKT_OP_ARGMAX:
+  case VKT_OP_ARGMIN: *out = VKT_INT64; break;
+  case VKT_OP_ALL:
+  case VKT_OP_ANY: *out = in == VKT_UINT8 ? VKT_UINT8 : VKT_BOOL; break; /* uint8 stays uint8, as in PyTorch */
+  case VKT_OP_SOFTMAX:
+  case VKT_OP_LOG_SOFTMAX:
+    if (!is_float(d))
+      return vkt_fail(VKT_ERR_RUNTIME, "%s: expected a floating point input or dtype=, got %s",
+                      vkt_ops[id].name, vkt_dtypes[d].name);
+    *out = d;
+    break;
+  default: *out = in; /* amax, amin */
+  }
+  /* sum(dtype=...) and friends cast the input first: the math runs in the result's type */
+  *compute = natural_compute(id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN || id == VKT_OP_ALL || id == VKT_OP_ANY
+                                 ? in
+                                 : *out);
+  return VKT_OK;
+}
+
+/* max/min/amax/amin/argmax/argmin have no value for an empty reduction: PyTorch's errors. */
+static vkt_status no_identity(const vkt_tensor *x, const vkt_reduce_opts *o) {
+  int d = 0;
+  while (!(o->dims >> d & 1) || x->shape[d] != 0) /* some reduced dim is empty, or nothing would be */
+    d++;
+  if (o->all_dims && strncmp(o->name, "am", 2) != 0)
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+                    "dim with the 'dim' argument.",
+                    o->name);
+  return vkt_fail(VKT_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.", o->name, d);
+}
+
+/* What a reduction over no elements gives: sum 0, prod 1, mean and var NaN, all true, any false. */
+static vkt_scalar identity(int id) {
+  switch (id) {
+  case VKT_OP_PROD:
+  case VKT_OP_ALL: return (vkt_scalar){false, 0, 1};
+  case VKT_OP_MEAN:
+  case VKT_OP_VAR: return (vkt_scalar){true, NAN, 0};
+  default: return (vkt_scalar){false, 0, 0};
+  }
+}
+
+/* A new tensor of the reduction's result shape in *t, and in *view the same storage shaped like the input
+ * with size-1 reduced dims, which is what the kernels index. */
+static vkt_status alloc_out(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_dtype dtype, int device,
+                            vkt_tensor *t, vkt_tensor *view) {
+  int64_t full[VKT_MAX_DIMS], kept[VKT_MAX_DIMS];
+  int nkept = 0;
+  for (int d = 0; d < x->ndim; d++) {
+    bool reduced = o->dims >> d & 1;
+    full[d] = reduced ? 1 : x->shape[d];
+    if (!reduced || o->keepdim)
+      kept[nkept++] = full[d];
+  }
+  vkt_status st = vkt_tensor_empty(t, device, dtype, nkept, kept);
+  if (!st && (st = vkt_view(view, t, x->ndim, full)))
+    vkt_tensor_release(t);
+  return st;
+}
+
+static int64_t reduced_count(const vkt_tensor *x, uint32_t dims) {
+  int64_t n = 1;
+  for (int d = 0; d < x->ndim; d++)
+    if (dims >> d & 1)
+      n *= x->shape[d];
+  return n;
+}
+
+vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out, vkt_tensor *indices) {
+  vkt_tensor view = {0}, iview = {0}; /* out and indices shaped like x, for the kernels */
+  vkt_dtype dtype, compute;
+  int64_t nred = reduced_count(x, o->dims);
+  vkt_status st = result_dtype(id, x->dtype, o->dtype, &dtype, &compute);
+  if (st)
+    return st;
+  if (nred == 0 && (id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN))
+    return no_identity(x, o);
+  *out = (vkt_tensor){0};
+  if (indices)
+    *indices = (vkt_tensor){0};
+  if ((st = alloc_out(x, o, dtype, vkt_tensor_device(x), out, &view)) ||
+      (indices && (st = alloc_out(x, o, VKT_INT64, vkt_tensor_device(x), indices, &iview))))
+    goto finish;
+  vkt_op_args args = {.out = &view, .out2 = indices ? &iview : NULL, .in = {x}, .nin = 1, .compute = compute,
+                      .param = {{true, o->correction, 0}}, .dims = o->dims, .flags = o->std ? VKT_REDUCE_SQRT : 0};
+  if (vkt_tensor_numel(out) > 0)
+    st = nred == 0 ? vkt_fill_(&view, identity(id)) : vkt_op_run(id, &args);
+finish:
+  if (view.storage)
+    vkt_tensor_release(&view);
+  if (iview.storage)
+    vkt_tensor_release(&iview);
+  if (st && out->storage)
+    vkt_tensor_release(out);
+  if (st && indices && indices->storage)
+    vkt_tensor_release(indices);
+  return st;
+}
+
+vkt_status vkt_softmax(int id, const vkt_tensor *x, int64_t dim, int dtype, vkt_tensor *out) {
+  vkt_dtype result, compute;
+  int d;
+  vkt_status st;
+  if ((st = vkt_dim_wrap(dim, x->ndim, &d)) || (st = result_dtype(id, x->dtype, dtype, &result, &compute)) ||
+      (st = vkt_tensor_empty(out, vkt_tensor_device(x), result, x->ndim, x->shape)))
+    return st;
+  vkt_op_args args = {.out = out, .in = {x}, .nin = 1, .compute = compute, .dims = x->ndim ? 1u << d : 0};
+  if (vkt_tensor_numel(out) > 0 && (st = vkt_op_run(id, &args)))
+    vkt_tensor_release(out);
+  return st;
+}
+
+/* ---- the index layout ---- */
+
+/* Merges the dims of one half (reduced or kept) of the input and output into rank, shape and strides. */
+static int merge_half(const vkt_op_args *a, bool reduced, int64_t *shape, int64_t *stride) {
+  vkt_tensor in = {.ndim = 0}, out = {.ndim = 0};
+  for (int d = 0; d < a->in[0]->ndim; d++) {
+    if ((bool)(a->dims >> d & 1) != reduced)
+      continue;
+    in.shape[in.ndim] = out.shape[out.ndim] = a->in[0]->shape[d];
+    in.strides[in.ndim++] = a->in[0]->strides[d];
+    /* a reduction's output has size 1 where the input is reduced: stride 0 keeps it merging */
+    out.strides[out.ndim++] = a->out->shape[d] == a->in[0]->shape[d] ? a->out->strides[d] : 0;
+  }
+  return vkt_merge_dims(2, (const vkt_tensor *[]){&in, &out}, shape, stride);
+}
+
+void vkt_reduce_layout_of(const vkt_op_args *a, vkt_reduce_layout *l) {
+  l->krank = merge_half(a, false, l->kshape, l->kstride);
+  l->rrank = merge_half(a, true, l->rshape, l->rstride);
+  l->nout = l->nred = 1;
+  for (int d = 0; d < l->krank; d++)
+    l->nout *= l->kshape[d];
+  for (int d = 0; d < l->rrank; d++)
+    l->nred *= l->rshape[d];
+}
+
+/* ---- the shader path ---- */
+
+#define RED_MAX_RANK 4
+#define RED_SHORT_ROW 32 /* rows up to this long take one invocation each instead of a workgroup */
+
+typedef struct {
+  uint32_t nout, nred, krank, rrank;
+  uint32_t offset[3]; /* elements: input, output, indices */
+  float correction;   /* var */
+  uint32_t kshape[RED_MAX_RANK], kstride[2 * RED_MAX_RANK]; /* elements: input, then output */
+  uint32_t rshape[RED_MAX_RANK], rstride[2 * RED_MAX_RANK];
+} reduce_push;
+static_assert(sizeof(reduce_push) == 128, "reduce_push must match shaders/reduce.glsl");
+
+/* The operands a launch binds, in binding order: the output, the input, the indices if any. */
+static int operands(const vkt_op_args *a, const vkt_tensor **t) {
+  t[0] = a->out, t[1] = a->in[0], t[2] = a->out2;
+  return a->out2 ? 3 : 2;
+}
 
 bool vkt_reduce_supports(const vkt_op *op, const vkt_op_args *a, const char **why) {
-  (void)op, (void)a;
-  *why = "not written yet";
-  return false;
+  const vkt_tensor *t[3];
+  int n = operands(a, t);
+  const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
+  if ((op->flags & VKT_NO_FLOAT64) && a->compute == VKT_FLOAT64) {
+    *why = "GLSL has no float64 exp or log";
+    return false;
+  }
+  if (!vkt_dtype_storable(p, a->compute, why))
+    return false;
+  for (int k = 0; k < n; k++)
+    if (!vkt_dtype_storable(p, t[k]->dtype, why) || !vkt_bindable(t[k], why))
+      return false;
+  vkt_reduce_layout l;
+  vkt_reduce_layout_of(a, &l);
+  *why = "more than 4 kept or 4 reduced dimensions that cannot be merged";
+  if (l.krank > RED_MAX_RANK || l.rrank > RED_MAX_RANK)
+    return false;
+  *why = "more than 2^32 elements"; /* less a workgroup, so the shader's row loops cannot wrap */
+  return l.nout <= UINT32_MAX - 256 && l.nred <= UINT32_MAX - 256;
+}
+
+static reduce_push push_of(const vkt_op_args *a, const vkt_reduce_layout *l) {
+  reduce_push p = {.nout = (uint32_t)l->nout, .nred = (uint32_t)l->nred, .krank = (uint32_t)l->krank,
+                   .rrank = (uint32_t)l->rrank, .offset = {(uint32_t)a->in[0]->offset, (uint32_t)a->out->offset},
+                   .correction = (float)a->param[0].f};
+  if (a->out2)
+    p.offset[2] = (uint32_t)a->out2->offset;
+  for (int k = 0; k < 2; k++) {
+    for (int d = 0; d < l->krank; d++)
+      p.kstride[k * RED_MAX_RANK + d] = (uint32_t)l->kstride[k * VKT_MAX_DIMS + d];
+    for (int d = 0; d < l->rrank; d++)
+      p.rstride[k * RED_MAX_RANK + d] = (uint32_t)l->rstride[k * VKT_MAX_DIMS + d];
+  }
+  for (int d = 0; d < l->krank; d++)
+    p.kshape[d] = (uint32_t)l->kshape[d];
+  for (int d = 0; d < l->rrank; d++)
+    p.rshape[d] = (uint32_t)l->rshape[d];
+  return p;
+}
+
+/* LOAD(x): storage -> compute, STORE(v): compute -> storage; 8- and 16-bit values convert only to and
+ * from 32-bit ones of their kind without the adapter's 8/16-bit arithmetic. */
+static int conversion_defines(char *buf, size_t n, const vkt_op_args *a) {
+  vkt_dtype in = a->in[0]->dtype, out = a->out->dtype;
+  bool cf = vkt_dtypes[a->compute].is_float;
+  const char *load = "C(x)", *store = "TO(v)";
+  if (in == VKT_UINT8 || in == VKT_BOOL)
+    load = "C(int(x))";
+  else if (in == VKT_FLOAT16)
+    load = "C(float(x))";
+  if (out == VKT_BOOL)
+    store = "TO((v) != C(0) ? 1 : 0)";
+  else if (out == VKT_UINT8)
+    store = cf ? "TO(int(v))" : "TO(v)";
+  else if (out == VKT_FLOAT16 && !cf)
+    store = "TO(float(v))";
+  return snprintf(buf, n, "#define LOAD(x) %s\n#define STORE(v) %s\n", load, store);
+}
+
+static int shader_defines(char *buf, size_t n, const vkt_op *op, const vkt_op_args *a, bool short_rows) {
+  int len = vkt_type_defines(buf, n, "TO", a->out->dtype);
+  len += vkt_type_defines(buf + len, n - (size_t)len, "TI", a->in[0]->dtype);
+  len += vkt_type_defines(buf + len, n - (size_t)len, "C", a->compute);
+  len += conversion_defines(buf + len, n - (size_t)len, a);
+  return len + snprintf(buf + len, n - (size_t)len, "%s%s%s%s", op->define, a->out2 ? "#define WITH_INDICES\n" : "",
+                        short_rows ? "#define PER_THREAD\n" : "",
+                        a->flags & VKT_REDUCE_SQRT ? "#define TAKE_SQRT\n" : "");
 }
 
 vkt_status vkt_reduce_launch(const vkt_op *op, const vkt_op_args *a) {
-  (void)a;
-  return vkt_fail(VKT_ERR_RUNTIME, "%s has no shader yet", op->name);
-}
-
-vkt_status vkt_cpu_reduce(const vkt_op *op, const vkt_op_args *a) {
-  (void)a;
-  return vkt_fail(VKT_ERR_RUNTIME, "%s is not implemented yet", op->name);
+  const vkt_tensor *t[3];
+  int n = operands(a, t);
+  vkt_reduce_layout l;
+  vkt_reduce_layout_of(a, &l);
+  reduce_push push = push_of(a, &l);
+  bool short_rows = l.nred <= RED_SHORT_ROW;
+  char defines[1024];
+  shader_defines(defines, sizeof defines, op, a, short_rows);
+  vkt_device *dev = a->out->storage->dev;
+  vkt_pipeline *pipe;
+  vkt_status st = vkt_pipeline_get(dev, op->shader, defines, n, sizeof push, &pipe);
+  if (st)
+    return st;
+  vkt_binding b[3];
+  for (int k = 0; k < n; k++)
+    b[k] = (vkt_binding){&t[k]->storage->alloc, 0, t[k]->storage->alloc.size, k != 1};
+  uint32_t groups[3];
+  uint64_t batch = 0;
+  vkt_groups_for(dev, short_rows ? (l.nout + 255) / 256 : l.nout, groups);
+  if ((st = vkt_stream_dispatch(dev, pipe, b, n, &push, sizeof push, groups, &batch)))
+    return st;
+  for (int k = 0; k < n; k++)
+    vkt_storage_touched(t[k]->storage, batch);
+  return VKT_OK;
 }

@@ -13,7 +13,8 @@
 #define BINARY(ID, NAME, GLSL, FN, FLAGS)                                                                    \
   [ID] = {NAME, "binary.comp", "#define OP(x, y) (" GLSL ")\n", EW, vkt_f_##FN, vkt_i_##FN, FLAGS}
 #define FLOATS (VKT_FLOAT_ONLY | VKT_NO_FLOAT64)
-#define REDUCE(ID, NAME, GLSL) [ID] = {NAME, "reduce.comp", GLSL, vkt_reduce_supports, vkt_reduce_launch, vkt_cpu_reduce, NULL, NULL, 0}
+#define REDUCE(ID, NAME, GLSL, FLAGS)                                                                       \
+  [ID] = {NAME, "reduce.comp", GLSL, vkt_reduce_supports, vkt_reduce_launch, vkt_cpu_reduce, NULL, NULL, FLAGS}
 #define SHAPE(ID, NAME, SHADER, GLSL) [ID] = {NAME, SHADER, GLSL, vkt_shape_supports, vkt_shape_launch, vkt_cpu_shape, NULL, NULL, 0}
 
 const vkt_op vkt_ops[VKT_OP_COUNT] = {
@@ -63,18 +64,18 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     BINARY(VKT_OP_LOGICAL_AND, "logical_and", "x != C(0) && y != C(0)", logical_and, VKT_BOOL_OUT),
     BINARY(VKT_OP_LOGICAL_OR, "logical_or", "x != C(0) || y != C(0)", logical_or, VKT_BOOL_OUT),
     [VKT_OP_WHERE] = {"where", "where.comp", "", EW, NULL, NULL, 0},
-    REDUCE(VKT_OP_SUM, "sum", "#define OP_SUM\n"),
-    REDUCE(VKT_OP_MEAN, "mean", "#define OP_MEAN\n"),
-    REDUCE(VKT_OP_PROD, "prod", "#define OP_PROD\n"),
-    REDUCE(VKT_OP_AMAX, "amax", "#define OP_AMAX\n"),
-    REDUCE(VKT_OP_AMIN, "amin", "#define OP_AMIN\n"),
-    REDUCE(VKT_OP_ARGMAX, "argmax", "#define OP_ARGMAX\n"),
-    REDUCE(VKT_OP_ARGMIN, "argmin", "#define OP_ARGMIN\n"),
-    REDUCE(VKT_OP_VAR, "var", "#define OP_VAR\n"),
-    REDUCE(VKT_OP_ALL, "all", "#define OP_ALL\n"),
-    REDUCE(VKT_OP_ANY, "any", "#define OP_ANY\n"),
-    REDUCE(VKT_OP_SOFTMAX, "softmax", "#define OP_SOFTMAX\n"),
-    REDUCE(VKT_OP_LOG_SOFTMAX, "log_softmax", "#define OP_LOG_SOFTMAX\n"),
+    REDUCE(VKT_OP_SUM, "sum", "#define OP_SUM\n", 0),
+    REDUCE(VKT_OP_MEAN, "mean", "#define OP_MEAN\n", 0),
+    REDUCE(VKT_OP_PROD, "prod", "#define OP_PROD\n", 0),
+    REDUCE(VKT_OP_AMAX, "amax", "#define OP_AMAX\n", 0),
+    REDUCE(VKT_OP_AMIN, "amin", "#define OP_AMIN\n", 0),
+    REDUCE(VKT_OP_ARGMAX, "argmax", "#define OP_ARGMAX\n", 0),
+    REDUCE(VKT_OP_ARGMIN, "argmin", "#define OP_ARGMIN\n", 0),
+    REDUCE(VKT_OP_VAR, "var", "#define OP_VAR\n", 0),
+    REDUCE(VKT_OP_ALL, "all", "#define OP_ALL\n", 0),
+    REDUCE(VKT_OP_ANY, "any", "#define OP_ANY\n", 0),
+    REDUCE(VKT_OP_SOFTMAX, "softmax", "#define OP_SOFTMAX\n", VKT_NO_FLOAT64),
+    REDUCE(VKT_OP_LOG_SOFTMAX, "log_softmax", "#define OP_LOG_SOFTMAX\n", VKT_NO_FLOAT64),
     [VKT_OP_MATMUL] = {"matmul", "matmul.comp", "", vkt_matmul_supports, vkt_matmul_launch, vkt_cpu_matmul, NULL, NULL, 0},
     SHAPE(VKT_OP_GATHER, "gather", "gather.comp", "#define OP_GATHER\n"),
     SHAPE(VKT_OP_INDEX_SELECT, "index_select", "gather.comp", "#define OP_INDEX_SELECT\n"),

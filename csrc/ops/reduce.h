@@ -1,0 +1,40 @@
+/* reduce.h: the reduce family: sum, mean, prod, amax/amin (max/min with indices), argmax/argmin, var/std,
+ * all and any over a set of dims, and softmax/log_softmax along one; and the index layout that its shader
+ * launch and its CPU kernel share. */
+#ifndef VKT_REDUCE_H
+#define VKT_REDUCE_H
+
+#include "table.h"
+
+/* vkt_op_args.flags of VKT_OP_VAR: take the square root of the variance (std). */
+#define VKT_REDUCE_SQRT 1u
+
+typedef struct {
+  const char *name;  /* the Python name for messages: "max", "amax", "std", ... */
+  uint32_t dims;     /* bit d set: reduce input dim d */
+  bool keepdim;      /* reduced dims stay as size 1 */
+  int dtype;         /* the dtype= argument (sum, prod, mean, softmax), or -1 */
+  double correction; /* var, std: divide by max(0, n - correction) */
+  bool std;          /* var: take the square root */
+  bool all_dims;     /* dim=None: changes the wording of empty-input errors only */
+} vkt_reduce_opts;
+
+/* Reduces x over o->dims into a new *out (op id VKT_OP_SUM..VKT_OP_ANY). With indices non-NULL (amax or
+ * amin only: max and min along a dim) the positions of the extremes go to a new int64 *indices too. */
+vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out, vkt_tensor *indices);
+/* softmax or log_softmax of x along dim, computed in dtype (-1: x's dtype, which must be floating). */
+vkt_status vkt_softmax(int id, const vkt_tensor *x, int64_t dim, int dtype, vkt_tensor *out);
+
+/* The index space of a reduction split in two halves, kept dims and reduced dims (both in the input's dim
+ * order, which makes the reduced index the row-major position argmax reports), each merged to the fewest
+ * dims. Strides are elements: [0, VKT_MAX_DIMS) of the input, [VKT_MAX_DIMS, 2 * VKT_MAX_DIMS) of out. */
+typedef struct {
+  int krank, rrank;
+  int64_t nout, nred; /* kept elements (output rows), elements reduced into each */
+  int64_t kshape[VKT_MAX_DIMS], kstride[2 * VKT_MAX_DIMS];
+  int64_t rshape[VKT_MAX_DIMS], rstride[2 * VKT_MAX_DIMS]; /* out's are 0 except for softmax */
+} vkt_reduce_layout;
+
+void vkt_reduce_layout_of(const vkt_op_args *a, vkt_reduce_layout *l);
+
+#endif

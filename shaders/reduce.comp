@@ -1,0 +1,129 @@
+#version 450
+// reduce.comp: every op of the reduce family, one per OP_* define from the op table. A row is the set of
+// input elements that make one output element (softmax: one output row). Two-pass ops (var, softmax)
+// read their row again after the first merge instead of keeping it, which keeps shared memory small.
+#include "reduce.glsl"
+
+layout(std430, binding = 0) writeonly buffer Out { TO out_[]; };
+layout(std430, binding = 1) readonly buffer In { TI in_[]; };
+#ifdef WITH_INDICES
+layout(std430, binding = 2) writeonly buffer Idx { int64_t idx_[]; };
+#endif
+
+C load(uint i) { return LOAD(in_[i]); }
+
+#if defined(OP_SUM) || defined(OP_MEAN) || defined(OP_VAR) || defined(OP_SOFTMAX) || defined(OP_LOG_SOFTMAX)
+GROUP_REDUCE(Sum, group_sum, sum_merge)
+
+// Sum over the row of (x - shift)^power (power 1 or 2), merged over the workgroup.
+Sum row_sum(uint base, C shift, int power) {
+  Sum a = Sum(C(0), C(0));
+  for (uint r = FIRST; r < p.nred; r += STEP) {
+    C x = load(base + red_at(r).x) - shift;
+    a = sum_add(a, power == 2 ? x * x : x);
+  }
+  return group_sum(a);
+}
+#endif
+#if defined(OP_AMAX) || defined(OP_AMIN) || defined(OP_ARGMAX) || defined(OP_ARGMIN) || defined(OP_SOFTMAX) ||   \
+    defined(OP_LOG_SOFTMAX)
+GROUP_REDUCE(Best, group_best, best_merge)
+#endif
+
+#if defined(OP_SUM) || defined(OP_MEAN)
+void reduce_row(uvec2 base) {
+  C s = sum_value(row_sum(base.x, C(0), 1));
+#ifdef OP_MEAN
+  s /= C(p.nred);
+#endif
+  if (FIRST == 0u)
+    out_[base.y] = STORE(s);
+}
+
+#elif defined(OP_VAR)
+// Two passes: the mean, then the squared deviations from it (no cancellation, unlike E[x^2] - E[x]^2).
+void reduce_row(uvec2 base) {
+  C mean = sum_value(row_sum(base.x, C(0), 1)) / C(p.nred);
+  C m2 = sum_value(row_sum(base.x, mean, 2));
+  C d = max(C(p.nred) - C(p.correction), C(0));
+  C v = d > C(0) ? m2 / d : m2 > C(0) ? inf_value() : nan_value();
+#ifdef TAKE_SQRT
+  v = sqrt(v);
+#endif
+  if (FIRST == 0u)
+    out_[base.y] = STORE(v);
+}
+
+#elif defined(OP_PROD) || defined(OP_ALL) || defined(OP_ANY)
+#if defined(OP_PROD)
+#define FOLD_INIT C(1)
+#define FOLD(a, b) ((a) * (b))
+#elif defined(OP_ALL)
+#define FOLD_INIT C(1)
+#define FOLD(a, b) ((a) != C(0) && (b) != C(0) ? C(1) : C(0))
+#else
+#define FOLD_INIT C(0)
+#define FOLD(a, b) ((a) != C(0) || (b) != C(0) ? C(1) : C(0))
+#endif
+C fold(C a, C b) { return FOLD(a, b); }
+GROUP_REDUCE(C, group_fold, fold)
+
+void reduce_row(uvec2 base) {
+  C f = FOLD_INIT;
+  for (uint r = FIRST; r < p.nred; r += STEP)
+    f = FOLD(f, load(base.x + red_at(r).x));
+  f = group_fold(f);
+  if (FIRST == 0u)
+    out_[base.y] = STORE(f);
+}
+
+#elif defined(OP_AMAX) || defined(OP_AMIN) || defined(OP_ARGMAX) || defined(OP_ARGMIN)
+void reduce_row(uvec2 base) {
+  Best b = Best(C(0), NONE);
+  for (uint r = FIRST; r < p.nred; r += STEP)
+    b = best_merge(b, Best(load(base.x + red_at(r).x), r));
+  b = group_best(b);
+  if (FIRST != 0u)
+    return;
+#if defined(OP_ARGMAX) || defined(OP_ARGMIN)
+  out_[base.y] = TO(b.i);
+#else
+  out_[base.y] = STORE(b.v);
+#endif
+#ifdef WITH_INDICES
+  idx_[base.y - p.out_offset + p.idx_offset] = int64_t(b.i);
+#endif
+}
+
+#elif defined(OP_SOFTMAX) || defined(OP_LOG_SOFTMAX)
+// Three passes over the row: its max, the sum of exp(x - max), then the output; subtracting the max
+// keeps exp from overflowing.
+void reduce_row(uvec2 base) {
+  Best m = Best(C(0), NONE);
+  for (uint r = FIRST; r < p.nred; r += STEP)
+    m = best_merge(m, Best(load(base.x + red_at(r).x), r));
+  C mx = group_best(m).v;
+  Sum e = Sum(C(0), C(0));
+  for (uint r = FIRST; r < p.nred; r += STEP)
+    e = sum_add(e, exp(load(base.x + red_at(r).x) - mx));
+  C s = sum_value(group_sum(e));
+#ifdef OP_LOG_SOFTMAX
+  C log_s = log(s);
+#endif
+  for (uint r = FIRST; r < p.nred; r += STEP) {
+    uvec2 at = red_at(r);
+#ifdef OP_LOG_SOFTMAX
+    out_[base.y + at.y] = STORE((load(base.x + at.x) - mx) - log_s);
+#else
+    out_[base.y + at.y] = STORE(exp(load(base.x + at.x) - mx) / s);
+#endif
+  }
+}
+#endif
+
+void main() {
+  uint o = row();
+  if (o >= p.nout)
+    return;
+  reduce_row(kept_at(o));
+}

@@ -1,0 +1,140 @@
+// reduce.glsl: what reduce.comp's ops share: the push constants (the kept and reduced halves of the
+// index space, each merged to at most 4 dims), index decomposition, and the accumulators: a compensated
+// sum, the best (largest or smallest) value with its position, and a fold for prod/all/any.
+// The host defines TO, TI (storage types), C and one of C_FLOAT, C_FLOAT64, C_INT, C_INT64 (the compute
+// type), LOAD(x) and STORE(v), the op's OP_* define, and PER_THREAD for short rows.
+#ifndef VKT_REDUCE_GLSL
+#define VKT_REDUCE_GLSL
+
+#include "common.glsl"
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : enable
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
+
+#define MAX_RANK 4
+
+layout(push_constant) uniform Push {
+  uint nout, nred;                 // output rows; elements reduced into each
+  uint krank, rrank;               // kept / reduced dims after merging
+  uint in_offset, out_offset, idx_offset; // elements
+  float correction;                // var: divide by max(0, nred - correction)
+  uint kshape[MAX_RANK];
+  uint kstride[2 * MAX_RANK];      // elements: input, then output
+  uint rshape[MAX_RANK];
+  uint rstride[2 * MAX_RANK];      // elements: input, then output (softmax writes every element)
+} p;
+
+// Offsets of kept element o in the input (.x) and the output (.y).
+uvec2 kept_at(uint o) {
+  uvec2 at = uvec2(p.in_offset, p.out_offset);
+  for (int d = int(p.krank) - 1; d >= 0; d--) {
+    uint c = o % p.kshape[d];
+    o /= p.kshape[d];
+    at += c * uvec2(p.kstride[d], p.kstride[MAX_RANK + d]);
+  }
+  return at;
+}
+
+// Offsets of reduced element r of a row, relative to the row's kept_at.
+uvec2 red_at(uint r) {
+  uvec2 at = uvec2(0);
+  for (int d = int(p.rrank) - 1; d >= 0; d--) {
+    uint c = r % p.rshape[d];
+    r /= p.rshape[d];
+    at += c * uvec2(p.rstride[d], p.rstride[MAX_RANK + d]);
+  }
+  return at;
+}
+
+// A workgroup takes a row and its invocations stride through it; with PER_THREAD an invocation
+// takes a whole row.
+#ifdef PER_THREAD
+#define FIRST 0u
+#define STEP 1u
+uint row() { return linear_id(); }
+#else
+#define FIRST gl_LocalInvocationID.x
+#define STEP uint(LOCAL_SIZE)
+uint row() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
+#endif
+
+// T name(T a): the merge of every invocation's a over the workgroup (a tree in shared memory), returned
+// to all of them. A whole workgroup returns early or none of it does, so the barriers are uniform.
+#ifdef PER_THREAD
+#define GROUP_REDUCE(T, name, merge) T name(T a) { return a; }
+#else
+#define GROUP_REDUCE(T, name, merge)                                            \
+  shared T sh_##name[LOCAL_SIZE];                                               \
+  T name(T a) {                                                                 \
+    uint t = gl_LocalInvocationID.x;                                            \
+    sh_##name[t] = a;                                                           \
+    barrier();                                                                  \
+    for (uint s = LOCAL_SIZE / 2; s > 0; s >>= 1) {                             \
+      if (t < s)                                                                \
+        sh_##name[t] = merge(sh_##name[t], sh_##name[t + s]);                   \
+      barrier();                                                                \
+    }                                                                           \
+    T r = sh_##name[0];                                                         \
+    barrier();                                                                  \
+    return r;                                                                   \
+  }
+#endif
+
+#if defined(C_FLOAT) || defined(C_FLOAT64)
+#define IS_NAN(x) isnan(x)
+#else
+#define IS_NAN(x) false
+#endif
+
+#if defined(C_FLOAT64)
+C nan_value() { return packDouble2x32(uvec2(0u, 0x7ff80000u)); }
+C inf_value() { return packDouble2x32(uvec2(0u, 0x7ff00000u)); }
+#else
+C nan_value() { return C(uintBitsToFloat(0x7fc00000u)); }
+C inf_value() { return C(uintBitsToFloat(0x7f800000u)); }
+#endif
+
+// ---- compensated sum: s + c, where c gathers the rounding error of every addition (Neumaier), so a
+// float32 row of 2^20 elements sums to within a few ulp; precise keeps the driver from refolding it.
+struct Sum { C s; C c; };
+
+#if defined(C_FLOAT) || defined(C_FLOAT64)
+Sum sum_add(Sum a, C x) {
+  precise C t = a.s + x;
+  precise C e = abs(a.s) >= abs(x) ? (a.s - t) + x : (x - t) + a.s;
+  precise C c = a.c + e;
+  return Sum(t, c);
+}
+#else
+Sum sum_add(Sum a, C x) { return Sum(a.s + x, a.c); }
+#endif
+
+Sum sum_merge(Sum a, Sum b) {
+  Sum r = sum_add(a, b.s);
+  r.c += b.c;
+  return r;
+}
+
+C sum_value(Sum a) { return a.s + a.c; }
+
+// ---- best value and its position: NaN beats everything, then the larger (MIN: smaller), then the
+// earlier position, which makes argmax's answer PyTorch's whatever order the tree merges in.
+#define NONE 0xffffffffu
+struct Best { C v; uint i; };
+
+bool beats(Best a, Best b) {
+  if (a.i == NONE || b.i == NONE)
+    return b.i == NONE;
+  if (IS_NAN(a.v) || IS_NAN(b.v))
+    return IS_NAN(a.v) && (!IS_NAN(b.v) || a.i < b.i);
+  if (a.v != b.v)
+#if defined(OP_AMIN) || defined(OP_ARGMIN)
+    return a.v < b.v;
+#else
+    return a.v > b.v;
+#endif
+  return a.i < b.i;
+}
+
+Best best_merge(Best a, Best b) { return beats(a, b) ? a : b; }
+
+#endif

@@ -250,14 +250,14 @@ static PyObject *copy_(PyObject *self, PyObject *args, PyObject *kwargs) {
   return st ? vkt_raise(st) : Py_NewRef(self);
 }
 
-/* Writes a number, a tensor, or anything vkt.tensor() takes (lists, NumPy arrays) into dst. */
+/* Writes a number, a tensor, or anything vkt.tensor() takes (lists, NumPy arrays and scalars) into dst. */
 static int write_value(const vkt_tensor *dst, PyObject *value) {
   vkt_tensor *t = vkt_tensor_of(value), tmp = {0};
   vkt_scalar s;
   vkt_status st;
   if (t) {
     st = vkt_assign(dst, t);
-  } else if (PyLong_Check(value) || PyFloat_Check(value) || PyIndex_Check(value)) {
+  } else if (PyLong_Check(value) || PyFloat_Check(value)) {
     if (vkt_py_scalar(value, &s) < 0)
       return -1;
     st = vkt_fill_(dst, s);
@@ -272,14 +272,18 @@ static int write_value(const vkt_tensor *dst, PyObject *value) {
 
 static PyObject *fill_(PyObject *self, PyObject *value) {
   vkt_tensor *t = vkt_tensor_of(value);
+  vkt_scalar s;
+  vkt_status st;
   if (t && t->ndim != 0)
-    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "fill_ only supports 0-dimension value tensor but got tensor with %d "
-                                               "dimensions.", t->ndim));
-  if (!t && !PyLong_Check(value) && !PyFloat_Check(value) && !PyIndex_Check(value)) {
-    PyErr_Format(PyExc_TypeError, "fill_(): argument 'value' must be Number, not %R", (PyObject *)Py_TYPE(value));
+    st = vkt_fail(VKT_ERR_RUNTIME, "fill_ only supports 0-dimension value tensor but got tensor with %d dimensions.",
+                  t->ndim);
+  else if (t)
+    st = vkt_assign(SELF_T, t);
+  else if (vkt_py_scalar(value, &s) < 0)
     return NULL;
-  }
-  return write_value(SELF_T, value) < 0 ? NULL : Py_NewRef(self);
+  else
+    st = vkt_fill_(SELF_T, s);
+  return st ? vkt_raise(st) : Py_NewRef(self);
 }
 
 static PyObject *zero_(PyObject *self, PyObject *unused) {

@@ -365,3 +365,92 @@ def test_errors(device, case):
         pytest.skip("needs a Vulkan device")
     with pytest.raises(exc, match=pattern):
         fn(device)
+
+
+def advanced_getitem_wired():
+    try:
+        return vkt.zeros(2)[vkt.tensor([True, False])].shape == (1,)
+    except (IndexError, TypeError, RuntimeError):
+        return False
+
+
+# Advanced keys: (name, key builder from (NumPy array, device) -> (vkt key, NumPy key))
+ADVANCED = [
+    ("mask_full", lambda a, d: (vkt.tensor(a > 0, device=d), a > 0)),
+    ("mask_rows", lambda a, d: (vkt.tensor(a[:, 0] > 0, device=d), a[:, 0] > 0)),
+    ("mask_none", lambda a, d: (vkt.tensor(np.zeros(a.shape, bool), device=d), np.zeros(a.shape, bool))),
+    ("mask_list", lambda a, d: ([True, False, True, True], [True, False, True, True])),
+    ("mask_cpu", lambda a, d: (vkt.tensor(a > 0), a > 0)),
+    ("index_1d", lambda a, d: (vkt.tensor([3, 0, 0, -1], device=d), [3, 0, 0, -1])),
+    ("index_2d_int32", lambda a, d: (vkt.tensor(np.array([[1, 2], [-4, 0]], np.int32), device=d),
+                                     np.array([[1, 2], [-4, 0]]))),
+    ("index_list", lambda a, d: ([2, 1], [2, 1])),
+    ("index_cpu", lambda a, d: (vkt.tensor([1, 1]), [1, 1])),
+]
+
+
+@pytest.mark.parametrize("case", ADVANCED, ids=[c[0] for c in ADVANCED])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "bool"])
+def test_getitem_advanced(device, case, dtype):
+    if not advanced_getitem_wired():
+        pytest.skip("vkt_py_getitem_advanced is not wired into Tensor.__getitem__ yet")
+    name, key = case
+    a = sample((4, 6), dtype, np.random.default_rng(5))
+    k, nk = key(a.astype(np.float32) - 0.3 if dtype != "bool" else a.astype(np.float32) - 0.5, device)
+    for layout in ["contiguous", "transposed"]:
+        x = make(a, device, layout)
+        got = checked(device, dtype, lambda: np_of(x[k]))
+        assert_bits_equal(got, a[nk])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "uint8", "bool"])
+def test_setitem_mask(device, dtype):
+    a = sample((4, 6), dtype, np.random.default_rng(6))
+    m = np.random.default_rng(7).random((4, 6)) < 0.5
+    x = vkt.tensor(a, device=device)
+    ref = a.copy()
+
+    def run():
+        x[vkt.tensor(m, device=device)] = 3
+        x[vkt.tensor(m[:, 1], device=device)] = vkt.tensor(1, device=device)
+        x.T[vkt.tensor(m.T)] = 0  # a cpu mask on a transposed view
+        x[[False, True, False, False]] = True
+        return np_of(x)
+
+    got = checked(device, dtype, run)
+    ref[m] = 3
+    ref[m[:, 1]] = 1
+    ref.T[m.T] = 0
+    ref[[False, True, False, False]] = True
+    assert_bits_equal(got, ref)
+
+
+ADVANCED_ERRORS = [
+    ("float_index", lambda x: x[vkt.tensor([1.0])], IndexError, "must be int64, int32 or bool"),
+    ("tensor_in_tuple", lambda x: x[vkt.tensor([1]), 0], IndexError, "one tensor index"),
+    ("mask_shape", lambda x: x[vkt.tensor([True, False])], IndexError, r"mask \[2\] at index 0"),
+    ("set_index_tensor", lambda x: x.__setitem__(vkt.tensor([1]), 3), NotImplementedError, "bool mask"),
+    ("set_mask_1d_value", lambda x: x.__setitem__(vkt.tensor(np.ones((4, 6), bool)), vkt.zeros(2)),
+     NotImplementedError, "0-d tensor"),
+]
+
+
+@pytest.mark.parametrize("case", ADVANCED_ERRORS, ids=[c[0] for c in ADVANCED_ERRORS])
+def test_advanced_errors(device, case):
+    name, fn, exc, pattern = case
+    if name in ("float_index", "tensor_in_tuple", "mask_shape") and not advanced_getitem_wired():
+        pytest.skip("vkt_py_getitem_advanced is not wired into Tensor.__getitem__ yet")
+    x = vkt.zeros(4, 6, device=device)
+    with pytest.raises(exc, match=pattern):
+        fn(x)
+
+
+def test_index_tensor_out_of_range(device):
+    if not advanced_getitem_wired():
+        pytest.skip("vkt_py_getitem_advanced is not wired into Tensor.__getitem__ yet")
+    x = vkt.tensor([1.0, 2.0, 3.0], device=device)
+    if device == "cpu":
+        with pytest.raises(IndexError, match="out of bounds"):
+            x[vkt.tensor([3])]
+    else:  # the shader reads zero for an out-of-range index
+        assert x[vkt.tensor([3, -1], device=device)].tolist() == [0.0, 3.0]

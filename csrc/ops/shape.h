@@ -27,6 +27,13 @@ vkt_status vkt_index_select(const vkt_tensor *x, int64_t dim, const vkt_tensor *
 vkt_status vkt_masked_fill(const vkt_tensor *x, const vkt_tensor *mask, const vkt_tensor *value, vkt_scalar v,
                            bool inplace, vkt_tensor *out);
 
+/* Advanced indexing (index.c): x[mask] (a 1-D run of the selected elements or rows; the mask is read
+ * to the host), x[mask] = value, and x[index] for an int32/int64 index tensor along dim 0 (negative
+ * indices count from the end). */
+vkt_status vkt_index_mask(const vkt_tensor *x, const vkt_tensor *mask, vkt_tensor *out);
+vkt_status vkt_index_mask_fill(const vkt_tensor *x, const vkt_tensor *mask, const vkt_tensor *value, vkt_scalar v);
+vkt_status vkt_index_tensor(const vkt_tensor *x, const vkt_tensor *index, vkt_tensor *out);
+
 /* dst[...] = src broadcast to dst's shape, cast to dst's dtype, from any device: Tensor.copy_ and
  * t[key] = tensor. A source overlapping dst's storage is cloned first. */
 vkt_status vkt_assign(const vkt_tensor *dst, const vkt_tensor *src);

@@ -27,8 +27,10 @@ static vkt_status check_mask(const vkt_tensor *x, const vkt_tensor *mask) {
     if (i >= x->ndim || mask->shape[i] != x->shape[i]) {
       vkt_shape_str(mask->ndim, mask->shape, a, sizeof a);
       vkt_shape_str(x->ndim, x->shape, b, sizeof b);
-      return vkt_fail(VKT_ERR_INDEX, "The shape of the mask %s at index %d does not match the shape of the indexed "
-                                     "tensor %s at index %d", a, i, b, i);
+      return vkt_fail(VKT_ERR_INDEX,
+                      "The shape of the mask %s at index %d does not match the shape of the indexed "
+                      "tensor %s at index %d",
+                      a, i, b, i);
     }
   return VKT_OK;
 }

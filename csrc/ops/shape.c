@@ -25,7 +25,8 @@ static vkt_status same_device(int n, const vkt_tensor *const *t) {
       device_str(d0, a, sizeof a);
       device_str(dk, b, sizeof b);
       return vkt_fail(VKT_ERR_RUNTIME,
-                      "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", a, b);
+                      "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", a,
+                      b);
     }
   }
   return VKT_OK;
@@ -113,7 +114,9 @@ vkt_status vkt_chunk_sizes(const vkt_tensor *x, int64_t dim, int64_t chunks, int
 /* ---- cat and stack: one copy per input into a slice of the output ---- */
 
 /* PyTorch's legacy rule: a 1-D empty tensor joins tensors of any shape. */
-static bool cat_skipped(const vkt_tensor *t) { return t->ndim == 1 && t->shape[0] == 0; }
+static bool cat_skipped(const vkt_tensor *t) {
+  return t->ndim == 1 && t->shape[0] == 0;
+}
 
 static vkt_status cat_shape(int n, const vkt_tensor *const *ts, int64_t dim, int *d, int *ndim, int64_t *shape) {
   char a[256], b[256];
@@ -200,8 +203,8 @@ vkt_status vkt_stack(int n, const vkt_tensor *const *ts, int64_t dim, vkt_tensor
     if (ts[k]->ndim != t0->ndim || memcmp(ts[k]->shape, t0->shape, sizeof *t0->shape * (size_t)t0->ndim) != 0) {
       vkt_shape_str(t0->ndim, t0->shape, a, sizeof a);
       vkt_shape_str(ts[k]->ndim, ts[k]->shape, b, sizeof b);
-      return vkt_fail(VKT_ERR_RUNTIME, "stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d",
-                      a, b, k);
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d", a, b, k);
     }
   if ((st = vkt_dim_wrap(dim, t0->ndim + 1, &d)) || (st = same_device(n, ts)) || (st = result_type(n, ts, &dtype)))
     return st;
@@ -275,7 +278,8 @@ static vkt_status roll_flat(const vkt_tensor *x, int64_t shift, vkt_tensor *out)
   return st;
 }
 
-vkt_status vkt_roll(const vkt_tensor *x, int n, const int64_t *shifts, int ndims, const int64_t *dims, vkt_tensor *out) {
+vkt_status vkt_roll(const vkt_tensor *x, int n, const int64_t *shifts, int ndims, const int64_t *dims,
+                    vkt_tensor *out) {
   if (ndims == 0 && n == 1)
     return roll_flat(x, shifts[0], out);
   if (n != ndims)
@@ -335,7 +339,8 @@ vkt_status vkt_gather(const vkt_tensor *x, int64_t dim, const vkt_tensor *index,
   if ((st = same_device(2, (const vkt_tensor *[]){x, index})))
     return st;
   if (index->dtype != VKT_INT64)
-    return vkt_fail(VKT_ERR_RUNTIME, "gather(): Expected dtype int64 for index, but got %s", vkt_dtypes[index->dtype].name);
+    return vkt_fail(VKT_ERR_RUNTIME, "gather(): Expected dtype int64 for index, but got %s",
+                    vkt_dtypes[index->dtype].name);
   if ((st = vkt_dim_wrap(dim, x->ndim, &d)))
     return st;
   if ((index->ndim ? index->ndim : 1) != (x->ndim ? x->ndim : 1))
@@ -387,8 +392,10 @@ vkt_status vkt_masked_fill(const vkt_tensor *x, const vkt_tensor *mask, const vk
     return vkt_fail(VKT_ERR_RUNTIME, "masked_fill_ only supports boolean masks, but got mask with dtype %s",
                     vkt_dtypes[mask->dtype].name);
   if (value && value->ndim != 0)
-    return vkt_fail(VKT_ERR_RUNTIME, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d "
-                                     "dimension(s).", value->ndim);
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d "
+                    "dimension(s).",
+                    value->ndim);
   if ((st = same_device(2, (const vkt_tensor *[]){x, mask})) ||
       (st = vkt_tensor_empty(&fill, vkt_tensor_device(x), x->dtype, 0, NULL)) ||
       (st = value ? vkt_copy_(&fill, value) : vkt_fill_(&fill, v)) ||
@@ -439,8 +446,10 @@ vkt_status vkt_assign(const vkt_tensor *dst, const vkt_tensor *src) {
   if (vkt_expand(&e, &s, dst->ndim, dst->shape)) {
     vkt_shape_str(src->ndim, src->shape, a, sizeof a);
     vkt_shape_str(dst->ndim, dst->shape, b, sizeof b);
-    return vkt_fail(VKT_ERR_RUNTIME, "shape mismatch: value tensor of shape %s cannot be broadcast to indexing result "
-                                     "of shape %s", a, b);
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "shape mismatch: value tensor of shape %s cannot be broadcast to indexing result "
+                    "of shape %s",
+                    a, b);
   }
   if (overlaps(dst, &e))
     st = vkt_clone(&c, &e);
@@ -492,8 +501,11 @@ static void shape_push_fill(const vkt_op *op, const vkt_op_args *a, shape_push *
   const vkt_tensor *t[3] = {a->out, a->in[0], a->in[1]};
   bool gather = op == &vkt_ops[VKT_OP_GATHER] || op == &vkt_ops[VKT_OP_INDEX_SELECT];
   int64_t param = a->iparam[0];
-  *p = (shape_push){.n = (uint32_t)vkt_tensor_numel(a->out), .rank = (uint32_t)a->out->ndim,
-                    .param = (int32_t)(param < -INT32_MAX ? -INT32_MAX : param > INT32_MAX ? INT32_MAX : param),
+  *p = (shape_push){.n = (uint32_t)vkt_tensor_numel(a->out),
+                    .rank = (uint32_t)a->out->ndim,
+                    .param = (int32_t)(param < -INT32_MAX  ? -INT32_MAX
+                                       : param > INT32_MAX ? INT32_MAX
+                                                           : param),
                     .limit = gather ? (uint32_t)a->in[0]->shape[param] : 0};
   for (int k = 0; k <= a->nin; k++) {
     p->offset[k] = (uint32_t)t[k]->offset;

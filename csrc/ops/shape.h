@@ -23,7 +23,7 @@ vkt_status vkt_roll(const vkt_tensor *x, int n, const int64_t *shifts, int ndims
 vkt_status vkt_tri(const vkt_tensor *x, bool upper, int64_t diagonal, vkt_tensor *out);
 vkt_status vkt_gather(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, vkt_tensor *out);
 vkt_status vkt_index_select(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, vkt_tensor *out);
-/* value is a 0-d tensor (any device) or, when NULL, the number v. into: masked_fill_ writes x itself. */
+/* value is a 0-d tensor (any device) or, when NULL, the number v. inplace: masked_fill_, writing x. */
 vkt_status vkt_masked_fill(const vkt_tensor *x, const vkt_tensor *mask, const vkt_tensor *value, vkt_scalar v,
                            bool inplace, vkt_tensor *out);
 

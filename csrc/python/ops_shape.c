@@ -1,5 +1,6 @@
 /* ops_shape.c: Python bindings of the shape family: cat, stack, split, chunk, flip, roll, tril/triu,
- * masked_fill, gather, index_select, the writes copy_, fill_ and zero_, and Tensor.__setitem__. */
+ * masked_fill, gather, index_select, the writes copy_, fill_ and zero_, Tensor.__setitem__, and the
+ * advanced keys of __getitem__ (t[mask], t[int_tensor]). */
 #include <stdlib.h>
 
 #include "../ops/shape.h"
@@ -74,8 +75,14 @@ finish:
   return result;
 }
 
-static PyObject *f_cat(PyObject *m, PyObject *a, PyObject *k) { (void)m; return join(a, k, "cat", false); }
-static PyObject *f_stack(PyObject *m, PyObject *a, PyObject *k) { (void)m; return join(a, k, "stack", true); }
+static PyObject *f_cat(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return join(a, k, "cat", false);
+}
+static PyObject *f_stack(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return join(a, k, "stack", true);
+}
 
 /* ---- split and chunk ---- */
 
@@ -93,13 +100,29 @@ static PyObject *split_into(const vkt_tensor *x, int64_t dim, int64_t n, int64_t
   return result;
 }
 
+/* split with a sequence of section sizes. */
+static PyObject *split_sections(const vkt_tensor *t, int64_t dim, PyObject *what) {
+  PyObject *seq = PySequence_Tuple(what), *result = NULL;
+  Py_ssize_t n = seq ? PyTuple_Size(seq) : 0;
+  int64_t *sizes = seq ? calloc((size_t)n + 1, sizeof *sizes) : NULL;
+  if (seq && !sizes)
+    PyErr_NoMemory();
+  for (Py_ssize_t i = 0; sizes && i < n && !PyErr_Occurred(); i++)
+    sizes[i] = PyLong_AsLongLong(PyTuple_GetItem(seq, i));
+  if (sizes && !PyErr_Occurred())
+    result = split_into(t, dim, n, sizes);
+  free(sizes);
+  Py_XDECREF(seq);
+  return result;
+}
+
 /* split(split_size_or_sections, dim=0); vkt.split(tensor, split_size_or_sections, dim=0) */
 static PyObject *split(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *m_kw[] = {"split_size_or_sections", "dim", NULL};
   static char *f_kw[] = {"tensor", "split_size_or_sections", "dim", NULL};
   PyObject *x = self, *what, *result = NULL;
   long long dim = 0;
-  int64_t *sizes = NULL, n = 0, given[VKT_MAX_DIMS];
+  int64_t *sizes = NULL, n = 0;
   int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "O|L", m_kw, &what, &dim)
                 : PyArg_ParseTupleAndKeywords(args, kwargs, "OO|L", f_kw, &x, &what, &dim);
   vkt_tensor *t = ok ? tensor_arg(x, "split", "tensor") : NULL;
@@ -115,10 +138,7 @@ static PyObject *split(PyObject *self, PyObject *args, PyObject *kwargs) {
     free(sizes);
     return result;
   }
-  int count;
-  if (int_list(what, &count, given) < 0)
-    return NULL;
-  return split_into(t, dim, count, given);
+  return split_sections(t, dim, what);
 }
 
 /* chunk(chunks, dim=0); vkt.chunk(input, chunks, dim=0) */
@@ -185,14 +205,36 @@ static PyObject *tri(PyObject *self, PyObject *args, PyObject *kwargs, bool uppe
   return t ? vkt_py_result(vkt_tri(t, upper, diagonal, &out), &out) : NULL;
 }
 
-static PyObject *f_split(PyObject *m, PyObject *a, PyObject *k) { (void)m; return split(NULL, a, k); }
-static PyObject *f_chunk(PyObject *m, PyObject *a, PyObject *k) { (void)m; return chunk(NULL, a, k); }
-static PyObject *f_flip(PyObject *m, PyObject *a, PyObject *k) { (void)m; return flip(NULL, a, k); }
-static PyObject *f_roll(PyObject *m, PyObject *a, PyObject *k) { (void)m; return roll(NULL, a, k); }
-static PyObject *tril(PyObject *s, PyObject *a, PyObject *k) { return tri(s, a, k, false); }
-static PyObject *triu(PyObject *s, PyObject *a, PyObject *k) { return tri(s, a, k, true); }
-static PyObject *f_tril(PyObject *m, PyObject *a, PyObject *k) { (void)m; return tri(NULL, a, k, false); }
-static PyObject *f_triu(PyObject *m, PyObject *a, PyObject *k) { (void)m; return tri(NULL, a, k, true); }
+static PyObject *f_split(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return split(NULL, a, k);
+}
+static PyObject *f_chunk(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return chunk(NULL, a, k);
+}
+static PyObject *f_flip(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return flip(NULL, a, k);
+}
+static PyObject *f_roll(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return roll(NULL, a, k);
+}
+static PyObject *tril(PyObject *s, PyObject *a, PyObject *k) {
+  return tri(s, a, k, false);
+}
+static PyObject *triu(PyObject *s, PyObject *a, PyObject *k) {
+  return tri(s, a, k, true);
+}
+static PyObject *f_tril(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return tri(NULL, a, k, false);
+}
+static PyObject *f_triu(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return tri(NULL, a, k, true);
+}
 
 /* ---- gather, index_select, masked_fill ---- */
 
@@ -210,10 +252,20 @@ static PyObject *take(PyObject *self, PyObject *args, PyObject *kwargs, bool sel
   return vkt_py_result(select ? vkt_index_select(t, dim, index, &out) : vkt_gather(t, dim, index, &out), &out);
 }
 
-static PyObject *gather(PyObject *s, PyObject *a, PyObject *k) { return take(s, a, k, false); }
-static PyObject *index_select(PyObject *s, PyObject *a, PyObject *k) { return take(s, a, k, true); }
-static PyObject *f_gather(PyObject *m, PyObject *a, PyObject *k) { (void)m; return take(NULL, a, k, false); }
-static PyObject *f_index_select(PyObject *m, PyObject *a, PyObject *k) { (void)m; return take(NULL, a, k, true); }
+static PyObject *gather(PyObject *s, PyObject *a, PyObject *k) {
+  return take(s, a, k, false);
+}
+static PyObject *index_select(PyObject *s, PyObject *a, PyObject *k) {
+  return take(s, a, k, true);
+}
+static PyObject *f_gather(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return take(NULL, a, k, false);
+}
+static PyObject *f_index_select(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return take(NULL, a, k, true);
+}
 
 static PyObject *masked_fill(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
   static char *m_kw[] = {"mask", "value", NULL}, *f_kw[] = {"input", "mask", "value", NULL};
@@ -233,9 +285,16 @@ static PyObject *masked_fill(PyObject *self, PyObject *args, PyObject *kwargs, b
   return vkt_py_result(st, &out);
 }
 
-static PyObject *m_masked_fill(PyObject *s, PyObject *a, PyObject *k) { return masked_fill(s, a, k, false); }
-static PyObject *m_masked_fill_(PyObject *s, PyObject *a, PyObject *k) { return masked_fill(s, a, k, true); }
-static PyObject *f_masked_fill(PyObject *m, PyObject *a, PyObject *k) { (void)m; return masked_fill(NULL, a, k, false); }
+static PyObject *m_masked_fill(PyObject *s, PyObject *a, PyObject *k) {
+  return masked_fill(s, a, k, false);
+}
+static PyObject *m_masked_fill_(PyObject *s, PyObject *a, PyObject *k) {
+  return masked_fill(s, a, k, true);
+}
+static PyObject *f_masked_fill(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return masked_fill(NULL, a, k, false);
+}
 
 /* ---- writes: copy_, fill_, zero_, t[key] = value ---- */
 

@@ -304,6 +304,7 @@ ERRORS = [
     ("cat_dim", lambda d: vkt.cat([vkt.zeros(2, 3, device=d)], dim=2), IndexError, "Dimension out of range"),
     ("stack_dim", lambda d: vkt.stack([vkt.zeros(2, 3, device=d)], dim=-4), IndexError, "Dimension out of range"),
     ("flip_dim", lambda d: vkt.zeros(2, 3, device=d).flip(2), IndexError, "Dimension out of range"),
+    ("flip_no_dims", lambda d: vkt.zeros(2, 3, device=d).flip(), TypeError, "dims"),
     ("flip_repeat", lambda d: vkt.zeros(2, 3, device=d).flip(0, -2), RuntimeError, "multiple times"),
     ("roll_dim", lambda d: vkt.zeros(2, 3, device=d).roll(1, 5), IndexError, "Dimension out of range"),
     ("roll_align", lambda d: vkt.zeros(2, 3, device=d).roll((1, 2), 0), RuntimeError, "must align"),

@@ -169,6 +169,10 @@ static PyObject *flip(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (self) {
     if (kwargs && !PyArg_ParseTupleAndKeywords(args, kwargs, "|O", f_kw + 1, &dims))
       return NULL;
+    if (!dims && PyTuple_Size(args) == 0) {
+      PyErr_SetString(PyExc_TypeError, "flip() missing required argument 'dims'");
+      return NULL;
+    }
     dims = dims ? dims : PyTuple_Size(args) == 1 ? PyTuple_GetItem(args, 0) : args;
   } else if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO", f_kw, &x, &dims)) {
     return NULL;

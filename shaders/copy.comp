@@ -1,6 +1,7 @@
 #version 450
 // copy.comp: dst[i] = src[i] between two strided views of the same dtype, moved as raw words of
-// ITEMSIZE bytes so every dtype (NaN payloads included) copies bit-exactly.
+// ITEMSIZE bytes so every dtype (NaN payloads included) copies bit-exactly. Strides may be negative
+// (flip copies from a view walking backwards): uint arithmetic wraps, so the sums are exact.
 #include "common.glsl"
 
 #if ITEMSIZE == 1

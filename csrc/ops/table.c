@@ -77,11 +77,11 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     REDUCE(VKT_OP_SOFTMAX, "softmax", "#define OP_SOFTMAX\n", VKT_NO_FLOAT64),
     REDUCE(VKT_OP_LOG_SOFTMAX, "log_softmax", "#define OP_LOG_SOFTMAX\n", VKT_NO_FLOAT64),
     [VKT_OP_MATMUL] = {"matmul", "matmul.comp", "", vkt_matmul_supports, vkt_matmul_launch, vkt_cpu_matmul, NULL, NULL, 0},
-    SHAPE(VKT_OP_GATHER, "gather", "gather.comp", "#define OP_GATHER\n"),
-    SHAPE(VKT_OP_INDEX_SELECT, "index_select", "gather.comp", "#define OP_INDEX_SELECT\n"),
+    SHAPE(VKT_OP_GATHER, "gather", "gather.comp", ""), /* index_select's index is a view of gather's form */
+    SHAPE(VKT_OP_INDEX_SELECT, "index_select", "gather.comp", ""),
     SHAPE(VKT_OP_TRIL, "tril", "tri.comp", "#define OP_TRIL\n"),
     SHAPE(VKT_OP_TRIU, "triu", "tri.comp", "#define OP_TRIU\n"),
-    SHAPE(VKT_OP_FLIP, "flip", "copy.comp", "#define SIGNED_STRIDES\n"),
+    SHAPE(VKT_OP_FLIP, "flip", "copy.comp", ""), /* vkt_copy_ from a view with negative strides */
 };
 static_assert(VKT_OP_COUNT == 63, "a new op needs its row in vkt_ops");
 

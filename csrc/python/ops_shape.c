@@ -1,11 +1,476 @@
-/* ops_shape.c: Python bindings of the shape family (placeholder until it lands). */
+/* ops_shape.c: Python bindings of the shape family: cat, stack, split, chunk, flip, roll, tril/triu,
+ * masked_fill, gather, index_select, the writes copy_, fill_ and zero_, Tensor.__setitem__, and the
+ * advanced keys of __getitem__ (t[mask], t[int_tensor]). */
+#include <stdlib.h>
+
+#include "../ops/shape.h"
 #include "py.h"
 
-PyMethodDef vkt_shape_methods[] = {{NULL, NULL, 0, NULL}};
-PyMethodDef vkt_shape_functions[] = {{NULL, NULL, 0, NULL}};
+#define KW(fn) (PyCFunction)(void (*)(void))(fn)
+
+/* The tensor argument `name` of `op`, or NULL with a TypeError. */
+static vkt_tensor *tensor_arg(PyObject *o, const char *op, const char *name) {
+  vkt_tensor *t = vkt_tensor_of(o);
+  if (!t)
+    PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be Tensor, not %R", op, name, (PyObject *)Py_TYPE(o));
+  return t;
+}
+
+/* An int or a sequence of ints (at most VKT_MAX_DIMS) into v; -1 with an exception otherwise. */
+static int int_list(PyObject *o, int *n, int64_t *v) {
+  PyObject *args = PyTuple_Pack(1, o);
+  int r = args ? vkt_parse_shape(args, n, v) : -1;
+  Py_XDECREF(args);
+  return r;
+}
+
+/* A tuple of n tensors; steals their references (released on failure too). */
+static PyObject *tensor_tuple(int64_t n, vkt_tensor *ts) {
+  PyObject *r = PyTuple_New((Py_ssize_t)n);
+  int64_t i = 0;
+  for (; r && i < n; i++) {
+    PyObject *o = vkt_wrap(&ts[i]); /* releases ts[i] when it fails */
+    if (!o) {
+      Py_CLEAR(r);
+      i++;
+      break;
+    }
+    PyTuple_SetItem(r, (Py_ssize_t)i, o);
+  }
+  for (; i < n; i++)
+    vkt_tensor_release(&ts[i]);
+  return r;
+}
+
+/* ---- cat and stack ---- */
+
+static PyObject *join(PyObject *args, PyObject *kwargs, const char *name, bool stack) {
+  static char *kw[] = {"tensors", "dim", NULL};
+  PyObject *seq_o, *seq = NULL, *result = NULL;
+  const vkt_tensor **ts = NULL;
+  long long dim = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|L", kw, &seq_o, &dim))
+    return NULL;
+  if (vkt_is_tensor(seq_o) || !(seq = PySequence_Tuple(seq_o))) {
+    PyErr_Format(PyExc_TypeError, "%s(): argument 'tensors' must be tuple of Tensors, not %R", name,
+                 (PyObject *)Py_TYPE(seq_o));
+    goto finish;
+  }
+  Py_ssize_t n = PyTuple_Size(seq);
+  if (!(ts = calloc((size_t)n + 1, sizeof *ts))) {
+    PyErr_NoMemory();
+    goto finish;
+  }
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (!(ts[i] = vkt_tensor_of(PyTuple_GetItem(seq, i)))) {
+      PyErr_Format(PyExc_TypeError, "expected Tensor as element %zd in argument 0, but got %R", i,
+                   (PyObject *)Py_TYPE(PyTuple_GetItem(seq, i)));
+      goto finish;
+    }
+  vkt_tensor out;
+  result = vkt_py_result(stack ? vkt_stack((int)n, ts, dim, &out) : vkt_cat((int)n, ts, dim, &out), &out);
+finish:
+  free(ts);
+  Py_XDECREF(seq);
+  return result;
+}
+
+static PyObject *f_cat(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return join(a, k, "cat", false);
+}
+static PyObject *f_stack(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return join(a, k, "stack", true);
+}
+
+/* ---- split and chunk ---- */
+
+static PyObject *split_into(const vkt_tensor *x, int64_t dim, int64_t n, int64_t *sizes) {
+  PyObject *result = NULL;
+  vkt_tensor *outs = calloc((size_t)n + 1, sizeof *outs);
+  vkt_status st;
+  if (!outs)
+    PyErr_NoMemory();
+  else if ((st = vkt_split_with_sizes(x, dim, n, sizes, outs)))
+    vkt_raise(st);
+  else
+    result = tensor_tuple(n, outs);
+  free(outs);
+  return result;
+}
+
+/* split with a sequence of section sizes. */
+static PyObject *split_sections(const vkt_tensor *t, int64_t dim, PyObject *what) {
+  PyObject *seq = PySequence_Tuple(what), *result = NULL;
+  Py_ssize_t n = seq ? PyTuple_Size(seq) : 0;
+  int64_t *sizes = seq ? calloc((size_t)n + 1, sizeof *sizes) : NULL;
+  if (seq && !sizes)
+    PyErr_NoMemory();
+  for (Py_ssize_t i = 0; sizes && i < n && !PyErr_Occurred(); i++)
+    sizes[i] = PyLong_AsLongLong(PyTuple_GetItem(seq, i));
+  if (sizes && !PyErr_Occurred())
+    result = split_into(t, dim, n, sizes);
+  free(sizes);
+  Py_XDECREF(seq);
+  return result;
+}
+
+/* split(split_size_or_sections, dim=0); vkt.split(tensor, split_size_or_sections, dim=0) */
+static PyObject *split(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *m_kw[] = {"split_size_or_sections", "dim", NULL};
+  static char *f_kw[] = {"tensor", "split_size_or_sections", "dim", NULL};
+  PyObject *x = self, *what, *result = NULL;
+  long long dim = 0;
+  int64_t *sizes = NULL, n = 0;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "O|L", m_kw, &what, &dim)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "OO|L", f_kw, &x, &what, &dim);
+  vkt_tensor *t = ok ? tensor_arg(x, "split", "tensor") : NULL;
+  if (!t)
+    return NULL;
+  if (PyIndex_Check(what)) {
+    Py_ssize_t size = PyNumber_AsSsize_t(what, PyExc_OverflowError);
+    vkt_status st = size == -1 && PyErr_Occurred() ? VKT_OK : vkt_split_sizes(t, dim, size, &sizes, &n);
+    if (st)
+      vkt_raise(st);
+    if (sizes)
+      result = split_into(t, dim, n, sizes);
+    free(sizes);
+    return result;
+  }
+  return split_sections(t, dim, what);
+}
+
+/* chunk(chunks, dim=0); vkt.chunk(input, chunks, dim=0) */
+static PyObject *chunk(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *m_kw[] = {"chunks", "dim", NULL}, *f_kw[] = {"input", "chunks", "dim", NULL};
+  PyObject *x = self, *result = NULL;
+  long long chunks, dim = 0;
+  int64_t *sizes = NULL, n = 0;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "L|L", m_kw, &chunks, &dim)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "OL|L", f_kw, &x, &chunks, &dim);
+  vkt_tensor *t = ok ? tensor_arg(x, "chunk", "input") : NULL;
+  if (!t)
+    return NULL;
+  vkt_status st = vkt_chunk_sizes(t, dim, chunks, &sizes, &n);
+  result = st ? vkt_raise(st) : split_into(t, dim, n, sizes);
+  free(sizes);
+  return result;
+}
+
+/* ---- flip, roll, tril, triu ---- */
+
+/* flip(*dims) as a method; vkt.flip(input, dims) */
+static PyObject *flip(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *f_kw[] = {"input", "dims", NULL};
+  PyObject *x = self, *dims = NULL;
+  uint32_t mask;
+  vkt_tensor out;
+  if (self) {
+    if (kwargs && !PyArg_ParseTupleAndKeywords(args, kwargs, "|O", f_kw + 1, &dims))
+      return NULL;
+    if (!dims && PyTuple_Size(args) == 0) {
+      PyErr_SetString(PyExc_TypeError, "flip() missing required argument 'dims'");
+      return NULL;
+    }
+    dims = dims ? dims : PyTuple_Size(args) == 1 ? PyTuple_GetItem(args, 0) : args;
+  } else if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO", f_kw, &x, &dims)) {
+    return NULL;
+  }
+  vkt_tensor *t = tensor_arg(x, "flip", "input");
+  if (!t || vkt_py_dims(dims, t->ndim, &mask) < 0)
+    return NULL;
+  return vkt_py_result(vkt_flip(t, mask, &out), &out);
+}
+
+/* roll(shifts, dims=None); vkt.roll(input, shifts, dims=None) */
+static PyObject *roll(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *m_kw[] = {"shifts", "dims", NULL}, *f_kw[] = {"input", "shifts", "dims", NULL};
+  PyObject *x = self, *shifts_o, *dims_o = Py_None;
+  int64_t shifts[VKT_MAX_DIMS], dims[VKT_MAX_DIMS];
+  int n, ndims = 0;
+  vkt_tensor out;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "O|O", m_kw, &shifts_o, &dims_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O", f_kw, &x, &shifts_o, &dims_o);
+  vkt_tensor *t = ok ? tensor_arg(x, "roll", "input") : NULL;
+  if (!t || int_list(shifts_o, &n, shifts) < 0 || (dims_o != Py_None && int_list(dims_o, &ndims, dims) < 0))
+    return NULL;
+  return vkt_py_result(vkt_roll(t, n, shifts, ndims, dims, &out), &out);
+}
+
+static PyObject *tri(PyObject *self, PyObject *args, PyObject *kwargs, bool upper) {
+  static char *m_kw[] = {"diagonal", NULL}, *f_kw[] = {"input", "diagonal", NULL};
+  PyObject *x = self;
+  long long diagonal = 0;
+  vkt_tensor out;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|L", m_kw, &diagonal)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|L", f_kw, &x, &diagonal);
+  vkt_tensor *t = ok ? tensor_arg(x, upper ? "triu" : "tril", "input") : NULL;
+  return t ? vkt_py_result(vkt_tri(t, upper, diagonal, &out), &out) : NULL;
+}
+
+static PyObject *f_split(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return split(NULL, a, k);
+}
+static PyObject *f_chunk(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return chunk(NULL, a, k);
+}
+static PyObject *f_flip(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return flip(NULL, a, k);
+}
+static PyObject *f_roll(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return roll(NULL, a, k);
+}
+static PyObject *tril(PyObject *s, PyObject *a, PyObject *k) {
+  return tri(s, a, k, false);
+}
+static PyObject *triu(PyObject *s, PyObject *a, PyObject *k) {
+  return tri(s, a, k, true);
+}
+static PyObject *f_tril(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return tri(NULL, a, k, false);
+}
+static PyObject *f_triu(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return tri(NULL, a, k, true);
+}
+
+/* ---- gather, index_select, masked_fill ---- */
+
+/* gather(dim, index) and index_select(dim, index); functions take input first. */
+static PyObject *take(PyObject *self, PyObject *args, PyObject *kwargs, bool select) {
+  static char *m_kw[] = {"dim", "index", NULL}, *f_kw[] = {"input", "dim", "index", NULL};
+  const char *name = select ? "index_select" : "gather";
+  PyObject *x = self, *index_o;
+  long long dim;
+  vkt_tensor out, *t, *index;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "LO", m_kw, &dim, &index_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "OLO", f_kw, &x, &dim, &index_o);
+  if (!ok || !(t = tensor_arg(x, name, "input")) || !(index = tensor_arg(index_o, name, "index")))
+    return NULL;
+  return vkt_py_result(select ? vkt_index_select(t, dim, index, &out) : vkt_gather(t, dim, index, &out), &out);
+}
+
+static PyObject *gather(PyObject *s, PyObject *a, PyObject *k) {
+  return take(s, a, k, false);
+}
+static PyObject *index_select(PyObject *s, PyObject *a, PyObject *k) {
+  return take(s, a, k, true);
+}
+static PyObject *f_gather(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return take(NULL, a, k, false);
+}
+static PyObject *f_index_select(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return take(NULL, a, k, true);
+}
+
+static PyObject *masked_fill(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
+  static char *m_kw[] = {"mask", "value", NULL}, *f_kw[] = {"input", "mask", "value", NULL};
+  PyObject *x = self, *mask_o, *value_o;
+  vkt_tensor out, *t, *mask;
+  vkt_scalar v = {0};
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "OO", m_kw, &mask_o, &value_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "OOO", f_kw, &x, &mask_o, &value_o);
+  if (!ok || !(t = tensor_arg(x, "masked_fill", "input")) || !(mask = tensor_arg(mask_o, "masked_fill", "mask")))
+    return NULL;
+  vkt_tensor *value = vkt_tensor_of(value_o);
+  if (!value && vkt_py_scalar(value_o, &v) < 0)
+    return NULL;
+  vkt_status st = vkt_masked_fill(t, mask, value, v, inplace, &out);
+  if (inplace)
+    return st ? vkt_raise(st) : Py_NewRef(self);
+  return vkt_py_result(st, &out);
+}
+
+static PyObject *m_masked_fill(PyObject *s, PyObject *a, PyObject *k) {
+  return masked_fill(s, a, k, false);
+}
+static PyObject *m_masked_fill_(PyObject *s, PyObject *a, PyObject *k) {
+  return masked_fill(s, a, k, true);
+}
+static PyObject *f_masked_fill(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return masked_fill(NULL, a, k, false);
+}
+
+/* ---- writes: copy_, fill_, zero_, t[key] = value ---- */
+
+static PyObject *copy_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"src", "non_blocking", NULL};
+  PyObject *src_o, *non_blocking = Py_False;
+  vkt_tensor *src;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O", kw, &src_o, &non_blocking) ||
+      !(src = tensor_arg(src_o, "copy_", "src")))
+    return NULL;
+  vkt_status st = vkt_assign(SELF_T, src);
+  return st ? vkt_raise(st) : Py_NewRef(self);
+}
+
+/* Writes a number, a tensor, or anything vkt.tensor() takes (lists, NumPy arrays and scalars) into dst. */
+static int write_value(const vkt_tensor *dst, PyObject *value) {
+  vkt_tensor *t = vkt_tensor_of(value), tmp = {0};
+  vkt_scalar s;
+  vkt_status st;
+  if (t) {
+    st = vkt_assign(dst, t);
+  } else if (PyLong_Check(value) || PyFloat_Check(value)) {
+    if (vkt_py_scalar(value, &s) < 0)
+      return -1;
+    st = vkt_fill_(dst, s);
+  } else {
+    if (vkt_from_data(value, Py_None, Py_None, &tmp) < 0)
+      return -1;
+    st = vkt_assign(dst, &tmp);
+    vkt_tensor_release(&tmp);
+  }
+  return st ? (vkt_raise(st), -1) : 0;
+}
+
+static PyObject *fill_(PyObject *self, PyObject *value) {
+  vkt_tensor *t = vkt_tensor_of(value);
+  vkt_scalar s;
+  vkt_status st;
+  if (t && t->ndim != 0)
+    st = vkt_fail(VKT_ERR_RUNTIME, "fill_ only supports 0-dimension value tensor but got tensor with %d dimensions.",
+                  t->ndim);
+  else if (t)
+    st = vkt_assign(SELF_T, t);
+  else if (vkt_py_scalar(value, &s) < 0)
+    return NULL;
+  else
+    st = vkt_fill_(SELF_T, s);
+  return st ? vkt_raise(st) : Py_NewRef(self);
+}
+
+static PyObject *zero_(PyObject *self, PyObject *unused) {
+  (void)unused;
+  vkt_status st = vkt_fill_(SELF_T, (vkt_scalar){false, 0, 0});
+  return st ? vkt_raise(st) : Py_NewRef(self);
+}
+
+/* ---- advanced indexing: one bool or integer tensor (or list) as the whole key ---- */
+
+static bool holds_tensor_or_list(PyObject *key) {
+  Py_ssize_t n = PyTuple_Check(key) ? PyTuple_Size(key) : 0;
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (vkt_is_tensor(PyTuple_GetItem(key, i)) || PyList_Check(PyTuple_GetItem(key, i)))
+      return true;
+  return false;
+}
+
+/* 1 with *k the key's tensor (tmp holds a list's conversion), 0 for a basic key, -1 on error. */
+static int tensor_key(PyObject *key, vkt_tensor **k, vkt_tensor *tmp) {
+  if (holds_tensor_or_list(key)) {
+    PyErr_SetString(PyExc_IndexError, "vkt supports one tensor index as the whole key only: t[mask] or t[index]");
+    return -1;
+  }
+  if (PyList_Check(key)) {
+    if (vkt_from_data(key, Py_None, Py_None, tmp) < 0)
+      return -1;
+    *k = tmp;
+  } else if (!(*k = vkt_tensor_of(key))) {
+    return 0;
+  }
+  vkt_dtype d = (*k)->dtype;
+  if (d != VKT_BOOL && d != VKT_INT32 && d != VKT_INT64) {
+    PyErr_SetString(PyExc_IndexError, "tensors used as indices must be int64, int32 or bool tensors");
+    return -1;
+  }
+  return 1;
+}
+
+PyObject *vkt_py_getitem_advanced(PyObject *self, PyObject *key) {
+  vkt_tensor tmp = {0}, *k = NULL, out;
+  int r = tensor_key(key, &k, &tmp);
+  PyObject *result = NULL;
+  if (r == 1) {
+    vkt_status st = k->dtype == VKT_BOOL ? vkt_index_mask(SELF_T, k, &out) : vkt_index_tensor(SELF_T, k, &out);
+    result = vkt_py_result(st, &out);
+  }
+  if (tmp.storage)
+    vkt_tensor_release(&tmp);
+  return result;
+}
+
+/* t[mask] = number or 0-d tensor. */
+static int setitem_advanced(PyObject *self, const vkt_tensor *k, PyObject *value) {
+  vkt_tensor *t = vkt_tensor_of(value);
+  vkt_scalar s = {0};
+  if (k->dtype != VKT_BOOL) {
+    PyErr_SetString(PyExc_NotImplementedError, "t[index_tensor] = value is not supported; use a bool mask or slices");
+    return -1;
+  }
+  if (t && t->ndim != 0) {
+    PyErr_SetString(PyExc_NotImplementedError, "t[mask] = value takes a number or a 0-d tensor as the value");
+    return -1;
+  }
+  if (!t && vkt_py_scalar(value, &s) < 0)
+    return -1;
+  vkt_status st = vkt_index_mask_fill(SELF_T, k, t, s);
+  return st ? (vkt_raise(st), -1) : 0;
+}
 
 int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value) {
-  (void)self, (void)key, (void)value;
-  PyErr_SetString(PyExc_TypeError, "item assignment is not supported yet");
-  return -1;
+  vkt_tensor tmp = {0}, *k = NULL;
+  if (!value) {
+    PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion");
+    return -1;
+  }
+  int kind = tensor_key(key, &k, &tmp);
+  int r = kind == 1 ? setitem_advanced(self, k, value) : kind;
+  if (tmp.storage)
+    vkt_tensor_release(&tmp);
+  if (kind != 0)
+    return r;
+  PyObject *view = PyObject_GetItem(self, key); /* basic indexing: a view sharing self's storage */
+  if (!view)
+    return -1;
+  r = write_value(vkt_tensor_of(view), value);
+  Py_DECREF(view);
+  return r;
 }
+
+/* ---- tables ---- */
+
+#define MK(name, fn, doc) {name, KW(fn), METH_VARARGS | METH_KEYWORDS, doc}
+
+PyMethodDef vkt_shape_methods[] = {
+    MK("split", split, "split(split_size_or_sections, dim=0): views"),
+    MK("chunk", chunk, "chunk(chunks, dim=0): views"),
+    MK("flip", flip, "flip(*dims): a copy with the order of elements along dims reversed"),
+    MK("roll", roll, "roll(shifts, dims=None)"),
+    MK("tril", tril, "tril(diagonal=0): the lower triangle of the last two dims"),
+    MK("triu", triu, "triu(diagonal=0): the upper triangle of the last two dims"),
+    MK("gather", gather, "gather(dim, index)"),
+    MK("index_select", index_select, "index_select(dim, index)"),
+    MK("masked_fill", m_masked_fill, "masked_fill(mask, value)"),
+    MK("masked_fill_", m_masked_fill_, "in-place masked_fill(mask, value)"),
+    MK("copy_", copy_, "copy_(src): writes src (broadcast, cast, from any device) into self"),
+    {"fill_", fill_, METH_O, "fill_(value): every element becomes value"},
+    {"zero_", zero_, METH_NOARGS, "fill_(0)"},
+    {NULL, NULL, 0, NULL},
+};
+
+PyMethodDef vkt_shape_functions[] = {
+    MK("cat", f_cat, "cat(tensors, dim=0)"),
+    MK("concat", f_cat, "cat(tensors, dim=0)"),
+    MK("concatenate", f_cat, "cat(tensors, dim=0)"),
+    MK("stack", f_stack, "stack(tensors, dim=0)"),
+    MK("split", f_split, "split(tensor, split_size_or_sections, dim=0): views"),
+    MK("chunk", f_chunk, "chunk(input, chunks, dim=0): views"),
+    MK("flip", f_flip, "flip(input, dims)"),
+    MK("roll", f_roll, "roll(input, shifts, dims=None)"),
+    MK("tril", f_tril, "tril(input, diagonal=0)"),
+    MK("triu", f_triu, "triu(input, diagonal=0)"),
+    MK("gather", f_gather, "gather(input, dim, index)"),
+    MK("index_select", f_index_select, "index_select(input, dim, index)"),
+    MK("masked_fill", f_masked_fill, "masked_fill(input, mask, value)"),
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,35 @@
+#version 450
+// gather.comp: out[c] = in[c with c[dim] = index[c]], for gather and index_select (whose 1-D index
+// the host views with out's shape, stride 0 off dim). A shader cannot raise: an index outside
+// [0, size) writes zero, where the CPU kernel raises IndexError.
+#include "shape.glsl"
+
+layout(std430, binding = 0) writeonly buffer Out { WORD out_[]; };
+layout(std430, binding = 1) readonly buffer In { WORD in_[]; };
+#ifdef INDEX64
+layout(std430, binding = 2) readonly buffer Index { uvec2 index_[]; }; // int64 as (low, high): no shaderInt64 needed
+#else
+layout(std430, binding = 2) readonly buffer Index { int index_[]; };
+#endif
+
+void main() {
+  uint i = linear_id();
+  if (i >= p.n)
+    return;
+  uint idx[NOPS], coord[MAX_RANK];
+  locate(i, idx, coord);
+  uint dim = uint(p.param);
+#ifdef INDEX64
+  uvec2 v = index_[idx[2]];
+  bool ok = v.y == 0u && v.x < p.limit;
+  uint k = v.x;
+#else
+  int v = index_[idx[2]];
+  bool ok = v >= 0 && uint(v) < p.limit;
+  uint k = uint(v);
+#endif
+  WORD w = WORD(0);
+  if (ok)
+    w = in_[idx[1] + (k - coord[dim]) * p.stride[MAX_RANK + dim]];
+  out_[idx[0]] = w;
+}

@@ -89,6 +89,36 @@ def elementwise_cases(peer, n):
                "peer": timed(peers[name], peer.sync, 20) if peers[name] else None, "bytes": nbytes}
 
 
+def matmul_cases(peer, quick=False):
+    """float32 matmul (PyTorch with TF32 off), batched, float16, and the fused matmul + bias + relu."""
+    rng = np.random.default_rng(0)
+    t = peer.torch
+    cases = [(n, n, n, 1, "float32") for n in ((256, 512) if quick else (512, 1024, 2048, 4096, 8192))]
+    cases += [(128, 128, 128, 4, "float32") if quick else (512, 512, 512, 32, "float32"),
+              (256 if quick else 4096,) * 3 + (1, "float16")]
+    for m, k, n, batch, dtype in cases:
+        shape_a, shape_b = ((batch, m, k), (batch, k, n)) if batch > 1 else ((m, k), (k, n))
+        a = rng.standard_normal(shape_a).astype(dtype)
+        b = rng.standard_normal(shape_b).astype(dtype)
+        x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
+        pa, pb = peer.array(a), peer.array(b)
+        reps = max(1, min(50, int((2e9 if quick else 2e11) / (2 * m * n * k * batch))))
+        peer_fn = (lambda: pa @ pb) if t or dtype == "float32" else None
+        yield {"op": f"matmul {dtype}", "shape": f"{batch}x{m}x{k}x{n}" if batch > 1 else f"{m}x{k}x{n}",
+               "vkt": timed(lambda: x @ y, vsync, reps),
+               "peer": timed(peer_fn, peer.sync, reps) if peer_fn else None, "flops": 2 * m * n * k * batch}
+    for batch, size in ((2, 256),) if quick else ((8, 1024), (1, 4096)):
+        lhs = rng.standard_normal((batch, size, size)).astype(np.float32)
+        rhs = rng.standard_normal((batch, size, size)).astype(np.float32)
+        bias = rng.standard_normal((batch, size, size)).astype(np.float32)
+        x, w, bb = (vkt.tensor(v, device="vulkan") for v in (lhs, rhs, bias))
+        px, pw, pbias = (peer.array(v) for v in (lhs, rhs, bias))
+        relu = t.relu if t else (lambda v: np.maximum(v, 0))
+        yield {"op": "matmul_add_relu (fused) vs relu(x @ w + b)", "shape": f"{batch}x{size}x{size}x{size}",
+               "vkt": timed(lambda: vkt.matmul_add_relu(x, w, bb), vsync, 5),
+               "peer": timed(lambda: relu(px @ pw + pbias), peer.sync, 5), "flops": 2 * batch * size**3}
+
+
 def small_op_chain(peer, n_ops=1000, size=256):
     """A chain of small ops: per-op cost of recording (no sync) and of a round trip (sync each)."""
     x = vkt.ones(size, device="vulkan")
@@ -136,7 +166,8 @@ def first_result(peer):
         yield {"op": f"fresh process to first result ({label})", "shape": "import + 3 ops", "vkt": secs, "peer": None}
 
 
-CASES = {"elementwise": elementwise_cases, "chain": small_op_chain, "transfer": transfers, "startup": first_result}
+CASES = {"elementwise": elementwise_cases, "matmul": matmul_cases, "chain": small_op_chain, "transfer": transfers,
+         "startup": first_result}
 
 
 def fmt(row):
@@ -167,7 +198,8 @@ def main():
     for g in groups:
         kwargs = {}
         if args.quick:
-            kwargs = {"elementwise": {"n": 2**20}, "transfer": {"mib": 16}, "chain": {"n_ops": 200}}.get(g, {})
+            kwargs = {"elementwise": {"n": 2**20}, "transfer": {"mib": 16}, "chain": {"n_ops": 200},
+                      "matmul": {"quick": True}}.get(g, {})
         gen = CASES[g](peer, **kwargs) if g != "elementwise" else CASES[g](peer, kwargs.get("n", 2**26))
         for row in gen:
             rows.append(row)

@@ -280,6 +280,9 @@ static PyObject *t_unsqueeze(PyObject *self, PyObject *args) {
 /* ---- indexing: integers, slices with positive steps, None and Ellipsis ---- */
 
 static PyObject *t_getitem(PyObject *self, PyObject *key) {
+  PyObject *advanced = vkt_py_getitem_advanced(self, key); /* tensor keys: masks and index tensors */
+  if (advanced || PyErr_Occurred())
+    return advanced;
   PyObject *items = PyTuple_Check(key) ? Py_NewRef(key) : PyTuple_Pack(1, key);
   if (!items)
     return NULL;

@@ -353,3 +353,21 @@ def test_bad_ranks_and_types():
         vkt.matmul(m, [[1.0]])
     with pytest.raises(RuntimeError):
         vkt.matmul_add_relu(m, m, vkt.ones(3))
+
+
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_wide_tile_path(dev, layout):
+    # Products with at least 64 tiles of 128 x 128 take matmul_wide.comp: every stride direction, a
+    # K that is no multiple of its 8-deep slices, edges that cut tiles, and the bias + relu epilogue.
+    rng = np.random.default_rng(7)
+    m, k, n = 1030, 67, 1031
+    a = make(rng, (k, m) if layout[0] == "t" else (m, k), "float32")
+    b = make(rng, (n, k) if layout[1] == "t" else (k, n), "float32")
+    bias = make(rng, (n,), "float32")
+    x, y = vkt.tensor(a, device=dev), vkt.tensor(b, device=dev)
+    x, a = (x.T, a.T) if layout[0] == "t" else (x, a)
+    y, b = (y.T, b.T) if layout[1] == "t" else (y, b)
+    vkt.vulkan.reset_fallback_stats()
+    check(x @ y, a, b, "float32")
+    check(vkt.matmul_add_relu(x, y, vkt.tensor(bias, device=dev)), a, b, "float32", bias=bias, relu=True)
+    assert vkt.vulkan.fallback_stats() == {}

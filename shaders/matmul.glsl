@@ -1,0 +1,59 @@
+// matmul.glsl: what the matmul shaders share: push constants, buffers, the batch offsets of a
+// workgroup's matrix, and the epilogue (alpha, bias, relu, the store). The host defines TO, TA, TB, TC
+// (storage types), ACC (float, or double with ACC_FLOAT64), BIAS and RELU.
+#ifndef VKT_MATMUL_GLSL
+#define VKT_MATMUL_GLSL
+
+#include "common.glsl"
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
+
+layout(push_constant) uniform Push {
+  uvec2 alpha, beta; // bits of ACC
+  uint M, N, K;
+  uint z0;           // the first matrix of this dispatch, counted over batch[]
+  uint offset[4];    // elements: out, a, b, bias
+  uint stride[6];    // elements: rows and columns of a, of b, of bias
+  uint batch[2];     // the batch dims the shader walks: outer, inner
+  uint bstride[6];   // elements: a, b, bias along batch[0] and batch[1]
+} p;
+
+layout(std430, binding = 0) writeonly buffer Out { TO out_[]; };
+layout(std430, binding = 1) readonly buffer A { TA a_[]; };
+layout(std430, binding = 2) readonly buffer B { TB b_[]; };
+#ifdef BIAS
+layout(std430, binding = 3) readonly buffer Bias { TC c_[]; };
+#endif
+
+#ifdef ACC_FLOAT64
+ACC decode(uvec2 v) { return packDouble2x32(v); }
+#else
+ACC decode(uvec2 v) { return uintBitsToFloat(v.x); }
+#endif
+
+// The first elements of this workgroup's matrices of a, b and bias, and its index z.
+struct Batch {
+  uint z, a0, b0, c0;
+};
+
+Batch batch_of_workgroup() {
+  uint z = p.z0 + gl_WorkGroupID.z, zo = z / p.batch[1], zi = z % p.batch[1];
+  return Batch(z, p.offset[1] + zo * p.bstride[0] + zi * p.bstride[1],
+               p.offset[2] + zo * p.bstride[2] + zi * p.bstride[3],
+               p.offset[3] + zo * p.bstride[4] + zi * p.bstride[5]);
+}
+
+// out[gm, gn] = relu(alpha * sum + beta * bias[gm, gn]), inside the matrix only.
+void store(Batch bt, uint gm, uint gn, ACC sum) {
+  if (gm >= p.M || gn >= p.N)
+    return;
+  ACC v = decode(p.alpha) * sum;
+#ifdef BIAS
+  v += decode(p.beta) * ACC(c_[bt.c0 + gm * p.stride[4] + gn * p.stride[5]]);
+#endif
+#ifdef RELU
+  v = v != v ? v : max(v, ACC(0));
+#endif
+  out_[p.offset[0] + (bt.z * p.M + gm) * p.N + gn] = TO(v);
+}
+
+#endif

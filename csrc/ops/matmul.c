@@ -248,10 +248,14 @@ typedef struct {
 
 static const mm_tile small_tile = {"matmul.comp", 64, 64, 16, 4, 4};
 static const mm_tile wide_tile = {"matmul_wide.comp", 128, 128, 8, 8, 8};
+static const mm_tile coop_tile = {"matmul_coop.comp", 128, 128, 32, 0, 0}; /* tensor cores, float16 */
 #define MM_WIDE_MIN_TILES 64
 
 static const mm_tile *tile_for(const vkt_op_args *a) {
   int nd = a->out->ndim;
+  const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
+  if (a->in[0]->dtype == VKT_FLOAT16 && a->in[1]->dtype == VKT_FLOAT16 && p->coop_f16 && p->subgroup_size == 32)
+    return &coop_tile;
   int64_t m = a->out->shape[nd - 2], n = a->out->shape[nd - 1], tiles = (m + 127) / 128 * ((n + 127) / 128);
   for (int d = 0; d < nd - 2; d++)
     tiles *= a->out->shape[d];

@@ -173,6 +173,27 @@ static bool has_device_extension(VkPhysicalDevice pd, const char *name) {
   return found;
 }
 
+/* Whether the adapter multiplies 16x16x16 float16 fragments into float32 per subgroup. */
+static bool coop_f16(VkPhysicalDevice pd) {
+  uint32_t n = 0;
+  bool found = false;
+  if (!vkGetPhysicalDeviceCooperativeMatrixPropertiesNV ||
+      vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, NULL) != VK_SUCCESS || n == 0)
+    return false;
+  VkCooperativeMatrixPropertiesNV *props = calloc(n, sizeof *props);
+  for (uint32_t i = 0; props && i < n; i++)
+    props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+  if (props && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, props) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; i++) {
+      const VkCooperativeMatrixPropertiesNV *c = &props[i];
+      found = c->MSize == 16 && c->NSize == 16 && c->KSize == 16 && c->AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+              c->BType == VK_COMPONENT_TYPE_FLOAT16_NV && c->CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+              c->DType == VK_COMPONENT_TYPE_FLOAT32_NV && c->scope == VK_SCOPE_SUBGROUP_NV;
+    }
+  free(props);
+  return found;
+}
+
 static vkt_adapter_type adapter_type(VkPhysicalDeviceType t) {
   switch (t) {
   case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return VKT_ADAPTER_DISCRETE;
@@ -226,6 +247,7 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   p->cooperative_matrix = has_device_extension(pd, "VK_NV_cooperative_matrix") ||
                           has_device_extension(pd, "VK_KHR_cooperative_matrix");
   p->push_descriptor = has_device_extension(pd, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  p->coop_f16 = p->float16 && has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd);
 }
 
 /* Applies VKT_DEVICE: an index in ranked order, or an adapter type. */
@@ -395,13 +417,21 @@ static vkt_status create_device(int index, vkt_device *dev) {
                                  .features = {.shaderFloat64 = p->float64,
                                               .shaderInt64 = p->int64,
                                               .shaderInt16 = p->int16_storage}};
-  const char *ext = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+  const char *ext[2];
+  uint32_t next = 0;
+  if (p->push_descriptor)
+    ext[next++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+  if (p->coop_f16)
+    ext[next++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .cooperativeMatrix = VK_TRUE};
+  f12.pNext = p->coop_f16 ? &coop : NULL;
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &f,
                              .queueCreateInfoCount = 1,
                              .pQueueCreateInfos = &q,
-                             .enabledExtensionCount = p->push_descriptor ? 1 : 0,
-                             .ppEnabledExtensionNames = &ext};
+                             .enabledExtensionCount = next,
+                             .ppEnabledExtensionNames = ext};
   VKT_VK_CHECK(vkCreateDevice(pd, &info, NULL, &dev->device));
   vkGetDeviceQueue(dev->device, dev->queue_family, 0, &dev->queue);
   dev->push_descriptors = p->push_descriptor && vkCmdPushDescriptorSetKHR && !getenv("VKT_NO_PUSH_DESCRIPTORS");

@@ -17,6 +17,7 @@ class DeviceProperties:
     max_storage_buffer_range: int  # bytes one shader binding can see
     max_shared_memory: int  # bytes per workgroup
     cooperative_matrix: bool
+    cooperative_matrix_float16: bool  # vkt's float16 matmul runs on tensor cores
     shader_float64: bool
     shader_int64: bool
     shader_float16: bool

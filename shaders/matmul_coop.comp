@@ -3,7 +3,9 @@
 // float32. A workgroup of 8 subgroups computes a 128 x 128 tile of out, 32 deep a step: the slices of
 // a and b are staged in shared memory through their strides (zero past the edges), each subgroup
 // multiplies 16 x 16 fragments into its 64 x 32 corner, and the sums leave through shared memory a
-// fragment at a time so the common epilogue (alpha, bias, relu, bounds) applies.
+// fragment at a time so the common epilogue (alpha, bias, relu, bounds) applies. With VEC8 (both
+// operands dense along k and n respectively, rows 16-byte aligned, K and N multiples of 8) the
+// slices move as uvec4s of 8 halves.
 #include "matmul.glsl"
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -16,10 +18,31 @@
 #define HALF fcoopmatNV<16, gl_ScopeSubgroup, FRAG, FRAG>
 #define SUM fcoopmatNV<32, gl_ScopeSubgroup, FRAG, FRAG>
 
+#ifdef VEC8
+layout(std430, binding = 1) readonly buffer A8 { uvec4 a8_[]; };
+layout(std430, binding = 2) readonly buffer B8 { uvec4 b8_[]; };
+#define UNIT 8 // halves per element of the shared arrays
+shared uvec4 sa[BM * BK / UNIT];
+shared uvec4 sb[BK * BN / UNIT];
+#else
+#define UNIT 1
 shared float16_t sa[BM * BK]; // sa[m * BK + k] = a[m0 + m, k0 + k]
 shared float16_t sb[BK * BN]; // sb[k * BN + n] = b[k0 + k, n0 + n]
+#endif
 shared float sc[8 * FRAG * FRAG];
 
+#ifdef VEC8
+void stage(Batch bt, uint m0, uint n0, uint k0) {
+  for (uint i = gl_LocalInvocationID.x; i < BM * BK / 8; i += LOCAL_SIZE) {
+    uint m = i / (BK / 8), k = (i % (BK / 8)) * 8, gm = m0 + m, gk = k0 + k;
+    sa[i] = gm < p.M && gk < p.K ? a8_[(bt.a0 + gm * p.stride[0] + gk) / 8] : uvec4(0);
+  }
+  for (uint i = gl_LocalInvocationID.x; i < BK * BN / 8; i += LOCAL_SIZE) {
+    uint k = i / (BN / 8), n = (i % (BN / 8)) * 8, gk = k0 + k, gn = n0 + n;
+    sb[i] = gk < p.K && gn < p.N ? b8_[(bt.b0 + gk * p.stride[2] + gn) / 8] : uvec4(0);
+  }
+}
+#else
 void stage(Batch bt, uint m0, uint n0, uint k0) {
   for (uint i = gl_LocalInvocationID.x; i < BM * BK; i += LOCAL_SIZE) {
 #ifdef A_K_FAST
@@ -42,6 +65,7 @@ void stage(Batch bt, uint m0, uint n0, uint k0) {
                                           : float16_t(0);
   }
 }
+#endif
 
 void main() {
   uint warp = gl_SubgroupID, wm = (warp / 4) * 64, wn = (warp % 4) * 32; // this subgroup's corner
@@ -57,9 +81,9 @@ void main() {
     for (uint kk = 0; kk < BK; kk += FRAG) {
       HALF fa[4], fb[2];
       for (uint i = 0; i < 4; i++)
-        coopMatLoadNV(fa[i], sa, (wm + i * FRAG) * BK + kk, BK, false);
+        coopMatLoadNV(fa[i], sa, ((wm + i * FRAG) * BK + kk) / UNIT, BK / UNIT, false);
       for (uint j = 0; j < 2; j++)
-        coopMatLoadNV(fb[j], sb, kk * BN + wn + j * FRAG, BN, false);
+        coopMatLoadNV(fb[j], sb, (kk * BN + wn + j * FRAG) / UNIT, BN / UNIT, false);
       for (uint i = 0; i < 4; i++)
         for (uint j = 0; j < 2; j++)
           acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);

@@ -334,6 +334,24 @@ static void fill_push(const vkt_op_args *a, int n, const int64_t *bshape, const 
   }
 }
 
+/* Whether a's and b's rows can move as 16-byte vectors: dense along k (a) and n (b), every row and
+ * batch start a multiple of 8 halves, K and N multiples of 8. */
+static bool vec8(const vkt_op_args *a) {
+  int nd = a->out->ndim;
+  const vkt_tensor *x = a->in[0], *y = a->in[1];
+  if (x->strides[nd - 1] != 1 || y->strides[nd - 1] != 1 || x->shape[nd - 1] % 8 || y->shape[nd - 1] % 8)
+    return false;
+  for (int k = 0; k < 2; k++) {
+    const vkt_tensor *t = a->in[k];
+    if (t->offset % 8 || t->strides[nd - 2] % 8)
+      return false;
+    for (int d = 0; d < nd - 2; d++)
+      if (t->strides[d] % 8)
+        return false;
+  }
+  return true;
+}
+
 static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *buf, size_t size) {
   static const char *const names[] = {"TO", "TA", "TB", "TC"};
   const vkt_tensor *t[4];
@@ -346,6 +364,8 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
   bool b_n_fast = y->shape[nd - 2] == 1 || y->strides[nd - 1] <= y->strides[nd - 2];
   len += snprintf(buf + len, size - (size_t)len, "#define BM %d\n#define BN %d\n#define BK %d\n#define TM %d\n"
                   "#define TN %d\n", tile->bm, tile->bn, tile->bk, tile->tm, tile->tn);
+  if (tile == &coop_tile && vec8(a))
+    len += snprintf(buf + len, size - (size_t)len, "#define VEC8\n");
   len += snprintf(buf + len, size - (size_t)len, "%s%s%s%s%s",
                   a->compute == VKT_FLOAT64 ? "#define ACC double\n#define ACC_FLOAT64\n" : "#define ACC float\n",
                   n == 4 ? "#define BIAS\n" : "", a->flags & VKT_MATMUL_RELU ? "#define RELU\n" : "",

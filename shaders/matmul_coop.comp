@@ -18,16 +18,21 @@
 #define HALF fcoopmatNV<16, gl_ScopeSubgroup, FRAG, FRAG>
 #define SUM fcoopmatNV<32, gl_ScopeSubgroup, FRAG, FRAG>
 
+// Shared rows are padded by 8 halves so the 8 rows a fragment load reads at once fall in different
+// banks (unpadded, b's 256-byte rows would all start in bank 0).
+#define SA (BK + 8) // halves per row of sa
+#define SB (BN + 8) // halves per row of sb
+
 #ifdef VEC8
 layout(std430, binding = 1) readonly buffer A8 { uvec4 a8_[]; };
 layout(std430, binding = 2) readonly buffer B8 { uvec4 b8_[]; };
 #define UNIT 8 // halves per element of the shared arrays
-shared uvec4 sa[BM * BK / UNIT];
-shared uvec4 sb[BK * BN / UNIT];
+shared uvec4 sa[BM * SA / UNIT];
+shared uvec4 sb[BK * SB / UNIT];
 #else
 #define UNIT 1
-shared float16_t sa[BM * BK]; // sa[m * BK + k] = a[m0 + m, k0 + k]
-shared float16_t sb[BK * BN]; // sb[k * BN + n] = b[k0 + k, n0 + n]
+shared float16_t sa[BM * SA]; // sa[m * SA + k] = a[m0 + m, k0 + k]
+shared float16_t sb[BK * SB]; // sb[k * SB + n] = b[k0 + k, n0 + n]
 #endif
 shared float sc[8 * FRAG * FRAG];
 
@@ -35,11 +40,11 @@ shared float sc[8 * FRAG * FRAG];
 void stage(Batch bt, uint m0, uint n0, uint k0) {
   for (uint i = gl_LocalInvocationID.x; i < BM * BK / 8; i += LOCAL_SIZE) {
     uint m = i / (BK / 8), k = (i % (BK / 8)) * 8, gm = m0 + m, gk = k0 + k;
-    sa[i] = gm < p.M && gk < p.K ? a8_[(bt.a0 + gm * p.stride[0] + gk) / 8] : uvec4(0);
+    sa[(m * SA + k) / 8] = gm < p.M && gk < p.K ? a8_[(bt.a0 + gm * p.stride[0] + gk) / 8] : uvec4(0);
   }
   for (uint i = gl_LocalInvocationID.x; i < BK * BN / 8; i += LOCAL_SIZE) {
     uint k = i / (BN / 8), n = (i % (BN / 8)) * 8, gk = k0 + k, gn = n0 + n;
-    sb[i] = gk < p.K && gn < p.N ? b8_[(bt.b0 + gk * p.stride[2] + gn) / 8] : uvec4(0);
+    sb[(k * SB + n) / 8] = gk < p.K && gn < p.N ? b8_[(bt.b0 + gk * p.stride[2] + gn) / 8] : uvec4(0);
   }
 }
 #else
@@ -51,7 +56,7 @@ void stage(Batch bt, uint m0, uint n0, uint k0) {
     uint m = i % BM, k = i / BM;
 #endif
     uint gm = m0 + m, gk = k0 + k;
-    sa[m * BK + k] = gm < p.M && gk < p.K ? float16_t(a_[bt.a0 + gm * p.stride[0] + gk * p.stride[1]])
+    sa[m * SA + k] = gm < p.M && gk < p.K ? float16_t(a_[bt.a0 + gm * p.stride[0] + gk * p.stride[1]])
                                           : float16_t(0);
   }
   for (uint i = gl_LocalInvocationID.x; i < BK * BN; i += LOCAL_SIZE) {
@@ -61,7 +66,7 @@ void stage(Batch bt, uint m0, uint n0, uint k0) {
     uint k = i % BK, n = i / BK;
 #endif
     uint gk = k0 + k, gn = n0 + n;
-    sb[k * BN + n] = gk < p.K && gn < p.N ? float16_t(b_[bt.b0 + gk * p.stride[2] + gn * p.stride[3]])
+    sb[k * SB + n] = gk < p.K && gn < p.N ? float16_t(b_[bt.b0 + gk * p.stride[2] + gn * p.stride[3]])
                                           : float16_t(0);
   }
 }
@@ -81,9 +86,9 @@ void main() {
     for (uint kk = 0; kk < BK; kk += FRAG) {
       HALF fa[4], fb[2];
       for (uint i = 0; i < 4; i++)
-        coopMatLoadNV(fa[i], sa, ((wm + i * FRAG) * BK + kk) / UNIT, BK / UNIT, false);
+        coopMatLoadNV(fa[i], sa, ((wm + i * FRAG) * SA + kk) / UNIT, SA / UNIT, false);
       for (uint j = 0; j < 2; j++)
-        coopMatLoadNV(fb[j], sb, (kk * BN + wn + j * FRAG) / UNIT, BN / UNIT, false);
+        coopMatLoadNV(fb[j], sb, (kk * SB + wn + j * FRAG) / UNIT, SB / UNIT, false);
       for (uint i = 0; i < 4; i++)
         for (uint j = 0; j < 2; j++)
           acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);

@@ -77,27 +77,27 @@ void main() {
   uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
   Batch bt = batch_of_workgroup();
   SUM acc[4][2];
-  for (uint i = 0; i < 4; i++)
-    for (uint j = 0; j < 2; j++)
+  [[unroll]] for (uint i = 0; i < 4; i++)
+    [[unroll]] for (uint j = 0; j < 2; j++)
       acc[i][j] = SUM(0.0);
   for (uint k0 = 0; k0 < p.K; k0 += BK) {
     stage(bt, m0, n0, k0);
     barrier();
-    for (uint kk = 0; kk < BK; kk += FRAG) {
+    [[unroll]] for (uint kk = 0; kk < BK; kk += FRAG) {
       HALF fa[4], fb[2];
-      for (uint i = 0; i < 4; i++)
+      [[unroll]] for (uint i = 0; i < 4; i++)
         coopMatLoadNV(fa[i], sa, ((wm + i * FRAG) * SA + kk) / UNIT, SA / UNIT, false);
-      for (uint j = 0; j < 2; j++)
+      [[unroll]] for (uint j = 0; j < 2; j++)
         coopMatLoadNV(fb[j], sb, (kk * SB + wn + j * FRAG) / UNIT, SB / UNIT, false);
-      for (uint i = 0; i < 4; i++)
-        for (uint j = 0; j < 2; j++)
+      [[unroll]] for (uint i = 0; i < 4; i++)
+        [[unroll]] for (uint j = 0; j < 2; j++)
           acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
     }
     barrier();
   }
   uint slot = warp * FRAG * FRAG;
-  for (uint i = 0; i < 4; i++)
-    for (uint j = 0; j < 2; j++) {
+  [[unroll]] for (uint i = 0; i < 4; i++)
+    [[unroll]] for (uint j = 0; j < 2; j++) {
       coopMatStoreNV(acc[i][j], sc, slot, FRAG, false);
       subgroupMemoryBarrierShared();
       subgroupBarrier();

@@ -23,7 +23,7 @@ struct Slice {
 
 void load(inout Slice s, Batch bt, uint m0, uint n0, uint k0) {
   uint id = gl_LocalInvocationID.x;
-  for (uint e = 0; e < 4; e++) {
+  [[unroll]] for (uint e = 0; e < 4; e++) {
 #ifdef A_K_FAST
     uint m = id / 2, k = (id % 2) * 4 + e;
 #else
@@ -44,7 +44,7 @@ void load(inout Slice s, Batch bt, uint m0, uint n0, uint k0) {
 void put(Slice s) {
   uint id = gl_LocalInvocationID.x;
 #ifdef A_K_FAST
-  for (uint e = 0; e < 4; e++)
+  [[unroll]] for (uint e = 0; e < 4; e++)
     as[(id % 2) * 4 + e][id / 8][(id / 2) % 4] = s.a[e];
 #else
   as[id / 32][id % 32] = vec4(s.a[0], s.a[1], s.a[2], s.a[3]);
@@ -52,7 +52,7 @@ void put(Slice s) {
 #ifdef B_N_FAST
   bs[id / 32][id % 32] = vec4(s.b[0], s.b[1], s.b[2], s.b[3]);
 #else
-  for (uint e = 0; e < 4; e++)
+  [[unroll]] for (uint e = 0; e < 4; e++)
     bs[(id % 2) * 4 + e][id / 8][(id / 2) % 4] = s.b[e];
 #endif
 }
@@ -62,8 +62,8 @@ void main() {
   uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
   Batch bt = batch_of_workgroup();
   float acc[8][8], part[8][8];
-  for (uint i = 0; i < 8; i++)
-    for (uint j = 0; j < 8; j++)
+  [[unroll]] for (uint i = 0; i < 8; i++)
+    [[unroll]] for (uint j = 0; j < 8; j++)
       acc[i][j] = part[i][j] = 0.0;
   Slice s;
   load(s, bt, m0, n0, 0);
@@ -72,25 +72,25 @@ void main() {
     barrier();
     if (k0 + BK < p.K)
       load(s, bt, m0, n0, k0 + BK);
-    for (uint k = 0; k < BK; k++) {
+    [[unroll]] for (uint k = 0; k < BK; k++) {
       vec4 a0 = as[k][ty], a1 = as[k][ty + 16], b0 = bs[k][tx], b1 = bs[k][tx + 16];
       float av[8] = float[8](a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w);
       float bv[8] = float[8](b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w);
-      for (uint i = 0; i < 8; i++)
-        for (uint j = 0; j < 8; j++)
+      [[unroll]] for (uint i = 0; i < 8; i++)
+        [[unroll]] for (uint j = 0; j < 8; j++)
           part[i][j] = fma(av[i], bv[j], part[i][j]);
     }
     if (slice % BLOCK == 0 || k0 + BK >= p.K)
-      for (uint i = 0; i < 8; i++)
-        for (uint j = 0; j < 8; j++) {
+      [[unroll]] for (uint i = 0; i < 8; i++)
+        [[unroll]] for (uint j = 0; j < 8; j++) {
           acc[i][j] += part[i][j];
           part[i][j] = 0.0;
         }
     barrier();
   }
-  for (uint i = 0; i < 8; i++) {
+  [[unroll]] for (uint i = 0; i < 8; i++) {
     uint gm = m0 + (i < 4 ? 4 * ty + i : 64 + 4 * ty + i - 4);
-    for (uint j = 0; j < 8; j++)
+    [[unroll]] for (uint j = 0; j < 8; j++)
       store(bt, gm, n0 + (j < 4 ? 4 * tx + j : 64 + 4 * tx + j - 4), acc[i][j]);
   }
 }

@@ -332,3 +332,18 @@ def test_without_push_descriptors(dev):
             "assert np.array_equal(np.asarray(y), np.arange(3000)); print(vkt.vulkan.validation_messages())")
     r = run_python(code, env={"VKT_NO_PUSH_DESCRIPTORS": "1", "VKT_VALIDATION": "1"})
     assert r.returncode == 0 and r.stdout.strip().endswith("[]"), r.stdout + r.stderr
+
+
+def test_fallback_is_counted_and_warned(dev, monkeypatch):
+    # GLSL has no float64 exp: the op takes the CPU path, counted under its name, warned about once.
+    if not vkt.vulkan.get_device_properties().shader_float64:
+        pytest.skip("float64 is not stored on this adapter")
+    monkeypatch.setenv("VKT_WARN_FALLBACK", "1")
+    vkt.vulkan.reset_fallback_stats()
+    x = vkt.tensor(np.array([0.0, 1.0]), device=dev)
+    with pytest.warns(RuntimeWarning, match="exp ran on the CPU: GLSL has no float64"):
+        got = x.exp()
+    check(got, np.exp([0.0, 1.0]), "float64")
+    x.exp()
+    assert vkt.vulkan.fallback_stats() == {"exp": 2}
+    assert list(vkt.vulkan.fallback_stats(by_reason=True)) == [("exp", "GLSL has no float64 form of this function")]

@@ -530,8 +530,9 @@ static int add_functions(PyObject *module) {
 
 /* VKT_WARN_FALLBACK=1: a Python warning the first time each op takes the CPU path for a reason. */
 static void warn_fallback(const char *op, const char *reason) {
-  if (getenv("VKT_WARN_FALLBACK") && strcmp(getenv("VKT_WARN_FALLBACK"), "0") != 0)
-    PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "vkt: %s ran on the CPU: %s", op, reason);
+  if (getenv("VKT_WARN_FALLBACK") && strcmp(getenv("VKT_WARN_FALLBACK"), "0") != 0 &&
+      PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "vkt: %s ran on the CPU: %s", op, reason) < 0)
+    PyErr_WriteUnraisable(NULL); /* the op itself goes on; it cannot fail halfway for a warning */
 }
 
 /* Waits on the GPU let other Python threads run. */

@@ -100,22 +100,6 @@ static vkt_status check_into(const vkt_tensor *into, vkt_dtype result, int ndim,
   return VKT_OK;
 }
 
-static vkt_status same_device(int n, const vkt_tensor *const *t, int *device) {
-  *device = VKT_CPU - 1;
-  for (int k = 0; k < n; k++) {
-    if (!t[k])
-      continue;
-    int d = vkt_tensor_device(t[k]);
-    if (*device == VKT_CPU - 1)
-      *device = d;
-    else if (d != *device)
-      return vkt_fail(VKT_ERR_RUNTIME,
-                      "Expected all tensors to be on the same device, but found at least two devices, %s%d and %s%d!",
-                      *device == VKT_CPU ? "cpu" : "vulkan:", *device, d == VKT_CPU ? "cpu" : "vulkan:", d);
-  }
-  return VKT_OK;
-}
-
 /* Runs the op into `into` when given, else into a new tensor; casts through a temporary when the
  * op's result dtype differs from into's. args.in[] are already broadcast to shape. */
 static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_dtype, int ndim, const int64_t *shape,
@@ -167,7 +151,7 @@ vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, 
   }
   if (into && into != x) {
     int device;
-    vkt_status st = same_device(2, (const vkt_tensor *[]){x, into}, &device);
+    vkt_status st = vkt_same_device(2, (const vkt_tensor *[]){x, into}, &device);
     if (st)
       return st;
   }
@@ -189,7 +173,7 @@ vkt_status vkt_binary(int id, vkt_operand a, vkt_operand b, vkt_scalar alpha, co
   int device, ndim;
   int64_t shape[VKT_MAX_DIMS];
   vkt_status st;
-  if ((st = same_device(2, t, &device)) || (st = vkt_broadcast_shape(2, t, &ndim, shape)))
+  if ((st = vkt_same_device(2, t, &device)) || (st = vkt_broadcast_shape(2, t, &ndim, shape)))
     return st;
   vkt_dtype compute = vkt_result_type(2, ops);
   if ((op->flags & VKT_NO_BOOL) && compute == VKT_BOOL)
@@ -241,7 +225,7 @@ vkt_status vkt_where(const vkt_tensor *cond, vkt_operand a, vkt_operand b, vkt_t
   if (cond->dtype != VKT_BOOL)
     return vkt_fail(VKT_ERR_RUNTIME, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
                     vkt_dtypes[cond->dtype].name);
-  if ((st = same_device(3, t, &device)) || (st = vkt_broadcast_shape(3, t, &ndim, shape)))
+  if ((st = vkt_same_device(3, t, &device)) || (st = vkt_broadcast_shape(3, t, &ndim, shape)))
     return st;
   vkt_dtype dtype = vkt_result_type(2, ops);
   for (int k = 0; k < 2 && !st; k++)

@@ -32,19 +32,8 @@ static vkt_status shape_error(const vkt_tensor *a, const vkt_tensor *b) {
   return vkt_fail(VKT_ERR_RUNTIME, "mat1 and mat2 shapes cannot be multiplied (%s and %s)", sa, sb);
 }
 
-static vkt_status same_device(const vkt_tensor *const *t, int n) {
-  for (int k = 1; k < n; k++) {
-    int d0 = vkt_tensor_device(t[0]), d = t[k] ? vkt_tensor_device(t[k]) : d0;
-    if (d != d0)
-      return vkt_fail(VKT_ERR_RUNTIME,
-                      "Expected all tensors to be on the same device, but found at least two devices, %s%d and %s%d!",
-                      d0 == VKT_CPU ? "cpu" : "vulkan:", d0, d == VKT_CPU ? "cpu" : "vulkan:", d);
-  }
-  return VKT_OK;
-}
-
 static vkt_status check_operands(const vkt_tensor *a, const vkt_tensor *b, const vkt_tensor *bias) {
-  vkt_status st = same_device((const vkt_tensor *[]){a, b, bias}, 3);
+  vkt_status st = vkt_same_device(3, (const vkt_tensor *[]){a, b, bias}, NULL);
   if (st)
     return st;
   if (a->dtype != b->dtype)

@@ -10,28 +10,6 @@
 
 /* ---- checks shared by the front-ends ---- */
 
-static void device_str(int d, char *buf, size_t n) {
-  if (d == VKT_CPU)
-    snprintf(buf, n, "cpu");
-  else
-    snprintf(buf, n, "vulkan:%d", d);
-}
-
-static vkt_status same_device(int n, const vkt_tensor *const *t) {
-  char a[32], b[32];
-  for (int k = 1; k < n; k++) {
-    int d0 = vkt_tensor_device(t[0]), dk = vkt_tensor_device(t[k]);
-    if (dk != d0) {
-      device_str(d0, a, sizeof a);
-      device_str(dk, b, sizeof b);
-      return vkt_fail(VKT_ERR_RUNTIME,
-                      "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", a,
-                      b);
-    }
-  }
-  return VKT_OK;
-}
-
 /* A 0-d tensor seen as shape [1] (borrowed storage), so kernels always have a dim to index. */
 static vkt_tensor as_1d(const vkt_tensor *t) {
   vkt_tensor v = *t;
@@ -172,7 +150,7 @@ vkt_status vkt_cat(int n, const vkt_tensor *const *ts, int64_t dim, vkt_tensor *
   int64_t shape[VKT_MAX_DIMS];
   vkt_dtype dtype;
   vkt_status st;
-  if ((st = cat_shape(n, ts, dim, &d, &ndim, shape)) || (st = same_device(n, ts)) ||
+  if ((st = cat_shape(n, ts, dim, &d, &ndim, shape)) || (st = vkt_same_device(n, ts, NULL)) ||
       (st = result_type(n, ts, &dtype)) || (st = vkt_tensor_empty(out, vkt_tensor_device(ts[0]), dtype, ndim, shape)))
     return st;
   int64_t start = 0;
@@ -206,7 +184,7 @@ vkt_status vkt_stack(int n, const vkt_tensor *const *ts, int64_t dim, vkt_tensor
       return vkt_fail(VKT_ERR_RUNTIME,
                       "stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d", a, b, k);
     }
-  if ((st = vkt_dim_wrap(dim, t0->ndim + 1, &d)) || (st = same_device(n, ts)) || (st = result_type(n, ts, &dtype)))
+  if ((st = vkt_dim_wrap(dim, t0->ndim + 1, &d)) || (st = vkt_same_device(n, ts, NULL)) || (st = result_type(n, ts, &dtype)))
     return st;
   if (t0->ndim >= VKT_MAX_DIMS)
     return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions", VKT_MAX_DIMS);
@@ -336,7 +314,7 @@ vkt_status vkt_gather(const vkt_tensor *x, int64_t dim, const vkt_tensor *index,
   char a[256], b[256];
   int d = 0;
   vkt_status st;
-  if ((st = same_device(2, (const vkt_tensor *[]){x, index})))
+  if ((st = vkt_same_device(2, (const vkt_tensor *[]){x, index}, NULL)))
     return st;
   if (index->dtype != VKT_INT64)
     return vkt_fail(VKT_ERR_RUNTIME, "gather(): Expected dtype int64 for index, but got %s",
@@ -360,7 +338,7 @@ vkt_status vkt_gather(const vkt_tensor *x, int64_t dim, const vkt_tensor *index,
 vkt_status vkt_index_select(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, vkt_tensor *out) {
   int d = 0;
   vkt_status st;
-  if ((st = same_device(2, (const vkt_tensor *[]){x, index})))
+  if ((st = vkt_same_device(2, (const vkt_tensor *[]){x, index}, NULL)))
     return st;
   if (index->ndim > 1)
     return vkt_fail(VKT_ERR_INDEX, "index_select(): Index is supposed to be a vector");
@@ -396,7 +374,7 @@ vkt_status vkt_masked_fill(const vkt_tensor *x, const vkt_tensor *mask, const vk
                     "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d "
                     "dimension(s).",
                     value->ndim);
-  if ((st = same_device(2, (const vkt_tensor *[]){x, mask})) ||
+  if ((st = vkt_same_device(2, (const vkt_tensor *[]){x, mask}, NULL)) ||
       (st = vkt_tensor_empty(&fill, vkt_tensor_device(x), x->dtype, 0, NULL)) ||
       (st = value ? vkt_copy_(&fill, value) : vkt_fill_(&fill, v)) ||
       (st = vkt_where(mask, (vkt_operand){.t = &fill}, (vkt_operand){.t = x}, &r)))

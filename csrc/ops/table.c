@@ -207,6 +207,34 @@ void vkt_storage_touched(vkt_storage *s, uint64_t batch) {
     s->last_use = batch;
 }
 
+static void device_name(int d, char *buf, size_t n) {
+  if (d == VKT_CPU)
+    snprintf(buf, n, "cpu");
+  else
+    snprintf(buf, n, "vulkan:%d", d);
+}
+
+vkt_status vkt_same_device(int n, const vkt_tensor *const *t, int *device) {
+  int first = VKT_CPU - 1;
+  for (int k = 0; k < n; k++) {
+    if (!t[k])
+      continue;
+    int d = vkt_tensor_device(t[k]);
+    if (first == VKT_CPU - 1) {
+      first = d;
+    } else if (d != first) {
+      char a[32], b[32];
+      device_name(first, a, sizeof a);
+      device_name(d, b, sizeof b);
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", a, b);
+    }
+  }
+  if (device)
+    *device = first;
+  return VKT_OK;
+}
+
 int vkt_merge_dims(int nops, const vkt_tensor *const *t, int64_t *shape, int64_t *strides) {
   int r = 0;
   for (int i = 0; i < t[0]->ndim; i++) {

@@ -81,6 +81,9 @@ bool vkt_bindable(const vkt_tensor *t, const char **why);
 int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d);
 void vkt_storage_touched(vkt_storage *s, uint64_t batch);
 
+/* The device every non-NULL tensor of t is on (in *device, if given), or PyTorch's error naming two. */
+vkt_status vkt_same_device(int n, const vkt_tensor *const *t, int *device);
+
 /* Merges dimensions that are contiguous in every one of nops views and drops size-1 ones; returns the
  * rank, with shape and strides[k * VKT_MAX_DIMS + d] (elements) filled. */
 int vkt_merge_dims(int nops, const vkt_tensor *const *t, int64_t *shape, int64_t *strides);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlpack.h"
 #include "py.h"
 
 static const char supported[] = "The only supported types are: float64, float32, float16, int64, int32, uint8, and bool.";
@@ -316,30 +317,6 @@ fail:
   free(b);
   return NULL;
 }
-
-/* DLPack's C ABI (dlpack.h, version 0.8 and later: the unversioned DLManagedTensor). */
-typedef struct {
-  int32_t device_type, device_id;
-} DLDevice;
-typedef struct {
-  uint8_t code, bits;
-  uint16_t lanes;
-} DLDataType;
-typedef struct {
-  void *data;
-  DLDevice device;
-  int32_t ndim;
-  DLDataType dtype;
-  int64_t *shape, *strides;
-  uint64_t byte_offset;
-} DLTensor;
-typedef struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void *manager_ctx;
-  void (*deleter)(struct DLManagedTensor *self);
-} DLManagedTensor;
-
-enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_BOOL = 6, DL_CPU = 1, DL_VULKAN = 7 };
 
 static void release_dlpack(void *owner) {
   DLManagedTensor *m = owner;

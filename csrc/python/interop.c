@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlpack.h"
 #include "py.h"
 
 static const char *const formats[VKT_DTYPE_COUNT] = {
@@ -62,27 +63,6 @@ void vkt_tensor_releasebuffer(PyObject *self, Py_buffer *view) {
 /* ---- DLPack ---- */
 
 typedef struct {
-  int32_t device_type, device_id;
-} DLDevice;
-typedef struct {
-  uint8_t code, bits;
-  uint16_t lanes;
-} DLDataType;
-typedef struct {
-  void *data;
-  DLDevice device;
-  int32_t ndim;
-  DLDataType dtype;
-  int64_t *shape, *strides;
-  uint64_t byte_offset;
-} DLTensor;
-typedef struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void *manager_ctx;
-  void (*deleter)(struct DLManagedTensor *self);
-} DLManagedTensor;
-
-typedef struct {
   DLManagedTensor managed;
   vkt_storage *storage; /* owned reference */
   int64_t shape[VKT_MAX_DIMS], strides[VKT_MAX_DIMS];
@@ -127,7 +107,7 @@ PyObject *vkt_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
     e->shape[i] = t->shape[i], e->strides[i] = t->strides[i];
   e->managed = (DLManagedTensor){
       .dl_tensor = {.data = t->storage->host,
-                    .device = {1, 0},
+                    .device = {DL_CPU, 0},
                     .ndim = t->ndim,
                     .dtype = dl_types[t->dtype],
                     .shape = e->shape,
@@ -144,7 +124,7 @@ PyObject *vkt_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
 PyObject *vkt_tensor_dlpack_device(PyObject *self, PyObject *unused) {
   (void)unused;
   int d = vkt_tensor_device(&((vkt_py_tensor *)self)->t);
-  return d == VKT_CPU ? Py_BuildValue("(ii)", 1, 0) : Py_BuildValue("(ii)", 7, d);
+  return d == VKT_CPU ? Py_BuildValue("(ii)", DL_CPU, 0) : Py_BuildValue("(ii)", DL_VULKAN, d);
 }
 
 /* ---- NumPy ---- */

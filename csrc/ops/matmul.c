@@ -36,9 +36,7 @@ static vkt_status same_device(const vkt_tensor *const *t, int n) {
   for (int k = 1; k < n; k++) {
     int d0 = vkt_tensor_device(t[0]), d = t[k] ? vkt_tensor_device(t[k]) : d0;
     if (d != d0)
-      return vkt_fail(VKT_ERR_RUNTIME,
-                      "Expected all tensors to be on the same device, but found at least two devices, %s%d and %s%d!",
-                      d0 == VKT_CPU ? "cpu" : "vulkan:", d0, d == VKT_CPU ? "cpu" : "vulkan:", d);
+      return vkt_fail_devices(d0, d);
   }
   return VKT_OK;
 }

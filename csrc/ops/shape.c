@@ -10,24 +10,11 @@
 
 /* ---- checks shared by the front-ends ---- */
 
-static void device_str(int d, char *buf, size_t n) {
-  if (d == VKT_CPU)
-    snprintf(buf, n, "cpu");
-  else
-    snprintf(buf, n, "vulkan:%d", d);
-}
-
 static vkt_status same_device(int n, const vkt_tensor *const *t) {
-  char a[32], b[32];
   for (int k = 1; k < n; k++) {
     int d0 = vkt_tensor_device(t[0]), dk = vkt_tensor_device(t[k]);
-    if (dk != d0) {
-      device_str(d0, a, sizeof a);
-      device_str(dk, b, sizeof b);
-      return vkt_fail(VKT_ERR_RUNTIME,
-                      "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", a,
-                      b);
-    }
+    if (dk != d0)
+      return vkt_fail_devices(d0, dk);
   }
   return VKT_OK;
 }

@@ -187,6 +187,21 @@ bool vkt_bindable(const vkt_tensor *t, const char **why) {
   return s->alloc.size <= vkt_device_props(s->dev)->max_storage_buffer_range;
 }
 
+static void device_str(int d, char *buf, size_t n) {
+  if (d == VKT_CPU)
+    snprintf(buf, n, "cpu");
+  else
+    snprintf(buf, n, "vulkan:%d", d);
+}
+
+vkt_status vkt_fail_devices(int a, int b) {
+  char sa[32], sb[32];
+  device_str(a, sa, sizeof sa);
+  device_str(b, sb, sizeof sb);
+  return vkt_fail(VKT_ERR_RUNTIME,
+                  "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", sa, sb);
+}
+
 int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d) {
   static const char *const storage[VKT_DTYPE_COUNT] = {
       [VKT_FLOAT32] = "float", [VKT_FLOAT64] = "double", [VKT_FLOAT16] = "float16_t", [VKT_INT32] = "int",

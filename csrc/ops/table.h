@@ -78,6 +78,8 @@ vkt_status vkt_op_run(vkt_op_id id, const vkt_op_args *a);
  * stored by the adapter, and the #define lines naming a dtype's storage and compute types. */
 bool vkt_dtype_storable(const vkt_adapter_props *p, vkt_dtype d, const char **why);
 bool vkt_bindable(const vkt_tensor *t, const char **why);
+/* PyTorch's error for operands on two devices, naming both ("vulkan:0 and cpu"). */
+vkt_status vkt_fail_devices(int a, int b);
 int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d);
 void vkt_storage_touched(vkt_storage *s, uint64_t batch);
 

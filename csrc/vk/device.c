@@ -128,7 +128,16 @@ static bool create_instance(PFN_vkGetInstanceProcAddr gipa) {
                            .apiVersion = VK_API_VERSION_1_2};
   const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
   VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkDebugUtilsMessengerCreateInfoEXT m = {
+      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+      .pfnUserCallback = on_message};
+  /* Chained into the instance's create info, m also hears vkCreateInstance and vkDestroyInstance,
+   * where the layer reports objects left undestroyed. */
   VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                      .pNext = &m,
                                       .enabledValidationFeatureCount = 1,
                                       .pEnabledValidationFeatures = enables};
   VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
@@ -146,17 +155,8 @@ static bool create_instance(PFN_vkGetInstanceProcAddr gipa) {
 #define VKT_LOAD_INSTANCE(name) name = (PFN_##name)gipa(rt.instance, #name);
   VKT_VK_FUNCS(VKT_LOAD_INSTANCE)
 #undef VKT_LOAD_INSTANCE
-  if (rt.validation && vkCreateDebugUtilsMessengerEXT) {
-    VkDebugUtilsMessengerCreateInfoEXT m = {
-        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-        .pfnUserCallback = on_message};
+  if (rt.validation && vkCreateDebugUtilsMessengerEXT)
     vkCreateDebugUtilsMessengerEXT(rt.instance, &m, NULL, &rt.messenger);
-  }
   return true;
 }
 

@@ -25,6 +25,7 @@ fuzz: .venv/installed
 
 # A copy of the package holds the sanitized _C, so the in-place build stays as it is. Python itself is
 # not instrumented, so gcc's libasan is preloaded; its leak check is off (Python leaks at exit by design).
+# A report aborts the run; --capture=sys leaves file descriptor 2 alone, so the report is seen.
 asan: .venv/installed
 	CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
 	  $(PY) setup.py -q build_ext --build-lib $(ASAN)/lib --build-temp $(ASAN)/temp
@@ -32,7 +33,7 @@ asan: .venv/installed
 	rm -f $(ASAN)/pkg/vkt/_C*.so && cp $(ASAN)/lib/vkt/_C*.so $(ASAN)/pkg/vkt/
 	PYTHONPATH=$(ASAN)/pkg LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  $(PY) -m pytest -q -p no:cacheprovider $(ASAN_TESTS)
+	  $(PY) -m pytest -q -p no:cacheprovider --capture=sys $(ASAN_TESTS)
 
 demo: .venv/installed
 	$(PY) benchmarks/demo.py

@@ -1,7 +1,7 @@
 # Bad inputs: one table of (call, exception, message pattern), each run on cpu and vulkan tensors.
 # Each raises the exception PyTorch raises, with a message naming the offending value; afterwards a
 # tensor made before it still reads back right, the device still works, and memory_allocated() is
-# back where it was. 167 bad inputs (CASES, counted by test_catalogue_size), each on both devices.
+# back where it was. 169 bad inputs (CASES, counted by test_catalogue_size), each on both devices.
 import numpy as np
 import pytest
 
@@ -219,6 +219,9 @@ CASES = [
     ("zeros_too_large", lambda d: vkt.zeros(2**40, device=only(d, "vulkan")), vkt.OutOfMemoryError,
      "tried to allocate 4398046511104 bytes"),
     ("reshape_huge", lambda d: t23(d).reshape(2**62, 4), RuntimeError, r"\[4611686018427387904, 4\].*size 6"),
+    ("reshape_empty_wraps", lambda d: vkt.zeros(0, device=d).reshape(2**62, 4), RuntimeError,
+     r"\[4611686018427387904, 4\].*size 0"),
+    ("view_empty_wraps", lambda d: vkt.zeros(0, device=d).view(2**62, 4, -1), RuntimeError, "size 0"),
     ("reshape_minus3", lambda d: t23(d).reshape(-3, 2), RuntimeError, "-3"),
     ("expand_negative", lambda d: t23(d).expand(2, -2), RuntimeError, r"\(-2\)"),
     ("int_too_large", lambda d: vkt.tensor([2**70], device=d), RuntimeError, "1180591620717411303424"),
@@ -250,7 +253,7 @@ def allocated():
 
 
 def test_catalogue_size():
-    assert len(CASES) == 167
+    assert len(CASES) == 169
     assert len({c[0] for c in CASES}) == len(CASES), "case names repeat"
     assert all(c[3] for c in CASES), "every case names what its message must say"
 

@@ -61,16 +61,22 @@ void vkt_adapters_rank(const vkt_adapter_type *types, const uint64_t *local_byte
   }
 }
 
+/* The layer may call on_message from a thread waiting on the GPU without the GIL (vkt's other state
+ * is the GIL's), so the message list has a lock of its own. */
+static pthread_mutex_t messages_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                  VkDebugUtilsMessageTypeFlagsEXT type,
                                                  const VkDebugUtilsMessengerCallbackDataEXT *data,
                                                  void *user) {
   (void)type, (void)user;
-  if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT || rt.nmessages >= VKT_MAX_MESSAGES)
+  if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
     return VK_FALSE;
-  rt.messages[rt.nmessages] = strdup(data->pMessage ? data->pMessage : "(no message)");
-  if (rt.messages[rt.nmessages])
+  pthread_mutex_lock(&messages_lock);
+  if (rt.nmessages < VKT_MAX_MESSAGES &&
+      (rt.messages[rt.nmessages] = strdup(data->pMessage ? data->pMessage : "(no message)")))
     rt.nmessages++;
+  pthread_mutex_unlock(&messages_lock);
   return VK_FALSE;
 }
 
@@ -480,11 +486,22 @@ void vkt_runtime_shutdown(void) {
 }
 
 bool vkt_validation_enabled(void) { return rt.validation; }
-int vkt_validation_count(void) { return rt.nmessages; }
-const char *vkt_validation_message(int i) { return i >= 0 && i < rt.nmessages ? rt.messages[i] : NULL; }
+int vkt_validation_count(void) {
+  pthread_mutex_lock(&messages_lock);
+  int n = rt.nmessages;
+  pthread_mutex_unlock(&messages_lock);
+  return n;
+}
 
-void vkt_validation_clear(void) {
-  for (int i = 0; i < rt.nmessages; i++)
+/* Only vkt_validation_drop removes messages, so message i stays put until its caller drops it. */
+const char *vkt_validation_message(int i) { return i >= 0 && i < vkt_validation_count() ? rt.messages[i] : NULL; }
+
+void vkt_validation_drop(int n) {
+  pthread_mutex_lock(&messages_lock);
+  n = n < rt.nmessages ? n : rt.nmessages;
+  for (int i = 0; i < n; i++)
     free(rt.messages[i]);
-  rt.nmessages = 0;
+  memmove(rt.messages, rt.messages + n, sizeof *rt.messages * (size_t)(rt.nmessages - n));
+  rt.nmessages -= n;
+  pthread_mutex_unlock(&messages_lock);
 }

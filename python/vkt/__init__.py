@@ -1,6 +1,5 @@
 """vkt: a PyTorch-style `vulkan` device for Python, on any GPU with a Vulkan driver."""
 import atexit
-import sys
 
 from . import _C
 from ._C import *  # noqa: F401,F403  Tensor, dtypes, creation functions and every operator
@@ -10,6 +9,8 @@ from . import nn, vulkan  # noqa: E402
 def _shutdown():
     """Destroys every Vulkan object at exit; with VKT_VALIDATION=1, anything the layer said then (or
     earlier, unread), such as objects left undestroyed, goes to stderr."""
+    import sys
+
     _C._shutdown()
     for message in vulkan.validation_messages():
         print("vkt: Vulkan validation:", message, file=sys.stderr)

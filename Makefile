@@ -28,7 +28,7 @@ fuzz: .venv/installed
 # A report aborts the run; --capture=sys leaves file descriptor 2 alone, so the report is seen.
 asan: .venv/installed
 	CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
-	  $(PY) setup.py -q build_ext --build-lib $(ASAN)/lib --build-temp $(ASAN)/temp
+	  $(PY) setup.py -q build_ext --force --build-lib $(ASAN)/lib --build-temp $(ASAN)/temp
 	rm -rf $(ASAN)/pkg && mkdir -p $(ASAN)/pkg && cp -r python/vkt $(ASAN)/pkg/
 	rm -f $(ASAN)/pkg/vkt/_C*.so && cp $(ASAN)/lib/vkt/_C*.so $(ASAN)/pkg/vkt/
 	PYTHONPATH=$(ASAN)/pkg LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" \

@@ -171,7 +171,8 @@ CASES = [
      lambda d: vkt.matmul_add_relu(t23(d), vkt.ones(3, 4, device=d), vkt.ones(4, dtype=vkt.int32, device=d)),
      RuntimeError, "int != float"),
     # shape ops
-    ("cat_sizes", lambda d: vkt.cat([t23(d), vkt.ones(2, 4, device=d)]), RuntimeError, "Expected size 3 but got size 4"),
+    ("cat_sizes", lambda d: vkt.cat([t23(d), vkt.ones(2, 4, device=d)]), RuntimeError,
+     "Expected size 3 but got size 4"),
     ("cat_empty_list", lambda d: vkt.cat([]), RuntimeError, "non-empty"),
     ("cat_bad_dim", lambda d: vkt.cat([t23(d), t23(d)], dim=2), IndexError, "got 2"),
     ("cat_0d", lambda d: vkt.cat([vkt.tensor(1.0, device=d), vkt.tensor(2.0, device=d)]), RuntimeError, "position 1"),

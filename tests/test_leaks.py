@@ -3,6 +3,7 @@
 # destroyed (the validation layer, which reports any left at vkDestroyDevice/vkDestroyInstance, says
 # nothing; python/vkt/__init__.py prints what it says at exit to stderr).
 import gc
+import os
 
 import numpy as np
 import pytest
@@ -11,7 +12,8 @@ import vkt
 from conftest import run_python
 
 ITERATIONS = 10_000
-WARMUP = 1_000
+WARMUP = ITERATIONS  # one identical round: late in a full test session the first round still grows RSS
+# once on lavapipe (by about 7 MiB), and the rounds after it stay flat
 RSS_SLACK = 4 << 20  # bytes
 
 
@@ -41,6 +43,8 @@ def test_loop_keeps_memory_flat(device):
     w = vkt.ones(8, 8, device=device)
     for i in range(WARMUP):
         r = chain(x, w, i)
+        if i % 500 == 0:
+            r.cpu()
     r.cpu()
     del r
     gc.collect()
@@ -56,6 +60,8 @@ def test_loop_keeps_memory_flat(device):
     mem1, rss1 = allocated(device), rss()
     print(f"{device}: memory_allocated {mem0} -> {mem1} bytes, RSS {rss0 / 2**20:.1f} -> {rss1 / 2**20:.1f} MiB")
     assert mem1 == mem0
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        return  # AddressSanitizer's quarantine holds freed memory back by design
     assert rss1 - rss0 < RSS_SLACK, f"RSS grew by {(rss1 - rss0) / 2**20:.1f} MiB over {ITERATIONS} iterations"
 
 

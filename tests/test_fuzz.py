@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import vkt
 from conftest import assert_close
 
-settings.register_profile("ci", max_examples=300, derandomize=True, deadline=None, print_blob=True,
+settings.register_profile("ci", max_examples=600, derandomize=True, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("long", max_examples=10_000, deadline=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

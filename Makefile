@@ -1,6 +1,8 @@
 # make test: installs what is missing (system packages, a .venv with vkt and its test dependencies),
 #            then runs the test suite with the Khronos validation layer on.
 # make demo: the same set-up, then the main job: benchmarks/demo.py on the best adapter.
+# make fuzz: the differential fuzz tests (tests/test_fuzz.py) with the long Hypothesis profile.
+# make asan: the extension built with AddressSanitizer and UBSan into build/asan, the suite run on it.
 # A second run skips the steps that are done.
 
 PY := .venv/bin/python
@@ -9,10 +11,29 @@ SYS_PKGS := gcc make libvulkan-dev glslang-dev spirv-tools mesa-vulkan-drivers v
 SOURCES := $(shell find csrc shaders python -type f \( -name '*.c' -o -name '*.h' -o -name '*.comp' \
              -o -name '*.glsl' -o -name '*.py' \)) setup.py pyproject.toml
 
-.PHONY: test demo bench setup system clean
+ASAN := build/asan
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g
+ASAN_TESTS ?= tests
+
+.PHONY: test demo bench setup system clean fuzz asan
 
 test: .venv/installed
 	VKT_VALIDATION=1 $(PY) -m pytest -q tests
+
+fuzz: .venv/installed
+	VKT_FUZZ=long VKT_VALIDATION=1 $(PY) -m pytest -q --hypothesis-show-statistics tests/test_fuzz.py
+
+# A copy of the package holds the sanitized _C, so the in-place build stays as it is. Python itself is
+# not instrumented, so gcc's libasan is preloaded; its leak check is off (Python leaks at exit by design).
+# A report aborts the run; --capture=sys leaves file descriptor 2 alone, so the report is seen.
+asan: .venv/installed
+	CFLAGS="$(ASAN_FLAGS)" LDFLAGS="$(ASAN_FLAGS)" \
+	  $(PY) setup.py -q build_ext --force --build-lib $(ASAN)/lib --build-temp $(ASAN)/temp
+	rm -rf $(ASAN)/pkg && mkdir -p $(ASAN)/pkg && cp -r python/vkt $(ASAN)/pkg/
+	rm -f $(ASAN)/pkg/vkt/_C*.so && cp $(ASAN)/lib/vkt/_C*.so $(ASAN)/pkg/vkt/
+	PYTHONPATH=$(ASAN)/pkg LD_PRELOAD="$$(gcc -print-file-name=libasan.so)" \
+	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(PY) -m pytest -q -p no:cacheprovider --capture=sys $(ASAN_TESTS)
 
 demo: .venv/installed
 	$(PY) benchmarks/demo.py

@@ -89,7 +89,8 @@ vkt_status vkt_tensor_empty(vkt_tensor *out, int device, vkt_dtype dtype, int nd
     }
   }
   vkt_tensor t = {.dtype = dtype, .ndim = ndim};
-  memcpy(t.shape, shape, sizeof *shape * (size_t)ndim);
+  if (ndim > 0) /* shape may be NULL for a 0-d tensor, and memcpy's arguments must not be */
+    memcpy(t.shape, shape, sizeof *shape * (size_t)ndim);
   set_contiguous(&t);
   vkt_status st = vkt_storage_new(device, (uint64_t)bytes, &t.storage);
   if (st)
@@ -153,6 +154,7 @@ vkt_status vkt_dim_wrap(int64_t dim, int ndim, int *out) {
 vkt_status vkt_infer_shape(int64_t numel, int ndim, int64_t *shape) {
   int infer = -1;
   int64_t known = 1;
+  bool overflow = false; /* a product past int64 matches no numel (and must not wrap onto one) */
   char s[512];
   for (int i = 0; i < ndim; i++) {
     if (shape[i] == -1) {
@@ -162,8 +164,12 @@ vkt_status vkt_infer_shape(int64_t numel, int ndim, int64_t *shape) {
     } else if (shape[i] < 0) {
       return vkt_fail(VKT_ERR_RUNTIME, "invalid shape dimension %lld", (long long)shape[i]);
     } else {
-      known *= shape[i];
+      overflow |= vkt_mul_overflows(known, shape[i], &known);
     }
+  }
+  if (overflow) {
+    vkt_shape_str(ndim, shape, s, sizeof s);
+    return vkt_fail(VKT_ERR_RUNTIME, "shape '%s' is invalid for input of size %lld", s, (long long)numel);
   }
   if (infer >= 0 && known != 0 && numel % known == 0)
     shape[infer] = numel / known;

@@ -253,3 +253,50 @@ def test_memory_returns_after_mixed_work(dev):
     assert vk.memory_allocated() >= start + 4 * 40000
     del a, b, c, d
     assert vk.memory_allocated() == start
+
+
+def fill_until_oom(dev, chunk_bytes):
+    """Allocates chunk_bytes tensors until OutOfMemoryError; returns them."""
+    filler = []
+    with pytest.raises(vkt.OutOfMemoryError):
+        for _ in range(10_000):
+            filler.append(vkt.empty(chunk_bytes, dtype=vkt.uint8, device=dev))
+    return filler
+
+
+def test_out_of_memory_mid_batch(memory_limit, dev):
+    """OOM in the middle of a batch of recorded ops: the results recorded before it are intact, the
+    op that failed made no tensor and wrote nothing, and work goes on once memory is freed."""
+    n = 1 << 18  # 1 MiB of float32
+    ref = np.arange(n, dtype=np.float32) / n
+    vk.synchronize()
+    vk.empty_cache()
+    memory_limit(24 * MiB)
+    x = vkt.tensor(ref, device=dev)
+    results = []
+    with pytest.raises(vkt.OutOfMemoryError):
+        for i in range(100):  # nothing reads in between, so everything is recorded in few batches
+            results.append((x * float(i) + 1.0).relu())
+    assert 10 <= len(results) < 24
+    for i, r in enumerate(results):
+        assert_bits_equal(np.asarray(r), np.maximum(ref * np.float32(i) + np.float32(1.0), 0))
+    del results
+    # Nearly full: in-place ops whose temporary cannot be had must leave their target untouched.
+    acc = vkt.full((n,), 3.0, device=dev)
+    wide = vkt.tensor(ref.astype(np.float64), device=dev)  # 2 MiB
+    filler = fill_until_oom(dev, 1 << 19)
+    filler.pop()  # half a MiB free: room for small results, none for a float64 temporary of acc's size
+    acc.add_(1.0)  # recorded, not yet read
+    with pytest.raises(vkt.OutOfMemoryError):
+        acc.add_(wide)  # float64 result, cast into acc through a temporary
+    with pytest.raises(vkt.OutOfMemoryError):
+        vkt.matmul_add_relu(x.view(512, 512), x.view(512, 512), x[:512])
+    with pytest.raises(vkt.OutOfMemoryError):
+        vkt.cat([x, x])
+    small = (x[:1000] * 2).sum()  # still fits
+    assert np.asarray(acc).tolist() == [4.0] * n
+    assert small.item() == pytest.approx(float((ref[:1000] * 2).sum()), rel=1e-5)
+    del filler
+    acc.add_(wide)
+    assert_bits_equal(np.asarray(acc), (4.0 + ref.astype(np.float64)).astype(np.float32))
+    del acc, wide, x, small

@@ -307,9 +307,14 @@ static const char *store_expr(const vkt_op *op, const vkt_op_args *a) {
     return "#define STORE(v) TO((v) ? 1 : 0)\n";
   if (a->out->dtype == VKT_BOOL)
     return "#define STORE(v) TO((v) != C(0) ? 1 : 0)\n";
-  if (a->out->dtype == VKT_UINT8 && vkt_dtypes[a->compute].is_float)
-    return "#define STORE(v) TO(int(v))\n";
-  return "#define STORE(v) TO(v)\n";
+  if (!vkt_dtypes[a->compute].is_float || vkt_dtypes[a->out->dtype].is_float)
+    return "#define STORE(v) TO(v)\n";
+  /* float -> integer: NaN, inf and out-of-range values become the most negative integer, as on the
+   * CPU (cpu/copy.c), not whatever the adapter's conversion does; uint8 keeps int32's low byte. */
+  if (a->out->dtype == VKT_INT64)
+    return "#define STORE(v) TO((v) >= C(-9223372036854775808.0) && (v) < C(9223372036854775808.0) ? "
+           "int64_t(v) : (int64_t(1) << 63))\n";
+  return "#define STORE(v) TO((v) >= C(-2147483648.0) && (v) < C(2147483648.0) ? int(v) : int(0x80000000u))\n";
 }
 
 vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {

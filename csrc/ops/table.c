@@ -227,7 +227,8 @@ vkt_status vkt_same_device(int n, const vkt_tensor *const *t, int *device) {
       device_name(first, a, sizeof a);
       device_name(d, b, sizeof b);
       return vkt_fail(VKT_ERR_RUNTIME,
-                      "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", a, b);
+                      "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", a,
+                      b);
     }
   }
   if (device)

@@ -400,7 +400,7 @@ static PyObject *py_validation_messages(PyObject *self, PyObject *unused) {
   PyObject *list = PyList_New(n);
   for (int i = 0; list && i < n; i++)
     PyList_SetItem(list, i, PyUnicode_FromString(vkt_validation_message(i)));
-  vkt_validation_clear();
+  vkt_validation_drop(n);
   return list;
 }
 

@@ -67,6 +67,7 @@ static int parse_gelu(PyObject *self, PyObject *args, PyObject *kwargs, unary_ca
   static char *m_kw[] = {"approximate", NULL}, *f_kw[] = {"input", "approximate", NULL};
   const char *approx = "none";
   c->x = self;
+  c->p0 = c->p1 = none; /* gelu takes no number parameters, but the kernels read both */
   int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|$s", m_kw, &approx)
                 : PyArg_ParseTupleAndKeywords(args, kwargs, "O|$s", f_kw, &c->x, &approx);
   if (!ok)

@@ -61,16 +61,22 @@ void vkt_adapters_rank(const vkt_adapter_type *types, const uint64_t *local_byte
   }
 }
 
+/* The layer may call on_message from a thread waiting on the GPU without the GIL (vkt's other state
+ * is the GIL's), so the message list has a lock of its own. */
+static pthread_mutex_t messages_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                  VkDebugUtilsMessageTypeFlagsEXT type,
                                                  const VkDebugUtilsMessengerCallbackDataEXT *data,
                                                  void *user) {
   (void)type, (void)user;
-  if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT || rt.nmessages >= VKT_MAX_MESSAGES)
+  if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
     return VK_FALSE;
-  rt.messages[rt.nmessages] = strdup(data->pMessage ? data->pMessage : "(no message)");
-  if (rt.messages[rt.nmessages])
+  pthread_mutex_lock(&messages_lock);
+  if (rt.nmessages < VKT_MAX_MESSAGES &&
+      (rt.messages[rt.nmessages] = strdup(data->pMessage ? data->pMessage : "(no message)")))
     rt.nmessages++;
+  pthread_mutex_unlock(&messages_lock);
   return VK_FALSE;
 }
 
@@ -128,7 +134,16 @@ static bool create_instance(PFN_vkGetInstanceProcAddr gipa) {
                            .apiVersion = VK_API_VERSION_1_2};
   const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
   VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkDebugUtilsMessengerCreateInfoEXT m = {
+      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+      .pfnUserCallback = on_message};
+  /* Chained into the instance's create info, m also hears vkCreateInstance and vkDestroyInstance,
+   * where the layer reports objects left undestroyed. */
   VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                      .pNext = &m,
                                       .enabledValidationFeatureCount = 1,
                                       .pEnabledValidationFeatures = enables};
   VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
@@ -146,17 +161,8 @@ static bool create_instance(PFN_vkGetInstanceProcAddr gipa) {
 #define VKT_LOAD_INSTANCE(name) name = (PFN_##name)gipa(rt.instance, #name);
   VKT_VK_FUNCS(VKT_LOAD_INSTANCE)
 #undef VKT_LOAD_INSTANCE
-  if (rt.validation && vkCreateDebugUtilsMessengerEXT) {
-    VkDebugUtilsMessengerCreateInfoEXT m = {
-        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-        .pfnUserCallback = on_message};
+  if (rt.validation && vkCreateDebugUtilsMessengerEXT)
     vkCreateDebugUtilsMessengerEXT(rt.instance, &m, NULL, &rt.messenger);
-  }
   return true;
 }
 
@@ -510,11 +516,22 @@ void vkt_runtime_shutdown(void) {
 }
 
 bool vkt_validation_enabled(void) { return rt.validation; }
-int vkt_validation_count(void) { return rt.nmessages; }
-const char *vkt_validation_message(int i) { return i >= 0 && i < rt.nmessages ? rt.messages[i] : NULL; }
+int vkt_validation_count(void) {
+  pthread_mutex_lock(&messages_lock);
+  int n = rt.nmessages;
+  pthread_mutex_unlock(&messages_lock);
+  return n;
+}
 
-void vkt_validation_clear(void) {
-  for (int i = 0; i < rt.nmessages; i++)
+/* Only vkt_validation_drop removes messages, so message i stays put until its caller drops it. */
+const char *vkt_validation_message(int i) { return i >= 0 && i < vkt_validation_count() ? rt.messages[i] : NULL; }
+
+void vkt_validation_drop(int n) {
+  pthread_mutex_lock(&messages_lock);
+  n = n < rt.nmessages ? n : rt.nmessages;
+  for (int i = 0; i < n; i++)
     free(rt.messages[i]);
-  rt.nmessages = 0;
+  memmove(rt.messages, rt.messages + n, sizeof *rt.messages * (size_t)(rt.nmessages - n));
+  rt.nmessages -= n;
+  pthread_mutex_unlock(&messages_lock);
 }

@@ -70,7 +70,7 @@ void vkt_runtime_shutdown(void);
 /* Validation-layer messages (VKT_VALIDATION=1), collected instead of printed. */
 int vkt_validation_count(void);
 const char *vkt_validation_message(int i);
-void vkt_validation_clear(void);
+void vkt_validation_drop(int n); /* removes the first n, read by now; later ones stay */
 bool vkt_validation_enabled(void);
 
 /* Called around every blocking wait (on the GPU, or on another thread's transfer): enter returns a

@@ -5,4 +5,15 @@ from . import _C
 from ._C import *  # noqa: F401,F403  Tensor, dtypes, creation functions and every operator
 from . import nn, vulkan  # noqa: E402
 
-atexit.register(_C._shutdown)
+
+def _shutdown():
+    """Destroys every Vulkan object at exit; with VKT_VALIDATION=1, anything the layer said then (or
+    earlier, unread), such as objects left undestroyed, goes to stderr."""
+    import sys
+
+    _C._shutdown()
+    for message in vulkan.validation_messages():
+        print("vkt: Vulkan validation:", message, file=sys.stderr)
+
+
+atexit.register(_shutdown)

@@ -29,6 +29,13 @@ static int64_t to_int(vkt_scalar v) {
   return (int64_t)v.f;
 }
 
+/* The same for int32, whose most negative value uint8 then truncates to 0, as on x86. */
+static int32_t to_int32(vkt_scalar v) {
+  if (v.is_float && !(v.f >= -2147483648.0 && v.f < 2147483648.0))
+    return INT32_MIN;
+  return (int32_t)to_int(v);
+}
+
 static double to_float(vkt_scalar v) { return v.is_float ? v.f : (double)v.i; }
 
 void vkt_scalar_store(vkt_dtype dtype, vkt_scalar v, void *out) {
@@ -36,9 +43,9 @@ void vkt_scalar_store(vkt_dtype dtype, vkt_scalar v, void *out) {
   case VKT_FLOAT32: *(float *)out = (float)to_float(v); break;
   case VKT_FLOAT64: *(double *)out = to_float(v); break;
   case VKT_FLOAT16: *(_Float16 *)out = (_Float16)to_float(v); break;
-  case VKT_INT32: *(int32_t *)out = (int32_t)to_int(v); break;
+  case VKT_INT32: *(int32_t *)out = to_int32(v); break;
   case VKT_INT64: *(int64_t *)out = to_int(v); break;
-  case VKT_UINT8: *(uint8_t *)out = (uint8_t)to_int(v); break;
+  case VKT_UINT8: *(uint8_t *)out = (uint8_t)to_int32(v); break;
   case VKT_BOOL: *(uint8_t *)out = v.is_float ? v.f != 0 : v.i != 0; break;
   default: break;
   }

@@ -30,13 +30,12 @@ vkt_status vkt_storage_new(int device, uint64_t nbytes, vkt_storage **out) {
   return VKT_OK;
 }
 
-vkt_status vkt_storage_borrow(void *host, uint64_t nbytes, void *owner, void (*release)(void *),
-                              vkt_storage **out) {
+vkt_status vkt_storage_borrow(void *host, uint64_t nbytes, void *owner, void (*release)(void *), vkt_storage **out) {
   vkt_storage *s = calloc(1, sizeof *s);
   if (!s)
     return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
-  *s = (vkt_storage){.refcount = 1, .device = VKT_CPU, .nbytes = nbytes, .host = host, .owner = owner,
-                     .release = release};
+  *s = (vkt_storage){
+      .refcount = 1, .device = VKT_CPU, .nbytes = nbytes, .host = host, .owner = owner, .release = release};
   *out = s;
   return VKT_OK;
 }
@@ -79,13 +78,13 @@ vkt_status vkt_tensor_empty(vkt_tensor *out, int device, vkt_dtype dtype, int nd
   for (int i = 0; i < ndim; i++) {
     if (shape[i] < 0) {
       vkt_shape_str(ndim, shape, s, sizeof s);
-      return vkt_fail(VKT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s",
-                      (long long)shape[i], s);
+      return vkt_fail(VKT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: %s", (long long)shape[i],
+                      s);
     }
     if (vkt_mul_overflows(bytes, shape[i], &bytes)) {
       vkt_shape_str(ndim, shape, s, sizeof s);
-      return vkt_fail(VKT_ERR_RUNTIME, "a tensor of shape %s and dtype %s is too large: its size in bytes overflows",
-                      s, vkt_dtypes[dtype].name);
+      return vkt_fail(VKT_ERR_RUNTIME, "a tensor of shape %s and dtype %s is too large: its size in bytes overflows", s,
+                      vkt_dtypes[dtype].name);
     }
   }
   vkt_tensor t = {.dtype = dtype, .ndim = ndim};
@@ -222,8 +221,9 @@ vkt_status vkt_view(vkt_tensor *out, const vkt_tensor *src, int ndim, const int6
   if (st)
     return st;
   if (!view_strides(src, ndim, shape, strides))
-    return vkt_fail(VKT_ERR_RUNTIME, "view size is not compatible with input tensor's size and stride (at least "
-                                     "one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "view size is not compatible with input tensor's size and stride (at least "
+                    "one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
   vkt_tensor_share(out, src);
   out->ndim = ndim;
   memcpy(out->shape, shape, sizeof *shape * (size_t)ndim);
@@ -248,9 +248,10 @@ vkt_status vkt_permute(vkt_tensor *out, const vkt_tensor *src, int ndim, const i
   bool seen[VKT_MAX_DIMS] = {0};
   int d[VKT_MAX_DIMS];
   if (ndim != src->ndim)
-    return vkt_fail(VKT_ERR_RUNTIME, "permute(sparse_coo): number of dimensions in the tensor input does not "
-                                     "match the length of the desired ordering of dimensions i.e. input.dim() = "
-                                     "%d is not equal to len(dims) = %d",
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "permute(sparse_coo): number of dimensions in the tensor input does not "
+                    "match the length of the desired ordering of dimensions i.e. input.dim() = "
+                    "%d is not equal to len(dims) = %d",
                     src->ndim, ndim);
   for (int i = 0; i < ndim; i++) {
     vkt_status st = vkt_dim_wrap(dims[i], ndim, &d[i]);
@@ -270,8 +271,9 @@ vkt_status vkt_expand(vkt_tensor *out, const vkt_tensor *src, int ndim, const in
   char a[512], b[512];
   if (ndim < src->ndim || ndim > VKT_MAX_DIMS) {
     vkt_shape_str(ndim, shape, a, sizeof a);
-    return vkt_fail(VKT_ERR_RUNTIME, "expand(%s): the number of sizes provided (%d) must be greater or equal to "
-                                     "the number of dimensions in the tensor (%d)",
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "expand(%s): the number of sizes provided (%d) must be greater or equal to "
+                    "the number of dimensions in the tensor (%d)",
                     a, ndim, src->ndim);
   }
   vkt_tensor t = *src;
@@ -282,8 +284,9 @@ vkt_status vkt_expand(vkt_tensor *out, const vkt_tensor *src, int ndim, const in
     if (want < 0 || (have != want && have != 1)) {
       vkt_shape_str(src->ndim, src->shape, a, sizeof a);
       vkt_shape_str(ndim, shape, b, sizeof b);
-      return vkt_fail(VKT_ERR_RUNTIME, "The expanded size of the tensor (%lld) must match the existing size "
-                                       "(%lld) at non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s",
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "The expanded size of the tensor (%lld) must match the existing size "
+                      "(%lld) at non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s",
                       (long long)want, (long long)have, i, b, a);
     }
     t.shape[i] = want;
@@ -341,8 +344,8 @@ vkt_status vkt_select(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64
     return st;
   int64_t n = src->shape[d];
   if (index < -n || index >= n)
-    return vkt_fail(VKT_ERR_INDEX, "index %lld is out of bounds for dimension %d with size %lld",
-                    (long long)index, d, (long long)n);
+    return vkt_fail(VKT_ERR_INDEX, "index %lld is out of bounds for dimension %d with size %lld", (long long)index, d,
+                    (long long)n);
   vkt_tensor t = *src;
   t.offset += (index < 0 ? index + n : index) * src->strides[d];
   t.ndim--;
@@ -352,8 +355,7 @@ vkt_status vkt_select(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64
   return VKT_OK;
 }
 
-vkt_status vkt_slice(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t start, int64_t stop,
-                     int64_t step) {
+vkt_status vkt_slice(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t start, int64_t stop, int64_t step) {
   int d = 0;
   vkt_status st = vkt_dim_wrap(dim, src->ndim, &d);
   if (st)

@@ -9,15 +9,15 @@
 #define VKT_CPU (-1) /* device index of the host */
 
 typedef struct {
-  int refcount;     /* atomic: a DLPack deleter may drop a reference on another thread */
-  int device;       /* VKT_CPU or a Vulkan adapter index */
-  vkt_device *dev;  /* NULL on the host */
+  int refcount;    /* atomic: a DLPack deleter may drop a reference on another thread */
+  int device;      /* VKT_CPU or a Vulkan adapter index */
+  vkt_device *dev; /* NULL on the host */
   uint64_t nbytes;
-  void *host;                  /* host bytes, owned unless release is set */
-  void *owner;                 /* keeps borrowed host bytes alive (a NumPy buffer, a DLPack tensor) */
+  void *host;  /* host bytes, owned unless release is set */
+  void *owner; /* keeps borrowed host bytes alive (a NumPy buffer, a DLPack tensor) */
   void (*release)(void *owner);
-  vkt_alloc alloc;    /* device range */
-  uint64_t last_use;  /* newest batch that reads or writes the range */
+  vkt_alloc alloc;   /* device range */
+  uint64_t last_use; /* newest batch that reads or writes the range */
 } vkt_storage;
 
 typedef struct {
@@ -30,8 +30,7 @@ typedef struct {
 } vkt_tensor;
 
 vkt_status vkt_storage_new(int device, uint64_t nbytes, vkt_storage **out);
-vkt_status vkt_storage_borrow(void *host, uint64_t nbytes, void *owner, void (*release)(void *),
-                              vkt_storage **out);
+vkt_status vkt_storage_borrow(void *host, uint64_t nbytes, void *owner, void (*release)(void *), vkt_storage **out);
 void vkt_storage_incref(vkt_storage *s);
 void vkt_storage_decref(vkt_storage *s);
 
@@ -64,7 +63,6 @@ vkt_status vkt_expand(vkt_tensor *out, const vkt_tensor *src, int ndim, const in
 vkt_status vkt_squeeze(vkt_tensor *out, const vkt_tensor *src, int ndims, const int64_t *dims); /* ndims<0: all */
 vkt_status vkt_unsqueeze(vkt_tensor *out, const vkt_tensor *src, int64_t dim);
 vkt_status vkt_select(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t index);
-vkt_status vkt_slice(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t start, int64_t stop,
-                     int64_t step);
+vkt_status vkt_slice(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t start, int64_t stop, int64_t step);
 
 #endif

@@ -48,8 +48,6 @@ extern const vkt_dtype_info vkt_dtypes[VKT_DTYPE_COUNT];
 static inline int vkt_dtype_size(vkt_dtype d) { return vkt_dtypes[d].itemsize; }
 
 /* Overflow-checked size arithmetic for shapes and byte counts. */
-static inline bool vkt_mul_overflows(int64_t a, int64_t b, int64_t *out) {
-  return __builtin_mul_overflow(a, b, out);
-}
+static inline bool vkt_mul_overflows(int64_t a, int64_t b, int64_t *out) { return __builtin_mul_overflow(a, b, out); }
 
 #endif

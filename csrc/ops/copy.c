@@ -35,7 +35,9 @@ static bool copy_supported(const vkt_tensor *dst, const vkt_tensor *src, int *ra
   int64_t n = vkt_tensor_numel(dst);
   if (*rank > COPY_MAX_RANK || n > UINT32_MAX)
     return false;
-  *p = (copy_push){.n = (uint32_t)n, .rank = (uint32_t)*rank, .src_offset = (uint32_t)src->offset,
+  *p = (copy_push){.n = (uint32_t)n,
+                   .rank = (uint32_t)*rank,
+                   .src_offset = (uint32_t)src->offset,
                    .dst_offset = (uint32_t)dst->offset};
   for (int i = 0; i < *rank; i++)
     p->shape[i] = (uint32_t)shape[i], p->src_stride[i] = (uint32_t)ss[i], p->dst_stride[i] = (uint32_t)ds[i];
@@ -96,8 +98,8 @@ vkt_status vkt_host_view(const vkt_tensor *src, vkt_tensor *out) {
 static vkt_status upload_contiguous(const vkt_tensor *dst, const void *host) {
   vkt_storage *d = dst->storage;
   int size = vkt_dtype_size(dst->dtype);
-  return vkt_mem_upload(d->dev, &d->alloc, (uint64_t)dst->offset * size, host,
-                        (uint64_t)vkt_tensor_numel(dst) * size, &d->last_use);
+  return vkt_mem_upload(d->dev, &d->alloc, (uint64_t)dst->offset * size, host, (uint64_t)vkt_tensor_numel(dst) * size,
+                        &d->last_use);
 }
 
 static vkt_status copy_through_host(const vkt_tensor *dst, const vkt_tensor *src) {

@@ -78,9 +78,7 @@ vkt_status vkt_broadcast_shape(int n, const vkt_tensor *const *t, int *ndim, int
 
 /* ---- checks shared by the front-ends ---- */
 
-static bool can_cast(vkt_dtype from, vkt_dtype to) {
-  return category(from) <= category(to);
-}
+static bool can_cast(vkt_dtype from, vkt_dtype to) { return category(from) <= category(to); }
 
 static vkt_status check_into(const vkt_tensor *into, vkt_dtype result, int ndim, const int64_t *shape) {
   char a[256], b[256];
@@ -161,8 +159,7 @@ vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, 
       return st;
   }
   vkt_op_args args = {.in = {x}, .nin = 1, .compute = compute, .param = {p0, p1}};
-  return run_into(identity ? VKT_OP_CAST : id, &args, vkt_tensor_device(x), out_dtype, x->ndim, x->shape, into,
-                  result);
+  return run_into(identity ? VKT_OP_CAST : id, &args, vkt_tensor_device(x), out_dtype, x->ndim, x->shape, into, result);
 }
 
 vkt_status vkt_binary(int id, vkt_operand a, vkt_operand b, vkt_scalar alpha, const vkt_tensor *into,
@@ -350,7 +347,9 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
       len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, names[k], typed[k]->dtype);
   len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "C", a->compute);
   len += snprintf(defines + len, sizeof defines - (size_t)len, "%s%s%s%s", store_expr(op, a), op->define,
-                  a->scalar == VKT_SCALAR_RHS ? "#define RHS_SCALAR\n" : a->scalar == VKT_SCALAR_LHS ? "#define LHS_SCALAR\n" : "",
+                  a->scalar == VKT_SCALAR_RHS   ? "#define RHS_SCALAR\n"
+                  : a->scalar == VKT_SCALAR_LHS ? "#define LHS_SCALAR\n"
+                                                : "",
                   contiguous ? "#define CONTIGUOUS\n" : "");
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;

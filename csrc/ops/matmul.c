@@ -13,7 +13,7 @@ static const vkt_scalar one = {false, 0, 1};
 
 /* c10's dtype names, which PyTorch's messages use. */
 static const char *c10_name(vkt_dtype d) {
-  static const char *const names[VKT_DTYPE_COUNT] = {"float", "double", "c10::Half",    "int",
+  static const char *const names[VKT_DTYPE_COUNT] = {"float", "double",        "c10::Half", "int",
                                                      "long",  "unsigned char", "bool"};
   return names[d];
 }
@@ -37,8 +37,8 @@ static vkt_status check_operands(const vkt_tensor *a, const vkt_tensor *b, const
   if (st)
     return st;
   if (a->dtype != b->dtype)
-    return vkt_fail(VKT_ERR_RUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s",
-                    c10_name(a->dtype), c10_name(b->dtype));
+    return vkt_fail(VKT_ERR_RUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s", c10_name(a->dtype),
+                    c10_name(b->dtype));
   if (bias && bias->dtype != a->dtype)
     return vkt_fail(VKT_ERR_RUNTIME, "expected bias to have the same dtype as m1 and m2, but got: %s != %s",
                     c10_name(bias->dtype), c10_name(a->dtype));
@@ -178,8 +178,8 @@ vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result)
                     a->ndim != 3 ? a->ndim : b->ndim);
   if (a->shape[0] != b->shape[0]) {
     vkt_shape_str(a->ndim, a->shape, sa, sizeof sa), vkt_shape_str(b->ndim, b->shape, sb, sizeof sb);
-    return vkt_fail(VKT_ERR_RUNTIME, "bmm: batch1 and batch2 must have the same batch size, got shapes %s and %s",
-                    sa, sb);
+    return vkt_fail(VKT_ERR_RUNTIME, "bmm: batch1 and batch2 must have the same batch size, got shapes %s and %s", sa,
+                    sb);
   }
   return vkt_matmul(a, b, result);
 }
@@ -351,8 +351,10 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
   const vkt_tensor *x = a->in[0], *y = a->in[1];
   bool a_k_fast = x->shape[nd - 2] == 1 || x->strides[nd - 1] <= x->strides[nd - 2];
   bool b_n_fast = y->shape[nd - 2] == 1 || y->strides[nd - 1] <= y->strides[nd - 2];
-  len += snprintf(buf + len, size - (size_t)len, "#define BM %d\n#define BN %d\n#define BK %d\n#define TM %d\n"
-                  "#define TN %d\n", tile->bm, tile->bn, tile->bk, tile->tm, tile->tn);
+  len += snprintf(buf + len, size - (size_t)len,
+                  "#define BM %d\n#define BN %d\n#define BK %d\n#define TM %d\n"
+                  "#define TN %d\n",
+                  tile->bm, tile->bn, tile->bk, tile->tm, tile->tn);
   if (tile == &coop_tile && vec8(a))
     len += snprintf(buf + len, size - (size_t)len, "#define VEC8\n");
   len += snprintf(buf + len, size - (size_t)len, "%s%s%s%s%s",

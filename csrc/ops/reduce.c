@@ -50,16 +50,15 @@ static vkt_status result_dtype(int id, vkt_dtype in, int given, vkt_dtype *out, 
   case VKT_OP_SOFTMAX:
   case VKT_OP_LOG_SOFTMAX:
     if (!is_float(d))
-      return vkt_fail(VKT_ERR_RUNTIME, "%s: expected a floating point input or dtype=, got %s",
-                      vkt_ops[id].name, vkt_dtypes[d].name);
+      return vkt_fail(VKT_ERR_RUNTIME, "%s: expected a floating point input or dtype=, got %s", vkt_ops[id].name,
+                      vkt_dtypes[d].name);
     *out = d;
     break;
   default: *out = in; /* amax, amin */
   }
   /* sum(dtype=...) and friends cast the input first: the math runs in the result's type */
-  *compute = natural_compute(id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN || id == VKT_OP_ALL || id == VKT_OP_ANY
-                                 ? in
-                                 : *out);
+  *compute =
+      natural_compute(id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN || id == VKT_OP_ALL || id == VKT_OP_ANY ? in : *out);
   return VKT_OK;
 }
 
@@ -89,8 +88,8 @@ static vkt_scalar identity(int id) {
 
 /* A new tensor of the reduction's result shape in *t, and in *view the same storage shaped like the input
  * with size-1 reduced dims, which is what the kernels index. */
-static vkt_status alloc_out(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_dtype dtype, int device,
-                            vkt_tensor *t, vkt_tensor *view) {
+static vkt_status alloc_out(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_dtype dtype, int device, vkt_tensor *t,
+                            vkt_tensor *view) {
   int64_t full[VKT_MAX_DIMS], kept[VKT_MAX_DIMS];
   int nkept = 0;
   for (int d = 0; d < x->ndim; d++) {
@@ -128,8 +127,14 @@ vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt
   if ((st = alloc_out(x, o, dtype, vkt_tensor_device(x), out, &view)) ||
       (indices && (st = alloc_out(x, o, VKT_INT64, vkt_tensor_device(x), indices, &iview))))
     goto finish;
-  vkt_op_args args = {.out = &view, .out2 = indices ? &iview : NULL, .in = {x}, .nin = 1, .compute = compute,
-                      .param = {{true, o->correction, 0}}, .dims = o->dims, .flags = o->std ? VKT_REDUCE_SQRT : 0};
+  vkt_op_args args = {.out = &view,
+                      .out2 = indices ? &iview : NULL,
+                      .in = {x},
+                      .nin = 1,
+                      .compute = compute,
+                      .param = {{true, o->correction, 0}},
+                      .dims = o->dims,
+                      .flags = o->std ? VKT_REDUCE_SQRT : 0};
   if (vkt_tensor_numel(out) > 0)
     st = nred == 0 ? vkt_fill_(&view, identity(id)) : vkt_op_run(id, &args);
 finish:
@@ -190,8 +195,8 @@ void vkt_reduce_layout_of(const vkt_op_args *a, vkt_reduce_layout *l) {
 
 typedef struct {
   uint32_t nout, nred, krank, rrank;
-  uint32_t offset[3]; /* elements: input, output, indices */
-  float correction;   /* var */
+  uint32_t offset[3];                                       /* elements: input, output, indices */
+  float correction;                                         /* var */
   uint32_t kshape[RED_MAX_RANK], kstride[2 * RED_MAX_RANK]; /* elements: input, then output */
   uint32_t rshape[RED_MAX_RANK], rstride[2 * RED_MAX_RANK];
 } reduce_push;
@@ -226,8 +231,11 @@ bool vkt_reduce_supports(const vkt_op *op, const vkt_op_args *a, const char **wh
 }
 
 static reduce_push push_of(const vkt_op_args *a, const vkt_reduce_layout *l) {
-  reduce_push p = {.nout = (uint32_t)l->nout, .nred = (uint32_t)l->nred, .krank = (uint32_t)l->krank,
-                   .rrank = (uint32_t)l->rrank, .offset = {(uint32_t)a->in[0]->offset, (uint32_t)a->out->offset},
+  reduce_push p = {.nout = (uint32_t)l->nout,
+                   .nred = (uint32_t)l->nred,
+                   .krank = (uint32_t)l->krank,
+                   .rrank = (uint32_t)l->rrank,
+                   .offset = {(uint32_t)a->in[0]->offset, (uint32_t)a->out->offset},
                    .correction = (float)a->param[0].f};
   if (a->out2)
     p.offset[2] = (uint32_t)a->out2->offset;

@@ -92,9 +92,7 @@ vkt_status vkt_chunk_sizes(const vkt_tensor *x, int64_t dim, int64_t chunks, int
 /* ---- cat and stack: one copy per input into a slice of the output ---- */
 
 /* PyTorch's legacy rule: a 1-D empty tensor joins tensors of any shape. */
-static bool cat_skipped(const vkt_tensor *t) {
-  return t->ndim == 1 && t->shape[0] == 0;
-}
+static bool cat_skipped(const vkt_tensor *t) { return t->ndim == 1 && t->shape[0] == 0; }
 
 static vkt_status cat_shape(int n, const vkt_tensor *const *ts, int64_t dim, int *d, int *ndim, int64_t *shape) {
   char a[256], b[256];
@@ -184,7 +182,8 @@ vkt_status vkt_stack(int n, const vkt_tensor *const *ts, int64_t dim, vkt_tensor
       return vkt_fail(VKT_ERR_RUNTIME,
                       "stack expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d", a, b, k);
     }
-  if ((st = vkt_dim_wrap(dim, t0->ndim + 1, &d)) || (st = vkt_same_device(n, ts, NULL)) || (st = result_type(n, ts, &dtype)))
+  if ((st = vkt_dim_wrap(dim, t0->ndim + 1, &d)) || (st = vkt_same_device(n, ts, NULL)) ||
+      (st = result_type(n, ts, &dtype)))
     return st;
   if (t0->ndim >= VKT_MAX_DIMS)
     return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions", VKT_MAX_DIMS);

@@ -8,14 +8,15 @@
 #include "table.h"
 
 #define EW vkt_elementwise_supports, vkt_elementwise_launch, vkt_cpu_elementwise
-#define UNARY(ID, NAME, GLSL, FN, FLAGS)                                                                     \
+#define UNARY(ID, NAME, GLSL, FN, FLAGS)                                                                               \
   [ID] = {NAME, "unary.comp", "#define OP(x) (" GLSL ")\n", EW, vkt_f_##FN, vkt_i_##FN, FLAGS}
-#define BINARY(ID, NAME, GLSL, FN, FLAGS)                                                                    \
+#define BINARY(ID, NAME, GLSL, FN, FLAGS)                                                                              \
   [ID] = {NAME, "binary.comp", "#define OP(x, y) (" GLSL ")\n", EW, vkt_f_##FN, vkt_i_##FN, FLAGS}
 #define FLOATS (VKT_FLOAT_ONLY | VKT_NO_FLOAT64)
-#define REDUCE(ID, NAME, GLSL, FLAGS)                                                                       \
+#define REDUCE(ID, NAME, GLSL, FLAGS)                                                                                  \
   [ID] = {NAME, "reduce.comp", GLSL, vkt_reduce_supports, vkt_reduce_launch, vkt_cpu_reduce, NULL, NULL, FLAGS}
-#define SHAPE(ID, NAME, SHADER, GLSL) [ID] = {NAME, SHADER, GLSL, vkt_shape_supports, vkt_shape_launch, vkt_cpu_shape, NULL, NULL, 0}
+#define SHAPE(ID, NAME, SHADER, GLSL)                                                                                  \
+  [ID] = {NAME, SHADER, GLSL, vkt_shape_supports, vkt_shape_launch, vkt_cpu_shape, NULL, NULL, 0}
 
 const vkt_op vkt_ops[VKT_OP_COUNT] = {
     UNARY(VKT_OP_RELU, "relu", "x != x ? x : max(x, C(0))", relu, 0),
@@ -76,7 +77,8 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     REDUCE(VKT_OP_ANY, "any", "#define OP_ANY\n", 0),
     REDUCE(VKT_OP_SOFTMAX, "softmax", "#define OP_SOFTMAX\n", VKT_NO_FLOAT64),
     REDUCE(VKT_OP_LOG_SOFTMAX, "log_softmax", "#define OP_LOG_SOFTMAX\n", VKT_NO_FLOAT64),
-    [VKT_OP_MATMUL] = {"matmul", "matmul.comp", "", vkt_matmul_supports, vkt_matmul_launch, vkt_cpu_matmul, NULL, NULL, 0},
+    [VKT_OP_MATMUL] = {"matmul", "matmul.comp", "", vkt_matmul_supports, vkt_matmul_launch, vkt_cpu_matmul, NULL, NULL,
+                       0},
     SHAPE(VKT_OP_GATHER, "gather", "gather.comp", ""), /* index_select's index is a view of gather's form */
     SHAPE(VKT_OP_INDEX_SELECT, "index_select", "gather.comp", ""),
     SHAPE(VKT_OP_TRIL, "tril", "tri.comp", "#define OP_TRIL\n"),
@@ -163,21 +165,12 @@ vkt_status vkt_op_run(vkt_op_id id, const vkt_op_args *a) {
 
 bool vkt_dtype_storable(const vkt_adapter_props *p, vkt_dtype d, const char **why) {
   switch (d) {
-  case VKT_FLOAT64:
-    *why = "the adapter has no shaderFloat64";
-    return p->float64;
-  case VKT_INT64:
-    *why = "the adapter has no shaderInt64";
-    return p->int64;
-  case VKT_FLOAT16:
-    *why = "the adapter has no 16-bit storage";
-    return p->int16_storage;
+  case VKT_FLOAT64: *why = "the adapter has no shaderFloat64"; return p->float64;
+  case VKT_INT64: *why = "the adapter has no shaderInt64"; return p->int64;
+  case VKT_FLOAT16: *why = "the adapter has no 16-bit storage"; return p->int16_storage;
   case VKT_UINT8:
-  case VKT_BOOL:
-    *why = "the adapter has no 8-bit storage";
-    return p->int8_storage;
-  default:
-    return true;
+  case VKT_BOOL: *why = "the adapter has no 8-bit storage"; return p->int8_storage;
+  default: return true;
   }
 }
 

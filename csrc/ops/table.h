@@ -8,23 +8,74 @@
 
 typedef enum {
   /* unary elementwise */
-  VKT_OP_RELU, VKT_OP_GELU, VKT_OP_GELU_TANH, VKT_OP_SILU, VKT_OP_SIGMOID, VKT_OP_TANH, VKT_OP_LEAKY_RELU,
-  VKT_OP_ELU, VKT_OP_SOFTPLUS, VKT_OP_NEG, VKT_OP_ABS, VKT_OP_EXP, VKT_OP_LOG, VKT_OP_SQRT, VKT_OP_RSQRT,
-  VKT_OP_SIN, VKT_OP_COS, VKT_OP_SQUARE, VKT_OP_RECIPROCAL, VKT_OP_CLAMP, VKT_OP_SIGN, VKT_OP_FLOOR,
-  VKT_OP_CEIL, VKT_OP_ROUND, VKT_OP_LOGICAL_NOT, VKT_OP_CAST,
+  VKT_OP_RELU,
+  VKT_OP_GELU,
+  VKT_OP_GELU_TANH,
+  VKT_OP_SILU,
+  VKT_OP_SIGMOID,
+  VKT_OP_TANH,
+  VKT_OP_LEAKY_RELU,
+  VKT_OP_ELU,
+  VKT_OP_SOFTPLUS,
+  VKT_OP_NEG,
+  VKT_OP_ABS,
+  VKT_OP_EXP,
+  VKT_OP_LOG,
+  VKT_OP_SQRT,
+  VKT_OP_RSQRT,
+  VKT_OP_SIN,
+  VKT_OP_COS,
+  VKT_OP_SQUARE,
+  VKT_OP_RECIPROCAL,
+  VKT_OP_CLAMP,
+  VKT_OP_SIGN,
+  VKT_OP_FLOOR,
+  VKT_OP_CEIL,
+  VKT_OP_ROUND,
+  VKT_OP_LOGICAL_NOT,
+  VKT_OP_CAST,
   /* binary elementwise */
-  VKT_OP_ADD, VKT_OP_SUB, VKT_OP_MUL, VKT_OP_DIV, VKT_OP_DIV_TRUNC, VKT_OP_DIV_FLOOR, VKT_OP_POW,
-  VKT_OP_MAXIMUM, VKT_OP_MINIMUM, VKT_OP_REMAINDER, VKT_OP_EQ, VKT_OP_NE, VKT_OP_LT, VKT_OP_LE, VKT_OP_GT,
-  VKT_OP_GE, VKT_OP_LOGICAL_AND, VKT_OP_LOGICAL_OR,
+  VKT_OP_ADD,
+  VKT_OP_SUB,
+  VKT_OP_MUL,
+  VKT_OP_DIV,
+  VKT_OP_DIV_TRUNC,
+  VKT_OP_DIV_FLOOR,
+  VKT_OP_POW,
+  VKT_OP_MAXIMUM,
+  VKT_OP_MINIMUM,
+  VKT_OP_REMAINDER,
+  VKT_OP_EQ,
+  VKT_OP_NE,
+  VKT_OP_LT,
+  VKT_OP_LE,
+  VKT_OP_GT,
+  VKT_OP_GE,
+  VKT_OP_LOGICAL_AND,
+  VKT_OP_LOGICAL_OR,
   /* ternary */
   VKT_OP_WHERE,
   /* reductions (reduce.c) */
-  VKT_OP_SUM, VKT_OP_MEAN, VKT_OP_PROD, VKT_OP_AMAX, VKT_OP_AMIN, VKT_OP_ARGMAX, VKT_OP_ARGMIN, VKT_OP_VAR,
-  VKT_OP_ALL, VKT_OP_ANY, VKT_OP_SOFTMAX, VKT_OP_LOG_SOFTMAX,
+  VKT_OP_SUM,
+  VKT_OP_MEAN,
+  VKT_OP_PROD,
+  VKT_OP_AMAX,
+  VKT_OP_AMIN,
+  VKT_OP_ARGMAX,
+  VKT_OP_ARGMIN,
+  VKT_OP_VAR,
+  VKT_OP_ALL,
+  VKT_OP_ANY,
+  VKT_OP_SOFTMAX,
+  VKT_OP_LOG_SOFTMAX,
   /* matrix products (matmul.c) */
   VKT_OP_MATMUL,
   /* indexing and layout (shape.c) */
-  VKT_OP_GATHER, VKT_OP_INDEX_SELECT, VKT_OP_TRIL, VKT_OP_TRIU, VKT_OP_FLIP,
+  VKT_OP_GATHER,
+  VKT_OP_INDEX_SELECT,
+  VKT_OP_TRIL,
+  VKT_OP_TRIU,
+  VKT_OP_FLIP,
   VKT_OP_COUNT
 } vkt_op_id;
 
@@ -63,10 +114,10 @@ struct vkt_op {
 };
 
 /* flags */
-#define VKT_FLOAT_ONLY 1u   /* integer inputs compute in float32 (exp, sqrt, true division, ...) */
-#define VKT_BOOL_OUT 2u     /* comparisons and logical ops */
-#define VKT_NO_FLOAT64 4u   /* GLSL has no float64 form (transcendentals): float64 takes the fallback */
-#define VKT_NO_BOOL 8u      /* PyTorch refuses bool inputs (neg, sub) */
+#define VKT_FLOAT_ONLY 1u /* integer inputs compute in float32 (exp, sqrt, true division, ...) */
+#define VKT_BOOL_OUT 2u   /* comparisons and logical ops */
+#define VKT_NO_FLOAT64 4u /* GLSL has no float64 form (transcendentals): float64 takes the fallback */
+#define VKT_NO_BOOL 8u    /* PyTorch refuses bool inputs (neg, sub) */
 
 extern const vkt_op vkt_ops[VKT_OP_COUNT];
 

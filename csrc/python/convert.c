@@ -6,7 +6,8 @@
 #include "dlpack.h"
 #include "py.h"
 
-static const char supported[] = "The only supported types are: float64, float32, float16, int64, int32, uint8, and bool.";
+static const char supported[] =
+    "The only supported types are: float64, float32, float16, int64, int32, uint8, and bool.";
 
 /* NumPy's dtype kinds that vkt cannot hold, named in the error rather than misread. */
 static int reject_numpy_dtype(PyObject *data) {
@@ -292,7 +293,8 @@ PyObject *vkt_py_from_numpy(PyObject *self, PyObject *arr) {
   Py_buffer *b = malloc(sizeof *b);
   if (!b)
     return PyErr_NoMemory();
-  if (PyObject_GetBuffer(arr, b, PyBUF_RECORDS) < 0 && (PyErr_Clear(), PyObject_GetBuffer(arr, b, PyBUF_RECORDS_RO) < 0)) {
+  if (PyObject_GetBuffer(arr, b, PyBUF_RECORDS) < 0 &&
+      (PyErr_Clear(), PyObject_GetBuffer(arr, b, PyBUF_RECORDS_RO) < 0)) {
     free(b);
     return NULL;
   }
@@ -355,7 +357,8 @@ PyObject *vkt_py_from_dlpack(PyObject *self, PyObject *obj) {
     Py_DECREF(dev);
     if (type != DL_CPU) {
       if (!PyErr_Occurred())
-        PyErr_Format(PyExc_RuntimeError, "from_dlpack: only CPU tensors can be imported (DLPack device type %ld)", type);
+        PyErr_Format(PyExc_RuntimeError, "from_dlpack: only CPU tensors can be imported (DLPack device type %ld)",
+                     type);
       return NULL;
     }
     capsule = PyObject_CallMethod(obj, "__dlpack__", NULL);

@@ -105,16 +105,15 @@ PyObject *vkt_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
   e->storage = t->storage;
   for (int i = 0; i < t->ndim; i++)
     e->shape[i] = t->shape[i], e->strides[i] = t->strides[i];
-  e->managed = (DLManagedTensor){
-      .dl_tensor = {.data = t->storage->host,
-                    .device = {DL_CPU, 0},
-                    .ndim = t->ndim,
-                    .dtype = dl_types[t->dtype],
-                    .shape = e->shape,
-                    .strides = e->strides,
-                    .byte_offset = (uint64_t)(t->offset * vkt_dtype_size(t->dtype))},
-      .manager_ctx = e,
-      .deleter = dl_delete};
+  e->managed = (DLManagedTensor){.dl_tensor = {.data = t->storage->host,
+                                               .device = {DL_CPU, 0},
+                                               .ndim = t->ndim,
+                                               .dtype = dl_types[t->dtype],
+                                               .shape = e->shape,
+                                               .strides = e->strides,
+                                               .byte_offset = (uint64_t)(t->offset * vkt_dtype_size(t->dtype))},
+                                 .manager_ctx = e,
+                                 .deleter = dl_delete};
   PyObject *capsule = PyCapsule_New(&e->managed, "dltensor", dl_capsule_destructor);
   if (!capsule)
     dl_delete(&e->managed);

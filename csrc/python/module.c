@@ -94,8 +94,8 @@ static PyObject *create(PyObject *args, PyObject *kwargs, bool like, const vkt_s
   if (parse_creation(args, kwargs, like, &c) < 0)
     return NULL;
   if (random && !vkt_dtypes[c.dtype].is_float)
-    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "\"%s\" not implemented for '%s'", random == 1 ? "check_uniform_bounds" : "normal_kernel",
-                              vkt_dtypes[c.dtype].name));
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "\"%s\" not implemented for '%s'",
+                              random == 1 ? "check_uniform_bounds" : "normal_kernel", vkt_dtypes[c.dtype].name));
   vkt_status st = vkt_tensor_empty(&t, c.device, c.dtype, c.ndim, c.shape);
   if (!st && fill)
     st = vkt_fill_(&t, *fill);
@@ -111,10 +111,10 @@ static PyObject *create(PyObject *args, PyObject *kwargs, bool like, const vkt_s
 
 static const vkt_scalar zero = {false, 0, 0}, one = {false, 0, 1};
 
-#define CREATION(name, like, fill, random)                                                                   \
-  static PyObject *name(PyObject *self, PyObject *args, PyObject *kwargs) {                                  \
-    (void)self;                                                                                              \
-    return create(args, kwargs, like, fill, random);                                                         \
+#define CREATION(name, like, fill, random)                                                                             \
+  static PyObject *name(PyObject *self, PyObject *args, PyObject *kwargs) {                                            \
+    (void)self;                                                                                                        \
+    return create(args, kwargs, like, fill, random);                                                                   \
   }
 CREATION(py_empty, false, NULL, 0)
 CREATION(py_zeros, false, &zero, 0)
@@ -273,17 +273,15 @@ static PyObject *py_device_properties(PyObject *self, PyObject *args) {
   const vkt_adapter_props *p = vkt_adapter_get(i);
   char api[32];
   snprintf(api, sizeof api, "%u.%u.%u", p->api_version >> 22, (p->api_version >> 12) & 0x3ff, p->api_version & 0xfff);
-  return Py_BuildValue("{s:s,s:s,s:s,s:s,s:I,s:I,s:K,s:I,s:K,s:I,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "name", p->name, "type",
-                       vkt_adapter_type_names[p->type], "api_version", api, "driver", p->driver, "vendor_id",
-                       p->vendor_id, "device_id", p->device_id, "total_memory",
-                       (unsigned long long)p->device_local_bytes, "subgroup_size", p->subgroup_size,
-                       "max_storage_buffer_range", (unsigned long long)p->max_storage_buffer_range,
-                       "max_shared_memory", p->max_shared_memory, "cooperative_matrix",
-                       p->cooperative_matrix ? Py_True : Py_False, "cooperative_matrix_float16",
-                       p->coop_f16 ? Py_True : Py_False, "shader_float64", p->float64 ? Py_True : Py_False,
-                       "shader_int64", p->int64 ? Py_True : Py_False, "shader_float16",
-                       p->float16 ? Py_True : Py_False, "storage_8bit", p->int8_storage ? Py_True : Py_False,
-                       "push_descriptor", p->push_descriptor ? Py_True : Py_False);
+  return Py_BuildValue(
+      "{s:s,s:s,s:s,s:s,s:I,s:I,s:K,s:I,s:K,s:I,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "name", p->name, "type",
+      vkt_adapter_type_names[p->type], "api_version", api, "driver", p->driver, "vendor_id", p->vendor_id, "device_id",
+      p->device_id, "total_memory", (unsigned long long)p->device_local_bytes, "subgroup_size", p->subgroup_size,
+      "max_storage_buffer_range", (unsigned long long)p->max_storage_buffer_range, "max_shared_memory",
+      p->max_shared_memory, "cooperative_matrix", p->cooperative_matrix ? Py_True : Py_False,
+      "cooperative_matrix_float16", p->coop_f16 ? Py_True : Py_False, "shader_float64", p->float64 ? Py_True : Py_False,
+      "shader_int64", p->int64 ? Py_True : Py_False, "shader_float16", p->float16 ? Py_True : Py_False, "storage_8bit",
+      p->int8_storage ? Py_True : Py_False, "push_descriptor", p->push_descriptor ? Py_True : Py_False);
 }
 
 static PyObject *py_current_device(PyObject *self, PyObject *unused) {
@@ -351,9 +349,9 @@ static PyObject *py_memory_stats(PyObject *self, PyObject *args) {
                        (unsigned long long)s.allocated_peak, "reserved_bytes.all.current",
                        (unsigned long long)s.reserved, "reserved_bytes.all.peak", (unsigned long long)s.reserved_peak,
                        "allocation.all.allocated", (unsigned long long)s.alloc_count, "allocation.all.freed",
-                       (unsigned long long)s.free_count, "num_alloc_retries", (unsigned long long)s.retries,
-                       "num_ooms", (unsigned long long)s.ooms, "segment.all.current", (unsigned long long)s.blocks,
-                       "limit_bytes", (unsigned long long)vkt_mem_limit(dev));
+                       (unsigned long long)s.free_count, "num_alloc_retries", (unsigned long long)s.retries, "num_ooms",
+                       (unsigned long long)s.ooms, "segment.all.current", (unsigned long long)s.blocks, "limit_bytes",
+                       (unsigned long long)vkt_mem_limit(dev));
 }
 
 static PyObject *py_empty_cache(PyObject *self, PyObject *args) {
@@ -422,7 +420,9 @@ static PyObject *py_fallback_stats(PyObject *self, PyObject *args) {
     vkt_fallback_get(i, &op, &reason, &count);
     PyObject *key = by_reason ? Py_BuildValue("(ss)", op, reason) : PyUnicode_FromString(op);
     PyObject *old = key ? PyDict_GetItemWithError(d, key) : NULL;
-    PyObject *v = key && !PyErr_Occurred() ? PyLong_FromUnsignedLongLong(count + (old ? PyLong_AsUnsignedLongLong(old) : 0)) : NULL;
+    PyObject *v = key && !PyErr_Occurred()
+                      ? PyLong_FromUnsignedLongLong(count + (old ? PyLong_AsUnsignedLongLong(old) : 0))
+                      : NULL;
     int r = v ? PyDict_SetItem(d, key, v) : -1;
     Py_XDECREF(key);
     Py_XDECREF(v);
@@ -546,9 +546,8 @@ static int module_exec(PyObject *module) {
   vkt_set_blocking_hooks(release_gil, restore_gil);
   if (add_functions(module) < 0)
     return -1;
-  state->oom_error = PyErr_NewExceptionWithDoc("vkt.OutOfMemoryError",
-                                               "Device memory is exhausted (a RuntimeError, like torch's).",
-                                               PyExc_RuntimeError, NULL);
+  state->oom_error = PyErr_NewExceptionWithDoc(
+      "vkt.OutOfMemoryError", "Device memory is exhausted (a RuntimeError, like torch's).", PyExc_RuntimeError, NULL);
   if (!state->oom_error || PyModule_AddObjectRef(module, "OutOfMemoryError", state->oom_error) < 0 ||
       vkt_types_add(module, state) < 0 || vkt_tensor_type_add(module, state) < 0)
     return -1;
@@ -580,14 +579,9 @@ static int module_clear(PyObject *module) {
 static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, module_exec}, {0, NULL}};
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "vkt._C",
-    .m_doc = "vkt's C core: tensors on Vulkan devices.",
-    .m_size = sizeof(vkt_py_state),
-    .m_methods = module_methods,
-    .m_slots = module_slots,
-    .m_traverse = module_traverse,
-    .m_clear = module_clear,
+    PyModuleDef_HEAD_INIT,          .m_name = "vkt._C",          .m_doc = "vkt's C core: tensors on Vulkan devices.",
+    .m_size = sizeof(vkt_py_state), .m_methods = module_methods, .m_slots = module_slots,
+    .m_traverse = module_traverse,  .m_clear = module_clear,
 };
 
 PyMODINIT_FUNC PyInit__C(void) { return PyModuleDef_Init(&module_def); }

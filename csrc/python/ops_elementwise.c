@@ -22,18 +22,18 @@ static PyObject *unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool i
 }
 
 /* Ops without parameters: x.op(), x.op_(), vkt.op(x). */
-#define UNARY(name, ID)                                                                                      \
-  static PyObject *m_##name(PyObject *self, PyObject *unused) {                                              \
-    (void)unused;                                                                                            \
-    return unary(self, ID, none, none, false);                                                               \
-  }                                                                                                          \
-  static PyObject *m_##name##_(PyObject *self, PyObject *unused) {                                           \
-    (void)unused;                                                                                            \
-    return unary(self, ID, none, none, true);                                                                \
-  }                                                                                                          \
-  static PyObject *f_##name(PyObject *mod, PyObject *x) {                                                    \
-    (void)mod;                                                                                               \
-    return unary(x, ID, none, none, false);                                                                  \
+#define UNARY(name, ID)                                                                                                \
+  static PyObject *m_##name(PyObject *self, PyObject *unused) {                                                        \
+    (void)unused;                                                                                                      \
+    return unary(self, ID, none, none, false);                                                                         \
+  }                                                                                                                    \
+  static PyObject *m_##name##_(PyObject *self, PyObject *unused) {                                                     \
+    (void)unused;                                                                                                      \
+    return unary(self, ID, none, none, true);                                                                          \
+  }                                                                                                                    \
+  static PyObject *f_##name(PyObject *mod, PyObject *x) {                                                              \
+    (void)mod;                                                                                                         \
+    return unary(x, ID, none, none, false);                                                                            \
   }
 UNARY(relu, VKT_OP_RELU)
 UNARY(silu, VKT_OP_SILU)
@@ -81,8 +81,8 @@ static int parse_gelu(PyObject *self, PyObject *args, PyObject *kwargs, unary_ca
 }
 
 /* Two optional number parameters with defaults d0, d1. */
-static int parse_params(PyObject *self, PyObject *args, PyObject *kwargs, unary_call *c, const char *n0,
-                        const char *n1, vkt_scalar d0, vkt_scalar d1) {
+static int parse_params(PyObject *self, PyObject *args, PyObject *kwargs, unary_call *c, const char *n0, const char *n1,
+                        vkt_scalar d0, vkt_scalar d1) {
   char *m_kw[] = {(char *)n0, (char *)n1, NULL}, *f_kw[] = {"input", (char *)n0, (char *)n1, NULL};
   PyObject *o0 = Py_None, *o1 = Py_None;
   c->x = self;
@@ -119,19 +119,19 @@ static int parse_for(int id, PyObject *self, PyObject *args, PyObject *kwargs, u
   }
 }
 
-#define UNARY_PARAMS(name, ID)                                                                               \
-  static PyObject *m_##name(PyObject *self, PyObject *args, PyObject *kwargs) {                              \
-    unary_call c;                                                                                            \
-    return parse_for(ID, self, args, kwargs, &c) < 0 ? NULL : unary(c.x, c.id, c.p0, c.p1, false);           \
-  }                                                                                                          \
-  static PyObject *m_##name##_(PyObject *self, PyObject *args, PyObject *kwargs) {                           \
-    unary_call c;                                                                                            \
-    return parse_for(ID, self, args, kwargs, &c) < 0 ? NULL : unary(c.x, c.id, c.p0, c.p1, true);            \
-  }                                                                                                          \
-  static PyObject *f_##name(PyObject *mod, PyObject *args, PyObject *kwargs) {                               \
-    unary_call c;                                                                                            \
-    (void)mod;                                                                                               \
-    return parse_for(ID, NULL, args, kwargs, &c) < 0 ? NULL : unary(c.x, c.id, c.p0, c.p1, false);           \
+#define UNARY_PARAMS(name, ID)                                                                                         \
+  static PyObject *m_##name(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
+    unary_call c;                                                                                                      \
+    return parse_for(ID, self, args, kwargs, &c) < 0 ? NULL : unary(c.x, c.id, c.p0, c.p1, false);                     \
+  }                                                                                                                    \
+  static PyObject *m_##name##_(PyObject *self, PyObject *args, PyObject *kwargs) {                                     \
+    unary_call c;                                                                                                      \
+    return parse_for(ID, self, args, kwargs, &c) < 0 ? NULL : unary(c.x, c.id, c.p0, c.p1, true);                      \
+  }                                                                                                                    \
+  static PyObject *f_##name(PyObject *mod, PyObject *args, PyObject *kwargs) {                                         \
+    unary_call c;                                                                                                      \
+    (void)mod;                                                                                                         \
+    return parse_for(ID, NULL, args, kwargs, &c) < 0 ? NULL : unary(c.x, c.id, c.p0, c.p1, false);                     \
   }
 UNARY_PARAMS(gelu, VKT_OP_GELU)
 UNARY_PARAMS(leaky_relu, VKT_OP_LEAKY_RELU)
@@ -185,8 +185,14 @@ static PyObject *m_add(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s
 static PyObject *m_add_(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_ADD, true); }
 static PyObject *m_sub(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_SUB, false); }
 static PyObject *m_sub_(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_SUB, true); }
-static PyObject *f_add(PyObject *m, PyObject *a, PyObject *k) { (void)m; return add_sub(NULL, a, k, VKT_OP_ADD, false); }
-static PyObject *f_sub(PyObject *m, PyObject *a, PyObject *k) { (void)m; return add_sub(NULL, a, k, VKT_OP_SUB, false); }
+static PyObject *f_add(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return add_sub(NULL, a, k, VKT_OP_ADD, false);
+}
+static PyObject *f_sub(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return add_sub(NULL, a, k, VKT_OP_SUB, false);
+}
 
 /* div(other, *, rounding_mode=None) */
 static PyObject *div(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
@@ -204,7 +210,8 @@ static PyObject *div(PyObject *self, PyObject *args, PyObject *kwargs, bool inpl
     else if (strcmp(m, "floor") == 0)
       id = VKT_OP_DIV_FLOOR;
     else {
-      PyErr_Format(PyExc_ValueError, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found %R", mode);
+      PyErr_Format(PyExc_ValueError, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found %R",
+                   mode);
       return NULL;
     }
   }
@@ -213,18 +220,21 @@ static PyObject *div(PyObject *self, PyObject *args, PyObject *kwargs, bool inpl
 
 static PyObject *m_div(PyObject *s, PyObject *a, PyObject *k) { return div(s, a, k, false); }
 static PyObject *m_div_(PyObject *s, PyObject *a, PyObject *k) { return div(s, a, k, true); }
-static PyObject *f_div(PyObject *m, PyObject *a, PyObject *k) { (void)m; return div(NULL, a, k, false); }
+static PyObject *f_div(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return div(NULL, a, k, false);
+}
 
 /* The rest take (other) as methods and (input, other) as functions. */
-#define BINARY(name, ID)                                                                                     \
-  static PyObject *m_##name(PyObject *self, PyObject *b) { return strict(binary(self, b, ID, one, false), b); } \
-  static PyObject *m_##name##_(PyObject *self, PyObject *b) { return strict(binary(self, b, ID, one, true), b); } \
-  static PyObject *f_##name(PyObject *mod, PyObject *args) {                                                 \
-    PyObject *a, *b;                                                                                         \
-    (void)mod;                                                                                               \
-    if (!PyArg_ParseTuple(args, "OO", &a, &b))                                                               \
-      return NULL;                                                                                           \
-    return strict(binary(a, b, ID, one, false), b);                                                          \
+#define BINARY(name, ID)                                                                                               \
+  static PyObject *m_##name(PyObject *self, PyObject *b) { return strict(binary(self, b, ID, one, false), b); }        \
+  static PyObject *m_##name##_(PyObject *self, PyObject *b) { return strict(binary(self, b, ID, one, true), b); }      \
+  static PyObject *f_##name(PyObject *mod, PyObject *args) {                                                           \
+    PyObject *a, *b;                                                                                                   \
+    (void)mod;                                                                                                         \
+    if (!PyArg_ParseTuple(args, "OO", &a, &b))                                                                         \
+      return NULL;                                                                                                     \
+    return strict(binary(a, b, ID, one, false), b);                                                                    \
   }
 BINARY(mul, VKT_OP_MUL)
 BINARY(pow, VKT_OP_POW)
@@ -265,53 +275,117 @@ static PyObject *m_where(PyObject *self, PyObject *args) {
   return r;
 }
 
-#define M0(name, doc) {#name, m_##name, METH_NOARGS, doc}, {#name "_", m_##name##_, METH_NOARGS, "in-place " doc}
-#define MK(name, doc)                                                                                        \
-  {#name, (PyCFunction)(void (*)(void))m_##name, METH_VARARGS | METH_KEYWORDS, doc},                         \
-      {#name "_", (PyCFunction)(void (*)(void))m_##name##_, METH_VARARGS | METH_KEYWORDS, "in-place " doc}
-#define MO(name, doc) {#name, m_##name, METH_O, doc}, {#name "_", m_##name##_, METH_O, "in-place " doc}
+#define M0(name, doc)                                                                                                  \
+  {#name, m_##name, METH_NOARGS, doc}, { #name "_", m_##name##_, METH_NOARGS, "in-place " doc }
+#define MK(name, doc)                                                                                                  \
+  {#name, (PyCFunction)(void (*)(void))m_##name, METH_VARARGS | METH_KEYWORDS, doc}, {                                 \
+#name "_", (PyCFunction)(void (*)(void))m_##name##_, METH_VARARGS | METH_KEYWORDS, "in-place " doc                 \
+  }
+#define MO(name, doc)                                                                                                  \
+  {#name, m_##name, METH_O, doc}, { #name "_", m_##name##_, METH_O, "in-place " doc }
 
 PyMethodDef vkt_elementwise_methods[] = {
-    M0(relu, "max(x, 0)"), M0(silu, "x * sigmoid(x)"), M0(sigmoid, "1 / (1 + exp(-x))"), M0(tanh, "tanh(x)"),
-    M0(neg, "-x"), M0(abs, "|x|"), M0(exp, "e^x"), M0(log, "natural log"), M0(sqrt, "square root"),
-    M0(rsqrt, "1 / sqrt(x)"), M0(sin, "sine"), M0(cos, "cosine"), M0(square, "x * x"),
-    M0(reciprocal, "1 / x"), M0(sign, "-1, 0 or 1"), M0(floor, "round down"), M0(ceil, "round up"),
-    M0(round, "round half to even"), M0(logical_not, "x == 0"),
+    M0(relu, "max(x, 0)"),
+    M0(silu, "x * sigmoid(x)"),
+    M0(sigmoid, "1 / (1 + exp(-x))"),
+    M0(tanh, "tanh(x)"),
+    M0(neg, "-x"),
+    M0(abs, "|x|"),
+    M0(exp, "e^x"),
+    M0(log, "natural log"),
+    M0(sqrt, "square root"),
+    M0(rsqrt, "1 / sqrt(x)"),
+    M0(sin, "sine"),
+    M0(cos, "cosine"),
+    M0(square, "x * x"),
+    M0(reciprocal, "1 / x"),
+    M0(sign, "-1, 0 or 1"),
+    M0(floor, "round down"),
+    M0(ceil, "round up"),
+    M0(round, "round half to even"),
+    M0(logical_not, "x == 0"),
     {"negative", m_neg, METH_NOARGS, "-x"},
-    MK(gelu, "gelu(approximate='none'|'tanh')"), MK(leaky_relu, "leaky_relu(negative_slope=0.01)"),
-    MK(elu, "elu(alpha=1.0)"), MK(softplus, "softplus(beta=1, threshold=20)"), MK(clamp, "clamp(min=None, max=None)"),
+    MK(gelu, "gelu(approximate='none'|'tanh')"),
+    MK(leaky_relu, "leaky_relu(negative_slope=0.01)"),
+    MK(elu, "elu(alpha=1.0)"),
+    MK(softplus, "softplus(beta=1, threshold=20)"),
+    MK(clamp, "clamp(min=None, max=None)"),
     {"clip", (PyCFunction)(void (*)(void))m_clamp, METH_VARARGS | METH_KEYWORDS, "clamp(min=None, max=None)"},
-    MK(add, "add(other, *, alpha=1)"), MK(sub, "sub(other, *, alpha=1)"), MK(div, "div(other, *, rounding_mode=None)"),
+    MK(add, "add(other, *, alpha=1)"),
+    MK(sub, "sub(other, *, alpha=1)"),
+    MK(div, "div(other, *, rounding_mode=None)"),
     {"true_divide", (PyCFunction)(void (*)(void))m_div, METH_VARARGS | METH_KEYWORDS, "self / other"},
-    MO(mul, "self * other"), MO(pow, "self ** other"), MO(maximum, "elementwise max, NaN-propagating"),
-    MO(minimum, "elementwise min, NaN-propagating"), MO(remainder, "Python's %"), MO(floor_divide, "self // other"),
-    MO(eq, "=="), MO(ne, "!="), MO(lt, "<"), MO(le, "<="), MO(gt, ">"), MO(ge, ">="),
-    MO(logical_and, "and"), MO(logical_or, "or"),
+    MO(mul, "self * other"),
+    MO(pow, "self ** other"),
+    MO(maximum, "elementwise max, NaN-propagating"),
+    MO(minimum, "elementwise min, NaN-propagating"),
+    MO(remainder, "Python's %"),
+    MO(floor_divide, "self // other"),
+    MO(eq, "=="),
+    MO(ne, "!="),
+    MO(lt, "<"),
+    MO(le, "<="),
+    MO(gt, ">"),
+    MO(ge, ">="),
+    MO(logical_and, "and"),
+    MO(logical_or, "or"),
     {"where", m_where, METH_VARARGS, "where(condition, other): self where condition, else other"},
     {NULL, NULL, 0, NULL},
 };
 
-#define F0(name, doc) {#name, f_##name, METH_O, doc}
-#define FK(name, doc) {#name, (PyCFunction)(void (*)(void))f_##name, METH_VARARGS | METH_KEYWORDS, doc}
-#define F2(name, doc) {#name, f_##name, METH_VARARGS, doc}
+#define F0(name, doc)                                                                                                  \
+  { #name, f_##name, METH_O, doc }
+#define FK(name, doc)                                                                                                  \
+  { #name, (PyCFunction)(void (*)(void))f_##name, METH_VARARGS | METH_KEYWORDS, doc }
+#define F2(name, doc)                                                                                                  \
+  { #name, f_##name, METH_VARARGS, doc }
 
 PyMethodDef vkt_elementwise_functions[] = {
-    F0(relu, "max(x, 0)"), F0(silu, "x * sigmoid(x)"), F0(sigmoid, "1 / (1 + exp(-x))"), F0(tanh, "tanh(x)"),
-    F0(neg, "-x"), {"negative", f_neg, METH_O, "-x"}, F0(abs, "|x|"), F0(exp, "e^x"), F0(log, "natural log"),
-    F0(sqrt, "square root"), F0(rsqrt, "1 / sqrt(x)"), F0(sin, "sine"), F0(cos, "cosine"), F0(square, "x * x"),
-    F0(reciprocal, "1 / x"), F0(sign, "-1, 0 or 1"), F0(floor, "round down"), F0(ceil, "round up"),
-    F0(round, "round half to even"), F0(logical_not, "x == 0"),
-    FK(gelu, "gelu(input, approximate='none')"), FK(leaky_relu, "leaky_relu(input, negative_slope=0.01)"),
-    FK(elu, "elu(input, alpha=1.0)"), FK(softplus, "softplus(input, beta=1, threshold=20)"),
+    F0(relu, "max(x, 0)"),
+    F0(silu, "x * sigmoid(x)"),
+    F0(sigmoid, "1 / (1 + exp(-x))"),
+    F0(tanh, "tanh(x)"),
+    F0(neg, "-x"),
+    {"negative", f_neg, METH_O, "-x"},
+    F0(abs, "|x|"),
+    F0(exp, "e^x"),
+    F0(log, "natural log"),
+    F0(sqrt, "square root"),
+    F0(rsqrt, "1 / sqrt(x)"),
+    F0(sin, "sine"),
+    F0(cos, "cosine"),
+    F0(square, "x * x"),
+    F0(reciprocal, "1 / x"),
+    F0(sign, "-1, 0 or 1"),
+    F0(floor, "round down"),
+    F0(ceil, "round up"),
+    F0(round, "round half to even"),
+    F0(logical_not, "x == 0"),
+    FK(gelu, "gelu(input, approximate='none')"),
+    FK(leaky_relu, "leaky_relu(input, negative_slope=0.01)"),
+    FK(elu, "elu(input, alpha=1.0)"),
+    FK(softplus, "softplus(input, beta=1, threshold=20)"),
     FK(clamp, "clamp(input, min=None, max=None)"),
     {"clip", (PyCFunction)(void (*)(void))f_clamp, METH_VARARGS | METH_KEYWORDS, "clamp(input, min=None, max=None)"},
-    FK(add, "add(input, other, *, alpha=1)"), FK(sub, "sub(input, other, *, alpha=1)"),
+    FK(add, "add(input, other, *, alpha=1)"),
+    FK(sub, "sub(input, other, *, alpha=1)"),
     FK(div, "div(input, other, *, rounding_mode=None)"),
     {"true_divide", (PyCFunction)(void (*)(void))f_div, METH_VARARGS | METH_KEYWORDS, "input / other"},
-    F2(mul, "input * other"), F2(pow, "input ** other"), F2(maximum, "elementwise max"),
-    F2(minimum, "elementwise min"), F2(remainder, "Python's %"), F2(floor_divide, "input // other"),
-    F2(eq, "=="), F2(ne, "!="), F2(lt, "<"), F2(le, "<="), F2(gt, ">"), F2(ge, ">="), F2(logical_and, "and"),
-    F2(logical_or, "or"), F2(where, "where(condition, input, other)"),
+    F2(mul, "input * other"),
+    F2(pow, "input ** other"),
+    F2(maximum, "elementwise max"),
+    F2(minimum, "elementwise min"),
+    F2(remainder, "Python's %"),
+    F2(floor_divide, "input // other"),
+    F2(eq, "=="),
+    F2(ne, "!="),
+    F2(lt, "<"),
+    F2(le, "<="),
+    F2(gt, ">"),
+    F2(ge, ">="),
+    F2(logical_and, "and"),
+    F2(logical_or, "or"),
+    F2(where, "where(condition, input, other)"),
     {NULL, NULL, 0, NULL},
 };
 
@@ -365,7 +439,8 @@ static PyObject *nb_pos(PyObject *x) { return Py_NewRef(x); }
 
 static PyObject *nb_invert(PyObject *x) {
   if (vkt_tensor_of(x)->dtype != VKT_BOOL) {
-    PyErr_SetString(PyExc_TypeError, "~ is supported on bool tensors only (bitwise not of integers is not implemented)");
+    PyErr_SetString(PyExc_TypeError,
+                    "~ is supported on bool tensors only (bitwise not of integers is not implemented)");
     return NULL;
   }
   return unary(x, VKT_OP_LOGICAL_NOT, none, none, false);
@@ -377,7 +452,8 @@ static PyObject *item(PyObject *x, const char *what) {
   char bytes[8];
   int64_t n = vkt_tensor_numel(t);
   if (n != 1) {
-    PyErr_Format(PyExc_RuntimeError, "%s value of Tensor with %s values is ambiguous", what, n ? "more than one" : "no");
+    PyErr_Format(PyExc_RuntimeError, "%s value of Tensor with %s values is ambiguous", what,
+                 n ? "more than one" : "no");
     return NULL;
   }
   vkt_status st = vkt_read(t, bytes);
@@ -426,13 +502,32 @@ static PyObject *richcompare(PyObject *a, PyObject *b, int op) {
 static Py_hash_t identity_hash(PyObject *x) { return (Py_hash_t)((uintptr_t)x >> 4); }
 
 PyType_Slot vkt_number_slots[] = {
-    {Py_nb_add, nb_add}, {Py_nb_subtract, nb_sub}, {Py_nb_multiply, nb_mul}, {Py_nb_true_divide, nb_div},
-    {Py_nb_floor_divide, nb_floordiv}, {Py_nb_remainder, nb_mod}, {Py_nb_power, nb_pow},
-    {Py_nb_inplace_add, nb_iadd}, {Py_nb_inplace_subtract, nb_isub}, {Py_nb_inplace_multiply, nb_imul},
-    {Py_nb_inplace_true_divide, nb_idiv}, {Py_nb_inplace_floor_divide, nb_ifloordiv},
-    {Py_nb_inplace_remainder, nb_imod}, {Py_nb_inplace_power, nb_ipow}, {Py_nb_and, nb_and}, {Py_nb_or, nb_or},
-    {Py_nb_negative, nb_neg}, {Py_nb_positive, nb_pos}, {Py_nb_absolute, nb_abs}, {Py_nb_invert, nb_invert},
-    {Py_nb_bool, nb_bool}, {Py_nb_int, nb_int}, {Py_nb_float, nb_float}, {Py_nb_index, nb_index},
-    {Py_nb_matrix_multiply, vkt_py_matmul}, {Py_tp_richcompare, richcompare}, {Py_tp_hash, identity_hash},
+    {Py_nb_add, nb_add},
+    {Py_nb_subtract, nb_sub},
+    {Py_nb_multiply, nb_mul},
+    {Py_nb_true_divide, nb_div},
+    {Py_nb_floor_divide, nb_floordiv},
+    {Py_nb_remainder, nb_mod},
+    {Py_nb_power, nb_pow},
+    {Py_nb_inplace_add, nb_iadd},
+    {Py_nb_inplace_subtract, nb_isub},
+    {Py_nb_inplace_multiply, nb_imul},
+    {Py_nb_inplace_true_divide, nb_idiv},
+    {Py_nb_inplace_floor_divide, nb_ifloordiv},
+    {Py_nb_inplace_remainder, nb_imod},
+    {Py_nb_inplace_power, nb_ipow},
+    {Py_nb_and, nb_and},
+    {Py_nb_or, nb_or},
+    {Py_nb_negative, nb_neg},
+    {Py_nb_positive, nb_pos},
+    {Py_nb_absolute, nb_abs},
+    {Py_nb_invert, nb_invert},
+    {Py_nb_bool, nb_bool},
+    {Py_nb_int, nb_int},
+    {Py_nb_float, nb_float},
+    {Py_nb_index, nb_index},
+    {Py_nb_matrix_multiply, vkt_py_matmul},
+    {Py_tp_richcompare, richcompare},
+    {Py_tp_hash, identity_hash},
     {0, NULL},
 };

@@ -30,15 +30,15 @@ PyObject *vkt_py_matmul(PyObject *a, PyObject *b) {
   return call2(vkt_matmul, "matmul", a, b, "other");
 }
 
-#define METHOD2(name, other)                                                                                 \
-  static PyObject *m_##name(PyObject *self, PyObject *o) { return call2(vkt_##name, #name, self, o, other); } \
-  static PyObject *f_##name(PyObject *mod, PyObject *args, PyObject *kwargs) {                               \
-    static char *kw[] = {"input", other, NULL};                                                              \
-    PyObject *a, *b;                                                                                         \
-    (void)mod;                                                                                               \
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:" #name, kw, &a, &b))                                 \
-      return NULL;                                                                                           \
-    return call2(vkt_##name, #name, a, b, other);                                                            \
+#define METHOD2(name, other)                                                                                           \
+  static PyObject *m_##name(PyObject *self, PyObject *o) { return call2(vkt_##name, #name, self, o, other); }          \
+  static PyObject *f_##name(PyObject *mod, PyObject *args, PyObject *kwargs) {                                         \
+    static char *kw[] = {"input", other, NULL};                                                                        \
+    PyObject *a, *b;                                                                                                   \
+    (void)mod;                                                                                                         \
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:" #name, kw, &a, &b))                                           \
+      return NULL;                                                                                                     \
+    return call2(vkt_##name, #name, a, b, other);                                                                      \
   }
 METHOD2(matmul, "other")
 METHOD2(mm, "mat2")
@@ -83,9 +83,9 @@ static PyObject *addmm(PyObject *self, PyObject *args, PyObject *kwargs) {
   PyObject *o[3] = {self, NULL, NULL}, *beta_o = NULL, *alpha_o = NULL;
   vkt_scalar beta = {false, 0, 1}, alpha = {false, 0, 1};
   vkt_tensor *t[3], out;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OO:addmm", m_kw, &o[1], &o[2], &beta_o, &alpha_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OO:addmm", f_kw, &o[0], &o[1], &o[2], &beta_o,
-                                              &alpha_o);
+  int ok =
+      self ? PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OO:addmm", m_kw, &o[1], &o[2], &beta_o, &alpha_o)
+           : PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OO:addmm", f_kw, &o[0], &o[1], &o[2], &beta_o, &alpha_o);
   if (!ok || (beta_o && vkt_py_scalar(beta_o, &beta) < 0) || (alpha_o && vkt_py_scalar(alpha_o, &alpha) < 0))
     return NULL;
   for (int k = 0; k < 3; k++)

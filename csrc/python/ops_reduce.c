@@ -35,8 +35,8 @@ static int parse(PyObject *self, PyObject *args, PyObject *kwargs, const reducti
   char **kws[] = {plain, dtype, var, softmax}, **kw = kws[r->form], fmt[32];
   snprintf(fmt, sizeof fmt, "%s:%s", formats[r->form], r->name);
   *c = (call){self, Py_None, Py_None, Py_None, Py_None, 0};
-#define PARSE(...)                                                                                           \
-  (self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt + 1, kw + 1, __VA_ARGS__)                           \
+#define PARSE(...)                                                                                                     \
+  (self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt + 1, kw + 1, __VA_ARGS__)                                      \
         : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &c->x, __VA_ARGS__))
   int ok;
   switch (r->form) {
@@ -97,9 +97,8 @@ static int parse_correction(const reduction *r, call *c, vkt_reduce_opts *o) {
 static PyObject *with_indices(int which, vkt_tensor *values, vkt_tensor *indices) {
   static PyStructSequence_Field fields[] = {
       {"values", "the largest (smallest) elements"}, {"indices", "their positions along dim"}, {NULL, NULL}};
-  static PyStructSequence_Desc descs[2] = {
-      {"vkt.return_types.max", "max(dim): (values, indices)", fields, 2},
-      {"vkt.return_types.min", "min(dim): (values, indices)", fields, 2}};
+  static PyStructSequence_Desc descs[2] = {{"vkt.return_types.max", "max(dim): (values, indices)", fields, 2},
+                                           {"vkt.return_types.min", "min(dim): (values, indices)", fields, 2}};
   static PyTypeObject *types[2];
   PyObject *v = vkt_wrap(values), *i = vkt_wrap(indices), *r = NULL;
   if (!types[which])
@@ -162,14 +161,14 @@ static PyObject *softmax(PyObject *self, PyObject *args, PyObject *kwargs, const
 }
 
 /* One row per binding: x.name(...) and vkt.name(input, ...). */
-#define REDUCTION(NAME, RUN, ID, FORM, SINGLE, INDICES)                                                     \
-  static const reduction r_##NAME = {#NAME, ID, FORM, SINGLE, INDICES};                                     \
-  static PyObject *m_##NAME(PyObject *self, PyObject *args, PyObject *kwargs) {                            \
-    return RUN(self, args, kwargs, &r_##NAME);                                                              \
-  }                                                                                                          \
-  static PyObject *f_##NAME(PyObject *mod, PyObject *args, PyObject *kwargs) {                             \
-    (void)mod;                                                                                               \
-    return RUN(NULL, args, kwargs, &r_##NAME);                                                              \
+#define REDUCTION(NAME, RUN, ID, FORM, SINGLE, INDICES)                                                                \
+  static const reduction r_##NAME = {#NAME, ID, FORM, SINGLE, INDICES};                                                \
+  static PyObject *m_##NAME(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
+    return RUN(self, args, kwargs, &r_##NAME);                                                                         \
+  }                                                                                                                    \
+  static PyObject *f_##NAME(PyObject *mod, PyObject *args, PyObject *kwargs) {                                         \
+    (void)mod;                                                                                                         \
+    return RUN(NULL, args, kwargs, &r_##NAME);                                                                         \
   }
 REDUCTION(sum, reduce, VKT_OP_SUM, FORM_DTYPE, false, false)
 REDUCTION(mean, reduce, VKT_OP_MEAN, FORM_DTYPE, false, false)
@@ -188,20 +187,21 @@ REDUCTION(softmax, softmax, VKT_OP_SOFTMAX, FORM_SOFTMAX, true, false)
 REDUCTION(log_softmax, softmax, VKT_OP_LOG_SOFTMAX, FORM_SOFTMAX, true, false)
 
 #define KW (METH_VARARGS | METH_KEYWORDS)
-#define M(NAME, DOC) {#NAME, (PyCFunction)(void (*)(void))m_##NAME, KW, DOC}
-#define F(NAME, DOC) {#NAME, (PyCFunction)(void (*)(void))f_##NAME, KW, DOC}
-#define BOTH(X)                                                                                              \
-  X(sum, "sum(dim=None, keepdim=False, *, dtype=None)"), X(mean, "mean(dim=None, keepdim=False, *, dtype=None)"), \
-      X(prod, "prod(dim=None, keepdim=False, *, dtype=None)"),                                               \
-      X(max, "max(): the largest element; max(dim, keepdim=False): (values, indices); max(other): maximum"), \
-      X(min, "min(): the smallest element; min(dim, keepdim=False): (values, indices); min(other): minimum"), \
-      X(amax, "amax(dim=(), keepdim=False)"), X(amin, "amin(dim=(), keepdim=False)"),                        \
-      X(argmax, "argmax(dim=None, keepdim=False): position of the first largest element"),                  \
-      X(argmin, "argmin(dim=None, keepdim=False): position of the first smallest element"),                 \
-      X(var, "var(dim=None, unbiased=None, keepdim=False, *, correction=1)"),                                \
-      X(std, "std(dim=None, unbiased=None, keepdim=False, *, correction=1)"),                                \
-      X(all, "all(dim=None, keepdim=False)"), X(any, "any(dim=None, keepdim=False)"),                        \
-      X(softmax, "softmax(dim, dtype=None): exp(x) / sum(exp(x)) along dim"),                                \
+#define M(NAME, DOC)                                                                                                   \
+  { #NAME, (PyCFunction)(void (*)(void))m_##NAME, KW, DOC }
+#define F(NAME, DOC)                                                                                                   \
+  { #NAME, (PyCFunction)(void (*)(void))f_##NAME, KW, DOC }
+#define BOTH(X)                                                                                                        \
+  X(sum, "sum(dim=None, keepdim=False, *, dtype=None)"), X(mean, "mean(dim=None, keepdim=False, *, dtype=None)"),      \
+      X(prod, "prod(dim=None, keepdim=False, *, dtype=None)"),                                                         \
+      X(max, "max(): the largest element; max(dim, keepdim=False): (values, indices); max(other): maximum"),           \
+      X(min, "min(): the smallest element; min(dim, keepdim=False): (values, indices); min(other): minimum"),          \
+      X(amax, "amax(dim=(), keepdim=False)"), X(amin, "amin(dim=(), keepdim=False)"),                                  \
+      X(argmax, "argmax(dim=None, keepdim=False): position of the first largest element"),                             \
+      X(argmin, "argmin(dim=None, keepdim=False): position of the first smallest element"),                            \
+      X(var, "var(dim=None, unbiased=None, keepdim=False, *, correction=1)"),                                          \
+      X(std, "std(dim=None, unbiased=None, keepdim=False, *, correction=1)"), X(all, "all(dim=None, keepdim=False)"),  \
+      X(any, "any(dim=None, keepdim=False)"), X(softmax, "softmax(dim, dtype=None): exp(x) / sum(exp(x)) along dim"),  \
       X(log_softmax, "log_softmax(dim, dtype=None): x - log(sum(exp(x))) along dim")
 
 PyMethodDef vkt_reduce_methods[] = {BOTH(M), {NULL, NULL, 0, NULL}};

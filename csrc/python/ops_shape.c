@@ -225,12 +225,8 @@ static PyObject *f_roll(PyObject *m, PyObject *a, PyObject *k) {
   (void)m;
   return roll(NULL, a, k);
 }
-static PyObject *tril(PyObject *s, PyObject *a, PyObject *k) {
-  return tri(s, a, k, false);
-}
-static PyObject *triu(PyObject *s, PyObject *a, PyObject *k) {
-  return tri(s, a, k, true);
-}
+static PyObject *tril(PyObject *s, PyObject *a, PyObject *k) { return tri(s, a, k, false); }
+static PyObject *triu(PyObject *s, PyObject *a, PyObject *k) { return tri(s, a, k, true); }
 static PyObject *f_tril(PyObject *m, PyObject *a, PyObject *k) {
   (void)m;
   return tri(NULL, a, k, false);
@@ -256,12 +252,8 @@ static PyObject *take(PyObject *self, PyObject *args, PyObject *kwargs, bool sel
   return vkt_py_result(select ? vkt_index_select(t, dim, index, &out) : vkt_gather(t, dim, index, &out), &out);
 }
 
-static PyObject *gather(PyObject *s, PyObject *a, PyObject *k) {
-  return take(s, a, k, false);
-}
-static PyObject *index_select(PyObject *s, PyObject *a, PyObject *k) {
-  return take(s, a, k, true);
-}
+static PyObject *gather(PyObject *s, PyObject *a, PyObject *k) { return take(s, a, k, false); }
+static PyObject *index_select(PyObject *s, PyObject *a, PyObject *k) { return take(s, a, k, true); }
 static PyObject *f_gather(PyObject *m, PyObject *a, PyObject *k) {
   (void)m;
   return take(NULL, a, k, false);
@@ -289,12 +281,8 @@ static PyObject *masked_fill(PyObject *self, PyObject *args, PyObject *kwargs, b
   return vkt_py_result(st, &out);
 }
 
-static PyObject *m_masked_fill(PyObject *s, PyObject *a, PyObject *k) {
-  return masked_fill(s, a, k, false);
-}
-static PyObject *m_masked_fill_(PyObject *s, PyObject *a, PyObject *k) {
-  return masked_fill(s, a, k, true);
-}
+static PyObject *m_masked_fill(PyObject *s, PyObject *a, PyObject *k) { return masked_fill(s, a, k, false); }
+static PyObject *m_masked_fill_(PyObject *s, PyObject *a, PyObject *k) { return masked_fill(s, a, k, true); }
 static PyObject *f_masked_fill(PyObject *m, PyObject *a, PyObject *k) {
   (void)m;
   return masked_fill(NULL, a, k, false);
@@ -439,7 +427,8 @@ int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value) {
 
 /* ---- tables ---- */
 
-#define MK(name, fn, doc) {name, KW(fn), METH_VARARGS | METH_KEYWORDS, doc}
+#define MK(name, fn, doc)                                                                                              \
+  { name, KW(fn), METH_VARARGS | METH_KEYWORDS, doc }
 
 PyMethodDef vkt_shape_methods[] = {
     MK("split", split, "split(split_size_or_sections, dim=0): views"),

@@ -20,19 +20,16 @@ typedef struct {
 extern vkt_py_state *vkt_state;
 
 typedef struct {
-  PyObject_HEAD
-  vkt_tensor t;
+  PyObject_HEAD vkt_tensor t;
   int exports; /* live buffer-protocol exports */
 } vkt_py_tensor;
 
 typedef struct {
-  PyObject_HEAD
-  vkt_dtype dtype;
+  PyObject_HEAD vkt_dtype dtype;
 } vkt_py_dtype;
 
 typedef struct {
-  PyObject_HEAD
-  int index; /* VKT_CPU, or a Vulkan adapter index; -2 for "vulkan" with no index */
+  PyObject_HEAD int index; /* VKT_CPU, or a Vulkan adapter index; -2 for "vulkan" with no index */
 } vkt_py_device;
 
 #define VKT_NO_INDEX (-2)

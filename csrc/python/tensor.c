@@ -68,7 +68,9 @@ static PyObject *get_mT(PyObject *self, void *c) {
   (void)c;
   vkt_tensor out;
   if (SELF->ndim < 2)
-    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "tensor.mT is only supported on matrices or batches of matrices. Got %d-D tensor.", SELF->ndim));
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME,
+                              "tensor.mT is only supported on matrices or batches of matrices. Got %d-D tensor.",
+                              SELF->ndim));
   return result(vkt_transpose(&out, SELF, -2, -1), &out);
 }
 
@@ -219,7 +221,8 @@ static PyObject *t_t(PyObject *self, PyObject *unused) {
   (void)unused;
   vkt_tensor out;
   if (SELF->ndim > 2)
-    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "t() expects a tensor with <= 2 dimensions, but self is %dD", SELF->ndim));
+    return vkt_raise(
+        vkt_fail(VKT_ERR_RUNTIME, "t() expects a tensor with <= 2 dimensions, but self is %dD", SELF->ndim));
   return result(vkt_transpose(&out, SELF, 0, SELF->ndim == 2 ? 1 : 0), &out);
 }
 
@@ -430,11 +433,11 @@ static PyObject *t_to(PyObject *self, PyObject *args, PyObject *kwargs) {
   return result(vkt_to(&out, SELF, device, dtype), &out);
 }
 
-#define CAST_METHOD(fn, dt)                                                                                  \
-  static PyObject *fn(PyObject *self, PyObject *unused) {                                                    \
-    (void)unused;                                                                                            \
-    vkt_tensor out;                                                                                          \
-    return result(vkt_to(&out, SELF, vkt_tensor_device(SELF), dt), &out);                                    \
+#define CAST_METHOD(fn, dt)                                                                                            \
+  static PyObject *fn(PyObject *self, PyObject *unused) {                                                              \
+    (void)unused;                                                                                                      \
+    vkt_tensor out;                                                                                                    \
+    return result(vkt_to(&out, SELF, vkt_tensor_device(SELF), dt), &out);                                              \
   }
 CAST_METHOD(t_float, VKT_FLOAT32)
 CAST_METHOD(t_double, VKT_FLOAT64)
@@ -456,7 +459,8 @@ static PyObject *t_item(PyObject *self, PyObject *unused) {
   char bytes[8];
   int64_t n = vkt_tensor_numel(SELF);
   if (n != 1)
-    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "a Tensor with %lld elements cannot be converted to Scalar", (long long)n));
+    return vkt_raise(
+        vkt_fail(VKT_ERR_RUNTIME, "a Tensor with %lld elements cannot be converted to Scalar", (long long)n));
   vkt_status st = vkt_read(SELF, bytes);
   return st ? vkt_raise(st) : scalar_object(SELF->dtype, bytes);
 }
@@ -498,7 +502,8 @@ static PyMethodDef tensor_methods[] = {
     {"storage_offset", t_storage_offset, METH_NOARGS, "offset into the storage, in elements"},
     {"view", t_view, METH_VARARGS, "view(*shape): the same storage seen with another shape"},
     {"reshape", t_reshape, METH_VARARGS, "reshape(*shape): a view when possible, else a copy"},
-    {"flatten", (PyCFunction)(void (*)(void))t_flatten, METH_VARARGS | METH_KEYWORDS, "flatten(start_dim=0, end_dim=-1)"},
+    {"flatten", (PyCFunction)(void (*)(void))t_flatten, METH_VARARGS | METH_KEYWORDS,
+     "flatten(start_dim=0, end_dim=-1)"},
     {"transpose", t_transpose, METH_VARARGS, "transpose(dim0, dim1): a view"},
     {"t", t_t, METH_NOARGS, "transpose of a matrix (a view)"},
     {"permute", t_permute, METH_VARARGS, "permute(*dims): a view"},

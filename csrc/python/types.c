@@ -164,8 +164,8 @@ static PyType_Slot device_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec device_spec = {"vkt.device", sizeof(vkt_py_device), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, device_slots};
+static PyType_Spec device_spec = {"vkt.device", sizeof(vkt_py_device), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+                                  device_slots};
 
 int vkt_types_add(PyObject *module, vkt_py_state *state) {
   state->dtype_type = PyType_FromModuleAndSpec(module, &dtype_spec, NULL);

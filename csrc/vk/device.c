@@ -11,8 +11,8 @@
 VKT_VK_FUNCS(VKT_DEFINE)
 #undef VKT_DEFINE
 
-const char *const vkt_adapter_type_names[VKT_ADAPTER_TYPE_COUNT] = {"discrete", "integrated", "virtual",
-                                                                    "cpu", "other"};
+const char *const vkt_adapter_type_names[VKT_ADAPTER_TYPE_COUNT] = {"discrete", "integrated", "virtual", "cpu",
+                                                                    "other"};
 
 #define VKT_MAX_ADAPTERS 16
 #define VKT_MAX_MESSAGES 64
@@ -27,7 +27,7 @@ static struct {
   VkPhysicalDevice physical[VKT_MAX_ADAPTERS]; /* ranked order */
   vkt_adapter_props props[VKT_MAX_ADAPTERS];
   vkt_device *devices[VKT_MAX_ADAPTERS];
-  int chosen;           /* default adapter, or -1 when VKT_DEVICE names none */
+  int chosen; /* default adapter, or -1 when VKT_DEVICE names none */
   char choice_reason[512];
   char cache_dir[1024];
   bool validation;
@@ -67,8 +67,7 @@ static pthread_mutex_t messages_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                  VkDebugUtilsMessageTypeFlagsEXT type,
-                                                 const VkDebugUtilsMessengerCallbackDataEXT *data,
-                                                 void *user) {
+                                                 const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
   (void)type, (void)user;
   if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
     return VK_FALSE;
@@ -92,8 +91,8 @@ static bool load_library(void) {
   const char *path = getenv("VKT_VULKAN_LIBRARY");
   rt.lib = dlopen(path && *path ? path : "libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!rt.lib) {
-    snprintf(rt.why, sizeof rt.why, "no Vulkan loader: dlopen(%s) failed: %s",
-             path && *path ? path : "libvulkan.so.1", dlerror());
+    snprintf(rt.why, sizeof rt.why, "no Vulkan loader: dlopen(%s) failed: %s", path && *path ? path : "libvulkan.so.1",
+             dlerror());
     return false;
   }
   PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)dlsym(rt.lib, "vkGetInstanceProcAddr");
@@ -134,12 +133,13 @@ static bool create_instance(PFN_vkGetInstanceProcAddr gipa) {
                            .apiVersion = VK_API_VERSION_1_2};
   const char *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
   VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
-  VkDebugUtilsMessengerCreateInfoEXT m = {
-      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-      .pfnUserCallback = on_message};
+  VkDebugUtilsMessengerCreateInfoEXT m = {.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+                                          .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                                                             VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+                                          .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                                                         VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                                                         VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+                                          .pfnUserCallback = on_message};
   /* Chained into the instance's create info, m also hears vkCreateInstance and vkDestroyInstance,
    * where the layer reports objects left undestroyed. */
   VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
@@ -212,10 +212,8 @@ static vkt_adapter_type adapter_type(VkPhysicalDeviceType t) {
 
 static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-  VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
-                                          .pNext = &sub};
-  VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                        .pNext = &drv};
+  VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, .pNext = &sub};
+  VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &drv};
   vkGetPhysicalDeviceProperties2(pd, &props2);
   const VkPhysicalDeviceProperties *pr = &props2.properties;
   snprintf(p->name, sizeof p->name, "%s", pr->deviceName);
@@ -236,8 +234,7 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);
   for (uint32_t i = 0; i < mem.memoryHeapCount; i++)
-    if ((mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
-        mem.memoryHeaps[i].size > p->device_local_bytes)
+    if ((mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && mem.memoryHeaps[i].size > p->device_local_bytes)
       p->device_local_bytes = mem.memoryHeaps[i].size;
 
   VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -250,8 +247,8 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   p->int16_storage = f11.storageBuffer16BitAccess && f.features.shaderInt16;
   p->float16 = p->int16_storage && f12.shaderFloat16;
   p->int8_storage = f12.storageBuffer8BitAccess && f12.shaderInt8;
-  p->cooperative_matrix = has_device_extension(pd, "VK_NV_cooperative_matrix") ||
-                          has_device_extension(pd, "VK_KHR_cooperative_matrix");
+  p->cooperative_matrix =
+      has_device_extension(pd, "VK_NV_cooperative_matrix") || has_device_extension(pd, "VK_KHR_cooperative_matrix");
   p->push_descriptor = has_device_extension(pd, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   p->coop_f16 = p->float16 && has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd);
 }
@@ -262,8 +259,7 @@ static void choose_default(void) {
   if (!want || !*want) {
     rt.chosen = 0;
     snprintf(rt.choice_reason, sizeof rt.choice_reason,
-             "best of %d adapter(s): discrete > integrated > virtual > cpu, then device-local memory",
-             rt.count);
+             "best of %d adapter(s): discrete > integrated > virtual > cpu, then device-local memory", rt.count);
     return;
   }
   char *end;
@@ -273,22 +269,19 @@ static void choose_default(void) {
       rt.chosen = (int)idx;
       snprintf(rt.choice_reason, sizeof rt.choice_reason, "VKT_DEVICE=%s", want);
     } else {
-      snprintf(rt.choice_reason, sizeof rt.choice_reason,
-               "VKT_DEVICE=%s names adapter %ld, but there are %d (0..%d)", want, idx, rt.count,
-               rt.count - 1);
+      snprintf(rt.choice_reason, sizeof rt.choice_reason, "VKT_DEVICE=%s names adapter %ld, but there are %d (0..%d)",
+               want, idx, rt.count, rt.count - 1);
     }
     return;
   }
   for (int i = 0; i < rt.count; i++)
     if (strcmp(vkt_adapter_type_names[rt.props[i].type], want) == 0) {
       rt.chosen = i;
-      snprintf(rt.choice_reason, sizeof rt.choice_reason, "VKT_DEVICE=%s: the best %s adapter", want,
-               want);
+      snprintf(rt.choice_reason, sizeof rt.choice_reason, "VKT_DEVICE=%s: the best %s adapter", want, want);
       return;
     }
   snprintf(rt.choice_reason, sizeof rt.choice_reason,
-           "VKT_DEVICE=%s names no adapter here (use an index, discrete, integrated, virtual or cpu)",
-           want);
+           "VKT_DEVICE=%s names no adapter here (use an index, discrete, integrated, virtual or cpu)", want);
 }
 
 void vkt_runtime_init(void) {
@@ -368,8 +361,7 @@ vkt_status vkt_set_default_adapter(int index) {
   if (!vkt_runtime_available())
     return vkt_fail(VKT_ERR_RUNTIME, "Vulkan is not available: %s", rt.why);
   if (index < 0 || index >= rt.count)
-    return vkt_fail(VKT_ERR_RUNTIME, "invalid device index %d: there are %d Vulkan adapter(s)", index,
-                    rt.count);
+    return vkt_fail(VKT_ERR_RUNTIME, "invalid device index %d: there are %d Vulkan adapter(s)", index, rt.count);
   rt.chosen = index;
   snprintf(rt.choice_reason, sizeof rt.choice_reason, "set_device(%d)", index);
   return VKT_OK;
@@ -418,11 +410,10 @@ static vkt_status create_device(int index, vkt_device *dev) {
   VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                           .pNext = &f12,
                                           .storageBuffer16BitAccess = p->int16_storage};
-  VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                 .pNext = &f11,
-                                 .features = {.shaderFloat64 = p->float64,
-                                              .shaderInt64 = p->int64,
-                                              .shaderInt16 = p->int16_storage}};
+  VkPhysicalDeviceFeatures2 f = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+      .pNext = &f11,
+      .features = {.shaderFloat64 = p->float64, .shaderInt64 = p->int64, .shaderInt16 = p->int16_storage}};
   const char *ext[2];
   uint32_t next = 0;
   if (p->push_descriptor)
@@ -464,8 +455,7 @@ vkt_status vkt_device_get(int index, vkt_device **out) {
   if (!vkt_runtime_available())
     return vkt_fail(VKT_ERR_RUNTIME, "Vulkan is not available: %s", rt.why);
   if (index < 0 || index >= rt.count)
-    return vkt_fail(VKT_ERR_RUNTIME, "invalid device vulkan:%d: there are %d Vulkan adapter(s)", index,
-                    rt.count);
+    return vkt_fail(VKT_ERR_RUNTIME, "invalid device vulkan:%d: there are %d Vulkan adapter(s)", index, rt.count);
   if (!rt.devices[index]) {
     vkt_device *dev = calloc(1, sizeof *dev);
     if (!dev)

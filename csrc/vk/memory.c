@@ -143,8 +143,8 @@ static void destroy_block(vkt_device *dev, vkt_block *b) {
   free(b);
 }
 
-static vkt_status create_buffer(vkt_device *dev, uint64_t size, uint32_t type, VkBuffer *buf,
-                                VkDeviceMemory *memory, void **mapped) {
+static vkt_status create_buffer(vkt_device *dev, uint64_t size, uint32_t type, VkBuffer *buf, VkDeviceMemory *memory,
+                                void **mapped) {
   vkt_status st = VKT_OK;
   VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                            .size = size,
@@ -158,9 +158,8 @@ static vkt_status create_buffer(vkt_device *dev, uint64_t size, uint32_t type, V
     st = vkt_fail(VKT_ERR_RUNTIME, "buffer cannot live in memory type %u", type);
     goto finish;
   }
-  VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                             .allocationSize = req.size,
-                             .memoryTypeIndex = type};
+  VkMemoryAllocateInfo ai = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size, .memoryTypeIndex = type};
   VKT_VK_CHECK(vkAllocateMemory(dev->device, &ai, NULL, memory));
   VKT_VK_CHECK(vkBindBufferMemory(dev->device, *buf, *memory, 0));
   if (mapped)
@@ -171,8 +170,7 @@ finish:
 
 static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_block **out) {
   if (dev->limit && dev->stats.reserved + size > dev->limit)
-    return vkt_fail(VKT_ERR_OOM, "the allocator's limit of %llu bytes is reached",
-                    (unsigned long long)dev->limit);
+    return vkt_fail(VKT_ERR_OOM, "the allocator's limit of %llu bytes is reached", (unsigned long long)dev->limit);
   vkt_block *b = calloc(1, sizeof *b);
   vkt_segment *seg = calloc(1, sizeof *seg);
   if (!b || !seg) {
@@ -183,8 +181,8 @@ static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_
   b->dedicated = dedicated;
   dev->stats.reserved += size; /* destroy_block takes it back on failure */
   dev->stats.blocks++;
-  vkt_status st = create_buffer(dev, size, dev->mem_type, &b->buffer, &b->memory,
-                                dev->mem_host_visible ? &b->mapped : NULL);
+  vkt_status st =
+      create_buffer(dev, size, dev->mem_type, &b->buffer, &b->memory, dev->mem_host_visible ? &b->mapped : NULL);
   if (st) {
     free(seg);
     destroy_block(dev, b);
@@ -213,8 +211,11 @@ static bool carve(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vk
   if (best->size > need && !(best->block->dedicated && best->size - need < need)) {
     vkt_segment *rest = calloc(1, sizeof *rest);
     if (rest) {
-      *rest = (vkt_segment){.offset = best->offset + need, .size = best->size - need, .block = best->block,
-                            .prev = best, .next = best->next};
+      *rest = (vkt_segment){.offset = best->offset + need,
+                            .size = best->size - need,
+                            .block = best->block,
+                            .prev = best,
+                            .next = best->next};
       if (best->next)
         best->next->prev = rest;
       best->next = rest;
@@ -381,8 +382,8 @@ static vkt_status staging_get(vkt_device *dev, int i, vkt_staging **out) {
 }
 
 /* Records a buffer-to-buffer copy in the stream, with the barrier it needs. */
-static vkt_status record_copy(vkt_device *dev, VkBuffer src, uint64_t soff, VkBuffer dst, uint64_t doff,
-                              uint64_t n, uint64_t *batch) {
+static vkt_status record_copy(vkt_device *dev, VkBuffer src, uint64_t soff, VkBuffer dst, uint64_t doff, uint64_t n,
+                              uint64_t *batch) {
   VkCommandBuffer cmd;
   vkt_status st = vkt_stream_begin(dev, &cmd);
   if (st)
@@ -394,8 +395,8 @@ static vkt_status record_copy(vkt_device *dev, VkBuffer src, uint64_t soff, VkBu
   return VKT_OK;
 }
 
-vkt_status vkt_mem_upload(vkt_device *dev, const vkt_alloc *a, uint64_t off, const void *src,
-                          uint64_t nbytes, uint64_t *last_use) {
+vkt_status vkt_mem_upload(vkt_device *dev, const vkt_alloc *a, uint64_t off, const void *src, uint64_t nbytes,
+                          uint64_t *last_use) {
   vkt_status st = VKT_OK;
   if (nbytes == 0)
     return VKT_OK;
@@ -473,10 +474,10 @@ vkt_status vkt_mem_fill(vkt_device *dev, const vkt_alloc *a, uint64_t off, uint6
   return VKT_OK;
 }
 
-vkt_status vkt_mem_copy(vkt_device *dev, const vkt_alloc *src, uint64_t src_off, const vkt_alloc *dst,
-                        uint64_t dst_off, uint64_t nbytes, uint64_t *batch) {
+vkt_status vkt_mem_copy(vkt_device *dev, const vkt_alloc *src, uint64_t src_off, const vkt_alloc *dst, uint64_t dst_off,
+                        uint64_t nbytes, uint64_t *batch) {
   if (nbytes == 0)
     return VKT_OK;
-  return record_copy(dev, src->block->buffer, src->offset + src_off, dst->block->buffer, dst->offset + dst_off,
-                     nbytes, batch);
+  return record_copy(dev, src->block->buffer, src->offset + src_off, dst->block->buffer, dst->offset + dst_off, nbytes,
+                     batch);
 }

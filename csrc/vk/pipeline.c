@@ -76,8 +76,7 @@ static vkt_status expand(const char *name, vkt_buf *out, int depth) {
   return VKT_OK;
 }
 
-static vkt_status compile(const char *name, const char *source, const char *defines, uint32_t **words,
-                          size_t *nwords) {
+static vkt_status compile(const char *name, const char *source, const char *defines, uint32_t **words, size_t *nwords) {
   static bool initialized;
   vkt_status st = VKT_OK;
   glslang_shader_t *shader = NULL;
@@ -102,8 +101,7 @@ static vkt_status compile(const char *name, const char *source, const char *defi
   }
   glslang_shader_set_preamble(shader, defines);
   if (!glslang_shader_preprocess(shader, &input) || !glslang_shader_parse(shader, &input)) {
-    st = vkt_fail(VKT_ERR_RUNTIME, "compiling shader %s [%s]: %s", name, defines,
-                  glslang_shader_get_info_log(shader));
+    st = vkt_fail(VKT_ERR_RUNTIME, "compiling shader %s [%s]: %s", name, defines, glslang_shader_get_info_log(shader));
     goto finish;
   }
   program = glslang_program_create();
@@ -215,8 +213,8 @@ static void cache_path(vkt_device *dev, char *path, size_t n) {
   char uuid[33];
   for (int i = 0; i < 16; i++)
     snprintf(uuid + 2 * i, 3, "%02x", dev->props->uuid[i]);
-  snprintf(path, n, "%s/pipelines-%04x-%04x-%s.bin", vkt_cache_dir(), dev->props->vendor_id,
-           dev->props->device_id, uuid);
+  snprintf(path, n, "%s/pipelines-%04x-%04x-%s.bin", vkt_cache_dir(), dev->props->vendor_id, dev->props->device_id,
+           uuid);
 }
 
 void vkt_pipeline_cache_load(vkt_device *dev) {
@@ -224,9 +222,8 @@ void vkt_pipeline_cache_load(vkt_device *dev) {
   size_t n = 0;
   cache_path(dev, path, sizeof path);
   void *data = read_file(path, &n);
-  VkPipelineCacheCreateInfo info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
-                                    .initialDataSize = n,
-                                    .pInitialData = data};
+  VkPipelineCacheCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO, .initialDataSize = n, .pInitialData = data};
   /* The driver checks the header and ignores a cache from another device or version. */
   if (vkCreatePipelineCache(dev->device, &info, NULL, &dev->pipeline_cache) != VK_SUCCESS) {
     info.initialDataSize = 0, info.pInitialData = NULL;
@@ -238,8 +235,7 @@ void vkt_pipeline_cache_load(vkt_device *dev) {
 
 void vkt_pipeline_cache_save(vkt_device *dev) {
   size_t n = 0;
-  if (!dev->pipeline_cache ||
-      vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &n, NULL) != VK_SUCCESS || !n)
+  if (!dev->pipeline_cache || vkGetPipelineCacheData(dev->device, dev->pipeline_cache, &n, NULL) != VK_SUCCESS || !n)
     return;
   void *data = malloc(n);
   char path[1200];
@@ -272,8 +268,7 @@ void vkt_pipelines_destroy(vkt_device *dev) {
   dev->pipeline_cache = VK_NULL_HANDLE;
 }
 
-static vkt_status build(vkt_device *dev, vkt_pipeline *p, const char *shader, const char *defines,
-                        uint32_t push_size) {
+static vkt_status build(vkt_device *dev, vkt_pipeline *p, const char *shader, const char *defines, uint32_t push_size) {
   vkt_status st = VKT_OK;
   uint32_t *words = NULL;
   size_t nwords = 0;
@@ -284,12 +279,11 @@ static vkt_status build(vkt_device *dev, vkt_pipeline *p, const char *shader, co
                                                  .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                                  .descriptorCount = 1,
                                                  .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-  VkDescriptorSetLayoutCreateInfo sl = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                        .flags = dev->push_descriptors
-                                                     ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR
-                                                     : 0,
-                                        .bindingCount = (uint32_t)p->nbindings,
-                                        .pBindings = bindings};
+  VkDescriptorSetLayoutCreateInfo sl = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+      .flags = dev->push_descriptors ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
+      .bindingCount = (uint32_t)p->nbindings,
+      .pBindings = bindings};
   VKT_VK_CHECK(vkCreateDescriptorSetLayout(dev->device, &sl, NULL, &p->set_layout));
   VkPushConstantRange range = {VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size};
   VkPipelineLayoutCreateInfo pl = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
@@ -300,17 +294,15 @@ static vkt_status build(vkt_device *dev, vkt_pipeline *p, const char *shader, co
   VKT_VK_CHECK(vkCreatePipelineLayout(dev->device, &pl, NULL, &p->layout));
   if ((st = get_spirv(dev, shader, defines, &words, &nwords)))
     goto finish;
-  VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                 .codeSize = nwords * 4,
-                                 .pCode = words};
+  VkShaderModuleCreateInfo mi = {
+      .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = nwords * 4, .pCode = words};
   VKT_VK_CHECK(vkCreateShaderModule(dev->device, &mi, NULL, &module));
-  VkComputePipelineCreateInfo ci = {
-      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                .module = module,
-                .pName = "main"},
-      .layout = p->layout};
+  VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+                                    .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                                              .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                                              .module = module,
+                                              .pName = "main"},
+                                    .layout = p->layout};
   VKT_VK_CHECK(vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &ci, NULL, &p->pipeline));
 finish:
   if (module)
@@ -319,19 +311,19 @@ finish:
   return st;
 }
 
-vkt_status vkt_pipeline_get(vkt_device *dev, const char *shader, const char *defines, int nbindings,
-                            uint32_t push_size, vkt_pipeline **out) {
+vkt_status vkt_pipeline_get(vkt_device *dev, const char *shader, const char *defines, int nbindings, uint32_t push_size,
+                            vkt_pipeline **out) {
   size_t ls = strlen(shader), ld = strlen(defines);
   uint64_t h = fnv1a(defines, ld, fnv1a(shader, ls, 0xcbf29ce484222325ull));
   vkt_pipeline **bucket = &dev->pipelines[h % VKT_PIPELINE_BUCKETS];
   for (vkt_pipeline *p = *bucket; p; p = p->next)
-    if (p->hash == h && strncmp(p->key, shader, ls) == 0 && p->key[ls] == '\n' && strcmp(p->key + ls + 1, defines) == 0) {
+    if (p->hash == h && strncmp(p->key, shader, ls) == 0 && p->key[ls] == '\n' &&
+        strcmp(p->key + ls + 1, defines) == 0) {
       *out = p;
       return VKT_OK;
     }
   if (nbindings > VKT_MAX_BINDINGS)
-    return vkt_fail(VKT_ERR_RUNTIME, "shader %s binds %d buffers, more than %d", shader, nbindings,
-                    VKT_MAX_BINDINGS);
+    return vkt_fail(VKT_ERR_RUNTIME, "shader %s binds %d buffers, more than %d", shader, nbindings, VKT_MAX_BINDINGS);
   vkt_pipeline *p = calloc(1, sizeof *p);
   char *key = malloc(ls + ld + 2);
   if (!p || !key) {

@@ -84,7 +84,7 @@ typedef struct {
   vkt_block *block;
   struct vkt_segment *segment; /* the allocator's record of this range */
   uint64_t offset;             /* bytes into the block's buffer, 256-aligned */
-  uint64_t size;   /* bytes, the request rounded up to 4 */
+  uint64_t size;               /* bytes, the request rounded up to 4 */
 } vkt_alloc;
 
 typedef struct {
@@ -104,16 +104,16 @@ uint64_t vkt_mem_limit(vkt_device *dev);
 
 /* Host <-> device copies of nbytes at byte offset off of an allocation. An upload waits for batch
  * last_use and may record into the stream: *last_use is updated. A download waits for last_use. */
-vkt_status vkt_mem_upload(vkt_device *dev, const vkt_alloc *a, uint64_t off, const void *src,
-                          uint64_t nbytes, uint64_t *last_use);
-vkt_status vkt_mem_download(vkt_device *dev, const vkt_alloc *a, uint64_t off, void *dst,
-                            uint64_t nbytes, uint64_t last_use);
+vkt_status vkt_mem_upload(vkt_device *dev, const vkt_alloc *a, uint64_t off, const void *src, uint64_t nbytes,
+                          uint64_t *last_use);
+vkt_status vkt_mem_download(vkt_device *dev, const vkt_alloc *a, uint64_t off, void *dst, uint64_t nbytes,
+                            uint64_t last_use);
 /* Fills nbytes (a multiple of 4) with a 32-bit pattern, recorded in the stream. */
-vkt_status vkt_mem_fill(vkt_device *dev, const vkt_alloc *a, uint64_t off, uint64_t nbytes,
-                        uint32_t pattern, uint64_t *last_use);
+vkt_status vkt_mem_fill(vkt_device *dev, const vkt_alloc *a, uint64_t off, uint64_t nbytes, uint32_t pattern,
+                        uint64_t *last_use);
 /* Device-to-device copy of nbytes, recorded in the stream; returns its batch in *batch. */
-vkt_status vkt_mem_copy(vkt_device *dev, const vkt_alloc *src, uint64_t src_off, const vkt_alloc *dst,
-                        uint64_t dst_off, uint64_t nbytes, uint64_t *batch);
+vkt_status vkt_mem_copy(vkt_device *dev, const vkt_alloc *src, uint64_t src_off, const vkt_alloc *dst, uint64_t dst_off,
+                        uint64_t nbytes, uint64_t *batch);
 
 /* ---- stream: batched asynchronous execution ---- */
 
@@ -125,9 +125,8 @@ typedef struct {
 
 /* Records a dispatch into the current batch (a barrier first only if it touches a range written
  * earlier in the batch, or writes one read earlier) and returns the batch id in *batch. */
-vkt_status vkt_stream_dispatch(vkt_device *dev, vkt_pipeline *pipe, const vkt_binding *bindings,
-                               int nbindings, const void *push, uint32_t push_size, const uint32_t groups[3],
-                               uint64_t *batch);
+vkt_status vkt_stream_dispatch(vkt_device *dev, vkt_pipeline *pipe, const vkt_binding *bindings, int nbindings,
+                               const void *push, uint32_t push_size, const uint32_t groups[3], uint64_t *batch);
 vkt_status vkt_stream_flush(vkt_device *dev);
 /* Waits until batch id has finished, submitting it first if it is still being recorded. */
 vkt_status vkt_stream_wait(vkt_device *dev, uint64_t batch);
@@ -138,8 +137,8 @@ uint64_t vkt_stream_recording(vkt_device *dev);
 
 /* The compute pipeline for shaders/<shader> compiled with the given #define lines, with nbindings
  * storage buffers and push_size bytes of push constants. Cached in memory and on disk. */
-vkt_status vkt_pipeline_get(vkt_device *dev, const char *shader, const char *defines, int nbindings,
-                            uint32_t push_size, vkt_pipeline **out);
+vkt_status vkt_pipeline_get(vkt_device *dev, const char *shader, const char *defines, int nbindings, uint32_t push_size,
+                            vkt_pipeline **out);
 
 /* Splits n workgroups over x and y within the adapter's limits; shaders rebuild the linear id. */
 void vkt_groups_for(const vkt_device *dev, uint64_t n, uint32_t groups[3]);

@@ -125,8 +125,8 @@ static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags dst_stage, VkAcces
   VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                         .dstAccessMask = dst_access};
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, dst_stage, 0,
-                       1, &mb, 0, NULL, 0, NULL);
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, dst_stage, 0, 1, &mb,
+                       0, NULL, 0, NULL);
 }
 
 /* A barrier goes in only when this command reads or writes a range written since the last barrier,

@@ -10,26 +10,30 @@
 
 #include "runtime.h"
 
-#define VKT_VK_FUNCS(X)                                                                                  \
-  X(vkCreateInstance) X(vkDestroyInstance) X(vkEnumeratePhysicalDevices)                               \
-  X(vkEnumerateInstanceLayerProperties) X(vkEnumerateInstanceExtensionProperties)                      \
-  X(vkEnumerateInstanceVersion) X(vkGetPhysicalDeviceProperties) X(vkGetPhysicalDeviceProperties2)     \
-  X(vkGetPhysicalDeviceFeatures) X(vkGetPhysicalDeviceFeatures2) X(vkGetPhysicalDeviceMemoryProperties) \
-  X(vkGetPhysicalDeviceQueueFamilyProperties) X(vkEnumerateDeviceExtensionProperties)                  \
-  X(vkCreateDevice) X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkDeviceWaitIdle) X(vkAllocateMemory)      \
-  X(vkFreeMemory) X(vkMapMemory) X(vkUnmapMemory) X(vkCreateBuffer) X(vkDestroyBuffer)                 \
-  X(vkGetBufferMemoryRequirements) X(vkBindBufferMemory) X(vkCreateCommandPool)                        \
-  X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer)    \
-  X(vkResetCommandBuffer) X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences)       \
-  X(vkResetFences) X(vkGetFenceStatus) X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer)   \
-  X(vkCmdDispatch) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants)               \
-  X(vkCreateShaderModule) X(vkDestroyShaderModule) X(vkCreateComputePipelines) X(vkDestroyPipeline)    \
-  X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout) X(vkCreateDescriptorSetLayout)                  \
-  X(vkDestroyDescriptorSetLayout) X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool)                 \
-  X(vkResetDescriptorPool) X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets)                       \
-  X(vkCreatePipelineCache) X(vkDestroyPipelineCache) X(vkGetPipelineCacheData)                         \
-  X(vkCreateDebugUtilsMessengerEXT) X(vkDestroyDebugUtilsMessengerEXT) X(vkCmdPushDescriptorSetKHR) X(vkCreateSemaphore) X(vkDestroySemaphore) X(vkWaitSemaphores) X(vkGetSemaphoreCounterValue)                         \
-  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+#define VKT_VK_FUNCS(X)                                                                                                \
+  X(vkCreateInstance)                                                                                                  \
+  X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkEnumerateInstanceLayerProperties) X(                          \
+      vkEnumerateInstanceExtensionProperties) X(vkEnumerateInstanceVersion) X(vkGetPhysicalDeviceProperties)           \
+      X(vkGetPhysicalDeviceProperties2) X(vkGetPhysicalDeviceFeatures) X(vkGetPhysicalDeviceFeatures2) X(              \
+          vkGetPhysicalDeviceMemoryProperties) X(vkGetPhysicalDeviceQueueFamilyProperties)                             \
+          X(vkEnumerateDeviceExtensionProperties) X(vkCreateDevice) X(vkDestroyDevice) X(vkGetDeviceQueue) X(          \
+              vkDeviceWaitIdle) X(vkAllocateMemory) X(vkFreeMemory) X(vkMapMemory) X(vkUnmapMemory) X(vkCreateBuffer)  \
+              X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements) X(vkBindBufferMemory) X(vkCreateCommandPool) X(      \
+                  vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer)      \
+                  X(vkResetCommandBuffer) X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(    \
+                      vkResetFences) X(vkGetFenceStatus) X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) \
+                      X(vkCmdDispatch) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants)           \
+                          X(vkCreateShaderModule) X(vkDestroyShaderModule) X(vkCreateComputePipelines)                 \
+                              X(vkDestroyPipeline) X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout)                \
+                                  X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout)                       \
+                                      X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkResetDescriptorPool)    \
+                                          X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets)                        \
+                                              X(vkCreatePipelineCache) X(vkDestroyPipelineCache)                       \
+                                                  X(vkGetPipelineCacheData) X(vkCreateDebugUtilsMessengerEXT)          \
+                                                      X(vkDestroyDebugUtilsMessengerEXT) X(vkCmdPushDescriptorSetKHR)  \
+                                                          X(vkCreateSemaphore) X(vkDestroySemaphore)                   \
+                                                              X(vkWaitSemaphores) X(vkGetSemaphoreCounterValue)        \
+                                                                  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
 
 #define VKT_DECLARE(name) extern PFN_##name name;
 VKT_VK_FUNCS(VKT_DECLARE)
@@ -37,13 +41,13 @@ VKT_VK_FUNCS(VKT_DECLARE)
 
 /* Turns a failed VkResult into a vkt_status naming the call. */
 vkt_status vkt_vk_fail(VkResult r, const char *what);
-#define VKT_VK_CHECK(call)                                                                               \
-  do {                                                                                                   \
-    VkResult r_ = (call);                                                                                \
-    if (r_ != VK_SUCCESS) {                                                                              \
-      st = vkt_vk_fail(r_, #call);                                                                       \
-      goto finish;                                                                                       \
-    }                                                                                                    \
+#define VKT_VK_CHECK(call)                                                                                             \
+  do {                                                                                                                 \
+    VkResult r_ = (call);                                                                                              \
+    if (r_ != VK_SUCCESS) {                                                                                            \
+      st = vkt_vk_fail(r_, #call);                                                                                     \
+      goto finish;                                                                                                     \
+    }                                                                                                                  \
   } while (0)
 
 #define VKT_BATCH_SLOTS 4
@@ -79,8 +83,8 @@ struct vkt_segment {
 struct vkt_block {
   VkDeviceMemory memory;
   VkBuffer buffer;
-  uint64_t size; /* bytes */
-  void *mapped;  /* host pointer when the memory is host-visible */
+  uint64_t size;  /* bytes */
+  void *mapped;   /* host pointer when the memory is host-visible */
   bool dedicated; /* one allocation for one large tensor */
   vkt_segment *segments;
   vkt_block *next;
@@ -119,14 +123,14 @@ struct vkt_device {
   bool push_descriptors; /* VK_KHR_push_descriptor: no descriptor sets to allocate per dispatch */
 
   /* memory */
-  uint32_t mem_type;        /* for tensors */
-  bool mem_host_visible;    /* tensors' memory is mapped */
-  bool mem_host_cached;     /* ... and cached, so reads from it are fast */
+  uint32_t mem_type;     /* for tensors */
+  bool mem_host_visible; /* tensors' memory is mapped */
+  bool mem_host_cached;  /* ... and cached, so reads from it are fast */
   uint32_t staging_type;
   uint64_t block_size; /* bytes per shared block */
   vkt_block *blocks;
-  vkt_segment *ready;                    /* free ranges the GPU is done with */
-  vkt_segment *pending, *pending_tail;   /* free ranges still in use by a batch, oldest first */
+  vkt_segment *ready;                  /* free ranges the GPU is done with */
+  vkt_segment *pending, *pending_tail; /* free ranges still in use by a batch, oldest first */
   vkt_mem_stats stats;
   uint64_t limit; /* cap on reserved bytes; 0 means none */
   vkt_staging staging[2];

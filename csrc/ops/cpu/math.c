@@ -12,14 +12,14 @@ _Thread_local bool vkt_cpu_zero_division;
 #define P1I (a->param[1].is_float ? (int64_t)a->param[1].f : a->param[1].i)
 
 /* F(name, float expression, int expression): x, y and a are in scope. */
-#define F(name, fexpr, iexpr)                                                                                \
-  double vkt_f_##name(double x, double y, const vkt_op_args *a) {                                           \
-    (void)x, (void)y, (void)a;                                                                               \
-    return fexpr;                                                                                            \
-  }                                                                                                          \
-  int64_t vkt_i_##name(int64_t x, int64_t y, const vkt_op_args *a) {                                        \
-    (void)x, (void)y, (void)a;                                                                               \
-    return iexpr;                                                                                            \
+#define F(name, fexpr, iexpr)                                                                                          \
+  double vkt_f_##name(double x, double y, const vkt_op_args *a) {                                                      \
+    (void)x, (void)y, (void)a;                                                                                         \
+    return fexpr;                                                                                                      \
+  }                                                                                                                    \
+  int64_t vkt_i_##name(int64_t x, int64_t y, const vkt_op_args *a) {                                                   \
+    (void)x, (void)y, (void)a;                                                                                         \
+    return iexpr;                                                                                                      \
   }
 
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
@@ -60,12 +60,12 @@ static double nan_min(double x, double y) { return isnan(x) || isnan(y) ? x + y 
 F(relu, x > 0 ? x : (isnan(x) ? x : 0.0), x > 0 ? x : 0)
 F(gelu, 0.5 * x * (1.0 + erf(x * M_SQRT1_2)), 0)
 F(gelu_tanh, 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))), 0)
-F(silu, x * sigmoid(x), 0)
+F(silu, x *sigmoid(x), 0)
 F(sigmoid, sigmoid(x), 0)
 F(tanh, tanh(x), 0)
 F(leaky_relu, x >= 0 ? x : x * P0F, x >= 0 ? x : (int64_t)((double)x * P0F))
 F(elu, x > 0 ? x : P0F * (exp(x) - 1.0), 0)
-F(softplus, x * P0F > P1F ? x : log1p(exp(x * P0F)) / P0F, 0)
+F(softplus, x *P0F > P1F ? x : log1p(exp(x * P0F)) / P0F, 0)
 F(neg, -x, -x)
 F(abs, fabs(x), x < 0 ? -x : x)
 F(exp, exp(x), 0)
@@ -74,9 +74,9 @@ F(sqrt, sqrt(x), 0)
 F(rsqrt, 1.0 / sqrt(x), 0)
 F(sin, sin(x), 0)
 F(cos, cos(x), 0)
-F(square, x * x, x * x)
+F(square, x *x, x *x)
 F(reciprocal, 1.0 / x, 0)
-F(clamp, fclamp(x, a), x < P0I ? P0I : x > P1I ? P1I : x)
+F(clamp, fclamp(x, a), x<P0I ? P0I : x> P1I ? P1I : x)
 F(sign, fsign(x), x > 0 ? 1 : x < 0 ? -1 : 0)
 F(floor, floor(x), x)
 F(ceil, ceil(x), x)
@@ -85,7 +85,7 @@ F(logical_not, x == 0, x == 0)
 F(identity, x, x)
 F(add, x + y * P1F, x + y * P1I)
 F(sub, x - y * P1F, x - y * P1I)
-F(mul, x * y, x * y)
+F(mul, x *y, x *y)
 F(div, x / y, y == 0 ? (vkt_cpu_zero_division = true, 0) : x / y)
 F(div_trunc, trunc(x / y), y == 0 ? (vkt_cpu_zero_division = true, 0) : x / y)
 F(div_floor, floor(x / y), idiv_floor(x, y))

@@ -84,8 +84,8 @@ vkt_status vkt_cpu_matmul(const vkt_op *op, const vkt_op_args *a) {
   (void)op;
   mm_num *buf = malloc(sizeof *buf * (size_t)(m * k + k * cols + m * cols + 1));
   if (!buf)
-    return vkt_fail(VKT_ERR_NOMEM, "out of host memory for a %lldx%lldx%lld matmul", (long long)m,
-                    (long long)k, (long long)cols);
+    return vkt_fail(VKT_ERR_NOMEM, "out of host memory for a %lldx%lldx%lld matmul", (long long)m, (long long)k,
+                    (long long)cols);
   for (int i = 0; i < n; i++) { /* the batch dims alone, to walk */
     bt[i] = *t[i];
     bt[i].ndim = nd - 2;

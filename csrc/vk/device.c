@@ -250,7 +250,8 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   p->cooperative_matrix =
       has_device_extension(pd, "VK_NV_cooperative_matrix") || has_device_extension(pd, "VK_KHR_cooperative_matrix");
   p->push_descriptor = has_device_extension(pd, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-  p->coop_f16 = p->float16 && has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd);
+  p->coop_f16 = p->float16 && f12.vulkanMemoryModel &&
+                has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd);
 }
 
 /* Applies VKT_DEVICE: an index in ranked order, or an adapter type. */
@@ -406,6 +407,7 @@ static vkt_status create_device(int index, vkt_device *dev) {
                                           .storageBuffer8BitAccess = p->int8_storage,
                                           .shaderInt8 = p->int8_storage,
                                           .timelineSemaphore = VK_TRUE,
+                                          .vulkanMemoryModel = p->coop_f16,
                                           .shaderFloat16 = p->float16};
   VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                           .pNext = &f12,

@@ -38,7 +38,8 @@ typedef struct {
   uint32_t max_workgroup_invocations;
   bool float64, int64, float16, int8_storage, int16_storage;
   bool cooperative_matrix; /* VK_NV_ or VK_KHR_cooperative_matrix */
-  bool coop_f16;           /* VK_NV_cooperative_matrix with 16x16x16 float16 -> float32 per subgroup */
+  bool coop_f16;           /* VK_NV_cooperative_matrix with 16x16x16 float16 -> float32 per subgroup, and the
+                              Vulkan memory model its shaders declare */
   bool push_descriptor;
   uint8_t uuid[16];
 } vkt_adapter_props;

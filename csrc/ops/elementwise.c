@@ -269,11 +269,8 @@ bool vkt_elementwise_supports(const vkt_op *op, const vkt_op_args *a, const char
     *why = "GLSL has no float64 form of this function";
     return false;
   }
-  if (!vkt_dtype_storable(p, a->compute, why))
+  if (!vkt_operands_fit(p, a->compute, n, t, why))
     return false;
-  for (int k = 0; k < n; k++)
-    if (!vkt_dtype_storable(p, t[k]->dtype, why) || !vkt_bindable(t[k], why))
-      return false;
   int64_t shape[VKT_MAX_DIMS], strides[EW_MAX_OPS * VKT_MAX_DIMS];
   *why = "more than 4 dimensions that cannot be merged";
   if (vkt_merge_dims(n, t, shape, strides) > EW_MAX_RANK)

@@ -273,11 +273,8 @@ bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **wh
   const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
   (void)op;
   *why = "integer matmul has no shader (PyTorch's CUDA has none either)";
-  if (!vkt_dtypes[a->compute].is_float || !vkt_dtype_storable(p, a->compute, why))
+  if (!vkt_dtypes[a->compute].is_float || !vkt_operands_fit(p, a->compute, n, t, why))
     return false;
-  for (int k = 0; k < n; k++)
-    if (!vkt_dtype_storable(p, t[k]->dtype, why) || !vkt_bindable(t[k], why))
-      return false;
   *why = "more than 2^32 output elements";
   if (vkt_tensor_numel(a->out) > UINT32_MAX)
     return false;

@@ -216,11 +216,8 @@ bool vkt_reduce_supports(const vkt_op *op, const vkt_op_args *a, const char **wh
     *why = "GLSL has no float64 exp or log";
     return false;
   }
-  if (!vkt_dtype_storable(p, a->compute, why))
+  if (!vkt_operands_fit(p, a->compute, n, t, why))
     return false;
-  for (int k = 0; k < n; k++)
-    if (!vkt_dtype_storable(p, t[k]->dtype, why) || !vkt_bindable(t[k], why))
-      return false;
   vkt_reduce_layout l;
   vkt_reduce_layout_of(a, &l);
   *why = "more than 4 kept or 4 reduced dimensions that cannot be merged";

@@ -180,6 +180,16 @@ bool vkt_bindable(const vkt_tensor *t, const char **why) {
   return s->alloc.size <= vkt_device_props(s->dev)->max_storage_buffer_range;
 }
 
+bool vkt_operands_fit(const vkt_adapter_props *p, vkt_dtype compute, int n, const vkt_tensor *const *t,
+                      const char **why) {
+  if (!vkt_dtype_storable(p, compute, why))
+    return false;
+  for (int k = 0; k < n; k++)
+    if (!vkt_dtype_storable(p, t[k]->dtype, why) || !vkt_bindable(t[k], why))
+      return false;
+  return true;
+}
+
 int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d) {
   static const char *const storage[VKT_DTYPE_COUNT] = {
       [VKT_FLOAT32] = "float", [VKT_FLOAT64] = "double", [VKT_FLOAT16] = "float16_t", [VKT_INT32] = "int",

@@ -129,6 +129,9 @@ vkt_status vkt_op_run(vkt_op_id id, const vkt_op_args *a);
  * stored by the adapter, and the #define lines naming a dtype's storage and compute types. */
 bool vkt_dtype_storable(const vkt_adapter_props *p, vkt_dtype d, const char **why);
 bool vkt_bindable(const vkt_tensor *t, const char **why);
+/* Both for each of n operands, and whether the adapter computes in `compute`. */
+bool vkt_operands_fit(const vkt_adapter_props *p, vkt_dtype compute, int n, const vkt_tensor *const *t,
+                      const char **why);
 int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d);
 void vkt_storage_touched(vkt_storage *s, uint64_t batch);
 

@@ -10,30 +10,28 @@
 
 #include "runtime.h"
 
+/* One entry point per X(), kept in rows. */
+// clang-format off
 #define VKT_VK_FUNCS(X)                                                                                                \
-  X(vkCreateInstance)                                                                                                  \
-  X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkEnumerateInstanceLayerProperties) X(                          \
-      vkEnumerateInstanceExtensionProperties) X(vkEnumerateInstanceVersion) X(vkGetPhysicalDeviceProperties)           \
-      X(vkGetPhysicalDeviceProperties2) X(vkGetPhysicalDeviceFeatures) X(vkGetPhysicalDeviceFeatures2) X(              \
-          vkGetPhysicalDeviceMemoryProperties) X(vkGetPhysicalDeviceQueueFamilyProperties)                             \
-          X(vkEnumerateDeviceExtensionProperties) X(vkCreateDevice) X(vkDestroyDevice) X(vkGetDeviceQueue) X(          \
-              vkDeviceWaitIdle) X(vkAllocateMemory) X(vkFreeMemory) X(vkMapMemory) X(vkUnmapMemory) X(vkCreateBuffer)  \
-              X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements) X(vkBindBufferMemory) X(vkCreateCommandPool) X(      \
-                  vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer)      \
-                  X(vkResetCommandBuffer) X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences) X(    \
-                      vkResetFences) X(vkGetFenceStatus) X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) \
-                      X(vkCmdDispatch) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants)           \
-                          X(vkCreateShaderModule) X(vkDestroyShaderModule) X(vkCreateComputePipelines)                 \
-                              X(vkDestroyPipeline) X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout)                \
-                                  X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout)                       \
-                                      X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkResetDescriptorPool)    \
-                                          X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets)                        \
-                                              X(vkCreatePipelineCache) X(vkDestroyPipelineCache)                       \
-                                                  X(vkGetPipelineCacheData) X(vkCreateDebugUtilsMessengerEXT)          \
-                                                      X(vkDestroyDebugUtilsMessengerEXT) X(vkCmdPushDescriptorSetKHR)  \
-                                                          X(vkCreateSemaphore) X(vkDestroySemaphore)                   \
-                                                              X(vkWaitSemaphores) X(vkGetSemaphoreCounterValue)        \
-                                                                  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+  X(vkCreateInstance) X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkEnumerateInstanceLayerProperties)         \
+  X(vkEnumerateInstanceExtensionProperties) X(vkEnumerateInstanceVersion) X(vkGetPhysicalDeviceProperties)             \
+  X(vkGetPhysicalDeviceProperties2) X(vkGetPhysicalDeviceFeatures) X(vkGetPhysicalDeviceFeatures2)                     \
+  X(vkGetPhysicalDeviceMemoryProperties) X(vkGetPhysicalDeviceQueueFamilyProperties)                                   \
+  X(vkEnumerateDeviceExtensionProperties) X(vkCreateDevice) X(vkDestroyDevice) X(vkGetDeviceQueue)                     \
+  X(vkDeviceWaitIdle) X(vkAllocateMemory) X(vkFreeMemory) X(vkMapMemory) X(vkUnmapMemory) X(vkCreateBuffer)            \
+  X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements) X(vkBindBufferMemory) X(vkCreateCommandPool)                     \
+  X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer)                    \
+  X(vkResetCommandBuffer) X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence) X(vkWaitForFences)                       \
+  X(vkResetFences) X(vkGetFenceStatus) X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer)                   \
+  X(vkCmdDispatch) X(vkCmdBindPipeline) X(vkCmdBindDescriptorSets) X(vkCmdPushConstants)                               \
+  X(vkCreateShaderModule) X(vkDestroyShaderModule) X(vkCreateComputePipelines) X(vkDestroyPipeline)                    \
+  X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout) X(vkCreateDescriptorSetLayout)                                  \
+  X(vkDestroyDescriptorSetLayout) X(vkCreateDescriptorPool) X(vkDestroyDescriptorPool) X(vkResetDescriptorPool)        \
+  X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets) X(vkCreatePipelineCache) X(vkDestroyPipelineCache)             \
+  X(vkGetPipelineCacheData) X(vkCreateDebugUtilsMessengerEXT) X(vkDestroyDebugUtilsMessengerEXT)                       \
+  X(vkCmdPushDescriptorSetKHR) X(vkCreateSemaphore) X(vkDestroySemaphore) X(vkWaitSemaphores)                          \
+  X(vkGetSemaphoreCounterValue) X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+// clang-format on
 
 #define VKT_DECLARE(name) extern PFN_##name name;
 VKT_VK_FUNCS(VKT_DECLARE)

@@ -8,12 +8,14 @@
 /* Set by integer division or remainder by zero; the CPU kernel turns it into an error. */
 extern _Thread_local bool vkt_cpu_zero_division;
 
+/* One entry point per X(), kept in rows. */
+// clang-format off
 #define VKT_MATH_FUNCS(X)                                                                                              \
-  X(relu)                                                                                                              \
-  X(gelu) X(gelu_tanh) X(silu) X(sigmoid) X(tanh) X(leaky_relu) X(elu) X(softplus) X(neg) X(abs) X(exp) X(log) X(sqrt) \
-      X(rsqrt) X(sin) X(cos) X(square) X(reciprocal) X(clamp) X(sign) X(floor) X(ceil) X(round) X(logical_not)         \
-          X(identity) X(add) X(sub) X(mul) X(div) X(div_trunc) X(div_floor) X(pow) X(maximum) X(minimum) X(remainder)  \
-              X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) X(logical_or)
+  X(relu) X(gelu) X(gelu_tanh) X(silu) X(sigmoid) X(tanh) X(leaky_relu) X(elu) X(softplus) X(neg) X(abs) X(exp)        \
+  X(log) X(sqrt) X(rsqrt) X(sin) X(cos) X(square) X(reciprocal) X(clamp) X(sign) X(floor) X(ceil) X(round)             \
+  X(logical_not) X(identity) X(add) X(sub) X(mul) X(div) X(div_trunc) X(div_floor) X(pow) X(maximum) X(minimum)        \
+  X(remainder) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) X(logical_or)
+// clang-format on
 
 #define VKT_DECLARE_MATH(name)                                                                                         \
   double vkt_f_##name(double x, double y, const vkt_op_args *a);                                                       \

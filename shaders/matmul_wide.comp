@@ -3,9 +3,8 @@
 // out in 8-deep slices; each invocation keeps an 8 x 8 block in registers, made of rows
 // {4ty..4ty+3, 64+4ty..} and columns {4tx.., 64+4tx..}, so it reads shared memory as vec4s that
 // neighbouring invocations take from neighbouring banks. The next slice is loaded from memory into
-// registers while this one is multiplied, then written to the other of two shared buffers: one
-// barrier a slice. Operands are read through their strides; A_K_FAST / B_N_FAST pick the direction
-// in which loads are contiguous.
+// registers while this one is multiplied (one shared buffer, two barriers a slice). Operands are
+// read through their strides; A_K_FAST / B_N_FAST pick the direction in which loads are contiguous.
 #include "matmul.glsl"
 
 #if BM != 128 || BN != 128 || BK != 8 || TM != 8 || TN != 8
@@ -13,8 +12,8 @@
 #endif
 #define BLOCK 4 // slices summed apart before joining the total: error near (32 + K / 32) ulps
 
-shared vec4 as[2][BK][BM / 4]; // as[buf][k][m / 4][m % 4] = a[m0 + m, k0 + k]
-shared vec4 bs[2][BK][BN / 4];
+shared vec4 as[BK][BM / 4]; // as[k][m / 4][m % 4] = a[m0 + m, k0 + k]
+shared vec4 bs[BK][BN / 4];
 
 // Each invocation loads 4 elements of a's slice and 4 of b's, contiguous in memory where the
 // operand allows it.
@@ -42,19 +41,19 @@ void load(inout Slice s, Batch bt, uint m0, uint n0, uint k0) {
   }
 }
 
-void put(Slice s, uint buf) {
+void put(Slice s) {
   uint id = gl_LocalInvocationID.x;
 #ifdef A_K_FAST
   [[unroll]] for (uint e = 0; e < 4; e++)
-    as[buf][(id % 2) * 4 + e][id / 8][(id / 2) % 4] = s.a[e];
+    as[(id % 2) * 4 + e][id / 8][(id / 2) % 4] = s.a[e];
 #else
-  as[buf][id / 32][id % 32] = vec4(s.a[0], s.a[1], s.a[2], s.a[3]);
+  as[id / 32][id % 32] = vec4(s.a[0], s.a[1], s.a[2], s.a[3]);
 #endif
 #ifdef B_N_FAST
-  bs[buf][id / 32][id % 32] = vec4(s.b[0], s.b[1], s.b[2], s.b[3]);
+  bs[id / 32][id % 32] = vec4(s.b[0], s.b[1], s.b[2], s.b[3]);
 #else
   [[unroll]] for (uint e = 0; e < 4; e++)
-    bs[buf][(id % 2) * 4 + e][id / 8][(id / 2) % 4] = s.b[e];
+    bs[(id % 2) * 4 + e][id / 8][(id / 2) % 4] = s.b[e];
 #endif
 }
 
@@ -68,28 +67,25 @@ void main() {
       acc[i][j] = part[i][j] = 0.0;
   Slice s;
   load(s, bt, m0, n0, 0);
-  put(s, 0);
-  barrier();
-  for (uint k0 = 0, slice = 1, buf = 0; k0 < p.K; k0 += BK, slice++, buf ^= 1) {
-    bool more = k0 + BK < p.K;
-    if (more)
+  for (uint k0 = 0, slice = 1; k0 < p.K; k0 += BK, slice++) {
+    put(s);
+    barrier();
+    if (k0 + BK < p.K)
       load(s, bt, m0, n0, k0 + BK);
     [[unroll]] for (uint k = 0; k < BK; k++) {
-      vec4 a0 = as[buf][k][ty], a1 = as[buf][k][ty + 16], b0 = bs[buf][k][tx], b1 = bs[buf][k][tx + 16];
+      vec4 a0 = as[k][ty], a1 = as[k][ty + 16], b0 = bs[k][tx], b1 = bs[k][tx + 16];
       float av[8] = float[8](a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w);
       float bv[8] = float[8](b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w);
       [[unroll]] for (uint i = 0; i < 8; i++)
         [[unroll]] for (uint j = 0; j < 8; j++)
           part[i][j] = fma(av[i], bv[j], part[i][j]);
     }
-    if (slice % BLOCK == 0 || !more)
+    if (slice % BLOCK == 0 || k0 + BK >= p.K)
       [[unroll]] for (uint i = 0; i < 8; i++)
         [[unroll]] for (uint j = 0; j < 8; j++) {
           acc[i][j] += part[i][j];
           part[i][j] = 0.0;
         }
-    if (more) // the other buffer was last read before the previous barrier
-      put(s, buf ^ 1);
     barrier();
   }
   [[unroll]] for (uint i = 0; i < 8; i++) {

@@ -233,12 +233,11 @@ vkt_status vkt_matmul_add_relu_reference(const vkt_tensor *lhs, const vkt_tensor
 typedef struct {
   const char *shader;
   int bm, bn, bk, tm, tn;
-  int stages; /* shared buffers of a and b slices */
 } mm_tile;
 
-static const mm_tile small_tile = {"matmul.comp", 64, 64, 16, 4, 4, 1};
-static const mm_tile wide_tile = {"matmul_wide.comp", 128, 128, 8, 8, 8, 2};
-static const mm_tile coop_tile = {"matmul_coop.comp", 128, 128, 32, 0, 0, 1}; /* tensor cores, float16 */
+static const mm_tile small_tile = {"matmul.comp", 64, 64, 16, 4, 4};
+static const mm_tile wide_tile = {"matmul_wide.comp", 128, 128, 8, 8, 8};
+static const mm_tile coop_tile = {"matmul_coop.comp", 128, 128, 32, 0, 0}; /* tensor cores, float16 */
 #define MM_WIDE_MIN_TILES 64
 
 static const mm_tile *tile_for(const vkt_op_args *a) {
@@ -285,7 +284,7 @@ bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **wh
       (a->out->shape[nd - 2] + tile->bm - 1) / tile->bm > p->max_workgroup_count[1])
     return false;
   *why = "the tiles need more shared memory than the adapter has";
-  return (uint64_t)(tile->bm + tile->bn) * tile->bk * vkt_dtype_size(a->compute) * tile->stages <= p->max_shared_memory;
+  return (uint64_t)(tile->bm + tile->bn) * tile->bk * vkt_dtype_size(a->compute) <= p->max_shared_memory;
 }
 
 static void encode(vkt_dtype compute, vkt_scalar v, uint32_t out[2]) {

@@ -236,7 +236,7 @@ typedef struct {
 } mm_tile;
 
 static const mm_tile small_tile = {"matmul.comp", 64, 64, 16, 4, 4};
-static const mm_tile wide_tile = {"matmul_wide.comp", 128, 128, 8, 8, 8};
+static const mm_tile wide_tile = {"matmul_wide.comp", 128, 128, 16, 8, 8};
 static const mm_tile coop_tile = {"matmul_coop.comp", 128, 128, 32, 0, 0}; /* tensor cores, float16 */
 #define MM_WIDE_MIN_TILES 64
 

@@ -311,24 +311,21 @@ static PyObject *py_cache_dir(PyObject *self, PyObject *unused) {
   return PyUnicode_FromString(vkt_cache_dir());
 }
 
-/* The device an allocator function is about; NULL with an exception, or with none set when the
- * adapter has not been used yet (its figures are then all zero). */
-static vkt_device *device_arg(PyObject *args, bool create) {
+/* The device an allocator or stream function is about (the current adapter by default), created on
+ * first use; NULL with an exception set. */
+static vkt_device *device_arg(PyObject *args) {
   PyObject *o = NULL;
   int i;
   vkt_device *dev = NULL;
   if (!PyArg_ParseTuple(args, "|O", &o) || adapter_arg(o, &i) < 0)
     return NULL;
   vkt_status st = vkt_device_get(i, &dev);
-  if (st && create)
-    vkt_raise(st);
-  (void)create;
-  return st ? NULL : dev;
+  return st ? (vkt_raise(st), NULL) : dev;
 }
 
 static PyObject *py_synchronize(PyObject *self, PyObject *args) {
   (void)self;
-  vkt_device *dev = device_arg(args, true);
+  vkt_device *dev = device_arg(args);
   if (!dev)
     return NULL;
   vkt_status st = vkt_stream_synchronize(dev);
@@ -339,7 +336,7 @@ static PyObject *py_synchronize(PyObject *self, PyObject *args) {
 
 static PyObject *py_memory_stats(PyObject *self, PyObject *args) {
   (void)self;
-  vkt_device *dev = device_arg(args, true);
+  vkt_device *dev = device_arg(args);
   if (!dev)
     return NULL;
   vkt_mem_stats s;
@@ -356,7 +353,7 @@ static PyObject *py_memory_stats(PyObject *self, PyObject *args) {
 
 static PyObject *py_empty_cache(PyObject *self, PyObject *args) {
   (void)self;
-  vkt_device *dev = device_arg(args, true);
+  vkt_device *dev = device_arg(args);
   if (!dev)
     return NULL;
   vkt_status st = vkt_mem_empty_cache(dev);
@@ -367,7 +364,7 @@ static PyObject *py_empty_cache(PyObject *self, PyObject *args) {
 
 static PyObject *py_reset_peak(PyObject *self, PyObject *args) {
   (void)self;
-  vkt_device *dev = device_arg(args, true);
+  vkt_device *dev = device_arg(args);
   if (!dev)
     return NULL;
   vkt_mem_reset_peak(dev);

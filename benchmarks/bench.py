@@ -119,6 +119,25 @@ def matmul_cases(peer, quick=False):
                "peer": timed(lambda: relu(px @ pw + pbias), peer.sync, 5), "flops": 2 * batch * size**3}
 
 
+def reduction_cases(peer, n):
+    """Whole-tensor sum and mean, a row-wise sum and softmax: memory-bound, so GB/s tells."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(n, dtype=np.float32)
+    rows = a.reshape(-1, 4096)
+    x, xr = vkt.tensor(a, device="vulkan"), vkt.tensor(rows, device="vulkan")
+    pa, pr = peer.array(a), peer.array(rows)
+    t = peer.torch
+    cases = [("sum", "all", lambda: x.sum(), lambda: pa.sum()),
+             ("mean", "all", lambda: x.mean(), lambda: pa.mean()),
+             ("sum", "dim=1", lambda: xr.sum(dim=1), lambda: pr.sum(1)),
+             ("softmax", "dim=1", lambda: xr.softmax(dim=1),
+              (lambda: t.softmax(pr, 1)) if t else (lambda: np.exp(pr - pr.max(1, keepdims=True))))]
+    for name, how, run, ref in cases:
+        nbytes = a.nbytes * (2 if name == "softmax" else 1)
+        yield {"op": f"{name} ({how})", "shape": f"2^{int(np.log2(n))} float32", "vkt": timed(run, vsync, 20),
+               "peer": timed(ref, peer.sync, 20), "bytes": nbytes}
+
+
 def small_op_chain(peer, n_ops=1000, size=256):
     """A chain of small ops: per-op cost of recording (no sync) and of a round trip (sync each)."""
     x = vkt.ones(size, device="vulkan")
@@ -166,7 +185,8 @@ def first_result(peer):
         yield {"op": f"fresh process to first result ({label})", "shape": "import + 3 ops", "vkt": secs, "peer": None}
 
 
-CASES = {"elementwise": elementwise_cases, "matmul": matmul_cases, "chain": small_op_chain, "transfer": transfers,
+CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "matmul": matmul_cases, "chain": small_op_chain,
+         "transfer": transfers,
          "startup": first_result}
 
 
@@ -198,9 +218,9 @@ def main():
     for g in groups:
         kwargs = {}
         if args.quick:
-            kwargs = {"elementwise": {"n": 2**20}, "transfer": {"mib": 16}, "chain": {"n_ops": 200},
+            kwargs = {"elementwise": {"n": 2**20}, "reduce": {"n": 2**20}, "transfer": {"mib": 16}, "chain": {"n_ops": 200},
                       "matmul": {"quick": True}}.get(g, {})
-        gen = CASES[g](peer, **kwargs) if g != "elementwise" else CASES[g](peer, kwargs.get("n", 2**26))
+        gen = CASES[g](peer, kwargs.get("n", 2**26)) if g in ("elementwise", "reduce") else CASES[g](peer, **kwargs)
         for row in gen:
             rows.append(row)
             print(fmt(row), flush=True)

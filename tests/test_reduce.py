@@ -354,3 +354,20 @@ BAD = [
 def test_bad_input(call, error, match, device):
     with pytest.raises(error, match=match):
         call(vkt.ones(2, 3, device=device))
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin", "all", "any"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_whole_tensor_split_in_two_stages(dev, op, keepdim):
+    # 2^20 elements or more, dense, every dim reduced: partial results per row of a grid, then those.
+    vkt.vulkan.reset_fallback_stats()
+    rng = np.random.default_rng(3)
+    a = rng.uniform(0.999, 1.001, size=(1024, 1025)).astype(np.float32)
+    if op in ("all", "any"):
+        a = a > (1.0 if op == "any" else 0.9995)
+    x = vkt.tensor(a, device=dev)
+    got = getattr(x, op)(dim=(0, 1), keepdim=keepdim) if op not in ("amax", "amin") else getattr(x, op)((0, 1), keepdim)
+    ref = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min, "all": np.all, "any": np.any}[op](a.astype(np.float64) if a.dtype != np.bool_ else a, keepdims=keepdim)
+    assert got.shape == np.shape(ref)
+    np.testing.assert_allclose(np.asarray(got).astype(np.float64), np.asarray(ref).astype(np.float64), rtol=1e-5)
+    assert vkt.vulkan.fallback_stats().get(op, 0) == 0

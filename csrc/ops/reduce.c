@@ -112,8 +112,53 @@ static int64_t reduced_count(const vkt_tensor *x, uint32_t dims) {
   return n;
 }
 
+/* A whole large tensor would be one workgroup's work; on a GPU it is split instead into P rows of
+ * partial results (one workgroup each), then those are reduced. For dense tensors of at least 2^20
+ * elements with a divisor P of the element count in [64, 1024]; mean divides the sum at the end. */
+#define SPLIT_MIN (1 << 20)
+
+static int64_t split_rows(const vkt_tensor *x, const vkt_reduce_opts *o, int id) {
+  int64_t n = vkt_tensor_numel(x);
+  bool assoc = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_ALL ||
+               id == VKT_OP_ANY; /* not prod: its rounding errors compound across the two stages */
+  if (!assoc || vkt_tensor_device(x) == VKT_CPU || n < SPLIT_MIN || !vkt_tensor_is_contiguous(x) ||
+      o->dims != (x->ndim ? (1u << x->ndim) - 1 : 0u))
+    return 0;
+  for (int64_t rows = 1024; rows >= 64; rows--)
+    if (n % rows == 0)
+      return rows;
+  return 0;
+}
+
+static vkt_status reduce_split(int id, const vkt_tensor *x, const vkt_reduce_opts *o, int64_t rows, vkt_tensor *out) {
+  vkt_tensor grid = {0}, part = {0}, total = {0};
+  int64_t shape[2] = {rows, vkt_tensor_numel(x) / rows}, ones[VKT_MAX_DIMS];
+  int stage = id == VKT_OP_MEAN ? VKT_OP_SUM : id;
+  vkt_reduce_opts first = *o, second = *o;
+  first.dims = 2u, first.keepdim = false;   /* each row of the grid */
+  second.dims = 1u, second.keepdim = false; /* the partial results */
+  vkt_status st = vkt_view(&grid, x, 2, shape);
+  if (!st && !(st = vkt_reduce(stage, &grid, &first, &part, NULL)))
+    st = vkt_reduce(stage, &part, &second, &total, NULL);
+  if (!st && id == VKT_OP_MEAN) /* in place: total holds the sum in mean's dtype */
+    st = vkt_binary(VKT_OP_DIV, (vkt_operand){.t = &total}, (vkt_operand){.s = {true, (double)vkt_tensor_numel(x), 0}},
+                    (vkt_scalar){false, 0, 1}, &total, NULL);
+  for (int d = 0; d < x->ndim; d++)
+    ones[d] = 1;
+  if (!st)
+    st = o->keepdim ? vkt_view(out, &total, x->ndim, ones) : (vkt_tensor_share(out, &total), VKT_OK);
+  vkt_tensor *tmp[] = {&grid, &part, &total};
+  for (int k = 0; k < 3; k++)
+    if (tmp[k]->storage)
+      vkt_tensor_release(tmp[k]);
+  return st;
+}
+
 vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out, vkt_tensor *indices) {
   vkt_tensor view = {0}, iview = {0}; /* out and indices shaped like x, for the kernels */
+  int64_t rows = indices ? 0 : split_rows(x, o, id);
+  if (rows)
+    return reduce_split(id, x, o, rows, out);
   vkt_dtype dtype, compute;
   int64_t nred = reduced_count(x, o->dims);
   vkt_status st = result_dtype(id, x->dtype, o->dtype, &dtype, &compute);

@@ -95,6 +95,7 @@ def matmul_cases(peer, quick=False):
     t = peer.torch
     cases = [(n, n, n, 1, "float32") for n in ((256, 512) if quick else (512, 1024, 2048, 4096, 8192))]
     cases += [(128, 128, 128, 4, "float32") if quick else (512, 512, 512, 32, "float32"),
+              (64, 4096 if quick else 65536, 64, 1, "float32"),  # few output tiles, long K: split-K
               (256 if quick else 4096,) * 3 + (1, "float16")]
     for m, k, n, batch, dtype in cases:
         shape_a, shape_b = ((batch, m, k), (batch, k, n)) if batch > 1 else ((m, k), (k, n))

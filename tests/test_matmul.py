@@ -371,3 +371,17 @@ def test_wide_tile_path(dev, layout):
     check(x @ y, a, b, "float32")
     check(vkt.matmul_add_relu(x, y, vkt.tensor(bias, device=dev)), a, b, "float32", bias=bias, relu=True)
     assert vkt.vulkan.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("shapes", [((64, 8192), (8192, 64)), ((2, 100, 4096), (4096, 30)), ((16384,), (16384,)),
+                                    ((1, 5000 * 2), (5000 * 2, 3))])
+def test_split_k_path(dev, shapes):
+    # Few output tiles and a long K: K is cut into slices multiplied as a batch, then summed.
+    rng = np.random.default_rng(11)
+    a, b = make(rng, shapes[0], "float32"), make(rng, shapes[1], "float32")
+    vkt.vulkan.reset_fallback_stats()
+    check(vkt.tensor(a, device=dev) @ vkt.tensor(b, device=dev), a, b, "float32")
+    at = np.ascontiguousarray(np.swapaxes(a, -1, -2)) if a.ndim > 1 else a
+    x = vkt.tensor(at, device=dev)
+    check((x.mT if a.ndim > 1 else x) @ vkt.tensor(b, device=dev), a, b, "float32")
+    assert vkt.vulkan.fallback_stats() == {}

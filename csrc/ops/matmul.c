@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "matmul.h"
+#include "reduce.h"
 #include "table.h"
 
 static const vkt_scalar one = {false, 0, 1};
@@ -131,6 +132,54 @@ static vkt_dtype accumulator(vkt_dtype d) {
   return d == VKT_FLOAT16 ? VKT_FLOAT32 : vkt_dtypes[d].is_float ? d : VKT_INT64;
 }
 
+/* Split-K: a product with few output tiles and a long K leaves most of a GPU idle, so K is cut into
+ * s slices, multiplied as s more batch matrices (strided views, no copy), and the partial products
+ * summed. Only for plain float32 products on a GPU: an epilogue would need the total first. */
+#define SPLIT_K_MIN 4096 /* K */
+#define SPLIT_K_TILES 16 /* fewer 64 x 64 output tiles than this */
+
+static int64_t k_slices(const vkt_tensor *x, const mm_epilogue *e, int64_t m, int64_t n, int64_t k, int64_t batch) {
+  int64_t tiles = (m + 63) / 64 * ((n + 63) / 64) * batch;
+  if (vkt_tensor_device(x) == VKT_CPU || x->dtype != VKT_FLOAT32 || e->bias || e->flags || k < SPLIT_K_MIN ||
+      tiles >= SPLIT_K_TILES || x->ndim + 1 > VKT_MAX_DIMS)
+    return 0;
+  for (int64_t s = 128 / tiles < 32 ? 128 / tiles : 32; s >= 2; s--)
+    if (k % s == 0 && k / s >= 256)
+      return s;
+  return 0;
+}
+
+/* x's [..., rows, k] (k_dim = -1) or [..., k, cols] (k_dim = -2) seen as s matrices of k / s. */
+static void slice_k(const vkt_tensor *x, int k_dim, int64_t s, vkt_tensor *out) {
+  int d = x->ndim + k_dim;
+  *out = *x;
+  out->ndim = x->ndim + 1;
+  out->shape[0] = s, out->strides[0] = x->shape[d] / s * x->strides[d];
+  for (int i = 0; i < x->ndim; i++)
+    out->shape[i + 1] = x->shape[i], out->strides[i + 1] = x->strides[i];
+  out->shape[d + 1] = x->shape[d] / s;
+}
+
+static vkt_status split_k(const vkt_tensor *a, const vkt_tensor *b, int64_t s, const mm_epilogue *e, vkt_tensor *out) {
+  vkt_tensor sa, sb, part = {0};
+  slice_k(a, -1, s, &sa);
+  slice_k(b, -2, s, &sb);
+  int64_t shape[VKT_MAX_DIMS];
+  shape[0] = s;
+  for (int i = 0; i < a->ndim - 1; i++)
+    shape[i + 1] = a->shape[i];
+  shape[a->ndim] = b->shape[b->ndim - 1];
+  vkt_status st = vkt_tensor_empty(&part, vkt_tensor_device(a), VKT_FLOAT32, a->ndim + 1, shape);
+  if (st)
+    return st;
+  vkt_op_args args = {.out = &part, .in = {&sa, &sb}, .nin = 3, .compute = VKT_FLOAT32, .param = {e->beta, e->alpha}};
+  vkt_reduce_opts sum = {.name = "sum", .dims = 1u, .dtype = -1};
+  if (!(st = vkt_op_run(VKT_OP_MATMUL, &args)))
+    st = vkt_reduce(VKT_OP_SUM, &part, &sum, out, NULL);
+  vkt_tensor_release(&part);
+  return st;
+}
+
 static vkt_status product(const vkt_tensor *a, const vkt_tensor *b, const mm_epilogue *e, vkt_tensor *result) {
   vkt_tensor v[4] = {0}; /* a, b, bias as operands, and the product */
   mm_plan p;
@@ -142,6 +191,14 @@ static vkt_status product(const vkt_tensor *a, const vkt_tensor *b, const mm_epi
     goto finish;
   if (e->bias && (st = bias_operand(e->bias, a, b, &p, &v[2])))
     goto finish;
+  int64_t batch = vkt_tensor_numel(&v[0]) ? 1 : 0, slices;
+  for (int d = 0; d < p.nbatch; d++)
+    batch *= p.shape[d];
+  if ((slices = k_slices(a, e, m, n, p.k, batch))) {
+    if (!(st = split_k(&v[0], &v[1], slices, e, &v[3])))
+      st = vkt_view(result, &v[3], p.fndim, p.fshape);
+    goto finish;
+  }
   if ((st = vkt_tensor_empty(&v[3], vkt_tensor_device(a), a->dtype, p.nbatch + 2, p.shape)))
     goto finish;
   vkt_op_args args = {.out = &v[3],

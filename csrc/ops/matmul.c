@@ -143,7 +143,7 @@ static int64_t k_slices(const vkt_tensor *x, const mm_epilogue *e, int64_t m, in
   if (vkt_tensor_device(x) == VKT_CPU || x->dtype != VKT_FLOAT32 || e->bias || e->flags || k < SPLIT_K_MIN ||
       tiles >= SPLIT_K_TILES || x->ndim + 1 > VKT_MAX_DIMS)
     return 0;
-  for (int64_t s = 128 / tiles < 32 ? 128 / tiles : 32; s >= 2; s--)
+  for (int64_t s = 256 / tiles; s >= 2; s--) /* about 256 workgroups: two per multiprocessor of a large GPU */
     if (k % s == 0 && k / s >= 256)
       return s;
   return 0;

@@ -20,6 +20,7 @@ import vkt
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 from test_ops import BINARY, UNARY  # noqa: E402  the op case table the tests run
+from report import rate  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -194,13 +195,8 @@ CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "matmul": 
 def fmt(row):
     v, p = row["vkt"], row.get("peer")
     ratio = f"{p / v:6.2f}" if p else "     -"
-    rate = ""
-    if row.get("bytes"):
-        rate = f"{row['bytes'] / v / 1e9:8.1f} GB/s"
-    elif row.get("flops"):
-        rate = f"{row['flops'] / v / 1e12:8.2f} TFLOP/s"
     peer = f"{p * 1e3:10.4f} ms" if p else "          -"
-    return f"{row['op']:<46} {row['shape']:<22} {v * 1e3:10.4f} ms {peer} {ratio}  {rate}"
+    return f"{row['op']:<46} {row['shape']:<22} {v * 1e3:10.4f} ms {peer} {ratio}  {rate(row, v):>15}"
 
 
 def main():

@@ -6,6 +6,15 @@ import json
 import sys
 
 
+def rate(row, seconds):
+    """GB/s for memory-bound rows, TFLOP/s for products, else ''."""
+    if row.get("bytes"):
+        return f"{row['bytes'] / seconds / 1e9:.1f} GB/s"
+    if row.get("flops"):
+        return f"{row['flops'] / seconds / 1e12:.2f} TFLOP/s"
+    return ""
+
+
 def main():
     with open(sys.argv[1]) as f:
         run = json.load(f)
@@ -14,14 +23,9 @@ def main():
     print("| --- | --- | --- | --- | --- | --- |")
     for row in run["rows"]:
         v, p = row["vkt"], row.get("peer")
-        rate = ""
-        if row.get("bytes"):
-            rate = f"{row['bytes'] / v / 1e9:.0f} GB/s"
-        elif row.get("flops"):
-            rate = f"{row['flops'] / v / 1e12:.1f} TFLOP/s"
         peer = f"{p * 1e3:.4g} ms" if p else "-"
         ratio = f"**{p / v:.2f}**" if p else "-"
-        print(f"| {row['op']} | {row['shape']} | {v * 1e3:.4g} ms | {peer} | {ratio} | {rate} |")
+        print(f"| {row['op']} | {row['shape']} | {v * 1e3:.4g} ms | {peer} | {ratio} | {rate(row, v)} |")
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ void vkt_storage_decref(vkt_storage *s);
 vkt_status vkt_tensor_empty(vkt_tensor *out, int device, vkt_dtype dtype, int ndim, const int64_t *shape);
 /* out becomes another reference to src's storage with src's view. */
 void vkt_tensor_share(vkt_tensor *out, const vkt_tensor *src);
-void vkt_tensor_release(vkt_tensor *t);
+void vkt_tensor_release(vkt_tensor *t); /* also on {0}: cleanup paths need not check */
 
 int64_t vkt_tensor_numel(const vkt_tensor *t);
 bool vkt_tensor_is_contiguous(const vkt_tensor *t);

@@ -144,12 +144,9 @@ static vkt_status copy_through_host(const vkt_tensor *dst, const vkt_tensor *src
     }
   }
 finish:
-  if (h.storage)
-    vkt_tensor_release(&h);
-  if (tmp.storage)
-    vkt_tensor_release(&tmp);
-  if (staged.storage)
-    vkt_tensor_release(&staged);
+  vkt_tensor_release(&h);
+  vkt_tensor_release(&tmp);
+  vkt_tensor_release(&staged);
   return st;
 }
 

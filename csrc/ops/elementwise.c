@@ -199,8 +199,7 @@ vkt_status vkt_binary(int id, vkt_operand a, vkt_operand b, vkt_scalar alpha, co
   if (!st)
     st = run_into(id, &args, device, out_dtype, ndim, shape, into, result);
   for (int k = 0; k < 2; k++)
-    if (ex[k].storage)
-      vkt_tensor_release(&ex[k]);
+    vkt_tensor_release(&ex[k]);
   return st;
 }
 
@@ -234,11 +233,9 @@ vkt_status vkt_where(const vkt_tensor *cond, vkt_operand a, vkt_operand b, vkt_t
   if (!st)
     st = run_into(VKT_OP_WHERE, &args, device, dtype, ndim, shape, NULL, result);
   for (int k = 0; k < 3; k++)
-    if (ex[k].storage)
-      vkt_tensor_release(&ex[k]);
+    vkt_tensor_release(&ex[k]);
   for (int k = 0; k < 2; k++)
-    if (own[k].storage)
-      vkt_tensor_release(&own[k]);
+    vkt_tensor_release(&own[k]);
   return st;
 }
 

@@ -16,8 +16,7 @@ static vkt_status merge_leading(const vkt_tensor *x, int k, vkt_tensor *out) {
   vkt_status st = vkt_contiguous(&c, x);
   if (!st)
     st = vkt_view(out, &c, x->ndim - k + 1, shape);
-  if (c.storage)
-    vkt_tensor_release(&c);
+  vkt_tensor_release(&c);
   return st;
 }
 
@@ -68,8 +67,7 @@ vkt_status vkt_index_mask(const vkt_tensor *x, const vkt_tensor *mask, vkt_tenso
     st = vkt_index_select(&flat, 0, &pos, out);
   free(m);
   vkt_tensor_release(&flat);
-  if (pos.storage)
-    vkt_tensor_release(&pos);
+  vkt_tensor_release(&pos);
   return st;
 }
 
@@ -93,10 +91,8 @@ static vkt_status wrap_negative(const vkt_tensor *index, int64_t size, vkt_tenso
   vkt_status st = vkt_binary(VKT_OP_LT, i, (vkt_operand){.s = zero}, one, NULL, &neg);
   if (!st && !(st = vkt_binary(VKT_OP_ADD, i, (vkt_operand){.s = {false, 0, size}}, one, NULL, &shifted)))
     st = vkt_where(&neg, (vkt_operand){.t = &shifted}, i, out);
-  if (neg.storage)
-    vkt_tensor_release(&neg);
-  if (shifted.storage)
-    vkt_tensor_release(&shifted);
+  vkt_tensor_release(&neg);
+  vkt_tensor_release(&shifted);
   return st;
 }
 
@@ -114,13 +110,9 @@ vkt_status vkt_index_tensor(const vkt_tensor *x, const vkt_tensor *index, vkt_te
       !(st = wrap_negative(&moved, x->shape[0], &wrapped)) && !(st = merge_leading(&wrapped, index->ndim, &flat)) &&
       !(st = vkt_index_select(x, 0, &flat, &picked)))
     st = vkt_view(out, &picked, index->ndim + x->ndim - 1, shape);
-  if (moved.storage)
-    vkt_tensor_release(&moved);
-  if (wrapped.storage)
-    vkt_tensor_release(&wrapped);
-  if (flat.storage)
-    vkt_tensor_release(&flat);
-  if (picked.storage)
-    vkt_tensor_release(&picked);
+  vkt_tensor_release(&moved);
+  vkt_tensor_release(&wrapped);
+  vkt_tensor_release(&flat);
+  vkt_tensor_release(&picked);
   return st;
 }

@@ -98,8 +98,7 @@ static vkt_status operand(const vkt_tensor *t, int64_t at, int64_t rows, int64_t
     t = &u;
   if (!st)
     st = vkt_expand(out, t, p->nbatch + 2, shape);
-  if (u.storage)
-    vkt_tensor_release(&u);
+  vkt_tensor_release(&u);
   return st;
 }
 
@@ -212,8 +211,7 @@ static vkt_status product(const vkt_tensor *a, const vkt_tensor *b, const mm_epi
   st = vkt_view(result, &v[3], p.fndim, p.fshape);
 finish:
   for (int k = 0; k < 4; k++)
-    if (v[k].storage)
-      vkt_tensor_release(&v[k]);
+    vkt_tensor_release(&v[k]);
   return st;
 }
 
@@ -248,8 +246,7 @@ vkt_status vkt_linear(const vkt_tensor *x, const vkt_tensor *w, const vkt_tensor
   vkt_status st = w->ndim == 2 ? vkt_transpose(&wt, w, 0, 1) : (vkt_tensor_share(&wt, w), VKT_OK);
   if (!st)
     st = product(x, &wt, &(mm_epilogue){bias, one, one, 0}, result);
-  if (wt.storage)
-    vkt_tensor_release(&wt);
+  vkt_tensor_release(&wt);
   return st;
 }
 
@@ -275,10 +272,8 @@ vkt_status vkt_matmul_add_relu_reference(const vkt_tensor *lhs, const vkt_tensor
     st = vkt_binary(VKT_OP_ADD, (vkt_operand){.t = &mm}, (vkt_operand){.t = bias}, one, NULL, &sum);
   if (!st)
     st = vkt_unary(VKT_OP_RELU, &sum, none, none, NULL, result);
-  if (mm.storage)
-    vkt_tensor_release(&mm);
-  if (sum.storage)
-    vkt_tensor_release(&sum);
+  vkt_tensor_release(&mm);
+  vkt_tensor_release(&sum);
   return st;
 }
 

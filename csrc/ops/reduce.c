@@ -149,8 +149,7 @@ static vkt_status reduce_split(int id, const vkt_tensor *x, const vkt_reduce_opt
     st = o->keepdim ? vkt_view(out, &total, x->ndim, ones) : (vkt_tensor_share(out, &total), VKT_OK);
   vkt_tensor *tmp[] = {&grid, &part, &total};
   for (int k = 0; k < 3; k++)
-    if (tmp[k]->storage)
-      vkt_tensor_release(tmp[k]);
+    vkt_tensor_release(tmp[k]);
   return st;
 }
 
@@ -183,10 +182,8 @@ vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt
   if (vkt_tensor_numel(out) > 0)
     st = nred == 0 ? vkt_fill_(&view, identity(id)) : vkt_op_run(id, &args);
 finish:
-  if (view.storage)
-    vkt_tensor_release(&view);
-  if (iview.storage)
-    vkt_tensor_release(&iview);
+  vkt_tensor_release(&view);
+  vkt_tensor_release(&iview);
   if (st && out->storage)
     vkt_tensor_release(out);
   if (st && indices && indices->storage)

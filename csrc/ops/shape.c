@@ -246,12 +246,9 @@ static vkt_status roll_flat(const vkt_tensor *x, int64_t shift, vkt_tensor *out)
   vkt_status st;
   if (!(st = vkt_contiguous(&c, x)) && !(st = vkt_view(&flat, &c, 1, &n)) && !(st = roll_dim(&flat, 0, shift, &rolled)))
     st = vkt_view(out, &rolled, x->ndim, x->shape);
-  if (c.storage)
-    vkt_tensor_release(&c);
-  if (flat.storage)
-    vkt_tensor_release(&flat);
-  if (rolled.storage)
-    vkt_tensor_release(&rolled);
+  vkt_tensor_release(&c);
+  vkt_tensor_release(&flat);
+  vkt_tensor_release(&rolled);
   return st;
 }
 
@@ -388,10 +385,8 @@ vkt_status vkt_masked_fill(const vkt_tensor *x, const vkt_tensor *mask, const vk
     st = vkt_copy_(x, &r);
   }
 finish:
-  if (fill.storage)
-    vkt_tensor_release(&fill);
-  if (r.storage)
-    vkt_tensor_release(&r);
+  vkt_tensor_release(&fill);
+  vkt_tensor_release(&r);
   return st;
 }
 
@@ -432,8 +427,7 @@ vkt_status vkt_assign(const vkt_tensor *dst, const vkt_tensor *src) {
     st = vkt_clone(&c, &e);
   if (!st)
     st = vkt_copy_(dst, c.storage ? &c : &e);
-  if (c.storage)
-    vkt_tensor_release(&c);
+  vkt_tensor_release(&c);
   vkt_tensor_release(&e);
   return st;
 }

@@ -141,12 +141,9 @@ static vkt_status fallback(const vkt_op *op, const vkt_op_args *a) {
   if (!st && !(st = op->cpu(op, &h)) && !(st = vkt_copy_(a->out, &out)) && a->out2)
     st = vkt_copy_(a->out2, &out2);
   for (int k = 0; k < 3; k++)
-    if (in[k].storage)
-      vkt_tensor_release(&in[k]);
-  if (out.storage)
-    vkt_tensor_release(&out);
-  if (out2.storage)
-    vkt_tensor_release(&out2);
+    vkt_tensor_release(&in[k]);
+  vkt_tensor_release(&out);
+  vkt_tensor_release(&out2);
   return st;
 }
 

@@ -102,8 +102,7 @@ static PyObject *create(PyObject *args, PyObject *kwargs, bool like, const vkt_s
   if (!st && random)
     st = vkt_random_(&t, random == 2);
   if (st) {
-    if (t.storage)
-      vkt_tensor_release(&t);
+    vkt_tensor_release(&t);
     return vkt_raise(st);
   }
   return vkt_wrap(&t);

@@ -382,8 +382,7 @@ PyObject *vkt_py_getitem_advanced(PyObject *self, PyObject *key) {
     vkt_status st = k->dtype == VKT_BOOL ? vkt_index_mask(SELF_T, k, &out) : vkt_index_tensor(SELF_T, k, &out);
     result = vkt_py_result(st, &out);
   }
-  if (tmp.storage)
-    vkt_tensor_release(&tmp);
+  vkt_tensor_release(&tmp);
   return result;
 }
 
@@ -413,8 +412,7 @@ int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value) {
   }
   int kind = tensor_key(key, &k, &tmp);
   int r = kind == 1 ? setitem_advanced(self, k, value) : kind;
-  if (tmp.storage)
-    vkt_tensor_release(&tmp);
+  vkt_tensor_release(&tmp);
   if (kind != 0)
     return r;
   PyObject *view = PyObject_GetItem(self, key); /* basic indexing: a view sharing self's storage */

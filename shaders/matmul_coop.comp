@@ -1,11 +1,18 @@
 #version 450
 // matmul_coop.comp: float16 products on tensor cores through VK_NV_cooperative_matrix, accumulating in
-// float32. A workgroup of 8 subgroups computes a 128 x 128 tile of out, 32 deep a step: the slices of
-// a and b are staged in shared memory through their strides (zero past the edges), each subgroup
-// multiplies 16 x 16 fragments into its 64 x 32 corner, and the sums leave through shared memory a
-// fragment at a time so the common epilogue (alpha, bias, relu, bounds) applies. With VEC8 (both
-// operands dense along k and n respectively, rows 16-byte aligned, K and N multiples of 8) the
-// slices move as uvec4s of 8 halves.
+// float32 (written for the NV extension, which glslang 12 compiles; the runtime rewrites the SPIR-V into the
+// KHR form where the adapter has VK_KHR_cooperative_matrix). A workgroup of 8 subgroups computes a
+// 128 x 128 tile of out, 32 deep a step: the slices of a and b are staged in shared memory through their
+// strides (zero past the edges), each subgroup multiplies 16 x 16 fragments of a by 16 x 8 of b into its
+// 64 x 32 corner, and the sums leave through shared memory a fragment at a time so the common epilogue
+// (alpha, bias, relu, bounds) applies. A, B and the sums have distinct fragment types, as the KHR form
+// needs. With VEC8 (both operands dense along k and n respectively, rows 16-byte aligned, K and N
+// multiples of 8) the slices move as uvec4s of 8 halves, the next one fetched into registers while this
+// one is multiplied.
+//
+// The fragments are named variables, not arrays, written out by the macros below: the NVIDIA driver keeps
+// arrays of cooperative matrices in local memory, which made this kernel 17 times slower (27 against 460
+// TFLOP/s on an H100).
 #include "matmul.glsl"
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -14,9 +21,12 @@
 #if BM != 128 || BN != 128 || BK != 32
 #error "matmul_coop.comp computes 128 x 128 tiles, 32 deep"
 #endif
-#define FRAG 16
-#define HALF fcoopmatNV<16, gl_ScopeSubgroup, FRAG, FRAG>
-#define SUM fcoopmatNV<32, gl_ScopeSubgroup, FRAG, FRAG>
+#define FM 16 // fragment rows
+#define FN 8  // fragment columns
+#define FK 16 // fragment depth
+#define FRAG_A fcoopmatNV<16, gl_ScopeSubgroup, FM, FK>
+#define FRAG_B fcoopmatNV<16, gl_ScopeSubgroup, FK, FN>
+#define SUM fcoopmatNV<32, gl_ScopeSubgroup, FM, FN>
 
 // Shared rows are padded by 8 halves so the 8 rows a fragment load reads at once fall in different
 // banks (unpadded, b's 256-byte rows would all start in bank 0).
@@ -34,20 +44,39 @@ shared uvec4 sb[BK * SB / UNIT];
 shared float16_t sa[BM * SA]; // sa[m * SA + k] = a[m0 + m, k0 + k]
 shared float16_t sb[BK * SB]; // sb[k * SB + n] = b[k0 + k, n0 + n]
 #endif
-shared float sc[8 * FRAG * FRAG];
+shared float sc[8 * FM * FN];
 
 #ifdef VEC8
-void stage(Batch bt, uint m0, uint n0, uint k0) {
-  for (uint i = gl_LocalInvocationID.x; i < BM * BK / 8; i += LOCAL_SIZE) {
+// A slice of a is BM x BK halves, one of b BK x BN: 512 uvec4s each, two per invocation.
+struct Slice {
+  uvec4 a[2], b[2];
+};
+
+void fetch(inout Slice s, Batch bt, uint m0, uint n0, uint k0) {
+  [[unroll]] for (uint e = 0; e < 2; e++) {
+    uint i = gl_LocalInvocationID.x + e * LOCAL_SIZE;
     uint m = i / (BK / 8), k = (i % (BK / 8)) * 8, gm = m0 + m, gk = k0 + k;
-    sa[(m * SA + k) / 8] = gm < p.M && gk < p.K ? a8_[(bt.a0 + gm * p.stride[0] + gk) / 8] : uvec4(0);
+    s.a[e] = gm < p.M && gk < p.K ? a8_[(bt.a0 + gm * p.stride[0] + gk) / 8] : uvec4(0);
+    uint kb = i / (BN / 8), n = (i % (BN / 8)) * 8, gkb = k0 + kb, gn = n0 + n;
+    s.b[e] = gkb < p.K && gn < p.N ? b8_[(bt.b0 + gkb * p.stride[2] + gn) / 8] : uvec4(0);
   }
-  for (uint i = gl_LocalInvocationID.x; i < BK * BN / 8; i += LOCAL_SIZE) {
-    uint k = i / (BN / 8), n = (i % (BN / 8)) * 8, gk = k0 + k, gn = n0 + n;
-    sb[(k * SB + n) / 8] = gk < p.K && gn < p.N ? b8_[(bt.b0 + gk * p.stride[2] + gn) / 8] : uvec4(0);
+}
+
+void put(Slice s) {
+  [[unroll]] for (uint e = 0; e < 2; e++) {
+    uint i = gl_LocalInvocationID.x + e * LOCAL_SIZE;
+    sa[(i / (BK / 8) * SA + (i % (BK / 8)) * 8) / 8] = s.a[e];
+    sb[(i / (BN / 8) * SB + (i % (BN / 8)) * 8) / 8] = s.b[e];
   }
 }
 #else
+// Element by element, through the strides: nothing to carry between slices.
+struct Slice {
+  uint unused;
+};
+
+void fetch(inout Slice s, Batch bt, uint m0, uint n0, uint k0) {}
+
 void stage(Batch bt, uint m0, uint n0, uint k0) {
   for (uint i = gl_LocalInvocationID.x; i < BM * BK; i += LOCAL_SIZE) {
 #ifdef A_K_FAST
@@ -72,37 +101,50 @@ void stage(Batch bt, uint m0, uint n0, uint k0) {
 }
 #endif
 
+// The subgroup's TI x TJ = 4 x 4 sums c<i><j>, and the fragments a<i>, b<j> of one 16-deep step.
+#define EACH_J(X, i) X(i, 0) X(i, 1) X(i, 2) X(i, 3)
+#define EACH(X) EACH_J(X, 0) EACH_J(X, 1) EACH_J(X, 2) EACH_J(X, 3)
+#define EACH_I(X) X(0) X(1) X(2) X(3)
+#define ZERO(i, j) SUM c##i##j = SUM(0.0);
+#define LOAD_A(i)                                                                                              \
+  FRAG_A a##i;                                                                                                 \
+  coopMatLoadNV(a##i, sa, ((wm + i * FM) * SA + kk) / UNIT, SA / UNIT, false);
+#define LOAD_B(j)                                                                                              \
+  FRAG_B b##j;                                                                                                 \
+  coopMatLoadNV(b##j, sb, (kk * SB + wn + j * FN) / UNIT, SB / UNIT, false);
+#define MULADD(i, j) c##i##j = coopMatMulAddNV(a##i, b##j, c##i##j);
+#define STORE(i, j)                                                                                            \
+  coopMatStoreNV(c##i##j, sc, slot, FN, false);                                                                \
+  subgroupMemoryBarrierShared();                                                                               \
+  subgroupBarrier();                                                                                           \
+  for (uint e = gl_SubgroupInvocationID; e < FM * FN; e += gl_SubgroupSize)                                    \
+    store(bt, m0 + wm + i * FM + e / FN, n0 + wn + j * FN + e % FN, ACC(sc[slot + e]));                        \
+  subgroupBarrier();
+
 void main() {
   uint warp = gl_SubgroupID, wm = (warp / 4) * 64, wn = (warp % 4) * 32; // this subgroup's corner
   uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
   Batch bt = batch_of_workgroup();
-  SUM acc[4][2];
-  [[unroll]] for (uint i = 0; i < 4; i++)
-    [[unroll]] for (uint j = 0; j < 2; j++)
-      acc[i][j] = SUM(0.0);
+  EACH(ZERO)
+  Slice s;
+  fetch(s, bt, m0, n0, 0);
   for (uint k0 = 0; k0 < p.K; k0 += BK) {
+#ifdef VEC8
+    put(s);
+    barrier();
+    if (k0 + BK < p.K)
+      fetch(s, bt, m0, n0, k0 + BK);
+#else
     stage(bt, m0, n0, k0);
     barrier();
-    [[unroll]] for (uint kk = 0; kk < BK; kk += FRAG) {
-      HALF fa[4], fb[2];
-      [[unroll]] for (uint i = 0; i < 4; i++)
-        coopMatLoadNV(fa[i], sa, ((wm + i * FRAG) * SA + kk) / UNIT, SA / UNIT, false);
-      [[unroll]] for (uint j = 0; j < 2; j++)
-        coopMatLoadNV(fb[j], sb, (kk * SB + wn + j * FRAG) / UNIT, SB / UNIT, false);
-      [[unroll]] for (uint i = 0; i < 4; i++)
-        [[unroll]] for (uint j = 0; j < 2; j++)
-          acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+#endif
+    [[unroll]] for (uint kk = 0; kk < BK; kk += FK) {
+      EACH_I(LOAD_A)
+      EACH_I(LOAD_B)
+      EACH(MULADD)
     }
     barrier();
   }
-  uint slot = warp * FRAG * FRAG;
-  [[unroll]] for (uint i = 0; i < 4; i++)
-    [[unroll]] for (uint j = 0; j < 2; j++) {
-      coopMatStoreNV(acc[i][j], sc, slot, FRAG, false);
-      subgroupMemoryBarrierShared();
-      subgroupBarrier();
-      for (uint e = gl_SubgroupInvocationID; e < FRAG * FRAG; e += gl_SubgroupSize)
-        store(bt, m0 + wm + i * FRAG + e / FRAG, n0 + wn + j * FRAG + e % FRAG, ACC(sc[slot + e]));
-      subgroupBarrier();
-    }
+  uint slot = warp * FM * FN;
+  EACH(STORE)
 }

@@ -232,3 +232,44 @@ def test_python_m_vkt_without_vulkan():
     r = run_python(None, {"VKT_VULKAN_LIBRARY": "/nonexistent/libvulkan.so.1"}, args=["-m", "vkt"])
     assert r.returncode == 0, r.stderr
     assert "cache" in r.stdout.lower()
+
+
+# The tensor-core shader as compiled for a float16 product, with and without VEC8 staging.
+COOP_DEFINES = ["#define TO float16_t\n#define TA float16_t\n#define TB float16_t\n#define BM 128\n#define BN 128\n"
+                "#define BK 32\n#define TM 0\n#define TN 0\n#define ACC float\n" + extra
+                for extra in ("", "#define VEC8\n#define A_K_FAST\n#define B_N_FAST\n")]
+
+
+def spirv_ops(code):
+    """(opcode, operands) of each instruction of a SPIR-V module."""
+    words = np.frombuffer(code, dtype=np.uint32)
+    assert words[0] == 0x07230203
+    ops, i = [], 5
+    while i < len(words):
+        n = int(words[i] >> 16)
+        ops.append((int(words[i] & 0xFFFF), [int(w) for w in words[i + 1:i + n]]))
+        i += n
+    return ops
+
+
+@pytest.mark.parametrize("defines", COOP_DEFINES)
+def test_cooperative_matrix_khr_rewrite(defines):
+    # glslang 12 writes the NV form; adapters with VK_KHR_cooperative_matrix get it rewritten: KHR
+    # opcodes, each matrix type with its use (A 16x16, B 16x8, accumulator), layouts before strides.
+    nv = spirv_ops(vkt._C._shader_spirv("matmul_coop.comp", defines, False))
+    khr = spirv_ops(vkt._C._shader_spirv("matmul_coop.comp", defines, True))
+    assert (17, [5357]) in nv and (17, [6022]) in khr and (17, [5357]) not in khr
+    assert not [op for op, _ in khr if 5358 <= op <= 5362]
+    consts = {args[1]: args[2] for op, args in khr if op == 43 and len(args) == 3}
+    halves = {args[0] for op, args in khr if op == 22 and args[1:] == [16]}
+    uses = {}
+    for op, args in khr:
+        if op == 4456:  # OpTypeCooperativeMatrixKHR result, component, scope, rows, columns, use
+            shape = (args[1] in halves, consts[args[3]], consts[args[4]])
+            uses[shape] = consts[args[5]]
+    assert uses == {(True, 16, 16): 0, (True, 16, 8): 1, (False, 16, 8): 2}
+    muladds = [args for op, args in khr if op == 4459]
+    loads = [args for op, args in khr if op == 4457]
+    assert len(muladds) == 16 and len(loads) == 8  # the fragments are written out, not arrays
+    assert all(consts[args[3]] == 0 for args in loads)  # row-major layout, then the stride
+    assert len(khr) == len(nv) + 3  # the constants 0, 1, 2 for uses and layouts

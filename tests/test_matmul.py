@@ -355,12 +355,14 @@ def test_bad_ranks_and_types():
         vkt.matmul_add_relu(m, m, vkt.ones(3))
 
 
+@pytest.mark.parametrize("mkn", [(1030, 67, 1031), (1028, 68, 1036)])
 @pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
-def test_wide_tile_path(dev, layout):
+def test_wide_tile_path(dev, layout, mkn):
     # Products with at least 64 tiles of 128 x 128 take matmul_wide.comp: every stride direction, a
-    # K that is no multiple of its 8-deep slices, edges that cut tiles, and the bias + relu epilogue.
+    # K that is no multiple of its 16-deep slices, edges that cut tiles, and the bias + relu epilogue.
+    # Sizes that are multiples of 4 load as vec4s, the others element by element.
     rng = np.random.default_rng(7)
-    m, k, n = 1030, 67, 1031
+    m, k, n = mkn
     a = make(rng, (k, m) if layout[0] == "t" else (m, k), "float32")
     b = make(rng, (n, k) if layout[1] == "t" else (k, n), "float32")
     bias = make(rng, (n,), "float32")
@@ -371,6 +373,18 @@ def test_wide_tile_path(dev, layout):
     check(x @ y, a, b, "float32")
     check(vkt.matmul_add_relu(x, y, vkt.tensor(bias, device=dev)), a, b, "float32", bias=bias, relu=True)
     assert vkt.vulkan.fallback_stats() == {}
+
+
+def test_wide_tile_vec4_offsets(dev):
+    # vec4 loads need 16-byte aligned rows: a view starting 4 elements in qualifies, one starting 2 in
+    # does not; batches of 2 with broadcast b.
+    rng = np.random.default_rng(8)
+    a = make(rng, (2, 1024, 72), "float32")
+    b = make(rng, (76, 1028), "float32")
+    x, y = vkt.tensor(a, device=dev), vkt.tensor(b, device=dev)
+    for start in (4, 2):
+        check(x[:, :, start:start + 64] @ y[start:start + 64, start:start + 1024], a[:, :, start:start + 64],
+              b[start:start + 64, start:start + 1024], "float32")
 
 
 @pytest.mark.parametrize("shapes", [((64, 8192), (8192, 64)), ((2, 100, 4096), (4096, 30)), ((16384,), (16384,)),

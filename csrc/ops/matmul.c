@@ -390,6 +390,21 @@ static bool vec8(const vkt_op_args *a) {
   return true;
 }
 
+/* Whether operand k (0: a, 1: b) can move as 16-byte vectors along its fast direction: float32, dense
+ * that way, the other stride, the offset and the batch strides multiples of 4 elements, and the fast
+ * extent a multiple of 4. */
+static bool vec4(const vkt_op_args *a, int k, bool k_fast) {
+  const vkt_tensor *t = a->in[k];
+  int nd = t->ndim, fast = k == 0 ? (k_fast ? nd - 1 : nd - 2) : (k_fast ? nd - 2 : nd - 1), slow = 2 * nd - 3 - fast;
+  if (t->dtype != VKT_FLOAT32 || t->strides[fast] != 1 || t->shape[fast] % 4 || t->offset % 4 ||
+      (t->shape[slow] > 1 && t->strides[slow] % 4))
+    return false;
+  for (int d = 0; d < nd - 2; d++)
+    if (t->shape[d] > 1 && t->strides[d] % 4)
+      return false;
+  return true;
+}
+
 static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *buf, size_t size) {
   static const char *const names[] = {"TO", "TA", "TB", "TC"};
   const vkt_tensor *t[4];
@@ -406,6 +421,9 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
                   tile->bm, tile->bn, tile->bk, tile->tm, tile->tn);
   if (tile == &coop_tile && vec8(a))
     len += snprintf(buf + len, size - (size_t)len, "#define VEC8\n");
+  if (tile == &wide_tile)
+    len += snprintf(buf + len, size - (size_t)len, "%s%s", vec4(a, 0, a_k_fast) ? "#define VEC4_A\n" : "",
+                    vec4(a, 1, !b_n_fast) ? "#define VEC4_B\n" : "");
   len += snprintf(buf + len, size - (size_t)len, "%s%s%s%s%s",
                   a->compute == VKT_FLOAT64 ? "#define ACC double\n#define ACC_FLOAT64\n" : "#define ACC float\n",
                   n == 4 ? "#define BIAS\n" : "", a->flags & VKT_MATMUL_RELU ? "#define RELU\n" : "",

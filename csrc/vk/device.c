@@ -179,24 +179,41 @@ static bool has_device_extension(VkPhysicalDevice pd, const char *name) {
   return found;
 }
 
-/* Whether the adapter multiplies 16x16x16 float16 fragments into float32 per subgroup. */
-static bool coop_f16(VkPhysicalDevice pd) {
+/* The fragment shape the tensor-core shader multiplies: 16 x 16 of a by 16 x 8 of b, float16 into float32,
+ * per subgroup; with distinct A, B and sum types, so spirv.c can give each its KHR use. */
+static bool coop_shape(uint32_t m, uint32_t n, uint32_t k, VkComponentTypeNV a, VkComponentTypeNV b,
+                       VkComponentTypeNV c, VkComponentTypeNV d, VkScopeNV scope) {
+  return m == 16 && n == 8 && k == 16 && a == VK_COMPONENT_TYPE_FLOAT16_NV && b == VK_COMPONENT_TYPE_FLOAT16_NV &&
+         c == VK_COMPONENT_TYPE_FLOAT32_NV && d == VK_COMPONENT_TYPE_FLOAT32_NV && scope == VK_SCOPE_SUBGROUP_NV;
+}
+
+/* Whether the adapter multiplies that shape through VK_KHR_cooperative_matrix (khr) or
+ * VK_NV_cooperative_matrix. */
+static bool coop_f16(VkPhysicalDevice pd, bool khr) {
   uint32_t n = 0;
   bool found = false;
-  if (!vkGetPhysicalDeviceCooperativeMatrixPropertiesNV ||
-      vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, NULL) != VK_SUCCESS || n == 0)
+  if (khr ? !vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR ||
+                vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(pd, &n, NULL) != VK_SUCCESS
+          : !vkGetPhysicalDeviceCooperativeMatrixPropertiesNV ||
+                vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, NULL) != VK_SUCCESS)
     return false;
-  VkCooperativeMatrixPropertiesNV *props = calloc(n, sizeof *props);
-  for (uint32_t i = 0; props && i < n; i++)
-    props[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
-  if (props && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, props) == VK_SUCCESS)
-    for (uint32_t i = 0; i < n && !found; i++) {
-      const VkCooperativeMatrixPropertiesNV *c = &props[i];
-      found = c->MSize == 16 && c->NSize == 16 && c->KSize == 16 && c->AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-              c->BType == VK_COMPONENT_TYPE_FLOAT16_NV && c->CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-              c->DType == VK_COMPONENT_TYPE_FLOAT32_NV && c->scope == VK_SCOPE_SUBGROUP_NV;
-    }
-  free(props);
+  VkCooperativeMatrixPropertiesKHR *pk = khr ? calloc(n + 1, sizeof *pk) : NULL;
+  VkCooperativeMatrixPropertiesNV *pn = khr ? NULL : calloc(n + 1, sizeof *pn);
+  for (uint32_t i = 0; i < n && (pk || pn); i++)
+    if (khr)
+      pk[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+    else
+      pn[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+  if (pk && vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(pd, &n, pk) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; i++)
+      found = coop_shape(pk[i].MSize, pk[i].NSize, pk[i].KSize, pk[i].AType, pk[i].BType, pk[i].CType, pk[i].ResultType,
+                         pk[i].scope);
+  if (pn && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, pn) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !found; i++)
+      found = coop_shape(pn[i].MSize, pn[i].NSize, pn[i].KSize, pn[i].AType, pn[i].BType, pn[i].CType, pn[i].DType,
+                         pn[i].scope);
+  free(pk);
+  free(pn);
   return found;
 }
 
@@ -250,8 +267,13 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   p->cooperative_matrix =
       has_device_extension(pd, "VK_NV_cooperative_matrix") || has_device_extension(pd, "VK_KHR_cooperative_matrix");
   p->push_descriptor = has_device_extension(pd, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-  p->coop_f16 = p->float16 && f12.vulkanMemoryModel &&
-                has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd);
+  bool usable = p->float16 && f12.vulkanMemoryModel && !getenv("VKT_NO_COOPERATIVE_MATRIX");
+  const char *force = getenv("VKT_COOPERATIVE_MATRIX"); /* "nv" or "khr": for comparing the two */
+  p->coop_khr = usable && (!force || strcmp(force, "khr") == 0) &&
+                has_device_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd, true);
+  p->coop_f16 =
+      p->coop_khr || (usable && (!force || strcmp(force, "nv") == 0) &&
+                      has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd, false));
 }
 
 /* Applies VKT_DEVICE: an index in ranked order, or an adapter type. */
@@ -421,10 +443,12 @@ static vkt_status create_device(int index, vkt_device *dev) {
   if (p->push_descriptor)
     ext[next++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
   if (p->coop_f16)
-    ext[next++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
-  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
+    ext[next++] = p->coop_khr ? VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME : VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop_nv = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .cooperativeMatrix = VK_TRUE};
-  f12.pNext = p->coop_f16 ? &coop : NULL;
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_khr = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .cooperativeMatrix = VK_TRUE};
+  f12.pNext = !p->coop_f16 ? NULL : p->coop_khr ? (void *)&coop_khr : (void *)&coop_nv;
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &f,
                              .queueCreateInfoCount = 1,

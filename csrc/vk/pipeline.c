@@ -5,6 +5,7 @@
 
 #include <glslang/Include/glslang_c_interface.h>
 #include <glslang/Public/resource_limits_c.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,40 @@ typedef struct {
 extern const vkt_shader_source vkt_shader_sources[];
 extern const int vkt_shader_source_count;
 
+static void *read_file(const char *path, size_t *n);
+
+/* A shader's text: from $VKT_SHADER_DIR when that names a folder holding it (for trying a shader without
+ * rebuilding; read once, kept for the process), else the embedded copy. */
 static const char *find_source(const char *name) {
+  enum { MAX_OVERRIDES = 64 };
+  static struct {
+    char name[64];
+    char *text;
+  } overrides[MAX_OVERRIDES];
+  static int noverrides;
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  const char *dir = getenv("VKT_SHADER_DIR");
+  if (dir && *dir && strlen(name) < sizeof overrides[0].name) {
+    char *text = NULL, path[1100];
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < noverrides && !text; i++)
+      if (strcmp(overrides[i].name, name) == 0)
+        text = overrides[i].text;
+    size_t n;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (!text && noverrides < MAX_OVERRIDES && (text = read_file(path, &n))) {
+      char *t = realloc(text, n + 1);
+      text = t ? t : (free(text), NULL);
+      if (text) {
+        text[n] = '\0';
+        snprintf(overrides[noverrides].name, sizeof overrides[0].name, "%s", name);
+        overrides[noverrides++].text = text;
+      }
+    }
+    pthread_mutex_unlock(&lock);
+    if (text)
+      return text;
+  }
   for (int i = 0; i < vkt_shader_source_count; i++)
     if (strcmp(vkt_shader_sources[i].name, name) == 0)
       return vkt_shader_sources[i].text;
@@ -200,11 +234,22 @@ static vkt_status get_spirv(vkt_device *dev, const char *shader, const char *def
   snprintf(path, sizeof path, "%s/%016llx.spv", dir, (unsigned long long)h);
   if ((*words = spirv_cached(path, nwords)))
     goto finish;
-  if ((st = compile(shader, src.text, defines, words, nwords)))
+  if ((st = compile(shader, src.text, defines, words, nwords)) ||
+      (dev->props->coop_khr && (st = vkt_spirv_coop_khr(words, nwords))))
     goto finish;
   uint64_t check = fnv1a(*words, *nwords * 4, 0xcbf29ce484222325ull);
   write_file(dir, path, *words, *nwords * 4, &check, 8);
 finish:
+  free(src.text);
+  return st;
+}
+
+vkt_status vkt_shader_spirv(const char *shader, const char *defines, bool coop_khr, uint32_t **words, size_t *nwords) {
+  vkt_buf src = {0};
+  vkt_status st = expand(shader, &src, 0);
+  *words = NULL;
+  if (!st && !(st = compile(shader, src.text, defines, words, nwords)) && coop_khr)
+    st = vkt_spirv_coop_khr(words, nwords);
   free(src.text);
   return st;
 }

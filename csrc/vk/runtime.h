@@ -38,8 +38,9 @@ typedef struct {
   uint32_t max_workgroup_invocations;
   bool float64, int64, float16, int8_storage, int16_storage;
   bool cooperative_matrix; /* VK_NV_ or VK_KHR_cooperative_matrix */
-  bool coop_f16;           /* VK_NV_cooperative_matrix with 16x16x16 float16 -> float32 per subgroup, and the
-                              Vulkan memory model its shaders declare */
+  bool coop_f16;           /* 16 x 8 x 16 float16 -> float32 fragments per subgroup through VK_KHR_ or
+                              VK_NV_cooperative_matrix, and the Vulkan memory model its shaders declare */
+  bool coop_khr;           /* ... through VK_KHR_cooperative_matrix (shaders are rewritten from the NV form) */
   bool push_descriptor;
   uint8_t uuid[16];
 } vkt_adapter_props;
@@ -47,6 +48,10 @@ typedef struct {
 /* Sorts adapter indices best first: discrete > integrated > virtual > CPU > other, then by more
  * device-local memory, then by enumeration order. Pure, so it is unit-tested without a GPU. */
 void vkt_adapters_rank(const vkt_adapter_type *types, const uint64_t *local_bytes, int n, int *order);
+
+/* The SPIR-V of an embedded shader compiled with these #define lines, in the KHR cooperative-matrix form
+ * when coop_khr; no device needed (for tests). The caller frees *words. */
+vkt_status vkt_shader_spirv(const char *shader, const char *defines, bool coop_khr, uint32_t **words, size_t *nwords);
 
 /* Loads libvulkan and enumerates adapters once. Not an error when Vulkan is missing:
  * vkt_runtime_available() is then false and vkt_runtime_why() says why. */

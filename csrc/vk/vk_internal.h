@@ -10,6 +10,29 @@
 
 #include "runtime.h"
 
+/* VK_KHR_cooperative_matrix, newer than Debian 12's headers (1.3.239). */
+#ifndef VK_KHR_cooperative_matrix
+#define VK_KHR_cooperative_matrix 1
+#define VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME "VK_KHR_cooperative_matrix"
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR ((VkStructureType)1000506000)
+#define VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR ((VkStructureType)1000506001)
+typedef struct VkCooperativeMatrixPropertiesKHR {
+  VkStructureType sType;
+  void *pNext;
+  uint32_t MSize, NSize, KSize;
+  VkComponentTypeNV AType, BType, CType, ResultType; /* the KHR and NV enumerants agree */
+  VkBool32 saturatingAccumulation;
+  VkScopeNV scope;
+} VkCooperativeMatrixPropertiesKHR;
+typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
+  VkStructureType sType;
+  void *pNext;
+  VkBool32 cooperativeMatrix, cooperativeMatrixRobustBufferAccess;
+} VkPhysicalDeviceCooperativeMatrixFeaturesKHR;
+typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(VkPhysicalDevice, uint32_t *,
+                                                                                   VkCooperativeMatrixPropertiesKHR *);
+#endif
+
 /* One entry point per X(), kept in rows. */
 // clang-format off
 #define VKT_VK_FUNCS(X)                                                                                                \
@@ -30,12 +53,17 @@
   X(vkAllocateDescriptorSets) X(vkUpdateDescriptorSets) X(vkCreatePipelineCache) X(vkDestroyPipelineCache)             \
   X(vkGetPipelineCacheData) X(vkCreateDebugUtilsMessengerEXT) X(vkDestroyDebugUtilsMessengerEXT)                       \
   X(vkCmdPushDescriptorSetKHR) X(vkCreateSemaphore) X(vkDestroySemaphore) X(vkWaitSemaphores)                          \
-  X(vkGetSemaphoreCounterValue) X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+  X(vkGetSemaphoreCounterValue) X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)                                   \
+  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)
 // clang-format on
 
 #define VKT_DECLARE(name) extern PFN_##name name;
 VKT_VK_FUNCS(VKT_DECLARE)
 #undef VKT_DECLARE
+
+/* spirv.c: rewrites GL_NV_cooperative_matrix SPIR-V (from glslang 12) into the SPV_KHR_cooperative_matrix
+ * form, in place; other modules are left as they are. */
+vkt_status vkt_spirv_coop_khr(uint32_t **words, size_t *nwords);
 
 /* Turns a failed VkResult into a vkt_status naming the call. */
 vkt_status vkt_vk_fail(VkResult r, const char *what);

@@ -18,6 +18,7 @@ class DeviceProperties:
     max_shared_memory: int  # bytes per workgroup
     cooperative_matrix: bool
     cooperative_matrix_float16: bool  # vkt's float16 matmul runs on tensor cores
+    cooperative_matrix_extension: "str | None"  # the extension it goes through, or None
     shader_float64: bool
     shader_int64: bool
     shader_float16: bool

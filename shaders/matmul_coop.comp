@@ -18,9 +18,11 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 
-#if BM != 128 || BN != 128 || BK != 32
-#error "matmul_coop.comp computes 128 x 128 tiles, 32 deep"
+#if BM != 128 || (BN != 128 && BN != 256) || BK % 16 != 0
+#error "matmul_coop.comp computes 128 x 128 or 128 x 256 tiles, a multiple of 16 deep"
 #endif
+#define TI 4       // fragments down a subgroup's corner: 2 x 4 subgroups of 64 x BN / 4
+#define TJ (BN / 32) // fragments across it
 #define FM 16 // fragment rows
 #define FN 8  // fragment columns
 #define FK 16 // fragment depth
@@ -47,25 +49,33 @@ shared float16_t sb[BK * SB]; // sb[k * SB + n] = b[k0 + k, n0 + n]
 shared float sc[8 * FM * FN];
 
 #ifdef VEC8
-// A slice of a is BM x BK halves, one of b BK x BN: 512 uvec4s each, two per invocation.
+// A slice of a is BM x BK halves, one of b BK x BN, moved as uvec4s: NA and NB per invocation.
+#define NA (BM * BK / 8 / LOCAL_SIZE)
+#define NB (BK * BN / 8 / LOCAL_SIZE)
 struct Slice {
-  uvec4 a[2], b[2];
+  uvec4 a[NA], b[NB];
 };
 
 void fetch(inout Slice s, Batch bt, uint m0, uint n0, uint k0) {
-  [[unroll]] for (uint e = 0; e < 2; e++) {
+  [[unroll]] for (uint e = 0; e < NA; e++) {
     uint i = gl_LocalInvocationID.x + e * LOCAL_SIZE;
     uint m = i / (BK / 8), k = (i % (BK / 8)) * 8, gm = m0 + m, gk = k0 + k;
     s.a[e] = gm < p.M && gk < p.K ? a8_[(bt.a0 + gm * p.stride[0] + gk) / 8] : uvec4(0);
-    uint kb = i / (BN / 8), n = (i % (BN / 8)) * 8, gkb = k0 + kb, gn = n0 + n;
-    s.b[e] = gkb < p.K && gn < p.N ? b8_[(bt.b0 + gkb * p.stride[2] + gn) / 8] : uvec4(0);
+  }
+  [[unroll]] for (uint e = 0; e < NB; e++) {
+    uint i = gl_LocalInvocationID.x + e * LOCAL_SIZE;
+    uint k = i / (BN / 8), n = (i % (BN / 8)) * 8, gk = k0 + k, gn = n0 + n;
+    s.b[e] = gk < p.K && gn < p.N ? b8_[(bt.b0 + gk * p.stride[2] + gn) / 8] : uvec4(0);
   }
 }
 
 void put(Slice s) {
-  [[unroll]] for (uint e = 0; e < 2; e++) {
+  [[unroll]] for (uint e = 0; e < NA; e++) {
     uint i = gl_LocalInvocationID.x + e * LOCAL_SIZE;
     sa[(i / (BK / 8) * SA + (i % (BK / 8)) * 8) / 8] = s.a[e];
+  }
+  [[unroll]] for (uint e = 0; e < NB; e++) {
+    uint i = gl_LocalInvocationID.x + e * LOCAL_SIZE;
     sb[(i / (BN / 8) * SB + (i % (BN / 8)) * 8) / 8] = s.b[e];
   }
 }
@@ -101,10 +111,16 @@ void stage(Batch bt, uint m0, uint n0, uint k0) {
 }
 #endif
 
-// The subgroup's TI x TJ = 4 x 4 sums c<i><j>, and the fragments a<i>, b<j> of one 16-deep step.
-#define EACH_J(X, i) X(i, 0) X(i, 1) X(i, 2) X(i, 3)
-#define EACH(X) EACH_J(X, 0) EACH_J(X, 1) EACH_J(X, 2) EACH_J(X, 3)
+// The subgroup's TI x TJ sums c<i><j>, and the fragments a<i>, b<j> of one 16-deep step.
 #define EACH_I(X) X(0) X(1) X(2) X(3)
+#if TJ == 4
+#define EACH_J(X) X(0) X(1) X(2) X(3)
+#define ROW(X, i) X(i, 0) X(i, 1) X(i, 2) X(i, 3)
+#else
+#define EACH_J(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define ROW(X, i) X(i, 0) X(i, 1) X(i, 2) X(i, 3) X(i, 4) X(i, 5) X(i, 6) X(i, 7)
+#endif
+#define EACH(X) ROW(X, 0) ROW(X, 1) ROW(X, 2) ROW(X, 3)
 #define ZERO(i, j) SUM c##i##j = SUM(0.0);
 #define LOAD_A(i)                                                                                              \
   FRAG_A a##i;                                                                                                 \
@@ -122,7 +138,7 @@ void stage(Batch bt, uint m0, uint n0, uint k0) {
   subgroupBarrier();
 
 void main() {
-  uint warp = gl_SubgroupID, wm = (warp / 4) * 64, wn = (warp % 4) * 32; // this subgroup's corner
+  uint warp = gl_SubgroupID, wm = (warp / 4) * 64, wn = (warp % 4) * (BN / 4); // this subgroup's corner
   uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
   Batch bt = batch_of_workgroup();
   EACH(ZERO)
@@ -140,7 +156,7 @@ void main() {
 #endif
     [[unroll]] for (uint kk = 0; kk < BK; kk += FK) {
       EACH_I(LOAD_A)
-      EACH_I(LOAD_B)
+      EACH_J(LOAD_B)
       EACH(MULADD)
     }
     barrier();

@@ -1,17 +1,18 @@
 #version 450
-// matmul_wide.comp: the float32 path for large products. A workgroup computes a 128 x 128 tile of
-// out in 16-deep slices; each invocation keeps an 8 x 8 block in registers, made of rows
-// {4ty..4ty+3, 64+4ty..} and columns {4tx.., 64+4tx..}, so it reads shared memory as vec4s that
-// neighbouring invocations take from neighbouring banks. The next slice is loaded from memory into
-// registers while this one is multiplied (one shared buffer, two barriers a slice). Operands are
-// read through their strides; A_K_FAST / B_N_FAST say in which direction loads are contiguous, and
-// VEC4_A / VEC4_B that the operand is dense that way with 16-byte aligned rows, so it moves as vec4s.
+// matmul_wide.comp: the float32 path for large products. A workgroup computes a BM x 128 tile of out
+// (BM = 128 or 256) in 16-deep slices; each invocation keeps a BM / 16 x 8 block in registers, made of
+// rows {4ty..4ty+3, 64+4ty.., ...} and columns {4tx.., 64+4tx..}, so it reads shared memory as vec4s
+// that neighbouring invocations take from neighbouring banks (the taller tile reads 6 vec4s for 128
+// multiply-adds instead of 4 for 64). The next slice is loaded from memory into registers while this
+// one is multiplied (one shared buffer, two barriers a slice). Operands are read through their strides;
+// A_K_FAST / B_N_FAST say in which direction loads are contiguous, and VEC4_A / VEC4_B that the operand
+// is dense that way with 16-byte aligned rows, so it moves as vec4s.
 #include "matmul.glsl"
 
-#if BM != 128 || BN != 128 || BK != 16 || TM != 8 || TN != 8
-#error "matmul_wide.comp computes 128 x 128 tiles, 16 deep, 8 x 8 per invocation"
+#if (BM != 128 && BM != 256) || BN != 128 || BK != 16 || TM != BM / 16 || TN != 8
+#error "matmul_wide.comp computes 128 or 256 x 128 tiles, 16 deep, BM / 16 x 8 per invocation"
 #endif
-#define BLOCK 2 // slices summed apart before joining the total: error near (32 + K / 32) ulps
+#define NA (BM / 64) // vec4s of a's slice each invocation loads
 
 layout(std430, binding = 1) readonly buffer A4 { vec4 a4_[]; };
 layout(std430, binding = 2) readonly buffer B4 { vec4 b4_[]; };
@@ -24,18 +25,19 @@ shared vec4 bs[BK][BN / 4 + 1];
 // A slice is 128 x 16 elements of each operand: 8 per invocation, as two vec4s, each four elements
 // along the fast direction (with VEC4_*) or four rows/columns apart along the other.
 struct Slice {
-  vec4 a[2], b[2];
+  vec4 a[NA], b[2];
 };
 
 // Where invocation id's e-th vec4 of a slice lies: (row or column of the tile, k), for an operand
-// whose fast direction is k (kfast) or the tile's side.
-uvec2 spot(uint id, uint e, bool kfast) {
-  return kfast ? uvec2(id / 4 + 64 * e, (id % 4) * 4) : uvec2(id % 32 * 4, id / 32 + 8 * e);
+// whose fast direction is k (kfast) or the tile's side, of `side` rows or columns.
+uvec2 spot(uint id, uint e, bool kfast, uint side) {
+  uint per = side / 4; // vec4s across a k-row of the slice
+  return kfast ? uvec2(id / 4 + 64 * e, (id % 4) * 4) : uvec2(id % per * 4, id / per + LOCAL_SIZE / per * e);
 }
 
 vec4 load_a(Batch bt, uint m0, uint k0, uint e) {
 #ifdef A_K_FAST
-  uvec2 s = spot(gl_LocalInvocationID.x, e, true);
+  uvec2 s = spot(gl_LocalInvocationID.x, e, true, BM);
   uint gm = m0 + s.x, gk = k0 + s.y;
 #ifdef VEC4_A
   return gm < p.M && gk < p.K ? a4_[(bt.a0 + gm * p.stride[0] + gk) / 4] : vec4(0);
@@ -46,7 +48,7 @@ vec4 load_a(Batch bt, uint m0, uint k0, uint e) {
   return v;
 #endif
 #else
-  uvec2 s = spot(gl_LocalInvocationID.x, e, false);
+  uvec2 s = spot(gl_LocalInvocationID.x, e, false, BM);
   uint gm = m0 + s.x, gk = k0 + s.y;
 #ifdef VEC4_A
   return gm < p.M && gk < p.K ? a4_[(bt.a0 + gm + gk * p.stride[1]) / 4] : vec4(0);
@@ -61,7 +63,7 @@ vec4 load_a(Batch bt, uint m0, uint k0, uint e) {
 
 vec4 load_b(Batch bt, uint n0, uint k0, uint e) {
 #ifdef B_N_FAST
-  uvec2 s = spot(gl_LocalInvocationID.x, e, false);
+  uvec2 s = spot(gl_LocalInvocationID.x, e, false, BN);
   uint gn = n0 + s.x, gk = k0 + s.y;
 #ifdef VEC4_B
   return gn < p.N && gk < p.K ? b4_[(bt.b0 + gk * p.stride[2] + gn) / 4] : vec4(0);
@@ -72,7 +74,7 @@ vec4 load_b(Batch bt, uint n0, uint k0, uint e) {
   return v;
 #endif
 #else
-  uvec2 s = spot(gl_LocalInvocationID.x, e, true);
+  uvec2 s = spot(gl_LocalInvocationID.x, e, true, BN);
   uint gn = n0 + s.x, gk = k0 + s.y;
 #ifdef VEC4_B
   return gn < p.N && gk < p.K ? b4_[(bt.b0 + gk + gn * p.stride[3]) / 4] : vec4(0);
@@ -86,69 +88,70 @@ vec4 load_b(Batch bt, uint n0, uint k0, uint e) {
 }
 
 void load(inout Slice s, Batch bt, uint m0, uint n0, uint k0) {
-  [[unroll]] for (uint e = 0; e < 2; e++) {
+  [[unroll]] for (uint e = 0; e < NA; e++)
     s.a[e] = load_a(bt, m0, k0, e);
+  [[unroll]] for (uint e = 0; e < 2; e++)
     s.b[e] = load_b(bt, n0, k0, e);
-  }
 }
 
 // Into shared memory: a vec4 along the tile's side is one store; one along k is four.
 void put(Slice s) {
   uint id = gl_LocalInvocationID.x;
-  [[unroll]] for (uint e = 0; e < 2; e++) {
+  [[unroll]] for (uint e = 0; e < NA; e++) {
 #ifdef A_K_FAST
-    uvec2 sa = spot(id, e, true);
+    uvec2 sa = spot(id, e, true, BM);
     [[unroll]] for (uint c = 0; c < 4; c++)
       as[sa.y + c][sa.x / 4][sa.x % 4] = s.a[e][c];
 #else
-    uvec2 sa = spot(id, e, false);
+    uvec2 sa = spot(id, e, false, BM);
     as[sa.y][sa.x / 4] = s.a[e];
 #endif
+  }
+  [[unroll]] for (uint e = 0; e < 2; e++) {
 #ifdef B_N_FAST
-    uvec2 sb = spot(id, e, false);
+    uvec2 sb = spot(id, e, false, BN);
     bs[sb.y][sb.x / 4] = s.b[e];
 #else
-    uvec2 sb = spot(id, e, true);
+    uvec2 sb = spot(id, e, true, BN);
     [[unroll]] for (uint c = 0; c < 4; c++)
       bs[sb.y + c][sb.x / 4][sb.x % 4] = s.b[e][c];
 #endif
   }
 }
 
+// Invocation (tx, ty) sums rows 4ty + 64r + {0..3} (r < TM / 4) and columns 4tx + 64c + {0..3} (c < 2).
 void main() {
   uint tx = gl_LocalInvocationID.x % 16, ty = gl_LocalInvocationID.x / 16;
   uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
   Batch bt = batch_of_workgroup();
-  float acc[8][8], part[8][8];
-  [[unroll]] for (uint i = 0; i < 8; i++)
+  float acc[TM][8];
+  [[unroll]] for (uint i = 0; i < TM; i++)
     [[unroll]] for (uint j = 0; j < 8; j++)
-      acc[i][j] = part[i][j] = 0.0;
+      acc[i][j] = 0.0;
   Slice s;
   load(s, bt, m0, n0, 0);
-  for (uint k0 = 0, slice = 1; k0 < p.K; k0 += BK, slice++) {
+  for (uint k0 = 0; k0 < p.K; k0 += BK) {
     put(s);
     barrier();
     if (k0 + BK < p.K)
       load(s, bt, m0, n0, k0 + BK);
     [[unroll]] for (uint k = 0; k < BK; k++) {
-      vec4 a0 = as[k][ty], a1 = as[k][ty + 16], b0 = bs[k][tx], b1 = bs[k][tx + 16];
-      float av[8] = float[8](a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w);
-      float bv[8] = float[8](b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w);
-      [[unroll]] for (uint i = 0; i < 8; i++)
+      float av[TM], bv[8];
+      [[unroll]] for (uint r = 0; r < TM / 4; r++) {
+        vec4 a = as[k][ty + 16 * r];
+        av[4 * r] = a.x, av[4 * r + 1] = a.y, av[4 * r + 2] = a.z, av[4 * r + 3] = a.w;
+      }
+      vec4 b0 = bs[k][tx], b1 = bs[k][tx + 16];
+      bv = float[8](b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w);
+      [[unroll]] for (uint i = 0; i < TM; i++)
         [[unroll]] for (uint j = 0; j < 8; j++)
-          part[i][j] = fma(av[i], bv[j], part[i][j]);
+          acc[i][j] = fma(av[i], bv[j], acc[i][j]);
     }
-    if (slice % BLOCK == 0 || k0 + BK >= p.K)
-      [[unroll]] for (uint i = 0; i < 8; i++)
-        [[unroll]] for (uint j = 0; j < 8; j++) {
-          acc[i][j] += part[i][j];
-          part[i][j] = 0.0;
-        }
     barrier();
   }
-  [[unroll]] for (uint i = 0; i < 8; i++) {
-    uint gm = m0 + (i < 4 ? 4 * ty + i : 64 + 4 * ty + i - 4);
+  [[unroll]] for (uint i = 0; i < TM; i++) {
+    uint gm = m0 + 4 * ty + 64 * (i / 4) + i % 4;
     [[unroll]] for (uint j = 0; j < 8; j++)
-      store(bt, gm, n0 + (j < 4 ? 4 * tx + j : 64 + 4 * tx + j - 4), acc[i][j]);
+      store(bt, gm, n0 + 4 * tx + 64 * (j / 4) + j % 4, acc[i][j]);
   }
 }

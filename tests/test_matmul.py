@@ -375,6 +375,29 @@ def test_wide_tile_path(dev, layout, mkn):
     assert vkt.vulkan.fallback_stats() == {}
 
 
+@pytest.mark.parametrize("layout", ["nn", "tn"])
+def test_tall_tile_path(dev, layout):
+    # At least 128 tiles of 256 x 128 take the taller wide tile: a batch of three, edges that cut tiles.
+    rng = np.random.default_rng(9)
+    a = make(rng, (3, 67, 1030) if layout[0] == "t" else (3, 1030, 67), "float32")
+    b, bias = make(rng, (67, 1031), "float32"), make(rng, (1031,), "float32")
+    x = vkt.tensor(a, device=dev)
+    x, a = (x.mT, np.swapaxes(a, 1, 2)) if layout[0] == "t" else (x, a)
+    vkt.vulkan.reset_fallback_stats()
+    check(vkt.matmul_add_relu(x, vkt.tensor(b, device=dev), vkt.tensor(bias, device=dev)), a, b, "float32",
+          bias=bias, relu=True)
+    assert vkt.vulkan.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("n", [2048, 2050])
+def test_float16_large_tiles(dev, n):
+    # On adapters with tensor cores, at least 128 tiles of 128 x 256 take the wider cooperative-matrix
+    # tile, 48 deep: K = 72 leaves a partial slice, n = 2050 rules out the 16-byte staging.
+    rng = np.random.default_rng(10)
+    a, b = make(rng, (2, 1030, 72), "float16"), make(rng, (72, n), "float16")
+    check(vkt.tensor(a, device=dev) @ vkt.tensor(b, device=dev), a, b, "float16")
+
+
 def test_wide_tile_vec4_offsets(dev):
     # vec4 loads need 16-byte aligned rows: a view starting 4 elements in qualifies, one starting 2 in
     # does not; batches of 2 with broadcast b.

@@ -280,27 +280,40 @@ vkt_status vkt_matmul_add_relu_reference(const vkt_tensor *lhs, const vkt_tensor
 /* ---- the shader path ---- */
 
 /* The tile of out one workgroup computes, BK deep; each of its 256 invocations sums a TM x TN block.
- * Large float32 products take the wide tile, which does 4 times the work per shared-memory read;
- * the rest, and products with too few wide tiles to fill a GPU, take the small one. */
+ * Large float32 products take a wide tile, which does 4 (or 8, the tall one) times the work per
+ * shared-memory read; the rest, and products with too few wide tiles to fill a GPU, take the small one.
+ * float16 products take the tensor-core shader where the adapter has one, with the wider tile when
+ * there are enough of them. */
 typedef struct {
   const char *shader;
-  int bm, bn, bk, tm, tn;
+  int bm, bn, bk, tm, tn; /* tm = tn = 0: fragments of the tensor-core shader, not invocation blocks */
 } mm_tile;
 
 static const mm_tile small_tile = {"matmul.comp", 64, 64, 16, 4, 4};
 static const mm_tile wide_tile = {"matmul_wide.comp", 128, 128, 16, 8, 8};
-static const mm_tile coop_tile = {"matmul_coop.comp", 128, 128, 32, 0, 0}; /* tensor cores, float16 */
-#define MM_WIDE_MIN_TILES 64
+static const mm_tile tall_tile = {"matmul_wide.comp", 256, 128, 16, 16, 8};
+static const mm_tile coop_tile = {"matmul_coop.comp", 128, 128, 32, 0, 0};
+static const mm_tile coop_wide_tile = {"matmul_coop.comp", 128, 256, 48, 0, 0};
+#define MM_WIDE_MIN_TILES 64 /* the wide tiles need this many workgroups, the larger ones twice as many */
+
+static int64_t tiles_of(const vkt_tensor *out, int bm, int bn) {
+  int nd = out->ndim;
+  int64_t t = (out->shape[nd - 2] + bm - 1) / bm * ((out->shape[nd - 1] + bn - 1) / bn);
+  for (int d = 0; d < nd - 2; d++)
+    t *= out->shape[d];
+  return t;
+}
 
 static const mm_tile *tile_for(const vkt_op_args *a) {
   int nd = a->out->ndim;
   const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
   if (a->in[0]->dtype == VKT_FLOAT16 && a->in[1]->dtype == VKT_FLOAT16 && p->coop_f16 && p->subgroup_size == 32)
-    return &coop_tile;
-  int64_t m = a->out->shape[nd - 2], n = a->out->shape[nd - 1], tiles = (m + 127) / 128 * ((n + 127) / 128);
-  for (int d = 0; d < nd - 2; d++)
-    tiles *= a->out->shape[d];
-  return a->compute == VKT_FLOAT32 && m >= 128 && n >= 128 && tiles >= MM_WIDE_MIN_TILES ? &wide_tile : &small_tile;
+    return tiles_of(a->out, 128, 256) >= 2 * MM_WIDE_MIN_TILES ? &coop_wide_tile : &coop_tile;
+  if (a->compute != VKT_FLOAT32 || a->out->shape[nd - 2] < 128 || a->out->shape[nd - 1] < 128)
+    return &small_tile;
+  return tiles_of(a->out, 256, 128) >= 2 * MM_WIDE_MIN_TILES ? &tall_tile
+         : tiles_of(a->out, 128, 128) >= MM_WIDE_MIN_TILES   ? &wide_tile
+                                                             : &small_tile;
 }
 
 typedef struct {
@@ -317,6 +330,13 @@ static_assert(sizeof(mm_push) == 104, "mm_push must match shaders/matmul.comp");
 static int operands(const vkt_op_args *a, const vkt_tensor **t) {
   t[0] = a->out, t[1] = a->in[0], t[2] = a->in[1], t[3] = a->in[2];
   return a->in[2] ? 4 : 3;
+}
+
+/* The shared memory a tile's shader declares. */
+static uint64_t shared_bytes(const mm_tile *t, vkt_dtype compute) {
+  if (t->tm == 0) /* matmul_coop.comp: float16 slices in padded rows, and one float32 fragment per subgroup */
+    return 2 * ((uint64_t)t->bm * (t->bk + 8) + (uint64_t)t->bk * (t->bn + 8)) + 8 * 16 * 8 * 4;
+  return (uint64_t)(t->bm + t->bn + 8) * t->bk * vkt_dtype_size(compute); /* + padding in matmul_wide.comp */
 }
 
 bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **why) {
@@ -336,7 +356,7 @@ bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **wh
       (a->out->shape[nd - 2] + tile->bm - 1) / tile->bm > p->max_workgroup_count[1])
     return false;
   *why = "the tiles need more shared memory than the adapter has";
-  return (uint64_t)(tile->bm + tile->bn) * tile->bk * vkt_dtype_size(a->compute) <= p->max_shared_memory;
+  return shared_bytes(tile, a->compute) <= p->max_shared_memory;
 }
 
 static void encode(vkt_dtype compute, vkt_scalar v, uint32_t out[2]) {
@@ -419,9 +439,9 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
                   "#define BM %d\n#define BN %d\n#define BK %d\n#define TM %d\n"
                   "#define TN %d\n",
                   tile->bm, tile->bn, tile->bk, tile->tm, tile->tn);
-  if (tile == &coop_tile && vec8(a))
+  if (!strcmp(tile->shader, "matmul_coop.comp") && vec8(a))
     len += snprintf(buf + len, size - (size_t)len, "#define VEC8\n");
-  if (tile == &wide_tile)
+  if (!strcmp(tile->shader, "matmul_wide.comp"))
     len += snprintf(buf + len, size - (size_t)len, "%s%s", vec4(a, 0, a_k_fast) ? "#define VEC4_A\n" : "",
                     vec4(a, 1, !b_n_fast) ? "#define VEC4_B\n" : "");
   len += snprintf(buf + len, size - (size_t)len, "%s%s%s%s%s",

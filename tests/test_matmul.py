@@ -398,6 +398,27 @@ def test_float16_large_tiles(dev, n):
     check(vkt.tensor(a, device=dev) @ vkt.tensor(b, device=dev), a, b, "float16")
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("side", ["column", "row", "vector"])
+def test_matrix_vector_path(dev, side, transposed, dtype):
+    # One column or one row of output take matvec.comp, which reads the matrix along k (8 outputs a
+    # workgroup) or across it (32): both directions, batches, rows that cut workgroups, bias + relu.
+    rng = np.random.default_rng(12)
+    mat = make(rng, (3, 300, 77) if side == "column" else (77, 300), dtype)  # [.., rows, k] or [k, cols]
+    vec = make(rng, (77, 1) if side == "column" else (3, 1, 77) if side == "row" else (77,), dtype)
+    x = vkt.tensor(np.ascontiguousarray(np.swapaxes(mat, -1, -2)) if transposed else mat, device=dev)
+    x = x.mT if transposed else x
+    y = vkt.tensor(vec, device=dev)
+    a, b, xa, yb = (mat, vec, x, y) if side == "column" else (vec, mat, y, x)
+    vkt.vulkan.reset_fallback_stats()
+    check(xa @ yb, a, b, dtype)
+    bias = make(rng, (1,) if side == "column" else (300,), dtype)
+    check(vkt.matmul_add_relu(xa, yb, vkt.tensor(bias, device=dev)), a, b, dtype, bias=bias, relu=True)
+    if dtype == "float32":
+        assert vkt.vulkan.fallback_stats() == {}
+
+
 def test_wide_tile_vec4_offsets(dev):
     # vec4 loads need 16-byte aligned rows: a view starting 4 elements in qualifies, one starting 2 in
     # does not; batches of 2 with broadcast b.

@@ -284,16 +284,23 @@ vkt_status vkt_matmul_add_relu_reference(const vkt_tensor *lhs, const vkt_tensor
  * shared-memory read; the rest, and products with too few wide tiles to fill a GPU, take the small one.
  * float16 products take the tensor-core shader where the adapter has one, with the wider tile when
  * there are enough of them. */
+typedef enum { MM_TILED, MM_COOP, MM_MATVEC } mm_kind;
+
 typedef struct {
   const char *shader;
-  int bm, bn, bk, tm, tn; /* tm = tn = 0: fragments of the tensor-core shader, not invocation blocks */
+  mm_kind kind;
+  int bm, bn, bk, tm, tn; /* matvec: outputs per workgroup along bm or bn, the other 1 */
 } mm_tile;
 
-static const mm_tile small_tile = {"matmul.comp", 64, 64, 16, 4, 4};
-static const mm_tile wide_tile = {"matmul_wide.comp", 128, 128, 16, 8, 8};
-static const mm_tile tall_tile = {"matmul_wide.comp", 256, 128, 16, 16, 8};
-static const mm_tile coop_tile = {"matmul_coop.comp", 128, 128, 32, 0, 0};
-static const mm_tile coop_wide_tile = {"matmul_coop.comp", 128, 256, 48, 0, 0};
+static const mm_tile small_tile = {"matmul.comp", MM_TILED, 64, 64, 16, 4, 4};
+static const mm_tile wide_tile = {"matmul_wide.comp", MM_TILED, 128, 128, 16, 8, 8};
+static const mm_tile tall_tile = {"matmul_wide.comp", MM_TILED, 256, 128, 16, 16, 8};
+static const mm_tile coop_tile = {"matmul_coop.comp", MM_COOP, 128, 128, 32, 0, 0};
+static const mm_tile coop_wide_tile = {"matmul_coop.comp", MM_COOP, 128, 256, 48, 0, 0};
+/* One column (N = 1) or one row (M = 1); 8 outputs a workgroup when the matrix is dense along k, else 32. */
+static const mm_tile matvec_tiles[2][2] = {
+    {{"matvec.comp", MM_MATVEC, 32, 1, 0, 0, 0}, {"matvec.comp", MM_MATVEC, 8, 1, 0, 0, 0}},
+    {{"matvec.comp", MM_MATVEC, 1, 32, 0, 0, 0}, {"matvec.comp", MM_MATVEC, 1, 8, 0, 0, 0}}};
 #define MM_WIDE_MIN_TILES 64 /* the wide tiles need this many workgroups, the larger ones twice as many */
 
 static int64_t tiles_of(const vkt_tensor *out, int bm, int bn) {
@@ -304,9 +311,29 @@ static int64_t tiles_of(const vkt_tensor *out, int bm, int bn) {
   return t;
 }
 
+/* The matrix-vector tile for a product with one column or one row, or NULL. */
+static const mm_tile *matvec_tile(const vkt_op_args *a, const vkt_adapter_props *p) {
+  int nd = a->out->ndim;
+  int64_t m = a->out->shape[nd - 2], n = a->out->shape[nd - 1];
+  if (m != 1 && n != 1)
+    return NULL;
+  bool row = m == 1 && n != 1; /* the matrix is b, seen as [n, k] */
+  const vkt_tensor *mat = row ? a->in[1] : a->in[0];
+  int64_t sk = row ? mat->strides[nd - 2] : mat->strides[nd - 1],
+          si = row ? mat->strides[nd - 1] : mat->strides[nd - 2];
+  const mm_tile *t = &matvec_tiles[row][sk <= si];
+  return (uint64_t)((row ? n : m) + t->bm * t->bn - 1) / (uint64_t)(t->bm * t->bn) <=
+                 p->max_workgroup_count[row ? 0 : 1]
+             ? t
+             : NULL;
+}
+
 static const mm_tile *tile_for(const vkt_op_args *a) {
   int nd = a->out->ndim;
   const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
+  const mm_tile *mv = matvec_tile(a, p);
+  if (mv)
+    return mv;
   if (a->in[0]->dtype == VKT_FLOAT16 && a->in[1]->dtype == VKT_FLOAT16 && p->coop_f16 && p->subgroup_size == 32)
     return tiles_of(a->out, 128, 256) >= 2 * MM_WIDE_MIN_TILES ? &coop_wide_tile : &coop_tile;
   if (a->compute != VKT_FLOAT32 || a->out->shape[nd - 2] < 128 || a->out->shape[nd - 1] < 128)
@@ -334,9 +361,12 @@ static int operands(const vkt_op_args *a, const vkt_tensor **t) {
 
 /* The shared memory a tile's shader declares. */
 static uint64_t shared_bytes(const mm_tile *t, vkt_dtype compute) {
-  if (t->tm == 0) /* matmul_coop.comp: float16 slices in padded rows, and one float32 fragment per subgroup */
+  switch (t->kind) {
+  case MM_COOP: /* float16 slices in padded rows, and one float32 fragment per subgroup */
     return 2 * ((uint64_t)t->bm * (t->bk + 8) + (uint64_t)t->bk * (t->bn + 8)) + 8 * 16 * 8 * 4;
-  return (uint64_t)(t->bm + t->bn + 8) * t->bk * vkt_dtype_size(compute); /* + padding in matmul_wide.comp */
+  case MM_MATVEC: return 256 * vkt_dtype_size(compute);
+  default: return (uint64_t)(t->bm + t->bn + 8) * t->bk * vkt_dtype_size(compute); /* + matmul_wide.comp's padding */
+  }
 }
 
 bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **why) {
@@ -439,7 +469,10 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
                   "#define BM %d\n#define BN %d\n#define BK %d\n#define TM %d\n"
                   "#define TN %d\n",
                   tile->bm, tile->bn, tile->bk, tile->tm, tile->tn);
-  if (!strcmp(tile->shader, "matmul_coop.comp") && vec8(a))
+  if (tile->kind == MM_MATVEC)
+    len += snprintf(buf + len, size - (size_t)len, "#define ROWS %d\n#define KS %d\n%s", tile->bm * tile->bn,
+                    256 / (tile->bm * tile->bn), tile->bm == 1 ? "#define MV_M1\n" : "");
+  if (tile->kind == MM_COOP && vec8(a))
     len += snprintf(buf + len, size - (size_t)len, "#define VEC8\n");
   if (!strcmp(tile->shader, "matmul_wide.comp"))
     len += snprintf(buf + len, size - (size_t)len, "%s%s", vec4(a, 0, a_k_fast) ? "#define VEC4_A\n" : "",

@@ -97,7 +97,9 @@ def matmul_cases(peer, quick=False):
     cases = [(n, n, n, 1, "float32") for n in ((256, 512) if quick else (512, 1024, 2048, 4096, 8192))]
     cases += [(128, 128, 128, 4, "float32") if quick else (512, 512, 512, 32, "float32"),
               (64, 4096 if quick else 65536, 64, 1, "float32"),  # few output tiles, long K: split-K
-              (256 if quick else 4096,) * 3 + (1, "float16")]
+              (256 if quick else 4096,) * 3 + (1, "float16"),
+              (1024 if quick else 4096,) * 2 + (1, 1, "float32"),  # matrix @ vector: memory-bound
+              (1,) + (1024 if quick else 4096,) * 2 + (1, "float32")]  # vector @ matrix
     for m, k, n, batch, dtype in cases:
         shape_a, shape_b = ((batch, m, k), (batch, k, n)) if batch > 1 else ((m, k), (k, n))
         a = rng.standard_normal(shape_a).astype(dtype)
@@ -108,7 +110,8 @@ def matmul_cases(peer, quick=False):
         peer_fn = (lambda: pa @ pb) if t or dtype == "float32" else None
         yield {"op": f"matmul {dtype}", "shape": f"{batch}x{m}x{k}x{n}" if batch > 1 else f"{m}x{k}x{n}",
                "vkt": timed(lambda: x @ y, vsync, reps),
-               "peer": timed(peer_fn, peer.sync, reps) if peer_fn else None, "flops": 2 * m * n * k * batch}
+               "peer": timed(peer_fn, peer.sync, reps) if peer_fn else None, "flops": 2 * m * n * k * batch,
+               **({"bytes": a.nbytes + b.nbytes + m * n * batch * a.itemsize} if 1 in (m, n) else {})}
     for batch, size in ((2, 256),) if quick else ((8, 1024), (1, 4096)):
         lhs = rng.standard_normal((batch, size, size)).astype(np.float32)
         rhs = rng.standard_normal((batch, size, size)).astype(np.float32)

@@ -1,5 +1,6 @@
 /* stream.c: batched asynchronous execution. Dispatches and copies are recorded into the current
- * command buffer and submitted together when a read needs them, on synchronize, or past a threshold.
+ * command buffer and submitted together when a read needs them, on synchronize, past a threshold, or
+ * when the GPU has run out of work (every 32 dispatches the timeline is polled).
  * Batches have increasing ids; each submission signals a timeline semaphore to its id, so `completed`
  * (the newest finished id; every earlier one has finished too) is one counter read. */
 #include <time.h>
@@ -7,6 +8,7 @@
 #include "vk_internal.h"
 
 #define VKT_MAX_DISPATCHES 1024 /* per batch: bounds the latency of the first result */
+#define VKT_EAGER_DISPATCHES 32 /* a batch this long goes to an idle GPU before its end */
 #define VKT_POOL_SETS 1024
 #define VKT_SPIN_US 200.0 /* how long a wait polls the timeline before it blocks */
 
@@ -242,7 +244,13 @@ vkt_status vkt_stream_dispatch(vkt_device *dev, vkt_pipeline *pipe, const vkt_bi
   vkCmdDispatch(cmd, groups[0], groups[1], groups[2]);
   *batch = dev->next_id;
   if (dev->dispatches >= VKT_MAX_DISPATCHES)
-    st = vkt_stream_flush(dev);
+    return vkt_stream_flush(dev);
+  /* An idle GPU gets the batch so far, so that it runs while the host records the rest. */
+  if (dev->dispatches % VKT_EAGER_DISPATCHES == 0) {
+    vkt_stream_poll(dev);
+    if (dev->completed + 1 >= dev->next_id)
+      st = vkt_stream_flush(dev);
+  }
   return st;
 }
 

@@ -267,13 +267,15 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   p->cooperative_matrix =
       has_device_extension(pd, "VK_NV_cooperative_matrix") || has_device_extension(pd, "VK_KHR_cooperative_matrix");
   p->push_descriptor = has_device_extension(pd, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-  bool usable = p->float16 && f12.vulkanMemoryModel && !getenv("VKT_NO_COOPERATIVE_MATRIX");
-  const char *force = getenv("VKT_COOPERATIVE_MATRIX"); /* "nv" or "khr": for comparing the two */
-  p->coop_khr = usable && (!force || strcmp(force, "khr") == 0) &&
+  /* VK_NV_cooperative_matrix first: both run alike on NVIDIA's driver, and Debian 12's validation layer
+   * knows only the NV one. VKT_COOPERATIVE_MATRIX=khr or nv picks one, to compare them. */
+  const char *pick = getenv("VKT_COOPERATIVE_MATRIX");
+  bool usable = p->float16 && f12.vulkanMemoryModel;
+  bool nv = usable && (!pick || strcmp(pick, "nv") == 0) &&
+            has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd, false);
+  p->coop_khr = usable && !nv && (!pick || strcmp(pick, "khr") == 0) &&
                 has_device_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd, true);
-  p->coop_f16 =
-      p->coop_khr || (usable && (!force || strcmp(force, "nv") == 0) &&
-                      has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd, false));
+  p->coop_f16 = nv || p->coop_khr;
 }
 
 /* Applies VKT_DEVICE: an index in ranked order, or an adapter type. */

@@ -284,7 +284,7 @@ vkt_status vkt_matmul_add_relu_reference(const vkt_tensor *lhs, const vkt_tensor
  * shared-memory read; the rest, and products with too few wide tiles to fill a GPU, take the small one.
  * float16 products take the tensor-core shader where the adapter has one, with the wider tile when
  * there are enough of them. */
-typedef enum { MM_TILED, MM_COOP, MM_MATVEC } mm_kind;
+typedef enum { MM_SMALL, MM_WIDE, MM_COOP, MM_MATVEC } mm_kind;
 
 typedef struct {
   const char *shader;
@@ -292,9 +292,9 @@ typedef struct {
   int bm, bn, bk, tm, tn; /* matvec: outputs per workgroup along bm or bn, the other 1 */
 } mm_tile;
 
-static const mm_tile small_tile = {"matmul.comp", MM_TILED, 64, 64, 16, 4, 4};
-static const mm_tile wide_tile = {"matmul_wide.comp", MM_TILED, 128, 128, 16, 8, 8};
-static const mm_tile tall_tile = {"matmul_wide.comp", MM_TILED, 256, 128, 16, 16, 8};
+static const mm_tile small_tile = {"matmul.comp", MM_SMALL, 64, 64, 16, 4, 4};
+static const mm_tile wide_tile = {"matmul_wide.comp", MM_WIDE, 128, 128, 16, 8, 8};
+static const mm_tile tall_tile = {"matmul_wide.comp", MM_WIDE, 256, 128, 16, 16, 8};
 static const mm_tile coop_tile = {"matmul_coop.comp", MM_COOP, 128, 128, 32, 0, 0};
 static const mm_tile coop_wide_tile = {"matmul_coop.comp", MM_COOP, 128, 256, 48, 0, 0};
 /* One column (N = 1) or one row (M = 1); 8 outputs a workgroup when the matrix is dense along k, else 32. */
@@ -422,37 +422,28 @@ static void fill_push(const vkt_op_args *a, int n, const int64_t *bshape, const 
   }
 }
 
-/* Whether a's and b's rows can move as 16-byte vectors: dense along k (a) and n (b), every row and
- * batch start a multiple of 8 halves, K and N multiples of 8. */
-static bool vec8(const vkt_op_args *a) {
-  int nd = a->out->ndim;
-  const vkt_tensor *x = a->in[0], *y = a->in[1];
-  if (x->strides[nd - 1] != 1 || y->strides[nd - 1] != 1 || x->shape[nd - 1] % 8 || y->shape[nd - 1] % 8)
+/* Whether t can move as 16-byte vectors of `unit` elements along dim `fast`: dense that way, that extent,
+ * the offset and every other stride that is walked (dims longer than 1) multiples of unit. */
+static bool moves_as_vectors(const vkt_tensor *t, int fast, int unit) {
+  if (t->strides[fast] != 1 || t->shape[fast] % unit || t->offset % unit)
     return false;
-  for (int k = 0; k < 2; k++) {
-    const vkt_tensor *t = a->in[k];
-    if (t->offset % 8 || t->strides[nd - 2] % 8)
+  for (int d = 0; d < t->ndim; d++)
+    if (d != fast && t->shape[d] > 1 && t->strides[d] % unit)
       return false;
-    for (int d = 0; d < nd - 2; d++)
-      if (t->strides[d] % 8)
-        return false;
-  }
   return true;
 }
 
-/* Whether operand k (0: a, 1: b) can move as 16-byte vectors along its fast direction: float32, dense
- * that way, the other stride, the offset and the batch strides multiples of 4 elements, and the fast
- * extent a multiple of 4. */
+/* The tensor-core shader's 16-byte staging: a dense along k, b along n, in float16 (8 to a vector). */
+static bool vec8(const vkt_op_args *a) {
+  int nd = a->out->ndim;
+  return moves_as_vectors(a->in[0], nd - 1, 8) && moves_as_vectors(a->in[1], nd - 1, 8);
+}
+
+/* The wide shader's 16-byte loads of operand k (0: a, 1: b) along its fast direction, in float32. */
 static bool vec4(const vkt_op_args *a, int k, bool k_fast) {
   const vkt_tensor *t = a->in[k];
-  int nd = t->ndim, fast = k == 0 ? (k_fast ? nd - 1 : nd - 2) : (k_fast ? nd - 2 : nd - 1), slow = 2 * nd - 3 - fast;
-  if (t->dtype != VKT_FLOAT32 || t->strides[fast] != 1 || t->shape[fast] % 4 || t->offset % 4 ||
-      (t->shape[slow] > 1 && t->strides[slow] % 4))
-    return false;
-  for (int d = 0; d < nd - 2; d++)
-    if (t->shape[d] > 1 && t->strides[d] % 4)
-      return false;
-  return true;
+  int nd = t->ndim, fast = k == 0 ? (k_fast ? nd - 1 : nd - 2) : (k_fast ? nd - 2 : nd - 1);
+  return t->dtype == VKT_FLOAT32 && moves_as_vectors(t, fast, 4);
 }
 
 static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *buf, size_t size) {
@@ -474,7 +465,7 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
                     256 / (tile->bm * tile->bn), tile->bm == 1 ? "#define MV_M1\n" : "");
   if (tile->kind == MM_COOP && vec8(a))
     len += snprintf(buf + len, size - (size_t)len, "#define VEC8\n");
-  if (!strcmp(tile->shader, "matmul_wide.comp"))
+  if (tile->kind == MM_WIDE)
     len += snprintf(buf + len, size - (size_t)len, "%s%s", vec4(a, 0, a_k_fast) ? "#define VEC4_A\n" : "",
                     vec4(a, 1, !b_n_fast) ? "#define VEC4_B\n" : "");
   len += snprintf(buf + len, size - (size_t)len, "%s%s%s%s%s",

@@ -8,7 +8,9 @@
 #extension GL_EXT_shader_16bit_storage : enable
 #extension GL_EXT_control_flow_attributes : enable
 
+#ifndef LOCAL_SIZE // invocations a workgroup; a shader's host may choose otherwise
 #define LOCAL_SIZE 256
+#endif
 layout(local_size_x = LOCAL_SIZE) in;
 
 uint linear_id() {

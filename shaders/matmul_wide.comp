@@ -1,18 +1,22 @@
 #version 450
-// matmul_wide.comp: the float32 path for large products. A workgroup computes a BM x 128 tile of out
-// (BM = 128 or 256) in 16-deep slices; each invocation keeps a BM / 16 x 8 block in registers, made of
-// rows {4ty..4ty+3, 64+4ty.., ...} and columns {4tx.., 64+4tx..}, so it reads shared memory as vec4s
-// that neighbouring invocations take from neighbouring banks (the taller tile reads 6 vec4s for 128
-// multiply-adds instead of 4 for 64). The next slice is loaded from memory into registers while this
-// one is multiplied (one shared buffer, two barriers a slice). Operands are read through their strides;
-// A_K_FAST / B_N_FAST say in which direction loads are contiguous, and VEC4_A / VEC4_B that the operand
-// is dense that way with 16-byte aligned rows, so it moves as vec4s.
+// matmul_wide.comp: the float32 path for large products. A workgroup computes a BM x 128 tile of out in
+// 16-deep slices; each invocation keeps a TM x 8 block in registers, made of rows {4ty..4ty+3, RS+4ty..,
+// ...} (RS = BM / (TM / 4)) and columns {4tx.., 64+4tx..}, and a subgroup is 8 x 4 invocations, so at
+// each k it reads 4 vec4s of a's slice and 8 of b's from shared memory: one pass of the banks each. The
+// next slice is loaded from memory into registers while this one is multiplied (one shared buffer, two
+// barriers a slice). Two tiles: 128 x 128 by 256 invocations of 8 x 8, and 128 x 128 by 128 invocations
+// of 16 x 8 (twice the multiply-adds per shared read; its workgroups are small enough that two share a
+// multiprocessor, so one multiplies while the other waits on memory or a barrier). Operands are read
+// through their strides; A_K_FAST / B_N_FAST say in which direction loads are contiguous, and VEC4_A /
+// VEC4_B that the operand is dense that way with 16-byte aligned rows, so it moves as vec4s.
 #include "matmul.glsl"
 
-#if (BM != 128 && BM != 256) || BN != 128 || BK != 16 || TM != BM / 16 || TN != 8
-#error "matmul_wide.comp computes 128 or 256 x 128 tiles, 16 deep, BM / 16 x 8 per invocation"
+#if BN != 128 || BK != 16 || TN != 8 || BM * BN / (TM * TN) != LOCAL_SIZE || TM % 4 != 0
+#error "matmul_wide.comp computes BM x 128 tiles, 16 deep, TM x 8 per invocation"
 #endif
-#define NA (BM / 64) // vec4s of a's slice each invocation loads
+#define RS (BM / (TM / 4))                    // rows between an invocation's groups of four
+#define NA (BM * BK / 4 / LOCAL_SIZE)         // vec4s of a's slice each invocation loads
+#define NB (BN * BK / 4 / LOCAL_SIZE)         // ... of b's
 
 layout(std430, binding = 1) readonly buffer A4 { vec4 a4_[]; };
 layout(std430, binding = 2) readonly buffer B4 { vec4 b4_[]; };
@@ -22,17 +26,18 @@ layout(std430, binding = 2) readonly buffer B4 { vec4 b4_[]; };
 shared vec4 as[BK][BM / 4 + 1];
 shared vec4 bs[BK][BN / 4 + 1];
 
-// A slice is 128 x 16 elements of each operand: 8 per invocation, as two vec4s, each four elements
-// along the fast direction (with VEC4_*) or four rows/columns apart along the other.
+// An invocation's share of a slice, as vec4s of four elements along the fast direction (with VEC4_*) or
+// four rows/columns apart along the other.
 struct Slice {
-  vec4 a[NA], b[2];
+  vec4 a[NA], b[NB];
 };
 
 // Where invocation id's e-th vec4 of a slice lies: (row or column of the tile, k), for an operand
 // whose fast direction is k (kfast) or the tile's side, of `side` rows or columns.
 uvec2 spot(uint id, uint e, bool kfast, uint side) {
-  uint per = side / 4; // vec4s across a k-row of the slice
-  return kfast ? uvec2(id / 4 + 64 * e, (id % 4) * 4) : uvec2(id % per * 4, id / per + LOCAL_SIZE / per * e);
+  uint per = side / 4, kper = BK / 4; // vec4s across a k-row of the slice, along k of one of its rows
+  return kfast ? uvec2(id / kper + LOCAL_SIZE / kper * e, (id % kper) * 4)
+               : uvec2(id % per * 4, id / per + LOCAL_SIZE / per * e);
 }
 
 vec4 load_a(Batch bt, uint m0, uint k0, uint e) {
@@ -90,7 +95,7 @@ vec4 load_b(Batch bt, uint n0, uint k0, uint e) {
 void load(inout Slice s, Batch bt, uint m0, uint n0, uint k0) {
   [[unroll]] for (uint e = 0; e < NA; e++)
     s.a[e] = load_a(bt, m0, k0, e);
-  [[unroll]] for (uint e = 0; e < 2; e++)
+  [[unroll]] for (uint e = 0; e < NB; e++)
     s.b[e] = load_b(bt, n0, k0, e);
 }
 
@@ -107,7 +112,7 @@ void put(Slice s) {
     as[sa.y][sa.x / 4] = s.a[e];
 #endif
   }
-  [[unroll]] for (uint e = 0; e < 2; e++) {
+  [[unroll]] for (uint e = 0; e < NB; e++) {
 #ifdef B_N_FAST
     uvec2 sb = spot(id, e, false, BN);
     bs[sb.y][sb.x / 4] = s.b[e];
@@ -119,9 +124,10 @@ void put(Slice s) {
   }
 }
 
-// Invocation (tx, ty) sums rows 4ty + 64r + {0..3} (r < TM / 4) and columns 4tx + 64c + {0..3} (c < 2).
+// Invocation (tx, ty) sums rows 4ty + RS r + {0..3} (r < TM / 4) and columns 4tx + 64c + {0..3} (c < 2).
 void main() {
-  uint tx = gl_LocalInvocationID.x % 16, ty = gl_LocalInvocationID.x / 16;
+  uint lane = gl_LocalInvocationID.x % 32, warp = gl_LocalInvocationID.x / 32;
+  uint tx = (warp % 2) * 8 + lane % 8, ty = (warp / 2) * 4 + lane / 8;
   uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
   Batch bt = batch_of_workgroup();
   float acc[TM][8];
@@ -138,7 +144,7 @@ void main() {
     [[unroll]] for (uint k = 0; k < BK; k++) {
       float av[TM], bv[8];
       [[unroll]] for (uint r = 0; r < TM / 4; r++) {
-        vec4 a = as[k][ty + 16 * r];
+        vec4 a = as[k][ty + RS / 4 * r];
         av[4 * r] = a.x, av[4 * r + 1] = a.y, av[4 * r + 2] = a.z, av[4 * r + 3] = a.w;
       }
       vec4 b0 = bs[k][tx], b1 = bs[k][tx + 16];
@@ -150,7 +156,7 @@ void main() {
     barrier();
   }
   [[unroll]] for (uint i = 0; i < TM; i++) {
-    uint gm = m0 + 4 * ty + 64 * (i / 4) + i % 4;
+    uint gm = m0 + 4 * ty + RS * (i / 4) + i % 4;
     [[unroll]] for (uint j = 0; j < 8; j++)
       store(bt, gm, n0 + 4 * tx + 64 * (j / 4) + j % 4, acc[i][j]);
   }

@@ -376,10 +376,11 @@ def test_wide_tile_path(dev, layout, mkn):
 
 
 @pytest.mark.parametrize("layout", ["nn", "tn"])
-def test_tall_tile_path(dev, layout):
-    # At least 128 tiles of 256 x 128 take the taller wide tile: a batch of three, edges that cut tiles.
+def test_big_tile_path(dev, layout):
+    # At least 256 tiles of 128 x 128 take the big wide tile (128 invocations of 16 x 8): a batch of four,
+    # edges that cut tiles.
     rng = np.random.default_rng(9)
-    a = make(rng, (3, 67, 1030) if layout[0] == "t" else (3, 1030, 67), "float32")
+    a = make(rng, (4, 67, 1030) if layout[0] == "t" else (4, 1030, 67), "float32")
     b, bias = make(rng, (67, 1031), "float32"), make(rng, (1031,), "float32")
     x = vkt.tensor(a, device=dev)
     x, a = (x.mT, np.swapaxes(a, 1, 2)) if layout[0] == "t" else (x, a)

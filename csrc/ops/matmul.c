@@ -279,9 +279,11 @@ vkt_status vkt_matmul_add_relu_reference(const vkt_tensor *lhs, const vkt_tensor
 
 /* ---- the shader path ---- */
 
-/* The tile of out one workgroup computes, BK deep; each of its 256 invocations sums a TM x TN block.
- * Large float32 products take a wide tile, which does 4 (or 8, the tall one) times the work per
- * shared-memory read; the rest, and products with too few wide tiles to fill a GPU, take the small one.
+/* The tile of out one workgroup computes, BK deep; each of its invocations (256, or bm * bn / (tm * tn) for
+ * the wide kind) sums a TM x TN block. Large float32 products take a wide tile, which does 4 times the work
+ * per shared-memory read, and the largest the one of 128 invocations that do 8 times (two of its
+ * workgroups share a multiprocessor); the rest, and products with too few wide tiles to fill a GPU, take
+ * the small one.
  * float16 products take the tensor-core shader where the adapter has one, with the wider tile when
  * there are enough of them. */
 typedef enum { MM_SMALL, MM_WIDE, MM_COOP, MM_MATVEC } mm_kind;
@@ -294,14 +296,14 @@ typedef struct {
 
 static const mm_tile small_tile = {"matmul.comp", MM_SMALL, 64, 64, 16, 4, 4};
 static const mm_tile wide_tile = {"matmul_wide.comp", MM_WIDE, 128, 128, 16, 8, 8};
-static const mm_tile tall_tile = {"matmul_wide.comp", MM_WIDE, 256, 128, 16, 16, 8};
+static const mm_tile big_tile = {"matmul_wide.comp", MM_WIDE, 128, 128, 16, 16, 8};
 static const mm_tile coop_tile = {"matmul_coop.comp", MM_COOP, 128, 128, 32, 0, 0};
 static const mm_tile coop_wide_tile = {"matmul_coop.comp", MM_COOP, 128, 256, 48, 0, 0};
 /* One column (N = 1) or one row (M = 1); 8 outputs a workgroup when the matrix is dense along k, else 32. */
 static const mm_tile matvec_tiles[2][2] = {
     {{"matvec.comp", MM_MATVEC, 32, 1, 0, 0, 0}, {"matvec.comp", MM_MATVEC, 8, 1, 0, 0, 0}},
     {{"matvec.comp", MM_MATVEC, 1, 32, 0, 0, 0}, {"matvec.comp", MM_MATVEC, 1, 8, 0, 0, 0}}};
-#define MM_WIDE_MIN_TILES 64 /* the wide tiles need this many workgroups, the larger ones twice as many */
+#define MM_WIDE_MIN_TILES 64 /* the wide tiles need this many workgroups, the big and wider ones more */
 
 static int64_t tiles_of(const vkt_tensor *out, int bm, int bn) {
   int nd = out->ndim;
@@ -338,9 +340,8 @@ static const mm_tile *tile_for(const vkt_op_args *a) {
     return tiles_of(a->out, 128, 256) >= 2 * MM_WIDE_MIN_TILES ? &coop_wide_tile : &coop_tile;
   if (a->compute != VKT_FLOAT32 || a->out->shape[nd - 2] < 128 || a->out->shape[nd - 1] < 128)
     return &small_tile;
-  return tiles_of(a->out, 256, 128) >= 2 * MM_WIDE_MIN_TILES ? &tall_tile
-         : tiles_of(a->out, 128, 128) >= MM_WIDE_MIN_TILES   ? &wide_tile
-                                                             : &small_tile;
+  int64_t tiles = tiles_of(a->out, 128, 128);
+  return tiles >= 4 * MM_WIDE_MIN_TILES ? &big_tile : tiles >= MM_WIDE_MIN_TILES ? &wide_tile : &small_tile;
 }
 
 typedef struct {
@@ -466,7 +467,8 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
   if (tile->kind == MM_COOP && vec8(a))
     len += snprintf(buf + len, size - (size_t)len, "#define VEC8\n");
   if (tile->kind == MM_WIDE)
-    len += snprintf(buf + len, size - (size_t)len, "%s%s", vec4(a, 0, a_k_fast) ? "#define VEC4_A\n" : "",
+    len += snprintf(buf + len, size - (size_t)len, "#define LOCAL_SIZE %d\n%s%s",
+                    tile->bm * tile->bn / (tile->tm * tile->tn), vec4(a, 0, a_k_fast) ? "#define VEC4_A\n" : "",
                     vec4(a, 1, !b_n_fast) ? "#define VEC4_B\n" : "");
   len += snprintf(buf + len, size - (size_t)len, "%s%s%s%s%s",
                   a->compute == VKT_FLOAT64 ? "#define ACC double\n#define ACC_FLOAT64\n" : "#define ACC float\n",

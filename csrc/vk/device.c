@@ -440,7 +440,7 @@ static vkt_status create_device(int index, vkt_device *dev) {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
       .pNext = &f11,
       .features = {.shaderFloat64 = p->float64, .shaderInt64 = p->int64, .shaderInt16 = p->int16_storage}};
-  const char *ext[2];
+  const char *ext[3];
   uint32_t next = 0;
   if (p->push_descriptor)
     ext[next++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
@@ -451,6 +451,17 @@ static vkt_status create_device(int index, vkt_device *dev) {
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop_khr = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .cooperativeMatrix = VK_TRUE};
   f12.pNext = !p->coop_f16 ? NULL : p->coop_khr ? (void *)&coop_khr : (void *)&coop_nv;
+  /* A developer's aid: the driver's register and instruction counts of each pipeline, on stderr. */
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR stats = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+      .pNext = f12.pNext,
+      .pipelineExecutableInfo = VK_TRUE};
+  dev->pipeline_stats = getenv("VKT_PIPELINE_STATS") && vkGetPipelineExecutableStatisticsKHR &&
+                        has_device_extension(pd, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  if (dev->pipeline_stats) {
+    ext[next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+    f12.pNext = &stats;
+  }
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &f,
                              .queueCreateInfoCount = 1,

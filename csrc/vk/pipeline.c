@@ -313,6 +313,45 @@ void vkt_pipelines_destroy(vkt_device *dev) {
   dev->pipeline_cache = VK_NULL_HANDLE;
 }
 
+/* With $VKT_PIPELINE_STATS, one line per executable of a new pipeline: what the driver reports of it
+ * (registers, instructions, spills, ...), for tuning shaders on a real GPU. */
+static void print_stats(vkt_device *dev, VkPipeline pipeline, const char *shader, const char *defines) {
+  VkPipelineInfoKHR info = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = pipeline};
+  VkPipelineExecutablePropertiesKHR exe[4];
+  uint32_t nexe = 4;
+  for (uint32_t i = 0; i < nexe; i++)
+    exe[i] = (VkPipelineExecutablePropertiesKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR};
+  if (vkGetPipelineExecutablePropertiesKHR(dev->device, &info, &nexe, exe) < 0)
+    return;
+  for (uint32_t i = 0; i < nexe; i++) {
+    VkPipelineExecutableInfoKHR which = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR, .pipeline = pipeline, .executableIndex = i};
+    VkPipelineExecutableStatisticKHR stat[32];
+    uint32_t n = 32;
+    for (uint32_t j = 0; j < n; j++)
+      stat[j] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+    if (vkGetPipelineExecutableStatisticsKHR(dev->device, &which, &n, stat) < 0)
+      continue;
+    fprintf(stderr, "vkt: %s [%s] %s:", shader, defines, exe[i].name);
+    for (uint32_t j = 0; j < n; j++) {
+      VkPipelineExecutableStatisticValueKHR v = stat[j].value;
+      switch (stat[j].format) {
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+        fprintf(stderr, " %s=%s", stat[j].name, v.b32 ? "yes" : "no");
+        break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+        fprintf(stderr, " %s=%lld", stat[j].name, (long long)v.i64);
+        break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+        fprintf(stderr, " %s=%llu", stat[j].name, (unsigned long long)v.u64);
+        break;
+      default: fprintf(stderr, " %s=%g", stat[j].name, v.f64);
+      }
+    }
+    fputc('\n', stderr);
+  }
+}
+
 static vkt_status build(vkt_device *dev, vkt_pipeline *p, const char *shader, const char *defines, uint32_t push_size) {
   vkt_status st = VKT_OK;
   uint32_t *words = NULL;
@@ -348,7 +387,11 @@ static vkt_status build(vkt_device *dev, vkt_pipeline *p, const char *shader, co
                                               .module = module,
                                               .pName = "main"},
                                     .layout = p->layout};
+  if (dev->pipeline_stats)
+    ci.flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VKT_VK_CHECK(vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &ci, NULL, &p->pipeline));
+  if (dev->pipeline_stats)
+    print_stats(dev, p->pipeline, shader, defines);
 finish:
   if (module)
     vkDestroyShaderModule(dev->device, module, NULL);

@@ -54,7 +54,8 @@ typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKH
   X(vkGetPipelineCacheData) X(vkCreateDebugUtilsMessengerEXT) X(vkDestroyDebugUtilsMessengerEXT)                       \
   X(vkCmdPushDescriptorSetKHR) X(vkCreateSemaphore) X(vkDestroySemaphore) X(vkWaitSemaphores)                          \
   X(vkGetSemaphoreCounterValue) X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)                                   \
-  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)
+  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR) X(vkGetPipelineExecutablePropertiesKHR)                        \
+  X(vkGetPipelineExecutableStatisticsKHR)
 // clang-format on
 
 #define VKT_DECLARE(name) extern PFN_##name name;
@@ -147,6 +148,7 @@ struct vkt_device {
   VkPipelineCache pipeline_cache;
   vkt_pipeline *pipelines[VKT_PIPELINE_BUCKETS]; /* chained by hash of the key */
   bool push_descriptors; /* VK_KHR_push_descriptor: no descriptor sets to allocate per dispatch */
+  bool pipeline_stats;   /* $VKT_PIPELINE_STATS: print the driver's statistics of each new pipeline */
 
   /* memory */
   uint32_t mem_type;     /* for tensors */

@@ -298,7 +298,7 @@ static const mm_tile small_tile = {"matmul.comp", MM_SMALL, 64, 64, 16, 4, 4};
 static const mm_tile wide_tile = {"matmul_wide.comp", MM_WIDE, 128, 128, 16, 8, 8};
 static const mm_tile big_tile = {"matmul_wide.comp", MM_WIDE, 128, 128, 16, 16, 8};
 static const mm_tile coop_tile = {"matmul_coop.comp", MM_COOP, 128, 128, 32, 0, 0};
-static const mm_tile coop_wide_tile = {"matmul_coop.comp", MM_COOP, 128, 256, 48, 0, 0};
+static const mm_tile coop_wide_tile = {"matmul_coop.comp", MM_COOP, 128, 256, 16, 0, 0};
 /* One column (N = 1) or one row (M = 1); 8 outputs a workgroup when the matrix is dense along k, else 32. */
 static const mm_tile matvec_tiles[2][2] = {
     {{"matvec.comp", MM_MATVEC, 32, 1, 0, 0, 0}, {"matvec.comp", MM_MATVEC, 8, 1, 0, 0, 0}},
@@ -330,14 +330,30 @@ static const mm_tile *matvec_tile(const vkt_op_args *a, const vkt_adapter_props 
              : NULL;
 }
 
+/* The shared memory a tile's shader declares. */
+static uint64_t shared_bytes(const mm_tile *t, vkt_dtype compute) {
+  switch (t->kind) {
+  case MM_COOP: /* two stages of float16 slices in padded rows, and one float32 fragment per subgroup */
+    return 2 * 2 * ((uint64_t)t->bm * (t->bk + 8) + (uint64_t)t->bk * (t->bn + 8)) + 8 * 16 * 8 * 4;
+  case MM_MATVEC: return 256 * vkt_dtype_size(compute);
+  default: return (uint64_t)(t->bm + t->bn + 8) * t->bk * vkt_dtype_size(compute); /* + matmul_wide.comp's padding */
+  }
+}
+
 static const mm_tile *tile_for(const vkt_op_args *a) {
   int nd = a->out->ndim;
   const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
   const mm_tile *mv = matvec_tile(a, p);
   if (mv)
     return mv;
-  if (a->in[0]->dtype == VKT_FLOAT16 && a->in[1]->dtype == VKT_FLOAT16 && p->coop_f16 && p->subgroup_size == 32)
-    return tiles_of(a->out, 128, 256) >= 2 * MM_WIDE_MIN_TILES ? &coop_wide_tile : &coop_tile;
+  if (a->in[0]->dtype == VKT_FLOAT16 && a->in[1]->dtype == VKT_FLOAT16 && p->coop_f16 && p->subgroup_size == 32) {
+    /* the wider tile where there are enough of them; either where its shared memory fits */
+    if (tiles_of(a->out, 128, 256) >= 2 * MM_WIDE_MIN_TILES &&
+        shared_bytes(&coop_wide_tile, a->compute) <= p->max_shared_memory)
+      return &coop_wide_tile;
+    if (shared_bytes(&coop_tile, a->compute) <= p->max_shared_memory)
+      return &coop_tile;
+  }
   if (a->compute != VKT_FLOAT32 || a->out->shape[nd - 2] < 128 || a->out->shape[nd - 1] < 128)
     return &small_tile;
   int64_t tiles = tiles_of(a->out, 128, 128);
@@ -358,16 +374,6 @@ static_assert(sizeof(mm_push) == 104, "mm_push must match shaders/matmul.comp");
 static int operands(const vkt_op_args *a, const vkt_tensor **t) {
   t[0] = a->out, t[1] = a->in[0], t[2] = a->in[1], t[3] = a->in[2];
   return a->in[2] ? 4 : 3;
-}
-
-/* The shared memory a tile's shader declares. */
-static uint64_t shared_bytes(const mm_tile *t, vkt_dtype compute) {
-  switch (t->kind) {
-  case MM_COOP: /* float16 slices in padded rows, and one float32 fragment per subgroup */
-    return 2 * ((uint64_t)t->bm * (t->bk + 8) + (uint64_t)t->bk * (t->bn + 8)) + 8 * 16 * 8 * 4;
-  case MM_MATVEC: return 256 * vkt_dtype_size(compute);
-  default: return (uint64_t)(t->bm + t->bn + 8) * t->bk * vkt_dtype_size(compute); /* + matmul_wide.comp's padding */
-  }
 }
 
 bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **why) {

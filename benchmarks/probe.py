@@ -1,0 +1,67 @@
+"""Times a few large matmul cases on vkt alone and checks a sample of their rows against NumPy: the tool
+for trying shader variants, one case per fresh process (see RESULTS.md).
+
+    VKT_SHADER_DIR=variant/ [VKT_PIPELINE_STATS=1] python benchmarks/probe.py CASE [CASE...]
+
+Cases: f32_2048, f32_4096, fused_8x1024, f16_2048, f16_4096. Prints the time (best of 3 rounds), TFLOP/s,
+the largest error over eps * sqrt(k), and a second timing of the same tensors.
+"""
+import os
+import sys
+import time
+
+import numpy as np
+
+import vkt
+
+CASES = {  # m, k, n, batch, dtype, fused with bias + relu
+    "f32_2048": (2048, 2048, 2048, 1, "float32", False),
+    "f32_4096": (4096, 4096, 4096, 1, "float32", False),
+    "fused_8x1024": (1024, 1024, 1024, 8, "float32", True),
+    "f16_2048": (2048, 2048, 2048, 1, "float16", False),
+    "f16_4096": (4096, 4096, 4096, 1, "float16", False),
+}
+EPS = {"float32": 1e-6, "float16": 1e-3}
+
+
+def timed(fn, reps):
+    fn()
+    vkt.vulkan.synchronize()
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        vkt.vulkan.synchronize()
+        best = min(best, (time.perf_counter() - t0) / reps)
+    return best
+
+
+def probe(name, rng):
+    m, k, n, batch, dtype, fused = CASES[name]
+    shape_a, shape_b = ((batch, m, k), (batch, k, n)) if batch > 1 else ((m, k), (k, n))
+    a, b = rng.standard_normal(shape_a).astype(dtype), rng.standard_normal(shape_b).astype(dtype)
+    x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
+    c = rng.standard_normal((batch, m, n)).astype(dtype) if fused else None
+    z = vkt.tensor(c, device="vulkan") if fused else None
+    fn = (lambda: vkt.matmul_add_relu(x, y, z)) if fused else (lambda: x @ y)
+    out = fn().cpu().numpy().astype(np.float64)
+    rows = np.r_[0:40, m - 40:m]
+    ref = a.astype(np.float64)[..., rows, :] @ b.astype(np.float64)
+    if fused:
+        ref = np.maximum(ref + c[..., rows, :], 0)
+    err = np.abs(out[..., rows, :] - ref).max() / (np.sqrt(k) * EPS[dtype])
+    flops = 2 * m * n * k * batch
+    reps = max(3, int(4e11 / flops))
+    t = timed(fn, reps)
+    print(f"{os.environ.get('VKT_SHADER_DIR', 'built-in'):12s} {name:13s} {t * 1e3:8.4f} ms "
+          f"{flops / t / 1e12:7.2f} TFLOP/s  err/(eps sqrt k) {err:.3f}  again {timed(fn, reps) * 1e3:.4f} ms",
+          flush=True)
+
+
+if __name__ == "__main__":
+    if not sys.argv[1:] or any(c not in CASES for c in sys.argv[1:]):
+        sys.exit(f"usage: probe.py CASE [CASE...], cases: {', '.join(CASES)}")
+    rng = np.random.default_rng(0)
+    for case in sys.argv[1:]:
+        probe(case, rng)

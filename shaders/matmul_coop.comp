@@ -81,13 +81,7 @@ void put(Slice s, uint stage) {
   }
 }
 #else
-// Element by element, through the strides: nothing to carry between slices.
-struct Slice {
-  uint unused;
-};
-
-void fetch(inout Slice s, Batch bt, uint m0, uint n0, uint k0) {}
-
+// Element by element, through the strides, into the one stage.
 void stage_slice(Batch bt, uint m0, uint n0, uint k0) {
   for (uint i = gl_LocalInvocationID.x; i < BM * BK; i += LOCAL_SIZE) {
 #ifdef A_K_FAST
@@ -149,10 +143,9 @@ void main() {
   uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
   Batch bt = batch_of_workgroup();
   EACH(ZERO)
-  Slice s;
   uint stage = 0; // the shared stage being multiplied
 #ifdef VEC8
-  Slice s1; // slices k0 + 2 BK (s) and k0 + BK (s1) on their way while stage 0 holds k0
+  Slice s, s1; // slices k0 + 2 BK (s) and k0 + BK (s1) on their way while stage 0 holds k0
   fetch(s, bt, m0, n0, 0);
   put(s, 0);
   if (BK < p.K)

@@ -1,14 +1,15 @@
 #version 450
 // matmul_wide.comp: the float32 path for large products. A workgroup computes a BM x 128 tile of out in
 // 16-deep slices; each invocation keeps a TM x 8 block in registers, made of rows {4ty..4ty+3, RS+4ty..,
-// ...} (RS = BM / (TM / 4)) and columns {4tx.., 64+4tx..}, and a subgroup is 8 x 4 invocations, so at
-// each k it reads 4 vec4s of a's slice and 8 of b's from shared memory: one pass of the banks each. The
-// next slice is loaded from memory into registers while this one is multiplied (one shared buffer, two
-// barriers a slice). Two tiles: 128 x 128 by 256 invocations of 8 x 8, and 128 x 128 by 128 invocations
-// of 16 x 8 (twice the multiply-adds per shared read; its workgroups are small enough that two share a
-// multiprocessor, so one multiplies while the other waits on memory or a barrier). Operands are read
-// through their strides; A_K_FAST / B_N_FAST say in which direction loads are contiguous, and VEC4_A /
-// VEC4_B that the operand is dense that way with 16-byte aligned rows, so it moves as vec4s.
+// ...} (RS = BM / (TM / 4)) and columns {4tx.., 64+4tx..}, and each 32 invocations are 8 x 4 of them, so a
+// subgroup of 32 reads at each k 4 vec4s of a's slice and 8 of b's from shared memory: one pass of the
+// banks each. The next slice is loaded from memory into registers while this one is multiplied (one
+// shared buffer, two barriers a slice). Two tiles: 128 x 128 by 256 invocations of 8 x 8, and 128 x 128
+// by 128 invocations of 16 x 8 (twice the multiply-adds per shared read; its workgroups are small enough
+// that two share a multiprocessor, so one multiplies while the other waits on memory or a barrier).
+// Operands are read through their strides; A_K_FAST / B_N_FAST say in which direction loads are
+// contiguous, and VEC4_A / VEC4_B that the operand is dense that way with 16-byte aligned rows, so it
+// moves as vec4s.
 #include "matmul.glsl"
 
 #if BN != 128 || BK != 16 || TN != 8 || BM * BN / (TM * TN) != LOCAL_SIZE || TM % 4 != 0

@@ -310,13 +310,14 @@ static int conversion_defines(char *buf, size_t n, const vkt_op_args *a) {
   return snprintf(buf, n, "#define LOAD(x) %s\n#define STORE(v) %s\n", load, store);
 }
 
-static int shader_defines(char *buf, size_t n, const vkt_op *op, const vkt_op_args *a, bool short_rows) {
+static int shader_defines(char *buf, size_t n, const vkt_op *op, const vkt_op_args *a, const vkt_reduce_layout *l,
+                          bool short_rows) {
   int len = vkt_type_defines(buf, n, "TO", a->out->dtype);
   len += vkt_type_defines(buf + len, n - (size_t)len, "TI", a->in[0]->dtype);
   len += vkt_type_defines(buf + len, n - (size_t)len, "C", a->compute);
   len += conversion_defines(buf + len, n - (size_t)len, a);
-  return len + snprintf(buf + len, n - (size_t)len, "%s%s%s%s", op->define, a->out2 ? "#define WITH_INDICES\n" : "",
-                        short_rows ? "#define PER_THREAD\n" : "",
+  return len + snprintf(buf + len, n - (size_t)len, "%s%s%s%s%s", op->define, a->out2 ? "#define WITH_INDICES\n" : "",
+                        short_rows ? "#define PER_THREAD\n" : "", l->rrank == 1 ? "#define ONE_REDUCED_DIM\n" : "",
                         a->flags & VKT_REDUCE_SQRT ? "#define TAKE_SQRT\n" : "");
 }
 
@@ -328,7 +329,7 @@ vkt_status vkt_reduce_launch(const vkt_op *op, const vkt_op_args *a) {
   reduce_push push = push_of(a, &l);
   bool short_rows = l.nred <= RED_SHORT_ROW;
   char defines[1024];
-  shader_defines(defines, sizeof defines, op, a, short_rows);
+  shader_defines(defines, sizeof defines, op, a, &l, short_rows);
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
   vkt_status st = vkt_pipeline_get(dev, op->shader, defines, n, sizeof push, &pipe);

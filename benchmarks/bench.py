@@ -25,11 +25,25 @@ from report import rate  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def timed(fn, sync, reps, warmup=2):
-    """Seconds per call of fn, best of 3 rounds of reps calls each."""
-    for _ in range(warmup):
+WARM_UP_S = 0.3  # seconds of calls before timing
+
+
+def warm_up(fn, sync):
+    """Calls fn for WARM_UP_S seconds (twice at least): a GPU left idle while the CPU prepared the case
+    lowers its clock, and short timing loops do not bring it back (an H100 ran matmuls at 735-1350 MHz
+    of 1980, 1.3-2.5 times slower, after two calls of warm-up)."""
+    t0, calls = time.perf_counter(), 0
+    while calls < 2 or time.perf_counter() - t0 < WARM_UP_S:
         fn()
+        calls += 1
+        if calls % 8 == 0:
+            sync()
     sync()
+
+
+def timed(fn, sync, reps):
+    """Seconds per call of fn, best of 3 rounds of reps calls each, after warm_up."""
+    warm_up(fn, sync)
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()

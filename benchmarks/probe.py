@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 import vkt
+from bench import warm_up
 
 CASES = {  # m, k, n, batch, dtype, fused with bias + relu
     "f32_2048": (2048, 2048, 2048, 1, "float32", False),
@@ -25,8 +26,7 @@ EPS = {"float32": 1e-6, "float16": 1e-3}
 
 
 def timed(fn, reps):
-    fn()
-    vkt.vulkan.synchronize()
+    warm_up(fn, vkt.vulkan.synchronize)
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()

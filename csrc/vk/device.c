@@ -207,12 +207,12 @@ static bool coop_f16(VkPhysicalDevice pd, bool khr, uint32_t cols) {
       pn[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
   if (pk && vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(pd, &n, pk) == VK_SUCCESS)
     for (uint32_t i = 0; i < n && !found; i++)
-      found = coop_shape(cols, pk[i].MSize, pk[i].NSize, pk[i].KSize, pk[i].AType, pk[i].BType, pk[i].CType,
-                         pk[i].ResultType, pk[i].scope);
+      found = coop_shape(cols, pk[i].MSize, pk[i].NSize, pk[i].KSize, pk[i].AType, pk[i].BType, pk[i].CType, pk[i].ResultType,
+                         pk[i].scope);
   if (pn && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, pn) == VK_SUCCESS)
     for (uint32_t i = 0; i < n && !found; i++)
-      found = coop_shape(cols, pn[i].MSize, pn[i].NSize, pn[i].KSize, pn[i].AType, pn[i].BType, pn[i].CType,
-                         pn[i].DType, pn[i].scope);
+      found = coop_shape(cols, pn[i].MSize, pn[i].NSize, pn[i].KSize, pn[i].AType, pn[i].BType, pn[i].CType, pn[i].DType,
+                         pn[i].scope);
   free(pk);
   free(pn);
   return found;

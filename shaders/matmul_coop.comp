@@ -6,8 +6,7 @@
 // memory through their strides (zero past the edges), each subgroup multiplies 16 x 16 fragments of a by
 // 16 x 8 of b into its 64 x BN / 4 corner, and the sums leave through shared memory a fragment at a time so
 // the common epilogue (alpha, bias, relu, bounds) applies. A, B and the sums have distinct fragment types,
-// as the KHR form needs; where the NV form runs as written and the adapter lists the shape, WIDE_B takes
-// b 16 x 16 (4% faster on an H100). With VEC8 (both operands dense along k and n respectively, rows 16-byte aligned,
+// as the KHR form needs. With VEC8 (both operands dense along k and n respectively, rows 16-byte aligned,
 // K and N multiples of 8) the slices move as uvec4s of 8 halves through two shared stages, one multiplied
 // while the next is stored, and two slices in registers, fetched two slices ahead: one barrier a slice,
 // and the loads have two slices' work to arrive in (8-10% faster than one stage and one slice ahead).
@@ -23,14 +22,10 @@
 #if BM != 128 || (BN != 128 && BN != 256) || BK % 16 != 0
 #error "matmul_coop.comp computes 128 x 128 or 128 x 256 tiles, a multiple of 16 deep"
 #endif
+#define TI 4       // fragments down a subgroup's corner: 2 x 4 subgroups of 64 x BN / 4
+#define TJ (BN / 32) // fragments across it
 #define FM 16 // fragment rows
-#ifdef WIDE_B
-#define FN 16 // fragment columns
-#else
-#define FN 8
-#endif
-#define TI 4             // fragments down a subgroup's corner: 2 x 4 subgroups of 64 x BN / 4
-#define TJ (BN / 4 / FN) // fragments across it
+#define FN 8  // fragment columns
 #define FK 16 // fragment depth
 #define FRAG_A fcoopmatNV<16, gl_ScopeSubgroup, FM, FK>
 #define FRAG_B fcoopmatNV<16, gl_ScopeSubgroup, FK, FN>
@@ -113,10 +108,7 @@ void stage_slice(Batch bt, uint m0, uint n0, uint k0) {
 
 // The subgroup's TI x TJ sums c<i><j>, and the fragments a<i>, b<j> of one 16-deep step.
 #define EACH_I(X) X(0) X(1) X(2) X(3)
-#if TJ == 2
-#define EACH_J(X) X(0) X(1)
-#define ROW(X, i) X(i, 0) X(i, 1)
-#elif TJ == 4
+#if TJ == 4
 #define EACH_J(X) X(0) X(1) X(2) X(3)
 #define ROW(X, i) X(i, 0) X(i, 1) X(i, 2) X(i, 3)
 #else

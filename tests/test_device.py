@@ -253,19 +253,6 @@ def spirv_ops(code):
 
 
 @pytest.mark.parametrize("defines", COOP_DEFINES)
-def test_cooperative_matrix_wide_b(defines):
-    # WIDE_B (the NV form only) multiplies 16 x 16 fragments of b: one fragment type for a and b, and half
-    # the multiply-adds and b loads of a slice.
-    ops = spirv_ops(vkt._C._shader_spirv("matmul_coop.comp", defines + "#define WIDE_B\n", False))
-    consts = {args[1]: args[2] for op, args in ops if op == 43 and len(args) == 3}
-    shapes = sorted((consts[args[3]], consts[args[4]]) for op, args in ops if op == 5358)
-    assert shapes == [(16, 16), (16, 16)]  # float16 a and b, float32 sums
-    stages = 2 if "VEC8" in defines else 1
-    assert len([op for op, _ in ops if op == 5361]) == 8 * stages  # 4 x 2 fragments of 16 x 16 a slice
-    assert len([op for op, _ in ops if op == 5359]) == 6 * stages
-
-
-@pytest.mark.parametrize("defines", COOP_DEFINES)
 def test_cooperative_matrix_khr_rewrite(defines):
     # glslang 12 writes the NV form; adapters with VK_KHR_cooperative_matrix get it rewritten: KHR
     # opcodes, each matrix type with its use (A 16x16, B 16x8, accumulator), layouts before strides.

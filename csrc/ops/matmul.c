@@ -333,8 +333,8 @@ static const mm_tile *matvec_tile(const vkt_op_args *a, const vkt_adapter_props 
 /* The shared memory a tile's shader declares. */
 static uint64_t shared_bytes(const mm_tile *t, vkt_dtype compute) {
   switch (t->kind) {
-  case MM_COOP: /* two stages of float16 slices in padded rows, and a float32 16 x 16 fragment per subgroup */
-    return 2 * 2 * ((uint64_t)t->bm * (t->bk + 8) + (uint64_t)t->bk * (t->bn + 8)) + 8 * 16 * 16 * 4;
+  case MM_COOP: /* two stages of float16 slices in padded rows, and one float32 fragment per subgroup */
+    return 2 * 2 * ((uint64_t)t->bm * (t->bk + 8) + (uint64_t)t->bk * (t->bn + 8)) + 8 * 16 * 8 * 4;
   case MM_MATVEC: return 256 * vkt_dtype_size(compute);
   default: return (uint64_t)(t->bm + t->bn + 8) * t->bk * vkt_dtype_size(compute); /* + matmul_wide.comp's padding */
   }
@@ -470,9 +470,8 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
   if (tile->kind == MM_MATVEC)
     len += snprintf(buf + len, size - (size_t)len, "#define ROWS %d\n#define KS %d\n%s", tile->bm * tile->bn,
                     256 / (tile->bm * tile->bn), tile->bm == 1 ? "#define MV_M1\n" : "");
-  if (tile->kind == MM_COOP)
-    len += snprintf(buf + len, size - (size_t)len, "%s%s", vec8(a) ? "#define VEC8\n" : "",
-                    vkt_device_props(a->out->storage->dev)->coop_wide_b ? "#define WIDE_B\n" : "");
+  if (tile->kind == MM_COOP && vec8(a))
+    len += snprintf(buf + len, size - (size_t)len, "#define VEC8\n");
   if (tile->kind == MM_WIDE)
     len += snprintf(buf + len, size - (size_t)len, "#define LOCAL_SIZE %d\n%s%s",
                     tile->bm * tile->bn / (tile->tm * tile->tn), vec4(a, 0, a_k_fast) ? "#define VEC4_A\n" : "",

@@ -179,18 +179,17 @@ static bool has_device_extension(VkPhysicalDevice pd, const char *name) {
   return found;
 }
 
-/* The fragment shapes the tensor-core shader multiplies: 16 x 16 of a by 16 x `cols` of b, float16 into
- * float32, per subgroup. 16 x 8 of b keeps the A, B and sum types distinct, so spirv.c can give each its KHR
- * use; the NV form may take 16 x 16. */
-static bool coop_shape(uint32_t cols, uint32_t m, uint32_t n, uint32_t k, VkComponentTypeNV a, VkComponentTypeNV b,
+/* The fragment shape the tensor-core shader multiplies: 16 x 16 of a by 16 x 8 of b, float16 into float32,
+ * per subgroup; with distinct A, B and sum types, so spirv.c can give each its KHR use. */
+static bool coop_shape(uint32_t m, uint32_t n, uint32_t k, VkComponentTypeNV a, VkComponentTypeNV b,
                        VkComponentTypeNV c, VkComponentTypeNV d, VkScopeNV scope) {
-  return m == 16 && n == cols && k == 16 && a == VK_COMPONENT_TYPE_FLOAT16_NV && b == VK_COMPONENT_TYPE_FLOAT16_NV &&
+  return m == 16 && n == 8 && k == 16 && a == VK_COMPONENT_TYPE_FLOAT16_NV && b == VK_COMPONENT_TYPE_FLOAT16_NV &&
          c == VK_COMPONENT_TYPE_FLOAT32_NV && d == VK_COMPONENT_TYPE_FLOAT32_NV && scope == VK_SCOPE_SUBGROUP_NV;
 }
 
-/* Whether the adapter multiplies the shape with b `cols` wide through VK_KHR_cooperative_matrix (khr) or
+/* Whether the adapter multiplies that shape through VK_KHR_cooperative_matrix (khr) or
  * VK_NV_cooperative_matrix. */
-static bool coop_f16(VkPhysicalDevice pd, bool khr, uint32_t cols) {
+static bool coop_f16(VkPhysicalDevice pd, bool khr) {
   uint32_t n = 0;
   bool found = false;
   if (khr ? !vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR ||
@@ -207,11 +206,11 @@ static bool coop_f16(VkPhysicalDevice pd, bool khr, uint32_t cols) {
       pn[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
   if (pk && vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(pd, &n, pk) == VK_SUCCESS)
     for (uint32_t i = 0; i < n && !found; i++)
-      found = coop_shape(cols, pk[i].MSize, pk[i].NSize, pk[i].KSize, pk[i].AType, pk[i].BType, pk[i].CType, pk[i].ResultType,
+      found = coop_shape(pk[i].MSize, pk[i].NSize, pk[i].KSize, pk[i].AType, pk[i].BType, pk[i].CType, pk[i].ResultType,
                          pk[i].scope);
   if (pn && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, pn) == VK_SUCCESS)
     for (uint32_t i = 0; i < n && !found; i++)
-      found = coop_shape(cols, pn[i].MSize, pn[i].NSize, pn[i].KSize, pn[i].AType, pn[i].BType, pn[i].CType, pn[i].DType,
+      found = coop_shape(pn[i].MSize, pn[i].NSize, pn[i].KSize, pn[i].AType, pn[i].BType, pn[i].CType, pn[i].DType,
                          pn[i].scope);
   free(pk);
   free(pn);
@@ -273,11 +272,10 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   const char *pick = getenv("VKT_COOPERATIVE_MATRIX");
   bool usable = p->float16 && f12.vulkanMemoryModel;
   bool nv = usable && (!pick || strcmp(pick, "nv") == 0) &&
-            has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd, false, 8);
+            has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd, false);
   p->coop_khr = usable && !nv && (!pick || strcmp(pick, "khr") == 0) &&
-                has_device_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd, true, 8);
+                has_device_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd, true);
   p->coop_f16 = nv || p->coop_khr;
-  p->coop_wide_b = nv && coop_f16(pd, false, 16);
 }
 
 /* Applies VKT_DEVICE: an index in ranked order, or an adapter type. */

@@ -41,7 +41,6 @@ typedef struct {
   bool coop_f16;           /* 16 x 8 x 16 float16 -> float32 fragments per subgroup through VK_KHR_ or
                               VK_NV_cooperative_matrix, and the Vulkan memory model its shaders declare */
   bool coop_khr;           /* ... through VK_KHR_cooperative_matrix (shaders are rewritten from the NV form) */
-  bool coop_wide_b;        /* ... and 16 x 16 x 16 through VK_NV_cooperative_matrix */
   bool push_descriptor;
   uint8_t uuid[16];
 } vkt_adapter_props;

@@ -229,6 +229,7 @@ static vkt_status get_spirv(vkt_device *dev, const char *shader, const char *def
   h = fnv1a(defines, strlen(defines), h);
   h = fnv1a(dev->props->uuid, sizeof dev->props->uuid, h);
   h = fnv1a(&dev->props->driver_version, sizeof dev->props->driver_version, h);
+  h = fnv1a(&dev->props->coop_khr, sizeof dev->props->coop_khr, h); /* the form vkt_spirv_coop_khr rewrites to */
   char dir[1100], path[1200];
   snprintf(dir, sizeof dir, "%s/spirv", vkt_cache_dir());
   snprintf(path, sizeof path, "%s/%016llx.spv", dir, (unsigned long long)h);

@@ -46,7 +46,16 @@ class BuildExt(build_ext):
         super().run()
 
 
+# glslang 15 (built by Makefile into build/glslang from Debian's source) compiles GL_NV_cooperative_matrix2;
+# without it, Debian 12's glslang 12 and its SPIRV-Tools.
+GLSLANG_PREFIX = os.environ.get("VKT_GLSLANG") or os.path.join(ROOT, "build", "glslang")
+GLSLANG15 = ["glslang", "MachineIndependent", "GenericCodeGen", "OSDependent", "SPIRV",
+             "glslang-default-resource-limits"]
+
+
 def static_libs():
+    if os.path.exists(os.path.join(GLSLANG_PREFIX, "lib", "libglslang.a")):
+        return [os.path.join(GLSLANG_PREFIX, "lib", "lib%s.a" % name) for name in GLSLANG15]
     libdir = "/usr/lib/x86_64-linux-gnu"
     for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"):
         if os.path.exists(os.path.join(d, "libglslang.a")):
@@ -62,6 +71,7 @@ setup(
         "vkt._C",
         sources=sources,
         py_limited_api=True,
+        include_dirs=[os.path.join(GLSLANG_PREFIX, "include")],
         define_macros=[("Py_LIMITED_API", "0x030B0000")],
         extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-O2", "-fvisibility=hidden"],
         extra_link_args=["-Wl,--start-group"] + static_libs() + ["-Wl,--end-group", "-lstdc++", "-lpthread",

@@ -274,3 +274,28 @@ def test_cooperative_matrix_khr_rewrite(defines):
     assert len(muladds) == 16 * stages and len(loads) == 8 * stages  # the fragments are written out, not arrays
     assert all(consts[args[3]] == 0 for args in loads)  # row-major layout, then the stride
     assert len(khr) == len(nv) + 3  # the constants 0, 1, 2 for uses and layouts
+
+
+# The workgroup-scope shader (VK_NV_cooperative_matrix2) for each way of reading a and b, aligned or not,
+# with and without the bias and relu epilogue.
+COOP2_DEFINES = [
+    "#define TO float16_t\n#define TA float16_t\n#define TB float16_t\n#define BM 128\n#define BN 128\n#define BK 32\n"
+    "#define TM 0\n#define TN 0\n#define ACC float\n#define LOCAL_SIZE 128\n#define UNROLL 4\n" + extra
+    for extra in ("", "#define A_K_FAST\n#define B_N_FAST\n#define ALIGNED\n", "#define B_N_FAST\n#define ALIGNED\n",
+                  "#define TC float16_t\n#define BIAS\n#define RELU\n#define A_K_FAST\n")]
+
+
+@pytest.mark.skipif(not vkt._C._compiler_has_coop2(),
+                    reason="vkt links Debian 12's glslang 12 (make builds glslang 15 into build/glslang)")
+@pytest.mark.parametrize("defines", COOP2_DEFINES)
+def test_cooperative_matrix2_shader(defines):
+    # SPIR-V 1.6 with KHR matrices, tensor-addressed loads of both operands (clamped, and unclamped too when
+    # ALIGNED), a per-element epilogue and a tensor-addressed store.
+    code = vkt._C._shader_spirv("matmul_coop2.comp", defines, False)
+    ops = spirv_ops(code)
+    assert np.frombuffer(code, dtype=np.uint32)[1] == 0x00010600
+    assert (17, [6022]) in ops and (17, [5433]) in ops  # CooperativeMatrixKHR, TensorAddressingNV
+    counts = {op: sum(1 for o, _ in ops if o == op) for op in (5367, 5368, 5369, 4459)}
+    loops = 2 if "ALIGNED" in defines else 1  # an unclamped loop for tiles inside out, and a clamped one
+    assert counts[5367] == 2 * loops and counts[4459] == loops
+    assert counts[5368] == 1 and counts[5369] == 1

@@ -273,7 +273,7 @@ static PyObject *py_device_properties(PyObject *self, PyObject *args) {
   char api[32];
   snprintf(api, sizeof api, "%u.%u.%u", p->api_version >> 22, (p->api_version >> 12) & 0x3ff, p->api_version & 0xfff);
   return Py_BuildValue(
-      "{s:s,s:s,s:s,s:s,s:I,s:I,s:K,s:I,s:K,s:I,s:O,s:O,s:z,s:O,s:O,s:O,s:O,s:O}", "name", p->name, "type",
+      "{s:s,s:s,s:s,s:s,s:I,s:I,s:K,s:I,s:K,s:I,s:O,s:O,s:z,s:O,s:O,s:O,s:O,s:O,s:O}", "name", p->name, "type",
       vkt_adapter_type_names[p->type], "api_version", api, "driver", p->driver, "vendor_id", p->vendor_id, "device_id",
       p->device_id, "total_memory", (unsigned long long)p->device_local_bytes, "subgroup_size", p->subgroup_size,
       "max_storage_buffer_range", (unsigned long long)p->max_storage_buffer_range, "max_shared_memory",
@@ -282,9 +282,9 @@ static PyObject *py_device_properties(PyObject *self, PyObject *args) {
       !p->coop_f16  ? NULL
       : p->coop_khr ? "VK_KHR_cooperative_matrix"
                     : "VK_NV_cooperative_matrix",
-      "shader_float64", p->float64 ? Py_True : Py_False, "shader_int64", p->int64 ? Py_True : Py_False,
-      "shader_float16", p->float16 ? Py_True : Py_False, "storage_8bit", p->int8_storage ? Py_True : Py_False,
-      "push_descriptor", p->push_descriptor ? Py_True : Py_False);
+      "cooperative_matrix2", p->coop2 ? Py_True : Py_False, "shader_float64", p->float64 ? Py_True : Py_False,
+      "shader_int64", p->int64 ? Py_True : Py_False, "shader_float16", p->float16 ? Py_True : Py_False, "storage_8bit",
+      p->int8_storage ? Py_True : Py_False, "push_descriptor", p->push_descriptor ? Py_True : Py_False);
 }
 
 static PyObject *py_current_device(PyObject *self, PyObject *unused) {
@@ -488,6 +488,11 @@ static PyObject *py_shader_spirv(PyObject *self, PyObject *args) {
   return r;
 }
 
+static PyObject *py_compiler_has_coop2(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  return PyBool_FromLong(vkt_compiler_has_coop2());
+}
+
 static PyObject *py_shutdown(PyObject *self, PyObject *unused) {
   (void)self, (void)unused;
   vkt_runtime_shutdown();
@@ -533,6 +538,7 @@ static PyMethodDef module_methods[] = {
     {"_rank_adapters", py_rank_adapters, METH_O, "adapter indices best first, from (type, device-local bytes) pairs"},
     {"_shader_spirv", py_shader_spirv, METH_VARARGS,
      "SPIR-V of a shader: (name, defines, cooperative-matrix KHR form)"},
+    {"_compiler_has_coop2", py_compiler_has_coop2, METH_NOARGS, "whether glslang compiles GL_NV_cooperative_matrix2"},
     {"_shutdown", py_shutdown, METH_NOARGS, "destroys every Vulkan object; vkt is unusable afterwards"},
     {NULL, NULL, 0, NULL},
 };

@@ -4,6 +4,7 @@
 #include "vk_internal.h"
 
 #include <glslang/Include/glslang_c_interface.h>
+#include <glslang/build_info.h>
 #include <glslang/Public/resource_limits_c.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -110,6 +111,14 @@ static vkt_status expand(const char *name, vkt_buf *out, int depth) {
   return VKT_OK;
 }
 
+bool vkt_compiler_has_coop2(void) {
+#if defined(GLSLANG_VERSION_MAJOR) && GLSLANG_VERSION_MAJOR >= 15
+  return true;
+#else
+  return false;
+#endif
+}
+
 static vkt_status compile(const char *name, const char *source, const char *defines, uint32_t **words, size_t *nwords) {
   static bool initialized;
   vkt_status st = VKT_OK;
@@ -117,12 +126,15 @@ static vkt_status compile(const char *name, const char *source, const char *defi
   glslang_program_t *program = NULL;
   if (!initialized)
     initialized = glslang_initialize_process();
+  /* KHR cooperative matrices need SPIR-V 1.6 (so Vulkan 1.3); the rest stays at 1.3, which lavapipe and the
+   * validation layer of Debian 12 know best. */
+  bool spv16 = strstr(source, "GL_KHR_cooperative_matrix") != NULL;
   glslang_input_t input = {.language = GLSLANG_SOURCE_GLSL,
                            .stage = GLSLANG_STAGE_COMPUTE,
                            .client = GLSLANG_CLIENT_VULKAN,
-                           .client_version = GLSLANG_TARGET_VULKAN_1_1,
+                           .client_version = spv16 ? GLSLANG_TARGET_VULKAN_1_3 : GLSLANG_TARGET_VULKAN_1_1,
                            .target_language = GLSLANG_TARGET_SPV,
-                           .target_language_version = GLSLANG_TARGET_SPV_1_3,
+                           .target_language_version = spv16 ? GLSLANG_TARGET_SPV_1_6 : GLSLANG_TARGET_SPV_1_3,
                            .code = source,
                            .default_version = 450,
                            .default_profile = GLSLANG_NO_PROFILE,

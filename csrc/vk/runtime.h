@@ -41,6 +41,8 @@ typedef struct {
   bool coop_f16;           /* 16 x 8 x 16 float16 -> float32 fragments per subgroup through VK_KHR_ or
                               VK_NV_cooperative_matrix, and the Vulkan memory model its shaders declare */
   bool coop_khr;           /* ... through VK_KHR_cooperative_matrix (shaders are rewritten from the NV form) */
+  bool coop2;              /* workgroup-scope float16 -> float32 products through VK_NV_cooperative_matrix2 */
+  uint32_t coop2_granularity[3], coop2_invocations; /* their M, N, K granularity, and workgroup size */
   bool push_descriptor;
   uint8_t uuid[16];
 } vkt_adapter_props;
@@ -52,6 +54,9 @@ void vkt_adapters_rank(const vkt_adapter_type *types, const uint64_t *local_byte
 /* The SPIR-V of an embedded shader compiled with these #define lines, in the KHR cooperative-matrix form
  * when coop_khr; no device needed (for tests). The caller frees *words. */
 vkt_status vkt_shader_spirv(const char *shader, const char *defines, bool coop_khr, uint32_t **words, size_t *nwords);
+
+/* Whether the linked glslang compiles GL_NV_cooperative_matrix2 (15 and later; Debian 12's is 12). */
+bool vkt_compiler_has_coop2(void);
 
 /* Loads libvulkan and enumerates adapters once. Not an error when Vulkan is missing:
  * vkt_runtime_available() is then false and vkt_runtime_why() says why. */

@@ -33,6 +33,32 @@ typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKH
                                                                                    VkCooperativeMatrixPropertiesKHR *);
 #endif
 
+/* VK_NV_cooperative_matrix2, likewise. */
+#ifndef VK_NV_cooperative_matrix2
+#define VK_NV_cooperative_matrix2 1
+#define VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME "VK_NV_cooperative_matrix2"
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV ((VkStructureType)1000593000)
+#define VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV ((VkStructureType)1000593001)
+typedef struct VkPhysicalDeviceCooperativeMatrix2FeaturesNV {
+  VkStructureType sType;
+  void *pNext;
+  VkBool32 cooperativeMatrixWorkgroupScope, cooperativeMatrixFlexibleDimensions, cooperativeMatrixReductions,
+      cooperativeMatrixConversions, cooperativeMatrixPerElementOperations, cooperativeMatrixTensorAddressing,
+      cooperativeMatrixBlockLoads;
+} VkPhysicalDeviceCooperativeMatrix2FeaturesNV;
+typedef struct VkCooperativeMatrixFlexibleDimensionsPropertiesNV {
+  VkStructureType sType;
+  void *pNext;
+  uint32_t MGranularity, NGranularity, KGranularity;
+  VkComponentTypeNV AType, BType, CType, ResultType;
+  VkBool32 saturatingAccumulation;
+  VkScopeNV scope;
+  uint32_t workgroupInvocations;
+} VkCooperativeMatrixFlexibleDimensionsPropertiesNV;
+typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV)(
+    VkPhysicalDevice, uint32_t *, VkCooperativeMatrixFlexibleDimensionsPropertiesNV *);
+#endif
+
 /* One entry point per X(), kept in rows. */
 // clang-format off
 #define VKT_VK_FUNCS(X)                                                                                                \
@@ -55,7 +81,7 @@ typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKH
   X(vkCmdPushDescriptorSetKHR) X(vkCreateSemaphore) X(vkDestroySemaphore) X(vkWaitSemaphores)                          \
   X(vkGetSemaphoreCounterValue) X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)                                   \
   X(vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR) X(vkGetPipelineExecutablePropertiesKHR)                        \
-  X(vkGetPipelineExecutableStatisticsKHR)
+  X(vkGetPipelineExecutableStatisticsKHR) X(vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV)
 // clang-format on
 
 #define VKT_DECLARE(name) extern PFN_##name name;

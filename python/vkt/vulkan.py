@@ -19,6 +19,7 @@ class DeviceProperties:
     cooperative_matrix: bool
     cooperative_matrix_float16: bool  # vkt's float16 matmul runs on tensor cores
     cooperative_matrix_extension: "str | None"  # the extension it goes through, or None
+    cooperative_matrix2: bool  # ... and large float16 products on workgroup-scope matrices (VK_NV_cooperative_matrix2)
     shader_float64: bool
     shader_int64: bool
     shader_float16: bool

@@ -91,6 +91,20 @@ def test_device_properties_bad_index(dev):
         vkt.vulkan.get_device_properties(vkt.vulkan.device_count())
 
 
+def test_synchronize_waits_for_submitted_batches(dev):
+    # An op whose dispatch ends a batch submits it at once (the 1024th, or an eager one to an idle GPU);
+    # synchronize must still wait for that batch, though none is being recorded.
+    x = vkt.zeros(1 << 20, device=dev)
+    vkt.vulkan.synchronize()
+    for n in range(1, 5000):
+        x.add_(1.0)
+        if not vkt._C._stream_state()[0]:
+            break
+    vkt.vulkan.synchronize()
+    assert vkt._C._stream_state() == (False, True)
+    assert np.all(np.asarray(x) == n)
+
+
 def test_current_set_synchronize(dev):
     current = vkt.vulkan.current_device()
     if not os.environ.get("VKT_DEVICE"):

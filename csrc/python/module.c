@@ -337,6 +337,15 @@ static PyObject *py_synchronize(PyObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+static PyObject *py_stream_state(PyObject *self, PyObject *args) {
+  (void)self;
+  vkt_device *dev = device_arg(args);
+  if (!dev)
+    return NULL;
+  bool recording = vkt_stream_is_recording(dev), idle = vkt_stream_idle(dev);
+  return Py_BuildValue("(OO)", recording ? Py_True : Py_False, idle ? Py_True : Py_False);
+}
+
 static PyObject *py_memory_stats(PyObject *self, PyObject *args) {
   (void)self;
   vkt_device *dev = device_arg(args);
@@ -538,6 +547,8 @@ static PyMethodDef module_methods[] = {
     {"_rank_adapters", py_rank_adapters, METH_O, "adapter indices best first, from (type, device-local bytes) pairs"},
     {"_shader_spirv", py_shader_spirv, METH_VARARGS,
      "SPIR-V of a shader: (name, defines, cooperative-matrix KHR form)"},
+    {"_stream_state", py_stream_state, METH_VARARGS,
+     "(a batch is being recorded, every batch has finished) of a device"},
     {"_compiler_has_coop2", py_compiler_has_coop2, METH_NOARGS, "whether glslang compiles GL_NV_cooperative_matrix2"},
     {"_shutdown", py_shutdown, METH_NOARGS, "destroys every Vulkan object; vkt is unusable afterwards"},
     {NULL, NULL, 0, NULL},

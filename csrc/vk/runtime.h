@@ -141,7 +141,11 @@ vkt_status vkt_stream_dispatch(vkt_device *dev, vkt_pipeline *pipe, const vkt_bi
 vkt_status vkt_stream_flush(vkt_device *dev);
 /* Waits until batch id has finished, submitting it first if it is still being recorded. */
 vkt_status vkt_stream_wait(vkt_device *dev, uint64_t batch);
+/* Submits what is being recorded and waits for every batch. */
 vkt_status vkt_stream_synchronize(vkt_device *dev);
+/* Whether a batch is being recorded; whether none is and every submitted batch has finished. */
+bool vkt_stream_is_recording(vkt_device *dev);
+bool vkt_stream_idle(vkt_device *dev);
 uint64_t vkt_stream_recording(vkt_device *dev);
 
 /* ---- pipelines ---- */

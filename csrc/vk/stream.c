@@ -189,7 +189,21 @@ vkt_status vkt_stream_wait(vkt_device *dev, uint64_t batch) {
   return wait_submitted(dev, batch);
 }
 
-vkt_status vkt_stream_synchronize(vkt_device *dev) { return vkt_stream_wait(dev, dev->next_id); }
+/* Every batch: the one being recorded, and those submitted before it. (Waiting only when one was being
+ * recorded returned at once after a batch the 1024th or an eager dispatch had just submitted.) */
+vkt_status vkt_stream_synchronize(vkt_device *dev) {
+  vkt_status st;
+  if (dev->recording && (st = vkt_stream_flush(dev)))
+    return st;
+  return dev->next_id > 1 ? wait_submitted(dev, dev->next_id - 1) : VKT_OK;
+}
+
+bool vkt_stream_is_recording(vkt_device *dev) { return dev->recording; }
+
+bool vkt_stream_idle(vkt_device *dev) {
+  vkt_stream_poll(dev);
+  return !dev->recording && dev->completed + 1 >= dev->next_id;
+}
 
 uint64_t vkt_stream_recording(vkt_device *dev) { return dev->next_id; }
 

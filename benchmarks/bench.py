@@ -26,7 +26,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 WARM_UP_S = 0.3  # seconds of calls before timing
-ROUND_S = 0.01  # a timed round lasts this long at least, so its one synchronize weighs little
 
 
 def warm_up(fn, sync):
@@ -40,15 +39,11 @@ def warm_up(fn, sync):
         if calls % 8 == 0:
             sync()
     sync()
-    return (time.perf_counter() - t0) / calls
 
 
 def timed(fn, sync, reps):
-    """Seconds per call of fn, best of 3 rounds of reps calls each (more where reps would take less than
-    ROUND_S: one call of a 0.5 ms product and its synchronize would count the wait, 40-80 us on an H100),
-    after warm_up."""
-    per_call = warm_up(fn, sync)
-    reps = max(reps, min(1000, int(ROUND_S / max(per_call, 1e-9))))
+    """Seconds per call of fn, best of 3 rounds of reps calls each, after warm_up."""
+    warm_up(fn, sync)
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()

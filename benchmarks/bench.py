@@ -120,7 +120,10 @@ def matmul_cases(peer, quick=False):
         b = rng.standard_normal(shape_b).astype(dtype)
         x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
         pa, pb = peer.array(a), peer.array(b)
-        reps = max(1, min(50, int((2e9 if quick else 2e11) / (2 * m * n * k * batch))))
+        # rounds of about 5 ms at vkt's float32 rate; float16 runs 10 times faster, and one call a round
+        # would count its synchronize (40-80 us on an H100)
+        work = 2 * m * n * k * batch / (10 if dtype == "float16" else 1)
+        reps = max(1, min(50, int((2e9 if quick else 2e11) / work)))
         peer_fn = (lambda: pa @ pb) if t or dtype == "float32" else None
         yield {"op": f"matmul {dtype}", "shape": f"{batch}x{m}x{k}x{n}" if batch > 1 else f"{m}x{k}x{n}",
                "vkt": timed(lambda: x @ y, vsync, reps),

@@ -293,8 +293,8 @@ def test_cooperative_matrix_khr_rewrite(defines):
 # The workgroup-scope shader (VK_NV_cooperative_matrix2) for each way of reading a and b, aligned or not,
 # with and without the bias and relu epilogue.
 COOP2_DEFINES = [
-    "#define TO float16_t\n#define TA float16_t\n#define TB float16_t\n#define BM 128\n#define BN 128\n#define BK 32\n"
-    "#define TM 0\n#define TN 0\n#define ACC float\n#define LOCAL_SIZE 128\n#define UNROLL 4\n" + extra
+    "#define TO float16_t\n#define TA float16_t\n#define TB float16_t\n#define BM 128\n#define BN 128\n#define BK 64\n"
+    "#define TM 0\n#define TN 0\n#define ACC float\n#define LOCAL_SIZE 128\n#define UNROLL 2\n" + extra
     for extra in ("", "#define A_K_FAST\n#define B_N_FAST\n#define ALIGNED\n", "#define B_N_FAST\n#define ALIGNED\n",
                   "#define TC float16_t\n#define BIAS\n#define RELU\n#define A_K_FAST\n")]
 

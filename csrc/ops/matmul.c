@@ -300,10 +300,10 @@ static const mm_tile wide_tile = {"matmul_wide.comp", MM_WIDE, 128, 128, 16, 8, 
 static const mm_tile big_tile = {"matmul_wide.comp", MM_WIDE, 128, 128, 16, 16, 8};
 static const mm_tile coop_tile = {"matmul_coop.comp", MM_COOP, 128, 128, 32, 0, 0};
 static const mm_tile coop_wide_tile = {"matmul_coop.comp", MM_COOP, 128, 256, 16, 0, 0};
-/* 128 x 128, 32 deep, four slices a step: 0.52 ms for float16 4096^3 on an H100, against 0.53-1.6 for
- * 128 x 256 and 256 x 128 tiles, 16, 48 and 64 deep, and 1 to 8 slices a step. */
-static const mm_tile coop2_tile = {"matmul_coop2.comp", MM_COOP2, 128, 128, 32, 0, 0};
-#define COOP2_UNROLL 4
+/* 128 x 128, 64 deep, two slices a step: 0.50 ms for float16 4096^3 on an H100, against 0.53-0.61 for 32
+ * deep (2, 4 or 8 slices a step), 0.74-0.79 for 16 deep, and 0.53-1.6 for 128 x 256 and 256 x 128 tiles. */
+static const mm_tile coop2_tile = {"matmul_coop2.comp", MM_COOP2, 128, 128, 64, 0, 0};
+#define COOP2_UNROLL 2
 /* One column (N = 1) or one row (M = 1); 8 outputs a workgroup when the matrix is dense along k, else 32. */
 static const mm_tile matvec_tiles[2][2] = {
     {{"matvec.comp", MM_MATVEC, 32, 1, 0, 0, 0}, {"matvec.comp", MM_MATVEC, 8, 1, 0, 0, 0}},

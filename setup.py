@@ -51,10 +51,11 @@ class BuildExt(build_ext):
 GLSLANG_PREFIX = os.environ.get("VKT_GLSLANG") or os.path.join(ROOT, "build", "glslang")
 GLSLANG15 = ["glslang", "MachineIndependent", "GenericCodeGen", "OSDependent", "SPIRV",
              "glslang-default-resource-limits"]
+HAVE_GLSLANG15 = os.path.exists(os.path.join(GLSLANG_PREFIX, "lib", "libglslang.a"))
 
 
 def static_libs():
-    if os.path.exists(os.path.join(GLSLANG_PREFIX, "lib", "libglslang.a")):
+    if HAVE_GLSLANG15:
         return [os.path.join(GLSLANG_PREFIX, "lib", "lib%s.a" % name) for name in GLSLANG15]
     libdir = "/usr/lib/x86_64-linux-gnu"
     for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"):
@@ -71,7 +72,7 @@ setup(
         "vkt._C",
         sources=sources,
         py_limited_api=True,
-        include_dirs=[os.path.join(GLSLANG_PREFIX, "include")],
+        include_dirs=[os.path.join(GLSLANG_PREFIX, "include")] if HAVE_GLSLANG15 else [],
         define_macros=[("Py_LIMITED_API", "0x030B0000")],
         extra_compile_args=["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-O2", "-fvisibility=hidden"],
         extra_link_args=["-Wl,--start-group"] + static_libs() + ["-Wl,--end-group", "-lstdc++", "-lpthread",

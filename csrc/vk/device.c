@@ -322,8 +322,7 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
    * Debian 12's validation layer, which predates them and would reject their SPIR-V. */
   p->coop2 = usable && (!pick || strcmp(pick, "nv2") == 0) && !rt.validation && vkt_compiler_has_coop2() &&
              pr->apiVersion >= VK_API_VERSION_1_3 &&
-             has_device_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop_f16(pd, true) &&
-             coop2_f16(pd, p);
+             has_device_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) && coop2_f16(pd, p);
 }
 
 /* Applies VKT_DEVICE: an index in ranked order, or an adapter type. */
@@ -479,7 +478,7 @@ static vkt_status create_device(int index, vkt_device *dev) {
                                           .storageBuffer8BitAccess = p->int8_storage,
                                           .shaderInt8 = p->int8_storage,
                                           .timelineSemaphore = VK_TRUE,
-                                          .vulkanMemoryModel = p->coop_f16,
+                                          .vulkanMemoryModel = p->coop_f16 || p->coop2,
                                           .shaderFloat16 = p->float16};
   VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                           .pNext = &f12,

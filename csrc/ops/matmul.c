@@ -349,6 +349,13 @@ static uint64_t shared_bytes(const mm_tile *t, vkt_dtype compute) {
 /* Whether dim d of t is walked with stride 1 (or not walked). */
 static bool unit_stride(const vkt_tensor *t, int d) { return t->shape[d] == 1 || t->strides[d] == 1; }
 
+/* The dim along which a matrix operand's loads are contiguous: its last (a along k, b along n) where that
+ * stride is the smaller or it has one row, else the one before. */
+static int fast_dim(const vkt_tensor *t) {
+  int nd = t->ndim;
+  return t->shape[nd - 2] == 1 || t->strides[nd - 1] <= t->strides[nd - 2] ? nd - 1 : nd - 2;
+}
+
 /* The workgroup-scope shader: where the adapter has it and the tile is a multiple of its granularity; it
  * reads each operand through a tensor layout, dense along its fast dim. */
 static bool coop2_fits(const vkt_op_args *a, const vkt_adapter_props *p) {
@@ -356,10 +363,7 @@ static bool coop2_fits(const vkt_op_args *a, const vkt_adapter_props *p) {
   if (x->dtype != VKT_FLOAT16 || y->dtype != VKT_FLOAT16 || !p->coop2 || coop2_tile.bm % p->coop2_granularity[0] ||
       coop2_tile.bn % p->coop2_granularity[1] || coop2_tile.bk % p->coop2_granularity[2])
     return false;
-  int nd = x->ndim;
-  bool a_k_fast = x->shape[nd - 2] == 1 || x->strides[nd - 1] <= x->strides[nd - 2];
-  bool b_n_fast = y->shape[nd - 2] == 1 || y->strides[nd - 1] <= y->strides[nd - 2];
-  return unit_stride(x, a_k_fast ? nd - 1 : nd - 2) && unit_stride(y, b_n_fast ? nd - 1 : nd - 2);
+  return unit_stride(x, fast_dim(x)) && unit_stride(y, fast_dim(y));
 }
 
 static const mm_tile *tile_for(const vkt_op_args *a) {
@@ -485,8 +489,7 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
   for (int k = 0; k < n; k++)
     len += vkt_type_defines(buf + len, size - (size_t)len, names[k], t[k]->dtype);
   const vkt_tensor *x = a->in[0], *y = a->in[1];
-  bool a_k_fast = x->shape[nd - 2] == 1 || x->strides[nd - 1] <= x->strides[nd - 2];
-  bool b_n_fast = y->shape[nd - 2] == 1 || y->strides[nd - 1] <= y->strides[nd - 2];
+  bool a_k_fast = fast_dim(x) == nd - 1, b_n_fast = fast_dim(y) == nd - 1;
   len += snprintf(buf + len, size - (size_t)len,
                   "#define BM %d\n#define BN %d\n#define BK %d\n#define TM %d\n"
                   "#define TN %d\n",
@@ -495,12 +498,10 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
     len += snprintf(buf + len, size - (size_t)len, "#define ROWS %d\n#define KS %d\n%s", tile->bm * tile->bn,
                     256 / (tile->bm * tile->bn), tile->bm == 1 ? "#define MV_M1\n" : "");
   if (tile->kind == MM_COOP2) /* ALIGNED: operands in 16-byte rows, as the unclamped loads want them */
-    len += snprintf(buf + len, size - (size_t)len, "#define LOCAL_SIZE %u\n#define UNROLL %d\n%s",
-                    vkt_device_props(a->out->storage->dev)->coop2_invocations, COOP2_UNROLL,
-                    moves_as_vectors(x, a_k_fast ? nd - 1 : nd - 2, 8) &&
-                            moves_as_vectors(y, b_n_fast ? nd - 1 : nd - 2, 8)
-                        ? "#define ALIGNED\n"
-                        : "");
+    len +=
+        snprintf(buf + len, size - (size_t)len, "#define LOCAL_SIZE %u\n#define UNROLL %d\n%s",
+                 vkt_device_props(a->out->storage->dev)->coop2_invocations, COOP2_UNROLL,
+                 moves_as_vectors(x, fast_dim(x), 8) && moves_as_vectors(y, fast_dim(y), 8) ? "#define ALIGNED\n" : "");
   if (tile->kind == MM_COOP && vec8(a))
     len += snprintf(buf + len, size - (size_t)len, "#define VEC8\n");
   if (tile->kind == MM_WIDE)

@@ -189,13 +189,10 @@ vkt_status vkt_stream_wait(vkt_device *dev, uint64_t batch) {
   return wait_submitted(dev, batch);
 }
 
-/* Every batch: the one being recorded, and those submitted before it. (Waiting only when one was being
- * recorded returned at once after a batch the 1024th or an eager dispatch had just submitted.) */
+/* Every batch: the one being recorded, else the last submitted (asking for the unrecorded next_id returned
+ * at once after the 1024th or an eager dispatch had just submitted its batch). */
 vkt_status vkt_stream_synchronize(vkt_device *dev) {
-  vkt_status st;
-  if (dev->recording && (st = vkt_stream_flush(dev)))
-    return st;
-  return dev->next_id > 1 ? wait_submitted(dev, dev->next_id - 1) : VKT_OK;
+  return vkt_stream_wait(dev, dev->recording ? dev->next_id : dev->next_id - 1);
 }
 
 bool vkt_stream_is_recording(vkt_device *dev) { return dev->recording; }

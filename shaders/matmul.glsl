@@ -17,11 +17,11 @@ layout(push_constant) uniform Push {
   uint bstride[6];   // elements: a, b, bias along batch[0] and batch[1]
 } p;
 
-layout(std430, binding = 0) writeonly buffer Out { TO out_[]; };
+layout(std430, binding = 0) restrict writeonly buffer Out { TO out_[]; };
 layout(std430, binding = 1) readonly buffer A { TA a_[]; };
 layout(std430, binding = 2) readonly buffer B { TB b_[]; };
 #ifdef BIAS
-layout(std430, binding = 3) readonly buffer Bias { TC c_[]; };
+layout(std430, binding = 3) restrict readonly buffer Bias { TC c_[]; };
 #endif
 
 #ifdef ACC_FLOAT64
@@ -55,5 +55,30 @@ void store(Batch bt, uint gm, uint gn, ACC sum) {
 #endif
   out_[p.offset[0] + (bt.z * p.M + gm) * p.N + gn] = TO(v);
 }
+
+#ifdef VEC4_OUT
+// The same for out[gm, gn..gn + 3] as one 16-byte store: the host defines VEC4_OUT where out is float32
+// with N and its offset multiples of 4, and VEC4_C where the bias is float32 and moves as vec4s along n.
+layout(std430, binding = 0) restrict writeonly buffer Out4 { vec4 out4_[]; };
+#ifdef VEC4_C
+layout(std430, binding = 3) restrict readonly buffer Bias4 { vec4 c4_[]; };
+#endif
+
+void store4(Batch bt, uint gm, uint gn, vec4 sum) {
+  if (gm >= p.M || gn >= p.N)
+    return;
+  vec4 v = decode(p.alpha) * sum;
+#if defined(VEC4_C)
+  v += decode(p.beta) * c4_[(bt.c0 + gm * p.stride[4] + gn) / 4];
+#elif defined(BIAS)
+  uint c = bt.c0 + gm * p.stride[4] + gn * p.stride[5];
+  v += decode(p.beta) * vec4(c_[c], c_[c + p.stride[5]], c_[c + 2 * p.stride[5]], c_[c + 3 * p.stride[5]]);
+#endif
+#ifdef RELU
+  v = mix(max(v, vec4(0)), v, notEqual(v, v));
+#endif
+  out4_[(p.offset[0] + (bt.z * p.M + gm) * p.N + gn) / 4] = v;
+}
+#endif
 
 #endif

@@ -9,7 +9,7 @@
 // that two share a multiprocessor, so one multiplies while the other waits on memory or a barrier).
 // Operands are read through their strides; A_K_FAST / B_N_FAST say in which direction loads are
 // contiguous, and VEC4_A / VEC4_B that the operand is dense that way with 16-byte aligned rows, so it
-// moves as vec4s.
+// moves as vec4s. VEC4_OUT stores out four columns at a time, and VEC4_C reads the bias so.
 #include "matmul.glsl"
 
 #if BN != 128 || BK != 16 || TN != 8 || BM * BN / (TM * TN) != LOCAL_SIZE || TM % 4 != 0
@@ -158,7 +158,12 @@ void main() {
   }
   [[unroll]] for (uint i = 0; i < TM; i++) {
     uint gm = m0 + 4 * ty + RS * (i / 4) + i % 4;
+#ifdef VEC4_OUT
+    store4(bt, gm, n0 + 4 * tx, vec4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
+    store4(bt, gm, n0 + 4 * tx + 64, vec4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]));
+#else
     [[unroll]] for (uint j = 0; j < 8; j++)
       store(bt, gm, n0 + 4 * tx + 64 * (j / 4) + j % 4, acc[i][j]);
+#endif
   }
 }

@@ -422,6 +422,27 @@ def test_matrix_vector_path(dev, side, transposed, dtype):
         assert vkt.vulkan.fallback_stats() == {}
 
 
+@pytest.mark.parametrize("bias_kind", ["matrix", "transposed", "column", "row"])
+def test_wide_tile_epilogue(dev, bias_kind):
+    # The wide tile stores four columns at a time (N a multiple of 4) and reads a float32 bias that is
+    # dense along n four at a time too; a transposed or column bias takes four reads. alpha and beta
+    # scale through addmm, and relu keeps a NaN.
+    rng = np.random.default_rng(11)
+    m, k, n = 1028, 40, 1036
+    a, b = make(rng, (m, k), "float32"), make(rng, (k, n), "float32")
+    base = make(rng, {"matrix": (m, n), "transposed": (n, m), "column": (m, 1), "row": (n,)}[bias_kind], "float32")
+    bias = vkt.tensor(base, device=dev)
+    bias, base = (bias.T, base.T) if bias_kind == "transposed" else (bias, base)
+    x, y = vkt.tensor(a, device=dev), vkt.tensor(b, device=dev)
+    vkt.vulkan.reset_fallback_stats()
+    check(vkt.matmul_add_relu(x, y, bias), a, b, "float32", bias=base, relu=True)
+    check(vkt.addmm(bias, x, y, beta=0.5, alpha=2.0), 2 * a, b, "float32", bias=0.5 * np.broadcast_to(base, (m, n)))
+    a[5, 3] = np.nan
+    got = to_numpy(vkt.matmul_add_relu(vkt.tensor(a, device=dev), y, bias))
+    assert np.isnan(got[5]).all() and not np.isnan(np.delete(got, 5, axis=0)).any()
+    assert vkt.vulkan.fallback_stats() == {}
+
+
 def test_wide_tile_vec4_offsets(dev):
     # vec4 loads need 16-byte aligned rows: a view starting 4 elements in qualifies, one starting 2 in
     # does not; batches of 2 with broadcast b.

@@ -504,10 +504,14 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
                  moves_as_vectors(x, fast_dim(x), 8) && moves_as_vectors(y, fast_dim(y), 8) ? "#define ALIGNED\n" : "");
   if (tile->kind == MM_COOP && vec8(a))
     len += snprintf(buf + len, size - (size_t)len, "#define VEC8\n");
-  if (tile->kind == MM_WIDE)
-    len += snprintf(buf + len, size - (size_t)len, "#define LOCAL_SIZE %d\n%s%s",
+  if (tile->kind == MM_WIDE) { /* 16-byte loads where the operands allow, and stores and bias reads */
+    bool out4 = a->out->dtype == VKT_FLOAT32 && moves_as_vectors(a->out, nd - 1, 4),
+         bias4 = out4 && n == 4 && t[3]->dtype == VKT_FLOAT32 && moves_as_vectors(t[3], nd - 1, 4);
+    len += snprintf(buf + len, size - (size_t)len, "#define LOCAL_SIZE %d\n%s%s%s%s",
                     tile->bm * tile->bn / (tile->tm * tile->tn), vec4(a, 0, a_k_fast) ? "#define VEC4_A\n" : "",
-                    vec4(a, 1, !b_n_fast) ? "#define VEC4_B\n" : "");
+                    vec4(a, 1, !b_n_fast) ? "#define VEC4_B\n" : "", out4 ? "#define VEC4_OUT\n" : "",
+                    bias4 ? "#define VEC4_C\n" : "");
+  }
   len += snprintf(buf + len, size - (size_t)len, "%s%s%s%s%s",
                   a->compute == VKT_FLOAT64 ? "#define ACC double\n#define ACC_FLOAT64\n" : "#define ACC float\n",
                   n == 4 ? "#define BIAS\n" : "", a->flags & VKT_MATMUL_RELU ? "#define RELU\n" : "",

@@ -104,6 +104,13 @@ def elementwise_cases(peer, n):
                "peer": timed(peers[name], peer.sync, 20) if peers[name] else None, "bytes": nbytes}
 
 
+def matmul_reps(work, quick):
+    """Calls a round for a product of `work` float32 flops (float16 runs about 10 times faster): rounds of
+    about 20 ms at vkt's rate on an H100, so that the round's one synchronize (40-80 us there) stays under
+    half a percent; at most 50 calls, which bounds the outputs in flight."""
+    return max(1, min(50, int((2e9 if quick else 8e11) / work)))
+
+
 def matmul_cases(peer, quick=False):
     """float32 matmul (PyTorch with TF32 off), batched, float16, and the fused matmul + bias + relu."""
     rng = np.random.default_rng(0)
@@ -120,10 +127,7 @@ def matmul_cases(peer, quick=False):
         b = rng.standard_normal(shape_b).astype(dtype)
         x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
         pa, pb = peer.array(a), peer.array(b)
-        # rounds of about 5 ms at vkt's float32 rate; float16 runs 10 times faster, and one call a round
-        # would count its synchronize (40-80 us on an H100)
-        work = 2 * m * n * k * batch / (10 if dtype == "float16" else 1)
-        reps = max(1, min(50, int((2e9 if quick else 2e11) / work)))
+        reps = matmul_reps(2 * m * n * k * batch / (10 if dtype == "float16" else 1), quick)
         peer_fn = (lambda: pa @ pb) if t or dtype == "float32" else None
         yield {"op": f"matmul {dtype}", "shape": f"{batch}x{m}x{k}x{n}" if batch > 1 else f"{m}x{k}x{n}",
                "vkt": timed(lambda: x @ y, vsync, reps),
@@ -136,9 +140,10 @@ def matmul_cases(peer, quick=False):
         x, w, bb = (vkt.tensor(v, device="vulkan") for v in (lhs, rhs, bias))
         px, pw, pbias = (peer.array(v) for v in (lhs, rhs, bias))
         relu = t.relu if t else (lambda v: np.maximum(v, 0))
+        reps = matmul_reps(2 * batch * size**3, quick)
         yield {"op": "matmul_add_relu (fused) vs relu(x @ w + b)", "shape": f"{batch}x{size}x{size}x{size}",
-               "vkt": timed(lambda: vkt.matmul_add_relu(x, w, bb), vsync, 5),
-               "peer": timed(lambda: relu(px @ pw + pbias), peer.sync, 5), "flops": 2 * batch * size**3}
+               "vkt": timed(lambda: vkt.matmul_add_relu(x, w, bb), vsync, reps),
+               "peer": timed(lambda: relu(px @ pw + pbias), peer.sync, reps), "flops": 2 * batch * size**3}
 
 
 def reduction_cases(peer, n):

@@ -3,7 +3,7 @@ for trying shader variants, one case per fresh process (see RESULTS.md).
 
     VKT_SHADER_DIR=variant/ [VKT_PIPELINE_STATS=1] python benchmarks/probe.py CASE [CASE...]
 
-Cases: f32_2048, f32_4096, fused_8x1024, f16_2048, f16_4096. Prints the time (best of 3 rounds), TFLOP/s,
+Cases: f32_2048, f32_4096, fused_8x1024, bmm_8x1024, splitk_64x65536, f16_2048, f16_4096. Prints the time (best of 3 rounds), TFLOP/s,
 the largest error over eps * sqrt(k), and a second timing of the same tensors.
 """
 import os
@@ -19,6 +19,8 @@ CASES = {  # m, k, n, batch, dtype, fused with bias + relu
     "f32_2048": (2048, 2048, 2048, 1, "float32", False),
     "f32_4096": (4096, 4096, 4096, 1, "float32", False),
     "fused_8x1024": (1024, 1024, 1024, 8, "float32", True),
+    "bmm_8x1024": (1024, 1024, 1024, 8, "float32", False),
+    "splitk_64x65536": (64, 65536, 64, 1, "float32", False),
     "f16_2048": (2048, 2048, 2048, 1, "float16", False),
     "f16_4096": (4096, 4096, 4096, 1, "float16", False),
 }

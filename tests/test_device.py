@@ -105,6 +105,20 @@ def test_synchronize_waits_for_submitted_batches(dev):
     assert np.all(np.asarray(x) == n)
 
 
+def test_barrier_orders_batches(dev):
+    # Batches submitted to one queue may overlap on the GPU, so a dispatch that reads what an earlier
+    # batch wrote needs a barrier too, and one that reads only what nothing wrote since needs none.
+    x = vkt.ones(1000, device=dev)
+    y = x + 1
+    vkt.vulkan.synchronize()  # y's batch is submitted: the next dispatch starts a new one
+    before = vkt._C._barriers()
+    z = y * 2
+    assert vkt._C._barriers() == before + 1
+    w = x * 3
+    assert vkt._C._barriers() == before + 1
+    assert np.all(np.asarray(z) == 4) and np.all(np.asarray(w) == 3)
+
+
 def test_current_set_synchronize(dev):
     current = vkt.vulkan.current_device()
     if not os.environ.get("VKT_DEVICE"):

@@ -346,6 +346,12 @@ static PyObject *py_stream_state(PyObject *self, PyObject *args) {
   return Py_BuildValue("(OO)", recording ? Py_True : Py_False, idle ? Py_True : Py_False);
 }
 
+static PyObject *py_barriers(PyObject *self, PyObject *args) {
+  (void)self;
+  vkt_device *dev = device_arg(args);
+  return dev ? PyLong_FromUnsignedLongLong(vkt_stream_barriers(dev)) : NULL;
+}
+
 static PyObject *py_memory_stats(PyObject *self, PyObject *args) {
   (void)self;
   vkt_device *dev = device_arg(args);
@@ -549,6 +555,7 @@ static PyMethodDef module_methods[] = {
      "SPIR-V of a shader: (name, defines, cooperative-matrix KHR form)"},
     {"_stream_state", py_stream_state, METH_VARARGS,
      "(a batch is being recorded, every batch has finished) of a device"},
+    {"_barriers", py_barriers, METH_VARARGS, "the barriers a device's batches have recorded"},
     {"_compiler_has_coop2", py_compiler_has_coop2, METH_NOARGS, "whether glslang compiles GL_NV_cooperative_matrix2"},
     {"_shutdown", py_shutdown, METH_NOARGS, "destroys every Vulkan object; vkt is unusable afterwards"},
     {NULL, NULL, 0, NULL},

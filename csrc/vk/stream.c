@@ -112,7 +112,6 @@ vkt_status vkt_stream_begin(vkt_device *dev, VkCommandBuffer *cmd) {
     VKT_VK_CHECK(vkBeginCommandBuffer(s->cmd, &bi));
     dev->recording = true;
     dev->dispatches = 0;
-    dev->naccesses = 0;
   }
   *cmd = dev->slots[dev->cur].cmd;
 finish:
@@ -132,7 +131,9 @@ static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags dst_stage, VkAcces
 }
 
 /* A barrier goes in only when this command reads or writes a range written since the last barrier,
- * or writes a range read since then; otherwise commands of a batch may overlap on the GPU. */
+ * or writes a range read since then; otherwise commands may overlap on the GPU. The accesses since the
+ * last barrier carry over from one batch to the next: batches submitted to one queue may run at the same
+ * time too, and a barrier orders whatever precedes it in submission order, earlier batches included. */
 void vkt_stream_touch(vkt_device *dev, VkCommandBuffer cmd, const vkt_access *acc, int n) {
   bool hazard = dev->naccesses + n > VKT_MAX_ACCESSES;
   for (int i = 0; i < n && !hazard; i++)
@@ -143,6 +144,7 @@ void vkt_stream_touch(vkt_device *dev, VkCommandBuffer cmd, const vkt_access *ac
             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
                 VK_ACCESS_TRANSFER_WRITE_BIT);
     dev->naccesses = 0;
+    dev->barriers++;
   }
   for (int i = 0; i < n; i++)
     dev->accesses[dev->naccesses++] = acc[i];
@@ -203,6 +205,8 @@ bool vkt_stream_idle(vkt_device *dev) {
 }
 
 uint64_t vkt_stream_recording(vkt_device *dev) { return dev->next_id; }
+
+uint64_t vkt_stream_barriers(vkt_device *dev) { return dev->barriers; }
 
 /* A descriptor set from the current batch's pool; a spent pool ends the batch. */
 static vkt_status alloc_set(vkt_device *dev, vkt_pipeline *pipe, VkCommandBuffer *cmd, VkDescriptorSet *set) {

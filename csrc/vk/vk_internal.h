@@ -198,8 +198,9 @@ struct vkt_device {
   uint32_t dispatches; /* in the current batch */
   uint64_t next_id;    /* id of the batch being recorded */
   uint64_t completed;  /* every batch <= completed has finished */
-  vkt_access accesses[VKT_MAX_ACCESSES];
+  vkt_access accesses[VKT_MAX_ACCESSES]; /* since the last barrier, which may lie in an earlier batch */
   int naccesses;
+  uint64_t barriers; /* recorded, over the device's life */
 };
 
 VkInstance vkt_instance(void);

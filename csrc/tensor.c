@@ -19,7 +19,8 @@ vkt_status vkt_storage_new(int device, uint64_t nbytes, vkt_storage **out) {
     if (!s->host)
       st = vkt_fail(VKT_ERR_NOMEM, "out of host memory allocating %llu bytes", (unsigned long long)nbytes);
   } else if (!(st = vkt_device_get(device, &s->dev))) {
-    st = vkt_mem_alloc(s->dev, nbytes, &s->alloc);
+    if (!(st = vkt_mem_alloc(s->dev, nbytes, &s->alloc)))
+      s->last_use = s->alloc.last_use; /* host access waits for the range's previous owner too */
   }
   if (st) {
     free(s->host);

@@ -1,5 +1,6 @@
 # The caching allocator seen from Python: stats, 4-byte rounding, reuse, empty_cache, the memory
-# limit and OutOfMemoryError, and no reuse of a freed range before the GPU has finished with it.
+# limit and OutOfMemoryError, and reuse of freed ranges in stream order: at once, with the GPU's work
+# on them ordered and the host's waiting for it.
 import gc
 import re
 
@@ -213,9 +214,9 @@ def test_memory_limit_removed(memory_limit, dev):
     del t
 
 
-def test_no_reuse_before_gpu_done(dev):
+def test_reuse_ordered_after_gpu_reads(dev):
     # The source of a device copy is freed right after the copy is recorded; a new tensor of the
-    # same size must not get its memory (and overwrite it) before the GPU has read it.
+    # same size may get its memory, but must not overwrite it before the GPU has read it.
     rng = np.random.default_rng(0)
     for i in range(50):
         a_ref = rng.standard_normal((64, 48)).astype(np.float32)
@@ -228,7 +229,7 @@ def test_no_reuse_before_gpu_done(dev):
         del b, c
 
 
-def test_no_reuse_before_gpu_done_batched(dev):
+def test_reuse_ordered_after_gpu_reads_batched(dev):
     # The same with many copies in flight before any read.
     rng = np.random.default_rng(1)
     refs, outs = [], []
@@ -242,6 +243,40 @@ def test_no_reuse_before_gpu_done_batched(dev):
         refs.append(np.full((32, 40), float(i), dtype=np.float32))
     for o, r in zip(outs, refs):
         assert_bits_equal(np.asarray(o), r)
+
+
+def test_freed_memory_reused_while_gpu_runs(dev):
+    # Results dropped while their batch is still being recorded give their memory to the next ones at
+    # once, as PyTorch's allocator does in stream order, instead of taking new memory for each.
+    n = 1 << 20  # 4 MiB of float32: 20 of them are more than a 64 MiB block holds
+    x = vkt.tensor(np.arange(n, dtype=np.float32), device=dev)
+    vk.synchronize()
+    vk.empty_cache()
+    reserved = vk.memory_reserved()
+    kept = []
+    for i in range(20):
+        y = x * float(i)
+        if i % 5 == 0:
+            kept.append((i, y))
+        del y
+    assert vk.memory_reserved() == reserved
+    for i, y in kept:
+        assert_bits_equal(np.asarray(y), np.arange(n, dtype=np.float32) * np.float32(i))
+
+
+def test_upload_waits_for_previous_owner(dev):
+    # A large range freed while a recorded op still reads it goes to the next tensor of its size; the
+    # upload into it must wait for that op, not overwrite what it reads.
+    n = 10 << 20  # 40 MiB: a block of its own
+    vk.synchronize()
+    vk.empty_cache()
+    a = vkt.tensor(np.full(n, 1.0, dtype=np.float32), device=dev)
+    b = a * 2.0  # recorded, not submitted
+    reserved = vk.memory_reserved()
+    del a
+    c = vkt.tensor(np.full(n, 5.0, dtype=np.float32), device=dev)
+    assert vk.memory_reserved() == reserved  # c has a's range
+    assert np.all(np.asarray(b) == 2.0) and np.all(np.asarray(c) == 5.0)
 
 
 def test_memory_returns_after_mixed_work(dev):

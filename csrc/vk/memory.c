@@ -1,6 +1,8 @@
-/* memory.c: the caching allocator. Device-local blocks are carved into 256-byte-aligned ranges; a freed
- * range is tagged with the last batch that used it and handed out again only once that batch has
- * finished. Also the host <-> device copies, through mapped memory or two ping-pong staging buffers. */
+/* memory.c: the caching allocator. Device-local blocks are carved into 256-byte-aligned ranges. A freed
+ * range is handed out again at once, in stream order: the stream's barriers order the next owner's GPU
+ * work after the last batch that used it, and the next owner's host access waits for that batch (the
+ * range carries it). Also the host <-> device copies, through mapped memory or two ping-pong staging
+ * buffers. */
 #include "vk_internal.h"
 
 #include <stdlib.h>
@@ -12,78 +14,51 @@
 
 static uint64_t round_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
-/* ---- the ready and pending lists ---- */
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-static void ready_push(vkt_device *dev, vkt_segment *s) {
-  s->state = VKT_SEG_READY;
+/* ---- the free list ---- */
+
+static void free_push(vkt_device *dev, vkt_segment *s) {
+  s->state = VKT_SEG_FREE;
   s->lprev = NULL;
-  s->lnext = dev->ready;
-  if (dev->ready)
-    dev->ready->lprev = s;
-  dev->ready = s;
+  s->lnext = dev->free;
+  if (dev->free)
+    dev->free->lprev = s;
+  dev->free = s;
 }
 
-static void ready_remove(vkt_device *dev, vkt_segment *s) {
+static void free_remove(vkt_device *dev, vkt_segment *s) {
   if (s->lprev)
     s->lprev->lnext = s->lnext;
   else
-    dev->ready = s->lnext;
+    dev->free = s->lnext;
   if (s->lnext)
     s->lnext->lprev = s->lprev;
 }
 
-/* Most frees wait for the newest batch, so the sorted insert walks back from the tail a step or two. */
-static void pending_insert(vkt_device *dev, vkt_segment *s) {
-  vkt_segment *after = dev->pending_tail;
-  while (after && after->ready > s->ready)
-    after = after->lprev;
-  s->state = VKT_SEG_PENDING;
-  s->lprev = after;
-  s->lnext = after ? after->lnext : dev->pending;
-  if (s->lnext)
-    s->lnext->lprev = s;
-  else
-    dev->pending_tail = s;
-  if (after)
-    after->lnext = s;
-  else
-    dev->pending = s;
-}
-
-/* Puts a free range on the ready list, merged with ready neighbours. */
-static void make_ready(vkt_device *dev, vkt_segment *s) {
+/* Puts a free range on the free list, merged with free neighbours. */
+static void make_free(vkt_device *dev, vkt_segment *s) {
   vkt_segment *n = s->next, *p = s->prev;
-  if (n && n->state == VKT_SEG_READY) {
-    ready_remove(dev, n);
+  if (n && n->state == VKT_SEG_FREE) {
+    free_remove(dev, n);
     s->size += n->size;
+    s->last_use = max_u64(s->last_use, n->last_use);
     s->next = n->next;
     if (n->next)
       n->next->prev = s;
     free(n);
   }
-  if (p && p->state == VKT_SEG_READY) {
-    ready_remove(dev, p);
+  if (p && p->state == VKT_SEG_FREE) {
+    free_remove(dev, p);
     p->size += s->size;
+    p->last_use = max_u64(p->last_use, s->last_use);
     p->next = s->next;
     if (s->next)
       s->next->prev = p;
     free(s);
     s = p;
   }
-  ready_push(dev, s);
-}
-
-/* Moves the ranges whose batch has finished from the pending list to the ready list. */
-static void release_pending(vkt_device *dev) {
-  while (dev->pending && dev->pending->ready <= dev->completed) {
-    vkt_segment *s = dev->pending;
-    dev->pending = s->lnext;
-    if (dev->pending)
-      dev->pending->lprev = NULL;
-    else
-      dev->pending_tail = NULL;
-    make_ready(dev, s);
-  }
+  free_push(dev, s);
 }
 
 static int find_type(const VkPhysicalDeviceMemoryProperties *mem, VkMemoryPropertyFlags need,
@@ -190,7 +165,7 @@ static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_
   }
   *seg = (vkt_segment){.offset = 0, .size = size, .block = b};
   b->segments = seg;
-  ready_push(dev, seg);
+  free_push(dev, seg);
   b->next = dev->blocks;
   dev->blocks = b;
   if (dev->stats.reserved > dev->stats.reserved_peak)
@@ -199,20 +174,26 @@ static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_
   return VKT_OK;
 }
 
-/* Best fit among ready ranges; small requests stay out of blocks made for one large tensor. */
+/* Best fit among free ranges, those the GPU is done with first (their new owner's uploads need not wait);
+ * small requests stay out of blocks made for one large tensor. */
 static bool carve(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vkt_segment **os) {
   vkt_segment *best = NULL;
-  for (vkt_segment *s = dev->ready; s; s = s->lnext)
-    if (s->size >= need && (large || !s->block->dedicated) && (!best || s->size < best->size))
+  for (vkt_segment *s = dev->free; s; s = s->lnext) {
+    if (s->size < need || (!large && s->block->dedicated))
+      continue;
+    bool done = s->last_use <= dev->completed, best_done = best && best->last_use <= dev->completed;
+    if (!best || done > best_done || (done == best_done && s->size < best->size))
       best = s;
+  }
   if (!best)
     return false;
-  ready_remove(dev, best);
+  free_remove(dev, best);
   if (best->size > need && !(best->block->dedicated && best->size - need < need)) {
     vkt_segment *rest = calloc(1, sizeof *rest);
     if (rest) {
       *rest = (vkt_segment){.offset = best->offset + need,
                             .size = best->size - need,
+                            .last_use = best->last_use,
                             .block = best->block,
                             .prev = best,
                             .next = best->next};
@@ -220,7 +201,7 @@ static bool carve(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vk
         best->next->prev = rest;
       best->next = rest;
       best->size = need;
-      ready_push(dev, rest);
+      free_push(dev, rest);
     }
   }
   best->state = VKT_SEG_USED;
@@ -231,7 +212,6 @@ static bool carve(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vk
 static vkt_status try_alloc(vkt_device *dev, uint64_t need, vkt_block **ob, vkt_segment **os) {
   bool large = need > dev->block_size / 2;
   vkt_stream_poll(dev);
-  release_pending(dev);
   if (carve(dev, need, large, ob, os))
     return VKT_OK;
   uint64_t size = large ? need : dev->block_size;
@@ -255,7 +235,7 @@ vkt_status vkt_mem_alloc(vkt_device *dev, uint64_t nbytes, vkt_alloc *out) {
   vkt_block *b = NULL;
   vkt_segment *s = NULL;
   vkt_status st = try_alloc(dev, need, &b, &s);
-  if (st == VKT_ERR_OOM) { /* wait for pending frees, give cached blocks back, try once more */
+  if (st == VKT_ERR_OOM) { /* give cached blocks back (after a synchronize), try once more */
     dev->stats.retries++;
     if (!(st = vkt_mem_empty_cache(dev)))
       st = try_alloc(dev, need, &b, &s);
@@ -273,7 +253,11 @@ vkt_status vkt_mem_alloc(vkt_device *dev, uint64_t nbytes, vkt_alloc *out) {
   }
   if (st)
     return st;
-  *out = (vkt_alloc){.block = b, .segment = s, .offset = s->offset, .size = size};
+  *out = (vkt_alloc){.block = b,
+                     .segment = s,
+                     .offset = s->offset,
+                     .size = size,
+                     .last_use = s->last_use > dev->completed ? s->last_use : 0};
   dev->stats.allocated += size;
   dev->stats.alloc_count++;
   if (dev->stats.allocated > dev->stats.allocated_peak)
@@ -288,24 +272,19 @@ void vkt_mem_free(vkt_device *dev, vkt_alloc *a, uint64_t last_use) {
   dev->stats.allocated -= a->size;
   dev->stats.free_count++;
   *a = (vkt_alloc){0};
-  if (last_use <= dev->completed) {
-    make_ready(dev, s);
-  } else {
-    s->ready = last_use;
-    pending_insert(dev, s);
-  }
+  s->last_use = last_use;
+  make_free(dev, s);
 }
 
 vkt_status vkt_mem_empty_cache(vkt_device *dev) {
   vkt_status st = vkt_stream_synchronize(dev);
   if (st)
     return st;
-  release_pending(dev);
   vkt_block **link = &dev->blocks;
-  while (*link) {
+  while (*link) { /* after the synchronize the GPU uses no free range */
     vkt_block *b = *link;
-    if (b->segments->state == VKT_SEG_READY && !b->segments->next) {
-      ready_remove(dev, b->segments);
+    if (b->segments->state == VKT_SEG_FREE && !b->segments->next) {
+      free_remove(dev, b->segments);
       *link = b->next;
       destroy_block(dev, b);
     } else {
@@ -330,7 +309,7 @@ uint64_t vkt_mem_limit(vkt_device *dev) { return dev->limit; }
 
 void vkt_mem_destroy(vkt_device *dev) {
   pthread_mutex_destroy(&dev->transfer_lock);
-  dev->ready = dev->pending = dev->pending_tail = NULL;
+  dev->free = NULL;
   while (dev->blocks) {
     vkt_block *b = dev->blocks;
     dev->blocks = b->next;

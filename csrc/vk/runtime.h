@@ -96,6 +96,7 @@ typedef struct {
   struct vkt_segment *segment; /* the allocator's record of this range */
   uint64_t offset;             /* bytes into the block's buffer, 256-aligned */
   uint64_t size;               /* bytes, the request rounded up to 4 */
+  uint64_t last_use;           /* the newest batch that used the range before it: host access waits for it */
 } vkt_alloc;
 
 typedef struct {
@@ -104,8 +105,12 @@ typedef struct {
   uint64_t alloc_count, free_count, retries, ooms, blocks;
 } vkt_mem_stats;
 
+/* A range of nbytes. It may have been freed by a tensor the GPU still works on (out->last_use): the stream
+ * orders GPU accesses to it after that work, and host accesses must wait for batch out->last_use, as
+ * the transfers below do when given it as the range's last use. */
 vkt_status vkt_mem_alloc(vkt_device *dev, uint64_t nbytes, vkt_alloc *out);
-/* Returns the range to the free list; reused once batch last_use has finished on the GPU. */
+/* Returns the range, last used by batch last_use, to the free list: in stream order, like PyTorch's
+ * caching allocator, so the next allocation may have it at once. */
 void vkt_mem_free(vkt_device *dev, vkt_alloc *a, uint64_t last_use);
 void vkt_mem_stats_get(vkt_device *dev, vkt_mem_stats *out);
 void vkt_mem_reset_peak(vkt_device *dev);

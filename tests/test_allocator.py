@@ -245,21 +245,23 @@ def test_reuse_ordered_after_gpu_reads_batched(dev):
         assert_bits_equal(np.asarray(o), r)
 
 
-def test_freed_memory_reused_while_gpu_runs(dev):
+def test_freed_memory_reused_while_gpu_runs(memory_limit, dev):
     # Results dropped while their batch is still being recorded give their memory to the next ones at
-    # once, as PyTorch's allocator does in stream order, instead of taking new memory for each.
+    # once, as PyTorch's allocator does in stream order, when new memory would pass the limit (or a soft
+    # cap), without the synchronize (a retry) that reusing it only after the GPU is done would take.
     n = 1 << 20  # 4 MiB of float32: 20 of them are more than a 64 MiB block holds
     x = vkt.tensor(np.arange(n, dtype=np.float32), device=dev)
     vk.synchronize()
     vk.empty_cache()
-    reserved = vk.memory_reserved()
+    reserved, retries = vk.memory_reserved(), vk.memory_stats()["num_alloc_retries"]
+    memory_limit(reserved)
     kept = []
     for i in range(20):
         y = x * float(i)
         if i % 5 == 0:
             kept.append((i, y))
         del y
-    assert vk.memory_reserved() == reserved
+    assert vk.memory_reserved() == reserved and vk.memory_stats()["num_alloc_retries"] == retries
     for i, y in kept:
         assert_bits_equal(np.asarray(y), np.arange(n, dtype=np.float32) * np.float32(i))
 

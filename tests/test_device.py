@@ -105,18 +105,21 @@ def test_synchronize_waits_for_submitted_batches(dev):
     assert np.all(np.asarray(x) == n)
 
 
-def test_barrier_orders_batches(dev):
-    # Batches submitted to one queue may overlap on the GPU, so a dispatch that reads what an earlier
-    # batch wrote needs a barrier too, and one that reads only what nothing wrote since needs none.
+def test_barriers_within_batches(dev):
+    # Each batch waits for the one before it (a timeline semaphore), so a dispatch reading what an earlier
+    # batch wrote needs no barrier; within a batch, one reading what an earlier dispatch wrote needs one,
+    # and one touching nothing written since needs none.
     x = vkt.ones(1000, device=dev)
     y = x + 1
     vkt.vulkan.synchronize()  # y's batch is submitted: the next dispatch starts a new one
     before = vkt._C._barriers()
     z = y * 2
+    assert vkt._C._barriers() == before
+    w = z + 1
     assert vkt._C._barriers() == before + 1
-    w = x * 3
+    v = x * 3
     assert vkt._C._barriers() == before + 1
-    assert np.all(np.asarray(z) == 4) and np.all(np.asarray(w) == 3)
+    assert np.all(np.asarray(w) == 5) and np.all(np.asarray(v) == 3)
 
 
 def test_current_set_synchronize(dev):

@@ -426,7 +426,7 @@ def test_matrix_vector_path(dev, side, transposed, dtype):
 def test_wide_tile_epilogue(dev, bias_kind):
     # The wide tile stores four columns at a time (N a multiple of 4) and reads a float32 bias that is
     # dense along n four at a time too; a transposed or column bias takes four reads. alpha and beta
-    # scale through addmm, and relu keeps a NaN.
+    # scale through addmm.
     rng = np.random.default_rng(11)
     m, k, n = 1028, 40, 1036
     a, b = make(rng, (m, k), "float32"), make(rng, (k, n), "float32")
@@ -437,10 +437,20 @@ def test_wide_tile_epilogue(dev, bias_kind):
     vkt.vulkan.reset_fallback_stats()
     check(vkt.matmul_add_relu(x, y, bias), a, b, "float32", bias=base, relu=True)
     check(vkt.addmm(bias, x, y, beta=0.5, alpha=2.0), 2 * a, b, "float32", bias=0.5 * np.broadcast_to(base, (m, n)))
-    a[5, 3] = np.nan
-    got = to_numpy(vkt.matmul_add_relu(vkt.tensor(a, device=dev), y, bias))
-    assert np.isnan(got[5]).all() and not np.isnan(np.delete(got, 5, axis=0)).any()
     assert vkt.vulkan.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+@pytest.mark.parametrize("mkn", [(9, 7, 11), (300, 77, 1), (1028, 40, 1036), (2048, 64, 2048)])
+def test_fused_relu_keeps_nan(dev, dtype, mkn):
+    # relu(NaN) is NaN, as in PyTorch, through every shader's epilogue: small, matrix-vector, wide and big
+    # tiles, tensor cores.
+    m, k, n = mkn
+    rng = np.random.default_rng(13)
+    a, b, bias = make(rng, (m, k), dtype), make(rng, (k, n), dtype), make(rng, (n,), dtype)
+    a[5, 3] = np.nan
+    got = to_numpy(vkt.matmul_add_relu(*(vkt.tensor(v, device=dev) for v in (a, b, bias))))
+    assert np.isnan(got[5]).all() and not np.isnan(np.delete(got, 5, axis=0)).any()
 
 
 def test_wide_tile_vec4_offsets(dev):

@@ -1,8 +1,8 @@
 /* memory.c: the caching allocator. Device-local blocks are carved into 256-byte-aligned ranges. A freed
- * range is handed out again at once, in stream order: the stream's barriers order the next owner's GPU
- * work after the last batch that used it, and the next owner's host access waits for that batch (the
- * range carries it). Also the host <-> device copies, through mapped memory or two ping-pong staging
- * buffers. */
+ * range may be handed out again at once, in stream order: the stream's barriers order the next owner's
+ * GPU work after the last batch that used it, and the next owner's host access waits for that batch (the
+ * range carries it). Ranges the GPU is done with go first (see reuse_in_use for the rest). Also the host <-> device
+ * copies, through mapped memory or two ping-pong staging buffers. */
 #include "vk_internal.h"
 
 #include <stdlib.h>
@@ -11,6 +11,7 @@
 #define VKT_ALIGN 256u
 #define VKT_BLOCK_BYTES (64ull << 20)
 #define VKT_STAGING_BYTES (32ull << 20)
+#define VKT_SOFT_CAP_BYTES (2ull << 30) /* see reuse_in_use */
 
 static uint64_t round_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
@@ -114,6 +115,8 @@ static void destroy_block(vkt_device *dev, vkt_block *b) {
   if (b->memory)
     vkFreeMemory(dev->device, b->memory, NULL);
   dev->stats.reserved -= b->size;
+  if (!b->dedicated)
+    dev->shared_reserved -= b->size;
   dev->stats.blocks--;
   free(b);
 }
@@ -155,6 +158,8 @@ static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_
   b->size = size;
   b->dedicated = dedicated;
   dev->stats.reserved += size; /* destroy_block takes it back on failure */
+  if (!dedicated)
+    dev->shared_reserved += size;
   dev->stats.blocks++;
   vkt_status st =
       create_buffer(dev, size, dev->mem_type, &b->buffer, &b->memory, dev->mem_host_visible ? &b->mapped : NULL);
@@ -174,14 +179,16 @@ static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_
   return VKT_OK;
 }
 
-/* Best fit among free ranges, those the GPU is done with first (their new owner's uploads need not wait);
- * small requests stay out of blocks made for one large tensor. */
-static bool carve(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vkt_segment **os) {
+/* Best fit among free ranges the GPU is done with, or with in_use among all, those first (their new
+ * owner's uploads need not wait); small requests stay out of blocks made for one large tensor. */
+static bool carve(vkt_device *dev, uint64_t need, bool large, bool in_use, vkt_block **ob, vkt_segment **os) {
   vkt_segment *best = NULL;
   for (vkt_segment *s = dev->free; s; s = s->lnext) {
     if (s->size < need || (!large && s->block->dedicated))
       continue;
     bool done = s->last_use <= dev->completed, best_done = best && best->last_use <= dev->completed;
+    if (!done && !in_use)
+      continue;
     if (!best || done > best_done || (done == best_done && s->size < best->size))
       best = s;
   }
@@ -209,12 +216,24 @@ static bool carve(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vk
   return true;
 }
 
+/* Whether a request that no range the GPU is done with fits takes one the GPU still uses rather than new
+ * memory of `size`. The stream then puts a barrier between the range's old and new users, which keeps
+ * independent ops from overlapping, so new memory buys that overlap where it is cheap: not for large
+ * tensors (one op on them takes long enough, and a stream of them would hold gigabytes), not past the
+ * limit, and for small ones only while their blocks stay under a soft cap. */
+static bool reuse_in_use(const vkt_device *dev, uint64_t size, bool large) {
+  uint64_t cap = dev->props->device_local_bytes / 8;
+  cap = cap < VKT_SOFT_CAP_BYTES ? cap : VKT_SOFT_CAP_BYTES;
+  return large || (dev->limit && dev->stats.reserved + size > dev->limit) || dev->shared_reserved + size > cap;
+}
+
 static vkt_status try_alloc(vkt_device *dev, uint64_t need, vkt_block **ob, vkt_segment **os) {
   bool large = need > dev->block_size / 2;
   vkt_stream_poll(dev);
-  if (carve(dev, need, large, ob, os))
-    return VKT_OK;
   uint64_t size = large ? need : dev->block_size;
+  if (carve(dev, need, large, false, ob, os) ||
+      (reuse_in_use(dev, size, large) && carve(dev, need, large, true, ob, os)))
+    return VKT_OK;
   if (!large && dev->limit && dev->stats.reserved + size > dev->limit) { /* what the cap leaves, if enough */
     uint64_t room = dev->limit > dev->stats.reserved ? (dev->limit - dev->stats.reserved) / VKT_ALIGN * VKT_ALIGN : 0;
     if (room >= need)
@@ -224,7 +243,8 @@ static vkt_status try_alloc(vkt_device *dev, uint64_t need, vkt_block **ob, vkt_
   vkt_status st = new_block(dev, size, large, &b);
   if (st)
     return st;
-  return carve(dev, need, large, ob, os) ? VKT_OK : vkt_fail(VKT_ERR_RUNTIME, "allocator: fresh block too small");
+  return carve(dev, need, large, false, ob, os) ? VKT_OK
+                                                : vkt_fail(VKT_ERR_RUNTIME, "allocator: fresh block too small");
 }
 
 vkt_status vkt_mem_alloc(vkt_device *dev, uint64_t nbytes, vkt_alloc *out) {
@@ -280,10 +300,14 @@ vkt_status vkt_mem_empty_cache(vkt_device *dev) {
   vkt_status st = vkt_stream_synchronize(dev);
   if (st)
     return st;
+  /* Another thread may have recorded work and freed ranges while this one waited: only blocks the GPU
+   * is done with go. */
+  vkt_stream_poll(dev);
   vkt_block **link = &dev->blocks;
-  while (*link) { /* after the synchronize the GPU uses no free range */
+  while (*link) {
     vkt_block *b = *link;
-    if (b->segments->state == VKT_SEG_FREE && !b->segments->next) {
+    vkt_segment *s = b->segments;
+    if (s->state == VKT_SEG_FREE && !s->next && s->last_use <= dev->completed) {
       free_remove(dev, b->segments);
       *link = b->next;
       destroy_block(dev, b);

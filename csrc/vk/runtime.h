@@ -110,7 +110,7 @@ typedef struct {
  * the transfers below do when given it as the range's last use. */
 vkt_status vkt_mem_alloc(vkt_device *dev, uint64_t nbytes, vkt_alloc *out);
 /* Returns the range, last used by batch last_use, to the free list: in stream order, like PyTorch's
- * caching allocator, so the next allocation may have it at once. */
+ * caching allocator, so the next allocation may have it at once (memory.c says when it does). */
 void vkt_mem_free(vkt_device *dev, vkt_alloc *a, uint64_t last_use);
 void vkt_mem_stats_get(vkt_device *dev, vkt_mem_stats *out);
 void vkt_mem_reset_peak(vkt_device *dev);

@@ -112,6 +112,7 @@ vkt_status vkt_stream_begin(vkt_device *dev, VkCommandBuffer *cmd) {
     VKT_VK_CHECK(vkBeginCommandBuffer(s->cmd, &bi));
     dev->recording = true;
     dev->dispatches = 0;
+    dev->naccesses = 0; /* the batch waits for the one before it: see vkt_stream_flush */
   }
   *cmd = dev->slots[dev->cur].cmd;
 finish:
@@ -130,10 +131,8 @@ static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags dst_stage, VkAcces
                        0, NULL, 0, NULL);
 }
 
-/* A barrier goes in only when this command reads or writes a range written since the last barrier,
- * or writes a range read since then; otherwise commands may overlap on the GPU. The accesses since the
- * last barrier carry over from one batch to the next: batches submitted to one queue may run at the same
- * time too, and a barrier orders whatever precedes it in submission order, earlier batches included. */
+/* A barrier goes in only when this command reads or writes a range written since the last barrier of
+ * its batch, or writes a range read since then; otherwise commands of a batch may overlap on the GPU. */
 void vkt_stream_touch(vkt_device *dev, VkCommandBuffer cmd, const vkt_access *acc, int n) {
   bool hazard = dev->naccesses + n > VKT_MAX_ACCESSES;
   for (int i = 0; i < n && !hazard; i++)
@@ -160,12 +159,21 @@ vkt_status vkt_stream_flush(vkt_device *dev) {
   barrier(s->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   dev->recording = false;
   VKT_VK_CHECK(vkEndCommandBuffer(s->cmd));
-  uint64_t id = dev->next_id;
+  /* Batches submitted to one queue may overlap on the GPU: each waits for the one before it, which orders
+   * its reads and writes after that batch's (and a freed range's new owner after its old one). A batch
+   * starts after its predecessor ends, so only the dispatches within a batch overlap. */
+  uint64_t id = dev->next_id, prev = id - 1;
+  VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
   VkTimelineSemaphoreSubmitInfo ti = {.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+                                      .waitSemaphoreValueCount = 1,
+                                      .pWaitSemaphoreValues = &prev,
                                       .signalSemaphoreValueCount = 1,
                                       .pSignalSemaphoreValues = &id};
   VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
                      .pNext = &ti,
+                     .waitSemaphoreCount = 1,
+                     .pWaitSemaphores = &dev->timeline,
+                     .pWaitDstStageMask = &stage,
                      .commandBufferCount = 1,
                      .pCommandBuffers = &s->cmd,
                      .signalSemaphoreCount = 1,

@@ -186,19 +186,20 @@ struct vkt_device {
   vkt_block *blocks;
   vkt_segment *free; /* free ranges */
   vkt_mem_stats stats;
-  uint64_t limit; /* cap on reserved bytes; 0 means none */
+  uint64_t limit;           /* cap on reserved bytes; 0 means none */
+  uint64_t shared_reserved; /* bytes in blocks shared by small tensors */
   vkt_staging staging[2];
   pthread_mutex_t transfer_lock; /* one host <-> device transfer at a time uses the staging buffers */
 
   /* stream */
   VkSemaphore timeline; /* signalled to a batch's id when it finishes */
   vkt_slot slots[VKT_BATCH_SLOTS];
-  int cur;             /* slot being recorded */
-  bool recording;      /* slots[cur].cmd has begun */
-  uint32_t dispatches; /* in the current batch */
-  uint64_t next_id;    /* id of the batch being recorded */
-  uint64_t completed;  /* every batch <= completed has finished */
-  vkt_access accesses[VKT_MAX_ACCESSES]; /* since the last barrier, which may lie in an earlier batch */
+  int cur;                               /* slot being recorded */
+  bool recording;                        /* slots[cur].cmd has begun */
+  uint32_t dispatches;                   /* in the current batch */
+  uint64_t next_id;                      /* id of the batch being recorded */
+  uint64_t completed;                    /* every batch <= completed has finished */
+  vkt_access accesses[VKT_MAX_ACCESSES]; /* since the batch's last barrier */
   int naccesses;
   uint64_t barriers; /* recorded, over the device's life */
 };

@@ -1,8 +1,7 @@
-/* memory.c: the caching allocator. Device-local blocks are carved into 256-byte-aligned ranges. A freed
- * range may be handed out again at once, in stream order: the stream's barriers order the next owner's
- * GPU work after the last batch that used it, and the next owner's host access waits for that batch (the
- * range carries it). Ranges the GPU is done with go first (see reuse_in_use for the rest). Also the host <-> device
- * copies, through mapped memory or two ping-pong staging buffers. */
+/* memory.c: the caching allocator. Device-local blocks are carved into 256-byte-aligned ranges; a freed
+ * range is tagged with the last batch that used it and handed out again once that batch has finished,
+ * or before that, in stream order, where new memory would cost too much (see reuse_pending). Also the
+ * host <-> device copies, through mapped memory or two ping-pong staging buffers. */
 #include "vk_internal.h"
 
 #include <stdlib.h>
@@ -11,55 +10,93 @@
 #define VKT_ALIGN 256u
 #define VKT_BLOCK_BYTES (64ull << 20)
 #define VKT_STAGING_BYTES (32ull << 20)
-#define VKT_SOFT_CAP_BYTES (2ull << 30) /* see reuse_in_use */
+#define VKT_SOFT_CAP_BYTES (2ull << 30) /* see reuse_pending */
 
 static uint64_t round_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
-static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+/* ---- the ready and pending lists ---- */
 
-/* ---- the free list ---- */
-
-static void free_push(vkt_device *dev, vkt_segment *s) {
-  s->state = VKT_SEG_FREE;
+static void ready_push(vkt_device *dev, vkt_segment *s) {
+  s->state = VKT_SEG_READY;
   s->lprev = NULL;
-  s->lnext = dev->free;
-  if (dev->free)
-    dev->free->lprev = s;
-  dev->free = s;
+  s->lnext = dev->ready;
+  if (dev->ready)
+    dev->ready->lprev = s;
+  dev->ready = s;
 }
 
-static void free_remove(vkt_device *dev, vkt_segment *s) {
+static void ready_remove(vkt_device *dev, vkt_segment *s) {
   if (s->lprev)
     s->lprev->lnext = s->lnext;
   else
-    dev->free = s->lnext;
+    dev->ready = s->lnext;
   if (s->lnext)
     s->lnext->lprev = s->lprev;
 }
 
-/* Puts a free range on the free list, merged with free neighbours. */
-static void make_free(vkt_device *dev, vkt_segment *s) {
+/* Most frees wait for the newest batch, so the sorted insert walks back from the tail a step or two. */
+static void pending_insert(vkt_device *dev, vkt_segment *s) {
+  vkt_segment *after = dev->pending_tail;
+  while (after && after->ready > s->ready)
+    after = after->lprev;
+  s->state = VKT_SEG_PENDING;
+  s->lprev = after;
+  s->lnext = after ? after->lnext : dev->pending;
+  if (s->lnext)
+    s->lnext->lprev = s;
+  else
+    dev->pending_tail = s;
+  if (after)
+    after->lnext = s;
+  else
+    dev->pending = s;
+}
+
+static void pending_remove(vkt_device *dev, vkt_segment *s) {
+  if (s->lprev)
+    s->lprev->lnext = s->lnext;
+  else
+    dev->pending = s->lnext;
+  if (s->lnext)
+    s->lnext->lprev = s->lprev;
+  else
+    dev->pending_tail = s->lprev;
+}
+
+/* Puts a free range on the ready list, merged with ready neighbours. */
+static void make_ready(vkt_device *dev, vkt_segment *s) {
   vkt_segment *n = s->next, *p = s->prev;
-  if (n && n->state == VKT_SEG_FREE) {
-    free_remove(dev, n);
+  if (n && n->state == VKT_SEG_READY) {
+    ready_remove(dev, n);
     s->size += n->size;
-    s->last_use = max_u64(s->last_use, n->last_use);
     s->next = n->next;
     if (n->next)
       n->next->prev = s;
     free(n);
   }
-  if (p && p->state == VKT_SEG_FREE) {
-    free_remove(dev, p);
+  if (p && p->state == VKT_SEG_READY) {
+    ready_remove(dev, p);
     p->size += s->size;
-    p->last_use = max_u64(p->last_use, s->last_use);
     p->next = s->next;
     if (s->next)
       s->next->prev = p;
     free(s);
     s = p;
   }
-  free_push(dev, s);
+  ready_push(dev, s);
+}
+
+/* Moves the ranges whose batch has finished from the pending list to the ready list. */
+static void release_pending(vkt_device *dev) {
+  while (dev->pending && dev->pending->ready <= dev->completed) {
+    vkt_segment *s = dev->pending;
+    dev->pending = s->lnext;
+    if (dev->pending)
+      dev->pending->lprev = NULL;
+    else
+      dev->pending_tail = NULL;
+    make_ready(dev, s);
+  }
 }
 
 static int find_type(const VkPhysicalDeviceMemoryProperties *mem, VkMemoryPropertyFlags need,
@@ -170,7 +207,7 @@ static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_
   }
   *seg = (vkt_segment){.offset = 0, .size = size, .block = b};
   b->segments = seg;
-  free_push(dev, seg);
+  ready_push(dev, seg);
   b->next = dev->blocks;
   dev->blocks = b;
   if (dev->stats.reserved > dev->stats.reserved_peak)
@@ -179,28 +216,20 @@ static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_
   return VKT_OK;
 }
 
-/* Best fit among free ranges the GPU is done with, or with in_use among all, those first (their new
- * owner's uploads need not wait); small requests stay out of blocks made for one large tensor. */
-static bool carve(vkt_device *dev, uint64_t need, bool large, bool in_use, vkt_block **ob, vkt_segment **os) {
+/* Best fit among ready ranges; small requests stay out of blocks made for one large tensor. */
+static bool carve(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vkt_segment **os) {
   vkt_segment *best = NULL;
-  for (vkt_segment *s = dev->free; s; s = s->lnext) {
-    if (s->size < need || (!large && s->block->dedicated))
-      continue;
-    bool done = s->last_use <= dev->completed, best_done = best && best->last_use <= dev->completed;
-    if (!done && !in_use)
-      continue;
-    if (!best || done > best_done || (done == best_done && s->size < best->size))
+  for (vkt_segment *s = dev->ready; s; s = s->lnext)
+    if (s->size >= need && (large || !s->block->dedicated) && (!best || s->size < best->size))
       best = s;
-  }
   if (!best)
     return false;
-  free_remove(dev, best);
+  ready_remove(dev, best);
   if (best->size > need && !(best->block->dedicated && best->size - need < need)) {
     vkt_segment *rest = calloc(1, sizeof *rest);
     if (rest) {
       *rest = (vkt_segment){.offset = best->offset + need,
                             .size = best->size - need,
-                            .last_use = best->last_use,
                             .block = best->block,
                             .prev = best,
                             .next = best->next};
@@ -208,7 +237,7 @@ static bool carve(vkt_device *dev, uint64_t need, bool large, bool in_use, vkt_b
         best->next->prev = rest;
       best->next = rest;
       best->size = need;
-      free_push(dev, rest);
+      ready_push(dev, rest);
     }
   }
   best->state = VKT_SEG_USED;
@@ -216,23 +245,58 @@ static bool carve(vkt_device *dev, uint64_t need, bool large, bool in_use, vkt_b
   return true;
 }
 
-/* Whether a request that no range the GPU is done with fits takes one the GPU still uses rather than new
- * memory of `size`. The stream then puts a barrier between the range's old and new users, which keeps
- * independent ops from overlapping, so new memory buys that overlap where it is cheap: not for large
- * tensors (one op on them takes long enough, and a stream of them would hold gigabytes), not past the
- * limit, and for small ones only while their blocks stay under a soft cap. */
-static bool reuse_in_use(const vkt_device *dev, uint64_t size, bool large) {
+/* Best fit among pending ranges, for reuse in stream order: the stream orders the new owner's GPU work
+ * after the batch the range waits for (a barrier within the batch being recorded, the wait of each batch
+ * for the one before), and the new owner's host access waits for that batch (*after). */
+static bool carve_pending(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vkt_segment **os,
+                          uint64_t *after) {
+  vkt_segment *best = NULL;
+  for (vkt_segment *s = dev->pending; s; s = s->lnext)
+    if (s->size >= need && (large || !s->block->dedicated) && (!best || s->size < best->size))
+      best = s;
+  if (!best)
+    return false;
+  pending_remove(dev, best);
+  if (best->size > need && !(best->block->dedicated && best->size - need < need)) {
+    vkt_segment *rest = calloc(1, sizeof *rest);
+    if (rest) {
+      *rest = (vkt_segment){.offset = best->offset + need,
+                            .size = best->size - need,
+                            .ready = best->ready,
+                            .block = best->block,
+                            .prev = best,
+                            .next = best->next};
+      if (best->next)
+        best->next->prev = rest;
+      best->next = rest;
+      best->size = need;
+      pending_insert(dev, rest);
+    }
+  }
+  best->state = VKT_SEG_USED;
+  *ob = best->block, *os = best, *after = best->ready;
+  return true;
+}
+
+/* Whether a request that no ready range fits takes a pending one rather than new memory of `size`. The
+ * stream then puts a barrier between the range's old and new users, which keeps independent ops from
+ * overlapping, so new memory buys that overlap where it is cheap: not for large tensors (one op on them
+ * takes long enough, and a stream of them would hold gigabytes), not past the limit, and for small ones
+ * only while their blocks stay under a soft cap. */
+static bool reuse_pending(const vkt_device *dev, uint64_t size, bool large) {
   uint64_t cap = dev->props->device_local_bytes / 8;
   cap = cap < VKT_SOFT_CAP_BYTES ? cap : VKT_SOFT_CAP_BYTES;
   return large || (dev->limit && dev->stats.reserved + size > dev->limit) || dev->shared_reserved + size > cap;
 }
 
-static vkt_status try_alloc(vkt_device *dev, uint64_t need, vkt_block **ob, vkt_segment **os) {
+static vkt_status try_alloc(vkt_device *dev, uint64_t need, vkt_block **ob, vkt_segment **os, uint64_t *after) {
   bool large = need > dev->block_size / 2;
-  vkt_stream_poll(dev);
   uint64_t size = large ? need : dev->block_size;
-  if (carve(dev, need, large, false, ob, os) ||
-      (reuse_in_use(dev, size, large) && carve(dev, need, large, true, ob, os)))
+  vkt_stream_poll(dev);
+  release_pending(dev);
+  *after = 0;
+  if (carve(dev, need, large, ob, os) ||
+      (reuse_pending(dev, size, large) && carve_pending(dev, need, large, ob, os, after)))
     return VKT_OK;
   if (!large && dev->limit && dev->stats.reserved + size > dev->limit) { /* what the cap leaves, if enough */
     uint64_t room = dev->limit > dev->stats.reserved ? (dev->limit - dev->stats.reserved) / VKT_ALIGN * VKT_ALIGN : 0;
@@ -243,8 +307,7 @@ static vkt_status try_alloc(vkt_device *dev, uint64_t need, vkt_block **ob, vkt_
   vkt_status st = new_block(dev, size, large, &b);
   if (st)
     return st;
-  return carve(dev, need, large, false, ob, os) ? VKT_OK
-                                                : vkt_fail(VKT_ERR_RUNTIME, "allocator: fresh block too small");
+  return carve(dev, need, large, ob, os) ? VKT_OK : vkt_fail(VKT_ERR_RUNTIME, "allocator: fresh block too small");
 }
 
 vkt_status vkt_mem_alloc(vkt_device *dev, uint64_t nbytes, vkt_alloc *out) {
@@ -254,11 +317,12 @@ vkt_status vkt_mem_alloc(vkt_device *dev, uint64_t nbytes, vkt_alloc *out) {
   uint64_t size = round_up(nbytes, 4), need = round_up(nbytes, VKT_ALIGN);
   vkt_block *b = NULL;
   vkt_segment *s = NULL;
-  vkt_status st = try_alloc(dev, need, &b, &s);
-  if (st == VKT_ERR_OOM) { /* give cached blocks back (after a synchronize), try once more */
+  uint64_t after;
+  vkt_status st = try_alloc(dev, need, &b, &s, &after);
+  if (st == VKT_ERR_OOM) { /* wait for pending frees, give cached blocks back, try once more */
     dev->stats.retries++;
     if (!(st = vkt_mem_empty_cache(dev)))
-      st = try_alloc(dev, need, &b, &s);
+      st = try_alloc(dev, need, &b, &s, &after);
     if (st == VKT_ERR_OOM) {
       dev->stats.ooms++;
       uint64_t cap = dev->limit ? dev->limit : dev->props->device_local_bytes;
@@ -273,11 +337,7 @@ vkt_status vkt_mem_alloc(vkt_device *dev, uint64_t nbytes, vkt_alloc *out) {
   }
   if (st)
     return st;
-  *out = (vkt_alloc){.block = b,
-                     .segment = s,
-                     .offset = s->offset,
-                     .size = size,
-                     .last_use = s->last_use > dev->completed ? s->last_use : 0};
+  *out = (vkt_alloc){.block = b, .segment = s, .offset = s->offset, .size = size, .last_use = after};
   dev->stats.allocated += size;
   dev->stats.alloc_count++;
   if (dev->stats.allocated > dev->stats.allocated_peak)
@@ -292,23 +352,24 @@ void vkt_mem_free(vkt_device *dev, vkt_alloc *a, uint64_t last_use) {
   dev->stats.allocated -= a->size;
   dev->stats.free_count++;
   *a = (vkt_alloc){0};
-  s->last_use = last_use;
-  make_free(dev, s);
+  if (last_use <= dev->completed) {
+    make_ready(dev, s);
+  } else {
+    s->ready = last_use;
+    pending_insert(dev, s);
+  }
 }
 
 vkt_status vkt_mem_empty_cache(vkt_device *dev) {
   vkt_status st = vkt_stream_synchronize(dev);
   if (st)
     return st;
-  /* Another thread may have recorded work and freed ranges while this one waited: only blocks the GPU
-   * is done with go. */
-  vkt_stream_poll(dev);
+  release_pending(dev);
   vkt_block **link = &dev->blocks;
   while (*link) {
     vkt_block *b = *link;
-    vkt_segment *s = b->segments;
-    if (s->state == VKT_SEG_FREE && !s->next && s->last_use <= dev->completed) {
-      free_remove(dev, b->segments);
+    if (b->segments->state == VKT_SEG_READY && !b->segments->next) {
+      ready_remove(dev, b->segments);
       *link = b->next;
       destroy_block(dev, b);
     } else {
@@ -333,7 +394,7 @@ uint64_t vkt_mem_limit(vkt_device *dev) { return dev->limit; }
 
 void vkt_mem_destroy(vkt_device *dev) {
   pthread_mutex_destroy(&dev->transfer_lock);
-  dev->free = NULL;
+  dev->ready = dev->pending = dev->pending_tail = NULL;
   while (dev->blocks) {
     vkt_block *b = dev->blocks;
     dev->blocks = b->next;

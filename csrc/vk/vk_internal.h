@@ -119,19 +119,19 @@ typedef struct {
   bool write;
 } vkt_access;
 
-typedef enum { VKT_SEG_USED, VKT_SEG_FREE } vkt_seg_state;
+typedef enum { VKT_SEG_USED, VKT_SEG_PENDING, VKT_SEG_READY } vkt_seg_state;
 
-/* A range of a block. A freed range goes on the free list at once, merged with free neighbours, and
- * remembers the newest batch that used it (what it was merged from included): the stream orders the
- * next owner's GPU work after that batch's, and the next owner's host access waits for it. */
+/* A range of a block. Free ranges wait on the pending list (sorted by the batch they wait for) until
+ * the GPU is done with them, then move to the ready list, merged with ready neighbours. A pending range
+ * may also be handed out before that, in stream order (memory.c says when). */
 typedef struct vkt_segment vkt_segment;
 struct vkt_segment {
   uint64_t offset, size; /* bytes within the block */
-  uint64_t last_use;     /* free: the newest batch that used the range, 0 if none */
+  uint64_t ready;        /* pending: the batch that must finish before reuse */
   vkt_seg_state state;
   vkt_block *block;
   vkt_segment *prev, *next;   /* neighbours in the block, by offset */
-  vkt_segment *lprev, *lnext; /* the device's free list */
+  vkt_segment *lprev, *lnext; /* the device's ready or pending list */
 };
 
 struct vkt_block {
@@ -184,7 +184,8 @@ struct vkt_device {
   uint32_t staging_type;
   uint64_t block_size; /* bytes per shared block */
   vkt_block *blocks;
-  vkt_segment *free; /* free ranges */
+  vkt_segment *ready;                  /* free ranges the GPU is done with */
+  vkt_segment *pending, *pending_tail; /* free ranges still in use by a batch, oldest first */
   vkt_mem_stats stats;
   uint64_t limit;           /* cap on reserved bytes; 0 means none */
   uint64_t shared_reserved; /* bytes in blocks shared by small tensors */

@@ -280,13 +280,15 @@ static bool carve_pending(vkt_device *dev, uint64_t need, bool large, vkt_block 
 
 /* Whether a request that no ready range fits takes a pending one rather than new memory of `size`. The
  * stream then puts a barrier between the range's old and new users, which keeps independent ops from
- * overlapping, so new memory buys that overlap where it is cheap: not for large tensors (one op on them
- * takes long enough, and a stream of them would hold gigabytes), not past the limit, and for small ones
- * only while their blocks stay under a soft cap. */
+ * overlapping, so new memory buys that overlap while it is cheap: below the limit, and while blocks of
+ * the request's kind (shared by small tensors, or one a large tensor) stay under a soft cap. Past it a
+ * stream of results holds no more memory than the cap, where it would otherwise grow by one result per
+ * op until its batch finished. */
 static bool reuse_pending(const vkt_device *dev, uint64_t size, bool large) {
   uint64_t cap = dev->props->device_local_bytes / 8;
   cap = cap < VKT_SOFT_CAP_BYTES ? cap : VKT_SOFT_CAP_BYTES;
-  return large || (dev->limit && dev->stats.reserved + size > dev->limit) || dev->shared_reserved + size > cap;
+  uint64_t kind = large ? dev->stats.reserved - dev->shared_reserved : dev->shared_reserved;
+  return (dev->limit && dev->stats.reserved + size > dev->limit) || kind + size > cap;
 }
 
 static vkt_status try_alloc(vkt_device *dev, uint64_t need, vkt_block **ob, vkt_segment **os, uint64_t *after) {

@@ -216,66 +216,63 @@ static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_
   return VKT_OK;
 }
 
-/* Best fit among ready ranges; small requests stay out of blocks made for one large tensor. */
-static bool carve(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vkt_segment **os) {
+/* Best fit on a list (the ready or the pending one); small requests stay out of blocks made for one large
+ * tensor. */
+static vkt_segment *best_fit(vkt_segment *list, uint64_t need, bool large) {
   vkt_segment *best = NULL;
-  for (vkt_segment *s = dev->ready; s; s = s->lnext)
+  for (vkt_segment *s = list; s; s = s->lnext)
     if (s->size >= need && (large || !s->block->dedicated) && (!best || s->size < best->size))
       best = s;
-  if (!best)
-    return false;
-  ready_remove(dev, best);
-  if (best->size > need && !(best->block->dedicated && best->size - need < need)) {
-    vkt_segment *rest = calloc(1, sizeof *rest);
-    if (rest) {
-      *rest = (vkt_segment){.offset = best->offset + need,
-                            .size = best->size - need,
-                            .block = best->block,
-                            .prev = best,
-                            .next = best->next};
-      if (best->next)
-        best->next->prev = rest;
-      best->next = rest;
-      best->size = need;
-      ready_push(dev, rest);
-    }
-  }
-  best->state = VKT_SEG_USED;
-  *ob = best->block, *os = best;
-  return true;
+  return best;
 }
 
-/* Best fit among pending ranges, for reuse in stream order: the stream orders the new owner's GPU work
- * after the batch the range waits for (a barrier within the batch being recorded, the wait of each batch
- * for the one before), and the new owner's host access waits for that batch (*after). */
-static bool carve_pending(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vkt_segment **os,
-                          uint64_t *after) {
-  vkt_segment *best = NULL;
-  for (vkt_segment *s = dev->pending; s; s = s->lnext)
-    if (s->size >= need && (large || !s->block->dedicated) && (!best || s->size < best->size))
-      best = s;
-  if (!best)
-    return false;
-  pending_remove(dev, best);
-  if (best->size > need && !(best->block->dedicated && best->size - need < need)) {
+/* Hands out s, taken off its list, cut to need bytes where the rest is worth keeping (not in a large
+ * tensor's block, if smaller than need): the rest goes back on the list s came from. */
+static void take(vkt_device *dev, vkt_segment *s, uint64_t need, vkt_block **ob, vkt_segment **os) {
+  if (s->size > need && !(s->block->dedicated && s->size - need < need)) {
     vkt_segment *rest = calloc(1, sizeof *rest);
     if (rest) {
-      *rest = (vkt_segment){.offset = best->offset + need,
-                            .size = best->size - need,
-                            .ready = best->ready,
-                            .block = best->block,
-                            .prev = best,
-                            .next = best->next};
-      if (best->next)
-        best->next->prev = rest;
-      best->next = rest;
-      best->size = need;
-      pending_insert(dev, rest);
+      *rest = (vkt_segment){.offset = s->offset + need,
+                            .size = s->size - need,
+                            .ready = s->ready,
+                            .block = s->block,
+                            .prev = s,
+                            .next = s->next};
+      if (s->next)
+        s->next->prev = rest;
+      s->next = rest;
+      s->size = need;
+      if (s->state == VKT_SEG_PENDING)
+        pending_insert(dev, rest);
+      else
+        ready_push(dev, rest);
     }
   }
-  best->state = VKT_SEG_USED;
-  *ob = best->block, *os = best, *after = best->ready;
-  return true;
+  s->state = VKT_SEG_USED;
+  *ob = s->block, *os = s;
+}
+
+static bool carve(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vkt_segment **os) {
+  vkt_segment *best = best_fit(dev->ready, need, large);
+  if (best) {
+    ready_remove(dev, best);
+    take(dev, best, need, ob, os);
+  }
+  return best != NULL;
+}
+
+/* A pending range, for reuse in stream order: the stream orders the new owner's GPU work after the batch
+ * the range waits for (a barrier within the batch being recorded, the wait of each batch for the one
+ * before), and the new owner's host access waits for that batch (*after). */
+static bool carve_pending(vkt_device *dev, uint64_t need, bool large, vkt_block **ob, vkt_segment **os,
+                          uint64_t *after) {
+  vkt_segment *best = best_fit(dev->pending, need, large);
+  if (best) {
+    pending_remove(dev, best);
+    *after = best->ready;
+    take(dev, best, need, ob, os);
+  }
+  return best != NULL;
 }
 
 /* Whether a request that no ready range fits takes a pending one rather than new memory of `size`. The

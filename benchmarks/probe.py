@@ -3,8 +3,9 @@ for trying shader variants, one case per fresh process (see RESULTS.md).
 
     VKT_SHADER_DIR=variant/ [VKT_PIPELINE_STATS=1] python benchmarks/probe.py CASE [CASE...]
 
-Cases: f32_2048, f32_4096, fused_8x1024, bmm_8x1024, splitk_64x65536, f16_2048, f16_4096. Prints the time (best of 3 rounds), TFLOP/s,
-the largest error over eps * sqrt(k), and a second timing of the same tensors.
+Cases: f32_2048, f32_4096, fused_8x1024, bmm_8x1024, splitk_64x65536, f16_2048, f16_4096. Prints the time
+(best of 3 rounds), TFLOP/s, the largest error over eps * sqrt(k), and a second timing of the same tensors.
+relu_rounds times relu on 2^26 floats in rounds of 20, 60 and 200 calls and prints the memory reserved.
 """
 import os
 import sys
@@ -39,6 +40,15 @@ def timed(fn, reps):
     return best
 
 
+def relu_rounds():
+    """relu on 2^26 floats in rounds of 20, 60 and 200 calls: time per call and the memory the allocator
+    holds, which a long round of large results drives up until its freed ranges are reused."""
+    x = vkt.tensor(np.random.default_rng(0).standard_normal(1 << 26).astype(np.float32), device="vulkan")
+    for reps in (20, 60, 200):
+        print(f"relu 2^26, rounds of {reps}: {timed(lambda: x.relu(), reps) * 1e3:.4f} ms, "
+              f"reserved {vkt.vulkan.memory_reserved() / 2**30:.2f} GiB", flush=True)
+
+
 def probe(name, rng):
     m, k, n, batch, dtype, fused = CASES[name]
     shape_a, shape_b = ((batch, m, k), (batch, k, n)) if batch > 1 else ((m, k), (k, n))
@@ -62,8 +72,8 @@ def probe(name, rng):
 
 
 if __name__ == "__main__":
-    if not sys.argv[1:] or any(c not in CASES for c in sys.argv[1:]):
-        sys.exit(f"usage: probe.py CASE [CASE...], cases: {', '.join(CASES)}")
+    if not sys.argv[1:] or any(c not in CASES and c != "relu_rounds" for c in sys.argv[1:]):
+        sys.exit(f"usage: probe.py CASE [CASE...], cases: {', '.join(CASES)}, relu_rounds")
     rng = np.random.default_rng(0)
     for case in sys.argv[1:]:
-        probe(case, rng)
+        relu_rounds() if case == "relu_rounds" else probe(case, rng)

@@ -12,7 +12,7 @@ layout(std430, binding = 2) writeonly buffer Idx { int64_t idx_[]; };
 
 C load(uint i) { return LOAD(in_[i]); }
 
-#if defined(OP_SUM) || defined(OP_MEAN) || defined(OP_VAR) || defined(OP_SOFTMAX) || defined(OP_LOG_SOFTMAX)
+#if defined(OP_SUM) || defined(OP_MEAN) || defined(OP_VAR)
 GROUP_REDUCE(Sum, group_sum, sum_merge)
 
 // Sum over the row of (x - shift)^power (power 1 or 2), merged over the workgroup.
@@ -25,8 +25,7 @@ Sum row_sum(uint base, C shift, int power) {
   return group_sum(a);
 }
 #endif
-#if defined(OP_AMAX) || defined(OP_AMIN) || defined(OP_ARGMAX) || defined(OP_ARGMIN) || defined(OP_SOFTMAX) ||   \
-    defined(OP_LOG_SOFTMAX)
+#if defined(OP_AMAX) || defined(OP_AMIN) || defined(OP_ARGMAX) || defined(OP_ARGMIN)
 GROUP_REDUCE(Best, group_best, best_merge)
 #endif
 
@@ -96,17 +95,37 @@ void reduce_row(uvec2 base) {
 }
 
 #elif defined(OP_SOFTMAX) || defined(OP_LOG_SOFTMAX)
-// Three passes over the row: its max, the sum of exp(x - max), then the output; subtracting the max
-// keeps exp from overflowing.
+// Two passes over the row: its max m and the sum of exp(x - m) in one (online: the sum so far is scaled
+// down whenever m grows), then the output. Subtracting m keeps exp from overflowing. A NaN anywhere in
+// the row makes the sum NaN, and with it every output, as in PyTorch.
+struct Soft {
+  C m;
+  Sum s;
+};
+
+Sum sum_scale(Sum a, C f) { return Sum(a.s * f, a.c * f); }
+
+// exp(from - to) for a sum kept against max from, now against to >= from (1 where equal, -inf included)
+C rescale(C from, C to) { return from == to ? C(1) : exp(from - to); }
+
+Soft soft_merge(Soft a, Soft b) {
+  C m = max(a.m, b.m);
+  return Soft(m, sum_merge(sum_scale(a.s, rescale(a.m, m)), sum_scale(b.s, rescale(b.m, m))));
+}
+GROUP_REDUCE(Soft, group_soft, soft_merge)
+
 void reduce_row(uvec2 base) {
-  Best m = Best(C(0), NONE);
-  for (uint r = FIRST; r < p.nred; r += STEP)
-    m = best_merge(m, Best(load(base.x + red_at(r).x), r));
-  C mx = group_best(m).v;
-  Sum e = Sum(C(0), C(0));
-  for (uint r = FIRST; r < p.nred; r += STEP)
-    e = sum_add(e, exp(load(base.x + red_at(r).x) - mx));
-  C s = sum_value(group_sum(e));
+  Soft a = Soft(-inf_value(), Sum(C(0), C(0)));
+  for (uint r = FIRST; r < p.nred; r += STEP) {
+    C x = load(base.x + red_at(r).x);
+    if (x > a.m) {
+      a.s = sum_scale(a.s, exp(a.m - x));
+      a.m = x;
+    }
+    a.s = sum_add(a.s, exp(x - a.m));
+  }
+  a = group_soft(a);
+  C mx = a.m, s = sum_value(a.s);
 #ifdef OP_LOG_SOFTMAX
   C log_s = log(s);
 #endif

@@ -258,6 +258,21 @@ def test_softmax_extreme(device):
     assert_close(x.log_softmax(1)[:2], _log_softmax(a[:2].astype(np.float64), 1), rtol=1e-5, atol=1e-5)
 
 
+def test_softmax_long_rows(device):
+    # The max and the sum of exps come from one pass, the sum scaled down whenever the max grows: rows that
+    # grow all along, fall all along or jump about, long enough for a workgroup a row; +inf, an all -inf
+    # row and a NaN make their whole row NaN, as in PyTorch.
+    n = 5000
+    up = np.linspace(-30, 30, n)
+    a = np.stack([up, up[::-1], np.random.default_rng(3).standard_normal(n) * 20]).astype(np.float32)
+    x = vkt.tensor(a, device=device)
+    assert_close(x.softmax(1), _softmax(a.astype(np.float64), 1), rtol=1e-5, atol=1e-7)
+    assert_close(x.log_softmax(1), _log_softmax(a.astype(np.float64), 1), rtol=1e-5, atol=1e-5)
+    special = np.zeros((3, n), np.float32)
+    special[0, -1], special[1], special[2, n // 2] = np.inf, -np.inf, np.nan
+    assert np.isnan(to_numpy(vkt.tensor(special, device=device).softmax(1))).all()
+
+
 @pytest.mark.parametrize("data", ["constant", "offset"])
 @pytest.mark.parametrize("shape,dim", [((2**20,), None), ((4, 2**18), 1), ((2**18, 4), 0)])
 def test_sum_accuracy_2_20(shape, dim, data, device):

@@ -1,7 +1,8 @@
 #version 450
 // matmul.comp: out = alpha * (a @ b) + beta * bias, then relu, for one matrix of a batch per
 // gl_WorkGroupID.z. A workgroup computes a BM x BN tile of out, staging BK-deep slices of a and b in
-// shared memory; each invocation keeps a TM x TN block of sums in registers. Operands are read through
+// shared memory, the next one loaded into registers while this one is multiplied; each invocation keeps
+// a TM x TN block of sums in registers. Operands are read through
 // their strides (batch strides are 0 where a dim is broadcast), so transposes, slices and expands cost
 // no copy. The host defines TO, TA, TB, TC (storage types), ACC (float, or double with ACC_FLOAT64),
 // the tile shape BM, BN, BK, TM, TN, BIAS, RELU, and A_K_FAST / B_N_FAST when k (of a) / n (of b) has
@@ -15,29 +16,60 @@
 #error "a tile must give each invocation of the workgroup one TM x TN block"
 #endif
 
+#define NA (BM * BK / LOCAL_SIZE) // elements of a's slice each invocation stages
+#define NB (BK * BN / LOCAL_SIZE) // ... of b's
+#if NA * LOCAL_SIZE != BM * BK || NB * LOCAL_SIZE != BK * BN
+#error "a slice must give each invocation of the workgroup the same number of elements"
+#endif
+
 shared ACC as[BK][BM];
 shared ACC bs[BK][BN];
 
-// Stages a[m0.., k0..] and b[k0.., n0..] into shared memory, zero past the edges.
-void stage(uint a0, uint b0, uint m0, uint n0, uint k0) {
-  for (uint i = gl_LocalInvocationID.x; i < BM * BK; i += LOCAL_SIZE) {
+// An invocation's share of a slice, held in registers from its load until the slice before it is done.
+struct Slice {
+  ACC a[NA], b[NB];
+};
+
+// Where element e of an invocation's share lies in the slice: (row or column of the tile, k).
+uvec2 a_spot(uint e) {
+  uint i = gl_LocalInvocationID.x + e * LOCAL_SIZE;
 #ifdef A_K_FAST
-    uint m = i / BK, k = i % BK;
+  return uvec2(i / BK, i % BK);
 #else
-    uint m = i % BM, k = i / BM;
+  return uvec2(i % BM, i / BM);
 #endif
-    uint gm = m0 + m, gk = k0 + k;
-    as[k][m] = gm < p.M && gk < p.K ? ACC(a_[a0 + gm * p.stride[0] + gk * p.stride[1]]) : ACC(0);
-  }
-  for (uint i = gl_LocalInvocationID.x; i < BK * BN; i += LOCAL_SIZE) {
+}
+
+uvec2 b_spot(uint e) {
+  uint i = gl_LocalInvocationID.x + e * LOCAL_SIZE;
 #ifdef B_N_FAST
-    uint k = i / BN, n = i % BN;
+  return uvec2(i % BN, i / BN);
 #else
-    uint k = i % BK, n = i / BK;
+  return uvec2(i / BK, i % BK);
 #endif
-    uint gk = k0 + k, gn = n0 + n;
-    bs[k][n] = gk < p.K && gn < p.N ? ACC(b_[b0 + gk * p.stride[2] + gn * p.stride[3]]) : ACC(0);
+}
+
+// Loads a[m0.., k0..] and b[k0.., n0..], zero past the edges.
+Slice load(uint a0, uint b0, uint m0, uint n0, uint k0) {
+  Slice s;
+  for (uint e = 0; e < NA; e++) {
+    uvec2 at = a_spot(e);
+    uint gm = m0 + at.x, gk = k0 + at.y;
+    s.a[e] = gm < p.M && gk < p.K ? ACC(a_[a0 + gm * p.stride[0] + gk * p.stride[1]]) : ACC(0);
   }
+  for (uint e = 0; e < NB; e++) {
+    uvec2 at = b_spot(e);
+    uint gn = n0 + at.x, gk = k0 + at.y;
+    s.b[e] = gk < p.K && gn < p.N ? ACC(b_[b0 + gk * p.stride[2] + gn * p.stride[3]]) : ACC(0);
+  }
+  return s;
+}
+
+void put(Slice s) {
+  for (uint e = 0; e < NA; e++)
+    as[a_spot(e).y][a_spot(e).x] = s.a[e];
+  for (uint e = 0; e < NB; e++)
+    bs[b_spot(e).y][b_spot(e).x] = s.b[e];
 }
 
 void main() {
@@ -48,9 +80,12 @@ void main() {
   for (uint i = 0; i < TM; i++)
     for (uint j = 0; j < TN; j++)
       acc[i][j] = ACC(0);
+  Slice s = load(bt.a0, bt.b0, m0, n0, 0);
   for (uint k0 = 0; k0 < p.K; k0 += BK) {
-    stage(bt.a0, bt.b0, m0, n0, k0);
+    put(s);
     barrier();
+    if (k0 + BK < p.K) // the next slice is on its way while this one is multiplied
+      s = load(bt.a0, bt.b0, m0, n0, k0 + BK);
     // Each slice sums apart before joining acc: blocked summation keeps the rounding error near
     // (BK + K / BK) ulps rather than K.
     ACC part[TM][TN];

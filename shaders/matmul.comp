@@ -66,10 +66,14 @@ Slice load(uint a0, uint b0, uint m0, uint n0, uint k0) {
 }
 
 void put(Slice s) {
-  for (uint e = 0; e < NA; e++)
-    as[a_spot(e).y][a_spot(e).x] = s.a[e];
-  for (uint e = 0; e < NB; e++)
-    bs[b_spot(e).y][b_spot(e).x] = s.b[e];
+  for (uint e = 0; e < NA; e++) {
+    uvec2 at = a_spot(e);
+    as[at.y][at.x] = s.a[e];
+  }
+  for (uint e = 0; e < NB; e++) {
+    uvec2 at = b_spot(e);
+    bs[at.y][at.x] = s.b[e];
+  }
 }
 
 void main() {

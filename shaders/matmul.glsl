@@ -46,11 +46,13 @@ Batch batch_of_workgroup() {
 // SignedZeroInfNanPreserve), a driver may take v != v as false for a computed v, and an H100's did, so
 // relu's epilogue turned NaN sums into 0.
 bool is_nan(float v) { return (floatBitsToUint(v) & 0x7fffffffu) > 0x7f800000u; }
+float relu(float v) { return is_nan(v) ? v : max(v, 0.0); } // relu(NaN) is NaN, as in PyTorch
 #ifdef ACC_FLOAT64
 bool is_nan(double v) {
   uvec2 w = unpackDouble2x32(v);
   return (w.y & 0x7fffffffu) > 0x7ff00000u || ((w.y & 0x7fffffffu) == 0x7ff00000u && w.x != 0u);
 }
+double relu(double v) { return is_nan(v) ? v : max(v, 0.0LF); }
 #endif
 
 // out[gm, gn] = relu(alpha * sum + beta * bias[gm, gn]), inside the matrix only.
@@ -62,7 +64,7 @@ void store(Batch bt, uint gm, uint gn, ACC sum) {
   v += decode(p.beta) * ACC(c_[bt.c0 + gm * p.stride[4] + gn * p.stride[5]]);
 #endif
 #ifdef RELU
-  v = is_nan(v) ? v : max(v, ACC(0));
+  v = relu(v);
 #endif
   out_[p.offset[0] + (bt.z * p.M + gm) * p.N + gn] = TO(v);
 }
@@ -86,8 +88,7 @@ void store4(Batch bt, uint gm, uint gn, vec4 sum) {
   v += decode(p.beta) * vec4(c_[c], c_[c + p.stride[5]], c_[c + 2 * p.stride[5]], c_[c + 3 * p.stride[5]]);
 #endif
 #ifdef RELU
-  [[unroll]] for (uint c = 0; c < 4; c++)
-    v[c] = is_nan(v[c]) ? v[c] : max(v[c], 0.0);
+  v = vec4(relu(v.x), relu(v.y), relu(v.z), relu(v.w));
 #endif
   out4_[(p.offset[0] + (bt.z * p.M + gm) * p.N + gn) / 4] = v;
 }

@@ -62,7 +62,7 @@ float epilogue(const in uint32_t r, const in uint32_t c, const in float sum, con
   v += decode(p.beta) * float(c_[c0 + gm * p.stride[4] + gn * p.stride[5]]);
 #endif
 #ifdef RELU
-  v = is_nan(v) ? v : max(v, 0.0);
+  v = relu(v);
 #endif
   return v;
 }

@@ -25,14 +25,19 @@ static void ready_push(vkt_device *dev, vkt_segment *s) {
   dev->ready = s;
 }
 
-static void ready_remove(vkt_device *dev, vkt_segment *s) {
+/* Takes s off the list that starts at *head (and ends at *tail, where that list keeps its end). */
+static void unlink(vkt_segment **head, vkt_segment **tail, vkt_segment *s) {
   if (s->lprev)
     s->lprev->lnext = s->lnext;
   else
-    dev->ready = s->lnext;
+    *head = s->lnext;
   if (s->lnext)
     s->lnext->lprev = s->lprev;
+  else if (tail)
+    *tail = s->lprev;
 }
+
+static void ready_remove(vkt_device *dev, vkt_segment *s) { unlink(&dev->ready, NULL, s); }
 
 /* Most frees wait for the newest batch, so the sorted insert walks back from the tail a step or two. */
 static void pending_insert(vkt_device *dev, vkt_segment *s) {
@@ -52,16 +57,7 @@ static void pending_insert(vkt_device *dev, vkt_segment *s) {
     dev->pending = s;
 }
 
-static void pending_remove(vkt_device *dev, vkt_segment *s) {
-  if (s->lprev)
-    s->lprev->lnext = s->lnext;
-  else
-    dev->pending = s->lnext;
-  if (s->lnext)
-    s->lnext->lprev = s->lprev;
-  else
-    dev->pending_tail = s->lprev;
-}
+static void pending_remove(vkt_device *dev, vkt_segment *s) { unlink(&dev->pending, &dev->pending_tail, s); }
 
 /* Puts a free range on the ready list, merged with ready neighbours. */
 static void make_ready(vkt_device *dev, vkt_segment *s) {
@@ -90,11 +86,7 @@ static void make_ready(vkt_device *dev, vkt_segment *s) {
 static void release_pending(vkt_device *dev) {
   while (dev->pending && dev->pending->ready <= dev->completed) {
     vkt_segment *s = dev->pending;
-    dev->pending = s->lnext;
-    if (dev->pending)
-      dev->pending->lprev = NULL;
-    else
-      dev->pending_tail = NULL;
+    pending_remove(dev, s);
     make_ready(dev, s);
   }
 }

@@ -55,19 +55,31 @@ bool is_nan(double v) {
 double relu(double v) { return is_nan(v) ? v : max(v, 0.0LF); }
 #endif
 
-// out[gm, gn] = relu(alpha * sum + beta * bias[gm, gn]), inside the matrix only.
-void store(Batch bt, uint gm, uint gn, ACC sum) {
+// beta * bias[gm, gn], or 0 without a bias or outside the matrix: read apart from the store, so that a
+// shader can have many reads in flight before it stores.
+ACC bias_at(Batch bt, uint gm, uint gn) {
+#ifdef BIAS
+  if (gm < p.M && gn < p.N)
+    return decode(p.beta) * ACC(c_[bt.c0 + gm * p.stride[4] + gn * p.stride[5]]);
+#endif
+  return ACC(0);
+}
+
+// out[gm, gn] = relu(alpha * sum + c), inside the matrix only; c is bias_at(bt, gm, gn).
+void store_with(Batch bt, uint gm, uint gn, ACC sum, ACC c) {
   if (gm >= p.M || gn >= p.N)
     return;
   ACC v = decode(p.alpha) * sum;
 #ifdef BIAS
-  v += decode(p.beta) * ACC(c_[bt.c0 + gm * p.stride[4] + gn * p.stride[5]]);
+  v += c;
 #endif
 #ifdef RELU
   v = relu(v);
 #endif
   out_[p.offset[0] + (bt.z * p.M + gm) * p.N + gn] = TO(v);
 }
+
+void store(Batch bt, uint gm, uint gn, ACC sum) { store_with(bt, gm, gn, sum, bias_at(bt, gm, gn)); }
 
 #ifdef VEC4_OUT
 // The same for out[gm, gn..gn + 3] as one 16-byte store: the host defines VEC4_OUT where out is float32
@@ -77,15 +89,22 @@ layout(std430, binding = 0) restrict writeonly buffer Out4 { vec4 out4_[]; };
 layout(std430, binding = 3) restrict readonly buffer Bias4 { vec4 c4_[]; };
 #endif
 
-void store4(Batch bt, uint gm, uint gn, vec4 sum) {
+vec4 bias4_at(Batch bt, uint gm, uint gn) {
+#if defined(VEC4_C)
+  if (gm < p.M && gn < p.N)
+    return decode(p.beta) * c4_[(bt.c0 + gm * p.stride[4] + gn) / 4];
+  return vec4(0);
+#else
+  return vec4(bias_at(bt, gm, gn), bias_at(bt, gm, gn + 1), bias_at(bt, gm, gn + 2), bias_at(bt, gm, gn + 3));
+#endif
+}
+
+void store4(Batch bt, uint gm, uint gn, vec4 sum, vec4 c) {
   if (gm >= p.M || gn >= p.N)
     return;
   vec4 v = decode(p.alpha) * sum;
-#if defined(VEC4_C)
-  v += decode(p.beta) * c4_[(bt.c0 + gm * p.stride[4] + gn) / 4];
-#elif defined(BIAS)
-  uint c = bt.c0 + gm * p.stride[4] + gn * p.stride[5];
-  v += decode(p.beta) * vec4(c_[c], c_[c + p.stride[5]], c_[c + 2 * p.stride[5]], c_[c + 3 * p.stride[5]]);
+#ifdef BIAS
+  v += c;
 #endif
 #ifdef RELU
   v = vec4(relu(v.x), relu(v.y), relu(v.z), relu(v.w));

@@ -12,8 +12,8 @@
 // moves as vec4s. VEC4_OUT stores out four columns at a time, and VEC4_C reads the bias so.
 #include "matmul.glsl"
 
-#if BN != 128 || BK != 16 || TN != 8 || BM * BN / (TM * TN) != LOCAL_SIZE || TM % 4 != 0
-#error "matmul_wide.comp computes BM x 128 tiles, 16 deep, TM x 8 per invocation"
+#if BN != 128 || BK != 16 || TN != 8 || BM * BN / (TM * TN) != LOCAL_SIZE || TM % 8 != 0
+#error "matmul_wide.comp computes BM x 128 tiles, 16 deep, TM x 8 per invocation, TM a multiple of 8"
 #endif
 #define RS (BM / (TM / 4))                    // rows between an invocation's groups of four
 #define NA (BM * BK / 4 / LOCAL_SIZE)         // vec4s of a's slice each invocation loads
@@ -126,6 +126,8 @@ void put(Slice s) {
 }
 
 // Invocation (tx, ty) sums rows 4ty + RS r + {0..3} (r < TM / 4) and columns 4tx + 64c + {0..3} (c < 2).
+#define ROW(i) (m0 + 4 * ty + RS * ((i) / 4) + (i) % 4) // of out, for the invocation's i-th row
+#define COL(j) (n0 + 4 * tx + 64 * ((j) / 4) + (j) % 4) // ... j-th column
 void main() {
   uint lane = gl_LocalInvocationID.x % 32, warp = gl_LocalInvocationID.x / 32;
   uint tx = (warp % 2) * 8 + lane % 8, ty = (warp / 2) * 4 + lane / 8;
@@ -156,14 +158,28 @@ void main() {
     }
     barrier();
   }
-  [[unroll]] for (uint i = 0; i < TM; i++) {
-    uint gm = m0 + 4 * ty + RS * (i / 4) + i % 4;
+  // The bias of 8 rows is read before any of them is stored, so that those reads are in flight together
+  // (H100, fused 8x1024^3: 0.455 -> 0.441 ms, against 0.423 without a bias).
+  [[unroll]] for (uint i0 = 0; i0 < TM; i0 += 8) {
+    float c[8][8];
+    [[unroll]] for (uint i = 0; i < 8; i++) {
 #ifdef VEC4_OUT
-    store4(bt, gm, n0 + 4 * tx, vec4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
-    store4(bt, gm, n0 + 4 * tx + 64, vec4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]));
+      vec4 c0 = bias4_at(bt, ROW(i0 + i), COL(0)), c1 = bias4_at(bt, ROW(i0 + i), COL(4));
+      c[i] = float[8](c0.x, c0.y, c0.z, c0.w, c1.x, c1.y, c1.z, c1.w);
 #else
-    [[unroll]] for (uint j = 0; j < 8; j++)
-      store(bt, gm, n0 + 4 * tx + 64 * (j / 4) + j % 4, acc[i][j]);
+      [[unroll]] for (uint j = 0; j < 8; j++)
+        c[i][j] = bias_at(bt, ROW(i0 + i), COL(j));
 #endif
+    }
+    [[unroll]] for (uint i = 0; i < 8; i++) {
+      float sum[8] = acc[i0 + i];
+#ifdef VEC4_OUT
+      store4(bt, ROW(i0 + i), COL(0), vec4(sum[0], sum[1], sum[2], sum[3]), vec4(c[i][0], c[i][1], c[i][2], c[i][3]));
+      store4(bt, ROW(i0 + i), COL(4), vec4(sum[4], sum[5], sum[6], sum[7]), vec4(c[i][4], c[i][5], c[i][6], c[i][7]));
+#else
+      [[unroll]] for (uint j = 0; j < 8; j++)
+        store_with(bt, ROW(i0 + i), COL(j), sum[j], c[i][j]);
+#endif
+    }
   }
 }

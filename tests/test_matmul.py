@@ -423,12 +423,13 @@ def test_matrix_vector_path(dev, side, transposed, dtype):
 
 
 @pytest.mark.parametrize("bias_kind", ["matrix", "transposed", "column", "row"])
-def test_wide_tile_epilogue(dev, bias_kind):
-    # The wide tile stores four columns at a time (N a multiple of 4) and reads a float32 bias that is
-    # dense along n four at a time too; a transposed or column bias takes four reads. alpha and beta
-    # scale through addmm.
+@pytest.mark.parametrize("mkn", [(1028, 40, 1036), (1027, 40, 1035), (2052, 24, 2044)])
+def test_wide_tile_epilogue(dev, bias_kind, mkn):
+    # The wide tile stores four columns at a time (N a multiple of 4), else one, and reads a float32 bias
+    # that is dense along n four at a time too; a transposed or column bias takes four reads. The big tile
+    # (2052 x 2044) reads the bias of its 16 rows in two rounds. alpha and beta scale through addmm.
     rng = np.random.default_rng(11)
-    m, k, n = 1028, 40, 1036
+    m, k, n = mkn
     a, b = make(rng, (m, k), "float32"), make(rng, (k, n), "float32")
     base = make(rng, {"matrix": (m, n), "transposed": (n, m), "column": (m, 1), "row": (n,)}[bias_kind], "float32")
     bias = vkt.tensor(base, device=dev)

@@ -3,8 +3,9 @@ for trying shader variants, one case per fresh process (see RESULTS.md).
 
     VKT_SHADER_DIR=variant/ [VKT_PIPELINE_STATS=1] python benchmarks/probe.py CASE [CASE...]
 
-Cases: f32_2048, f32_4096, fused_8x1024, bmm_8x1024, splitk_64x65536, f16_2048, f16_4096. Prints the time
-(best of 3 rounds), TFLOP/s, the largest error over eps * sqrt(k), and a second timing of the same tensors.
+Cases: f32_2048, f32_4096, fused_8x1024, bmm_8x1024, splitk_64x65536, f16_2048, f16_4096, and f16_4096_at
+and _bt with a or b stored transposed. Prints the time (best of 3 rounds), TFLOP/s, the largest error over
+eps * sqrt(k), and a second timing of the same tensors.
 relu_rounds times relu on 2^26 floats in rounds of 20, 60 and 200 calls and prints the memory reserved.
 """
 import os
@@ -24,6 +25,8 @@ CASES = {  # m, k, n, batch, dtype, fused with bias + relu
     "splitk_64x65536": (64, 65536, 64, 1, "float32", False),
     "f16_2048": (2048, 2048, 2048, 1, "float16", False),
     "f16_4096": (4096, 4096, 4096, 1, "float16", False),
+    "f16_4096_at": (4096, 4096, 4096, 1, "float16", False),  # a stored transposed ([k, m], read as a.T)
+    "f16_4096_bt": (4096, 4096, 4096, 1, "float16", False),  # b stored transposed ([n, k])
 }
 EPS = {"float32": 1e-6, "float16": 1e-3}
 
@@ -54,6 +57,10 @@ def probe(name, rng):
     shape_a, shape_b = ((batch, m, k), (batch, k, n)) if batch > 1 else ((m, k), (k, n))
     a, b = rng.standard_normal(shape_a).astype(dtype), rng.standard_normal(shape_b).astype(dtype)
     x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
+    if name.endswith("_at"):
+        x = vkt.tensor(np.ascontiguousarray(a.swapaxes(-1, -2)), device="vulkan").transpose(-1, -2)
+    if name.endswith("_bt"):
+        y = vkt.tensor(np.ascontiguousarray(b.swapaxes(-1, -2)), device="vulkan").transpose(-1, -2)
     c = rng.standard_normal((batch, m, n)).astype(dtype) if fused else None
     z = vkt.tensor(c, device="vulkan") if fused else None
     fn = (lambda: vkt.matmul_add_relu(x, y, z)) if fused else (lambda: x @ y)

@@ -13,8 +13,8 @@ layout(std430, binding = 2) writeonly buffer Idx { int64_t idx_[]; };
 C load(uint i) { return LOAD(in_[i]); }
 
 // Elements r + i * STEP (i < ROW_RUN) of the row at base, and whether each lies in it. The loops over a row
-// take them ROW_RUN at a time, so that an invocation has that many reads in flight: one at a time held a
-// whole-tensor sum (rows of 65536) to 2.5 TB/s on an H100. They still merge the elements in order.
+// take them ROW_RUN at a time, so that an invocation has that many reads in flight (H100, softmax of rows of
+// 4096: 0.27 ms one at a time, 0.245 four, 0.232 eight). They still merge the elements in order.
 #ifndef ROW_RUN
 #define ROW_RUN 8
 #endif

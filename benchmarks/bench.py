@@ -147,7 +147,7 @@ def matmul_cases(peer, quick=False):
 
 
 def reduction_cases(peer, n):
-    """Whole-tensor sum and mean, a row-wise sum and softmax: memory-bound, so GB/s tells."""
+    """Whole-tensor sum and mean, row-wise and column-wise sums, softmax: memory-bound, so GB/s tells."""
     rng = np.random.default_rng(0)
     a = rng.standard_normal(n, dtype=np.float32)
     rows = a.reshape(-1, 4096)
@@ -157,6 +157,7 @@ def reduction_cases(peer, n):
     cases = [("sum", "all", lambda: x.sum(), lambda: pa.sum()),
              ("mean", "all", lambda: x.mean(), lambda: pa.mean()),
              ("sum", "dim=1", lambda: xr.sum(dim=1), lambda: pr.sum(1)),
+             ("sum", "dim=0", lambda: xr.sum(dim=0), lambda: pr.sum(0)),
              ("softmax", "dim=1", lambda: xr.softmax(dim=1),
               (lambda: t.softmax(pr, 1)) if t else (lambda: np.exp(pr - pr.max(1, keepdims=True))))]
     for name, how, run, ref in cases:

@@ -60,7 +60,7 @@ void reduce_row(uvec2 base) {
 #ifdef OP_MEAN
   s /= C(p.nred);
 #endif
-  if (FIRST == 0u)
+  if (STORES)
     out_[base.y] = STORE(s);
 }
 
@@ -74,7 +74,7 @@ void reduce_row(uvec2 base) {
 #ifdef TAKE_SQRT
   v = sqrt(v);
 #endif
-  if (FIRST == 0u)
+  if (STORES)
     out_[base.y] = STORE(v);
 }
 
@@ -101,7 +101,7 @@ void reduce_row(uvec2 base) {
         f = FOLD(f, u.x[i]);
   }
   f = group_fold(f);
-  if (FIRST == 0u)
+  if (STORES)
     out_[base.y] = STORE(f);
 }
 
@@ -115,7 +115,7 @@ void reduce_row(uvec2 base) {
         b = best_merge(b, Best(u.x[i], r + i * STEP));
   }
   b = group_best(b);
-  if (FIRST != 0u)
+  if (!STORES)
     return;
 #if defined(OP_ARGMAX) || defined(OP_ARGMIN)
   out_[base.y] = TO(b.i);
@@ -170,7 +170,7 @@ void reduce_row(uvec2 base) {
   FOR_RUNS(r) {
     Run u = load_run(base.x, r);
     [[unroll]] for (uint i = 0; i < ROW_RUN; i++) {
-      if (!u.in_row[i])
+      if (!u.in_row[i] || !ROW_REAL)
         continue;
 #ifdef OP_LOG_SOFTMAX
       out_[base.y + red_at(r + i * STEP).y] = STORE((u.x[i] - mx) - log_s);
@@ -183,8 +183,12 @@ void reduce_row(uvec2 base) {
 #endif
 
 void main() {
+#ifdef COLUMNS
+  reduce_row(kept_at(min(row(), p.nout - 1)));
+#else
   uint o = row();
   if (o >= p.nout)
     return;
   reduce_row(kept_at(o));
+#endif
 }

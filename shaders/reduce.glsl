@@ -2,7 +2,7 @@
 // index space, each merged to at most 4 dims), index decomposition, and the accumulators: a compensated
 // sum, the best (largest or smallest) value with its position, and a fold for prod/all/any.
 // The host defines TO, TI (storage types), C and one of C_FLOAT, C_FLOAT64, C_INT, C_INT64 (the compute
-// type), LOAD(x) and STORE(v), the op's OP_* define, and PER_THREAD for short rows.
+// type), LOAD(x) and STORE(v), the op's OP_* define, and PER_THREAD for short rows or COLUMNS.
 #ifndef VKT_REDUCE_GLSL
 #define VKT_REDUCE_GLSL
 
@@ -51,35 +51,54 @@ uvec2 red_at(uint r) {
 #endif
 }
 
-// A workgroup takes a row and its invocations stride through it; with PER_THREAD an invocation
-// takes a whole row.
-#ifdef PER_THREAD
+// A workgroup takes a row and its invocations stride through it; with PER_THREAD an invocation takes a
+// whole row; with COLUMNS a workgroup takes 32 rows that start next to each other in memory while their
+// elements lie apart (the column sums of a matrix), 8 invocations a row, so that a subgroup reads 32
+// neighbouring elements at a time. ROW_REAL says whether the invocation's row exists: COLUMNS puts the
+// last workgroup's spare invocations on the last row, so that they take part in its barriers.
+#if defined(PER_THREAD)
 #define FIRST 0u
 #define STEP 1u
 uint row() { return linear_id(); }
+#elif defined(COLUMNS)
+#define COLS 32u
+#define FIRST (gl_LocalInvocationID.x / COLS)
+#define STEP (uint(LOCAL_SIZE) / COLS)
+uint row() { return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * COLS + gl_LocalInvocationID.x % COLS; }
 #else
 #define FIRST gl_LocalInvocationID.x
 #define STEP uint(LOCAL_SIZE)
 uint row() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 #endif
+#ifdef COLUMNS
+#define ROW_REAL (row() < p.nout)
+#else
+#define ROW_REAL true
+#endif
+#define STORES (FIRST == 0u && ROW_REAL) // whether this invocation stores its row's result
 
-// T name(T a): the merge of every invocation's a over the workgroup (a tree in shared memory), returned
-// to all of them. A whole workgroup returns early or none of it does, so the barriers are uniform.
+// T name(T a): the merge of a over the invocations on this row (a tree in shared memory), returned to all
+// of them. A whole workgroup returns early or none of it does, so the barriers are uniform.
 #ifdef PER_THREAD
 #define GROUP_REDUCE(T, name, merge) T name(T a) { return a; }
 #else
+#ifdef COLUMNS
+#define GROUP_LAST COLS // invocations t and t + COLS * i share a row
+#else
+#define GROUP_LAST 1u
+#endif
 #define GROUP_REDUCE(T, name, merge)                                            \
   shared T sh_##name[LOCAL_SIZE];                                               \
   T name(T a) {                                                                 \
     uint t = gl_LocalInvocationID.x;                                            \
     sh_##name[t] = a;                                                           \
     barrier();                                                                  \
-    for (uint s = LOCAL_SIZE / 2; s > 0; s >>= 1) {                             \
+    for (uint s = LOCAL_SIZE / 2; s >= GROUP_LAST; s >>= 1) {                   \
       if (t < s)                                                                \
         sh_##name[t] = merge(sh_##name[t], sh_##name[t + s]);                   \
       barrier();                                                                \
     }                                                                           \
-    T r = sh_##name[0];                                                         \
+    T r = sh_##name[t % GROUP_LAST];                                            \
     barrier();                                                                  \
     return r;                                                                   \
   }

@@ -270,6 +270,30 @@ def test_rows_around_runs(n, device):
         assert_close(x.log_softmax(1), _log_softmax(wide, 1), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("shape,dims", [((1029, 97), 0), ((33, 64), 0), ((40, 3, 70), (0, 1)), ((300, 2, 65), 0)])
+def test_column_reductions(shape, dims, device):
+    # Rows whose elements lie apart while neighbouring rows start next to each other (reducing a matrix's
+    # leading dim) are read 32 rows a workgroup: row counts that do not fill the last workgroup, rows
+    # across the runs' edges, ties and a NaN for argmax, softmax down the columns.
+    rng = np.random.default_rng(len(shape))
+    a = rng.standard_normal(shape).astype(np.float32)
+    a[1, ..., 5] = a[0, ..., 5]  # a tie for the maximum, which argmax breaks toward the first
+    a[0, ..., 5] = a[1, ..., 5] = 9.0
+    a[-1, ..., 7] = np.nan
+    x, wide = vkt.tensor(a, device=device), a.astype(np.float64)
+    assert_close(x.sum(dims), wide.sum(dims), rtol=1e-5, atol=1e-5)
+    assert_close(x.mean(dims), wide.mean(dims), rtol=1e-5, atol=1e-6)
+    assert_close(x.var(dims), wide.var(dims, ddof=1), rtol=1e-4, atol=1e-6)
+    assert_close(x.amax(dims), a.max(dims))
+    assert_close(x.amin(dims), a.min(dims))
+    assert to_numpy((x > 8.5).any(dims)).tolist() == (a > 8.5).any(dims).tolist()
+    if dims == 0:
+        assert to_numpy(x.argmax(0)).tolist() == np.nanargmax(np.where(np.isnan(a), np.inf, a), 0).tolist()
+        assert_close(x.softmax(0), _softmax(wide, 0), rtol=1e-5, atol=1e-7)
+    ints = np.nan_to_num(a * 100).astype(np.int32)
+    assert to_numpy(vkt.tensor(ints, device=device).sum(dims)).tolist() == ints.astype(np.int64).sum(dims).tolist()
+
+
 def test_softmax_extreme(device):
     a = np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1001.0, -1e30], [0.0, -np.inf, 1.0]], np.float32)
     x = vkt.tensor(a, device=device)

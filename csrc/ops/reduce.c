@@ -234,6 +234,21 @@ void vkt_reduce_layout_of(const vkt_op_args *a, vkt_reduce_layout *l) {
 
 #define RED_MAX_RANK 4
 #define RED_SHORT_ROW 32 /* rows up to this long take one invocation each instead of a workgroup */
+#define RED_COLUMNS 32    /* rows a workgroup takes by columns (reduce.glsl's COLS) */
+
+typedef enum { RED_ROWS, RED_PER_THREAD, RED_BY_COLUMNS } red_mode;
+
+/* How the shader's invocations share the rows: one each for short rows; 32 rows a workgroup where rows
+ * start next to each other in memory but their own elements lie apart (a matrix's column sums), which a
+ * workgroup on one row would read an element per memory transaction; else a workgroup a row. */
+static red_mode mode_of(const vkt_reduce_layout *l) {
+  if (l->nred <= RED_SHORT_ROW)
+    return RED_PER_THREAD;
+  bool apart = l->krank > 0 && l->kstride[l->krank - 1] == 1 && l->nout >= 2 * RED_COLUMNS;
+  for (int d = 0; d < l->rrank; d++)
+    apart = apart && (l->rstride[d] != 1 || l->rshape[d] == 1);
+  return apart ? RED_BY_COLUMNS : RED_ROWS;
+}
 
 typedef struct {
   uint32_t nout, nred, krank, rrank;
@@ -311,13 +326,14 @@ static int conversion_defines(char *buf, size_t n, const vkt_op_args *a) {
 }
 
 static int shader_defines(char *buf, size_t n, const vkt_op *op, const vkt_op_args *a, const vkt_reduce_layout *l,
-                          bool short_rows) {
+                          red_mode mode) {
   int len = vkt_type_defines(buf, n, "TO", a->out->dtype);
   len += vkt_type_defines(buf + len, n - (size_t)len, "TI", a->in[0]->dtype);
   len += vkt_type_defines(buf + len, n - (size_t)len, "C", a->compute);
   len += conversion_defines(buf + len, n - (size_t)len, a);
   return len + snprintf(buf + len, n - (size_t)len, "%s%s%s%s%s", op->define, a->out2 ? "#define WITH_INDICES\n" : "",
-                        short_rows ? "#define PER_THREAD\n" : "", l->rrank == 1 ? "#define ONE_REDUCED_DIM\n" : "",
+                        mode == RED_PER_THREAD ? "#define PER_THREAD\n" : mode == RED_BY_COLUMNS ? "#define COLUMNS\n" : "",
+                        l->rrank == 1 ? "#define ONE_REDUCED_DIM\n" : "",
                         a->flags & VKT_REDUCE_SQRT ? "#define TAKE_SQRT\n" : "");
 }
 
@@ -327,9 +343,9 @@ vkt_status vkt_reduce_launch(const vkt_op *op, const vkt_op_args *a) {
   vkt_reduce_layout l;
   vkt_reduce_layout_of(a, &l);
   reduce_push push = push_of(a, &l);
-  bool short_rows = l.nred <= RED_SHORT_ROW;
+  red_mode mode = mode_of(&l);
   char defines[1024];
-  shader_defines(defines, sizeof defines, op, a, &l, short_rows);
+  shader_defines(defines, sizeof defines, op, a, &l, mode);
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
   vkt_status st = vkt_pipeline_get(dev, op->shader, defines, n, sizeof push, &pipe);
@@ -340,7 +356,11 @@ vkt_status vkt_reduce_launch(const vkt_op *op, const vkt_op_args *a) {
     b[k] = (vkt_binding){&t[k]->storage->alloc, 0, t[k]->storage->alloc.size, k != 1};
   uint32_t groups[3];
   uint64_t batch = 0;
-  vkt_groups_for(dev, short_rows ? (l.nout + 255) / 256 : l.nout, groups);
+  vkt_groups_for(dev,
+                 mode == RED_PER_THREAD   ? (l.nout + 255) / 256
+                 : mode == RED_BY_COLUMNS ? (l.nout + RED_COLUMNS - 1) / RED_COLUMNS
+                                          : l.nout,
+                 groups);
   if ((st = vkt_stream_dispatch(dev, pipe, b, n, &push, sizeof push, groups, &batch)))
     return st;
   for (int k = 0; k < n; k++)

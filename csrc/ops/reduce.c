@@ -114,7 +114,8 @@ static int64_t reduced_count(const vkt_tensor *x, uint32_t dims) {
 
 /* A whole large tensor would be one workgroup's work; on a GPU it is split instead into P rows of
  * partial results (one workgroup each), then those are reduced. For dense tensors of at least 2^20
- * elements with a divisor P of the element count in [64, 1024]; mean divides the sum at the end. */
+ * elements with a divisor P of the element count in [64, 1024]. The rows are equally long, so a mean is
+ * the mean of the rows' means, and takes no third dispatch to divide a sum. */
 #define SPLIT_MIN (1 << 20)
 
 static int64_t split_rows(const vkt_tensor *x, const vkt_reduce_opts *o, int id) {
@@ -133,16 +134,12 @@ static int64_t split_rows(const vkt_tensor *x, const vkt_reduce_opts *o, int id)
 static vkt_status reduce_split(int id, const vkt_tensor *x, const vkt_reduce_opts *o, int64_t rows, vkt_tensor *out) {
   vkt_tensor grid = {0}, part = {0}, total = {0};
   int64_t shape[2] = {rows, vkt_tensor_numel(x) / rows}, ones[VKT_MAX_DIMS];
-  int stage = id == VKT_OP_MEAN ? VKT_OP_SUM : id;
   vkt_reduce_opts first = *o, second = *o;
   first.dims = 2u, first.keepdim = false;   /* each row of the grid */
   second.dims = 1u, second.keepdim = false; /* the partial results */
   vkt_status st = vkt_view(&grid, x, 2, shape);
-  if (!st && !(st = vkt_reduce(stage, &grid, &first, &part, NULL)))
-    st = vkt_reduce(stage, &part, &second, &total, NULL);
-  if (!st && id == VKT_OP_MEAN) /* in place: total holds the sum in mean's dtype */
-    st = vkt_binary(VKT_OP_DIV, (vkt_operand){.t = &total}, (vkt_operand){.s = {true, (double)vkt_tensor_numel(x), 0}},
-                    (vkt_scalar){false, 0, 1}, &total, NULL);
+  if (!st && !(st = vkt_reduce(id, &grid, &first, &part, NULL)))
+    st = vkt_reduce(id, &part, &second, &total, NULL);
   for (int d = 0; d < x->ndim; d++)
     ones[d] = 1;
   if (!st)

@@ -234,6 +234,12 @@ void vkt_reduce_layout_of(const vkt_op_args *a, vkt_reduce_layout *l) {
 #define RED_COLUMNS 32    /* rows a workgroup takes by columns (reduce.glsl's COLS) */
 
 typedef enum { RED_ROWS, RED_PER_THREAD, RED_BY_COLUMNS } red_mode;
+static const struct {
+  const char *define;
+  uint64_t rows; /* a workgroup takes */
+} red_modes[] = {[RED_ROWS] = {"", 1},
+                 [RED_PER_THREAD] = {"#define PER_THREAD\n", 256},
+                 [RED_BY_COLUMNS] = {"#define COLUMNS\n", RED_COLUMNS}};
 
 /* How the shader's invocations share the rows: one each for short rows; 32 rows a workgroup where rows
  * start next to each other in memory but their own elements lie apart (a matrix's column sums), which a
@@ -329,8 +335,7 @@ static int shader_defines(char *buf, size_t n, const vkt_op *op, const vkt_op_ar
   len += vkt_type_defines(buf + len, n - (size_t)len, "C", a->compute);
   len += conversion_defines(buf + len, n - (size_t)len, a);
   return len + snprintf(buf + len, n - (size_t)len, "%s%s%s%s%s", op->define, a->out2 ? "#define WITH_INDICES\n" : "",
-                        mode == RED_PER_THREAD ? "#define PER_THREAD\n" : mode == RED_BY_COLUMNS ? "#define COLUMNS\n" : "",
-                        l->rrank == 1 ? "#define ONE_REDUCED_DIM\n" : "",
+                        red_modes[mode].define, l->rrank == 1 ? "#define ONE_REDUCED_DIM\n" : "",
                         a->flags & VKT_REDUCE_SQRT ? "#define TAKE_SQRT\n" : "");
 }
 
@@ -353,11 +358,7 @@ vkt_status vkt_reduce_launch(const vkt_op *op, const vkt_op_args *a) {
     b[k] = (vkt_binding){&t[k]->storage->alloc, 0, t[k]->storage->alloc.size, k != 1};
   uint32_t groups[3];
   uint64_t batch = 0;
-  vkt_groups_for(dev,
-                 mode == RED_PER_THREAD   ? (l.nout + 255) / 256
-                 : mode == RED_BY_COLUMNS ? (l.nout + RED_COLUMNS - 1) / RED_COLUMNS
-                                          : l.nout,
-                 groups);
+  vkt_groups_for(dev, (l.nout + red_modes[mode].rows - 1) / red_modes[mode].rows, groups);
   if ((st = vkt_stream_dispatch(dev, pipe, b, n, &push, sizeof push, groups, &batch)))
     return st;
   for (int k = 0; k < n; k++)

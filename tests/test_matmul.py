@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import vkt
-from conftest import to_numpy
+from conftest import run_python, to_numpy
 
 EPS = {"float32": 2.0**-23, "float64": 2.0**-52, "float16": 2.0**-10}
 
@@ -478,3 +478,31 @@ def test_split_k_path(dev, shapes):
     x = vkt.tensor(at, device=dev)
     check((x.mT if a.ndim > 1 else x) @ vkt.tensor(b, device=dev), a, b, "float32")
     assert vkt.vulkan.fallback_stats() == {}
+
+
+SMALLER_ADAPTER = """
+import numpy as np, vkt
+rng = np.random.default_rng(3)
+for dtype, (m, k, n) in [("float64", (100, 70, 90)), ("float32", (100, 70, 90)), ("float32", (1030, 40, 1030))]:
+    a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+    got = (vkt.tensor(a, device="vulkan") @ vkt.tensor(b, device="vulkan")).cpu().numpy()
+    assert np.abs(got - a.astype(np.float64) @ b).max() < 1e-3, dtype
+print(vkt.vulkan.get_device_properties().max_shared_memory)
+print(sorted(vkt.vulkan.fallback_stats(by_reason=True).items()))
+"""
+
+
+@pytest.mark.parametrize("limit", [24576, 16384])
+def test_smaller_shared_memory(dev, limit):
+    # On an adapter with less shared memory a workgroup (posed by VKT_SHARED_MEMORY_LIMIT), products take
+    # the tiles that fit: with 24 KiB float64 takes the 16-deep small tile; with 16 KiB (Vulkan's minimum)
+    # float32 takes it too, large products included, and float64, whose tiles fit no more, the CPU.
+    if vkt.vulkan.get_device_properties().max_shared_memory <= limit:
+        pytest.skip("needs an adapter with more shared memory than the limit")
+    r = run_python(SMALLER_ADAPTER, env={"VKT_SHARED_MEMORY_LIMIT": str(limit)})
+    assert r.returncode == 0, r.stderr
+    shared, fallbacks = r.stdout.strip().splitlines()
+    assert int(shared) == limit
+    reason = "the tiles need more shared memory than the adapter has"
+    assert fallbacks == str([] if limit == 24576 else [(("matmul", reason), 1)])
+

@@ -393,7 +393,8 @@ static const mm_tile *tile_for(const vkt_op_args *a) {
   if (a->compute != VKT_FLOAT32 || a->out->shape[nd - 2] < 128 || a->out->shape[nd - 1] < 128)
     return small(a, p);
   int64_t tiles = tiles_of(a->out, 128, 128);
-  return tiles >= 4 * MM_WIDE_MIN_TILES ? &big_tile : tiles >= MM_WIDE_MIN_TILES ? &wide_tile : small(a, p);
+  const mm_tile *t = tiles >= 4 * MM_WIDE_MIN_TILES ? &big_tile : tiles >= MM_WIDE_MIN_TILES ? &wide_tile : NULL;
+  return t && shared_bytes(t, a->compute) <= p->max_shared_memory ? t : small(a, p);
 }
 
 typedef struct {

@@ -285,6 +285,11 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   p->subgroup_size = sub.subgroupSize;
   p->max_storage_buffer_range = pr->limits.maxStorageBufferRange;
   p->max_shared_memory = pr->limits.maxComputeSharedMemorySize;
+  /* VKT_SHARED_MEMORY_LIMIT: plan shaders for at most this many bytes a workgroup, as on a smaller adapter */
+  const char *shared_env = getenv("VKT_SHARED_MEMORY_LIMIT");
+  unsigned long long shared_cap = shared_env ? strtoull(shared_env, NULL, 10) : 0;
+  if (shared_cap > 0 && shared_cap < p->max_shared_memory)
+    p->max_shared_memory = (uint32_t)shared_cap;
   for (int i = 0; i < 3; i++)
     p->max_workgroup_count[i] = pr->limits.maxComputeWorkGroupCount[i];
   p->max_workgroup_invocations = pr->limits.maxComputeWorkGroupInvocations;

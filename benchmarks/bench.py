@@ -166,6 +166,19 @@ def reduction_cases(peer, n):
                "peer": timed(ref, peer.sync, 20), "bytes": nbytes}
 
 
+def copy_cases(peer, n):
+    """Copies of strided views into new dense tensors: a transposed matrix and every other column."""
+    a = np.random.default_rng(0).random(n, dtype=np.float32).reshape(-1, 4096)
+    x, pa = vkt.tensor(a, device="vulkan"), peer.array(a)
+    dense = (lambda v: v.contiguous()) if peer.torch else np.ascontiguousarray
+    cases = [("copy of a transpose", f"{a.shape[1]}x{a.shape[0]}", lambda: x.t().contiguous(), lambda: dense(pa.T)),
+             ("copy of every other column", f"{a.shape[0]}x{a.shape[1] // 2}", lambda: x[:, ::2].contiguous(),
+              lambda: dense(pa[:, ::2]))]
+    for name, shape, run, ref in cases:
+        yield {"op": name, "shape": f"{shape} float32", "vkt": timed(run, vsync, 20), "peer": timed(ref, peer.sync, 20),
+               "bytes": 2 * a.nbytes * (1 if "transpose" in name else 0.5)}
+
+
 def small_op_chain(peer, n_ops=1000, size=256):
     """A chain of small ops: per-op cost of recording (no sync) and of a round trip (sync each)."""
     x = vkt.ones(size, device="vulkan")
@@ -213,9 +226,8 @@ def first_result(peer):
         yield {"op": f"fresh process to first result ({label})", "shape": "import + 3 ops", "vkt": secs, "peer": None}
 
 
-CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "matmul": matmul_cases, "chain": small_op_chain,
-         "transfer": transfers,
-         "startup": first_result}
+CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "copy": copy_cases, "matmul": matmul_cases,
+         "chain": small_op_chain, "transfer": transfers, "startup": first_result}
 
 
 def fmt(row):
@@ -241,9 +253,10 @@ def main():
     for g in groups:
         kwargs = {}
         if args.quick:
-            kwargs = {"elementwise": {"n": 2**20}, "reduce": {"n": 2**20}, "transfer": {"mib": 16}, "chain": {"n_ops": 200},
-                      "matmul": {"quick": True}}.get(g, {})
-        gen = CASES[g](peer, kwargs.get("n", 2**26)) if g in ("elementwise", "reduce") else CASES[g](peer, **kwargs)
+            kwargs = {"elementwise": {"n": 2**20}, "reduce": {"n": 2**20}, "copy": {"n": 2**20},
+                      "transfer": {"mib": 16}, "chain": {"n_ops": 200}, "matmul": {"quick": True}}.get(g, {})
+        sized = ("elementwise", "reduce", "copy")
+        gen = CASES[g](peer, kwargs.get("n", 2**26)) if g in sized else CASES[g](peer, **kwargs)
         for row in gen:
             rows.append(row)
             print(fmt(row), flush=True)

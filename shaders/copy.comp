@@ -1,7 +1,8 @@
 #version 450
 // copy.comp: dst[i] = src[i] between two strided views of the same dtype, moved as raw words of
 // ITEMSIZE bytes so every dtype (NaN payloads included) copies bit-exactly. Strides may be negative
-// (flip copies from a view walking backwards): uint arithmetic wraps, so the sums are exact.
+// (flip copies from a view walking backwards): uint arithmetic wraps, so the sums are exact. With TILED
+// the copy transposes through shared memory (below).
 #include "common.glsl"
 
 #if ITEMSIZE == 1
@@ -26,8 +27,51 @@ layout(push_constant) uniform Push {
   uint shape[MAX_RANK];
   uint src_stride[MAX_RANK]; // elements
   uint dst_stride[MAX_RANK]; // elements
+  uint src_fast, dst_fast;   // TILED: the dims along which src and dst are dense
 } p;
 
+#ifdef TILED
+// A transposing copy (src dense along one dim, dst along another) moves 32 x 32 tiles through shared
+// memory, so that both the reads and the writes of a subgroup are 32 neighbouring elements; copied one
+// element an invocation, one side's accesses would each be a memory transaction of their own. A
+// workgroup of 32 x 8 invocations takes one tile; the dims other than the two are its batch.
+#if ITEMSIZE == 8
+#define HELD uvec2
+#else
+#define HELD uint
+#endif
+shared HELD tile[32][33]; // padded so that a column's 32 elements lie in different banks
+
+void main() {
+  uint i = p.src_fast, j = p.dst_fast;
+  uint ti = (p.shape[i] + 31) / 32, tj = (p.shape[j] + 31) / 32;
+  uint w = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x, b = w / (ti * tj);
+  uint i0 = w % (ti * tj) / tj * 32, j0 = w % tj * 32;
+  if (b >= p.n / (p.shape[i] * p.shape[j])) // past the last batch: vkt_groups_for may round up
+    return;
+  uint s = p.src_offset, d = p.dst_offset;
+  for (int k = int(p.rank) - 1; k >= 0; k--) {
+    if (k == int(i) || k == int(j))
+      continue;
+    uint c = b % p.shape[k];
+    b /= p.shape[k];
+    s += c * p.src_stride[k];
+    d += c * p.dst_stride[k];
+  }
+  uint x = gl_LocalInvocationID.x % 32, y = gl_LocalInvocationID.x / 32;
+  [[unroll]] for (uint r = 0; r < 32; r += 8) { // along i: neighbouring invocations read neighbours
+    uint ii = i0 + x, jj = j0 + y + r;
+    if (ii < p.shape[i] && jj < p.shape[j])
+      tile[y + r][x] = HELD(src[s + ii * p.src_stride[i] + jj * p.src_stride[j]]);
+  }
+  barrier();
+  [[unroll]] for (uint r = 0; r < 32; r += 8) { // along j: neighbouring invocations write neighbours
+    uint ii = i0 + y + r, jj = j0 + x;
+    if (ii < p.shape[i] && jj < p.shape[j])
+      dst[d + ii * p.dst_stride[i] + jj * p.dst_stride[j]] = WORD(tile[x][y + r]);
+  }
+}
+#else
 void main() {
   uint i = linear_id();
   if (i >= p.n)
@@ -41,3 +85,4 @@ void main() {
   }
   dst[d] = src[s];
 }
+#endif

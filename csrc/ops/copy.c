@@ -13,7 +13,11 @@
 typedef struct {
   uint32_t n, rank, src_offset, dst_offset;
   uint32_t shape[COPY_MAX_RANK], src_stride[COPY_MAX_RANK], dst_stride[COPY_MAX_RANK];
+  uint32_t src_fast, dst_fast; /* tiled: the dims along which src and dst are dense */
 } copy_push;
+static_assert(sizeof(copy_push) <= 128, "copy_push must fit Vulkan's smallest push-constant range");
+
+#define COPY_TILE 32 /* copy.comp's tiles are 32 x 32 */
 
 /* ---- the strided-copy shader ---- */
 
@@ -44,7 +48,23 @@ static bool copy_supported(const vkt_tensor *dst, const vkt_tensor *src, int *ra
   return true;
 }
 
-static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, const copy_push *p) {
+/* Whether src is dense along one dim and dst along another, both at least a tile long: the shader then
+ * transposes through shared memory (p->src_fast, p->dst_fast say which dims). */
+static bool transposing(copy_push *p) {
+  int i = -1, j = -1;
+  for (int k = 0; k < (int)p->rank; k++) {
+    if (p->src_stride[k] == 1 && p->shape[k] >= COPY_TILE)
+      i = k;
+    if (p->dst_stride[k] == 1 && p->shape[k] >= COPY_TILE)
+      j = k;
+  }
+  if (i < 0 || j < 0 || i == j || p->n == 0)
+    return false;
+  p->src_fast = (uint32_t)i, p->dst_fast = (uint32_t)j;
+  return true;
+}
+
+static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, copy_push *p) {
   vkt_storage *d = dst->storage, *s = src->storage;
   vkt_device *dev = d->dev;
   uint64_t batch = 0;
@@ -55,13 +75,19 @@ static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, cons
                       (uint64_t)p->n * size, &batch);
   } else {
     char defines[64];
-    snprintf(defines, sizeof defines, "#define ITEMSIZE %d\n", size);
+    bool tiled = transposing(p);
+    snprintf(defines, sizeof defines, "#define ITEMSIZE %d\n%s", size, tiled ? "#define TILED\n" : "");
     vkt_pipeline *pipe;
     if ((st = vkt_pipeline_get(dev, "copy.comp", defines, 2, sizeof *p, &pipe)))
       return st;
     vkt_binding b[2] = {{&s->alloc, 0, s->alloc.size, false}, {&d->alloc, 0, d->alloc.size, true}};
+    uint64_t count = (p->n + 255) / 256; /* workgroups: 256 elements each, or one tile each */
+    if (tiled) {                        /* tiles over the two dims, times the other dims */
+      uint64_t si = p->shape[p->src_fast], sj = p->shape[p->dst_fast];
+      count = (si + COPY_TILE - 1) / COPY_TILE * ((sj + COPY_TILE - 1) / COPY_TILE) * (p->n / (si * sj));
+    }
     uint32_t groups[3];
-    vkt_groups_for(dev, (p->n + 255) / 256, groups);
+    vkt_groups_for(dev, count, groups);
     st = vkt_stream_dispatch(dev, pipe, b, 2, p, sizeof *p, groups, &batch);
   }
   vkt_storage_touched(d, batch);

@@ -128,6 +128,38 @@ bool vkt_tensor_is_contiguous(const vkt_tensor *t) {
   return true;
 }
 
+bool vkt_tensor_stride_order(const vkt_tensor *t, int *order) {
+  for (int i = 0; i < t->ndim; i++) {
+    if (t->shape[i] > 1 && t->strides[i] <= 0)
+      return false;
+    int k = i;
+    for (; k > 0; k--) {
+      int prev = order[k - 1];
+      if (t->shape[prev] == 1 || (t->shape[i] > 1 && t->strides[prev] >= t->strides[i]))
+        break;
+      order[k] = prev;
+    }
+    order[k] = i;
+  }
+  return true;
+}
+
+bool vkt_tensor_is_dense(const vkt_tensor *t) {
+  int order[VKT_MAX_DIMS];
+  if (!vkt_tensor_stride_order(t, order))
+    return false;
+  int64_t expected = 1;
+  for (int k = t->ndim - 1; k >= 0; k--) {
+    int d = order[k];
+    if (t->shape[d] == 0)
+      return true;
+    if (t->shape[d] != 1 && t->strides[d] != expected)
+      return false;
+    expected *= t->shape[d];
+  }
+  return true;
+}
+
 void vkt_tensor_extent(const vkt_tensor *t, int64_t *lo, int64_t *hi) {
   *lo = *hi = t->offset;
   if (vkt_tensor_numel(t) == 0)

@@ -42,6 +42,12 @@ void vkt_tensor_release(vkt_tensor *t); /* also on {0}: cleanup paths need not c
 
 int64_t vkt_tensor_numel(const vkt_tensor *t);
 bool vkt_tensor_is_contiguous(const vkt_tensor *t);
+/* The order of t's dims from its largest stride to its smallest (stable; dims of one element first), or
+ * false where t is broadcast along a dim or walks one backwards. */
+bool vkt_tensor_stride_order(const vkt_tensor *t, int *order);
+/* Whether t's elements fill a span of its storage, each once, in some order of its dims (a transpose or
+ * a permute of a contiguous tensor is dense). */
+bool vkt_tensor_is_dense(const vkt_tensor *t);
 static inline int vkt_tensor_device(const vkt_tensor *t) { return t->storage->device; }
 /* Host address of element 0 of a host tensor. */
 static inline char *vkt_tensor_host(const vkt_tensor *t) {

@@ -417,15 +417,25 @@ def test_bad_input(call, error, match, device):
 
 @pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin", "all", "any"])
 @pytest.mark.parametrize("keepdim", [False, True])
-def test_whole_tensor_split_in_two_stages(dev, op, keepdim):
-    # 2^20 elements or more, dense, every dim reduced: partial results per row of a grid, then those.
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "permuted_slice"])
+def test_whole_tensor_split_in_two_stages(dev, op, keepdim, layout):
+    # 2^20 elements or more, dense in some order of the dims, every dim reduced: partial results per row
+    # of a grid over the span the tensor fills, then those. A transpose fills it in another order, and a
+    # slice of whole leading rows starts past the storage's first element.
     vkt.vulkan.reset_fallback_stats()
     rng = np.random.default_rng(3)
     a = rng.uniform(0.999, 1.001, size=(1024, 1025)).astype(np.float32)
     if op in ("all", "any"):
         a = a > (1.0 if op == "any" else 0.9995)
     x = vkt.tensor(a, device=dev)
-    got = getattr(x, op)(dim=(0, 1), keepdim=keepdim) if op not in ("amax", "amin") else getattr(x, op)((0, 1), keepdim)
+    if layout == "transposed":
+        x, a = x.T, a.T
+    elif layout == "permuted_slice":
+        first = np.full((8, 1025), 5, a.dtype) if a.dtype != np.bool_ else ~a[:8]  # 8 rows outside the view
+        base = np.concatenate([first, a]).reshape(1032, 25, 41)
+        x, a = vkt.tensor(base, device=dev)[8:].permute(2, 0, 1), base[8:].transpose(2, 0, 1)
+    dims = tuple(range(a.ndim))
+    got = getattr(x, op)(dim=dims, keepdim=keepdim) if op not in ("amax", "amin") else getattr(x, op)(dims, keepdim)
     ref = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min, "all": np.all, "any": np.any}[op](a.astype(np.float64) if a.dtype != np.bool_ else a, keepdims=keepdim)
     assert got.shape == np.shape(ref)
     np.testing.assert_allclose(np.asarray(got).astype(np.float64), np.asarray(ref).astype(np.float64), rtol=1e-5)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import vkt
-from conftest import assert_bits_equal
+from conftest import assert_bits_equal, assert_close
 
 # (name, input shape, vkt function, NumPy function, is a view of the input)
 CASES = [
@@ -199,3 +199,32 @@ def test_transposing_copies(dev, dtype, shape, perm):
     assert_bits_equal(np.asarray(t.permute(*perm).contiguous()), c_copy(a.transpose(perm)))
     assert_bits_equal(np.asarray(t[1:].permute(*perm).contiguous()), c_copy(a[1:].transpose(perm)))  # an offset
     assert vkt.vulkan.fallback_stats() == {}
+
+
+# (name, input shape, vkt op, NumPy op, PyTorch's strides of the result along its dims longer than 1)
+LAYOUT_CASES = [
+    ("relu_of_transpose", (40, 70), lambda t: t.T.relu(), lambda a: np.maximum(a.T, 0), (1, 70)),
+    ("abs_of_permute", (3, 5, 7), lambda t: t.permute(2, 0, 1).abs(), lambda a: np.abs(a.transpose(2, 0, 1)),
+     (1, 35, 7)),
+    ("add_transposes", (40, 70), lambda t: t.T + t.T, lambda a: a.T + a.T, (1, 70)),
+    ("transpose_plus_dense", (40, 40), lambda t: t.T + t.contiguous(), lambda a: a.T + a, (1, 40)),  # NumPy: (40, 1)
+    ("scalar_minus_transpose", (40, 70), lambda t: 2 - t.T, lambda a: 2 - a.T, (1, 70)),
+    ("where_of_transposes", (40, 70), lambda t: vkt.where(t.T > 0, t.T, 0.0), lambda a: np.where(a.T > 0, a.T, 0),
+     (1, 70)),
+    ("permute_with_ones", (1, 6, 1, 4), lambda t: t.permute(3, 0, 2, 1) * 3, lambda a: a.transpose(3, 0, 2, 1) * 3,
+     (1, 4)),
+    ("broadcast_first", (40, 70), lambda t: t[:1].T + t.T, lambda a: a[:1].T + a.T, (1, 70)),
+    ("slice_of_transpose", (40, 70), lambda t: t.T[::2].neg(), lambda a: -a.T[::2], (1, 35)),
+    ("broadcast_only", (1, 70), lambda t: t.T.expand(70, 3) * 2, lambda a: np.broadcast_to(a.T, (70, 3)) * 2, (3, 1)),
+]
+
+
+@pytest.mark.parametrize("name,shape,fn,np_fn,strides", LAYOUT_CASES, ids=[c[0] for c in LAYOUT_CASES])
+def test_results_keep_the_operands_layout(device, name, shape, fn, np_fn, strides):
+    # An elementwise result is dense in the order of the strides of its first operand that is not
+    # broadcast, as in PyTorch (a transpose's relu is a transpose), so the op reads and writes in memory
+    # order; row-major where every operand is broadcast.
+    a = make_input(shape)
+    got = fn(vkt.tensor(a, device=device))
+    assert_close(got, np_fn(a).astype(np.float64), rtol=1e-6, atol=0)
+    assert tuple(s for s, n in zip(got.stride(), got.shape) if n > 1) == strides

@@ -98,6 +98,30 @@ static vkt_status check_into(const vkt_tensor *into, vkt_dtype result, int ndim,
   return VKT_OK;
 }
 
+/* A new result of shape, dense in the order of the strides of the op's first tensor operand that is not
+ * broadcast, as PyTorch lays it out: the result of an op on a transpose is a transpose, and the op reads
+ * and writes in memory order (a relu of a transpose ran at 0.30 of PyTorch's speed on an H100 into a
+ * row-major result). Row-major where every operand is broadcast. */
+static vkt_status new_result(const vkt_op_args *args, int device, vkt_dtype dtype, int ndim, const int64_t *shape,
+                             vkt_tensor *out) {
+  int order[VKT_MAX_DIMS];
+  int k = 0;
+  while (k < args->nin && (args->in[k]->ndim != ndim || !vkt_tensor_stride_order(args->in[k], order)))
+    k++;
+  if (k == args->nin)
+    return vkt_tensor_empty(out, device, dtype, ndim, shape);
+  int64_t sorted[VKT_MAX_DIMS], strides[VKT_MAX_DIMS];
+  for (int d = 0; d < ndim; d++)
+    sorted[d] = shape[order[d]];
+  vkt_status st = vkt_tensor_empty(out, device, dtype, ndim, sorted);
+  if (st)
+    return st;
+  memcpy(strides, out->strides, sizeof strides);
+  for (int d = 0; d < ndim; d++)
+    out->shape[order[d]] = sorted[d], out->strides[order[d]] = strides[d];
+  return VKT_OK;
+}
+
 /* Runs the op into `into` when given, else into a new tensor; casts through a temporary when the
  * op's result dtype differs from into's. args.in[] are already broadcast to shape. */
 static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_dtype, int ndim, const int64_t *shape,
@@ -108,7 +132,7 @@ static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_
     args->out = into;
     return vkt_op_run(id, args);
   }
-  if ((st = vkt_tensor_empty(&out, device, out_dtype, ndim, shape)))
+  if ((st = new_result(args, device, out_dtype, ndim, shape, &out)))
     return st;
   args->out = &out;
   if (vkt_tensor_numel(&out) > 0)

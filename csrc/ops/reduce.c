@@ -113,16 +113,16 @@ static int64_t reduced_count(const vkt_tensor *x, uint32_t dims) {
 }
 
 /* A whole large tensor would be one workgroup's work; on a GPU it is split instead into P rows of
- * partial results (one workgroup each), then those are reduced. For dense tensors of at least 2^20
- * elements with a divisor P of the element count in [64, 1024]. The rows are equally long, so a mean is
- * the mean of the rows' means, and takes no third dispatch to divide a sum. */
+ * partial results (one workgroup each), then those are reduced. For dense tensors (in any order of their
+ * dims) of at least 2^20 elements with a divisor P of the element count in [64, 1024]. The rows are
+ * equally long, so a mean is the mean of the rows' means, and takes no third dispatch to divide a sum. */
 #define SPLIT_MIN (1 << 20)
 
 static int64_t split_rows(const vkt_tensor *x, const vkt_reduce_opts *o, int id) {
   int64_t n = vkt_tensor_numel(x);
   bool assoc = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_ALL ||
                id == VKT_OP_ANY; /* not prod: its rounding errors compound across the two stages */
-  if (!assoc || vkt_tensor_device(x) == VKT_CPU || n < SPLIT_MIN || !vkt_tensor_is_contiguous(x) ||
+  if (!assoc || vkt_tensor_device(x) == VKT_CPU || n < SPLIT_MIN || !vkt_tensor_is_dense(x) ||
       o->dims != (x->ndim ? (1u << x->ndim) - 1 : 0u))
     return 0;
   for (int64_t rows = 1024; rows >= 64; rows--)
@@ -137,8 +137,15 @@ static vkt_status reduce_split(int id, const vkt_tensor *x, const vkt_reduce_opt
   vkt_reduce_opts first = *o, second = *o;
   first.dims = 2u, first.keepdim = false;   /* each row of the grid */
   second.dims = 1u, second.keepdim = false; /* the partial results */
-  vkt_status st = vkt_view(&grid, x, 2, shape);
-  if (!st && !(st = vkt_reduce(id, &grid, &first, &part, NULL)))
+  /* x fills a span of its storage (in some order of its dims, which a whole-tensor reduction need not
+   * follow): the grid reads that span row by row */
+  int64_t lo, hi;
+  vkt_tensor_extent(x, &lo, &hi);
+  vkt_tensor_share(&grid, x);
+  grid.ndim = 2, grid.offset = lo;
+  grid.shape[0] = shape[0], grid.shape[1] = shape[1], grid.strides[0] = shape[1], grid.strides[1] = 1;
+  vkt_status st = vkt_reduce(id, &grid, &first, &part, NULL);
+  if (!st)
     st = vkt_reduce(id, &part, &second, &total, NULL);
   for (int d = 0; d < x->ndim; d++)
     ones[d] = 1;

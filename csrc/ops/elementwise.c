@@ -282,6 +282,24 @@ static int operands(const vkt_op_args *a, const vkt_tensor **t) {
   return a->nin + 1;
 }
 
+/* vkt_merge_dims over the operands' dims taken in the order of out's strides (t[0]), so that the
+ * shader's invocations walk out in memory order, and a transposed out with transposed operands merges
+ * as dense ones do (H100, relu of a transpose: 1.70 ms walking it row by row, against 0.18 dense). */
+static int merge_in_out_order(int n, const vkt_tensor **t, int64_t *shape, int64_t *strides) {
+  int order[VKT_MAX_DIMS];
+  if (!vkt_tensor_stride_order(t[0], order))
+    return vkt_merge_dims(n, t, shape, strides);
+  vkt_tensor sorted[EW_MAX_OPS]; /* the operands' shapes and strides only, in that order */
+  const vkt_tensor *s[EW_MAX_OPS];
+  for (int k = 0; k < n; k++) {
+    sorted[k] = (vkt_tensor){.ndim = t[k]->ndim};
+    for (int d = 0; d < t[k]->ndim; d++)
+      sorted[k].shape[d] = t[k]->shape[order[d]], sorted[k].strides[d] = t[k]->strides[order[d]];
+    s[k] = &sorted[k];
+  }
+  return vkt_merge_dims(n, s, shape, strides);
+}
+
 bool vkt_elementwise_supports(const vkt_op *op, const vkt_op_args *a, const char **why) {
   const vkt_tensor *t[EW_MAX_OPS];
   int n = operands(a, t);
@@ -294,7 +312,7 @@ bool vkt_elementwise_supports(const vkt_op *op, const vkt_op_args *a, const char
     return false;
   int64_t shape[VKT_MAX_DIMS], strides[EW_MAX_OPS * VKT_MAX_DIMS];
   *why = "more than 4 dimensions that cannot be merged";
-  if (vkt_merge_dims(n, t, shape, strides) > EW_MAX_RANK)
+  if (merge_in_out_order(n, t, shape, strides) > EW_MAX_RANK)
     return false;
   *why = "more than 2^32 elements";
   return vkt_tensor_numel(a->out) <= UINT32_MAX;
@@ -336,7 +354,7 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
   const vkt_tensor *t[EW_MAX_OPS];
   int n = operands(a, t);
   int64_t shape[VKT_MAX_DIMS], strides[EW_MAX_OPS * VKT_MAX_DIMS];
-  int rank = vkt_merge_dims(n, t, shape, strides);
+  int rank = merge_in_out_order(n, t, shape, strides);
   ew_push push = {.n = (uint32_t)vkt_tensor_numel(a->out), .rank = (uint32_t)rank};
   bool contiguous = true;
   for (int d = 0; d < rank; d++) {

@@ -166,17 +166,21 @@ def reduction_cases(peer, n):
                "peer": timed(ref, peer.sync, 20), "bytes": nbytes}
 
 
-def copy_cases(peer, n):
-    """Copies of strided views into new dense tensors: a transposed matrix and every other column."""
+def view_cases(peer, n):
+    """Ops on strided views of a 2^26-float matrix: copies of a transpose and of every other column into
+    new dense tensors, and a relu and a whole sum of a transpose."""
     a = np.random.default_rng(0).random(n, dtype=np.float32).reshape(-1, 4096)
     x, pa = vkt.tensor(a, device="vulkan"), peer.array(a)
     dense = (lambda v: v.contiguous()) if peer.torch else np.ascontiguousarray
-    cases = [("copy of a transpose", f"{a.shape[1]}x{a.shape[0]}", lambda: x.t().contiguous(), lambda: dense(pa.T)),
-             ("copy of every other column", f"{a.shape[0]}x{a.shape[1] // 2}", lambda: x[:, ::2].contiguous(),
-              lambda: dense(pa[:, ::2]))]
-    for name, shape, run, ref in cases:
+    relu = (lambda v: v.relu()) if peer.torch else (lambda v: np.maximum(v, 0))
+    t, h = f"{a.shape[1]}x{a.shape[0]}", f"{a.shape[0]}x{a.shape[1] // 2}"
+    cases = [("copy of a transpose", t, lambda: x.t().contiguous(), lambda: dense(pa.T), 2),
+             ("copy of every other column", h, lambda: x[:, ::2].contiguous(), lambda: dense(pa[:, ::2]), 1),
+             ("relu of a transpose", t, lambda: x.t().relu(), lambda: relu(pa.T), 2),
+             ("sum of a transpose", t, lambda: x.t().sum(), lambda: pa.T.sum(), 1)]
+    for name, shape, run, ref, passes in cases:
         yield {"op": name, "shape": f"{shape} float32", "vkt": timed(run, vsync, 20), "peer": timed(ref, peer.sync, 20),
-               "bytes": 2 * a.nbytes * (1 if "transpose" in name else 0.5)}
+               "bytes": passes * a.nbytes * (0.5 if "other" in name else 1)}
 
 
 def small_op_chain(peer, n_ops=1000, size=256):
@@ -226,7 +230,7 @@ def first_result(peer):
         yield {"op": f"fresh process to first result ({label})", "shape": "import + 3 ops", "vkt": secs, "peer": None}
 
 
-CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "copy": copy_cases, "matmul": matmul_cases,
+CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "views": view_cases, "matmul": matmul_cases,
          "chain": small_op_chain, "transfer": transfers, "startup": first_result}
 
 
@@ -253,9 +257,9 @@ def main():
     for g in groups:
         kwargs = {}
         if args.quick:
-            kwargs = {"elementwise": {"n": 2**20}, "reduce": {"n": 2**20}, "copy": {"n": 2**20},
+            kwargs = {"elementwise": {"n": 2**20}, "reduce": {"n": 2**20}, "views": {"n": 2**20},
                       "transfer": {"mib": 16}, "chain": {"n_ops": 200}, "matmul": {"quick": True}}.get(g, {})
-        sized = ("elementwise", "reduce", "copy")
+        sized = ("elementwise", "reduce", "views")
         gen = CASES[g](peer, kwargs.get("n", 2**26)) if g in sized else CASES[g](peer, **kwargs)
         for row in gen:
             rows.append(row)

@@ -116,17 +116,21 @@ int64_t vkt_tensor_numel(const vkt_tensor *t) {
   return n;
 }
 
-bool vkt_tensor_is_contiguous(const vkt_tensor *t) {
+/* Whether t's dims, taken in `order` (outermost first; NULL: as they are), lay it out row-major. */
+static bool dense_in(const vkt_tensor *t, const int *order) {
   int64_t expected = 1;
-  for (int i = t->ndim - 1; i >= 0; i--) {
-    if (t->shape[i] == 0)
+  for (int k = t->ndim - 1; k >= 0; k--) {
+    int d = order ? order[k] : k;
+    if (t->shape[d] == 0)
       return true;
-    if (t->shape[i] != 1 && t->strides[i] != expected)
+    if (t->shape[d] != 1 && t->strides[d] != expected)
       return false;
-    expected *= t->shape[i];
+    expected *= t->shape[d];
   }
   return true;
 }
+
+bool vkt_tensor_is_contiguous(const vkt_tensor *t) { return dense_in(t, NULL); }
 
 bool vkt_tensor_stride_order(const vkt_tensor *t, int *order) {
   for (int i = 0; i < t->ndim; i++) {
@@ -146,18 +150,7 @@ bool vkt_tensor_stride_order(const vkt_tensor *t, int *order) {
 
 bool vkt_tensor_is_dense(const vkt_tensor *t) {
   int order[VKT_MAX_DIMS];
-  if (!vkt_tensor_stride_order(t, order))
-    return false;
-  int64_t expected = 1;
-  for (int k = t->ndim - 1; k >= 0; k--) {
-    int d = order[k];
-    if (t->shape[d] == 0)
-      return true;
-    if (t->shape[d] != 1 && t->strides[d] != expected)
-      return false;
-    expected *= t->shape[d];
-  }
-  return true;
+  return vkt_tensor_stride_order(t, order) && dense_in(t, order);
 }
 
 void vkt_tensor_extent(const vkt_tensor *t, int64_t *lo, int64_t *hi) {

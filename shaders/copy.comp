@@ -30,6 +30,20 @@ layout(push_constant) uniform Push {
   uint src_fast, dst_fast;   // TILED: the dims along which src and dst are dense
 } p;
 
+// The offsets in src (.x) and dst (.y) of element `index` of the dims other than skip_i and skip_j,
+// walked row-major from the last dim.
+uvec2 offsets_of(uint index, int skip_i, int skip_j) {
+  uvec2 at = uvec2(p.src_offset, p.dst_offset);
+  for (int k = int(p.rank) - 1; k >= 0; k--) {
+    if (k == skip_i || k == skip_j)
+      continue;
+    uint c = index % p.shape[k];
+    index /= p.shape[k];
+    at += c * uvec2(p.src_stride[k], p.dst_stride[k]);
+  }
+  return at;
+}
+
 #ifdef TILED
 // A transposing copy (src dense along one dim, dst along another) moves 32 x 32 tiles through shared
 // memory, so that both the reads and the writes of a subgroup are 32 neighbouring elements; copied one
@@ -49,15 +63,8 @@ void main() {
   uint i0 = w % (ti * tj) / tj * 32, j0 = w % tj * 32;
   if (b >= p.n / (p.shape[i] * p.shape[j])) // past the last batch: vkt_groups_for may round up
     return;
-  uint s = p.src_offset, d = p.dst_offset;
-  for (int k = int(p.rank) - 1; k >= 0; k--) {
-    if (k == int(i) || k == int(j))
-      continue;
-    uint c = b % p.shape[k];
-    b /= p.shape[k];
-    s += c * p.src_stride[k];
-    d += c * p.dst_stride[k];
-  }
+  uvec2 at = offsets_of(b, int(i), int(j));
+  uint s = at.x, d = at.y;
   uint x = gl_LocalInvocationID.x % 32, y = gl_LocalInvocationID.x / 32;
   [[unroll]] for (uint r = 0; r < 32; r += 8) { // along i: neighbouring invocations read neighbours
     uint ii = i0 + x, jj = j0 + y + r;
@@ -76,13 +83,7 @@ void main() {
   uint i = linear_id();
   if (i >= p.n)
     return;
-  uint s = p.src_offset, d = p.dst_offset;
-  for (int k = int(p.rank) - 1; k >= 0; k--) {
-    uint c = i % p.shape[k];
-    i /= p.shape[k];
-    s += c * p.src_stride[k];
-    d += c * p.dst_stride[k];
-  }
-  dst[d] = src[s];
+  uvec2 at = offsets_of(i, -1, -1);
+  dst[at.y] = src[at.x];
 }
 #endif

@@ -2,12 +2,11 @@
 // matmul.comp: out = alpha * (a @ b) + beta * bias, then relu, for one matrix of a batch per
 // gl_WorkGroupID.z. A workgroup computes a BM x BN tile of out, staging BK-deep slices of a and b in
 // shared memory, the next one loaded into registers while this one is multiplied; each invocation keeps
-// a TM x TN block of sums in registers. Operands are read through
-// their strides (batch strides are 0 where a dim is broadcast), so transposes, slices and expands cost
-// no copy. The host defines TO, TA, TB, TC (storage types), ACC (float, or double with ACC_FLOAT64),
-// the tile shape BM, BN, BK, TM, TN, BIAS, RELU, and A_K_FAST / B_N_FAST when k (of a) / n (of b) has
-// the smaller stride: the tile loads then walk that way, so neighbouring invocations read neighbouring
-// elements.
+// a TM x TN block of sums in registers. Operands are read through their strides (batch strides are 0
+// where a dim is broadcast), so transposes, slices and expands cost no copy. The host defines TO, TA, TB,
+// TC (storage types), ACC (float, or double with ACC_FLOAT64), the tile shape BM, BN, BK, TM, TN, BIAS,
+// RELU, and A_K_FAST / B_N_FAST when k (of a) / n (of b) has the smaller stride: the tile loads then walk
+// that way, so neighbouring invocations read neighbouring elements.
 #include "matmul.glsl"
 
 #define WM (BM / TM) // invocations down a tile

@@ -65,10 +65,8 @@ ACC bias_at(Batch bt, uint gm, uint gn) {
   return ACC(0);
 }
 
-// out[gm, gn] = relu(alpha * sum + c), inside the matrix only; c is bias_at(bt, gm, gn).
-void store_with(Batch bt, uint gm, uint gn, ACC sum, ACC c) {
-  if (gm >= p.M || gn >= p.N)
-    return;
+// The epilogue of one sum: relu(alpha * sum + c), c being beta * bias (ignored without a bias).
+ACC finish(ACC sum, ACC c) {
   ACC v = decode(p.alpha) * sum;
 #ifdef BIAS
   v += c;
@@ -76,7 +74,13 @@ void store_with(Batch bt, uint gm, uint gn, ACC sum, ACC c) {
 #ifdef RELU
   v = relu(v);
 #endif
-  out_[p.offset[0] + (bt.z * p.M + gm) * p.N + gn] = TO(v);
+  return v;
+}
+
+// out[gm, gn] = finish(sum, c), inside the matrix only; c is bias_at(bt, gm, gn).
+void store_with(Batch bt, uint gm, uint gn, ACC sum, ACC c) {
+  if (gm < p.M && gn < p.N)
+    out_[p.offset[0] + (bt.z * p.M + gm) * p.N + gn] = TO(finish(sum, c));
 }
 
 void store(Batch bt, uint gm, uint gn, ACC sum) { store_with(bt, gm, gn, sum, bias_at(bt, gm, gn)); }
@@ -100,16 +104,9 @@ vec4 bias4_at(Batch bt, uint gm, uint gn) {
 }
 
 void store4(Batch bt, uint gm, uint gn, vec4 sum, vec4 c) {
-  if (gm >= p.M || gn >= p.N)
-    return;
-  vec4 v = decode(p.alpha) * sum;
-#ifdef BIAS
-  v += c;
-#endif
-#ifdef RELU
-  v = vec4(relu(v.x), relu(v.y), relu(v.z), relu(v.w));
-#endif
-  out4_[(p.offset[0] + (bt.z * p.M + gm) * p.N + gn) / 4] = v;
+  if (gm < p.M && gn < p.N)
+    out4_[(p.offset[0] + (bt.z * p.M + gm) * p.N + gn) / 4] =
+        vec4(finish(sum.x, c.x), finish(sum.y, c.y), finish(sum.z, c.z), finish(sum.w, c.w));
 }
 #endif
 

@@ -53,18 +53,15 @@
       sums = coopMatMulAdd(a, b, sums); \
     }
 
-// alpha * sum + beta * bias, then relu, for the element at (r, c) of the tile at (m0, n0).
+// finish() for the element at (r, c) of the tile at (m0, n0).
 float epilogue(const in uint32_t r, const in uint32_t c, const in float sum, const in uint m0, const in uint n0,
                const in uint c0) {
-  float v = decode(p.alpha) * sum;
+  float bias = 0.0;
 #ifdef BIAS
   uint gm = min(m0 + r, p.M - 1), gn = min(n0 + c, p.N - 1); // the store drops what lies past the edges
-  v += decode(p.beta) * float(c_[c0 + gm * p.stride[4] + gn * p.stride[5]]);
+  bias = decode(p.beta) * float(c_[c0 + gm * p.stride[4] + gn * p.stride[5]]);
 #endif
-#ifdef RELU
-  v = relu(v);
-#endif
-  return v;
+  return finish(sum, bias);
 }
 
 void main() {

@@ -82,7 +82,7 @@ static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, copy
       return st;
     vkt_binding b[2] = {{&s->alloc, 0, s->alloc.size, false}, {&d->alloc, 0, d->alloc.size, true}};
     uint64_t count = (p->n + 255) / 256; /* workgroups: 256 elements each, or one tile each */
-    if (tiled) {                        /* tiles over the two dims, times the other dims */
+    if (tiled) {                         /* tiles over the two dims, times the other dims */
       uint64_t si = p->shape[p->src_fast], sj = p->shape[p->dst_fast];
       count = (si + COPY_TILE - 1) / COPY_TILE * ((sj + COPY_TILE - 1) / COPY_TILE) * (p->n / (si * sj));
     }

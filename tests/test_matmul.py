@@ -375,6 +375,25 @@ def test_wide_tile_path(dev, layout, mkn):
     assert vkt.vulkan.fallback_stats() == {}
 
 
+@pytest.mark.parametrize("layout", ["nn", "tt"])
+@pytest.mark.parametrize("mkn", [(1030, 67, 1031), (1028, 68, 1036), (1024, 8, 1024), (1024, 16, 1024)])
+def test_wide_tile_edges(dev, layout, mkn):
+    # The wide tile reads rows of a past M and columns of b past N clamped to the last ones, whose inf and
+    # NaN must reach only the last row and column of out; only the first slice tests k, partial where 16
+    # does not divide K. K = 8 takes the small tile.
+    rng = np.random.default_rng(14)
+    m, k, n = mkn
+    a, b = make(rng, (m, k), "float32"), make(rng, (k, n), "float32")
+    a[-1, 0], b[-1, -1] = np.inf, np.nan
+    x = vkt.tensor(np.ascontiguousarray(a.T), device=dev).T if layout[0] == "t" else vkt.tensor(a, device=dev)
+    y = vkt.tensor(np.ascontiguousarray(b.T), device=dev).T if layout[1] == "t" else vkt.tensor(b, device=dev)
+    got = to_numpy(x @ y)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(ref))
+    check(got[:-1, :-1], a[:-1], b[:, :-1], "float32")
+
+
 @pytest.mark.parametrize("layout", ["nn", "tn"])
 def test_big_tile_path(dev, layout):
     # At least 256 tiles of 128 x 128 take the big wide tile (128 invocations of 16 x 8): a batch of four,

@@ -390,7 +390,9 @@ static const mm_tile *tile_for(const vkt_op_args *a) {
     if (shared_bytes(&coop_tile, a->compute) <= p->max_shared_memory)
       return &coop_tile;
   }
-  if (a->compute != VKT_FLOAT32 || a->out->shape[nd - 2] < 128 || a->out->shape[nd - 1] < 128)
+  /* the wide tiles want K >= BK: only their first slice may be partial */
+  if (a->compute != VKT_FLOAT32 || a->out->shape[nd - 2] < 128 || a->out->shape[nd - 1] < 128 ||
+      a->in[0]->shape[nd - 1] < wide_tile.bk)
     return small(a, p);
   int64_t tiles = tiles_of(a->out, 128, 128);
   const mm_tile *t = tiles >= 4 * MM_WIDE_MIN_TILES ? &big_tile : tiles >= MM_WIDE_MIN_TILES ? &wide_tile : NULL;

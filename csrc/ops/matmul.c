@@ -508,11 +508,12 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
   if (tile->kind == MM_MATVEC)
     len += snprintf(buf + len, size - (size_t)len, "#define ROWS %d\n#define KS %d\n%s", tile->bm * tile->bn,
                     256 / (tile->bm * tile->bn), tile->bm == 1 ? "#define MV_M1\n" : "");
-  if (tile->kind == MM_COOP2) /* ALIGNED: operands in 16-byte rows, as the unclamped loads want them */
+  if (tile->kind == MM_COOP2) /* ALIGNED(_OUT): operands (out) in rows of 8 elements, for unclamped layouts */
     len +=
-        snprintf(buf + len, size - (size_t)len, "#define LOCAL_SIZE %u\n#define UNROLL %d\n%s",
+        snprintf(buf + len, size - (size_t)len, "#define LOCAL_SIZE %u\n#define UNROLL %d\n%s%s",
                  vkt_device_props(a->out->storage->dev)->coop2_invocations, COOP2_UNROLL,
-                 moves_as_vectors(x, fast_dim(x), 8) && moves_as_vectors(y, fast_dim(y), 8) ? "#define ALIGNED\n" : "");
+                 moves_as_vectors(x, fast_dim(x), 8) && moves_as_vectors(y, fast_dim(y), 8) ? "#define ALIGNED\n" : "",
+                 moves_as_vectors(a->out, nd - 1, 8) ? "#define ALIGNED_OUT\n" : "");
   if (tile->kind == MM_COOP && vec8(a))
     len += snprintf(buf + len, size - (size_t)len, "#define VEC8\n");
   if (tile->kind == MM_WIDE) { /* 16-byte loads where the operands allow, and stores and bias reads */

@@ -45,23 +45,26 @@ uvec2 spot(uint id, uint e, bool kfast, uint side) {
 // out that are not stored, so they need no zeroing. Depth outside [0, K) must read 0, since it joins stored
 // sums; only the first slice reaches it (it starts at K % BK - BK where BK does not divide K), and only its load
 // (check) tests k. The loop's loads test nothing and take no branch (H100, 4096^3: 39 -> 45 TFLOP/s).
+// Whether depth k is read: always where the load does not check, else inside [0, K).
+bool reads(int k, bool check) { return !check || (k >= 0 && k < int(p.K)); }
+
 vec4 load_a(Batch bt, uint m0, int k0, uint e, bool check) {
 #ifdef A_K_FAST
   uvec2 s = spot(gl_LocalInvocationID.x, e, true, BM);
   uint gm = min(m0 + s.x, p.M - 1), row = bt.a0 + gm * p.stride[0];
   int gk = k0 + int(s.y);
 #ifdef VEC4_A
-  return !check || (gk >= 0 && gk < int(p.K)) ? a4_[(row + uint(gk)) / 4] : vec4(0);
+  return reads(gk, check) ? a4_[(row + uint(gk)) / 4] : vec4(0);
 #else
   vec4 v;
   [[unroll]] for (int c = 0; c < 4; c++)
-    v[c] = !check || (gk + c >= 0 && gk + c < int(p.K)) ? float(a_[row + uint(gk + c) * p.stride[1]]) : 0.0;
+    v[c] = reads(gk + c, check) ? float(a_[row + uint(gk + c) * p.stride[1]]) : 0.0;
   return v;
 #endif
 #else
   uvec2 s = spot(gl_LocalInvocationID.x, e, false, BM);
   int gk = k0 + int(s.y);
-  bool inside = !check || (gk >= 0 && gk < int(p.K));
+  bool inside = reads(gk, check);
 #ifdef VEC4_A
   uint gm = min(m0 + s.x, p.M - 4); // M is a multiple of 4 here
   return inside ? a4_[(bt.a0 + gm + uint(gk) * p.stride[1]) / 4] : vec4(0);
@@ -78,7 +81,7 @@ vec4 load_b(Batch bt, uint n0, int k0, uint e, bool check) {
 #ifdef B_N_FAST
   uvec2 s = spot(gl_LocalInvocationID.x, e, false, BN);
   int gk = k0 + int(s.y);
-  bool inside = !check || (gk >= 0 && gk < int(p.K));
+  bool inside = reads(gk, check);
 #ifdef VEC4_B
   uint gn = min(n0 + s.x, p.N - 4); // N is a multiple of 4 here
   return inside ? b4_[(bt.b0 + uint(gk) * p.stride[2] + gn) / 4] : vec4(0);
@@ -93,11 +96,11 @@ vec4 load_b(Batch bt, uint n0, int k0, uint e, bool check) {
   uint gn = min(n0 + s.x, p.N - 1), col = bt.b0 + gn * p.stride[3];
   int gk = k0 + int(s.y);
 #ifdef VEC4_B
-  return !check || (gk >= 0 && gk < int(p.K)) ? b4_[(col + uint(gk)) / 4] : vec4(0);
+  return reads(gk, check) ? b4_[(col + uint(gk)) / 4] : vec4(0);
 #else
   vec4 v;
   [[unroll]] for (int c = 0; c < 4; c++)
-    v[c] = !check || (gk + c >= 0 && gk + c < int(p.K)) ? float(b_[col + uint(gk + c) * p.stride[2]]) : 0.0;
+    v[c] = reads(gk + c, check) ? float(b_[col + uint(gk + c) * p.stride[2]]) : 0.0;
   return v;
 #endif
 #endif

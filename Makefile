@@ -7,17 +7,17 @@
 
 PY := .venv/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-SYS_PKGS := gcc g++ make cmake curl libvulkan-dev glslang-dev spirv-tools mesa-vulkan-drivers vulkan-validationlayers
+SYS_PKGS := gcc g++ make cmake libvulkan-dev glslang-dev spirv-tools mesa-vulkan-drivers vulkan-validationlayers
 SOURCES := $(shell find csrc shaders python -type f \( -name '*.c' -o -name '*.h' -o -name '*.comp' \
              -o -name '*.glsl' -o -name '*.py' \)) setup.py pyproject.toml
 
 # glslang 15 compiles GL_NV_cooperative_matrix2 (float16 products on NVIDIA's tensor cores through
-# workgroup-scope matrices); Debian 12's glslang 12 does not. Built once from Debian 13's source, static,
-# into build/glslang, which setup.py links when it is there. Without it (no network), vkt links the system's
+# workgroup-scope matrices); Debian 12's glslang 12 does not. Built once from Debian 13's source (fetched by
+# apt-get from the archive this machine's apt already uses: scripts/fetch-glslang.sh), static, into
+# build/glslang, which setup.py links when it is there. Without it (no network), vkt links the system's
 # glslang and those products take the older tensor-core shader.
-GLSLANG_SRC := glslang_15.1.0+1.4.309.0.orig.tar.gz
+GLSLANG_VERSION := 15.1.0+1.4.309.0
 GLSLANG_SHA256 := 180f17ea51e6b71bf57b9e0fea78ba3ecd76e3ec8e4c91f0771b922eb22bf4b2
-GLSLANG_URL := http://deb.debian.org/debian/pool/main/g/glslang/$(GLSLANG_SRC)
 
 ASAN := build/asan
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g
@@ -65,18 +65,9 @@ system:
 	python3 -m venv .venv
 
 build/glslang/done: | system
-	@rm -rf build/glslang build/glslang-src build/glslang.log && mkdir -p build/glslang-src
-	@echo "building glslang 15 into build/glslang (once)"
-	@if curl -fsSL -o build/glslang-src/$(GLSLANG_SRC) $(GLSLANG_URL) && \
-	    echo "$(GLSLANG_SHA256)  build/glslang-src/$(GLSLANG_SRC)" | sha256sum -c --quiet - && \
-	    tar -xzf build/glslang-src/$(GLSLANG_SRC) -C build/glslang-src --strip-components=1 && \
-	    cmake -S build/glslang-src -B build/glslang-src/build -DCMAKE_BUILD_TYPE=Release -DENABLE_OPT=OFF \
-	      -DENABLE_HLSL=OFF -DGLSLANG_TESTS=OFF -DBUILD_SHARED_LIBS=OFF -DENABLE_GLSLANG_BINARIES=OFF \
-	      -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_INSTALL_PREFIX=$(CURDIR)/build/glslang >build/glslang.log 2>&1 && \
-	    cmake --build build/glslang-src/build -j "$$(nproc)" >>build/glslang.log 2>&1 && \
-	    cmake --install build/glslang-src/build >>build/glslang.log 2>&1; then \
-	  rm -rf build/glslang-src; \
-	else \
+	@rm -rf build/glslang build/glslang.log && mkdir -p build
+	@echo "building glslang 15 into build/glslang (once, about 2 minutes)"
+	@if ! scripts/build-glslang.sh build/glslang $(GLSLANG_VERSION) $(GLSLANG_SHA256); then \
 	  echo "warning: glslang 15 could not be built (build/glslang.log); vkt links the system's glslang 12"; \
 	  rm -rf build/glslang; \
 	fi

@@ -148,6 +148,38 @@ bool vkt_tensor_stride_order(const vkt_tensor *t, int *order) {
   return true;
 }
 
+vkt_status vkt_format_strides(const vkt_tensor *src, vkt_memory_format fmt, int64_t *strides) {
+  static const int last4[] = {0, 2, 3, 1}, last5[] = {0, 2, 3, 4, 1};
+  int order[VKT_MAX_DIMS];
+  const int *by = order;
+  if (fmt == VKT_CHANNELS_LAST || fmt == VKT_CHANNELS_LAST_3D) {
+    int rank = fmt == VKT_CHANNELS_LAST ? 4 : 5;
+    if (src->ndim != rank)
+      return vkt_fail(VKT_ERR_RUNTIME, "required rank %d tensor to use %s format", rank,
+                      rank == 4 ? "channels_last" : "channels_last_3d");
+    by = rank == 4 ? last4 : last5;
+  } else if (fmt == VKT_CONTIGUOUS_FORMAT || !vkt_tensor_stride_order(src, order)) {
+    for (int d = 0; d < src->ndim; d++)
+      order[d] = d;
+  }
+  int64_t step = 1;
+  for (int d = src->ndim - 1; d >= 0; d--) {
+    strides[by[d]] = step;
+    step *= src->shape[by[d]] > 1 ? src->shape[by[d]] : 1;
+  }
+  return VKT_OK;
+}
+
+vkt_status vkt_tensor_empty_like(vkt_tensor *out, const vkt_tensor *src, int device, vkt_dtype dtype,
+                                 vkt_memory_format fmt) {
+  int64_t strides[VKT_MAX_DIMS];
+  vkt_status st = vkt_format_strides(src, fmt, strides);
+  if (st || (st = vkt_tensor_empty(out, device, dtype, src->ndim, src->shape)))
+    return st;
+  memcpy(out->strides, strides, sizeof *strides * (size_t)src->ndim);
+  return VKT_OK;
+}
+
 bool vkt_tensor_is_dense(const vkt_tensor *t) {
   int order[VKT_MAX_DIMS];
   return vkt_tensor_stride_order(t, order) && dense_in(t, order);
@@ -377,6 +409,37 @@ vkt_status vkt_select(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64
   t.ndim--;
   for (int i = d; i < t.ndim; i++)
     t.shape[i] = src->shape[i + 1], t.strides[i] = src->strides[i + 1];
+  vkt_tensor_share(out, &t);
+  return VKT_OK;
+}
+
+vkt_status vkt_as_strided(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *shape,
+                          const int64_t *strides, int64_t offset) {
+  char a[256], b[256];
+  if (ndim > VKT_MAX_DIMS)
+    return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions, got %d", VKT_MAX_DIMS, ndim);
+  vkt_tensor t = {.storage = src->storage, .dtype = src->dtype, .ndim = ndim, .offset = offset};
+  for (int i = 0; i < ndim; i++) {
+    if (strides[i] < 0) {
+      vkt_shape_str(ndim, strides, b, sizeof b);
+      return vkt_fail(VKT_ERR_RUNTIME, "as_strided: Negative strides are not supported at the moment, got strides: %s",
+                      b);
+    }
+    if (shape[i] < 0)
+      return vkt_fail(VKT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld", (long long)shape[i]);
+    t.shape[i] = shape[i], t.strides[i] = strides[i];
+  }
+  int64_t lo, hi, size = vkt_dtype_size(src->dtype);
+  vkt_tensor_extent(&t, &lo, &hi);
+  if (offset < 0 || (vkt_tensor_numel(&t) > 0 && (uint64_t)(hi * size) > src->storage->nbytes)) {
+    vkt_shape_str(ndim, shape, a, sizeof a);
+    vkt_shape_str(ndim, strides, b, sizeof b);
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %lld requiring a storage size "
+                    "of %lld are out of bounds for storage of size %llu",
+                    a, b, (long long)offset, (long long)size, (long long)(hi * size),
+                    (unsigned long long)src->storage->nbytes);
+  }
   vkt_tensor_share(out, &t);
   return VKT_OK;
 }

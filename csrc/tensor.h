@@ -36,6 +36,21 @@ void vkt_storage_decref(vkt_storage *s);
 
 /* A new contiguous tensor; shape is checked (no negative size, byte count fits). */
 vkt_status vkt_tensor_empty(vkt_tensor *out, int device, vkt_dtype dtype, int ndim, const int64_t *shape);
+/* PyTorch's memory formats: how a new tensor made like another is laid out. */
+typedef enum {
+  VKT_PRESERVE_FORMAT,   /* dense in the order of the source's strides where it has one, else row-major */
+  VKT_CONTIGUOUS_FORMAT, /* row-major */
+  VKT_CHANNELS_LAST,     /* rank 4, (N, C, H, W) stored as N, H, W, C */
+  VKT_CHANNELS_LAST_3D,  /* rank 5, (N, C, D, H, W) stored as N, D, H, W, C */
+} vkt_memory_format;
+
+/* The strides (elements) of a dense tensor of src's shape laid out by fmt; an error where fmt needs
+ * another rank. */
+vkt_status vkt_format_strides(const vkt_tensor *src, vkt_memory_format fmt, int64_t *strides);
+/* A new tensor of src's shape laid out by fmt: a transpose's copy under VKT_PRESERVE_FORMAT is a
+ * transpose, as in PyTorch, so copies read and write in memory order. */
+vkt_status vkt_tensor_empty_like(vkt_tensor *out, const vkt_tensor *src, int device, vkt_dtype dtype,
+                                 vkt_memory_format fmt);
 /* out becomes another reference to src's storage with src's view. */
 void vkt_tensor_share(vkt_tensor *out, const vkt_tensor *src);
 void vkt_tensor_release(vkt_tensor *t); /* also on {0}: cleanup paths need not check */
@@ -69,6 +84,9 @@ vkt_status vkt_expand(vkt_tensor *out, const vkt_tensor *src, int ndim, const in
 vkt_status vkt_squeeze(vkt_tensor *out, const vkt_tensor *src, int ndims, const int64_t *dims); /* ndims<0: all */
 vkt_status vkt_unsqueeze(vkt_tensor *out, const vkt_tensor *src, int64_t dim);
 vkt_status vkt_select(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t index);
+/* Any view of src's storage (strides >= 0, elements), checked to stay inside it. */
+vkt_status vkt_as_strided(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *shape,
+                          const int64_t *strides, int64_t offset);
 vkt_status vkt_slice(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t start, int64_t stop, int64_t step);
 
 #endif

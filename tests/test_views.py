@@ -117,8 +117,8 @@ def test_contiguous_and_clone(device, name, shape, fn, np_fn, is_view):
     a = make_input(shape)
     r = c_copy(np_fn(a))
     v = fn(vkt.tensor(a, device=device))
-    for c in (v.contiguous(), v.clone()):
-        assert c.is_contiguous()
+    assert v.contiguous().is_contiguous() and v.clone(memory_format=vkt.contiguous_format).is_contiguous()
+    for c in (v.contiguous(), v.clone(memory_format=vkt.contiguous_format), v.clone()):  # clone() keeps a layout
         assert c.device == v.device
         assert c.dtype == v.dtype
         assert tuple(c.shape) == r.shape

@@ -195,13 +195,17 @@ vkt_status vkt_copy_(const vkt_tensor *dst, const vkt_tensor *src) {
   return copy_through_host(dst, src);
 }
 
-vkt_status vkt_clone(vkt_tensor *out, const vkt_tensor *src) {
-  vkt_status st = vkt_tensor_empty(out, vkt_tensor_device(src), src->dtype, src->ndim, src->shape);
+vkt_status vkt_copy_as(vkt_tensor *out, const vkt_tensor *src, int device, vkt_dtype dtype, vkt_memory_format fmt) {
+  vkt_status st = vkt_tensor_empty_like(out, src, device, dtype, fmt);
   if (st)
     return st;
   if ((st = vkt_copy_(out, src)))
     vkt_tensor_release(out);
   return st;
+}
+
+vkt_status vkt_clone(vkt_tensor *out, const vkt_tensor *src) {
+  return vkt_copy_as(out, src, vkt_tensor_device(src), src->dtype, VKT_CONTIGUOUS_FORMAT);
 }
 
 vkt_status vkt_contiguous(vkt_tensor *out, const vkt_tensor *src) {
@@ -217,12 +221,7 @@ vkt_status vkt_to(vkt_tensor *out, const vkt_tensor *src, int device, vkt_dtype 
     vkt_tensor_share(out, src);
     return VKT_OK;
   }
-  vkt_status st = vkt_tensor_empty(out, device, dtype, src->ndim, src->shape);
-  if (st)
-    return st;
-  if ((st = vkt_copy_(out, src)))
-    vkt_tensor_release(out);
-  return st;
+  return vkt_copy_as(out, src, device, dtype, VKT_PRESERVE_FORMAT);
 }
 
 vkt_status vkt_read(const vkt_tensor *src, void *host) {

@@ -19,8 +19,10 @@ vkt_scalar vkt_scalar_load(vkt_dtype dtype, const void *in);
 vkt_status vkt_copy_(const vkt_tensor *dst, const vkt_tensor *src);
 /* out is src itself (another reference) when it is contiguous, else a contiguous copy. */
 vkt_status vkt_contiguous(vkt_tensor *out, const vkt_tensor *src);
-vkt_status vkt_clone(vkt_tensor *out, const vkt_tensor *src);
-/* out is src itself when device and dtype already match. */
+vkt_status vkt_clone(vkt_tensor *out, const vkt_tensor *src); /* row-major */
+/* A copy of src on device in dtype, laid out by fmt. */
+vkt_status vkt_copy_as(vkt_tensor *out, const vkt_tensor *src, int device, vkt_dtype dtype, vkt_memory_format fmt);
+/* out is src itself when device and dtype already match, else a copy that preserves src's layout. */
 vkt_status vkt_to(vkt_tensor *out, const vkt_tensor *src, int device, vkt_dtype dtype);
 /* Reads a whole view into contiguous host bytes of its own dtype. */
 vkt_status vkt_read(const vkt_tensor *src, void *host);

@@ -33,6 +33,16 @@ static PyObject *py_tensor(PyObject *self, PyObject *args, PyObject *kwargs) {
   return vkt_from_data(data, dtype, device, &t) < 0 ? NULL : vkt_wrap(&t);
 }
 
+/* What pickling a Tensor calls to rebuild it: its values (a NumPy array) on its device. */
+static PyObject *py_rebuild_tensor(PyObject *self, PyObject *args) {
+  PyObject *array, *device;
+  vkt_tensor t;
+  (void)self;
+  if (!PyArg_ParseTuple(args, "OO", &array, &device))
+    return NULL;
+  return vkt_from_data(array, Py_None, device, &t) < 0 ? NULL : vkt_wrap(&t);
+}
+
 typedef struct {
   int ndim;
   int64_t shape[VKT_MAX_DIMS];
@@ -517,6 +527,7 @@ static PyObject *py_shutdown(PyObject *self, PyObject *unused) {
 #define KW (PyCFunction)(void (*)(void))
 static PyMethodDef module_methods[] = {
     {"tensor", KW py_tensor, METH_VARARGS | METH_KEYWORDS, "tensor(data, *, dtype=None, device=None): a copy of data"},
+    {"_rebuild_tensor", py_rebuild_tensor, METH_VARARGS, "_rebuild_tensor(array, device): unpickles a Tensor"},
     {"from_numpy", vkt_py_from_numpy, METH_O, "from_numpy(array): a cpu tensor sharing the array's memory"},
     {"from_dlpack", vkt_py_from_dlpack, METH_O, "from_dlpack(obj): a cpu tensor sharing a DLPack producer's memory"},
     {"empty", KW py_empty, METH_VARARGS | METH_KEYWORDS, "empty(*size, dtype=None, device=None)"},
@@ -601,6 +612,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg) {
   Py_VISIT(s->tensor_type);
   Py_VISIT(s->dtype_type);
   Py_VISIT(s->device_type);
+  Py_VISIT(s->format_type);
   Py_VISIT(s->oom_error);
   Py_VISIT(s->format);
   for (int i = 0; i < VKT_DTYPE_COUNT; i++)

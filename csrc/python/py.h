@@ -10,7 +10,7 @@
 #include "../ops/table.h"
 
 typedef struct {
-  PyObject *tensor_type, *dtype_type, *device_type;
+  PyObject *tensor_type, *dtype_type, *device_type, *format_type;
   PyObject *dtypes[VKT_DTYPE_COUNT]; /* vkt.float32, ... */
   PyObject *oom_error;               /* vkt.OutOfMemoryError */
   PyObject *format;                  /* vkt._formatting.tensor_repr, imported on first repr */
@@ -34,6 +34,10 @@ typedef struct {
 
 #define VKT_NO_INDEX (-2)
 
+typedef struct {
+  PyObject_HEAD vkt_memory_format format;
+} vkt_py_format;
+
 /* Raises the Python exception for a status and its message; returns NULL for `return vkt_raise(st);`. */
 PyObject *vkt_raise(vkt_status st);
 
@@ -50,6 +54,7 @@ int vkt_parse_dtype(PyObject *o, vkt_dtype *out, bool *given);
 int vkt_parse_device(PyObject *o, int *out); /* None means cpu, "vulkan" the current adapter */
 int vkt_resolve_device(int index, int *out); /* "vulkan" without index -> the current adapter */
 int vkt_parse_shape(PyObject *args, int *ndim, int64_t *shape);
+int vkt_parse_memory_format(PyObject *o, vkt_memory_format *out); /* None means preserve_format */
 
 /* vkt.tensor(data): a new tensor from a NumPy array, buffer, scalar or nested sequence. */
 int vkt_from_data(PyObject *data, PyObject *dtype, PyObject *device, vkt_tensor *out);

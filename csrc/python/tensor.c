@@ -79,6 +79,11 @@ static PyObject *get_is_vulkan(PyObject *self, void *c) {
   return PyBool_FromLong(vkt_tensor_device(SELF) != VKT_CPU);
 }
 
+static PyObject *get_is_cuda(PyObject *self, void *c) {
+  (void)self, (void)c;
+  Py_RETURN_FALSE; /* code written for torch asks; a vkt tensor is never on a CUDA device */
+}
+
 static PyGetSetDef tensor_getset[] = {
     {"shape", get_shape, NULL, "the size of each dimension", NULL},
     {"dtype", get_dtype, NULL, "the element type", NULL},
@@ -87,6 +92,7 @@ static PyGetSetDef tensor_getset[] = {
     {"T", get_T, NULL, "the tensor with its dimensions reversed (a view)", NULL},
     {"mT", get_mT, NULL, "the last two dimensions swapped (a view)", NULL},
     {"is_vulkan", get_is_vulkan, NULL, "whether the tensor is on a Vulkan device", NULL},
+    {"is_cuda", get_is_cuda, NULL, "False: vkt has no CUDA device", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -132,9 +138,45 @@ static PyObject *t_element_size(PyObject *self, PyObject *unused) {
   return PyLong_FromLong(vkt_dtype_size(SELF->dtype));
 }
 
-static PyObject *t_is_contiguous(PyObject *self, PyObject *unused) {
+static PyObject *t_is_floating_point(PyObject *self, PyObject *unused) {
   (void)unused;
-  return PyBool_FromLong(vkt_tensor_is_contiguous(SELF));
+  return PyBool_FromLong(vkt_dtypes[SELF->dtype].is_float);
+}
+
+/* Whether t is laid out as a new tensor of fmt would be (dims of one element may have any stride). */
+static bool in_format(const vkt_tensor *t, vkt_memory_format fmt) {
+  int64_t strides[VKT_MAX_DIMS];
+  if (fmt == VKT_PRESERVE_FORMAT || vkt_format_strides(t, fmt, strides))
+    return false; /* no such layout for t's rank: not in it */
+  for (int i = 0; i < t->ndim; i++)
+    if (t->shape[i] > 1 && t->strides[i] != strides[i])
+      return false;
+  return true;
+}
+
+static PyObject *t_is_contiguous(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"memory_format", NULL};
+  PyObject *fmt_o = NULL;
+  vkt_memory_format fmt;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
+    return NULL;
+  if (!fmt_o)
+    fmt = VKT_CONTIGUOUS_FORMAT;
+  if (fmt == VKT_PRESERVE_FORMAT)
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "is_contiguous() does not take preserve_format"));
+  if (fmt == VKT_CONTIGUOUS_FORMAT)
+    return PyBool_FromLong(vkt_tensor_is_contiguous(SELF));
+  return PyBool_FromLong(in_format(SELF, fmt));
+}
+
+/* The address of element 0 on the cpu device. A Vulkan tensor has no address a program can use; its
+ * number is still unique per storage and offset, so comparing two of them tells whether views share. */
+static PyObject *t_data_ptr(PyObject *self, PyObject *unused) {
+  (void)unused;
+  const vkt_storage *s = SELF->storage;
+  if (vkt_tensor_device(SELF) == VKT_CPU)
+    return PyLong_FromVoidPtr(vkt_tensor_host(SELF));
+  return PyLong_FromUnsignedLongLong((uint64_t)(uintptr_t)s + (uint64_t)SELF->offset * vkt_dtype_size(SELF->dtype));
 }
 
 static PyObject *t_storage_offset(PyObject *self, PyObject *unused) {
@@ -148,6 +190,27 @@ static Py_ssize_t t_len(PyObject *self) {
     return -1;
   }
   return (Py_ssize_t)SELF->shape[0];
+}
+
+/* for row in t: the views t[0], t[1], ... (PyTorch iterates over unbind(0)). */
+static PyObject *t_iter(PyObject *self) {
+  if (SELF->ndim == 0) {
+    PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
+    return NULL;
+  }
+  PyObject *rows = PyTuple_New((Py_ssize_t)SELF->shape[0]);
+  for (int64_t i = 0; rows && i < SELF->shape[0]; i++) {
+    vkt_tensor row;
+    vkt_status st = vkt_select(&row, SELF, 0, i);
+    PyObject *o = st ? vkt_raise(st) : vkt_wrap(&row);
+    if (!o)
+      Py_CLEAR(rows);
+    else
+      PyTuple_SetItem(rows, (Py_ssize_t)i, o);
+  }
+  PyObject *it = rows ? PyObject_GetIter(rows) : NULL;
+  Py_XDECREF(rows);
+  return it;
 }
 
 /* ---- views ---- */
@@ -171,6 +234,15 @@ static vkt_status reshape(vkt_tensor *out, const vkt_tensor *src, int ndim, int6
   st = vkt_view(out, &c, ndim, shape);
   vkt_tensor_release(&c);
   return st;
+}
+
+static PyObject *t_view_as(PyObject *self, PyObject *other) {
+  vkt_tensor *o = vkt_tensor_of(other), out;
+  if (!o) {
+    PyErr_Format(PyExc_TypeError, "view_as(): argument 'other' must be Tensor, not %R", (PyObject *)Py_TYPE(other));
+    return NULL;
+  }
+  return result(vkt_view(&out, SELF, o->ndim, o->shape), &out);
 }
 
 static PyObject *t_reshape(PyObject *self, PyObject *args) {
@@ -207,6 +279,32 @@ static PyObject *t_flatten(PyObject *self, PyObject *args, PyObject *kwargs) {
   for (int i = b + 1; i < SELF->ndim; i++)
     shape[n++] = SELF->shape[i];
   return result(reshape(&out, SELF, n, shape), &out);
+}
+
+/* A shape or strides given as one sequence argument. */
+static int parse_sizes(PyObject *o, int *n, int64_t *v) {
+  PyObject *args = PyTuple_Pack(1, o);
+  int r = args ? vkt_parse_shape(args, n, v) : -1;
+  Py_XDECREF(args);
+  return r;
+}
+
+static PyObject *t_as_strided(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"size", "stride", "storage_offset", NULL};
+  PyObject *size_o, *stride_o, *offset_o = Py_None;
+  int n, ns;
+  int64_t shape[VKT_MAX_DIMS], strides[VKT_MAX_DIMS];
+  long long offset = SELF->offset;
+  vkt_tensor out;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O", kw, &size_o, &stride_o, &offset_o) ||
+      parse_sizes(size_o, &n, shape) < 0 || parse_sizes(stride_o, &ns, strides) < 0)
+    return NULL;
+  if (offset_o != Py_None && (offset = PyLong_AsLongLong(offset_o)) == -1 && PyErr_Occurred())
+    return NULL;
+  if (n != ns)
+    return vkt_raise(
+        vkt_fail(VKT_ERR_RUNTIME, "mismatch in length of strides and shape: %d strides for %d dims", ns, n));
+  return result(vkt_as_strided(&out, SELF, n, shape, strides, offset), &out);
 }
 
 static PyObject *t_transpose(PyObject *self, PyObject *args) {
@@ -359,18 +457,51 @@ static PyObject *t_getitem(PyObject *self, PyObject *key) {
 
 /* ---- copies ---- */
 
-static PyObject *t_contiguous(PyObject *self, PyObject *unused) {
-  (void)unused;
+static PyObject *t_contiguous(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"memory_format", NULL};
+  PyObject *fmt_o = NULL;
+  vkt_memory_format fmt;
   vkt_tensor out;
-  if (vkt_tensor_is_contiguous(SELF))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
+    return NULL;
+  if (!fmt_o)
+    fmt = VKT_CONTIGUOUS_FORMAT;
+  if (fmt == VKT_PRESERVE_FORMAT)
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "preserve memory format is unsupported by the contiguous operator"));
+  if (fmt == VKT_CONTIGUOUS_FORMAT ? vkt_tensor_is_contiguous(SELF) : in_format(SELF, fmt))
     return Py_NewRef(self);
-  return result(vkt_clone(&out, SELF), &out);
+  return result(vkt_copy_as(&out, SELF, vkt_tensor_device(SELF), SELF->dtype, fmt), &out);
 }
 
-static PyObject *t_clone(PyObject *self, PyObject *unused) {
-  (void)unused;
+static PyObject *t_clone(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"memory_format", NULL};
+  PyObject *fmt_o = NULL;
+  vkt_memory_format fmt;
   vkt_tensor out;
-  return result(vkt_clone(&out, SELF), &out);
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
+    return NULL;
+  return result(vkt_copy_as(&out, SELF, vkt_tensor_device(SELF), SELF->dtype, fmt), &out);
+}
+
+/* PyTorch's suggest_memory_format: channels_last where a rank-4 (or 5) tensor is laid out so and is not
+ * also contiguous, else contiguous_format, whatever else the strides say. */
+static vkt_memory_format suggested_format(const vkt_tensor *t) {
+  if (!vkt_tensor_is_contiguous(t) && in_format(t, VKT_CHANNELS_LAST))
+    return VKT_CHANNELS_LAST;
+  if (!vkt_tensor_is_contiguous(t) && in_format(t, VKT_CHANNELS_LAST_3D))
+    return VKT_CHANNELS_LAST_3D;
+  return VKT_CONTIGUOUS_FORMAT;
+}
+
+/* self on device in dtype and laid out by fmt. Without copy, self itself where device and dtype match
+ * and fmt is preserve_format or the one PyTorch suggests for self (so a transpose's
+ * to(memory_format=contiguous_format) is the transpose, as in PyTorch). */
+static PyObject *convert(PyObject *self, int device, vkt_dtype dtype, vkt_memory_format fmt, bool copy) {
+  vkt_tensor out;
+  bool same = device == vkt_tensor_device(SELF) && dtype == SELF->dtype;
+  if (!copy && same && (fmt == VKT_PRESERVE_FORMAT || fmt == suggested_format(SELF)))
+    return Py_NewRef(self);
+  return result(vkt_copy_as(&out, SELF, device, dtype, fmt), &out);
 }
 
 static PyObject *t_cpu(PyObject *self, PyObject *unused) {
@@ -385,6 +516,7 @@ static PyObject *t_cpu(PyObject *self, PyObject *unused) {
 static PyObject *t_to(PyObject *self, PyObject *args, PyObject *kwargs) {
   int device = vkt_tensor_device(SELF);
   vkt_dtype dtype = SELF->dtype;
+  vkt_memory_format fmt = VKT_PRESERVE_FORMAT;
   bool copy = false, given;
   Py_ssize_t n = PyTuple_Size(args);
   for (Py_ssize_t i = 0; i < n; i++) {
@@ -415,30 +547,30 @@ static PyObject *t_to(PyObject *self, PyObject *args, PyObject *kwargs) {
           dtype = SELF->dtype;
       } else if (strcmp(k, "copy") == 0) {
         copy = PyObject_IsTrue(value);
+      } else if (strcmp(k, "memory_format") == 0) {
+        if (vkt_parse_memory_format(value, &fmt) < 0)
+          return NULL;
       } else if (strcmp(k, "non_blocking") != 0) {
         PyErr_Format(PyExc_TypeError, "to() got an unexpected keyword argument '%s'", k);
         return NULL;
       }
     }
   }
-  vkt_tensor out;
-  if (!copy && device == vkt_tensor_device(SELF) && dtype == SELF->dtype)
-    return Py_NewRef(self);
-  if (copy) {
-    vkt_status st = vkt_tensor_empty(&out, device, dtype, SELF->ndim, SELF->shape);
-    if (!st && (st = vkt_copy_(&out, SELF)))
-      vkt_tensor_release(&out);
-    return result(st, &out);
-  }
-  return result(vkt_to(&out, SELF, device, dtype), &out);
+  return convert(self, device, dtype, fmt, copy);
+}
+
+/* float(memory_format=preserve_format) and the other casts. */
+static PyObject *cast(PyObject *self, PyObject *args, PyObject *kwargs, vkt_dtype dtype) {
+  static char *kw[] = {"memory_format", NULL};
+  PyObject *fmt_o = NULL;
+  vkt_memory_format fmt;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
+    return NULL;
+  return convert(self, vkt_tensor_device(SELF), dtype, fmt, false);
 }
 
 #define CAST_METHOD(fn, dt)                                                                                            \
-  static PyObject *fn(PyObject *self, PyObject *unused) {                                                              \
-    (void)unused;                                                                                                      \
-    vkt_tensor out;                                                                                                    \
-    return result(vkt_to(&out, SELF, vkt_tensor_device(SELF), dt), &out);                                              \
-  }
+  static PyObject *fn(PyObject *self, PyObject *args, PyObject *kwargs) { return cast(self, args, kwargs, dt); }
 CAST_METHOD(t_float, VKT_FLOAT32)
 CAST_METHOD(t_double, VKT_FLOAT64)
 CAST_METHOD(t_half, VKT_FLOAT16)
@@ -446,6 +578,79 @@ CAST_METHOD(t_int, VKT_INT32)
 CAST_METHOD(t_long, VKT_INT64)
 CAST_METHOD(t_bool, VKT_BOOL)
 CAST_METHOD(t_byte, VKT_UINT8)
+
+static PyObject *t_type_as(PyObject *self, PyObject *other) {
+  vkt_tensor *o = vkt_tensor_of(other);
+  if (!o) {
+    PyErr_Format(PyExc_TypeError, "type_as(): argument 'other' must be Tensor, not %R", (PyObject *)Py_TYPE(other));
+    return NULL;
+  }
+  return convert(self, vkt_tensor_device(SELF), o->dtype, VKT_PRESERVE_FORMAT, false);
+}
+
+/* new_zeros(size, dtype=None, device=None) and the others: the module's creation function fn with
+ * self's dtype and device where the call gives none. */
+static PyObject *new_like(PyObject *self, PyObject *args, PyObject *kwargs, const char *fn) {
+  PyObject *f = PyObject_GetAttrString(PyType_GetModule(Py_TYPE(self)), fn);
+  PyObject *kw = kwargs ? PyDict_Copy(kwargs) : PyDict_New(), *r = NULL;
+  PyObject *device = vkt_device_new(vkt_tensor_device(SELF));
+  const char *keys[] = {"dtype", "device"};
+  PyObject *defaults[] = {vkt_state->dtypes[SELF->dtype], device};
+  int ok = f && kw && device;
+  for (int i = 0; ok && i < 2; i++) {
+    PyObject *given = PyDict_GetItemString(kw, keys[i]); /* borrowed */
+    if (!given || given == Py_None)
+      ok = PyDict_SetItemString(kw, keys[i], defaults[i]) == 0;
+  }
+  if (ok)
+    r = PyObject_Call(f, args, kw);
+  Py_XDECREF(f);
+  Py_XDECREF(kw);
+  Py_XDECREF(device);
+  return r;
+}
+
+#define NEW_METHOD(name, fn)                                                                                           \
+  static PyObject *t_##name(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
+    return new_like(self, args, kwargs, fn);                                                                           \
+  }
+NEW_METHOD(new_zeros, "zeros")
+NEW_METHOD(new_ones, "ones")
+NEW_METHOD(new_empty, "empty")
+NEW_METHOD(new_full, "full")
+NEW_METHOD(new_tensor, "tensor")
+
+/* Pickling and copy.copy: the values as a NumPy array, rebuilt on the same device. */
+static PyObject *t_reduce_ex(PyObject *self, PyObject *protocol) {
+  (void)protocol;
+  PyObject *rebuild = PyObject_GetAttrString(PyType_GetModule(Py_TYPE(self)), "_rebuild_tensor");
+  PyObject *args = PyTuple_New(0), *kwargs = Py_BuildValue("{s:O}", "copy", Py_True);
+  PyObject *array = args && kwargs ? vkt_tensor_array(self, args, kwargs) : NULL;
+  PyObject *device = vkt_device_new(vkt_tensor_device(SELF));
+  PyObject *r = rebuild && array && device ? Py_BuildValue("(O(OO))", rebuild, array, device) : NULL;
+  Py_XDECREF(rebuild);
+  Py_XDECREF(args);
+  Py_XDECREF(kwargs);
+  Py_XDECREF(array);
+  Py_XDECREF(device);
+  return r;
+}
+
+/* As PyTorch: a copy of the whole storage, seen through the same view (offset, strides). */
+static PyObject *t_deepcopy(PyObject *self, PyObject *memo) {
+  (void)memo;
+  vkt_tensor whole = *SELF, copy;
+  whole.ndim = 1;
+  whole.shape[0] = (int64_t)(SELF->storage->nbytes / (uint64_t)vkt_dtype_size(SELF->dtype));
+  whole.strides[0] = 1;
+  whole.offset = 0;
+  vkt_status st = vkt_clone(&copy, &whole);
+  if (st)
+    return vkt_raise(st);
+  vkt_tensor out = *SELF;
+  out.storage = copy.storage; /* copy's reference moves to out */
+  return vkt_wrap(&out);
+}
 
 static PyObject *scalar_object(vkt_dtype dtype, const void *bytes) {
   vkt_scalar v = vkt_scalar_load(dtype, bytes);
@@ -498,30 +703,51 @@ static PyMethodDef tensor_methods[] = {
     {"dim", t_dim, METH_NOARGS, "the number of dimensions"},
     {"numel", t_numel, METH_NOARGS, "the number of elements"},
     {"element_size", t_element_size, METH_NOARGS, "bytes per element"},
-    {"is_contiguous", t_is_contiguous, METH_NOARGS, "whether the elements are dense in row-major order"},
+    {"nelement", t_numel, METH_NOARGS, "the number of elements (numel)"},
+    {"ndimension", t_dim, METH_NOARGS, "the number of dimensions (dim)"},
+    {"is_floating_point", t_is_floating_point, METH_NOARGS, "whether the dtype is a float type"},
+    {"is_contiguous", (PyCFunction)(void (*)(void))t_is_contiguous, METH_VARARGS | METH_KEYWORDS,
+     "is_contiguous(memory_format=vkt.contiguous_format): whether the elements are dense in that layout"},
+    {"data_ptr", t_data_ptr, METH_NOARGS, "the address of element 0 (cpu); a number unique per storage and offset"},
     {"storage_offset", t_storage_offset, METH_NOARGS, "offset into the storage, in elements"},
     {"view", t_view, METH_VARARGS, "view(*shape): the same storage seen with another shape"},
+    {"view_as", t_view_as, METH_O, "view_as(other): view(other.shape)"},
     {"reshape", t_reshape, METH_VARARGS, "reshape(*shape): a view when possible, else a copy"},
     {"flatten", (PyCFunction)(void (*)(void))t_flatten, METH_VARARGS | METH_KEYWORDS,
      "flatten(start_dim=0, end_dim=-1)"},
     {"transpose", t_transpose, METH_VARARGS, "transpose(dim0, dim1): a view"},
+    {"as_strided", (PyCFunction)(void (*)(void))t_as_strided, METH_VARARGS | METH_KEYWORDS,
+     "as_strided(size, stride, storage_offset=None): any view of the storage, in elements"},
     {"t", t_t, METH_NOARGS, "transpose of a matrix (a view)"},
     {"permute", t_permute, METH_VARARGS, "permute(*dims): a view"},
     {"expand", t_expand, METH_VARARGS, "expand(*sizes): a broadcast view (stride 0)"},
     {"expand_as", t_expand_as, METH_O, "expand_as(other)"},
     {"squeeze", (PyCFunction)(void (*)(void))t_squeeze, METH_VARARGS | METH_KEYWORDS, "squeeze(dim=None)"},
     {"unsqueeze", t_unsqueeze, METH_VARARGS, "unsqueeze(dim)"},
-    {"contiguous", t_contiguous, METH_NOARGS, "self if contiguous, else a contiguous copy"},
-    {"clone", t_clone, METH_NOARGS, "a contiguous copy"},
+    {"contiguous", (PyCFunction)(void (*)(void))t_contiguous, METH_VARARGS | METH_KEYWORDS,
+     "contiguous(memory_format=vkt.contiguous_format): self if laid out so, else a copy that is"},
+    {"clone", (PyCFunction)(void (*)(void))t_clone, METH_VARARGS | METH_KEYWORDS,
+     "clone(*, memory_format=vkt.preserve_format): a copy (a dense tensor's copy keeps its strides)"},
+    {"type_as", t_type_as, METH_O, "type_as(other): to(other.dtype)"},
+    {"new_zeros", (PyCFunction)(void (*)(void))t_new_zeros, METH_VARARGS | METH_KEYWORDS,
+     "new_zeros(*size, dtype=None, device=None): zeros with self's dtype and device by default"},
+    {"new_ones", (PyCFunction)(void (*)(void))t_new_ones, METH_VARARGS | METH_KEYWORDS, "new_ones(*size, ...)"},
+    {"new_empty", (PyCFunction)(void (*)(void))t_new_empty, METH_VARARGS | METH_KEYWORDS, "new_empty(*size, ...)"},
+    {"new_full", (PyCFunction)(void (*)(void))t_new_full, METH_VARARGS | METH_KEYWORDS,
+     "new_full(size, fill_value, ...)"},
+    {"new_tensor", (PyCFunction)(void (*)(void))t_new_tensor, METH_VARARGS | METH_KEYWORDS,
+     "new_tensor(data, dtype=None, device=None): a copy of data with self's dtype and device by default"},
+    {"__reduce_ex__", t_reduce_ex, METH_O, "pickling: the values, rebuilt on the same device"},
+    {"__deepcopy__", t_deepcopy, METH_O, "a copy on the same device"},
     {"cpu", t_cpu, METH_NOARGS, "a copy in host memory (self if already there)"},
     {"to", (PyCFunction)(void (*)(void))t_to, METH_VARARGS | METH_KEYWORDS, "to(device=None, dtype=None, copy=False)"},
-    {"float", t_float, METH_NOARGS, "to(vkt.float32)"},
-    {"double", t_double, METH_NOARGS, "to(vkt.float64)"},
-    {"half", t_half, METH_NOARGS, "to(vkt.float16)"},
-    {"int", t_int, METH_NOARGS, "to(vkt.int32)"},
-    {"long", t_long, METH_NOARGS, "to(vkt.int64)"},
-    {"bool", t_bool, METH_NOARGS, "to(vkt.bool)"},
-    {"byte", t_byte, METH_NOARGS, "to(vkt.uint8)"},
+    {"float", (PyCFunction)(void (*)(void))t_float, METH_VARARGS | METH_KEYWORDS, "to(vkt.float32)"},
+    {"double", (PyCFunction)(void (*)(void))t_double, METH_VARARGS | METH_KEYWORDS, "to(vkt.float64)"},
+    {"half", (PyCFunction)(void (*)(void))t_half, METH_VARARGS | METH_KEYWORDS, "to(vkt.float16)"},
+    {"int", (PyCFunction)(void (*)(void))t_int, METH_VARARGS | METH_KEYWORDS, "to(vkt.int32)"},
+    {"long", (PyCFunction)(void (*)(void))t_long, METH_VARARGS | METH_KEYWORDS, "to(vkt.int64)"},
+    {"bool", (PyCFunction)(void (*)(void))t_bool, METH_VARARGS | METH_KEYWORDS, "to(vkt.bool)"},
+    {"byte", (PyCFunction)(void (*)(void))t_byte, METH_VARARGS | METH_KEYWORDS, "to(vkt.uint8)"},
     {"item", t_item, METH_NOARGS, "the value of a one-element tensor as a Python number"},
     {"tolist", t_tolist, METH_NOARGS, "nested Python lists"},
     {"numpy", vkt_tensor_numpy, METH_NOARGS, "a NumPy array sharing a host tensor's memory"},
@@ -538,6 +764,7 @@ static PyType_Slot tensor_slots[] = {
     {Py_mp_subscript, t_getitem},
     {Py_mp_ass_subscript, vkt_py_setitem},
     {Py_mp_length, t_len},
+    {Py_tp_iter, t_iter},
     {Py_bf_getbuffer, vkt_tensor_getbuffer},
     {Py_bf_releasebuffer, vkt_tensor_releasebuffer},
     {Py_tp_doc, "A multi-dimensional array on the host (cpu) or a Vulkan device."},

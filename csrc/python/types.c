@@ -1,4 +1,5 @@
-/* types.c: vkt.dtype and vkt.device, small immutable types that print and compare like PyTorch's. */
+/* types.c: vkt.dtype, vkt.device and vkt.memory_format, small immutable types that print and compare like
+ * PyTorch's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,17 @@ static PyObject *dtype_numpy(PyObject *self, void *c) {
   return PyUnicode_FromString(vkt_dtypes[((vkt_py_dtype *)self)->dtype].np_name);
 }
 
+/* Pickles as the module attribute of its name: vkt.float32 unpickles to the same object. */
+static PyObject *dtype_reduce(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyUnicode_FromString(vkt_dtypes[((vkt_py_dtype *)self)->dtype].name);
+}
+
+static PyMethodDef dtype_methods[] = {
+    {"__reduce__", dtype_reduce, METH_NOARGS, "pickles as vkt.<name>"},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef dtype_getset[] = {
     {"itemsize", dtype_itemsize, NULL, "bytes per element", NULL},
     {"is_floating_point", dtype_is_float, NULL, "whether the dtype is a float type", NULL},
@@ -37,6 +49,7 @@ static PyGetSetDef dtype_getset[] = {
 static PyType_Slot dtype_slots[] = {
     {Py_tp_repr, dtype_repr},
     {Py_tp_getset, dtype_getset},
+    {Py_tp_methods, dtype_methods},
     {Py_tp_doc, "A tensor element type, e.g. vkt.float32."},
     {0, NULL},
 };
@@ -48,7 +61,7 @@ static PyType_Spec dtype_spec = {"vkt.dtype", sizeof(vkt_py_dtype), 0,
 /* ---- device ---- */
 
 static int parse_device_string(const char *s, int *index) {
-  if (strcmp(s, "cpu") == 0) {
+  if (strcmp(s, "cpu") == 0 || strcmp(s, "cpu:0") == 0) {
     *index = VKT_CPU;
     return 0;
   }
@@ -147,6 +160,18 @@ static PyObject *device_richcompare(PyObject *a, PyObject *b, int op) {
 
 static Py_hash_t device_hash(PyObject *self) { return ((vkt_py_device *)self)->index + 1000003; }
 
+static PyObject *device_reduce(PyObject *self, PyObject *unused) {
+  (void)unused;
+  PyObject *s = device_str(self), *r = s ? Py_BuildValue("(O(O))", (PyObject *)Py_TYPE(self), s) : NULL;
+  Py_XDECREF(s);
+  return r;
+}
+
+static PyMethodDef device_methods[] = {
+    {"__reduce__", device_reduce, METH_NOARGS, "pickles as vkt.device(str(self))"},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef device_getset[] = {
     {"type", device_type_get, NULL, "'cpu' or 'vulkan'", NULL},
     {"index", device_index_get, NULL, "the adapter index, or None", NULL},
@@ -160,6 +185,7 @@ static PyType_Slot device_slots[] = {
     {Py_tp_richcompare, device_richcompare},
     {Py_tp_hash, device_hash},
     {Py_tp_getset, device_getset},
+    {Py_tp_methods, device_methods},
     {Py_tp_doc, "device(type_or_string, index=None): where a tensor lives: 'cpu', 'vulkan' or 'vulkan:N'."},
     {0, NULL},
 };
@@ -167,7 +193,68 @@ static PyType_Slot device_slots[] = {
 static PyType_Spec device_spec = {"vkt.device", sizeof(vkt_py_device), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
                                   device_slots};
 
+/* ---- memory_format ---- */
+
+static const char *const format_names[] = {"preserve_format", "contiguous_format", "channels_last", "channels_last_3d"};
+
+static PyObject *format_repr(PyObject *self) {
+  return PyUnicode_FromFormat("vkt.%s", format_names[((vkt_py_format *)self)->format]);
+}
+
+static PyObject *format_reduce(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyUnicode_FromString(format_names[((vkt_py_format *)self)->format]);
+}
+
+static PyMethodDef format_methods[] = {
+    {"__reduce__", format_reduce, METH_NOARGS, "pickles as vkt.<name>"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot format_slots[] = {
+    {Py_tp_repr, format_repr},
+    {Py_tp_methods, format_methods},
+    {Py_tp_doc, "How a copy is laid out: vkt.preserve_format, contiguous_format, channels_last, channels_last_3d."},
+    {0, NULL},
+};
+
+static PyType_Spec format_spec = {"vkt.memory_format", sizeof(vkt_py_format), 0,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                  format_slots};
+
+static int formats_add(PyObject *module, vkt_py_state *state) {
+  state->format_type = PyType_FromModuleAndSpec(module, &format_spec, NULL);
+  if (!state->format_type || PyModule_AddObjectRef(module, "memory_format", state->format_type) < 0)
+    return -1;
+  for (int i = 0; i < 4; i++) {
+    vkt_py_format *f = (vkt_py_format *)PyType_GenericAlloc((PyTypeObject *)state->format_type, 0);
+    if (!f)
+      return -1;
+    f->format = (vkt_memory_format)i;
+    int r = PyModule_AddObjectRef(module, format_names[i], (PyObject *)f);
+    Py_DECREF(f);
+    if (r < 0)
+      return -1;
+  }
+  return 0;
+}
+
+int vkt_parse_memory_format(PyObject *o, vkt_memory_format *out) {
+  if (!o || o == Py_None) {
+    *out = VKT_PRESERVE_FORMAT;
+    return 0;
+  }
+  if (!PyObject_TypeCheck(o, (PyTypeObject *)vkt_state->format_type)) {
+    PyErr_Format(PyExc_TypeError, "memory_format must be a vkt.memory_format such as vkt.contiguous_format, not %R", o);
+    return -1;
+  }
+  *out = ((vkt_py_format *)o)->format;
+  return 0;
+}
+
 int vkt_types_add(PyObject *module, vkt_py_state *state) {
+  if (formats_add(module, state) < 0)
+    return -1;
   state->dtype_type = PyType_FromModuleAndSpec(module, &dtype_spec, NULL);
   state->device_type = PyType_FromModuleAndSpec(module, &device_spec, NULL);
   if (!state->dtype_type || !state->device_type || PyModule_AddObjectRef(module, "dtype", state->dtype_type) < 0 ||

@@ -1,6 +1,8 @@
 """vkt: a PyTorch-style `vulkan` device for Python, on any GPU with a Vulkan driver."""
 import atexit
 
+__version__ = "0.1.0"
+
 from . import _C
 from ._C import *  # noqa: F401,F403  Tensor, dtypes, creation functions and every operator
 from . import nn, vulkan  # noqa: E402

@@ -1,0 +1,170 @@
+# The Tensor idioms PyTorch users reach for without thinking: iteration, len, pickling and copies,
+# memory formats, new_* constructors, view_as/type_as, the small attribute methods, device strings.
+# Each is compared with torch 2.13 (CPU) on the same inputs, on the cpu and vulkan devices.
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import vkt
+from conftest import DTYPES, assert_bits_equal, to_numpy
+
+torch = pytest.importorskip("torch")
+
+
+def both(values, dtype="float32", device="cpu"):
+    """The same values as a vkt tensor on device and a torch CPU tensor."""
+    a = np.asarray(values).astype(dtype)
+    return vkt.tensor(a, device=device), torch.from_numpy(a.copy())
+
+
+LAYOUTS = {
+    "contiguous": lambda t: t,
+    "transposed": lambda t: t.transpose(0, 1),
+    "sliced": lambda t: t[:, ::2],
+    "transposed slice": lambda t: t.transpose(0, 1)[::2],
+    "permuted": lambda t: t.reshape(2, 3, 4).permute(2, 0, 1),
+    "expanded": lambda t: t[:1].expand(3, 8),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_copies_keep_layout_as_torch(device, layout):
+    v, t = both(np.arange(24.0).reshape(3, 8), device=device)
+    v, t = LAYOUTS[layout](v), LAYOUTS[layout](t)
+    cases = [
+        (lambda x: x.clone(), lambda x: x.clone()),
+        (lambda x: x.clone(memory_format=vkt.contiguous_format), lambda x: x.clone(memory_format=torch.contiguous_format)),
+        (lambda x: x.contiguous(), lambda x: x.contiguous()),
+        (lambda x: x.double(), lambda x: x.double()),
+        (lambda x: x.to(vkt.int32), lambda x: x.to(torch.int32)),
+        (lambda x: x.to(memory_format=vkt.contiguous_format), lambda x: x.to(memory_format=torch.contiguous_format)),
+        (lambda x: x.float(memory_format=vkt.preserve_format), lambda x: x.float(memory_format=torch.preserve_format)),
+        (lambda x: copy.deepcopy(x), lambda x: copy.deepcopy(x)),
+        (lambda x: x.type_as(vkt.zeros(1, dtype=vkt.float16)), lambda x: x.type_as(torch.zeros(1, dtype=torch.float16))),
+    ]
+    for f, g in cases:
+        got, ref = f(v), g(t)
+        assert got.stride() == ref.stride()
+        assert got.device == v.device
+        assert np.array_equal(to_numpy(got), ref.numpy())
+
+
+def test_channels_last(device):
+    v = vkt.arange(120, device=device).reshape(2, 3, 4, 5)
+    t = torch.arange(120).reshape(2, 3, 4, 5)
+    got, ref = v.contiguous(memory_format=vkt.channels_last), t.contiguous(memory_format=torch.channels_last)
+    assert got.stride() == ref.stride()
+    assert got.is_contiguous(memory_format=vkt.channels_last) and not got.is_contiguous()
+    assert got.contiguous(memory_format=vkt.channels_last) is got
+    assert np.array_equal(to_numpy(got), ref.numpy())
+    with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
+        vkt.zeros(3, 4, device=device).clone(memory_format=vkt.channels_last)
+    with pytest.raises(RuntimeError, match="preserve memory format is unsupported by the contiguous operator"):
+        v.contiguous(memory_format=vkt.preserve_format)
+    with pytest.raises(TypeError, match="memory_format"):
+        v.clone(memory_format="channels_last")
+
+
+def test_contiguous_returns_self(device):
+    v = vkt.zeros(3, 4, device=device)
+    assert v.contiguous() is v
+    assert v.to(memory_format=vkt.contiguous_format) is v
+    assert v.float() is v
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_pickle_and_copies_keep_device_and_dtype(device, dtype):
+    a = (np.arange(12) % 5).reshape(3, 4).astype(dtype)
+    v = vkt.tensor(a, device=device)
+    for x in (v, v.t(), v[1], v[:0]):
+        for got in (pickle.loads(pickle.dumps(x)), copy.copy(x), copy.deepcopy(x)):
+            assert got.device == x.device and got.dtype == x.dtype and got.shape == x.shape
+            assert_bits_equal(to_numpy(got), to_numpy(x))
+    with_objects = pickle.loads(pickle.dumps({"w": v, "dtype": vkt.float16, "dev": v.device, "f": vkt.channels_last}))
+    assert with_objects["dtype"] is vkt.float16 and with_objects["dev"] == v.device
+    assert with_objects["f"] is vkt.channels_last
+
+
+def test_deepcopy_is_a_copy(device):
+    v = vkt.zeros(3, device=device)
+    c = copy.deepcopy(v)
+    c[0] = 5
+    assert to_numpy(v).tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("shape", [(3, 2), (1,), (0, 4), (2, 1, 3)])
+def test_iteration_and_len(device, shape):
+    a = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    v = vkt.tensor(a, device=device)
+    rows = list(v)
+    assert len(v) == shape[0] == len(rows)
+    for row, ref in zip(rows, a):
+        assert row.shape == ref.shape and np.array_equal(to_numpy(row), ref)
+    rows[0].fill_(7) if rows else None  # rows are views, as torch's unbind gives
+    if rows:
+        assert np.all(to_numpy(v)[0] == 7)
+
+
+def test_iteration_of_0d_raises_as_torch(device):
+    v = vkt.tensor(1.0, device=device)
+    for f in (iter, len):
+        with pytest.raises(TypeError) as got:
+            f(v)
+        with pytest.raises(TypeError) as ref:
+            f(torch.tensor(1.0))
+        assert str(got.value) == str(ref.value)
+
+
+NEW = [
+    ("new_zeros", (2, 3), {}),
+    ("new_zeros", ((2, 3),), {"dtype": "int32"}),
+    ("new_ones", (4,), {}),
+    ("new_ones", ((),), {"dtype": "bool"}),
+    ("new_full", ((2,), 5.5), {}),
+    ("new_full", ((2, 2), 7), {"dtype": "int64"}),
+    ("new_tensor", ([1, 2, 3],), {}),
+    ("new_tensor", ([[1.5, 2]],), {"dtype": "float64"}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", NEW)
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_new_constructors_as_torch(device, name, args, kwargs, dtype):
+    v, t = both([1, 2], dtype=dtype, device=device)
+    got = getattr(v, name)(*args, **{k: getattr(vkt, x) for k, x in kwargs.items()})
+    ref = getattr(t, name)(*args, **{k: getattr(torch, x) for k, x in kwargs.items()})
+    assert got.device == v.device and got.shape == tuple(ref.shape) and str(got.dtype)[4:] == str(ref.dtype)[6:]
+    assert np.array_equal(to_numpy(got), ref.numpy())
+    assert v.new_empty(2, 3).shape == (2, 3)
+    assert v.new_zeros(2, device="cpu").device == vkt.device("cpu")
+
+
+def test_small_methods_as_torch(device):
+    for dtype in ["float32", "float16", "int64", "bool"]:
+        v, t = both(np.zeros((2, 3, 4)), dtype=dtype, device=device)
+        assert v.is_floating_point() == t.is_floating_point()
+        assert v.ndimension() == t.ndimension() and v.nelement() == t.nelement()
+        assert v.element_size() == t.element_size()
+        assert v.is_cuda is False
+    v, t = both(np.arange(12.0), device=device)
+    assert v.view_as(vkt.zeros(3, 4)).shape == t.view_as(torch.zeros(3, 4)).shape
+    assert v.view_as(vkt.zeros(3, 4)).stride() == (4, 1)
+    with pytest.raises(TypeError, match="view_as"):
+        v.view_as(np.zeros((3, 4)))
+    assert v.expand_as(vkt.zeros(2, 12)).shape == (2, 12)
+
+
+def test_data_ptr(device):
+    v = vkt.zeros(4, 5, device=device)
+    assert v[1].data_ptr() - v.data_ptr() == 5 * 4
+    assert v.t().data_ptr() == v.data_ptr() and v.clone().data_ptr() != v.data_ptr()
+    if device == "cpu":
+        assert v.data_ptr() == v.numpy().ctypes.data
+
+
+def test_device_strings_and_version():
+    assert vkt.device("cpu:0") == vkt.device("cpu")
+    assert vkt.zeros(2, device="cpu:0").device == vkt.device("cpu")
+    assert isinstance(vkt.__version__, str) and vkt.__version__.count(".") == 2

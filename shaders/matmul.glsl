@@ -1,6 +1,7 @@
 // matmul.glsl: what the matmul shaders share: push constants, buffers, the batch offsets of a
 // workgroup's matrix, and the epilogue (alpha, bias, relu, the store). The host defines TO, TA, TB, TC
-// (storage types), ACC (float, or double with ACC_FLOAT64), BIAS and RELU.
+// (storage types), ACC (float, double with ACC_FLOAT64, int with ACC_INT, int64_t with ACC_INT64), BIAS
+// and RELU. Integer sums wrap, as PyTorch's CPU ones do.
 #ifndef VKT_MATMUL_GLSL
 #define VKT_MATMUL_GLSL
 
@@ -24,8 +25,12 @@ layout(std430, binding = 2) readonly buffer B { TB b_[]; };
 layout(std430, binding = 3) restrict readonly buffer Bias { TC c_[]; };
 #endif
 
-#ifdef ACC_FLOAT64
+#if defined(ACC_FLOAT64)
 ACC decode(uvec2 v) { return packDouble2x32(v); }
+#elif defined(ACC_INT64)
+ACC decode(uvec2 v) { return int64_t(uint64_t(v.y) << 32 | uint64_t(v.x)); }
+#elif defined(ACC_INT)
+ACC decode(uvec2 v) { return int(v.x); }
 #else
 ACC decode(uvec2 v) { return uintBitsToFloat(v.x); }
 #endif
@@ -53,6 +58,10 @@ bool is_nan(double v) {
   return (w.y & 0x7fffffffu) > 0x7ff00000u || ((w.y & 0x7fffffffu) == 0x7ff00000u && w.x != 0u);
 }
 double relu(double v) { return is_nan(v) ? v : max(v, 0.0LF); }
+#endif
+int relu(int v) { return max(v, 0); }
+#ifdef ACC_INT64
+int64_t relu(int64_t v) { return max(v, 0L); }
 #endif
 
 // beta * bias[gm, gn], or 0 without a bias or outside the matrix: read apart from the store, so that a

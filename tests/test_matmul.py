@@ -154,16 +154,22 @@ def test_matmul_half_double(device, case, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
-def test_matmul_integer_on_cpu_kernel(device, dtype):
-    """Integer matmul is exact; on vulkan it is a counted CPU fallback (no integer shader, as in CUDA)."""
+@pytest.mark.parametrize("shape", [((2, 9, 14), (14, 5)), ((70, 130), (130, 66)), ((1, 9), (9, 4)), ((6,), (6, 3)),
+                                   ((3, 1, 4, 5), (2, 5, 1))])
+def test_matmul_integer(device, dtype, shape):
+    """Integer matmul is exact and wraps as PyTorch's CPU one does; on vulkan it is a shader, no fallback."""
     rng = np.random.default_rng(2)
-    a = rng.integers(0, 9, size=(2, 9, 14)).astype(dtype)
-    b = rng.integers(0, 9, size=(14, 5)).astype(dtype)
+    lo = 0 if dtype == "uint8" else -50
+    a, b = rng.integers(lo, 50, size=shape[0]).astype(dtype), rng.integers(lo, 50, size=shape[1]).astype(dtype)
     vkt.vulkan.reset_fallback_stats()
-    got = vkt.tensor(a, device=device) @ vkt.tensor(b, device=device).T.T
-    np.testing.assert_array_equal(to_numpy(got), a @ b)
+    got = vkt.tensor(a, device=device) @ vkt.tensor(b, device=device).mT.contiguous().mT
+    want = a.astype(np.int64) @ b.astype(np.int64)
+    np.testing.assert_array_equal(to_numpy(got), want.astype(dtype))  # the cast wraps as PyTorch's sums do
     assert to_numpy(got).dtype == np.dtype(dtype)
-    assert vkt.vulkan.fallback_stats() == ({} if device == "cpu" else {"matmul": 1})
+    assert vkt.vulkan.fallback_stats() == {}
+    big = np.full((3, 3), 200 if dtype == "uint8" else 2**30 + 7, dtype=dtype)
+    np.testing.assert_array_equal(to_numpy(vkt.tensor(big, device=device) @ vkt.tensor(big, device=device)),
+                                  (big.astype(np.int64) @ big.astype(np.int64)).astype(dtype))
 
 
 def test_batch_past_dispatch_limit(dev):

@@ -377,6 +377,8 @@ static const mm_tile *small(const vkt_op_args *a, const vkt_adapter_props *p) {
 static const mm_tile *tile_for(const vkt_op_args *a) {
   int nd = a->out->ndim;
   const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
+  if (!vkt_dtypes[a->compute].is_float)
+    return small(a, p); /* the other shaders are written for float sums */
   const mm_tile *mv = matvec_tile(a, p);
   if (mv)
     return mv;
@@ -409,6 +411,14 @@ typedef struct {
 } mm_push;
 static_assert(sizeof(mm_push) == 104, "mm_push must match shaders/matmul.comp");
 
+/* The type the shader sums in: the compute dtype, but int32 for int32 and uint8 products, whose
+ * results wrap the same in 32 bits as in 64 (as PyTorch's CPU results do), so they need no shaderInt64. */
+static vkt_dtype shader_accumulator(const vkt_op_args *a) {
+  if (a->compute == VKT_INT64 && a->out->dtype != VKT_INT64)
+    return VKT_INT32;
+  return a->compute;
+}
+
 /* The operands a launch binds: out, a, b, then the bias if there is one. */
 static int operands(const vkt_op_args *a, const vkt_tensor **t) {
   t[0] = a->out, t[1] = a->in[0], t[2] = a->in[1], t[3] = a->in[2];
@@ -420,8 +430,7 @@ bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **wh
   int n = operands(a, t), nd = a->out->ndim;
   const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
   (void)op;
-  *why = "integer matmul has no shader (PyTorch's CUDA has none either)";
-  if (!vkt_dtypes[a->compute].is_float || !vkt_operands_fit(p, a->compute, n, t, why))
+  if (!vkt_operands_fit(p, shader_accumulator(a), n, t, why))
     return false;
   *why = "more than 2^32 output elements";
   if (vkt_tensor_numel(a->out) > UINT32_MAX)
@@ -438,9 +447,12 @@ bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **wh
 static void encode(vkt_dtype compute, vkt_scalar v, uint32_t out[2]) {
   double f = v.is_float ? v.f : (double)v.i;
   float g = (float)f;
+  int64_t i = v.is_float ? (int64_t)v.f : v.i;
   out[1] = 0;
   if (compute == VKT_FLOAT64)
     memcpy(out, &f, 8);
+  else if (!vkt_dtypes[compute].is_float)
+    memcpy(out, &i, 8); /* little-endian: the low word first, as the shader's decode reads it */
   else
     memcpy(out, &g, 4);
 }
@@ -451,8 +463,8 @@ static void fill_push(const vkt_op_args *a, int n, const int64_t *bshape, const 
   const vkt_tensor *t[4];
   int nd = a->out->ndim;
   operands(a, t);
-  encode(a->compute, a->param[1], push->alpha);
-  encode(a->compute, a->param[0], push->beta);
+  encode(shader_accumulator(a), a->param[1], push->alpha);
+  encode(shader_accumulator(a), a->param[0], push->beta);
   push->m = (uint32_t)a->out->shape[nd - 2], push->n = (uint32_t)a->out->shape[nd - 1];
   push->k = (uint32_t)t[1]->shape[nd - 1];
   for (int k = 1; k < n; k++) {
@@ -524,8 +536,11 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
                     vec4(a, 1, !b_n_fast) ? "#define VEC4_B\n" : "", out4 ? "#define VEC4_OUT\n" : "",
                     bias4 ? "#define VEC4_C\n" : "");
   }
-  len += snprintf(buf + len, size - (size_t)len, "%s%s%s%s%s",
-                  a->compute == VKT_FLOAT64 ? "#define ACC double\n#define ACC_FLOAT64\n" : "#define ACC float\n",
+  static const char *const acc[VKT_DTYPE_COUNT] = {[VKT_FLOAT32] = "#define ACC float\n",
+                                                   [VKT_FLOAT64] = "#define ACC double\n#define ACC_FLOAT64\n",
+                                                   [VKT_INT32] = "#define ACC int\n#define ACC_INT\n",
+                                                   [VKT_INT64] = "#define ACC int64_t\n#define ACC_INT64\n"};
+  len += snprintf(buf + len, size - (size_t)len, "%s%s%s%s%s", acc[shader_accumulator(a)],
                   n == 4 ? "#define BIAS\n" : "", a->flags & VKT_MATMUL_RELU ? "#define RELU\n" : "",
                   a_k_fast ? "#define A_K_FAST\n" : "", b_n_fast ? "#define B_N_FAST\n" : "");
   return len;
@@ -589,4 +604,97 @@ vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
   (void)op;
   vkt_status st = vkt_pipeline_get(dev, tile->shader, defines, n, sizeof push, &pipe);
   return st ? st : dispatch_batches(dev, pipe, tile, a, n, bshape, bstrides, rank, &push);
+}
+
+/* ---- products built on the one above ---- */
+
+/* PyTorch's ScalarType names, which the vector products' messages use. */
+static const char *scalar_type_name(vkt_dtype d) {
+  static const char *const names[VKT_DTYPE_COUNT] = {"Float", "Double", "Half", "Int", "Long", "Byte", "Bool"};
+  return names[d];
+}
+
+vkt_status vkt_dot(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
+  if (a->ndim != 1 || b->ndim != 1)
+    return vkt_fail(VKT_ERR_RUNTIME, "1D tensors expected, but got %dD and %dD tensors", a->ndim, b->ndim);
+  if (a->shape[0] != b->shape[0])
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of "
+                    "elements, but got %lld and %lld elements respectively",
+                    (long long)a->shape[0], (long long)b->shape[0], (long long)a->shape[0], (long long)b->shape[0]);
+  if (a->dtype != b->dtype)
+    return vkt_fail(VKT_ERR_RUNTIME, "dot : expected both vectors to have same dtype, but found %s and %s",
+                    scalar_type_name(a->dtype), scalar_type_name(b->dtype));
+  return vkt_matmul(a, b, result);
+}
+
+vkt_status vkt_mv(const vkt_tensor *mat, const vkt_tensor *vec, vkt_tensor *result) {
+  if (mat->ndim != 2 || vec->ndim != 1)
+    return vkt_fail(VKT_ERR_RUNTIME, "vector + matrix @ vector expected, got 1, %d, %d", mat->ndim, vec->ndim);
+  if (mat->shape[1] != vec->shape[0])
+    return vkt_fail(VKT_ERR_RUNTIME, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
+                    (long long)mat->shape[0], (long long)mat->shape[0], (long long)mat->shape[1],
+                    (long long)vec->shape[0]);
+  return vkt_matmul(mat, vec, result);
+}
+
+vkt_status vkt_addmv(const vkt_tensor *input, const vkt_tensor *mat, const vkt_tensor *vec, vkt_scalar beta,
+                     vkt_scalar alpha, vkt_tensor *result) {
+  if (mat->ndim != 2 || vec->ndim != 1 || input->ndim > 1)
+    return vkt_fail(VKT_ERR_RUNTIME, "vector + matrix @ vector expected, got %d, %d, %d", input->ndim, mat->ndim,
+                    vec->ndim);
+  if (mat->shape[1] != vec->shape[0] || (input->ndim == 1 && input->shape[0] != 1 && input->shape[0] != mat->shape[0]))
+    return vkt_fail(VKT_ERR_RUNTIME, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
+                    (long long)(input->ndim ? input->shape[0] : 1), (long long)mat->shape[0], (long long)mat->shape[1],
+                    (long long)vec->shape[0]);
+  return product(mat, vec, &(mm_epilogue){input, beta, alpha, 0}, result);
+}
+
+/* The checks baddbmm and addbmm share: two batches of matrices that multiply. */
+static vkt_status batches(const vkt_tensor *b1, const vkt_tensor *b2) {
+  if (b1->ndim != 3 || b2->ndim != 3)
+    return vkt_fail(VKT_ERR_RUNTIME, "batch%d must be a 3D tensor", b1->ndim != 3 ? 1 : 2);
+  if (b1->shape[0] != b2->shape[0] || b1->shape[2] != b2->shape[1])
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "Expected size for first two dimensions of batch2 tensor to be: [%lld, %lld] but got: [%lld, "
+                    "%lld].",
+                    (long long)b1->shape[0], (long long)b1->shape[2], (long long)b2->shape[0], (long long)b2->shape[1]);
+  return VKT_OK;
+}
+
+vkt_status vkt_baddbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
+                       vkt_scalar alpha, vkt_tensor *result) {
+  vkt_status st = batches(b1, b2);
+  return st ? st : product(b1, b2, &(mm_epilogue){input, beta, alpha, 0}, result);
+}
+
+/* t seen as a [rows, cols] matrix: a view where its strides allow, else a contiguous copy's view. */
+static vkt_status as_matrix(const vkt_tensor *t, int64_t rows, int64_t cols, vkt_tensor *out) {
+  vkt_tensor c = {0};
+  int64_t shape[2] = {rows, cols};
+  if (!vkt_view(out, t, 2, shape))
+    return VKT_OK;
+  vkt_status st = vkt_contiguous(&c, t);
+  if (!st)
+    st = vkt_view(out, &c, 2, shape);
+  vkt_tensor_release(&c);
+  return st;
+}
+
+/* beta * input + alpha * sum over the batch of b1[i] @ b2[i]: one product of b1 as [n, batch * m] (its
+ * batch dim moved next to m) and b2 as [batch * m, p], each a view where its strides allow. */
+vkt_status vkt_addbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
+                      vkt_scalar alpha, vkt_tensor *result) {
+  vkt_tensor moved = {0}, x = {0}, y = {0};
+  vkt_status st = batches(b1, b2);
+  if (st)
+    return st;
+  int64_t bs = b1->shape[0], n = b1->shape[1], m = b1->shape[2], p = b2->shape[2];
+  if (!(st = vkt_permute(&moved, b1, 3, (int64_t[]){1, 0, 2})) && !(st = as_matrix(&moved, n, bs * m, &x)) &&
+      !(st = as_matrix(b2, bs * m, p, &y)))
+    st = vkt_addmm(input, &x, &y, beta, alpha, result);
+  vkt_tensor_release(&moved);
+  vkt_tensor_release(&x);
+  vkt_tensor_release(&y);
+  return st;
 }

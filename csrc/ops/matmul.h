@@ -24,6 +24,15 @@ vkt_status vkt_linear(const vkt_tensor *x, const vkt_tensor *w, const vkt_tensor
  * beta is 0. */
 vkt_status vkt_addmm(const vkt_tensor *input, const vkt_tensor *m1, const vkt_tensor *m2, vkt_scalar beta,
                      vkt_scalar alpha, vkt_tensor *result);
+/* Products of vectors and batches, PyTorch's checks in front of one product each. */
+vkt_status vkt_dot(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result); /* also vdot: vkt has no complex */
+vkt_status vkt_mv(const vkt_tensor *mat, const vkt_tensor *vec, vkt_tensor *result);
+vkt_status vkt_addmv(const vkt_tensor *input, const vkt_tensor *mat, const vkt_tensor *vec, vkt_scalar beta,
+                     vkt_scalar alpha, vkt_tensor *result);
+vkt_status vkt_baddbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
+                       vkt_scalar alpha, vkt_tensor *result);
+vkt_status vkt_addbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
+                      vkt_scalar alpha, vkt_tensor *result);
 /* relu(lhs @ rhs + bias) in one kernel; bias broadcasts to the product's shape. */
 vkt_status vkt_matmul_add_relu(const vkt_tensor *lhs, const vkt_tensor *rhs, const vkt_tensor *bias,
                                vkt_tensor *result);

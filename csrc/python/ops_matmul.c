@@ -1,5 +1,5 @@
-/* ops_matmul.c: Python bindings of the matrix-product family: Tensor.matmul/mm/bmm/addmm, the `@`
- * operator, and vkt.matmul, mm, bmm, linear, addmm, matmul_add_relu and its composed reference. */
+/* ops_matmul.c: Python bindings of the matrix-product family: the `@` operator, matmul, mm, bmm, dot,
+ * vdot, mv, linear, addmm, addmv, baddbmm, addbmm, matmul_add_relu and its composed reference. */
 #include "py.h"
 
 #include <stdio.h>
@@ -43,6 +43,10 @@ PyObject *vkt_py_matmul(PyObject *a, PyObject *b) {
 METHOD2(matmul, "other")
 METHOD2(mm, "mat2")
 METHOD2(bmm, "mat2")
+METHOD2(dot, "tensor")
+METHOD2(mv, "vec")
+#define vkt_vdot vkt_dot /* the same for real tensors */
+METHOD2(vdot, "other")
 
 /* fn(a, b, c) for three tensor arguments, c optional (None) when `optional`. */
 static PyObject *call3(mm3_fn fn, const char *name, char **kw, PyObject *args, PyObject *kwargs, bool optional) {
@@ -76,28 +80,41 @@ static PyObject *f_matmul_add_relu_reference(PyObject *mod, PyObject *args, PyOb
   return call3(vkt_matmul_add_relu_reference, "matmul_add_relu_reference", kw, args, kwargs, false);
 }
 
-/* addmm(input, mat1, mat2, *, beta=1, alpha=1); a method when self is given. */
-static PyObject *addmm(PyObject *self, PyObject *args, PyObject *kwargs) {
-  static char *m_kw[] = {"mat1", "mat2", "beta", "alpha", NULL};
-  static char *f_kw[] = {"input", "mat1", "mat2", "beta", "alpha", NULL};
+typedef vkt_status (*addmm_fn)(const vkt_tensor *, const vkt_tensor *, const vkt_tensor *, vkt_scalar, vkt_scalar,
+                               vkt_tensor *);
+
+/* name(input, m1, m2, *, beta=1, alpha=1): addmm, addmv, baddbmm and addbmm, with the names of m1 and m2
+ * in kw[1], kw[2]; a method when self is given. */
+static PyObject *add_product(addmm_fn fn, const char *name, char **kw, PyObject *self, PyObject *args,
+                             PyObject *kwargs) {
   PyObject *o[3] = {self, NULL, NULL}, *beta_o = NULL, *alpha_o = NULL;
   vkt_scalar beta = {false, 0, 1}, alpha = {false, 0, 1};
   vkt_tensor *t[3], out;
-  int ok =
-      self ? PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OO:addmm", m_kw, &o[1], &o[2], &beta_o, &alpha_o)
-           : PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OO:addmm", f_kw, &o[0], &o[1], &o[2], &beta_o, &alpha_o);
+  char fmt[64];
+  snprintf(fmt, sizeof fmt, "%sOO|$OO:%s", self ? "" : "O", name);
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw + 1, &o[1], &o[2], &beta_o, &alpha_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &o[0], &o[1], &o[2], &beta_o, &alpha_o);
   if (!ok || (beta_o && vkt_py_scalar(beta_o, &beta) < 0) || (alpha_o && vkt_py_scalar(alpha_o, &alpha) < 0))
     return NULL;
   for (int k = 0; k < 3; k++)
-    if (!(t[k] = tensor_arg(o[k], "addmm", f_kw[k])))
+    if (!(t[k] = tensor_arg(o[k], name, kw[k])))
       return NULL;
-  return vkt_py_result(vkt_addmm(t[0], t[1], t[2], beta, alpha, &out), &out);
+  return vkt_py_result(fn(t[0], t[1], t[2], beta, alpha, &out), &out);
 }
 
-static PyObject *f_addmm(PyObject *mod, PyObject *args, PyObject *kwargs) {
-  (void)mod;
-  return addmm(NULL, args, kwargs);
-}
+#define ADD_PRODUCT(name, m1, m2)                                                                                      \
+  static char *name##_kw[] = {"input", m1, m2, "beta", "alpha", NULL};                                                 \
+  static PyObject *m_##name(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
+    return add_product(vkt_##name, #name, name##_kw, self, args, kwargs);                                              \
+  }                                                                                                                    \
+  static PyObject *f_##name(PyObject *mod, PyObject *args, PyObject *kwargs) {                                         \
+    (void)mod;                                                                                                         \
+    return add_product(vkt_##name, #name, name##_kw, NULL, args, kwargs);                                              \
+  }
+ADD_PRODUCT(addmm, "mat1", "mat2")
+ADD_PRODUCT(addmv, "mat", "vec")
+ADD_PRODUCT(baddbmm, "batch1", "batch2")
+ADD_PRODUCT(addbmm, "batch1", "batch2")
 
 #define KW(f) (PyCFunction)(void (*)(void))(f), METH_VARARGS | METH_KEYWORDS
 
@@ -105,7 +122,13 @@ PyMethodDef vkt_matmul_methods[] = {
     {"matmul", m_matmul, METH_O, "matmul(other): self @ other with PyTorch's rules"},
     {"mm", m_mm, METH_O, "mm(mat2): product of two matrices"},
     {"bmm", m_bmm, METH_O, "bmm(mat2): product of two batches of matrices, [B, M, K] @ [B, K, N]"},
-    {"addmm", KW(addmm), "addmm(mat1, mat2, *, beta=1, alpha=1): beta * self + alpha * (mat1 @ mat2)"},
+    {"addmm", KW(m_addmm), "addmm(mat1, mat2, *, beta=1, alpha=1): beta * self + alpha * (mat1 @ mat2)"},
+    {"addmv", KW(m_addmv), "addmv(mat, vec, *, beta=1, alpha=1): beta * self + alpha * (mat @ vec)"},
+    {"baddbmm", KW(m_baddbmm), "baddbmm(batch1, batch2, *, beta=1, alpha=1): beta * self + alpha * bmm(...)"},
+    {"addbmm", KW(m_addbmm), "addbmm(batch1, batch2, *, beta=1, alpha=1): beta * self + alpha * sum of bmm(...)"},
+    {"dot", m_dot, METH_O, "dot(tensor): the inner product of two 1-D tensors"},
+    {"vdot", m_vdot, METH_O, "vdot(other): dot (vkt has no complex dtypes)"},
+    {"mv", m_mv, METH_O, "mv(vec): matrix @ vector"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -115,6 +138,12 @@ PyMethodDef vkt_matmul_functions[] = {
     {"bmm", KW(f_bmm), "bmm(input, mat2): product of two batches of matrices"},
     {"linear", KW(f_linear), "linear(input, weight, bias=None): input @ weight.T + bias"},
     {"addmm", KW(f_addmm), "addmm(input, mat1, mat2, *, beta=1, alpha=1): beta * input + alpha * (mat1 @ mat2)"},
+    {"addmv", KW(f_addmv), "addmv(input, mat, vec, *, beta=1, alpha=1): beta * input + alpha * (mat @ vec)"},
+    {"baddbmm", KW(f_baddbmm), "baddbmm(input, batch1, batch2, *, beta=1, alpha=1)"},
+    {"addbmm", KW(f_addbmm), "addbmm(input, batch1, batch2, *, beta=1, alpha=1): sums the batch's products"},
+    {"dot", KW(f_dot), "dot(input, tensor): the inner product of two 1-D tensors"},
+    {"vdot", KW(f_vdot), "vdot(input, other): dot (vkt has no complex dtypes)"},
+    {"mv", KW(f_mv), "mv(input, vec): matrix @ vector"},
     {"matmul_add_relu", KW(f_matmul_add_relu), "matmul_add_relu(lhs, rhs, bias): relu(lhs @ rhs + bias), one kernel"},
     {"matmul_add_relu_reference", KW(f_matmul_add_relu_reference),
      "matmul_add_relu_reference(lhs, rhs, bias): relu(lhs @ rhs + bias) from the basic ops"},

@@ -652,6 +652,35 @@ static PyObject *t_deepcopy(PyObject *self, PyObject *memo) {
   return vkt_wrap(&out);
 }
 
+/* Methods whose op is composed in Python (python/vkt/functional.py, as torch.functional): self.name(...)
+ * is vkt.functional.name(self, ...). */
+static PyObject *python_method(PyObject *self, PyObject *args, PyObject *kwargs, const char *name) {
+  PyObject *module = PyImport_ImportModule("vkt.functional");
+  PyObject *f = module ? PyObject_GetAttrString(module, name) : NULL, *r = NULL;
+  Py_ssize_t n = PyTuple_Size(args);
+  PyObject *all = f ? PyTuple_New(n + 1) : NULL;
+  if (all) {
+    PyTuple_SetItem(all, 0, Py_NewRef(self));
+    for (Py_ssize_t i = 0; i < n; i++)
+      PyTuple_SetItem(all, i + 1, Py_NewRef(PyTuple_GetItem(args, i)));
+    r = PyObject_Call(f, all, kwargs);
+  }
+  Py_XDECREF(all);
+  Py_XDECREF(f);
+  Py_XDECREF(module);
+  return r;
+}
+
+#define PYTHON_METHOD(name)                                                                                            \
+  static PyObject *t_##name(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
+    return python_method(self, args, kwargs, #name);                                                                   \
+  }
+PYTHON_METHOD(outer)
+PYTHON_METHOD(ger)
+PYTHON_METHOD(inner)
+PYTHON_METHOD(kron)
+PYTHON_METHOD(cross)
+
 static PyObject *scalar_object(vkt_dtype dtype, const void *bytes) {
   vkt_scalar v = vkt_scalar_load(dtype, bytes);
   if (dtype == VKT_BOOL)
@@ -737,6 +766,11 @@ static PyMethodDef tensor_methods[] = {
      "new_full(size, fill_value, ...)"},
     {"new_tensor", (PyCFunction)(void (*)(void))t_new_tensor, METH_VARARGS | METH_KEYWORDS,
      "new_tensor(data, dtype=None, device=None): a copy of data with self's dtype and device by default"},
+    {"outer", (PyCFunction)(void (*)(void))t_outer, METH_VARARGS | METH_KEYWORDS, "outer(vec2): vkt.outer"},
+    {"ger", (PyCFunction)(void (*)(void))t_ger, METH_VARARGS | METH_KEYWORDS, "ger(vec2): vkt.outer"},
+    {"inner", (PyCFunction)(void (*)(void))t_inner, METH_VARARGS | METH_KEYWORDS, "inner(other): vkt.inner"},
+    {"kron", (PyCFunction)(void (*)(void))t_kron, METH_VARARGS | METH_KEYWORDS, "kron(other): vkt.kron"},
+    {"cross", (PyCFunction)(void (*)(void))t_cross, METH_VARARGS | METH_KEYWORDS, "cross(other, dim=None): vkt.cross"},
     {"__reduce_ex__", t_reduce_ex, METH_O, "pickling: the values, rebuilt on the same device"},
     {"__deepcopy__", t_deepcopy, METH_O, "a copy on the same device"},
     {"cpu", t_cpu, METH_NOARGS, "a copy in host memory (self if already there)"},

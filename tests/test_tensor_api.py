@@ -168,3 +168,25 @@ def test_device_strings_and_version():
     assert vkt.device("cpu:0") == vkt.device("cpu")
     assert vkt.zeros(2, device="cpu:0").device == vkt.device("cpu")
     assert isinstance(vkt.__version__, str) and vkt.__version__.count(".") == 2
+
+
+def test_numpy_names_of_dim_and_keepdim(device):
+    """PyTorch takes axis for dim and keepdims for keepdim in every op that has them."""
+    a = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    v, t = vkt.tensor(a, device=device), torch.from_numpy(a)
+    pairs = [
+        (lambda x: x.sum(axis=0), lambda x: x.sum(axis=0)),
+        (lambda x: x.mean(axis=1, keepdims=True), lambda x: x.mean(axis=1, keepdims=True)),
+        (lambda x: x.amax(axis=-1), lambda x: x.amax(axis=-1)),
+        (lambda x: x.softmax(axis=0), lambda x: x.softmax(axis=0)),
+        (lambda x: x.argmax(axis=1), lambda x: x.argmax(axis=1)),
+    ]
+    for f, g in pairs:
+        got, ref = f(v), g(t)
+        assert got.shape == tuple(ref.shape)
+        np.testing.assert_allclose(to_numpy(got), ref.numpy(), rtol=1e-6)
+    kwargs = {"axis": 0}
+    v.sum(**kwargs)
+    assert kwargs == {"axis": 0}
+    with pytest.raises(TypeError, match="alias"):
+        v.sum(dim=0, axis=1)

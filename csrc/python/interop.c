@@ -184,7 +184,7 @@ static PyObject *copied_array(vkt_tensor *t) {
 PyObject *vkt_tensor_array(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"dtype", "copy", NULL};
   PyObject *dtype = Py_None, *copy = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO", kw, &dtype, &copy))
+  if (!vkt_parse_args(args, kwargs, "|OO", kw, &dtype, &copy))
     return NULL;
   vkt_tensor *t = &((vkt_py_tensor *)self)->t;
   bool on_host = vkt_tensor_device(t) == VKT_CPU;

@@ -28,7 +28,7 @@ static PyObject *py_tensor(PyObject *self, PyObject *args, PyObject *kwargs) {
   PyObject *data, *dtype = Py_None, *device = Py_None, *grad = Py_False;
   vkt_tensor t;
   (void)self;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OOO", kw, &data, &dtype, &device, &grad))
+  if (!vkt_parse_args(args, kwargs, "O|$OOO", kw, &data, &dtype, &device, &grad))
     return NULL;
   return vkt_from_data(data, dtype, device, &t) < 0 ? NULL : vkt_wrap(&t);
 }
@@ -204,7 +204,7 @@ static PyObject *py_arange(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"start", "end", "step", "dtype", "device", "requires_grad", NULL};
   PyObject *a = NULL, *b = Py_None, *s = NULL, *dtype_o = Py_None, *device_o = Py_None, *grad = NULL;
   (void)self;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO$OOO", kw, &a, &b, &s, &dtype_o, &device_o, &grad))
+  if (!vkt_parse_args(args, kwargs, "O|OO$OOO", kw, &a, &b, &s, &dtype_o, &device_o, &grad))
     return NULL;
   vkt_scalar start = {false, 0, 0}, end, step = {false, 0, 1};
   vkt_dtype k1 = VKT_INT64, k2, k3 = VKT_INT64, dtype;

@@ -68,8 +68,8 @@ static int parse_gelu(PyObject *self, PyObject *args, PyObject *kwargs, unary_ca
   const char *approx = "none";
   c->x = self;
   c->p0 = c->p1 = none; /* gelu takes no number parameters, but the kernels read both */
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|$s", m_kw, &approx)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|$s", f_kw, &c->x, &approx);
+  int ok = self ? vkt_parse_args(args, kwargs, "|$s", m_kw, &approx)
+                : vkt_parse_args(args, kwargs, "O|$s", f_kw, &c->x, &approx);
   if (!ok)
     return -1;
   if (strcmp(approx, "none") != 0 && strcmp(approx, "tanh") != 0) {
@@ -86,8 +86,8 @@ static int parse_params(PyObject *self, PyObject *args, PyObject *kwargs, unary_
   char *m_kw[] = {(char *)n0, (char *)n1, NULL}, *f_kw[] = {"input", (char *)n0, (char *)n1, NULL};
   PyObject *o0 = Py_None, *o1 = Py_None;
   c->x = self;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, n1 ? "|OO" : "|O", m_kw, &o0, &o1)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, n1 ? "O|OO" : "O|O", f_kw, &c->x, &o0, &o1);
+  int ok = self ? vkt_parse_args(args, kwargs, n1 ? "|OO" : "|O", m_kw, &o0, &o1)
+                : vkt_parse_args(args, kwargs, n1 ? "O|OO" : "O|O", f_kw, &c->x, &o0, &o1);
   if (!ok)
     return -1;
   c->p0 = d0, c->p1 = d1;
@@ -174,8 +174,8 @@ static PyObject *add_sub(PyObject *self, PyObject *args, PyObject *kwargs, int i
   static char *m_kw[] = {"other", "alpha", NULL}, *f_kw[] = {"input", "other", "alpha", NULL};
   PyObject *a = self, *b, *alpha_o = NULL;
   vkt_scalar alpha = one;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O", m_kw, &b, &alpha_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O", f_kw, &a, &b, &alpha_o);
+  int ok = self ? vkt_parse_args(args, kwargs, "O|$O", m_kw, &b, &alpha_o)
+                : vkt_parse_args(args, kwargs, "OO|$O", f_kw, &a, &b, &alpha_o);
   if (!ok || (alpha_o && vkt_py_scalar(alpha_o, &alpha) < 0))
     return NULL;
   return strict(binary(a, b, id, alpha, inplace), b);
@@ -198,8 +198,8 @@ static PyObject *f_sub(PyObject *m, PyObject *a, PyObject *k) {
 static PyObject *div(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
   static char *m_kw[] = {"other", "rounding_mode", NULL}, *f_kw[] = {"input", "other", "rounding_mode", NULL};
   PyObject *a = self, *b, *mode = Py_None;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O", m_kw, &b, &mode)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O", f_kw, &a, &b, &mode);
+  int ok = self ? vkt_parse_args(args, kwargs, "O|$O", m_kw, &b, &mode)
+                : vkt_parse_args(args, kwargs, "OO|$O", f_kw, &a, &b, &mode);
   if (!ok)
     return NULL;
   int id = VKT_OP_DIV;

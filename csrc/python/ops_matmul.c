@@ -36,7 +36,7 @@ PyObject *vkt_py_matmul(PyObject *a, PyObject *b) {
     static char *kw[] = {"input", other, NULL};                                                                        \
     PyObject *a, *b;                                                                                                   \
     (void)mod;                                                                                                         \
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:" #name, kw, &a, &b))                                           \
+    if (!vkt_parse_args(args, kwargs, "OO:" #name, kw, &a, &b))                                                        \
       return NULL;                                                                                                     \
     return call2(vkt_##name, #name, a, b, other);                                                                      \
   }
@@ -54,7 +54,7 @@ static PyObject *call3(mm3_fn fn, const char *name, char **kw, PyObject *args, P
   vkt_tensor *t[3] = {NULL, NULL, NULL}, out;
   char fmt[64];
   snprintf(fmt, sizeof fmt, "OO%sO:%s", optional ? "|" : "", name);
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &o[0], &o[1], &o[2]))
+  if (!vkt_parse_args(args, kwargs, fmt, kw, &o[0], &o[1], &o[2]))
     return NULL;
   for (int k = 0; k < 3; k++)
     if (!(k == 2 && optional && o[k] == Py_None) && !(t[k] = tensor_arg(o[k], name, kw[k])))
@@ -92,8 +92,8 @@ static PyObject *add_product(addmm_fn fn, const char *name, char **kw, PyObject 
   vkt_tensor *t[3], out;
   char fmt[64];
   snprintf(fmt, sizeof fmt, "%sOO|$OO:%s", self ? "" : "O", name);
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw + 1, &o[1], &o[2], &beta_o, &alpha_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &o[0], &o[1], &o[2], &beta_o, &alpha_o);
+  int ok = self ? vkt_parse_args(args, kwargs, fmt, kw + 1, &o[1], &o[2], &beta_o, &alpha_o)
+                : vkt_parse_args(args, kwargs, fmt, kw, &o[0], &o[1], &o[2], &beta_o, &alpha_o);
   if (!ok || (beta_o && vkt_py_scalar(beta_o, &beta) < 0) || (alpha_o && vkt_py_scalar(alpha_o, &alpha) < 0))
     return NULL;
   for (int k = 0; k < 3; k++)

@@ -36,8 +36,8 @@ static int parse(PyObject *self, PyObject *args, PyObject *kwargs, const reducti
   snprintf(fmt, sizeof fmt, "%s:%s", formats[r->form], r->name);
   *c = (call){self, Py_None, Py_None, Py_None, Py_None, 0};
 #define PARSE(...)                                                                                                     \
-  (self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt + 1, kw + 1, __VA_ARGS__)                                      \
-        : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &c->x, __VA_ARGS__))
+  (self ? vkt_parse_args(args, kwargs, fmt + 1, kw + 1, __VA_ARGS__)                                                   \
+        : vkt_parse_args(args, kwargs, fmt, kw, &c->x, __VA_ARGS__))
   int ok;
   switch (r->form) {
   case FORM_PLAIN: ok = PARSE(&c->dim, &c->keepdim); break;

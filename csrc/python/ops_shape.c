@@ -49,7 +49,7 @@ static PyObject *join(PyObject *args, PyObject *kwargs, const char *name, bool s
   PyObject *seq_o, *seq = NULL, *result = NULL;
   const vkt_tensor **ts = NULL;
   long long dim = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|L", kw, &seq_o, &dim))
+  if (!vkt_parse_args(args, kwargs, "O|L", kw, &seq_o, &dim))
     return NULL;
   if (vkt_is_tensor(seq_o) || !(seq = PySequence_Tuple(seq_o))) {
     PyErr_Format(PyExc_TypeError, "%s(): argument 'tensors' must be tuple of Tensors, not %R", name,
@@ -123,8 +123,8 @@ static PyObject *split(PyObject *self, PyObject *args, PyObject *kwargs) {
   PyObject *x = self, *what, *result = NULL;
   long long dim = 0;
   int64_t *sizes = NULL, n = 0;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "O|L", m_kw, &what, &dim)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "OO|L", f_kw, &x, &what, &dim);
+  int ok = self ? vkt_parse_args(args, kwargs, "O|L", m_kw, &what, &dim)
+                : vkt_parse_args(args, kwargs, "OO|L", f_kw, &x, &what, &dim);
   vkt_tensor *t = ok ? tensor_arg(x, "split", "tensor") : NULL;
   if (!t)
     return NULL;
@@ -147,8 +147,8 @@ static PyObject *chunk(PyObject *self, PyObject *args, PyObject *kwargs) {
   PyObject *x = self, *result = NULL;
   long long chunks, dim = 0;
   int64_t *sizes = NULL, n = 0;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "L|L", m_kw, &chunks, &dim)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "OL|L", f_kw, &x, &chunks, &dim);
+  int ok = self ? vkt_parse_args(args, kwargs, "L|L", m_kw, &chunks, &dim)
+                : vkt_parse_args(args, kwargs, "OL|L", f_kw, &x, &chunks, &dim);
   vkt_tensor *t = ok ? tensor_arg(x, "chunk", "input") : NULL;
   if (!t)
     return NULL;
@@ -167,14 +167,14 @@ static PyObject *flip(PyObject *self, PyObject *args, PyObject *kwargs) {
   uint32_t mask;
   vkt_tensor out;
   if (self) {
-    if (kwargs && !PyArg_ParseTupleAndKeywords(args, kwargs, "|O", f_kw + 1, &dims))
+    if (kwargs && !vkt_parse_args(args, kwargs, "|O", f_kw + 1, &dims))
       return NULL;
     if (!dims && PyTuple_Size(args) == 0) {
       PyErr_SetString(PyExc_TypeError, "flip() missing required argument 'dims'");
       return NULL;
     }
     dims = dims ? dims : PyTuple_Size(args) == 1 ? PyTuple_GetItem(args, 0) : args;
-  } else if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO", f_kw, &x, &dims)) {
+  } else if (!vkt_parse_args(args, kwargs, "OO", f_kw, &x, &dims)) {
     return NULL;
   }
   vkt_tensor *t = tensor_arg(x, "flip", "input");
@@ -190,8 +190,8 @@ static PyObject *roll(PyObject *self, PyObject *args, PyObject *kwargs) {
   int64_t shifts[VKT_MAX_DIMS], dims[VKT_MAX_DIMS];
   int n, ndims = 0;
   vkt_tensor out;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "O|O", m_kw, &shifts_o, &dims_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O", f_kw, &x, &shifts_o, &dims_o);
+  int ok = self ? vkt_parse_args(args, kwargs, "O|O", m_kw, &shifts_o, &dims_o)
+                : vkt_parse_args(args, kwargs, "OO|O", f_kw, &x, &shifts_o, &dims_o);
   vkt_tensor *t = ok ? tensor_arg(x, "roll", "input") : NULL;
   if (!t || int_list(shifts_o, &n, shifts) < 0 || (dims_o != Py_None && int_list(dims_o, &ndims, dims) < 0))
     return NULL;
@@ -203,8 +203,8 @@ static PyObject *tri(PyObject *self, PyObject *args, PyObject *kwargs, bool uppe
   PyObject *x = self;
   long long diagonal = 0;
   vkt_tensor out;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|L", m_kw, &diagonal)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|L", f_kw, &x, &diagonal);
+  int ok = self ? vkt_parse_args(args, kwargs, "|L", m_kw, &diagonal)
+                : vkt_parse_args(args, kwargs, "O|L", f_kw, &x, &diagonal);
   vkt_tensor *t = ok ? tensor_arg(x, upper ? "triu" : "tril", "input") : NULL;
   return t ? vkt_py_result(vkt_tri(t, upper, diagonal, &out), &out) : NULL;
 }
@@ -245,8 +245,8 @@ static PyObject *take(PyObject *self, PyObject *args, PyObject *kwargs, bool sel
   PyObject *x = self, *index_o;
   long long dim;
   vkt_tensor out, *t, *index;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "LO", m_kw, &dim, &index_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "OLO", f_kw, &x, &dim, &index_o);
+  int ok = self ? vkt_parse_args(args, kwargs, "LO", m_kw, &dim, &index_o)
+                : vkt_parse_args(args, kwargs, "OLO", f_kw, &x, &dim, &index_o);
   if (!ok || !(t = tensor_arg(x, name, "input")) || !(index = tensor_arg(index_o, name, "index")))
     return NULL;
   return vkt_py_result(select ? vkt_index_select(t, dim, index, &out) : vkt_gather(t, dim, index, &out), &out);
@@ -268,8 +268,8 @@ static PyObject *masked_fill(PyObject *self, PyObject *args, PyObject *kwargs, b
   PyObject *x = self, *mask_o, *value_o;
   vkt_tensor out, *t, *mask;
   vkt_scalar v = {0};
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "OO", m_kw, &mask_o, &value_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "OOO", f_kw, &x, &mask_o, &value_o);
+  int ok = self ? vkt_parse_args(args, kwargs, "OO", m_kw, &mask_o, &value_o)
+                : vkt_parse_args(args, kwargs, "OOO", f_kw, &x, &mask_o, &value_o);
   if (!ok || !(t = tensor_arg(x, "masked_fill", "input")) || !(mask = tensor_arg(mask_o, "masked_fill", "mask")))
     return NULL;
   vkt_tensor *value = vkt_tensor_of(value_o);
@@ -294,8 +294,7 @@ static PyObject *copy_(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"src", "non_blocking", NULL};
   PyObject *src_o, *non_blocking = Py_False;
   vkt_tensor *src;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O", kw, &src_o, &non_blocking) ||
-      !(src = tensor_arg(src_o, "copy_", "src")))
+  if (!vkt_parse_args(args, kwargs, "O|O", kw, &src_o, &non_blocking) || !(src = tensor_arg(src_o, "copy_", "src")))
     return NULL;
   vkt_status st = vkt_assign(SELF_T, src);
   return st ? vkt_raise(st) : Py_NewRef(self);

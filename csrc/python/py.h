@@ -49,6 +49,10 @@ static inline bool vkt_is_tensor(PyObject *o) { return PyObject_TypeCheck(o, (Py
 PyObject *vkt_wrap(vkt_tensor *t);
 PyObject *vkt_device_new(int index);
 
+/* PyArg_ParseTupleAndKeywords, taking NumPy's axis and keepdims for dim and keepdim as PyTorch does:
+ * every binding parses through it. */
+int vkt_parse_args(PyObject *args, PyObject *kwargs, const char *format, char **kwlist, ...);
+
 /* Argument parsing. Each returns 0, or -1 with an exception set. */
 int vkt_parse_dtype(PyObject *o, vkt_dtype *out, bool *given);
 int vkt_parse_device(PyObject *o, int *out); /* None means cpu, "vulkan" the current adapter */

@@ -101,7 +101,7 @@ static PyGetSetDef tensor_getset[] = {
 static PyObject *dim_or_all(PyObject *self, PyObject *args, PyObject *kwargs, const int64_t *values) {
   static char *kw[] = {"dim", NULL};
   PyObject *dim = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kw, &dim))
+  if (!vkt_parse_args(args, kwargs, "|O", kw, &dim))
     return NULL;
   if (dim == Py_None)
     return shape_tuple(SELF->ndim, values);
@@ -158,7 +158,7 @@ static PyObject *t_is_contiguous(PyObject *self, PyObject *args, PyObject *kwarg
   static char *kw[] = {"memory_format", NULL};
   PyObject *fmt_o = NULL;
   vkt_memory_format fmt;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
+  if (!vkt_parse_args(args, kwargs, "|O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
     return NULL;
   if (!fmt_o)
     fmt = VKT_CONTIGUOUS_FORMAT;
@@ -260,7 +260,7 @@ static PyObject *t_flatten(PyObject *self, PyObject *args, PyObject *kwargs) {
   int a, b;
   vkt_status st;
   vkt_tensor out;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|LL", kw, &s, &e))
+  if (!vkt_parse_args(args, kwargs, "|LL", kw, &s, &e))
     return NULL;
   if ((st = vkt_dim_wrap(s, SELF->ndim, &a)) || (st = vkt_dim_wrap(e, SELF->ndim, &b)))
     return vkt_raise(st);
@@ -296,8 +296,8 @@ static PyObject *t_as_strided(PyObject *self, PyObject *args, PyObject *kwargs) 
   int64_t shape[VKT_MAX_DIMS], strides[VKT_MAX_DIMS];
   long long offset = SELF->offset;
   vkt_tensor out;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O", kw, &size_o, &stride_o, &offset_o) ||
-      parse_sizes(size_o, &n, shape) < 0 || parse_sizes(stride_o, &ns, strides) < 0)
+  if (!vkt_parse_args(args, kwargs, "OO|O", kw, &size_o, &stride_o, &offset_o) || parse_sizes(size_o, &n, shape) < 0 ||
+      parse_sizes(stride_o, &ns, strides) < 0)
     return NULL;
   if (offset_o != Py_None && (offset = PyLong_AsLongLong(offset_o)) == -1 && PyErr_Occurred())
     return NULL;
@@ -358,7 +358,7 @@ static PyObject *t_squeeze(PyObject *self, PyObject *args, PyObject *kwargs) {
   int64_t dims[VKT_MAX_DIMS];
   int n = -1;
   vkt_tensor out;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kw, &dim))
+  if (!vkt_parse_args(args, kwargs, "|O", kw, &dim))
     return NULL;
   if (dim != Py_None) {
     PyObject *t = PyTuple_Check(dim) ? Py_NewRef(dim) : PyTuple_Pack(1, dim);
@@ -462,7 +462,7 @@ static PyObject *t_contiguous(PyObject *self, PyObject *args, PyObject *kwargs) 
   PyObject *fmt_o = NULL;
   vkt_memory_format fmt;
   vkt_tensor out;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
+  if (!vkt_parse_args(args, kwargs, "|O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
     return NULL;
   if (!fmt_o)
     fmt = VKT_CONTIGUOUS_FORMAT;
@@ -478,7 +478,7 @@ static PyObject *t_clone(PyObject *self, PyObject *args, PyObject *kwargs) {
   PyObject *fmt_o = NULL;
   vkt_memory_format fmt;
   vkt_tensor out;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
+  if (!vkt_parse_args(args, kwargs, "|$O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
     return NULL;
   return result(vkt_copy_as(&out, SELF, vkt_tensor_device(SELF), SELF->dtype, fmt), &out);
 }
@@ -564,7 +564,7 @@ static PyObject *cast(PyObject *self, PyObject *args, PyObject *kwargs, vkt_dtyp
   static char *kw[] = {"memory_format", NULL};
   PyObject *fmt_o = NULL;
   vkt_memory_format fmt;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
+  if (!vkt_parse_args(args, kwargs, "|$O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
     return NULL;
   return convert(self, vkt_tensor_device(SELF), dtype, fmt, false);
 }

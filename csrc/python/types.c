@@ -1,5 +1,6 @@
 /* types.c: vkt.dtype, vkt.device and vkt.memory_format, small immutable types that print and compare like
  * PyTorch's. */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,7 +97,7 @@ static PyObject *device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   PyObject *what, *index = Py_None;
   int i;
   (void)type;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O", kw, &what, &index))
+  if (!vkt_parse_args(args, kwargs, "O|O", kw, &what, &index))
     return NULL;
   if (PyObject_TypeCheck(what, (PyTypeObject *)vkt_state->device_type) && index == Py_None) {
     Py_INCREF(what);
@@ -273,6 +274,42 @@ int vkt_types_add(PyObject *module, vkt_py_state *state) {
 }
 
 /* ---- argument parsing ---- */
+
+/* PyTorch's argument parser takes NumPy's names for two parameters: axis for dim, keepdims for keepdim. */
+static const char *const aliases[][2] = {{"axis", "dim"}, {"keepdims", "keepdim"}};
+
+static bool takes(char **kwlist, const char *name) {
+  for (; *kwlist; kwlist++)
+    if (strcmp(*kwlist, name) == 0)
+      return true;
+  return false;
+}
+
+int vkt_parse_args(PyObject *args, PyObject *kwargs, const char *format, char **kwlist, ...) {
+  PyObject *renamed = NULL;
+  for (size_t i = 0; kwargs && i < sizeof aliases / sizeof *aliases; i++) {
+    PyObject *value = PyDict_GetItemString(kwargs, aliases[i][0]); /* borrowed */
+    if (!value || !takes(kwlist, aliases[i][1]) || takes(kwlist, aliases[i][0]))
+      continue;
+    if (!renamed && !(renamed = PyDict_Copy(kwargs))) /* the caller's dict stays as it was */
+      return 0;
+    if (PyDict_GetItemString(renamed, aliases[i][1])) {
+      PyErr_Format(PyExc_TypeError, "got both '%s' and its alias '%s'", aliases[i][1], aliases[i][0]);
+      Py_DECREF(renamed);
+      return 0;
+    }
+    if (PyDict_SetItemString(renamed, aliases[i][1], value) < 0 || PyDict_DelItemString(renamed, aliases[i][0]) < 0) {
+      Py_DECREF(renamed);
+      return 0;
+    }
+  }
+  va_list va;
+  va_start(va, kwlist);
+  int ok = PyArg_VaParseTupleAndKeywords(args, renamed ? renamed : kwargs, format, kwlist, va);
+  va_end(va);
+  Py_XDECREF(renamed);
+  return ok;
+}
 
 int vkt_parse_dtype(PyObject *o, vkt_dtype *out, bool *given) {
   *given = o && o != Py_None;

@@ -133,6 +133,16 @@ def matmul_cases(peer, quick=False):
                "vkt": timed(lambda: x @ y, vsync, reps),
                "peer": timed(peer_fn, peer.sync, reps) if peer_fn else None, "flops": 2 * m * n * k * batch,
                **({"bytes": a.nbytes + b.nbytes + m * n * batch * a.itemsize} if 1 in (m, n) else {})}
+    # einsum: an attention-score contraction, batch and heads kept, the head dim summed (one batched product)
+    b, h, q, d = (2, 4, 128, 64) if quick else (8, 16, 1024, 64)
+    qa = rng.standard_normal((b, h, q, d)).astype(np.float32)
+    ka = rng.standard_normal((b, h, q, d)).astype(np.float32)
+    x, y, px, py = vkt.tensor(qa, device="vulkan"), vkt.tensor(ka, device="vulkan"), peer.array(qa), peer.array(ka)
+    einsum = t.einsum if t else np.einsum
+    reps = matmul_reps(2 * b * h * q * q * d, quick)
+    yield {"op": "einsum bhqd,bhkd->bhqk", "shape": f"{b}x{h}x{q}x{q}x{d}",
+           "vkt": timed(lambda: vkt.einsum("bhqd,bhkd->bhqk", x, y), vsync, reps),
+           "peer": timed(lambda: einsum("bhqd,bhkd->bhqk", px, py), peer.sync, reps), "flops": 2 * b * h * q * q * d}
     for batch, size in ((2, 256),) if quick else ((8, 1024), (1, 4096)):
         lhs = rng.standard_normal((batch, size, size)).astype(np.float32)
         rhs = rng.standard_normal((batch, size, size)).astype(np.float32)

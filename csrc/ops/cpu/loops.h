@@ -7,6 +7,7 @@
 #define VKT_CPU_LOOPS_H
 
 #include "../table.h"
+#include "threads.h"
 
 /* n elements of a row; strides are bytes (o, x, y). A scalar operand (param[0]: the rhs of a binary op with
  * a number, every unary op's y, or a number lhs) is one element of the compute type with stride 0. */
@@ -32,11 +33,23 @@ vkt_math_loop *vkt_math_loop_for(const vkt_op *op, const vkt_op_args *a);
 #define VKT_EXPR_I(op, X, Y) vkt_i_##op((int64_t)(X), (int64_t)(Y), a)
 #define VKT_EXPR_IB(op, X, Y) (vkt_i_##op((int64_t)(X), (int64_t)(Y), a) != 0)
 
+/* The float loops' params as floats, so that the math's `is_float ? f : i` is a constant and the loop has no
+ * branch (the integer loops take them as they come). */
+#define VKT_PARAMS_F(args)                                                                                             \
+  for (int k_ = 0; k_ < 2; k_++) {                                                                                     \
+    args.param[k_].f = args.param[k_].is_float ? args.param[k_].f : (double)args.param[k_].i;                          \
+    args.param[k_].is_float = true;                                                                                    \
+  }
+#define VKT_PARAMS_I(args)
+
 /* One loop: OUT out[i] = EXPR(op, XT x[i], YT y[i]); the contiguous cases as plain indexed loops the compiler
  * vectorises. The args are copied to a local so that stores through o cannot alias the params. */
-#define VKT_LOOP(NAME, OUT, XT, YT, EXPR, op)                                                                          \
-  static void NAME(char *o, const char *x, const char *y, int64_t n, const int64_t *s, const vkt_op_args *args) {      \
-    const vkt_op_args local = *args, *a = &local;                                                                      \
+#define VKT_LOOP(NAME, OUT, XT, YT, EXPR, PARAMS, op)                                                                  \
+  VKT_SIMD static void NAME(char *o, const char *x, const char *y, int64_t n, const int64_t *s,                        \
+                            const vkt_op_args *args) {                                                                 \
+    vkt_op_args local = *args;                                                                                         \
+    PARAMS(local);                                                                                                     \
+    const vkt_op_args *a = &local;                                                                                     \
     OUT *po = (OUT *)o;                                                                                                \
     const XT *px = (const XT *)x;                                                                                      \
     const YT *py = (const YT *)y;                                                                                      \
@@ -58,21 +71,21 @@ vkt_math_loop *vkt_math_loop_for(const vkt_op *op, const vkt_op_args *a);
   }
 
 /* The three forms (tensor-tensor, scalar y, scalar x) of one op, dtype and output. */
-#define VKT_LOOP_FORMS_OF(NAME, OUT, T, C, EXPR, op)                                                                   \
-  VKT_LOOP(NAME##_tt, OUT, T, T, EXPR, op)                                                                             \
-  VKT_LOOP(NAME##_ts, OUT, T, C, EXPR, op)                                                                             \
-  VKT_LOOP(NAME##_st, OUT, C, T, EXPR, op)
+#define VKT_LOOP_FORMS_OF(NAME, OUT, T, C, EXPR, PARAMS, op)                                                           \
+  VKT_LOOP(NAME##_tt, OUT, T, T, EXPR, PARAMS, op)                                                                     \
+  VKT_LOOP(NAME##_ts, OUT, T, C, EXPR, PARAMS, op)                                                                     \
+  VKT_LOOP(NAME##_st, OUT, C, T, EXPR, PARAMS, op)
 
 /* Every loop of op `name`. */
 #define VKT_MATH_LOOPS(name)                                                                                           \
-  VKT_LOOP_FORMS_OF(name##_f32, float, float, double, VKT_EXPR_F, name)                                                \
-  VKT_LOOP_FORMS_OF(name##_f32b, uint8_t, float, double, VKT_EXPR_FB, name)                                            \
-  VKT_LOOP_FORMS_OF(name##_f64, double, double, double, VKT_EXPR_F, name)                                              \
-  VKT_LOOP_FORMS_OF(name##_f64b, uint8_t, double, double, VKT_EXPR_FB, name)                                           \
-  VKT_LOOP_FORMS_OF(name##_i32, int32_t, int32_t, int64_t, VKT_EXPR_I, name)                                           \
-  VKT_LOOP_FORMS_OF(name##_i32b, uint8_t, int32_t, int64_t, VKT_EXPR_IB, name)                                         \
-  VKT_LOOP_FORMS_OF(name##_i64, int64_t, int64_t, int64_t, VKT_EXPR_I, name)                                           \
-  VKT_LOOP_FORMS_OF(name##_i64b, uint8_t, int64_t, int64_t, VKT_EXPR_IB, name)
+  VKT_LOOP_FORMS_OF(name##_f32, float, float, double, VKT_EXPR_F, VKT_PARAMS_F, name)                                  \
+  VKT_LOOP_FORMS_OF(name##_f32b, uint8_t, float, double, VKT_EXPR_FB, VKT_PARAMS_F, name)                              \
+  VKT_LOOP_FORMS_OF(name##_f64, double, double, double, VKT_EXPR_F, VKT_PARAMS_F, name)                                \
+  VKT_LOOP_FORMS_OF(name##_f64b, uint8_t, double, double, VKT_EXPR_FB, VKT_PARAMS_F, name)                             \
+  VKT_LOOP_FORMS_OF(name##_i32, int32_t, int32_t, int64_t, VKT_EXPR_I, VKT_PARAMS_I, name)                             \
+  VKT_LOOP_FORMS_OF(name##_i32b, uint8_t, int32_t, int64_t, VKT_EXPR_IB, VKT_PARAMS_I, name)                           \
+  VKT_LOOP_FORMS_OF(name##_i64, int64_t, int64_t, int64_t, VKT_EXPR_I, VKT_PARAMS_I, name)                             \
+  VKT_LOOP_FORMS_OF(name##_i64b, uint8_t, int64_t, int64_t, VKT_EXPR_IB, VKT_PARAMS_I, name)
 
 #define VKT_LOOP_ROW(name, dt)                                                                                         \
   {                                                                                                                    \

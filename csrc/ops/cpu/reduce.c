@@ -188,17 +188,74 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
   }
 }
 
-/* softmax_row's math on a dense row of float32 or float64 computed in its own dtype and written densely. */
+/* exp(x) for softmax's x - max (x <= 0 or NaN) in straight-line code the compiler vectorises, where libm's exp is
+ * a call per element: 2^n * e^r with n = round(x / ln 2), |r| <= ln 2 / 2, e^r by its Taylor series to degree 13
+ * (truncation below 1e-17), 2^n built in the exponent bits as 2^(n + 54) * 2^-54 so that results down to the
+ * subnormals round once. Within 2 ulp of libm's exp in float64, so float32 results round to the same value. */
+static inline double exp_nonpositive(double x) {
+  const double shifter = 0x1.8p52; /* adding it rounds to an integer, kept in the low bits */
+  double xc = x > -746.0 ? x : -746.0, k = xc * 0x1.71547652b82fep0 + shifter, n = k - shifter;
+  double r = (xc - n * 0x1.62e42fefa39efp-1) - n * 0x1.abc9e3b39803fp-56;
+  double p = 1.0 / 6227020800.0; /* Horner's rule from 1/13!, written out so that the loop around it vectorises */
+  p = p * r + 1.0 / 479001600.0;
+  p = p * r + 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  int64_t kb, shifter_bits;
+  memcpy(&kb, &k, sizeof kb);
+  memcpy(&shifter_bits, &shifter, sizeof shifter_bits);
+  int64_t e = (kb - shifter_bits + 1023 + 54) << 52;
+  double scale;
+  memcpy(&scale, &e, sizeof scale);
+  return x == x ? p * scale * 0x1p-54 : x;
+}
+
+/* softmax_row's math on a dense row of float32 or float64 computed in its own dtype and written densely: a NaN
+ * anywhere makes the max NaN, and so every output. */
 #define SOFTMAX_DENSE(NAME, T)                                                                                         \
-  static void NAME(const T *x, T *y, int64_t n, bool log_out) {                                                        \
-    double m = x[0], s = 0;                                                                                            \
-    for (int64_t r = 1; r < n && !isnan(m); r++) /* the first NaN, else the largest */                                 \
-      m = isnan(x[r]) || x[r] > m ? x[r] : m;                                                                          \
-    for (int64_t r = 0; r < n; r++)                                                                                    \
-      s += exp((double)x[r] - m);                                                                                      \
+  VKT_SIMD static void NAME(const T *x, T *y, int64_t n, bool log_out) {                                               \
+    T lane[8], m;                                                                                                      \
+    int nans = 0;                                                                                                      \
+    int64_t r = 0;                                                                                                     \
+    for (int k = 0; k < 8; k++)                                                                                        \
+      lane[k] = x[0];                                                                                                  \
+    for (; r + 8 <= n; r += 8) /* 8 lanes of max and a NaN count, so that the loop vectorises */                       \
+      for (int k = 0; k < 8; k++) {                                                                                    \
+        nans += x[r + k] != x[r + k];                                                                                  \
+        lane[k] = x[r + k] > lane[k] ? x[r + k] : lane[k];                                                             \
+      }                                                                                                                \
+    for (; r < n; r++) {                                                                                               \
+      nans += x[r] != x[r];                                                                                            \
+      lane[0] = x[r] > lane[0] ? x[r] : lane[0];                                                                       \
+    }                                                                                                                  \
+    m = lane[0];                                                                                                       \
+    for (int k = 1; k < 8; k++)                                                                                        \
+      m = lane[k] > m ? lane[k] : m;                                                                                   \
+    bool nan = nans > 0;                                                                                               \
+    double acc[8] = {0}, s = 0, mm = nan ? NAN : (double)m;                                                            \
+    r = 0;                                                                                                             \
+    for (; r + 8 <= n; r += 8) /* 8 partial sums, so that the loop vectorises */                                       \
+      for (int k = 0; k < 8; k++)                                                                                      \
+        acc[k] += exp_nonpositive((double)x[r + k] - mm);                                                              \
+    for (; r < n; r++)                                                                                                 \
+      s += exp_nonpositive((double)x[r] - mm);                                                                         \
+    s += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));                            \
     double ls = log(s);                                                                                                \
-    for (int64_t r = 0; r < n; r++)                                                                                    \
-      y[r] = (T)(log_out ? ((double)x[r] - m) - ls : exp((double)x[r] - m) / s);                                       \
+    if (log_out)                                                                                                       \
+      for (r = 0; r < n; r++)                                                                                          \
+        y[r] = (T)(((double)x[r] - mm) - ls);                                                                          \
+    else                                                                                                               \
+      for (r = 0; r < n; r++)                                                                                          \
+        y[r] = (T)(exp_nonpositive((double)x[r] - mm) / s);                                                            \
   }
 SOFTMAX_DENSE(softmax_f32, float)
 SOFTMAX_DENSE(softmax_f64, double)

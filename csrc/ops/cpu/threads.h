@@ -18,10 +18,10 @@ void vkt_set_num_threads(int n); /* n >= 1 */
  * microseconds, the time of about this many elements. */
 #define VKT_GRAIN 32768
 
-/* The kernels' vectorised loops in two builds, AVX2 and the baseline (SSE2), picked at load time by the CPU:
- * AVX2 doubles the width of a float64 lane, where float32 data is summed or computed in double. */
+/* The kernels' vectorised loops in three builds, AVX-512, AVX2 and the baseline (SSE2), picked at load time by
+ * the CPU: the float32 loops compute in double, and each step up doubles the lanes per instruction. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define VKT_SIMD __attribute__((target_clones("avx2", "default")))
+#define VKT_SIMD __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define VKT_SIMD
 #endif

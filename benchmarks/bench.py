@@ -240,8 +240,49 @@ def first_result(peer):
         yield {"op": f"fresh process to first result ({label})", "shape": "import + 3 ops", "vkt": secs, "peer": None}
 
 
+def cpu_cases(peer, n=2**22, matmul=1024, n_ops=1000):
+    """vkt's cpu device against NumPy (issue 20's targets): elementwise ops and reductions of n float32,
+    a float32 matmul, and the per-op cost of a chain of small ops. NumPy is the peer here, --torch or not."""
+    del peer
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(n, dtype=np.float32)
+    b = rng.standard_normal(n, dtype=np.float32)
+    rows = a.reshape(-1, 4096)
+    x, y, xr = vkt.tensor(a), vkt.tensor(b), vkt.tensor(rows)
+
+    def nothing():
+        pass
+
+    size = f"2^{int(np.log2(n))} float32"
+    cases = [("relu", lambda: x.relu(), lambda: np.maximum(a, 0), 2),
+             ("x * 2 + 1", lambda: x * 2 + 1, lambda: a * 2 + 1, 4),
+             ("add", lambda: x + y, lambda: a + b, 3),
+             ("silu", lambda: x.silu(), lambda: a / (1 + np.exp(-a)), 2),
+             ("sum (all)", lambda: x.sum(), lambda: a.sum(), 1),
+             ("mean (all)", lambda: x.mean(), lambda: a.mean(), 1),
+             ("sum (dim=1)", lambda: xr.sum(dim=1), lambda: rows.sum(1), 1),
+             ("sum (dim=0)", lambda: xr.sum(dim=0), lambda: rows.sum(0), 1),
+             ("softmax (dim=1)", lambda: xr.softmax(dim=1), lambda: np.exp(rows - rows.max(1, keepdims=True)), 2)]
+    for name, run, ref, passes in cases:
+        yield {"op": f"cpu {name}", "shape": size, "vkt": timed(run, nothing, 20), "peer": timed(ref, nothing, 20),
+               "bytes": passes * a.nbytes}
+    ma, mb = (rng.standard_normal((matmul, matmul)).astype(np.float32) for _ in range(2))
+    ta, tb = vkt.tensor(ma), vkt.tensor(mb)
+    yield {"op": "cpu matmul float32", "shape": f"{matmul}x{matmul}x{matmul}", "vkt": timed(lambda: ta @ tb, nothing, 5),
+           "peer": timed(lambda: ma @ mb, nothing, 5), "flops": 2 * matmul**3}
+    small, psmall = vkt.ones(256), np.ones(256, np.float32)
+
+    def chain(v):
+        for _ in range(n_ops):
+            v = v * 1.0001
+        return v
+
+    yield {"op": f"cpu chain of {n_ops} small ops (per op)", "shape": "256 float32",
+           "vkt": timed(lambda: chain(small), nothing, 1) / n_ops, "peer": timed(lambda: chain(psmall), nothing, 1) / n_ops}
+
+
 CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "views": view_cases, "matmul": matmul_cases,
-         "chain": small_op_chain, "transfer": transfers, "startup": first_result}
+         "chain": small_op_chain, "transfer": transfers, "startup": first_result, "cpu": cpu_cases}
 
 
 def fmt(row):
@@ -268,7 +309,8 @@ def main():
         kwargs = {}
         if args.quick:
             kwargs = {"elementwise": {"n": 2**20}, "reduce": {"n": 2**20}, "views": {"n": 2**20},
-                      "transfer": {"mib": 16}, "chain": {"n_ops": 200}, "matmul": {"quick": True}}.get(g, {})
+                      "transfer": {"mib": 16}, "chain": {"n_ops": 200}, "matmul": {"quick": True},
+                      "cpu": {"n": 2**20, "matmul": 256, "n_ops": 200}}.get(g, {})
         sized = ("elementwise", "reduce", "views")
         gen = CASES[g](peer, kwargs.get("n", 2**26)) if g in sized else CASES[g](peer, **kwargs)
         for row in gen:

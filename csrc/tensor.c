@@ -4,6 +4,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+/* Large host buffers ask for transparent huge pages, as NumPy's do: a fresh 16 MiB tensor then takes 8 page
+ * faults instead of 4096, which cost the cpu device's kernels more than their arithmetic (the allocator hands
+ * freed large blocks back to the kernel, so every new output faults again). */
+#define HUGE_MIN (4u << 20)
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+static void advise_huge_pages(void *p, uint64_t nbytes) {
+  uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), hi = ((uintptr_t)p + nbytes) & ~(HUGE_PAGE - 1);
+  if (hi > lo)
+    madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* a hint: refused or not, the memory is the same */
+}
 
 vkt_status vkt_storage_new(int device, uint64_t nbytes, vkt_storage **out) {
   vkt_storage *s = calloc(1, sizeof *s);
@@ -18,6 +30,8 @@ vkt_status vkt_storage_new(int device, uint64_t nbytes, vkt_storage **out) {
     s->host = aligned_alloc(64, (nbytes + 63) / 64 * 64 + 64);
     if (!s->host)
       st = vkt_fail(VKT_ERR_NOMEM, "out of host memory allocating %llu bytes", (unsigned long long)nbytes);
+    else if (nbytes >= HUGE_MIN)
+      advise_huge_pages(s->host, nbytes);
   } else if (!(st = vkt_device_get(device, &s->dev))) {
     if (!(st = vkt_mem_alloc(s->dev, nbytes, &s->alloc)))
       s->last_use = s->alloc.last_use; /* host access waits for the range's previous owner too */

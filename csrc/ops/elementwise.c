@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cpu/iter.h"
-#include "cpu/math.h"
 #include "table.h"
 
 /* ---- type promotion ---- */
@@ -403,53 +401,5 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
     return st;
   for (int k = 0; k < n; k++)
     vkt_storage_touched(t[k]->storage, batch);
-  return VKT_OK;
-}
-
-/* ---- the CPU kernel ---- */
-
-static vkt_scalar as_compute(vkt_scalar v, bool fl) {
-  if (fl && !v.is_float)
-    return (vkt_scalar){true, (double)v.i, 0};
-  if (!fl && v.is_float)
-    return (vkt_scalar){false, 0, (int64_t)v.f};
-  return v;
-}
-
-vkt_status vkt_cpu_elementwise(const vkt_op *op, const vkt_op_args *a) {
-  const vkt_tensor *t[EW_MAX_OPS];
-  int n = operands(a, t);
-  int64_t count = vkt_tensor_numel(a->out);
-  bool fl = vkt_dtypes[a->compute].is_float, is_where = op->f == NULL;
-  vkt_iter it;
-  if (count == 0)
-    return VKT_OK;
-  vkt_iter_init(&it, n, t);
-  vkt_cpu_zero_division = false;
-  for (int64_t e = 0; e < count; e++, vkt_iter_next(&it)) {
-    vkt_scalar r;
-    if (is_where) {
-      bool c = *(const uint8_t *)it.ptr[1] != 0;
-      r = vkt_scalar_load(t[c ? 2 : 3]->dtype, it.ptr[c ? 2 : 3]);
-    } else {
-      vkt_scalar x, y = a->param[0];
-      int k = 1;
-      if (a->scalar == VKT_SCALAR_LHS)
-        x = a->param[0];
-      else
-        x = vkt_scalar_load(t[k]->dtype, it.ptr[k]), k++;
-      if (a->scalar != VKT_SCALAR_RHS && n > k)
-        y = vkt_scalar_load(t[k]->dtype, it.ptr[k]);
-      x = as_compute(x, fl), y = as_compute(y, fl);
-      r = fl ? (vkt_scalar){true, op->f(x.f, y.f, a), 0} : (vkt_scalar){false, 0, op->i(x.i, y.i, a)};
-      if (op->flags & VKT_BOOL_OUT)
-        r = (vkt_scalar){false, 0, fl ? r.f != 0 : r.i != 0};
-      else if (fl && a->compute != VKT_FLOAT64) /* round in the compute type, as the GPU does */
-        r.f = a->compute == VKT_FLOAT16 ? (double)(_Float16)r.f : (double)(float)r.f;
-    }
-    vkt_scalar_store(a->out->dtype, r, it.ptr[0]);
-  }
-  if (vkt_cpu_zero_division)
-    return vkt_fail(VKT_ERR_RUNTIME, "ZeroDivisionError: integer division or remainder by zero");
   return VKT_OK;
 }

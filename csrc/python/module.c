@@ -573,9 +573,9 @@ static PyMethodDef module_methods[] = {
 };
 
 static int add_functions(PyObject *module) {
-  PyMethodDef *families[] = {vkt_elementwise_functions, vkt_reduce_functions, vkt_matmul_functions,
-                             vkt_shape_functions};
-  for (int i = 0; i < 4; i++)
+  PyMethodDef *families[] = {vkt_elementwise_functions, vkt_reduce_functions, vkt_matmul_functions, vkt_shape_functions,
+                             vkt_cpu_functions};
+  for (int i = 0; i < 5; i++)
     if (PyModule_AddFunctions(module, families[i]) < 0)
       return -1;
   return 0;
@@ -597,6 +597,7 @@ static int module_exec(PyObject *module) {
   vkt_state = state;
   vkt_fallback_set_hook(warn_fallback);
   vkt_set_blocking_hooks(release_gil, restore_gil);
+  vkt_cpu_locate_blas();
   if (add_functions(module) < 0)
     return -1;
   state->oom_error = PyErr_NewExceptionWithDoc(

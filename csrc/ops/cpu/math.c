@@ -2,6 +2,7 @@
  * the op table. float64 throughout, so float32 results round once. */
 #include <math.h>
 
+#include "loops.h"
 #include "math.h"
 
 _Thread_local bool vkt_cpu_zero_division;
@@ -101,3 +102,34 @@ F(gt, x > y, x > y)
 F(ge, x >= y, x >= y)
 F(logical_and, x != 0 && y != 0, x != 0 && y != 0)
 F(logical_or, x != 0 || y != 0, x != 0 || y != 0)
+
+/* ---- typed loops (loops.h): every op of VKT_MATH_FUNCS, with its math above inlined ---- */
+
+VKT_MATH_FUNCS(VKT_MATH_LOOPS)
+
+static const vkt_math_loops loops[] = {VKT_MATH_FUNCS(VKT_MATH_LOOPS_ENTRY)};
+
+static int loop_dtype(vkt_dtype d) {
+  switch (d) {
+  case VKT_FLOAT32: return VKT_LOOP_F32;
+  case VKT_FLOAT64: return VKT_LOOP_F64;
+  case VKT_INT32: return VKT_LOOP_I32;
+  case VKT_INT64: return VKT_LOOP_I64;
+  default: return -1;
+  }
+}
+
+vkt_math_loop *vkt_math_loop_for(const vkt_op *op, const vkt_op_args *a) {
+  int dt = loop_dtype(a->compute);
+  bool bool_out = a->out->dtype == VKT_BOOL;
+  if (!op->f || dt < 0 || (!bool_out && a->out->dtype != a->compute))
+    return NULL;
+  for (int k = 0; k < a->nin; k++)
+    if (a->in[k]->dtype != a->compute)
+      return NULL;
+  int form = a->nin == 2 ? VKT_LOOP_TENSORS : a->scalar == VKT_SCALAR_LHS ? VKT_LOOP_X_SCALAR : VKT_LOOP_Y_SCALAR;
+  for (size_t i = 0; i < sizeof loops / sizeof loops[0]; i++)
+    if (loops[i].f == op->f)
+      return loops[i].loop[dt][bool_out][form];
+  return NULL;
+}

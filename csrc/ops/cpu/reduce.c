@@ -1,10 +1,15 @@
-/* cpu/reduce.c: the reduce family on strided host views, row by row over the layout the shader uses.
- * Float math runs in double (sums compensated), integer math in int64 with wrap-around; var takes two
- * passes and softmax three, as in the shader. The cpu device's kernel and the shader's reference. */
+/* cpu/reduce.c: the reduce family on strided host views, row by row over the layout the shader uses, rows
+ * shared among the pool's threads. Float math runs in double (sums pairwise, as NumPy's), integer math in int64
+ * with wrap-around; var takes two passes and softmax three, as in the shader. Sums of float32 and float64 read
+ * dense rows in place; a whole-tensor sum is split into fixed blocks summed in parallel, and column sums add
+ * whole rows at a time, so that the result does not depend on the number of threads. The cpu device's kernel
+ * and the shader's reference. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../reduce.h"
+#include "threads.h"
 
 /* One row of the input: the elements reduced into one output element. */
 typedef struct {
@@ -36,21 +41,77 @@ static vkt_scalar load(const row *w, int64_t r) {
   return (vkt_scalar){true, w->compute == VKT_FLOAT32 ? (double)(float)f : f, 0};
 }
 
-/* Sum of (x - shift)^power over the row: Neumaier-compensated in double, or wrapping int64. */
-static vkt_scalar sum_row(const row *w, double shift, int power) {
-  double s = 0, c = 0;
-  uint64_t n = 0;
-  for (int64_t r = 0; r < w->l->nred; r++) {
-    vkt_scalar v = load(w, r);
-    if (!v.is_float) {
-      n += (uint64_t)v.i;
-      continue;
-    }
-    double x = power == 2 ? (v.f - shift) * (v.f - shift) : v.f - shift, t = s + x;
-    c += fabs(s) >= fabs(x) ? (s - t) + x : (x - t) + s;
-    s = t;
+/* Pairwise summation as NumPy does it: blocks of up to PW_BLOCK elements summed in 8 partial sums (which the
+ * compiler vectorises), blocks combined by halving. The error grows with log(n), not n, and there is no
+ * compensation term, whose inf - inf would turn an infinite sum into NaN. */
+#define PW_BLOCK 128
+#define PAIRWISE(NAME, T)                                                                                              \
+  VKT_SIMD static double NAME(const T *p, int64_t n) {                                                                 \
+    if (n > PW_BLOCK) {                                                                                                \
+      int64_t h = n / 2;                                                                                               \
+      h -= h % 8;                                                                                                      \
+      return NAME(p, h) + NAME(p + h, n - h);                                                                          \
+    }                                                                                                                  \
+    double s = 0;                                                                                                      \
+    int64_t i = 0;                                                                                                     \
+    if (n >= 8) {                                                                                                      \
+      double r[8];                                                                                                     \
+      for (int k = 0; k < 8; k++)                                                                                      \
+        r[k] = (double)p[k];                                                                                           \
+      for (i = 8; i + 8 <= n; i += 8)                                                                                  \
+        for (int k = 0; k < 8; k++)                                                                                    \
+          r[k] += (double)p[i + k];                                                                                    \
+      s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));                                           \
+    }                                                                                                                  \
+    for (; i < n; i++)                                                                                                 \
+      s += (double)p[i];                                                                                               \
+    return s;                                                                                                          \
   }
-  return vkt_dtypes[w->compute].is_float ? (vkt_scalar){true, s + c, 0} : (vkt_scalar){false, 0, (int64_t)n};
+PAIRWISE(pairwise_f32, float)
+PAIRWISE(pairwise_f64, double)
+
+/* Elements [lo, lo + n) of the row, (x - shift)^power, summed pairwise: leaves of PW_BLOCK loaded elements. */
+static double sum_range(const row *w, int64_t lo, int64_t n, double shift, int power) {
+  if (n > PW_BLOCK) {
+    int64_t h = n / 2;
+    h -= h % 8;
+    return sum_range(w, lo, h, shift, power) + sum_range(w, lo + h, n - h, shift, power);
+  }
+  double buf[PW_BLOCK];
+  for (int64_t i = 0; i < n; i++) {
+    double x = load(w, lo + i).f - shift;
+    buf[i] = power == 2 ? x * x : x;
+  }
+  return pairwise_f64(buf, n);
+}
+
+/* The row's elements where they lie in one dense run (NULL elsewhere). */
+static const char *dense_run(const row *w) {
+  const vkt_reduce_layout *l = w->l;
+  if (l->rrank > 1 || (l->rrank == 1 && l->rstride[0] != 1))
+    return NULL;
+  return w->in + w->base * vkt_dtype_size(w->dtype);
+}
+
+/* Sum of (x - shift)^power over the row: pairwise in double, or wrapping int64. */
+static vkt_scalar sum_row(const row *w, double shift, int power) {
+  const char *run = dense_run(w);
+  if (!vkt_dtypes[w->compute].is_float) {
+    uint64_t n = 0;
+    if (run && w->dtype == VKT_INT64)
+      for (int64_t r = 0; r < w->l->nred; r++)
+        n += (uint64_t)((const int64_t *)run)[r];
+    else
+      for (int64_t r = 0; r < w->l->nred; r++)
+        n += (uint64_t)load(w, r).i;
+    return (vkt_scalar){false, 0, (int64_t)n};
+  }
+  bool plain = run && power == 1 && shift == 0 && w->dtype == w->compute;
+  if (plain && w->dtype == VKT_FLOAT32)
+    return (vkt_scalar){true, pairwise_f32((const float *)run, w->l->nred), 0};
+  if (plain && w->dtype == VKT_FLOAT64)
+    return (vkt_scalar){true, pairwise_f64((const double *)run, w->l->nred), 0};
+  return (vkt_scalar){true, sum_range(w, 0, w->l->nred, shift, power), 0};
 }
 
 /* prod, all, any */
@@ -127,24 +188,203 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
   }
 }
 
-vkt_status vkt_cpu_reduce(const vkt_op *op, const vkt_op_args *a) {
-  int id = (int)(op - vkt_ops);
-  vkt_reduce_layout l;
-  vkt_reduce_layout_of(a, &l);
-  row w = {&l, vkt_tensor_host(a->in[0]), a->in[0]->dtype, a->compute, 0};
+/* exp(x) for softmax's x - max (x <= 0 or NaN) in straight-line code the compiler vectorises, where libm's exp is
+ * a call per element: 2^n * e^r with n = round(x / ln 2), |r| <= ln 2 / 2, e^r by its Taylor series to degree 13
+ * (truncation below 1e-17), 2^n built in the exponent bits as 2^(n + 54) * 2^-54 so that results down to the
+ * subnormals round once. Within 2 ulp of libm's exp in float64, so float32 results round to the same value. */
+static inline double exp_nonpositive(double x) {
+  const double shifter = 0x1.8p52; /* adding it rounds to an integer, kept in the low bits */
+  double xc = x > -746.0 ? x : -746.0, k = xc * 0x1.71547652b82fep0 + shifter, n = k - shifter;
+  double r = (xc - n * 0x1.62e42fefa39efp-1) - n * 0x1.abc9e3b39803fp-56;
+  double p = 1.0 / 6227020800.0; /* Horner's rule from 1/13!, written out so that the loop around it vectorises */
+  p = p * r + 1.0 / 479001600.0;
+  p = p * r + 1.0 / 39916800.0;
+  p = p * r + 1.0 / 3628800.0;
+  p = p * r + 1.0 / 362880.0;
+  p = p * r + 1.0 / 40320.0;
+  p = p * r + 1.0 / 5040.0;
+  p = p * r + 1.0 / 720.0;
+  p = p * r + 1.0 / 120.0;
+  p = p * r + 1.0 / 24.0;
+  p = p * r + 1.0 / 6.0;
+  p = p * r + 0.5;
+  p = p * r + 1.0;
+  p = p * r + 1.0;
+  int64_t kb, shifter_bits;
+  memcpy(&kb, &k, sizeof kb);
+  memcpy(&shifter_bits, &shifter, sizeof shifter_bits);
+  int64_t e = (kb - shifter_bits + 1023 + 54) << 52;
+  double scale;
+  memcpy(&scale, &e, sizeof scale);
+  return x == x ? p * scale * 0x1p-54 : x;
+}
+
+/* softmax_row's math on a dense row of float32 or float64 computed in its own dtype and written densely: a NaN
+ * anywhere makes the max NaN, and so every output. */
+#define SOFTMAX_DENSE(NAME, T)                                                                                         \
+  VKT_SIMD static void NAME(const T *x, T *y, int64_t n, bool log_out) {                                               \
+    T lane[8], m;                                                                                                      \
+    int nans = 0;                                                                                                      \
+    int64_t r = 0;                                                                                                     \
+    for (int k = 0; k < 8; k++)                                                                                        \
+      lane[k] = x[0];                                                                                                  \
+    for (; r + 8 <= n; r += 8) /* 8 lanes of max and a NaN count, so that the loop vectorises */                       \
+      for (int k = 0; k < 8; k++) {                                                                                    \
+        nans += x[r + k] != x[r + k];                                                                                  \
+        lane[k] = x[r + k] > lane[k] ? x[r + k] : lane[k];                                                             \
+      }                                                                                                                \
+    for (; r < n; r++) {                                                                                               \
+      nans += x[r] != x[r];                                                                                            \
+      lane[0] = x[r] > lane[0] ? x[r] : lane[0];                                                                       \
+    }                                                                                                                  \
+    m = lane[0];                                                                                                       \
+    for (int k = 1; k < 8; k++)                                                                                        \
+      m = lane[k] > m ? lane[k] : m;                                                                                   \
+    bool nan = nans > 0;                                                                                               \
+    double acc[8] = {0}, s = 0, mm = nan ? NAN : (double)m;                                                            \
+    r = 0;                                                                                                             \
+    for (; r + 8 <= n; r += 8) /* 8 partial sums, so that the loop vectorises */                                       \
+      for (int k = 0; k < 8; k++)                                                                                      \
+        acc[k] += exp_nonpositive((double)x[r + k] - mm);                                                              \
+    for (; r < n; r++)                                                                                                 \
+      s += exp_nonpositive((double)x[r] - mm);                                                                         \
+    s += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));                            \
+    double ls = log(s);                                                                                                \
+    if (log_out)                                                                                                       \
+      for (r = 0; r < n; r++)                                                                                          \
+        y[r] = (T)(((double)x[r] - mm) - ls);                                                                          \
+    else                                                                                                               \
+      for (r = 0; r < n; r++)                                                                                          \
+        y[r] = (T)(exp_nonpositive((double)x[r] - mm) / s);                                                            \
+  }
+SOFTMAX_DENSE(softmax_f32, float)
+SOFTMAX_DENSE(softmax_f64, double)
+
+/* Whether a softmax row takes softmax_f32/f64. */
+static bool dense_softmax(const vkt_op_args *a, const vkt_reduce_layout *l) {
+  vkt_dtype d = a->in[0]->dtype;
+  return (d == VKT_FLOAT32 || d == VKT_FLOAT64) && a->compute == d && a->out->dtype == d && l->nred > 0 &&
+         (l->rrank == 0 || (l->rrank == 1 && l->rstride[0] == 1 && l->rstride[VKT_MAX_DIMS] == 1));
+}
+
+typedef struct {
+  int id;
+  const vkt_op_args *a;
+  const vkt_reduce_layout *l;
+  double *partial; /* block sums of a whole-tensor sum */
+} red_job;
+
+/* Output elements [o0, o1), each its row. */
+static void rows_part(void *ctx, int64_t o0, int64_t o1) {
+  const red_job *j = ctx;
+  const vkt_op_args *a = j->a;
+  const vkt_reduce_layout *l = j->l;
+  row w = {l, vkt_tensor_host(a->in[0]), a->in[0]->dtype, a->compute, 0};
   char *dst = vkt_tensor_host(a->out);
   int size = vkt_dtype_size(a->out->dtype);
-  for (int64_t o = 0; o < l.nout; o++) {
+  bool softmax = j->id == VKT_OP_SOFTMAX || j->id == VKT_OP_LOG_SOFTMAX, fast = softmax && dense_softmax(a, l);
+  for (int64_t o = o0; o < o1; o++) {
     int64_t at[2], index = 0;
-    locate(l.krank, l.kshape, l.kstride, o, at);
+    locate(l->krank, l->kshape, l->kstride, o, at);
     w.base = at[0];
-    if (id == VKT_OP_SOFTMAX || id == VKT_OP_LOG_SOFTMAX) {
-      softmax_row(&w, a->out, at[1], id == VKT_OP_LOG_SOFTMAX);
+    if (fast && a->in[0]->dtype == VKT_FLOAT32) {
+      softmax_f32((const float *)w.in + at[0], (float *)dst + at[1], l->nred, j->id == VKT_OP_LOG_SOFTMAX);
       continue;
     }
-    vkt_scalar_store(a->out->dtype, reduce_row(id, &w, a, &index), dst + at[1] * size);
+    if (fast) {
+      softmax_f64((const double *)w.in + at[0], (double *)dst + at[1], l->nred, j->id == VKT_OP_LOG_SOFTMAX);
+      continue;
+    }
+    if (softmax) {
+      softmax_row(&w, a->out, at[1], j->id == VKT_OP_LOG_SOFTMAX);
+      continue;
+    }
+    vkt_scalar_store(a->out->dtype, reduce_row(j->id, &w, a, &index), dst + at[1] * size);
     if (a->out2) /* the indices have the output's shape and strides */
       vkt_scalar_store(VKT_INT64, (vkt_scalar){false, 0, index}, vkt_tensor_host(a->out2) + at[1] * 8);
   }
+}
+
+/* Whether a float sum or mean reads its input as is: float32 or float64, computed and stored in that dtype. */
+static bool plain_sum(const red_job *j) {
+  const vkt_op_args *a = j->a;
+  vkt_dtype d = a->in[0]->dtype;
+  return (j->id == VKT_OP_SUM || j->id == VKT_OP_MEAN) && (d == VKT_FLOAT32 || d == VKT_FLOAT64) && a->compute == d &&
+         a->out->dtype == d;
+}
+
+#define SUM_BLOCK 65536 /* elements of a whole-tensor sum per block */
+
+static void blocks_part(void *ctx, int64_t b0, int64_t b1) {
+  const red_job *j = ctx;
+  const char *in = vkt_tensor_host(j->a->in[0]);
+  int64_t n = j->l->nred;
+  for (int64_t b = b0; b < b1; b++) {
+    int64_t lo = b * SUM_BLOCK, len = n - lo < SUM_BLOCK ? n - lo : SUM_BLOCK;
+    j->partial[b] = j->a->in[0]->dtype == VKT_FLOAT32 ? pairwise_f32((const float *)in + lo, len)
+                                                      : pairwise_f64((const double *)in + lo, len);
+  }
+}
+
+/* A sum over one dense run longer than a block: blocks in parallel, their sums added pairwise. */
+static vkt_status whole_sum(red_job *j) {
+  int64_t nblocks = (j->l->nred + SUM_BLOCK - 1) / SUM_BLOCK;
+  if (!(j->partial = malloc(sizeof(double) * (size_t)nblocks)))
+    return vkt_fail(VKT_ERR_NOMEM, "out of host memory for a sum");
+  vkt_parallel_for(nblocks, 1, blocks_part, j);
+  double s = pairwise_f64(j->partial, nblocks) / (j->id == VKT_OP_MEAN ? (double)j->l->nred : 1);
+  free(j->partial);
+  vkt_scalar_store(j->a->out->dtype, (vkt_scalar){true, s, 0}, vkt_tensor_host(j->a->out));
+  return VKT_OK;
+}
+
+#define COLUMN_BLOCK 2048 /* output elements a column sum accumulates at once: long runs of each input row */
+
+/* Output elements [c0, c1) of a column sum (one kept dim, dense in input and output): each reduced position
+ * adds a run of COLUMN_BLOCK input elements into as many accumulators. */
+VKT_SIMD static void columns_part(void *ctx, int64_t c0, int64_t c1) {
+  const red_job *j = ctx;
+  const vkt_reduce_layout *l = j->l;
+  bool f32 = j->a->in[0]->dtype == VKT_FLOAT32;
+  const char *in = vkt_tensor_host(j->a->in[0]);
+  char *out = vkt_tensor_host(j->a->out);
+  double scale = j->id == VKT_OP_MEAN ? 1.0 / (double)l->nred : 1;
+  for (int64_t b = c0; b < c1; b += COLUMN_BLOCK) {
+    int64_t n = c1 - b < COLUMN_BLOCK ? c1 - b : COLUMN_BLOCK;
+    double acc[COLUMN_BLOCK] = {0};
+    for (int64_t r = 0; r < l->nred; r++) {
+      int64_t at[2];
+      locate(l->rrank, l->rshape, l->rstride, r, at);
+      if (f32)
+        for (int64_t c = 0; c < n; c++)
+          acc[c] += (double)((const float *)in)[at[0] + b + c];
+      else
+        for (int64_t c = 0; c < n; c++)
+          acc[c] += ((const double *)in)[at[0] + b + c];
+    }
+    for (int64_t c = 0; c < n; c++) {
+      int64_t o = (b + c) * l->kstride[VKT_MAX_DIMS];
+      if (f32)
+        ((float *)out)[o] = (float)(acc[c] * scale);
+      else
+        ((double *)out)[o] = acc[c] * scale;
+    }
+  }
+}
+
+vkt_status vkt_cpu_reduce(const vkt_op *op, const vkt_op_args *a) {
+  vkt_reduce_layout l;
+  vkt_reduce_layout_of(a, &l);
+  red_job j = {(int)(op - vkt_ops), a, &l, NULL};
+  if (l.nout == 0)
+    return VKT_OK;
+  bool dense = l.rrank == 0 || (l.rrank == 1 && l.rstride[0] == 1);
+  if (plain_sum(&j) && l.nout == 1 && dense && l.nred > SUM_BLOCK)
+    return whole_sum(&j);
+  if (plain_sum(&j) && l.krank == 1 && l.kstride[0] == 1 && !dense && l.nred > 0) {
+    vkt_parallel_for(l.nout, VKT_GRAIN / l.nred + 1, columns_part, &j);
+    return VKT_OK;
+  }
+  vkt_parallel_for(l.nout, VKT_GRAIN / (l.nred + 1) + 1, rows_part, &j);
   return VKT_OK;
 }

@@ -148,12 +148,16 @@ static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_
 
 /* ---- front-ends ---- */
 
-static vkt_status bool_refused(const vkt_op *op) {
+/* neg and sub refuse bool operands (Python's True included) whatever the result type. */
+static vkt_status bool_refused(const vkt_op *op, int nbool) {
   if (strcmp(op->name, "neg") == 0)
     return vkt_fail(VKT_ERR_RUNTIME, "Negation, the `-` operator, on a bool tensor is not supported. If you are "
                                      "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-  return vkt_fail(VKT_ERR_RUNTIME, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
-                                   "`^` or `logical_xor()` operator instead.");
+  if (nbool == 2)
+    return vkt_fail(VKT_ERR_RUNTIME, "Subtraction, the `-` operator, with two bool tensors is not supported. Use "
+                                     "the `^` or `logical_xor()` operator instead.");
+  return vkt_fail(VKT_ERR_RUNTIME, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                                   "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
 }
 
 vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, const vkt_tensor *into,
@@ -161,9 +165,11 @@ vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, 
   const vkt_op *op = &vkt_ops[id];
   vkt_dtype compute = x->dtype, out_dtype;
   if ((op->flags & VKT_NO_BOOL) && x->dtype == VKT_BOOL)
-    return bool_refused(op);
+    return bool_refused(op, 1);
   if ((op->flags & VKT_FLOAT_ONLY) && !vkt_dtypes[compute].is_float)
     compute = VKT_FLOAT32;
+  if (id == VKT_OP_SQUARE && compute == VKT_BOOL) /* PyTorch's square is pow(x, 2): bool ** int is int64 */
+    compute = VKT_INT64;
   out_dtype = op->flags & VKT_BOOL_OUT ? VKT_BOOL : compute;
   bool identity = (id == VKT_OP_FLOOR || id == VKT_OP_CEIL || id == VKT_OP_ROUND) && !vkt_dtypes[compute].is_float;
   if (id == VKT_OP_CLAMP && !vkt_dtypes[compute].is_float) { /* missing bounds: the type's limits */
@@ -197,8 +203,11 @@ vkt_status vkt_binary(int id, vkt_operand a, vkt_operand b, vkt_scalar alpha, co
   if ((st = vkt_same_device(2, t, &device)) || (st = vkt_broadcast_shape(2, t, &ndim, shape)))
     return st;
   vkt_dtype compute = vkt_result_type(2, ops);
-  if ((op->flags & VKT_NO_BOOL) && compute == VKT_BOOL)
-    return bool_refused(op);
+  int nbool = 0;
+  for (int k = 0; k < 2; k++)
+    nbool += t[k] ? t[k]->dtype == VKT_BOOL : ops[k].is_bool;
+  if ((op->flags & VKT_NO_BOOL) && nbool)
+    return bool_refused(op, nbool);
   if ((op->flags & VKT_FLOAT_ONLY) && !vkt_dtypes[compute].is_float)
     compute = VKT_FLOAT32;
   if (!vkt_dtypes[compute].is_float && alpha.is_float)
@@ -408,12 +417,14 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
 
 /* ---- the CPU kernel ---- */
 
-static vkt_scalar as_compute(vkt_scalar v, bool fl) {
-  if (fl && !v.is_float)
-    return (vkt_scalar){true, (double)v.i, 0};
-  if (!fl && v.is_float)
-    return (vkt_scalar){false, 0, (int64_t)v.f};
-  return v;
+/* v in the compute type, as the GPU reads scalars and inputs: float16 computes in float32 there. */
+static vkt_scalar as_compute(vkt_scalar v, vkt_dtype compute) {
+  if (!vkt_dtypes[compute].is_float)
+    return v.is_float ? (vkt_scalar){false, 0, (int64_t)v.f} : v;
+  double f = v.is_float ? v.f : (double)v.i;
+  if (compute != VKT_FLOAT64)
+    f = (double)(float)f;
+  return (vkt_scalar){true, f, 0};
 }
 
 vkt_status vkt_cpu_elementwise(const vkt_op *op, const vkt_op_args *a) {
@@ -440,7 +451,7 @@ vkt_status vkt_cpu_elementwise(const vkt_op *op, const vkt_op_args *a) {
         x = vkt_scalar_load(t[k]->dtype, it.ptr[k]), k++;
       if (a->scalar != VKT_SCALAR_RHS && n > k)
         y = vkt_scalar_load(t[k]->dtype, it.ptr[k]);
-      x = as_compute(x, fl), y = as_compute(y, fl);
+      x = as_compute(x, a->compute), y = as_compute(y, a->compute);
       r = fl ? (vkt_scalar){true, op->f(x.f, y.f, a), 0} : (vkt_scalar){false, 0, op->i(x.i, y.i, a)};
       if (op->flags & VKT_BOOL_OUT)
         r = (vkt_scalar){false, 0, fl ? r.f != 0 : r.i != 0};

@@ -141,20 +141,65 @@ UNARY_PARAMS(clamp, VKT_OP_CLAMP)
 
 /* ---- binary ---- */
 
+/* Whether o is a NumPy array (numpy is imported wherever one exists). */
+static bool is_ndarray(PyObject *o) {
+  PyObject *name = PyUnicode_FromString("numpy"), *np = name ? PyImport_GetModule(name) : NULL;
+  PyObject *type = np ? PyObject_GetAttrString(np, "ndarray") : NULL;
+  bool r = type && PyObject_TypeCheck(o, (PyTypeObject *)type);
+  Py_XDECREF(type);
+  Py_XDECREF(np);
+  Py_XDECREF(name);
+  PyErr_Clear();
+  return r;
+}
+
+/* An operand of a binary op: a tensor, a number, or a NumPy array, which becomes a tensor (in *own)
+ * on the device of the other operand, as PyTorch reads t + array. */
+static int operand_of(PyObject *o, const vkt_tensor *other, vkt_operand *x, vkt_tensor *own) {
+  if (!vkt_is_tensor(o) && other && is_ndarray(o)) {
+    PyObject *device = vkt_device_new(vkt_tensor_device(other));
+    int r = device ? vkt_from_data(o, Py_None, device, own) : -1;
+    Py_XDECREF(device);
+    *x = (vkt_operand){.t = own};
+    return r;
+  }
+  return vkt_py_operand(o, x);
+}
+
 static PyObject *binary(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool inplace) {
   vkt_operand x, y;
-  vkt_tensor out;
+  vkt_tensor out, own[2] = {{0}};
+  PyObject *r = NULL;
   if (!vkt_is_tensor(a) && !vkt_is_tensor(b))
     Py_RETURN_NOTIMPLEMENTED;
-  if (vkt_py_operand(a, &x) < 0 || vkt_py_operand(b, &y) < 0) {
+  if (operand_of(a, vkt_tensor_of(b), &x, &own[0]) < 0 || operand_of(b, vkt_tensor_of(a), &y, &own[1]) < 0) {
     PyErr_Clear();
-    Py_RETURN_NOTIMPLEMENTED;
-  }
-  if (inplace) {
+    r = Py_NewRef(Py_NotImplemented);
+  } else if (inplace) {
     vkt_status st = x.t ? vkt_binary(id, x, y, alpha, x.t, NULL) : vkt_fail(VKT_ERR_TYPE, "in-place op on a number");
-    return st ? vkt_raise(st) : Py_NewRef(a);
+    r = st ? vkt_raise(st) : Py_NewRef(a);
+  } else {
+    r = vkt_py_result(vkt_binary(id, x, y, alpha, NULL, &out), &out);
   }
-  return vkt_py_result(vkt_binary(id, x, y, alpha, NULL, &out), &out);
+  vkt_tensor_release(&own[0]);
+  vkt_tensor_release(&own[1]);
+  return r;
+}
+
+/* PyTorch's add, sub, mul, div and floor_divide also take two numbers, giving a 0-d tensor on the
+ * cpu: the first number becomes that tensor (of its own dtype, as vkt.tensor(number) makes it). */
+static PyObject *numbers(PyObject *a, PyObject *b, int id, vkt_scalar alpha) {
+  vkt_scalar s;
+  vkt_tensor t;
+  if (vkt_is_tensor(a) || vkt_is_tensor(b) || vkt_py_scalar(a, &s) < 0 || vkt_py_scalar(b, &s) < 0) {
+    PyErr_Clear();
+    return binary(a, b, id, alpha, false);
+  }
+  if (vkt_from_data(a, Py_None, Py_None, &t) < 0)
+    return NULL;
+  PyObject *x = vkt_wrap(&t), *r = x ? binary(x, b, id, alpha, false) : NULL;
+  Py_XDECREF(x);
+  return r;
 }
 
 /* NotImplemented from binary() becomes a TypeError when called as a method or function. */
@@ -178,7 +223,7 @@ static PyObject *add_sub(PyObject *self, PyObject *args, PyObject *kwargs, int i
                 : PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O", f_kw, &a, &b, &alpha_o);
   if (!ok || (alpha_o && vkt_py_scalar(alpha_o, &alpha) < 0))
     return NULL;
-  return strict(binary(a, b, id, alpha, inplace), b);
+  return strict(self ? binary(a, b, id, alpha, inplace) : numbers(a, b, id, alpha), b);
 }
 
 static PyObject *m_add(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_ADD, false); }
@@ -215,7 +260,7 @@ static PyObject *div(PyObject *self, PyObject *args, PyObject *kwargs, bool inpl
       return NULL;
     }
   }
-  return strict(binary(a, b, id, one, inplace), b);
+  return strict(self ? binary(a, b, id, one, inplace) : numbers(a, b, id, one), b);
 }
 
 static PyObject *m_div(PyObject *s, PyObject *a, PyObject *k) { return div(s, a, k, false); }
@@ -236,12 +281,10 @@ static PyObject *f_div(PyObject *m, PyObject *a, PyObject *k) {
       return NULL;                                                                                                     \
     return strict(binary(a, b, ID, one, false), b);                                                                    \
   }
-BINARY(mul, VKT_OP_MUL)
 BINARY(pow, VKT_OP_POW)
 BINARY(maximum, VKT_OP_MAXIMUM)
 BINARY(minimum, VKT_OP_MINIMUM)
 BINARY(remainder, VKT_OP_REMAINDER)
-BINARY(floor_divide, VKT_OP_DIV_FLOOR)
 BINARY(eq, VKT_OP_EQ)
 BINARY(ne, VKT_OP_NE)
 BINARY(lt, VKT_OP_LT)
@@ -250,6 +293,20 @@ BINARY(gt, VKT_OP_GT)
 BINARY(ge, VKT_OP_GE)
 BINARY(logical_and, VKT_OP_LOGICAL_AND)
 BINARY(logical_or, VKT_OP_LOGICAL_OR)
+
+/* Those that also take two numbers (numbers()). */
+#define BINARY_NUMBERS(name, ID)                                                                                       \
+  static PyObject *m_##name(PyObject *self, PyObject *b) { return strict(binary(self, b, ID, one, false), b); }        \
+  static PyObject *m_##name##_(PyObject *self, PyObject *b) { return strict(binary(self, b, ID, one, true), b); }      \
+  static PyObject *f_##name(PyObject *mod, PyObject *args) {                                                           \
+    PyObject *a, *b;                                                                                                   \
+    (void)mod;                                                                                                         \
+    if (!PyArg_ParseTuple(args, "OO", &a, &b))                                                                         \
+      return NULL;                                                                                                     \
+    return strict(numbers(a, b, ID, one), b);                                                                          \
+  }
+BINARY_NUMBERS(mul, VKT_OP_MUL)
+BINARY_NUMBERS(floor_divide, VKT_OP_DIV_FLOOR)
 
 static PyObject *f_where(PyObject *mod, PyObject *args) {
   PyObject *c, *a, *b;

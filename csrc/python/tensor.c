@@ -79,6 +79,14 @@ static PyObject *get_is_vulkan(PyObject *self, void *c) {
   return PyBool_FromLong(vkt_tensor_device(SELF) != VKT_CPU);
 }
 
+/* NumPy defers an operator between an array and an object of higher priority to that object:
+ * array + t and array < t run Tensor's reflected operators, so the result stays a tensor on t's device
+ * rather than becoming an array. */
+static PyObject *get_array_priority(PyObject *self, void *closure) {
+  (void)self, (void)closure;
+  return PyFloat_FromDouble(1000.0);
+}
+
 static PyGetSetDef tensor_getset[] = {
     {"shape", get_shape, NULL, "the size of each dimension", NULL},
     {"dtype", get_dtype, NULL, "the element type", NULL},
@@ -87,6 +95,7 @@ static PyGetSetDef tensor_getset[] = {
     {"T", get_T, NULL, "the tensor with its dimensions reversed (a view)", NULL},
     {"mT", get_mT, NULL, "the last two dimensions swapped (a view)", NULL},
     {"is_vulkan", get_is_vulkan, NULL, "whether the tensor is on a Vulkan device", NULL},
+    {"__array_priority__", get_array_priority, NULL, "above NumPy's, so operators with arrays give tensors", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

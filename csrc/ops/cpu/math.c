@@ -24,7 +24,10 @@ _Thread_local bool vkt_cpu_zero_division;
 
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
+/* Negative exponents truncate 1 / x ** -y toward zero, as PyTorch does: 0 unless |x| is 1. */
 static int64_t ipow(int64_t x, int64_t y) {
+  if (y < 0)
+    return x == 1 ? 1 : x == -1 ? (y & 1 ? -1 : 1) : 0;
   int64_t r = 1;
   for (; y > 0; y >>= 1, x *= x)
     if (y & 1)
@@ -32,7 +35,7 @@ static int64_t ipow(int64_t x, int64_t y) {
   return r;
 }
 
-static double fsign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
+static double fsign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; } /* NaN and -0.0 give 0, as in PyTorch */
 
 static int64_t idiv_floor(int64_t x, int64_t y) {
   if (y == 0)

@@ -8,6 +8,11 @@
 #include "cpu/math.h"
 #include "table.h"
 
+/* PyTorch's names of the dtypes, for its messages. */
+static const char *const torch_names[VKT_DTYPE_COUNT] = {
+    [VKT_FLOAT32] = "Float", [VKT_FLOAT64] = "Double", [VKT_FLOAT16] = "Half", [VKT_INT32] = "Int",
+    [VKT_INT64] = "Long",    [VKT_UINT8] = "Byte",     [VKT_BOOL] = "Bool"};
+
 /* ---- type promotion ---- */
 
 static int category(vkt_dtype d) { return d == VKT_BOOL ? 0 : vkt_dtypes[d].is_float ? 2 : 1; }
@@ -93,8 +98,8 @@ static vkt_status check_into(const vkt_tensor *into, vkt_dtype result, int ndim,
                                        "refers to a single memory location. Please clone() the tensor before "
                                        "performing the operation.");
   if (!can_cast(result, into->dtype))
-    return vkt_fail(VKT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
-                    vkt_dtypes[result].name, vkt_dtypes[into->dtype].name);
+    return vkt_fail(VKT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s", torch_names[result],
+                    torch_names[into->dtype]);
   return VKT_OK;
 }
 
@@ -128,9 +133,9 @@ static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_
                            const vkt_tensor *into, vkt_tensor *result) {
   vkt_tensor out = {0};
   vkt_status st;
-  if (into && into->dtype == out_dtype) {
+  if (into && into->dtype == out_dtype) { /* nothing to run on an empty one (a launch of 0 crashed) */
     args->out = into;
-    return vkt_op_run(id, args);
+    return vkt_tensor_numel(into) > 0 ? vkt_op_run(id, args) : VKT_OK;
   }
   if ((st = new_result(args, device, out_dtype, ndim, shape, &out)))
     return st;
@@ -159,10 +164,6 @@ static vkt_status bool_refused(const vkt_op *op, int nbool) {
   return vkt_fail(VKT_ERR_RUNTIME, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
                                    "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
 }
-
-static const char *const torch_names[VKT_DTYPE_COUNT] = {
-    [VKT_FLOAT32] = "Float", [VKT_FLOAT64] = "Double", [VKT_FLOAT16] = "Half", [VKT_INT32] = "Int",
-    [VKT_INT64] = "Long",    [VKT_UINT8] = "Byte",     [VKT_BOOL] = "Bool"};
 
 /* The dtypes PyTorch has no kernel for (VKT_INTEGRAL_IN, VKT_FLOAT_IN, VKT_NOT_BOOL), in its words. */
 static vkt_status check_kernel(const vkt_op *op, vkt_dtype d) {

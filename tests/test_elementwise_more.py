@@ -219,6 +219,8 @@ UNARY_MORE = [
     ("tanhshrink", lambda x: vkt.nn.functional.tanhshrink(x), lambda x: TF.tanhshrink(x), "any", FLOATS),
     ("threshold", lambda x: vkt.nn.functional.threshold(x, 0.5, -2.0), lambda x: TF.threshold(x, 0.5, -2.0), "any",
      FLOATS + ["int32"]),
+    ("elu", lambda x: vkt.nn.functional.elu(x, alpha=1.5), lambda x: TF.elu(x, alpha=1.5), "any", FLOATS),
+    ("softplus", lambda x: vkt.nn.functional.softplus(x, beta=2.0), lambda x: TF.softplus(x, beta=2.0), "any", FLOATS),
     ("gelu_tanh", lambda x: vkt.nn.functional.gelu(x, approximate="tanh"),
      lambda x: TF.gelu(x.double(), approximate="tanh").to(x.dtype), "finite", FLOATS),
     # PyTorch's float32 gelu cancels in 1 + erf(x / sqrt(2)) for x < -2; vkt's is held to float64's
@@ -250,6 +252,8 @@ def values(n, domain, dtype, seed=0):
         x = np.resize(SPECIALS, n)
     if dtype == "bool":
         return x > 0
+    if dtype == "float16":
+        x = np.clip(x, -65504, 65504)  # 1e30 is inf in float16, as PyTorch would hold it
     if dtype in INTS:
         x = np.nan_to_num(x * (3 if domain in ("any", "special") else 1) + (1 if domain == "gt-1" else 0))
         return np.clip(np.abs(x) if dtype == "uint8" else x, -100, 100).astype(dtype)
@@ -500,6 +504,9 @@ def test_clamp_bound_errors(device):
         t.clamp()
     nan = vkt.tensor(NAN, device=device)
     assert np.isnan(to_numpy(t.clamp(nan))).all()  # a NaN bound gives NaN, as in PyTorch
+    assert np.isnan(to_numpy(t.clamp(NAN))).all() and np.isnan(to_numpy(t.clamp(max=NAN))).all()
+    i = vkt.tensor([1, 5, 3], device=device).clamp(2.5)  # an integer tensor clamped to a float is float
+    assert i.dtype == vkt.float32 and to_numpy(i).tolist() == [2.5, 5.0, 3.0]
 
 
 def test_lerp_and_addcdiv_errors(device):

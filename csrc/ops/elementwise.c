@@ -198,6 +198,9 @@ vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, 
     compute = VKT_INT64;
   out_dtype = op->flags & VKT_BOOL_OUT ? VKT_BOOL : compute;
   bool identity = identity_on_integers(id) && !vkt_dtypes[compute].is_float;
+  bool float_bound = (p0.is_float && isfinite(p0.f)) || (p1.is_float && isfinite(p1.f));
+  if (id == VKT_OP_CLAMP && !vkt_dtypes[compute].is_float && float_bound) /* PyTorch: int clamped to 2.5 is float */
+    compute = out_dtype = VKT_FLOAT32;
   if (id == VKT_OP_CLAMP && !vkt_dtypes[compute].is_float) { /* missing bounds: the type's limits */
     int64_t lo = compute == VKT_INT64 ? INT64_MIN : INT32_MIN, hi = compute == VKT_INT64 ? INT64_MAX : INT32_MAX;
     p0 = p0.is_float && isinf(p0.f) ? (vkt_scalar){false, 0, lo} : p0;

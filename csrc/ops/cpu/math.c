@@ -56,7 +56,10 @@ static double fremainder(double x, double y) {
   return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
 }
 
-static double fclamp(double x, const vkt_op_args *a) { return isnan(x) ? x : fmin(fmax(x, P0F), P1F); }
+/* A NaN bound gives NaN, as in PyTorch (fmin and fmax would ignore it). */
+static double fclamp(double x, const vkt_op_args *a) {
+  return isnan(x) ? x : isnan(P0F) || isnan(P1F) ? P0F + P1F : fmin(fmax(x, P0F), P1F);
+}
 static double nan_max(double x, double y) { return isnan(x) || isnan(y) ? x + y : fmax(x, y); }
 static double nan_min(double x, double y) { return isnan(x) || isnan(y) ? x + y : fmin(x, y); }
 
@@ -67,7 +70,7 @@ F(silu, x *sigmoid(x), 0)
 F(sigmoid, sigmoid(x), 0)
 F(tanh, tanh(x), 0)
 F(leaky_relu, x >= 0 ? x : x * P0F, x >= 0 ? x : (int64_t)((double)x * P0F))
-F(elu, x > 0 ? x : P0F * (exp(x) - 1.0), 0)
+F(elu, x > 0 ? x : P0F * expm1(x), 0)
 F(softplus, x *P0F > P1F ? x : log1p(exp(x * P0F)) / P0F, 0)
 F(neg, -x, -x)
 F(abs, fabs(x), x < 0 ? -x : x)

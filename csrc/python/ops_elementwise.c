@@ -292,7 +292,7 @@ static bool is_ndarray(PyObject *o) {
 /* An operand of a binary op: a tensor, a number, or a NumPy array, which becomes a tensor (in *own)
  * on the device of the other operand, as PyTorch reads t + array. */
 static int operand_of(PyObject *o, const vkt_tensor *other, vkt_operand *x, vkt_tensor *own) {
-  if (!vkt_is_tensor(o) && other && is_ndarray(o)) {
+  if (other && !vkt_is_tensor(o) && !PyFloat_Check(o) && !PyLong_Check(o) && is_ndarray(o)) {
     PyObject *device = vkt_device_new(vkt_tensor_device(other));
     int r = device ? vkt_from_data(o, Py_None, device, own) : -1;
     Py_XDECREF(device);
@@ -322,12 +322,15 @@ PyObject *vkt_py_binary(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool
   return r;
 }
 
-/* PyTorch's add, sub, mul, div and floor_divide also take two numbers, giving a 0-d tensor on the
- * cpu: the first number becomes that tensor (of its own dtype, as vkt.tensor(number) makes it). */
+/* The function form of a binary op. PyTorch's add, sub, mul, div and floor_divide also take two
+ * numbers, giving a 0-d tensor on the cpu: the first number becomes that tensor (of its own dtype, as
+ * vkt.tensor(number) makes it). */
 static PyObject *numbers(PyObject *a, PyObject *b, int id, vkt_scalar alpha) {
   vkt_scalar s;
   vkt_tensor t;
-  if (vkt_is_tensor(a) || vkt_is_tensor(b) || vkt_py_scalar(a, &s) < 0 || vkt_py_scalar(b, &s) < 0) {
+  bool takes_numbers = id == VKT_OP_ADD || id == VKT_OP_SUB || id == VKT_OP_MUL || id == VKT_OP_DIV ||
+                       id == VKT_OP_DIV_TRUNC || id == VKT_OP_DIV_FLOOR;
+  if (!takes_numbers || vkt_is_tensor(a) || vkt_is_tensor(b) || vkt_py_scalar(a, &s) < 0 || vkt_py_scalar(b, &s) < 0) {
     PyErr_Clear();
     return vkt_py_binary(a, b, id, alpha, false);
   }
@@ -338,11 +341,16 @@ static PyObject *numbers(PyObject *a, PyObject *b, int id, vkt_scalar alpha) {
   return r;
 }
 
-/* NotImplemented from vkt_py_binary() becomes a TypeError when called as a method or function. */
-static PyObject *strict(PyObject *r, PyObject *b) {
+/* NotImplemented from vkt_py_binary() becomes PyTorch's TypeError when called as a method or function. */
+static PyObject *strict(PyObject *r, const char *name, PyObject *a, PyObject *b) {
   if (r == Py_NotImplemented) {
     Py_DECREF(r);
-    PyErr_Format(PyExc_TypeError, "expected a Tensor or a number, got %R", (PyObject *)Py_TYPE(b));
+    bool first = !vkt_is_tensor(a) && !vkt_is_tensor(b);
+    PyObject *type = PyType_GetName(Py_TYPE(first ? a : b));
+    if (type)
+      PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %U", name,
+                   first ? "input" : "other", first ? 1 : 2, type);
+    Py_XDECREF(type);
     return NULL;
   }
   return r;
@@ -359,7 +367,7 @@ static PyObject *add_sub(PyObject *self, PyObject *args, PyObject *kwargs, int i
                 : PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$O", f_kw, &a, &b, &alpha_o);
   if (!ok || (alpha_o && vkt_py_scalar(alpha_o, &alpha) < 0))
     return NULL;
-  return strict(self ? vkt_py_binary(a, b, id, alpha, inplace) : numbers(a, b, id, alpha), b);
+  return strict(self ? vkt_py_binary(a, b, id, alpha, inplace) : numbers(a, b, id, alpha), vkt_ops[id].name, a, b);
 }
 
 static PyObject *m_add(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_ADD, false); }
@@ -396,7 +404,7 @@ static PyObject *div(PyObject *self, PyObject *args, PyObject *kwargs, bool inpl
       return NULL;
     }
   }
-  return strict(self ? vkt_py_binary(a, b, id, one, inplace) : numbers(a, b, id, one), b);
+  return strict(self ? vkt_py_binary(a, b, id, one, inplace) : numbers(a, b, id, one), "div", a, b);
 }
 
 static PyObject *m_div(PyObject *s, PyObject *a, PyObject *k) { return div(s, a, k, false); }
@@ -408,17 +416,21 @@ static PyObject *f_div(PyObject *m, PyObject *a, PyObject *k) {
 
 /* The rest take (other) as methods and (input, other) as functions. */
 #define BINARY(name, ID)                                                                                               \
-  static PyObject *m_##name(PyObject *self, PyObject *b) { return strict(vkt_py_binary(self, b, ID, one, false), b); } \
+  static PyObject *m_##name(PyObject *self, PyObject *b) {                                                             \
+    return strict(vkt_py_binary(self, b, ID, one, false), #name, self, b);                                             \
+  }                                                                                                                    \
   static PyObject *m_##name##_(PyObject *self, PyObject *b) {                                                          \
-    return strict(vkt_py_binary(self, b, ID, one, true), b);                                                           \
+    return strict(vkt_py_binary(self, b, ID, one, true), #name "_", self, b);                                          \
   }                                                                                                                    \
   static PyObject *f_##name(PyObject *mod, PyObject *args) {                                                           \
     PyObject *a, *b;                                                                                                   \
     (void)mod;                                                                                                         \
     if (!PyArg_ParseTuple(args, "OO", &a, &b))                                                                         \
       return NULL;                                                                                                     \
-    return strict(vkt_py_binary(a, b, ID, one, false), b);                                                             \
+    return strict(numbers(a, b, ID, one), #name, a, b);                                                                \
   }
+BINARY(mul, VKT_OP_MUL)
+BINARY(floor_divide, VKT_OP_DIV_FLOOR)
 BINARY(pow, VKT_OP_POW)
 BINARY(maximum, VKT_OP_MAXIMUM)
 BINARY(minimum, VKT_OP_MINIMUM)
@@ -443,22 +455,6 @@ BINARY(bitwise_or, VKT_OP_BITWISE_OR)
 BINARY(bitwise_xor, VKT_OP_BITWISE_XOR)
 BINARY(bitwise_left_shift, VKT_OP_LSHIFT)
 BINARY(bitwise_right_shift, VKT_OP_RSHIFT)
-
-/* Those that also take two numbers (numbers()). */
-#define BINARY_NUMBERS(name, ID)                                                                                       \
-  static PyObject *m_##name(PyObject *self, PyObject *b) { return strict(vkt_py_binary(self, b, ID, one, false), b); } \
-  static PyObject *m_##name##_(PyObject *self, PyObject *b) {                                                          \
-    return strict(vkt_py_binary(self, b, ID, one, true), b);                                                           \
-  }                                                                                                                    \
-  static PyObject *f_##name(PyObject *mod, PyObject *args) {                                                           \
-    PyObject *a, *b;                                                                                                   \
-    (void)mod;                                                                                                         \
-    if (!PyArg_ParseTuple(args, "OO", &a, &b))                                                                         \
-      return NULL;                                                                                                     \
-    return strict(numbers(a, b, ID, one), b);                                                                          \
-  }
-BINARY_NUMBERS(mul, VKT_OP_MUL)
-BINARY_NUMBERS(floor_divide, VKT_OP_DIV_FLOOR)
 
 static PyObject *f_where(PyObject *mod, PyObject *args) {
   PyObject *c, *a, *b;

@@ -268,7 +268,6 @@ C vkt_pow(C x, C y) {
   return negate ? -r : r;
 }
 C vkt_div_trunc(C x, C y) { return trunc(x / y); }
-C vkt_div_floor(C x, C y) { return floor(x / y); }
 // C's fmod, exactly: subtracting |y| scaled to just under the remainder is exact (Sterbenz), and
 // each step clears the remainder's leading bit. x - trunc(x / y) * y is not exact: float32 lost
 // 0.04 of remainder(4988429, 1001.2) that way, and all of remainder(1e10, 3).
@@ -293,6 +292,19 @@ C vkt_fmod(C x, C y) {
 C vkt_remainder(C x, C y) {
   C r = vkt_fmod(x, y);
   return r != C(0) && (r < C(0)) != (y < C(0)) ? r + y : r;
+}
+// PyTorch's floor division, consistent with its remainder: (x - fmod(x, y)) / y, moved down where
+// the remainder moves, then floored (inf // y is NaN there, not floor(inf)).
+C vkt_div_floor(C x, C y) {
+  if (y == C(0))
+    return x / y;
+  C m = vkt_fmod(x, y), d = (x - m) / y;
+  if (m != C(0) && (y < C(0)) != (m < C(0)))
+    d -= C(1);
+  if (d == C(0))
+    return vkt_copysign(C(0), x / y);
+  C f = floor(d);
+  return d - f > C(0.5) ? f + C(1) : f;
 }
 // (0 < x) - (x < 0), as PyTorch computes it: NaN and -0 give +0. The ternary form was folded by
 // lavapipe into a sign() that keeps NaN and the zero's sign.

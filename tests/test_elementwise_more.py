@@ -1,6 +1,8 @@
 # The elementwise family against torch CPU where NumPy's semantics differ from PyTorch's: special
 # values (NaN, inf, signed zeros) of pow, remainder, tanh and sign, integer powers, result dtypes,
 # NumPy arrays and Python numbers as operands. Every case runs on the cpu device and on vulkan.
+import math
+
 import numpy as np
 import pytest
 
@@ -73,6 +75,25 @@ def test_remainder_is_exact(device):
     a = (rng.standard_normal(2000) * 10.0 ** rng.integers(-3, 9, 2000)).astype(np.float32)
     b = (rng.standard_normal(2000) * 10.0 ** rng.integers(-3, 4, 2000)).astype(np.float32)
     same(vkt.tensor(a, device=device) % vkt.tensor(b, device=device), torch.tensor(a) % torch.tensor(b))
+
+
+def test_floor_divide_matches_remainder(device):
+    torch = pytest.importorskip("torch")
+    a = [INF, -INF, NAN, 1e10, 4988429.0, -7.5, 5.0, 0.3, -1e-3, 0.0, -0.0, 7.0]
+    b = [0.7, 0.7, 2.0, 3.0, 1001.2, 2.0, -0.1, 0.1, 0.7, -2.0, 3.0, 0.0]
+    for dtype in ["float32", "float64"]:
+        x, tx = both(device, torch, a, dtype)
+        y, ty = both(device, torch, b, dtype)
+        same(x // y, tx // ty)
+        same(vkt.floor_divide(x, 0.7), torch.floor_divide(tx, 0.7))
+        w = (tx // ty).numpy()
+        assert np.array_equal(np.signbit(to_numpy(x // y))[~np.isnan(w)], np.signbit(w)[~np.isnan(w)])  # -0.0
+
+
+def test_gelu_far_left_tail(device):
+    x = vkt.tensor([-6.0, -8.0, -10.0], device=device)
+    exact = np.array([-6.0, -8.0, -10.0]) * 0.5 * np.array([math.erfc(v / math.sqrt(2)) for v in (6.0, 8.0, 10.0)])
+    assert_close(x.gelu(), exact, rtol=1e-5, atol=0)
 
 
 def test_tanh_and_sign_of_special_values(device):

@@ -20,7 +20,7 @@
 
 const vkt_op vkt_ops[VKT_OP_COUNT] = {
     UNARY(VKT_OP_RELU, "relu", "x != x ? x : max(x, C(0))", relu, 0),
-    UNARY(VKT_OP_GELU, "gelu", "C(0.5) * x * (C(1) + vkt_erf(x * C(0.7071067811865476)))", gelu, FLOATS),
+    UNARY(VKT_OP_GELU, "gelu", "C(0.5) * x * vkt_erfc(x * C(-0.7071067811865476))", gelu, FLOATS),
     UNARY(VKT_OP_GELU_TANH, "gelu_tanh",
           "C(0.5) * x * (C(1) + vkt_tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x)))", gelu_tanh, FLOATS),
     UNARY(VKT_OP_SILU, "silu", "x * vkt_sigmoid(x)", silu, FLOATS),

@@ -57,6 +57,19 @@ static double fremainder(double x, double y) {
 }
 
 /* A NaN bound gives NaN, as in PyTorch (fmin and fmax would ignore it). */
+/* PyTorch's floor division of floats, as shaders/math.glsl computes it. */
+static double fdiv_floor(double x, double y) {
+  if (y == 0)
+    return x / y;
+  double m = fmod(x, y), d = (x - m) / y;
+  if (m != 0 && (y < 0) != (m < 0))
+    d -= 1;
+  if (d == 0)
+    return copysign(0, x / y);
+  double f = floor(d);
+  return d - f > 0.5 ? f + 1 : f;
+}
+
 static double fclamp(double x, const vkt_op_args *a) {
   return isnan(x) ? x : isnan(P0F) || isnan(P1F) ? P0F + P1F : fmin(fmax(x, P0F), P1F);
 }
@@ -64,7 +77,7 @@ static double nan_max(double x, double y) { return isnan(x) || isnan(y) ? x + y 
 static double nan_min(double x, double y) { return isnan(x) || isnan(y) ? x + y : fmin(x, y); }
 
 F(relu, x > 0 ? x : (isnan(x) ? x : 0.0), x > 0 ? x : 0)
-F(gelu, 0.5 * x * (1.0 + erf(x * M_SQRT1_2)), 0)
+F(gelu, 0.5 * x * erfc(-x * M_SQRT1_2), 0) /* 1 + erf(x) cancels for x < -2: erfc(-x) */
 F(gelu_tanh, 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))), 0)
 F(silu, x *sigmoid(x), 0)
 F(sigmoid, sigmoid(x), 0)
@@ -94,7 +107,7 @@ F(sub, x - y * P1F, x - y * P1I)
 F(mul, x *y, x *y)
 F(div, x / y, y == 0 ? (vkt_cpu_zero_division = true, 0) : x / y)
 F(div_trunc, trunc(x / y), y == 0 ? (vkt_cpu_zero_division = true, 0) : x / y)
-F(div_floor, floor(x / y), idiv_floor(x, y))
+F(div_floor, fdiv_floor(x, y), idiv_floor(x, y))
 F(pow, pow(x, y), ipow(x, y))
 F(maximum, nan_max(x, y), x > y ? x : y)
 F(minimum, nan_min(x, y), x < y ? x : y)

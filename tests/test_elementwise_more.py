@@ -354,6 +354,9 @@ NOT_IMPLEMENTED = [  # PyTorch has no kernel for these dtypes: NotImplementedErr
     (lambda x: vkt.hypot(x, x), "int64", "not implemented for 'Long'"),
     (lambda x: vkt.round(x, decimals=1), "int32", "\"round_cpu\" not implemented for 'Int'"),
     (lambda x: vkt.fmod(x, x), "bool", "not implemented for 'Bool'"),
+    (lambda x: abs(x), "bool", '"abs_cpu" not implemented for \'Bool\''),
+    (lambda x: x.floor(), "bool", "not implemented for 'Bool'"),
+    (lambda x: vkt.round(x), "bool", "not implemented for 'Bool'"),
 ]
 
 

@@ -160,6 +160,28 @@ def test_two_numbers():
             getattr(vkt, name)(2, 3)
 
 
+@pytest.mark.parametrize("name", ["maximum", "minimum", "logical_and", "logical_or", "logical_xor", "atan2", "hypot",
+                                  "logaddexp"])
+def test_tensor_only_operands(device, name):
+    torch = pytest.importorskip("torch")
+    t, tt = both(device, torch, [1.5, -2.0])
+    with pytest.raises(TypeError):
+        getattr(torch, name)(tt, 2)
+    with pytest.raises(TypeError, match=rf"{name}\(\): argument 'other' \(position 2\) must be Tensor, not int"):
+        getattr(vkt, name)(t, 2)
+    with pytest.raises(TypeError, match="must be Tensor, not float"):
+        getattr(t, name)(2.5)
+
+
+def test_bool_refusals(device):
+    b = vkt.tensor([True, False], device=device)
+    with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
+        b.relu()
+    for f in [lambda: b ** b, lambda: b % b, lambda: b // True, lambda: b.div(b, rounding_mode="trunc")]:
+        with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
+            f()
+
+
 def test_fixes_take_no_fallback(dev):
     vkt.vulkan.reset_fallback_stats()
     x = vkt.tensor([0.0, NAN, 3.0, -2.5], device=dev)

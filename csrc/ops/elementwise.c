@@ -153,8 +153,10 @@ static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_
 
 /* ---- front-ends ---- */
 
-/* neg and sub refuse bool operands (Python's True included) whatever the result type. */
+/* neg, relu and sub refuse bool operands (Python's True included) whatever the result type. */
 static vkt_status bool_refused(const vkt_op *op, int nbool) {
+  if (strcmp(op->name, "relu") == 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "Boolean inputs not supported for relu");
   if (strcmp(op->name, "neg") == 0)
     return vkt_fail(VKT_ERR_RUNTIME, "Negation, the `-` operator, on a bool tensor is not supported. If you are "
                                      "trying to invert a mask, use the `~` or `logical_not()` operator instead.");

@@ -171,11 +171,13 @@ struct vkt_op {
 #define VKT_FLOAT_ONLY 1u /* integer inputs compute in float32 (exp, sqrt, true division, ...) */
 #define VKT_BOOL_OUT 2u   /* comparisons and logical ops */
 #define VKT_NO_FLOAT64 4u /* GLSL has no float64 form (transcendentals): float64 takes the fallback */
-#define VKT_NO_BOOL 8u    /* PyTorch refuses bool inputs (neg, sub) */
+#define VKT_NO_BOOL 8u    /* PyTorch refuses bool inputs with a RuntimeError (neg, sub, relu) */
 /* PyTorch has no kernel for these inputs: NotImplementedError "<name>_cpu" not implemented for '<dtype>' */
 #define VKT_INTEGRAL_IN 16u /* floats refused (bitwise ops) */
 #define VKT_FLOAT_IN 32u    /* integers and bool refused (frac, hypot, hardsigmoid, ...) */
 #define VKT_NOT_BOOL 64u    /* bool refused (trunc, fmod, shifts, threshold) */
+/* The Python bindings take a tensor only as the second operand (maximum, atan2, logical_and, ...) */
+#define VKT_TENSOR_OTHER 128u
 
 extern const vkt_op vkt_ops[VKT_OP_COUNT];
 

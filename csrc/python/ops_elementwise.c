@@ -322,6 +322,13 @@ PyObject *vkt_py_binary(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool
   return r;
 }
 
+/* vkt_py_binary for the methods and functions: NotImplemented where the op takes tensors only. */
+static PyObject *call(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool inplace) {
+  if ((vkt_ops[id].flags & VKT_TENSOR_OTHER) && (!vkt_is_tensor(a) || !vkt_is_tensor(b)))
+    Py_RETURN_NOTIMPLEMENTED;
+  return vkt_py_binary(a, b, id, alpha, inplace);
+}
+
 /* The function form of a binary op. PyTorch's add, sub, mul, div and floor_divide also take two
  * numbers, giving a 0-d tensor on the cpu: the first number becomes that tensor (of its own dtype, as
  * vkt.tensor(number) makes it). */
@@ -332,7 +339,7 @@ static PyObject *numbers(PyObject *a, PyObject *b, int id, vkt_scalar alpha) {
                        id == VKT_OP_DIV_TRUNC || id == VKT_OP_DIV_FLOOR;
   if (!takes_numbers || vkt_is_tensor(a) || vkt_is_tensor(b) || vkt_py_scalar(a, &s) < 0 || vkt_py_scalar(b, &s) < 0) {
     PyErr_Clear();
-    return vkt_py_binary(a, b, id, alpha, false);
+    return call(a, b, id, alpha, false);
   }
   if (vkt_from_data(a, Py_None, Py_None, &t) < 0)
     return NULL;
@@ -341,11 +348,12 @@ static PyObject *numbers(PyObject *a, PyObject *b, int id, vkt_scalar alpha) {
   return r;
 }
 
-/* NotImplemented from vkt_py_binary() becomes PyTorch's TypeError when called as a method or function. */
+/* NotImplemented from vkt_py_binary() becomes PyTorch's TypeError when called as a method or function, as
+ * does a number where the op takes tensors only (VKT_TENSOR_OTHER). */
 static PyObject *strict(PyObject *r, const char *name, PyObject *a, PyObject *b) {
   if (r == Py_NotImplemented) {
     Py_DECREF(r);
-    bool first = !vkt_is_tensor(a) && !vkt_is_tensor(b);
+    bool first = !vkt_is_tensor(a);
     PyObject *type = PyType_GetName(Py_TYPE(first ? a : b));
     if (type)
       PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %U", name,
@@ -417,10 +425,10 @@ static PyObject *f_div(PyObject *m, PyObject *a, PyObject *k) {
 /* The rest take (other) as methods and (input, other) as functions. */
 #define BINARY(name, ID)                                                                                               \
   static PyObject *m_##name(PyObject *self, PyObject *b) {                                                             \
-    return strict(vkt_py_binary(self, b, ID, one, false), #name, self, b);                                             \
+    return strict(call(self, b, ID, one, false), #name, self, b);                                                      \
   }                                                                                                                    \
   static PyObject *m_##name##_(PyObject *self, PyObject *b) {                                                          \
-    return strict(vkt_py_binary(self, b, ID, one, true), #name "_", self, b);                                          \
+    return strict(call(self, b, ID, one, true), #name "_", self, b);                                                   \
   }                                                                                                                    \
   static PyObject *f_##name(PyObject *mod, PyObject *args) {                                                           \
     PyObject *a, *b;                                                                                                   \

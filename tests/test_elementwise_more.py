@@ -41,6 +41,15 @@ def test_pow_special_values(device):
         same(got, torch.pow(torch.tensor(a), torch.tensor(b)))
 
 
+def test_pow_number_exponents(device):
+    torch = pytest.importorskip("torch")
+    x, tx = both(device, torch, SPECIAL)
+    for e in [0.5, -0.5, -0.25, 2, -1, 3.0, INF, -INF, NAN, 0, 1e10, -3]:
+        same(x ** e, tx ** e)
+        same(e ** x, e ** tx)
+    assert np.signbit(to_numpy(vkt.tensor([-0.0], device=device) ** 0.5))[0]  # sqrt(-0.0), as PyTorch's
+
+
 def test_pow_tensor_exponent_issue_cases(device):
     torch = pytest.importorskip("torch")
     x, tx = both(device, torch, [0.0, NAN, NAN])

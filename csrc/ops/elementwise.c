@@ -245,6 +245,11 @@ vkt_status vkt_binary_params(int id, vkt_operand a, vkt_operand b, vkt_scalar p0
     return vkt_fail(VKT_ERR_RUNTIME, "For integral input tensors, argument alpha must not be a floating point number.");
   if (id == VKT_OP_POW && !vkt_dtypes[compute].is_float && b.t == NULL && b.s.i < 0)
     return vkt_fail(VKT_ERR_RUNTIME, "Integers to negative integer powers are not allowed.");
+  if (id == VKT_OP_POW && a.t && !b.t && vkt_dtypes[compute].is_float) {
+    double e = b.s.is_float ? b.s.f : (double)b.s.i;
+    if (e == 0.5 || e == -0.5) /* PyTorch's x ** 0.5 is sqrt(x), x ** -0.5 rsqrt(x): NaN at -inf, -0.0 kept */
+      return vkt_unary(e > 0 ? VKT_OP_SQRT : VKT_OP_RSQRT, a.t, p0, p1, into, result);
+  }
   vkt_dtype out_dtype = op->flags & VKT_BOOL_OUT ? VKT_BOOL : compute;
   if (into && (st = check_into(into, out_dtype, ndim, shape)))
     return st;

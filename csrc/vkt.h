@@ -19,6 +19,7 @@ typedef enum {
   VKT_ERR_INDEX,   /* IndexError */
   VKT_ERR_OOM,     /* vkt.OutOfMemoryError: device memory */
   VKT_ERR_NOMEM,   /* MemoryError: host memory */
+  VKT_ERR_NOTIMPL, /* NotImplementedError: PyTorch has no kernel for that dtype */
 } vkt_status;
 
 /* Records a printf-style message for the calling thread and returns code. */

@@ -6,6 +6,11 @@
 
 #include "table.h"
 
+/* PyTorch's names of the dtypes, for its messages. */
+static const char *const torch_names[VKT_DTYPE_COUNT] = {
+    [VKT_FLOAT32] = "Float", [VKT_FLOAT64] = "Double", [VKT_FLOAT16] = "Half", [VKT_INT32] = "Int",
+    [VKT_INT64] = "Long",    [VKT_UINT8] = "Byte",     [VKT_BOOL] = "Bool"};
+
 /* ---- type promotion ---- */
 
 static int category(vkt_dtype d) { return d == VKT_BOOL ? 0 : vkt_dtypes[d].is_float ? 2 : 1; }
@@ -91,8 +96,8 @@ static vkt_status check_into(const vkt_tensor *into, vkt_dtype result, int ndim,
                                        "refers to a single memory location. Please clone() the tensor before "
                                        "performing the operation.");
   if (!can_cast(result, into->dtype))
-    return vkt_fail(VKT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
-                    vkt_dtypes[result].name, vkt_dtypes[into->dtype].name);
+    return vkt_fail(VKT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s", torch_names[result],
+                    torch_names[into->dtype]);
   return VKT_OK;
 }
 
@@ -126,9 +131,9 @@ static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_
                            const vkt_tensor *into, vkt_tensor *result) {
   vkt_tensor out = {0};
   vkt_status st;
-  if (into && into->dtype == out_dtype) {
+  if (into && into->dtype == out_dtype) { /* nothing to run on an empty one (a launch of 0 crashed) */
     args->out = into;
-    return vkt_op_run(id, args);
+    return vkt_tensor_numel(into) > 0 ? vkt_op_run(id, args) : VKT_OK;
   }
   if ((st = new_result(args, device, out_dtype, ndim, shape, &out)))
     return st;
@@ -146,46 +151,76 @@ static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_
 
 /* ---- front-ends ---- */
 
-static vkt_status bool_refused(const vkt_op *op) {
+/* neg, relu and sub refuse bool operands (Python's True included) whatever the result type. */
+static vkt_status bool_refused(const vkt_op *op, int nbool) {
+  if (strcmp(op->name, "relu") == 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "Boolean inputs not supported for relu");
   if (strcmp(op->name, "neg") == 0)
     return vkt_fail(VKT_ERR_RUNTIME, "Negation, the `-` operator, on a bool tensor is not supported. If you are "
                                      "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-  return vkt_fail(VKT_ERR_RUNTIME, "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
-                                   "`^` or `logical_xor()` operator instead.");
+  if (nbool == 2)
+    return vkt_fail(VKT_ERR_RUNTIME, "Subtraction, the `-` operator, with two bool tensors is not supported. Use "
+                                     "the `^` or `logical_xor()` operator instead.");
+  return vkt_fail(VKT_ERR_RUNTIME, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                                   "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+
+/* The dtypes PyTorch has no kernel for (VKT_INTEGRAL_IN, VKT_FLOAT_IN, VKT_NOT_BOOL), in its words. */
+static vkt_status check_kernel(const vkt_op *op, vkt_dtype d) {
+  bool fl = vkt_dtypes[d].is_float;
+  if (((op->flags & VKT_INTEGRAL_IN) && fl) || ((op->flags & VKT_FLOAT_IN) && !fl) ||
+      ((op->flags & VKT_NOT_BOOL) && d == VKT_BOOL))
+    return vkt_fail(VKT_ERR_NOTIMPL, "\"%s_cpu\" not implemented for '%s'", op->name, torch_names[d]);
+  return VKT_OK;
+}
+
+/* Ops that leave integers as they are: a copy (PyTorch's floor, ceil, round, trunc and nan_to_num of
+ * an integer tensor). */
+static bool identity_on_integers(int id) {
+  return id == VKT_OP_FLOOR || id == VKT_OP_CEIL || id == VKT_OP_ROUND || id == VKT_OP_TRUNC ||
+         id == VKT_OP_NAN_TO_NUM || id == VKT_OP_NEGINF_TO_NUM;
 }
 
 vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, const vkt_tensor *into,
                      vkt_tensor *result) {
   const vkt_op *op = &vkt_ops[id];
   vkt_dtype compute = x->dtype, out_dtype;
+  vkt_status st;
   if ((op->flags & VKT_NO_BOOL) && x->dtype == VKT_BOOL)
-    return bool_refused(op);
+    return bool_refused(op, 1);
+  if ((st = check_kernel(op, x->dtype)))
+    return st;
+  if (id == VKT_OP_BITWISE_NOT && x->dtype == VKT_BOOL) /* ~ of 0/1 in an int is not 1/0 */
+    op = &vkt_ops[id = VKT_OP_LOGICAL_NOT];
   if ((op->flags & VKT_FLOAT_ONLY) && !vkt_dtypes[compute].is_float)
     compute = VKT_FLOAT32;
+  if (id == VKT_OP_SQUARE && compute == VKT_BOOL) /* PyTorch's square is pow(x, 2): bool ** int is int64 */
+    compute = VKT_INT64;
   out_dtype = op->flags & VKT_BOOL_OUT ? VKT_BOOL : compute;
-  bool identity = (id == VKT_OP_FLOOR || id == VKT_OP_CEIL || id == VKT_OP_ROUND) && !vkt_dtypes[compute].is_float;
+  bool identity = identity_on_integers(id) && !vkt_dtypes[compute].is_float;
+  bool float_bound = (p0.is_float && isfinite(p0.f)) || (p1.is_float && isfinite(p1.f));
+  if (id == VKT_OP_CLAMP && !vkt_dtypes[compute].is_float && float_bound) /* PyTorch: int clamped to 2.5 is float */
+    compute = out_dtype = VKT_FLOAT32;
   if (id == VKT_OP_CLAMP && !vkt_dtypes[compute].is_float) { /* missing bounds: the type's limits */
     int64_t lo = compute == VKT_INT64 ? INT64_MIN : INT32_MIN, hi = compute == VKT_INT64 ? INT64_MAX : INT32_MAX;
     p0 = p0.is_float && isinf(p0.f) ? (vkt_scalar){false, 0, lo} : p0;
     p1 = p1.is_float && isinf(p1.f) ? (vkt_scalar){false, 0, hi} : p1;
   }
-  if (into && into != x) {
-    int device;
-    vkt_status st = vkt_same_device(2, (const vkt_tensor *[]){x, into}, &device);
-    if (st)
-      return st;
-  }
-  if (into) {
-    vkt_status st = check_into(into, out_dtype, x->ndim, x->shape);
-    if (st)
-      return st;
-  }
+  if (into && into != x && (st = vkt_same_device(2, (const vkt_tensor *[]){x, into}, NULL)))
+    return st;
+  if (into && (st = check_into(into, out_dtype, x->ndim, x->shape)))
+    return st;
   vkt_op_args args = {.in = {x}, .nin = 1, .compute = compute, .param = {p0, p1}};
   return run_into(identity ? VKT_OP_CAST : id, &args, vkt_tensor_device(x), out_dtype, x->ndim, x->shape, into, result);
 }
 
 vkt_status vkt_binary(int id, vkt_operand a, vkt_operand b, vkt_scalar alpha, const vkt_tensor *into,
                       vkt_tensor *result) {
+  return vkt_binary_params(id, a, b, (vkt_scalar){0}, alpha, into, result);
+}
+
+vkt_status vkt_binary_params(int id, vkt_operand a, vkt_operand b, vkt_scalar p0, vkt_scalar p1, const vkt_tensor *into,
+                             vkt_tensor *result) {
   const vkt_op *op = &vkt_ops[id];
   vkt_operand ops[2] = {a, b};
   const vkt_tensor *t[2] = {a.t, b.t};
@@ -195,19 +230,29 @@ vkt_status vkt_binary(int id, vkt_operand a, vkt_operand b, vkt_scalar alpha, co
   if ((st = vkt_same_device(2, t, &device)) || (st = vkt_broadcast_shape(2, t, &ndim, shape)))
     return st;
   vkt_dtype compute = vkt_result_type(2, ops);
-  if ((op->flags & VKT_NO_BOOL) && compute == VKT_BOOL)
-    return bool_refused(op);
+  int nbool = 0;
+  for (int k = 0; k < 2; k++)
+    nbool += t[k] ? t[k]->dtype == VKT_BOOL : ops[k].is_bool;
+  if ((op->flags & VKT_NO_BOOL) && nbool)
+    return bool_refused(op, nbool);
+  if ((st = check_kernel(op, compute)))
+    return st;
   if ((op->flags & VKT_FLOAT_ONLY) && !vkt_dtypes[compute].is_float)
     compute = VKT_FLOAT32;
-  if (!vkt_dtypes[compute].is_float && alpha.is_float)
+  if (!vkt_dtypes[compute].is_float && p1.is_float && (id == VKT_OP_ADD || id == VKT_OP_SUB)) /* p1: alpha */
     return vkt_fail(VKT_ERR_RUNTIME, "For integral input tensors, argument alpha must not be a floating point number.");
   if (id == VKT_OP_POW && !vkt_dtypes[compute].is_float && b.t == NULL && b.s.i < 0)
     return vkt_fail(VKT_ERR_RUNTIME, "Integers to negative integer powers are not allowed.");
+  if (id == VKT_OP_POW && a.t && !b.t && vkt_dtypes[compute].is_float) {
+    double e = b.s.is_float ? b.s.f : (double)b.s.i;
+    if (e == 0.5 || e == -0.5) /* PyTorch's x ** 0.5 is sqrt(x), x ** -0.5 rsqrt(x): NaN at -inf, -0.0 kept */
+      return vkt_unary(e > 0 ? VKT_OP_SQRT : VKT_OP_RSQRT, a.t, p0, p1, into, result);
+  }
   vkt_dtype out_dtype = op->flags & VKT_BOOL_OUT ? VKT_BOOL : compute;
   if (into && (st = check_into(into, out_dtype, ndim, shape)))
     return st;
   vkt_tensor ex[2] = {0};
-  vkt_op_args args = {.nin = 0, .compute = compute, .param = {{0}, alpha}};
+  vkt_op_args args = {.nin = 0, .compute = compute, .param = {p0, p1}};
   for (int k = 0; k < 2; k++) {
     if (!t[k]) {
       args.scalar = k == 0 ? VKT_SCALAR_LHS : VKT_SCALAR_RHS;
@@ -380,6 +425,8 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
     if (typed[k])
       len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, names[k], typed[k]->dtype);
   len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "C", a->compute);
+  len += snprintf(defines + len, sizeof defines - (size_t)len, "#define OUT_BITS %d\n",
+                  8 * (int)vkt_dtype_size(a->out->dtype));
   len += snprintf(defines + len, sizeof defines - (size_t)len, "%s%s%s%s", store_expr(op, a), op->define,
                   a->scalar == VKT_SCALAR_RHS   ? "#define RHS_SCALAR\n"
                   : a->scalar == VKT_SCALAR_LHS ? "#define LHS_SCALAR\n"

@@ -56,6 +56,29 @@ vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, 
 vkt_status vkt_binary(int id, vkt_operand a, vkt_operand b, vkt_scalar alpha, const vkt_tensor *into,
                       vkt_tensor *result);
 vkt_status vkt_where(const vkt_tensor *cond, vkt_operand a, vkt_operand b, vkt_tensor *result);
+/* vkt_binary with the op's two scalars given (isclose's rtol and atol); a scalar operand takes p0's place. */
+vkt_status vkt_binary_params(int id, vkt_operand a, vkt_operand b, vkt_scalar p0, vkt_scalar p1, const vkt_tensor *into,
+                             vkt_tensor *result);
+
+/* Composites of the elementwise ops (elementwise_more.c). Each writes into `into` when given, else a new
+ * *result, as vkt_unary does. */
+/* clamp with tensor bounds (either may be NULL, not both): minimum(maximum(x, lo), hi). */
+vkt_status vkt_clamp_tensors(const vkt_tensor *x, const vkt_tensor *lo, const vkt_tensor *hi, const vkt_tensor *into,
+                             vkt_tensor *result);
+/* lerp(start, end, weight): weight a tensor (w.t) or a number. */
+vkt_status vkt_lerp(const vkt_tensor *start, const vkt_tensor *end, vkt_operand w, const vkt_tensor *into,
+                    vkt_tensor *result);
+/* x + value * t1 * t2 (div: x + value * t1 / t2). */
+vkt_status vkt_addcmul(const vkt_tensor *x, const vkt_tensor *t1, const vkt_tensor *t2, vkt_scalar value, bool div,
+                       const vkt_tensor *into, vkt_tensor *result);
+vkt_status vkt_nan_to_num(const vkt_tensor *x, vkt_scalar nan, const vkt_scalar *posinf, const vkt_scalar *neginf,
+                          const vkt_tensor *into, vkt_tensor *result);
+vkt_status vkt_round_decimals(const vkt_tensor *x, int64_t decimals, const vkt_tensor *into, vkt_tensor *result);
+/* isclose, and allclose (every element close) and equal (same shape, every element equal) into *out. */
+vkt_status vkt_isclose(const vkt_tensor *a, const vkt_tensor *b, double rtol, double atol, bool equal_nan,
+                       vkt_tensor *result);
+vkt_status vkt_allclose(const vkt_tensor *a, const vkt_tensor *b, double rtol, double atol, bool equal_nan, bool *out);
+vkt_status vkt_equal(const vkt_tensor *a, const vkt_tensor *b, bool *out);
 
 /* Host kernels on host views. */
 void vkt_cpu_copy(const vkt_tensor *dst, const vkt_tensor *src);

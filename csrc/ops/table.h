@@ -34,6 +34,46 @@ typedef enum {
   VKT_OP_ROUND,
   VKT_OP_LOGICAL_NOT,
   VKT_OP_CAST,
+  /* unary math, activations and tests (issue 15) */
+  VKT_OP_LOG1P,
+  VKT_OP_EXPM1,
+  VKT_OP_LOG2,
+  VKT_OP_LOG10,
+  VKT_OP_EXP2,
+  VKT_OP_ERF,
+  VKT_OP_ERFC,
+  VKT_OP_ERFINV,
+  VKT_OP_TAN,
+  VKT_OP_ASIN,
+  VKT_OP_ACOS,
+  VKT_OP_ATAN,
+  VKT_OP_SINH,
+  VKT_OP_COSH,
+  VKT_OP_ASINH,
+  VKT_OP_ACOSH,
+  VKT_OP_ATANH,
+  VKT_OP_TRUNC,
+  VKT_OP_FRAC,
+  VKT_OP_DEG2RAD,
+  VKT_OP_RAD2DEG,
+  VKT_OP_ISNAN,
+  VKT_OP_ISINF,
+  VKT_OP_ISFINITE,
+  VKT_OP_ISNEGINF,
+  VKT_OP_ISPOSINF,
+  VKT_OP_NAN_TO_NUM,
+  VKT_OP_NEGINF_TO_NUM,
+  VKT_OP_ROUND_DECIMALS,
+  VKT_OP_BITWISE_NOT,
+  VKT_OP_HARDSIGMOID,
+  VKT_OP_HARDSWISH,
+  VKT_OP_MISH,
+  VKT_OP_LOGSIGMOID,
+  VKT_OP_SELU,
+  VKT_OP_CELU,
+  VKT_OP_SOFTSIGN,
+  VKT_OP_TANHSHRINK,
+  VKT_OP_THRESHOLD,
   /* binary elementwise */
   VKT_OP_ADD,
   VKT_OP_SUB,
@@ -53,6 +93,20 @@ typedef enum {
   VKT_OP_GE,
   VKT_OP_LOGICAL_AND,
   VKT_OP_LOGICAL_OR,
+  /* binary math, bitwise ops and tests (issue 15) */
+  VKT_OP_ATAN2,
+  VKT_OP_FMOD,
+  VKT_OP_HYPOT,
+  VKT_OP_COPYSIGN,
+  VKT_OP_LOGADDEXP,
+  VKT_OP_BITWISE_AND,
+  VKT_OP_BITWISE_OR,
+  VKT_OP_BITWISE_XOR,
+  VKT_OP_LSHIFT,
+  VKT_OP_RSHIFT,
+  VKT_OP_LOGICAL_XOR,
+  VKT_OP_ISCLOSE,
+  VKT_OP_ISCLOSE_NAN,
   /* ternary */
   VKT_OP_WHERE,
   /* reductions (reduce.c) */
@@ -117,7 +171,13 @@ struct vkt_op {
 #define VKT_FLOAT_ONLY 1u /* integer inputs compute in float32 (exp, sqrt, true division, ...) */
 #define VKT_BOOL_OUT 2u   /* comparisons and logical ops */
 #define VKT_NO_FLOAT64 4u /* GLSL has no float64 form (transcendentals): float64 takes the fallback */
-#define VKT_NO_BOOL 8u    /* PyTorch refuses bool inputs (neg, sub) */
+#define VKT_NO_BOOL 8u    /* PyTorch refuses bool inputs with a RuntimeError (neg, sub, relu) */
+/* PyTorch has no kernel for these inputs: NotImplementedError "<name>_cpu" not implemented for '<dtype>' */
+#define VKT_INTEGRAL_IN 16u /* floats refused (bitwise ops) */
+#define VKT_FLOAT_IN 32u    /* integers and bool refused (frac, hypot, hardsigmoid, ...) */
+#define VKT_NOT_BOOL 64u    /* bool refused (trunc, fmod, shifts, threshold) */
+/* The Python bindings take a tensor only as the second operand (maximum, atan2, logical_and, ...) */
+#define VKT_TENSOR_OTHER 128u
 
 extern const vkt_op vkt_ops[VKT_OP_COUNT];
 

@@ -15,6 +15,7 @@ PyObject *vkt_raise(vkt_status st) {
   case VKT_ERR_INDEX: type = PyExc_IndexError; break;
   case VKT_ERR_OOM: type = vkt_state->oom_error; break;
   case VKT_ERR_NOMEM: type = PyExc_MemoryError; break;
+  case VKT_ERR_NOTIMPL: type = PyExc_NotImplementedError; break;
   default: break;
   }
   PyErr_SetString(type, vkt_last_error());
@@ -573,9 +574,9 @@ static PyMethodDef module_methods[] = {
 };
 
 static int add_functions(PyObject *module) {
-  PyMethodDef *families[] = {vkt_elementwise_functions, vkt_reduce_functions, vkt_matmul_functions, vkt_shape_functions,
-                             vkt_cpu_functions};
-  for (int i = 0; i < 5; i++)
+  PyMethodDef *families[] = {vkt_elementwise_functions, vkt_reduce_functions, vkt_matmul_functions,
+                             vkt_shape_functions,       vkt_cpu_functions,    vkt_elementwise_more_functions};
+  for (size_t i = 0; i < sizeof families / sizeof *families; i++)
     if (PyModule_AddFunctions(module, families[i]) < 0)
       return -1;
   return 0;

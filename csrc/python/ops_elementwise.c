@@ -7,7 +7,7 @@
 
 static const vkt_scalar none = {false, 0, 0};
 
-static PyObject *unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool inplace) {
+PyObject *vkt_py_unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool inplace) {
   vkt_tensor *t = vkt_tensor_of(x), out;
   if (!t) {
     PyErr_Format(PyExc_TypeError, "%s(): argument 'input' must be Tensor, not %R", vkt_ops[id].name,
@@ -21,39 +21,101 @@ static PyObject *unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool i
   return vkt_py_result(vkt_unary(id, t, p0, p1, NULL, &out), &out);
 }
 
-/* Ops without parameters: x.op(), x.op_(), vkt.op(x). */
-#define UNARY(name, ID)                                                                                                \
+/* The ops without parameters, one row each: X(name, op, doc). UNARY_OPS are x.op(), x.op_() and
+ * vkt.op(x); UNARY_TESTS (bool results) x.op() and vkt.op(x); UNARY_FUNCTIONS (nn.functional's
+ * activations, which Tensor lacks in PyTorch) vkt.op(x) and vkt.op_(x). */
+#define UNARY_OPS(X)                                                                                                   \
+  X(relu, VKT_OP_RELU, "max(x, 0)")                                                                                    \
+  X(silu, VKT_OP_SILU, "x * sigmoid(x)")                                                                               \
+  X(sigmoid, VKT_OP_SIGMOID, "1 / (1 + exp(-x))")                                                                      \
+  X(tanh, VKT_OP_TANH, "tanh(x)")                                                                                      \
+  X(neg, VKT_OP_NEG, "-x")                                                                                             \
+  X(negative, VKT_OP_NEG, "-x")                                                                                        \
+  X(abs, VKT_OP_ABS, "|x|")                                                                                            \
+  X(absolute, VKT_OP_ABS, "|x|")                                                                                       \
+  X(exp, VKT_OP_EXP, "e^x")                                                                                            \
+  X(log, VKT_OP_LOG, "natural log")                                                                                    \
+  X(sqrt, VKT_OP_SQRT, "square root")                                                                                  \
+  X(rsqrt, VKT_OP_RSQRT, "1 / sqrt(x)")                                                                                \
+  X(sin, VKT_OP_SIN, "sine")                                                                                           \
+  X(cos, VKT_OP_COS, "cosine")                                                                                         \
+  X(square, VKT_OP_SQUARE, "x * x")                                                                                    \
+  X(reciprocal, VKT_OP_RECIPROCAL, "1 / x")                                                                            \
+  X(sign, VKT_OP_SIGN, "-1, 0 or 1")                                                                                   \
+  X(floor, VKT_OP_FLOOR, "round down")                                                                                 \
+  X(ceil, VKT_OP_CEIL, "round up")                                                                                     \
+  X(logical_not, VKT_OP_LOGICAL_NOT, "x == 0")                                                                         \
+  X(log1p, VKT_OP_LOG1P, "log(1 + x), accurate near 0")                                                                \
+  X(expm1, VKT_OP_EXPM1, "e^x - 1, accurate near 0")                                                                   \
+  X(log2, VKT_OP_LOG2, "base-2 log")                                                                                   \
+  X(log10, VKT_OP_LOG10, "base-10 log")                                                                                \
+  X(exp2, VKT_OP_EXP2, "2^x")                                                                                          \
+  X(erf, VKT_OP_ERF, "error function")                                                                                 \
+  X(erfc, VKT_OP_ERFC, "1 - erf(x), accurate for large x")                                                             \
+  X(erfinv, VKT_OP_ERFINV, "inverse error function")                                                                   \
+  X(tan, VKT_OP_TAN, "tangent")                                                                                        \
+  X(asin, VKT_OP_ASIN, "arcsine")                                                                                      \
+  X(arcsin, VKT_OP_ASIN, "arcsine")                                                                                    \
+  X(acos, VKT_OP_ACOS, "arccosine")                                                                                    \
+  X(arccos, VKT_OP_ACOS, "arccosine")                                                                                  \
+  X(atan, VKT_OP_ATAN, "arctangent")                                                                                   \
+  X(arctan, VKT_OP_ATAN, "arctangent")                                                                                 \
+  X(sinh, VKT_OP_SINH, "hyperbolic sine")                                                                              \
+  X(cosh, VKT_OP_COSH, "hyperbolic cosine")                                                                            \
+  X(asinh, VKT_OP_ASINH, "inverse hyperbolic sine")                                                                    \
+  X(arcsinh, VKT_OP_ASINH, "inverse hyperbolic sine")                                                                  \
+  X(acosh, VKT_OP_ACOSH, "inverse hyperbolic cosine")                                                                  \
+  X(arccosh, VKT_OP_ACOSH, "inverse hyperbolic cosine")                                                                \
+  X(atanh, VKT_OP_ATANH, "inverse hyperbolic tangent")                                                                 \
+  X(arctanh, VKT_OP_ATANH, "inverse hyperbolic tangent")                                                               \
+  X(trunc, VKT_OP_TRUNC, "round toward zero")                                                                          \
+  X(fix, VKT_OP_TRUNC, "round toward zero")                                                                            \
+  X(frac, VKT_OP_FRAC, "x - trunc(x)")                                                                                 \
+  X(deg2rad, VKT_OP_DEG2RAD, "degrees to radians")                                                                     \
+  X(rad2deg, VKT_OP_RAD2DEG, "radians to degrees")                                                                     \
+  X(bitwise_not, VKT_OP_BITWISE_NOT, "~x of integers, logical not of bools")
+#define UNARY_TESTS(X)                                                                                                 \
+  X(isnan, VKT_OP_ISNAN, "x is NaN")                                                                                   \
+  X(isinf, VKT_OP_ISINF, "x is +-inf")                                                                                 \
+  X(isfinite, VKT_OP_ISFINITE, "x is neither NaN nor +-inf")                                                           \
+  X(isneginf, VKT_OP_ISNEGINF, "x is -inf")                                                                            \
+  X(isposinf, VKT_OP_ISPOSINF, "x is +inf")
+#define UNARY_FUNCTIONS(X)                                                                                             \
+  X(hardsigmoid, VKT_OP_HARDSIGMOID, "clamp(x / 6 + 1 / 2, 0, 1)")                                                     \
+  X(hardswish, VKT_OP_HARDSWISH, "x * hardsigmoid(x)")                                                                 \
+  X(mish, VKT_OP_MISH, "x * tanh(softplus(x))")                                                                        \
+  X(logsigmoid, VKT_OP_LOGSIGMOID, "log(sigmoid(x))")                                                                  \
+  X(selu, VKT_OP_SELU, "scale * elu(x, alpha) with the self-normalizing constants")                                    \
+  X(softsign, VKT_OP_SOFTSIGN, "x / (1 + |x|)")                                                                        \
+  X(tanhshrink, VKT_OP_TANHSHRINK, "x - tanh(x)")
+
+#define DEFINE_METHOD(name, ID, doc)                                                                                   \
   static PyObject *m_##name(PyObject *self, PyObject *unused) {                                                        \
     (void)unused;                                                                                                      \
-    return unary(self, ID, none, none, false);                                                                         \
-  }                                                                                                                    \
+    return vkt_py_unary(self, ID, none, none, false);                                                                  \
+  }
+#define DEFINE_INPLACE(name, ID, doc)                                                                                  \
   static PyObject *m_##name##_(PyObject *self, PyObject *unused) {                                                     \
     (void)unused;                                                                                                      \
-    return unary(self, ID, none, none, true);                                                                          \
-  }                                                                                                                    \
+    return vkt_py_unary(self, ID, none, none, true);                                                                   \
+  }
+#define DEFINE_FUNCTION(name, ID, doc)                                                                                 \
   static PyObject *f_##name(PyObject *mod, PyObject *x) {                                                              \
     (void)mod;                                                                                                         \
-    return unary(x, ID, none, none, false);                                                                            \
+    return vkt_py_unary(x, ID, none, none, false);                                                                     \
   }
-UNARY(relu, VKT_OP_RELU)
-UNARY(silu, VKT_OP_SILU)
-UNARY(sigmoid, VKT_OP_SIGMOID)
-UNARY(tanh, VKT_OP_TANH)
-UNARY(neg, VKT_OP_NEG)
-UNARY(abs, VKT_OP_ABS)
-UNARY(exp, VKT_OP_EXP)
-UNARY(log, VKT_OP_LOG)
-UNARY(sqrt, VKT_OP_SQRT)
-UNARY(rsqrt, VKT_OP_RSQRT)
-UNARY(sin, VKT_OP_SIN)
-UNARY(cos, VKT_OP_COS)
-UNARY(square, VKT_OP_SQUARE)
-UNARY(reciprocal, VKT_OP_RECIPROCAL)
-UNARY(sign, VKT_OP_SIGN)
-UNARY(floor, VKT_OP_FLOOR)
-UNARY(ceil, VKT_OP_CEIL)
-UNARY(round, VKT_OP_ROUND)
-UNARY(logical_not, VKT_OP_LOGICAL_NOT)
+#define DEFINE_INPLACE_FUNCTION(name, ID, doc)                                                                         \
+  static PyObject *f_##name##_(PyObject *mod, PyObject *x) {                                                           \
+    (void)mod;                                                                                                         \
+    return vkt_py_unary(x, ID, none, none, true);                                                                      \
+  }
+UNARY_OPS(DEFINE_METHOD)
+UNARY_OPS(DEFINE_INPLACE)
+UNARY_OPS(DEFINE_FUNCTION)
+UNARY_TESTS(DEFINE_METHOD)
+UNARY_TESTS(DEFINE_FUNCTION)
+UNARY_FUNCTIONS(DEFINE_FUNCTION)
+UNARY_FUNCTIONS(DEFINE_INPLACE_FUNCTION)
 
 /* Ops with parameters parse (input?, params...) the same way as methods and functions: with
  * `self` NULL the input is the first argument. */
@@ -108,60 +170,194 @@ static int parse_for(int id, PyObject *self, PyObject *args, PyObject *kwargs, u
   case VKT_OP_SOFTPLUS:
     return parse_params(self, args, kwargs, c, "beta", "threshold", (vkt_scalar){true, 1.0, 0},
                         (vkt_scalar){true, 20.0, 0});
-  default: /* clamp */
-    if (parse_params(self, args, kwargs, c, "min", "max", minus_inf, plus_inf) < 0)
-      return -1;
-    if (isinf(c->p0.f) && c->p0.is_float && isinf(c->p1.f) && c->p1.is_float && c->p0.f < 0 && c->p1.f > 0) {
-      PyErr_SetString(PyExc_RuntimeError, "torch.clamp: At least one of 'min' or 'max' must not be None");
-      return -1;
-    }
-    return 0;
+  case VKT_OP_CELU: return parse_params(self, args, kwargs, c, "alpha", NULL, (vkt_scalar){true, 1.0, 0}, none);
+  default: /* threshold */ return parse_params(self, args, kwargs, c, "threshold", "value", none, none);
   }
 }
 
 #define UNARY_PARAMS(name, ID)                                                                                         \
   static PyObject *m_##name(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
     unary_call c;                                                                                                      \
-    return parse_for(ID, self, args, kwargs, &c) < 0 ? NULL : unary(c.x, c.id, c.p0, c.p1, false);                     \
+    return parse_for(ID, self, args, kwargs, &c) < 0 ? NULL : vkt_py_unary(c.x, c.id, c.p0, c.p1, false);              \
   }                                                                                                                    \
   static PyObject *m_##name##_(PyObject *self, PyObject *args, PyObject *kwargs) {                                     \
     unary_call c;                                                                                                      \
-    return parse_for(ID, self, args, kwargs, &c) < 0 ? NULL : unary(c.x, c.id, c.p0, c.p1, true);                      \
+    return parse_for(ID, self, args, kwargs, &c) < 0 ? NULL : vkt_py_unary(c.x, c.id, c.p0, c.p1, true);               \
   }                                                                                                                    \
   static PyObject *f_##name(PyObject *mod, PyObject *args, PyObject *kwargs) {                                         \
     unary_call c;                                                                                                      \
     (void)mod;                                                                                                         \
-    return parse_for(ID, NULL, args, kwargs, &c) < 0 ? NULL : unary(c.x, c.id, c.p0, c.p1, false);                     \
+    return parse_for(ID, NULL, args, kwargs, &c) < 0 ? NULL : vkt_py_unary(c.x, c.id, c.p0, c.p1, false);              \
   }
 UNARY_PARAMS(gelu, VKT_OP_GELU)
 UNARY_PARAMS(leaky_relu, VKT_OP_LEAKY_RELU)
 UNARY_PARAMS(elu, VKT_OP_ELU)
 UNARY_PARAMS(softplus, VKT_OP_SOFTPLUS)
-UNARY_PARAMS(clamp, VKT_OP_CLAMP)
+UNARY_PARAMS(celu, VKT_OP_CELU)
+UNARY_PARAMS(threshold, VKT_OP_THRESHOLD)
+
+/* clamp(min=None, max=None) and clip; clamp_min(min) and clamp_max(max) (`only` names the one bound).
+ * Number bounds run the clamp row, tensor bounds the composite; PyTorch takes no mix of the two. */
+static PyObject *clamp(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace, const char *only) {
+  static char *m_kw[] = {"min", "max", NULL}, *f_kw[] = {"input", "min", "max", NULL};
+  char *m1[] = {(char *)only, NULL}, *f1[] = {"input", (char *)only, NULL};
+  PyObject *x = self, *lo = Py_None, *hi = Py_None;
+  PyObject **bound = only && strcmp(only, "max") == 0 ? &hi : &lo;
+  int ok =
+      only ? (self ? vkt_parse_args(args, kwargs, "O", m1, bound) : vkt_parse_args(args, kwargs, "OO", f1, &x, bound))
+           : (self ? vkt_parse_args(args, kwargs, "|OO", m_kw, &lo, &hi)
+                   : vkt_parse_args(args, kwargs, "O|OO", f_kw, &x, &lo, &hi));
+  if (!ok)
+    return NULL;
+  vkt_tensor *t = vkt_tensor_of(x), *tlo = vkt_tensor_of(lo), *thi = vkt_tensor_of(hi), out;
+  if (!t)
+    return PyErr_Format(PyExc_TypeError, "clamp(): argument 'input' must be Tensor, not %R", (PyObject *)Py_TYPE(x));
+  if (lo == Py_None && hi == Py_None)
+    return PyErr_Format(PyExc_RuntimeError, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  if (tlo || thi) {
+    if ((lo != Py_None && !tlo) || (hi != Py_None && !thi))
+      return PyErr_Format(PyExc_TypeError, "clamp(): expected min and max both tensors or both numbers");
+    if (inplace) {
+      vkt_status st = vkt_clamp_tensors(t, tlo, thi, t, NULL);
+      return st ? vkt_raise(st) : Py_NewRef(x);
+    }
+    return vkt_py_result(vkt_clamp_tensors(t, tlo, thi, NULL, &out), &out);
+  }
+  vkt_scalar p0 = minus_inf, p1 = plus_inf;
+  if ((lo != Py_None && vkt_py_scalar(lo, &p0) < 0) || (hi != Py_None && vkt_py_scalar(hi, &p1) < 0))
+    return NULL;
+  return vkt_py_unary(x, VKT_OP_CLAMP, p0, p1, inplace);
+}
+
+static PyObject *m_clamp(PyObject *s, PyObject *a, PyObject *k) { return clamp(s, a, k, false, NULL); }
+static PyObject *m_clamp_(PyObject *s, PyObject *a, PyObject *k) { return clamp(s, a, k, true, NULL); }
+static PyObject *m_clamp_min(PyObject *s, PyObject *a, PyObject *k) { return clamp(s, a, k, false, "min"); }
+static PyObject *m_clamp_min_(PyObject *s, PyObject *a, PyObject *k) { return clamp(s, a, k, true, "min"); }
+static PyObject *m_clamp_max(PyObject *s, PyObject *a, PyObject *k) { return clamp(s, a, k, false, "max"); }
+static PyObject *m_clamp_max_(PyObject *s, PyObject *a, PyObject *k) { return clamp(s, a, k, true, "max"); }
+static PyObject *f_clamp(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return clamp(NULL, a, k, false, NULL);
+}
+static PyObject *f_clamp_min(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return clamp(NULL, a, k, false, "min");
+}
+static PyObject *f_clamp_max(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return clamp(NULL, a, k, false, "max");
+}
+
+/* round(*, decimals=0) */
+static PyObject *round_decimals(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
+  static char *m_kw[] = {"decimals", NULL}, *f_kw[] = {"input", "decimals", NULL};
+  PyObject *x = self;
+  long long d = 0;
+  vkt_tensor out;
+  int ok = self ? vkt_parse_args(args, kwargs, "|$L", m_kw, &d) : vkt_parse_args(args, kwargs, "O|$L", f_kw, &x, &d);
+  if (!ok)
+    return NULL;
+  vkt_tensor *t = vkt_tensor_of(x);
+  if (!t)
+    return PyErr_Format(PyExc_TypeError, "round(): argument 'input' must be Tensor, not %R", (PyObject *)Py_TYPE(x));
+  if (inplace) {
+    vkt_status st = vkt_round_decimals(t, d, t, NULL);
+    return st ? vkt_raise(st) : Py_NewRef(x);
+  }
+  return vkt_py_result(vkt_round_decimals(t, d, NULL, &out), &out);
+}
+
+static PyObject *m_round(PyObject *s, PyObject *a, PyObject *k) { return round_decimals(s, a, k, false); }
+static PyObject *m_round_(PyObject *s, PyObject *a, PyObject *k) { return round_decimals(s, a, k, true); }
+static PyObject *f_round(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return round_decimals(NULL, a, k, false);
+}
 
 /* ---- binary ---- */
 
-static PyObject *binary(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool inplace) {
-  vkt_operand x, y;
-  vkt_tensor out;
-  if (!vkt_is_tensor(a) && !vkt_is_tensor(b))
-    Py_RETURN_NOTIMPLEMENTED;
-  if (vkt_py_operand(a, &x) < 0 || vkt_py_operand(b, &y) < 0) {
-    PyErr_Clear();
-    Py_RETURN_NOTIMPLEMENTED;
-  }
-  if (inplace) {
-    vkt_status st = x.t ? vkt_binary(id, x, y, alpha, x.t, NULL) : vkt_fail(VKT_ERR_TYPE, "in-place op on a number");
-    return st ? vkt_raise(st) : Py_NewRef(a);
-  }
-  return vkt_py_result(vkt_binary(id, x, y, alpha, NULL, &out), &out);
+/* Whether o is a NumPy array (numpy is imported wherever one exists). */
+static bool is_ndarray(PyObject *o) {
+  PyObject *name = PyUnicode_FromString("numpy"), *np = name ? PyImport_GetModule(name) : NULL;
+  PyObject *type = np ? PyObject_GetAttrString(np, "ndarray") : NULL;
+  bool r = type && PyObject_TypeCheck(o, (PyTypeObject *)type);
+  Py_XDECREF(type);
+  Py_XDECREF(np);
+  Py_XDECREF(name);
+  PyErr_Clear();
+  return r;
 }
 
-/* NotImplemented from binary() becomes a TypeError when called as a method or function. */
-static PyObject *strict(PyObject *r, PyObject *b) {
+/* An operand of a binary op: a tensor, a number, or a NumPy array, which becomes a tensor (in *own)
+ * on the device of the other operand, as PyTorch reads t + array. */
+static int operand_of(PyObject *o, const vkt_tensor *other, vkt_operand *x, vkt_tensor *own) {
+  if (other && !vkt_is_tensor(o) && !PyFloat_Check(o) && !PyLong_Check(o) && is_ndarray(o)) {
+    PyObject *device = vkt_device_new(vkt_tensor_device(other));
+    int r = device ? vkt_from_data(o, Py_None, device, own) : -1;
+    Py_XDECREF(device);
+    *x = (vkt_operand){.t = own};
+    return r;
+  }
+  return vkt_py_operand(o, x);
+}
+
+PyObject *vkt_py_binary(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool inplace) {
+  vkt_operand x, y;
+  vkt_tensor out, own[2] = {{0}};
+  PyObject *r = NULL;
+  if (!vkt_is_tensor(a) && !vkt_is_tensor(b))
+    Py_RETURN_NOTIMPLEMENTED;
+  if (operand_of(a, vkt_tensor_of(b), &x, &own[0]) < 0 || operand_of(b, vkt_tensor_of(a), &y, &own[1]) < 0) {
+    PyErr_Clear();
+    r = Py_NewRef(Py_NotImplemented);
+  } else if (inplace) {
+    vkt_status st = x.t ? vkt_binary(id, x, y, alpha, x.t, NULL) : vkt_fail(VKT_ERR_TYPE, "in-place op on a number");
+    r = st ? vkt_raise(st) : Py_NewRef(a);
+  } else {
+    r = vkt_py_result(vkt_binary(id, x, y, alpha, NULL, &out), &out);
+  }
+  vkt_tensor_release(&own[0]);
+  vkt_tensor_release(&own[1]);
+  return r;
+}
+
+/* vkt_py_binary for the methods and functions: NotImplemented where the op takes tensors only. */
+static PyObject *call(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool inplace) {
+  if ((vkt_ops[id].flags & VKT_TENSOR_OTHER) && (!vkt_is_tensor(a) || !vkt_is_tensor(b)))
+    Py_RETURN_NOTIMPLEMENTED;
+  return vkt_py_binary(a, b, id, alpha, inplace);
+}
+
+/* The function form of a binary op. PyTorch's add, sub, mul, div and floor_divide also take two
+ * numbers, giving a 0-d tensor on the cpu: the first number becomes that tensor (of its own dtype, as
+ * vkt.tensor(number) makes it). */
+static PyObject *numbers(PyObject *a, PyObject *b, int id, vkt_scalar alpha) {
+  vkt_scalar s;
+  vkt_tensor t;
+  bool takes_numbers = id == VKT_OP_ADD || id == VKT_OP_SUB || id == VKT_OP_MUL || id == VKT_OP_DIV ||
+                       id == VKT_OP_DIV_TRUNC || id == VKT_OP_DIV_FLOOR;
+  if (!takes_numbers || vkt_is_tensor(a) || vkt_is_tensor(b) || vkt_py_scalar(a, &s) < 0 || vkt_py_scalar(b, &s) < 0) {
+    PyErr_Clear();
+    return call(a, b, id, alpha, false);
+  }
+  if (vkt_from_data(a, Py_None, Py_None, &t) < 0)
+    return NULL;
+  PyObject *x = vkt_wrap(&t), *r = x ? vkt_py_binary(x, b, id, alpha, false) : NULL;
+  Py_XDECREF(x);
+  return r;
+}
+
+/* NotImplemented from vkt_py_binary() becomes PyTorch's TypeError when called as a method or function, as
+ * does a number where the op takes tensors only (VKT_TENSOR_OTHER). */
+static PyObject *strict(PyObject *r, const char *name, PyObject *a, PyObject *b) {
   if (r == Py_NotImplemented) {
     Py_DECREF(r);
-    PyErr_Format(PyExc_TypeError, "expected a Tensor or a number, got %R", (PyObject *)Py_TYPE(b));
+    bool first = !vkt_is_tensor(a);
+    PyObject *type = PyType_GetName(Py_TYPE(first ? a : b));
+    if (type)
+      PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %U", name,
+                   first ? "input" : "other", first ? 1 : 2, type);
+    Py_XDECREF(type);
     return NULL;
   }
   return r;
@@ -178,7 +374,7 @@ static PyObject *add_sub(PyObject *self, PyObject *args, PyObject *kwargs, int i
                 : vkt_parse_args(args, kwargs, "OO|$O", f_kw, &a, &b, &alpha_o);
   if (!ok || (alpha_o && vkt_py_scalar(alpha_o, &alpha) < 0))
     return NULL;
-  return strict(binary(a, b, id, alpha, inplace), b);
+  return strict(self ? vkt_py_binary(a, b, id, alpha, inplace) : numbers(a, b, id, alpha), vkt_ops[id].name, a, b);
 }
 
 static PyObject *m_add(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_ADD, false); }
@@ -215,7 +411,7 @@ static PyObject *div(PyObject *self, PyObject *args, PyObject *kwargs, bool inpl
       return NULL;
     }
   }
-  return strict(binary(a, b, id, one, inplace), b);
+  return strict(self ? vkt_py_binary(a, b, id, one, inplace) : numbers(a, b, id, one), "div", a, b);
 }
 
 static PyObject *m_div(PyObject *s, PyObject *a, PyObject *k) { return div(s, a, k, false); }
@@ -227,21 +423,25 @@ static PyObject *f_div(PyObject *m, PyObject *a, PyObject *k) {
 
 /* The rest take (other) as methods and (input, other) as functions. */
 #define BINARY(name, ID)                                                                                               \
-  static PyObject *m_##name(PyObject *self, PyObject *b) { return strict(binary(self, b, ID, one, false), b); }        \
-  static PyObject *m_##name##_(PyObject *self, PyObject *b) { return strict(binary(self, b, ID, one, true), b); }      \
+  static PyObject *m_##name(PyObject *self, PyObject *b) {                                                             \
+    return strict(call(self, b, ID, one, false), #name, self, b);                                                      \
+  }                                                                                                                    \
+  static PyObject *m_##name##_(PyObject *self, PyObject *b) {                                                          \
+    return strict(call(self, b, ID, one, true), #name "_", self, b);                                                   \
+  }                                                                                                                    \
   static PyObject *f_##name(PyObject *mod, PyObject *args) {                                                           \
     PyObject *a, *b;                                                                                                   \
     (void)mod;                                                                                                         \
     if (!PyArg_ParseTuple(args, "OO", &a, &b))                                                                         \
       return NULL;                                                                                                     \
-    return strict(binary(a, b, ID, one, false), b);                                                                    \
+    return strict(numbers(a, b, ID, one), #name, a, b);                                                                \
   }
 BINARY(mul, VKT_OP_MUL)
+BINARY(floor_divide, VKT_OP_DIV_FLOOR)
 BINARY(pow, VKT_OP_POW)
 BINARY(maximum, VKT_OP_MAXIMUM)
 BINARY(minimum, VKT_OP_MINIMUM)
 BINARY(remainder, VKT_OP_REMAINDER)
-BINARY(floor_divide, VKT_OP_DIV_FLOOR)
 BINARY(eq, VKT_OP_EQ)
 BINARY(ne, VKT_OP_NE)
 BINARY(lt, VKT_OP_LT)
@@ -250,6 +450,18 @@ BINARY(gt, VKT_OP_GT)
 BINARY(ge, VKT_OP_GE)
 BINARY(logical_and, VKT_OP_LOGICAL_AND)
 BINARY(logical_or, VKT_OP_LOGICAL_OR)
+BINARY(logical_xor, VKT_OP_LOGICAL_XOR)
+BINARY(atan2, VKT_OP_ATAN2)
+BINARY(arctan2, VKT_OP_ATAN2)
+BINARY(fmod, VKT_OP_FMOD)
+BINARY(hypot, VKT_OP_HYPOT)
+BINARY(copysign, VKT_OP_COPYSIGN)
+BINARY(logaddexp, VKT_OP_LOGADDEXP)
+BINARY(bitwise_and, VKT_OP_BITWISE_AND)
+BINARY(bitwise_or, VKT_OP_BITWISE_OR)
+BINARY(bitwise_xor, VKT_OP_BITWISE_XOR)
+BINARY(bitwise_left_shift, VKT_OP_LSHIFT)
+BINARY(bitwise_right_shift, VKT_OP_RSHIFT)
 
 static PyObject *f_where(PyObject *mod, PyObject *args) {
   PyObject *c, *a, *b;
@@ -275,8 +487,10 @@ static PyObject *m_where(PyObject *self, PyObject *args) {
   return r;
 }
 
-#define M0(name, doc)                                                                                                  \
-  {#name, m_##name, METH_NOARGS, doc}, { #name "_", m_##name##_, METH_NOARGS, "in-place " doc }
+#define METHOD(name, ID, doc) {#name, m_##name, METH_NOARGS, doc},
+#define INPLACE(name, ID, doc) {#name "_", m_##name##_, METH_NOARGS, "in-place " doc},
+#define FUNCTION(name, ID, doc) {#name, f_##name, METH_O, doc},
+#define INPLACE_FUNCTION(name, ID, doc) {#name "_", f_##name##_, METH_O, "in-place " doc},
 #define MK(name, doc)                                                                                                  \
   {#name, (PyCFunction)(void (*)(void))m_##name, METH_VARARGS | METH_KEYWORDS, doc}, {                                 \
 #name "_", (PyCFunction)(void (*)(void))m_##name##_, METH_VARARGS | METH_KEYWORDS, "in-place " doc                 \
@@ -285,32 +499,18 @@ static PyObject *m_where(PyObject *self, PyObject *args) {
   {#name, m_##name, METH_O, doc}, { #name "_", m_##name##_, METH_O, "in-place " doc }
 
 PyMethodDef vkt_elementwise_methods[] = {
-    M0(relu, "max(x, 0)"),
-    M0(silu, "x * sigmoid(x)"),
-    M0(sigmoid, "1 / (1 + exp(-x))"),
-    M0(tanh, "tanh(x)"),
-    M0(neg, "-x"),
-    M0(abs, "|x|"),
-    M0(exp, "e^x"),
-    M0(log, "natural log"),
-    M0(sqrt, "square root"),
-    M0(rsqrt, "1 / sqrt(x)"),
-    M0(sin, "sine"),
-    M0(cos, "cosine"),
-    M0(square, "x * x"),
-    M0(reciprocal, "1 / x"),
-    M0(sign, "-1, 0 or 1"),
-    M0(floor, "round down"),
-    M0(ceil, "round up"),
-    M0(round, "round half to even"),
-    M0(logical_not, "x == 0"),
-    {"negative", m_neg, METH_NOARGS, "-x"},
+    UNARY_OPS(METHOD) UNARY_OPS(INPLACE) UNARY_TESTS(METHOD) MK(round, "round(*, decimals=0): half to even"),
     MK(gelu, "gelu(approximate='none'|'tanh')"),
     MK(leaky_relu, "leaky_relu(negative_slope=0.01)"),
     MK(elu, "elu(alpha=1.0)"),
     MK(softplus, "softplus(beta=1, threshold=20)"),
-    MK(clamp, "clamp(min=None, max=None)"),
+    MK(celu, "celu(alpha=1.0) (nn.functional's)"),
+    MK(threshold, "threshold(threshold, value): value where self <= threshold (nn.functional's)"),
+    MK(clamp, "clamp(min=None, max=None): numbers or tensors"),
     {"clip", (PyCFunction)(void (*)(void))m_clamp, METH_VARARGS | METH_KEYWORDS, "clamp(min=None, max=None)"},
+    {"clip_", (PyCFunction)(void (*)(void))m_clamp_, METH_VARARGS | METH_KEYWORDS, "in-place clamp"},
+    MK(clamp_min, "clamp_min(min)"),
+    MK(clamp_max, "clamp_max(max)"),
     MK(add, "add(other, *, alpha=1)"),
     MK(sub, "sub(other, *, alpha=1)"),
     MK(div, "div(other, *, rounding_mode=None)"),
@@ -329,44 +529,40 @@ PyMethodDef vkt_elementwise_methods[] = {
     MO(ge, ">="),
     MO(logical_and, "and"),
     MO(logical_or, "or"),
+    MO(logical_xor, "xor of truth values"),
+    MO(atan2, "atan2(self, other): the angle of (other, self)"),
+    MO(arctan2, "atan2(self, other)"),
+    MO(fmod, "C's fmod: the remainder with self's sign"),
+    MO(hypot, "sqrt(self^2 + other^2) without overflow"),
+    MO(copysign, "|self| with other's sign"),
+    MO(logaddexp, "log(e^self + e^other)"),
+    MO(bitwise_and, "&"),
+    MO(bitwise_or, "|"),
+    MO(bitwise_xor, "^"),
+    MO(bitwise_left_shift, "<<"),
+    MO(bitwise_right_shift, ">>"),
     {"where", m_where, METH_VARARGS, "where(condition, other): self where condition, else other"},
     {NULL, NULL, 0, NULL},
 };
 
-#define F0(name, doc)                                                                                                  \
-  { #name, f_##name, METH_O, doc }
 #define FK(name, doc)                                                                                                  \
   { #name, (PyCFunction)(void (*)(void))f_##name, METH_VARARGS | METH_KEYWORDS, doc }
 #define F2(name, doc)                                                                                                  \
   { #name, f_##name, METH_VARARGS, doc }
 
 PyMethodDef vkt_elementwise_functions[] = {
-    F0(relu, "max(x, 0)"),
-    F0(silu, "x * sigmoid(x)"),
-    F0(sigmoid, "1 / (1 + exp(-x))"),
-    F0(tanh, "tanh(x)"),
-    F0(neg, "-x"),
-    {"negative", f_neg, METH_O, "-x"},
-    F0(abs, "|x|"),
-    F0(exp, "e^x"),
-    F0(log, "natural log"),
-    F0(sqrt, "square root"),
-    F0(rsqrt, "1 / sqrt(x)"),
-    F0(sin, "sine"),
-    F0(cos, "cosine"),
-    F0(square, "x * x"),
-    F0(reciprocal, "1 / x"),
-    F0(sign, "-1, 0 or 1"),
-    F0(floor, "round down"),
-    F0(ceil, "round up"),
-    F0(round, "round half to even"),
-    F0(logical_not, "x == 0"),
+    UNARY_OPS(FUNCTION) UNARY_TESTS(FUNCTION) UNARY_FUNCTIONS(FUNCTION) UNARY_FUNCTIONS(INPLACE_FUNCTION)
+        FK(round, "round(input, *, decimals=0)"),
     FK(gelu, "gelu(input, approximate='none')"),
     FK(leaky_relu, "leaky_relu(input, negative_slope=0.01)"),
     FK(elu, "elu(input, alpha=1.0)"),
+    FK(celu, "celu(input, alpha=1.0)"),
+    FK(threshold, "threshold(input, threshold, value): value where input <= threshold"),
     FK(softplus, "softplus(input, beta=1, threshold=20)"),
-    FK(clamp, "clamp(input, min=None, max=None)"),
+    FK(clamp, "clamp(input, min=None, max=None): numbers or tensors"),
     {"clip", (PyCFunction)(void (*)(void))f_clamp, METH_VARARGS | METH_KEYWORDS, "clamp(input, min=None, max=None)"},
+    FK(clamp_min, "clamp_min(input, min)"),
+    FK(clamp_max, "clamp_max(input, max)"),
     FK(add, "add(input, other, *, alpha=1)"),
     FK(sub, "sub(input, other, *, alpha=1)"),
     FK(div, "div(input, other, *, rounding_mode=None)"),
@@ -385,65 +581,70 @@ PyMethodDef vkt_elementwise_functions[] = {
     F2(ge, ">="),
     F2(logical_and, "and"),
     F2(logical_or, "or"),
+    F2(logical_xor, "xor of truth values"),
+    F2(atan2, "atan2(input, other): the angle of (other, input)"),
+    F2(arctan2, "atan2(input, other)"),
+    F2(fmod, "C's fmod: the remainder with input's sign"),
+    F2(hypot, "sqrt(input^2 + other^2) without overflow"),
+    F2(copysign, "|input| with other's sign"),
+    F2(logaddexp, "log(e^input + e^other)"),
+    F2(bitwise_and, "&"),
+    F2(bitwise_or, "|"),
+    F2(bitwise_xor, "^"),
+    F2(bitwise_left_shift, "<<"),
+    F2(bitwise_right_shift, ">>"),
     F2(where, "where(condition, input, other)"),
     {NULL, NULL, 0, NULL},
 };
 
 /* ---- the number protocol ---- */
 
-static PyObject *nb_add(PyObject *a, PyObject *b) { return binary(a, b, VKT_OP_ADD, one, false); }
-static PyObject *nb_sub(PyObject *a, PyObject *b) { return binary(a, b, VKT_OP_SUB, one, false); }
-static PyObject *nb_mul(PyObject *a, PyObject *b) { return binary(a, b, VKT_OP_MUL, one, false); }
-static PyObject *nb_div(PyObject *a, PyObject *b) { return binary(a, b, VKT_OP_DIV, one, false); }
-static PyObject *nb_floordiv(PyObject *a, PyObject *b) { return binary(a, b, VKT_OP_DIV_FLOOR, one, false); }
-static PyObject *nb_mod(PyObject *a, PyObject *b) { return binary(a, b, VKT_OP_REMAINDER, one, false); }
-static PyObject *nb_iadd(PyObject *a, PyObject *b) { return binary(a, b, VKT_OP_ADD, one, true); }
-static PyObject *nb_isub(PyObject *a, PyObject *b) { return binary(a, b, VKT_OP_SUB, one, true); }
-static PyObject *nb_imul(PyObject *a, PyObject *b) { return binary(a, b, VKT_OP_MUL, one, true); }
-static PyObject *nb_idiv(PyObject *a, PyObject *b) { return binary(a, b, VKT_OP_DIV, one, true); }
-static PyObject *nb_ifloordiv(PyObject *a, PyObject *b) { return binary(a, b, VKT_OP_DIV_FLOOR, one, true); }
-static PyObject *nb_imod(PyObject *a, PyObject *b) { return binary(a, b, VKT_OP_REMAINDER, one, true); }
+static PyObject *nb_add(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_ADD, one, false); }
+static PyObject *nb_sub(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_SUB, one, false); }
+static PyObject *nb_mul(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_MUL, one, false); }
+static PyObject *nb_div(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_DIV, one, false); }
+static PyObject *nb_floordiv(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_DIV_FLOOR, one, false); }
+static PyObject *nb_mod(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_REMAINDER, one, false); }
+static PyObject *nb_iadd(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_ADD, one, true); }
+static PyObject *nb_isub(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_SUB, one, true); }
+static PyObject *nb_imul(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_MUL, one, true); }
+static PyObject *nb_idiv(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_DIV, one, true); }
+static PyObject *nb_ifloordiv(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_DIV_FLOOR, one, true); }
+static PyObject *nb_imod(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_REMAINDER, one, true); }
 
 static PyObject *nb_pow(PyObject *a, PyObject *b, PyObject *mod) {
   if (mod != Py_None)
     Py_RETURN_NOTIMPLEMENTED;
-  return binary(a, b, VKT_OP_POW, one, false);
+  return vkt_py_binary(a, b, VKT_OP_POW, one, false);
 }
 
 static PyObject *nb_ipow(PyObject *a, PyObject *b, PyObject *mod) {
   if (mod != Py_None)
     Py_RETURN_NOTIMPLEMENTED;
-  return binary(a, b, VKT_OP_POW, one, true);
+  return vkt_py_binary(a, b, VKT_OP_POW, one, true);
 }
 
-static bool both_bool(PyObject *a, PyObject *b) {
-  vkt_tensor *x = vkt_tensor_of(a), *y = vkt_tensor_of(b);
-  return (!x || x->dtype == VKT_BOOL) && (!y || y->dtype == VKT_BOOL);
-}
+static PyObject *nb_and(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_BITWISE_AND, one, false); }
+static PyObject *nb_or(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_BITWISE_OR, one, false); }
+static PyObject *nb_xor(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_BITWISE_XOR, one, false); }
+static PyObject *nb_lshift(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_LSHIFT, one, false); }
+static PyObject *nb_rshift(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_RSHIFT, one, false); }
+static PyObject *nb_iand(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_BITWISE_AND, one, true); }
+static PyObject *nb_ior(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_BITWISE_OR, one, true); }
+static PyObject *nb_ixor(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_BITWISE_XOR, one, true); }
+static PyObject *nb_ilshift(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_LSHIFT, one, true); }
+static PyObject *nb_irshift(PyObject *a, PyObject *b) { return vkt_py_binary(a, b, VKT_OP_RSHIFT, one, true); }
 
-static PyObject *nb_and(PyObject *a, PyObject *b) {
-  if (!both_bool(a, b))
-    Py_RETURN_NOTIMPLEMENTED;
-  return binary(a, b, VKT_OP_LOGICAL_AND, one, false);
-}
-
-static PyObject *nb_or(PyObject *a, PyObject *b) {
-  if (!both_bool(a, b))
-    Py_RETURN_NOTIMPLEMENTED;
-  return binary(a, b, VKT_OP_LOGICAL_OR, one, false);
-}
-
-static PyObject *nb_neg(PyObject *x) { return unary(x, VKT_OP_NEG, none, none, false); }
-static PyObject *nb_abs(PyObject *x) { return unary(x, VKT_OP_ABS, none, none, false); }
+static PyObject *nb_neg(PyObject *x) { return vkt_py_unary(x, VKT_OP_NEG, none, none, false); }
+static PyObject *nb_abs(PyObject *x) { return vkt_py_unary(x, VKT_OP_ABS, none, none, false); }
 static PyObject *nb_pos(PyObject *x) { return Py_NewRef(x); }
 
 static PyObject *nb_invert(PyObject *x) {
-  if (vkt_tensor_of(x)->dtype != VKT_BOOL) {
-    PyErr_SetString(PyExc_TypeError,
-                    "~ is supported on bool tensors only (bitwise not of integers is not implemented)");
+  if (vkt_dtypes[vkt_tensor_of(x)->dtype].is_float) {
+    PyErr_SetString(PyExc_TypeError, "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
     return NULL;
   }
-  return unary(x, VKT_OP_LOGICAL_NOT, none, none, false);
+  return vkt_py_unary(x, VKT_OP_BITWISE_NOT, none, none, false);
 }
 
 /* One element as a Python number, for bool(), int(), float() and operator.index(). */
@@ -495,7 +696,7 @@ static PyObject *nb_index(PyObject *x) {
 static PyObject *richcompare(PyObject *a, PyObject *b, int op) {
   static const int ids[] = {[Py_LT] = VKT_OP_LT, [Py_LE] = VKT_OP_LE, [Py_EQ] = VKT_OP_EQ,
                             [Py_NE] = VKT_OP_NE, [Py_GT] = VKT_OP_GT, [Py_GE] = VKT_OP_GE};
-  return binary(a, b, ids[op], one, false);
+  return vkt_py_binary(a, b, ids[op], one, false);
 }
 
 /* Tensors define ==, so they hash by identity, as PyTorch's do. */
@@ -518,6 +719,14 @@ PyType_Slot vkt_number_slots[] = {
     {Py_nb_inplace_power, nb_ipow},
     {Py_nb_and, nb_and},
     {Py_nb_or, nb_or},
+    {Py_nb_xor, nb_xor},
+    {Py_nb_lshift, nb_lshift},
+    {Py_nb_rshift, nb_rshift},
+    {Py_nb_inplace_and, nb_iand},
+    {Py_nb_inplace_or, nb_ior},
+    {Py_nb_inplace_xor, nb_ixor},
+    {Py_nb_inplace_lshift, nb_ilshift},
+    {Py_nb_inplace_rshift, nb_irshift},
     {Py_nb_negative, nb_neg},
     {Py_nb_positive, nb_pos},
     {Py_nb_absolute, nb_abs},

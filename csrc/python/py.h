@@ -82,6 +82,10 @@ static inline vkt_tensor *vkt_tensor_of(PyObject *o) { return vkt_is_tensor(o) ?
 int vkt_py_operand(PyObject *o, vkt_operand *out);
 /* A Python number as a vkt_scalar; -1 with TypeError otherwise. */
 int vkt_py_scalar(PyObject *o, vkt_scalar *out);
+/* x.op() / x.op_() of a unary row, and a binary row between two operands (tensors, numbers or NumPy
+ * arrays; NotImplemented where neither is a tensor or one is something else), ops_elementwise.c. */
+PyObject *vkt_py_unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool inplace);
+PyObject *vkt_py_binary(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool inplace);
 /* `return vkt_py_result(st, &out);`: raises for a failed status, else wraps out. */
 PyObject *vkt_py_result(vkt_status st, vkt_tensor *out);
 /* Parses a dim argument: an int, or a tuple/list of ints, or None (every dim) into a bit mask over
@@ -90,6 +94,7 @@ int vkt_py_dims(PyObject *o, int ndim, uint32_t *mask);
 
 /* Each family's bindings: Tensor methods and vkt.<name> functions, {NULL}-terminated. */
 extern PyMethodDef vkt_elementwise_methods[], vkt_elementwise_functions[];
+extern PyMethodDef vkt_elementwise_more_methods[], vkt_elementwise_more_functions[];
 extern PyMethodDef vkt_reduce_methods[], vkt_reduce_functions[];
 extern PyMethodDef vkt_matmul_methods[], vkt_matmul_functions[];
 extern PyMethodDef vkt_shape_methods[], vkt_shape_functions[];

@@ -84,6 +84,14 @@ static PyObject *get_is_cuda(PyObject *self, void *c) {
   Py_RETURN_FALSE; /* code written for torch asks; a vkt tensor is never on a CUDA device */
 }
 
+/* NumPy defers an operator between an array and an object of higher priority to that object:
+ * array + t and array < t run Tensor's reflected operators, so the result stays a tensor on t's device
+ * rather than becoming an array. */
+static PyObject *get_array_priority(PyObject *self, void *closure) {
+  (void)self, (void)closure;
+  return PyFloat_FromDouble(1000.0);
+}
+
 static PyGetSetDef tensor_getset[] = {
     {"shape", get_shape, NULL, "the size of each dimension", NULL},
     {"dtype", get_dtype, NULL, "the element type", NULL},
@@ -93,6 +101,7 @@ static PyGetSetDef tensor_getset[] = {
     {"mT", get_mT, NULL, "the last two dimensions swapped (a view)", NULL},
     {"is_vulkan", get_is_vulkan, NULL, "whether the tensor is on a Vulkan device", NULL},
     {"is_cuda", get_is_cuda, NULL, "False: vkt has no CUDA device", NULL},
+    {"__array_priority__", get_array_priority, NULL, "above NumPy's, so operators with arrays give tensors", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -832,12 +841,12 @@ static int count_slots(const PyType_Slot *s) {
 }
 
 int vkt_tensor_type_add(PyObject *module, vkt_py_state *state) {
-  PyMethodDef *families[] = {tensor_methods, vkt_elementwise_methods, vkt_reduce_methods, vkt_matmul_methods,
-                             vkt_shape_methods};
-  int nm[5];
-  for (int i = 0; i < 5; i++)
+  PyMethodDef *families[] = {tensor_methods,     vkt_elementwise_methods, vkt_reduce_methods,
+                             vkt_matmul_methods, vkt_shape_methods,       vkt_elementwise_more_methods};
+  int nm[6];
+  for (int i = 0; i < 6; i++)
     nm[i] = count_methods(families[i]);
-  PyMethodDef *methods = concat(sizeof *methods, 5, (void *const *)families, nm);
+  PyMethodDef *methods = concat(sizeof *methods, 6, (void *const *)families, nm);
   PyType_Slot extra = {Py_tp_methods, methods};
   int ns[3] = {(int)(sizeof tensor_slots / sizeof *tensor_slots), count_slots(vkt_number_slots), 1};
   PyType_Slot *slots = concat(sizeof *slots, 3, (void *const[]){tensor_slots, vkt_number_slots, &extra}, ns);

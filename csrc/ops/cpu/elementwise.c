@@ -26,12 +26,14 @@ typedef struct {
   atomic_bool zero_division;
 } ew_job;
 
-static vkt_scalar as_compute(vkt_scalar v, bool fl) {
-  if (fl && !v.is_float)
-    return (vkt_scalar){true, (double)v.i, 0};
-  if (!fl && v.is_float)
-    return (vkt_scalar){false, 0, (int64_t)v.f};
-  return v;
+/* v in the compute type, as the GPU reads scalars and inputs: float16 computes in float32 there. */
+static vkt_scalar as_compute(vkt_scalar v, vkt_dtype compute) {
+  if (!vkt_dtypes[compute].is_float)
+    return v.is_float ? (vkt_scalar){false, 0, (int64_t)v.f} : v;
+  double f = v.is_float ? v.f : (double)v.i;
+  if (compute != VKT_FLOAT64)
+    f = (double)(float)f;
+  return (vkt_scalar){true, f, 0};
 }
 
 /* One element through vkt_scalar: mixed dtypes, float16, uint8, bool, where. */
@@ -52,7 +54,7 @@ static void generic_one(const ew_job *j, char *const *p) {
       x = vkt_scalar_load(j->t[k]->dtype, p[k]), k++;
     if (a->scalar != VKT_SCALAR_RHS && j->nops > k)
       y = vkt_scalar_load(j->t[k]->dtype, p[k]);
-    x = as_compute(x, fl), y = as_compute(y, fl);
+    x = as_compute(x, a->compute), y = as_compute(y, a->compute);
     r = fl ? (vkt_scalar){true, op->f(x.f, y.f, a), 0} : (vkt_scalar){false, 0, op->i(x.i, y.i, a)};
     if (op->flags & VKT_BOOL_OUT)
       r = (vkt_scalar){false, 0, fl ? r.f != 0 : r.i != 0};
@@ -139,7 +141,7 @@ vkt_status vkt_cpu_elementwise(const vkt_op *op, const vkt_op_args *a) {
       j.strides[k][d] = strides[k * VKT_MAX_DIMS + d] * size;
   }
   if ((j.loop = vkt_math_loop_for(op, a))) {
-    vkt_scalar s = as_compute(a->param[0], vkt_dtypes[a->compute].is_float);
+    vkt_scalar s = as_compute(a->param[0], a->compute);
     if (s.is_float)
       j.scalar.f = s.f;
     else

@@ -25,7 +25,10 @@ _Thread_local bool vkt_cpu_zero_division;
 
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
+/* Negative exponents truncate 1 / x ** -y toward zero, as PyTorch does: 0 unless |x| is 1. */
 static int64_t ipow(int64_t x, int64_t y) {
+  if (y < 0)
+    return x == 1 ? 1 : x == -1 ? (y & 1 ? -1 : 1) : 0;
   int64_t r = 1;
   for (; y > 0; y >>= 1, x *= x)
     if (y & 1)
@@ -33,7 +36,7 @@ static int64_t ipow(int64_t x, int64_t y) {
   return r;
 }
 
-static double fsign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
+static double fsign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; } /* NaN and -0.0 give 0, as in PyTorch */
 
 static int64_t idiv_floor(int64_t x, int64_t y) {
   if (y == 0)
@@ -54,18 +57,34 @@ static double fremainder(double x, double y) {
   return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
 }
 
-static double fclamp(double x, const vkt_op_args *a) { return isnan(x) ? x : fmin(fmax(x, P0F), P1F); }
+/* A NaN bound gives NaN, as in PyTorch (fmin and fmax would ignore it). */
+/* PyTorch's floor division of floats, as shaders/math.glsl computes it. */
+static double fdiv_floor(double x, double y) {
+  if (y == 0)
+    return x / y;
+  double m = fmod(x, y), d = (x - m) / y;
+  if (m != 0 && (y < 0) != (m < 0))
+    d -= 1;
+  if (d == 0)
+    return copysign(0, x / y);
+  double f = floor(d);
+  return d - f > 0.5 ? f + 1 : f;
+}
+
+static double fclamp(double x, const vkt_op_args *a) {
+  return isnan(x) ? x : isnan(P0F) || isnan(P1F) ? P0F + P1F : fmin(fmax(x, P0F), P1F);
+}
 static double nan_max(double x, double y) { return isnan(x) || isnan(y) ? x + y : fmax(x, y); }
 static double nan_min(double x, double y) { return isnan(x) || isnan(y) ? x + y : fmin(x, y); }
 
 F(relu, x > 0 ? x : (isnan(x) ? x : 0.0), x > 0 ? x : 0)
-F(gelu, 0.5 * x * (1.0 + erf(x * M_SQRT1_2)), 0)
+F(gelu, 0.5 * x * erfc(-x * M_SQRT1_2), 0) /* 1 + erf(x) cancels for x < -2: erfc(-x) */
 F(gelu_tanh, 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))), 0)
 F(silu, x *sigmoid(x), 0)
 F(sigmoid, sigmoid(x), 0)
 F(tanh, tanh(x), 0)
 F(leaky_relu, x >= 0 ? x : x * P0F, x >= 0 ? x : (int64_t)((double)x * P0F))
-F(elu, x > 0 ? x : P0F * (exp(x) - 1.0), 0)
+F(elu, x > 0 ? x : P0F * expm1(x), 0)
 F(softplus, x *P0F > P1F ? x : log1p(exp(x * P0F)) / P0F, 0)
 F(neg, -x, -x)
 F(abs, fabs(x), x < 0 ? -x : x)
@@ -89,7 +108,7 @@ F(sub, x - y * P1F, x - y * P1I)
 F(mul, x *y, x *y)
 F(div, x / y, y == 0 ? (vkt_cpu_zero_division = true, 0) : x / y)
 F(div_trunc, trunc(x / y), y == 0 ? (vkt_cpu_zero_division = true, 0) : x / y)
-F(div_floor, floor(x / y), idiv_floor(x, y))
+F(div_floor, fdiv_floor(x, y), idiv_floor(x, y))
 F(pow, pow(x, y), ipow(x, y))
 F(maximum, nan_max(x, y), x > y ? x : y)
 F(minimum, nan_min(x, y), x < y ? x : y)
@@ -102,6 +121,124 @@ F(gt, x > y, x > y)
 F(ge, x >= y, x >= y)
 F(logical_and, x != 0 && y != 0, x != 0 && y != 0)
 F(logical_or, x != 0 || y != 0, x != 0 || y != 0)
+
+/* ---- issue 15: unary math, activations, tests; binary math, bitwise ops ---- */
+
+/* Giles' single-precision erfinv ("Approximating the erfinv function", GPU Computing Gems, 2011), as
+ * in shaders/math.glsl, then two Newton steps on libm's erf for float64 accuracy. */
+static double erfinv(double y) {
+  if (isnan(y) || fabs(y) > 1)
+    return NAN;
+  if (fabs(y) == 1)
+    return copysign(INFINITY, y);
+  double w = -log((1.0 - y) * (1.0 + y)), p;
+  if (w < 5.0) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    p = 3.43273939e-07 + p * w, p = -3.5233877e-06 + p * w, p = -4.39150654e-06 + p * w;
+    p = 0.00021858087 + p * w, p = -0.00125372503 + p * w, p = -0.00417768164 + p * w;
+    p = 0.246640727 + p * w, p = 1.50140941 + p * w;
+  } else {
+    w = sqrt(w) - 3.0;
+    p = -0.000200214257;
+    p = 0.000100950558 + p * w, p = 0.00134934322 + p * w, p = -0.00367342844 + p * w;
+    p = 0.00573950773 + p * w, p = -0.0076224613 + p * w, p = 0.00943887047 + p * w;
+    p = 1.00167406 + p * w, p = 2.83297682 + p * w;
+  }
+  double x = p * y;
+  for (int i = 0; i < 2; i++)
+    x -= (erf(x) - y) / (M_2_SQRTPI * exp(-x * x));
+  return x;
+}
+
+/* v rounded to the op's compute type, where PyTorch rounds an intermediate (round's x * 10^d). */
+static double in_compute(double v, const vkt_op_args *a) { return a->compute == VKT_FLOAT64 ? v : (double)(float)v; }
+
+static double round_decimals(double x, const vkt_op_args *a) {
+  return P1F != 0 ? nearbyint(in_compute(x / P0F, a)) * P0F : nearbyint(in_compute(x * P0F, a)) / P0F;
+}
+
+static double logaddexp(double x, double y) {
+  if (isinf(x) && x == y)
+    return x;
+  if (isnan(x) || isnan(y))
+    return x + y;
+  return fmax(x, y) + log1p(exp(-fabs(x - y)));
+}
+
+static bool isclose(double x, double y, const vkt_op_args *a, bool equal_nan) {
+  if (x == y)
+    return true;
+  if (isnan(x) || isnan(y))
+    return equal_nan && isnan(x) && isnan(y);
+  double d = fabs(x - y);
+  return isfinite(d) && d <= P1F + fabs(P0F * y);
+}
+
+/* Shifts as PyTorch's: by a negative amount or the type's width or more, left gives 0 and right the
+ * sign fill (width: the result's, so uint8 shifts as 8 bits). */
+static int64_t shift_width(const vkt_op_args *a) { return 8 * (int64_t)vkt_dtype_size(a->out->dtype); }
+static int64_t lshift(int64_t x, int64_t y, const vkt_op_args *a) {
+  return y < 0 || y >= shift_width(a) ? 0 : (int64_t)((uint64_t)x << y);
+}
+static int64_t rshift(int64_t x, int64_t y, const vkt_op_args *a) {
+  return y < 0 || y >= shift_width(a) ? (x < 0 ? -1 : 0) : x >> y;
+}
+
+static double hardsigmoid(double x) { return isnan(x) ? x : fmin(fmax(x + 3, 0), 6) / 6; }
+
+F(log1p, log1p(x), 0)
+F(expm1, expm1(x), 0)
+F(log2, log2(x), 0)
+F(log10, log10(x), 0)
+F(exp2, exp2(x), 0)
+F(erf, erf(x), 0)
+F(erfc, erfc(x), 0)
+F(erfinv, erfinv(x), 0)
+F(tan, tan(x), 0)
+F(asin, asin(x), 0)
+F(acos, acos(x), 0)
+F(atan, atan(x), 0)
+F(sinh, sinh(x), 0)
+F(cosh, cosh(x), 0)
+F(asinh, asinh(x), 0)
+F(acosh, acosh(x), 0)
+F(atanh, atanh(x), 0)
+F(trunc, trunc(x), x)
+F(frac, x - trunc(x), 0)
+F(deg2rad, x *(M_PI / 180), 0)
+F(rad2deg, x *(180 / M_PI), 0)
+F(isnan, isnan(x), 0)
+F(isinf, isinf(x), 0)
+F(isfinite, isfinite(x), 1)
+F(isneginf, isinf(x) && x < 0, 0)
+F(isposinf, isinf(x) && x > 0, 0)
+F(nan_to_num, isnan(x) ? P0F : isinf(x) && x > 0 ? P1F : x, x)
+F(neginf_to_num, isinf(x) && x < 0 ? P0F : x, x)
+F(round_decimals, round_decimals(x, a), x)
+F(bitwise_not, 0, ~x)
+F(hardsigmoid, hardsigmoid(x), 0)
+F(hardswish, x *hardsigmoid(x), 0)
+F(mish, x *tanh(log1p(exp(x))), 0)
+F(logsigmoid, isnan(x) ? x : fmin(x, 0) - log1p(exp(-fabs(x))), 0)
+F(selu, 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * expm1(x)), 0)
+F(celu, x > 0 ? x : P0F * expm1(x / P0F), 0)
+F(softsign, x / (1 + fabs(x)), 0)
+F(tanhshrink, x - tanh(x), 0)
+F(threshold, x <= P0F ? P1F : x, x <= P0I ? P1I : x)
+F(atan2, atan2(x, y), 0)
+F(fmod, fmod(x, y), y == 0 ? (vkt_cpu_zero_division = true, 0) : x % y)
+F(hypot, hypot(x, y), 0)
+F(copysign, copysign(x, y), 0)
+F(logaddexp, logaddexp(x, y), 0)
+F(bitwise_and, 0, x &y)
+F(bitwise_or, 0, x | y)
+F(bitwise_xor, 0, x ^ y)
+F(lshift, 0, lshift(x, y, a))
+F(rshift, 0, rshift(x, y, a))
+F(logical_xor, (x != 0) != (y != 0), (x != 0) != (y != 0))
+F(isclose, isclose(x, y, a, false), x == y)
+F(isclose_nan, isclose(x, y, a, true), x == y)
 
 /* ---- typed loops (loops.h): every op of VKT_MATH_FUNCS, with its math above inlined ---- */
 

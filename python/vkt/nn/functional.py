@@ -6,6 +6,16 @@ def relu(input, inplace=False):
     return input.relu_() if inplace else _C.relu(input)
 
 
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if not input.dtype.is_floating_point:  # PyTorch keeps an integer input's dtype, bounds truncated
+        min_val, max_val = int(min_val), int(max_val)
+    return input.clamp_(min_val, max_val) if inplace else _C.clamp(input, min_val, max_val)
+
+
 def gelu(input, approximate="none"):
     return _C.gelu(input, approximate=approximate)
 
@@ -20,6 +30,42 @@ def sigmoid(input):
 
 def tanh(input):
     return _C.tanh(input)
+
+
+def hardsigmoid(input, inplace=False):
+    return _C.hardsigmoid_(input) if inplace else _C.hardsigmoid(input)
+
+
+def hardswish(input, inplace=False):
+    return _C.hardswish_(input) if inplace else _C.hardswish(input)
+
+
+def mish(input, inplace=False):
+    return _C.mish_(input) if inplace else _C.mish(input)
+
+
+def logsigmoid(input):
+    return _C.logsigmoid(input)
+
+
+def selu(input, inplace=False):
+    return _C.selu_(input) if inplace else _C.selu(input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return input.celu_(alpha) if inplace else _C.celu(input, alpha)
+
+
+def softsign(input):
+    return _C.softsign(input)
+
+
+def tanhshrink(input):
+    return _C.tanhshrink(input)
+
+
+def threshold(input, threshold, value, inplace=False):
+    return input.threshold_(threshold, value) if inplace else _C.threshold(input, threshold, value)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):

@@ -159,7 +159,9 @@ void reduce_row(uvec2 base) {
         a.s = sum_scale(a.s, exp(a.m - x));
         a.m = x;
       }
-      a.s = sum_add(a.s, exp(x - a.m));
+      // -inf against a max of -inf so far counts as exp(0), as rescale does: exp(-inf - -inf) is NaN,
+      // and would spoil a row that later meets a finite max (a causal mask's row)
+      a.s = sum_add(a.s, x == a.m && isinf(x) && x < C(0) ? C(1) : exp(x - a.m));
     }
   }
   a = group_soft(a);

@@ -68,6 +68,11 @@ typedef enum {
   VKT_OP_ANY,
   VKT_OP_SOFTMAX,
   VKT_OP_LOG_SOFTMAX,
+  /* scans (scan.c) */
+  VKT_OP_CUMSUM,
+  VKT_OP_CUMPROD,
+  VKT_OP_CUMMAX,
+  VKT_OP_CUMMIN,
   /* matrix products (matmul.c) */
   VKT_OP_MATMUL,
   /* indexing and layout (shape.c) */
@@ -149,6 +154,9 @@ vkt_status vkt_cpu_elementwise(const vkt_op *op, const vkt_op_args *a);
 bool vkt_reduce_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_reduce_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_reduce(const vkt_op *op, const vkt_op_args *a);
+bool vkt_scan_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_scan_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_scan(const vkt_op *op, const vkt_op_args *a);
 bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_matmul(const vkt_op *op, const vkt_op_args *a);

@@ -84,6 +84,7 @@ extern PyMethodDef vkt_elementwise_methods[], vkt_elementwise_functions[];
 extern PyMethodDef vkt_reduce_methods[], vkt_reduce_functions[];
 extern PyMethodDef vkt_matmul_methods[], vkt_matmul_functions[];
 extern PyMethodDef vkt_shape_methods[], vkt_shape_functions[];
+extern PyMethodDef vkt_sort_methods[], vkt_sort_functions[]; /* scans, sorting and selection */
 /* Tensor slots the families own: a @ b, and t[key] = value. */
 PyObject *vkt_py_matmul(PyObject *a, PyObject *b);
 int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value);

@@ -1,0 +1,143 @@
+/* ops_sort.c: Python bindings of the scan, sort and selection families: cumsum, cumprod (and their
+ * in-place forms), cummax, cummin, with PyTorch's signatures. Ops that give (values, indices) return
+ * vkt.return_types.<name> with those field names. */
+#include "py.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../ops/scan.h"
+
+/* ---- shared ---- */
+
+/* PyTorch's C++ type names of the dtypes, which its in-place dtype error quotes. */
+static const char *const cpp_names[VKT_DTYPE_COUNT] = {
+    [VKT_FLOAT32] = "float",  [VKT_FLOAT64] = "double",      [VKT_FLOAT16] = "c10::Half", [VKT_INT32] = "int",
+    [VKT_INT64] = "long int", [VKT_UINT8] = "unsigned char", [VKT_BOOL] = "bool"};
+
+/* The tensor `input` of function `name`, or NULL with PyTorch's TypeError. */
+static vkt_tensor *input_of(PyObject *o, const char *name) {
+  vkt_tensor *t = vkt_tensor_of(o);
+  if (!t)
+    PyErr_Format(PyExc_TypeError, "%s(): argument 'input' (position 1) must be Tensor, not %R", name,
+                 (PyObject *)Py_TYPE(o));
+  return t;
+}
+
+/* An int argument (position pos, counting the input) into *v; -1 with PyTorch's TypeError. */
+static int int_arg(PyObject *o, const char *name, const char *arg, int pos, int64_t *v) {
+  if (!o || !PyIndex_Check(o) || PyBool_Check(o)) {
+    if (!o)
+      PyErr_Format(PyExc_TypeError, "%s() missing 1 required positional arguments: \"%s\"", name, arg);
+    else
+      PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be int, not %s", name, arg, pos,
+                   Py_TYPE(o) == &PyFloat_Type ? "float" : "object");
+    return -1;
+  }
+  long long x = PyLong_AsLongLong(o);
+  if (x == -1 && PyErr_Occurred())
+    return -1;
+  *v = x;
+  return 0;
+}
+
+/* vkt.return_types.<name>(values, indices), its type made on first use and kept for the life of the
+ * process (vkt has one module state per process, see py.h). Steals both references. */
+enum { PAIR_CUMMAX, PAIR_CUMMIN, PAIR_COUNT };
+static PyObject *pair(int which, vkt_tensor *values, vkt_tensor *indices) {
+  static PyStructSequence_Field fields[] = {{"values", NULL}, {"indices", NULL}, {NULL, NULL}};
+  static PyStructSequence_Desc descs[PAIR_COUNT] = {
+      [PAIR_CUMMAX] = {"vkt.return_types.cummax", "cummax(dim): (values, indices)", fields, 2},
+      [PAIR_CUMMIN] = {"vkt.return_types.cummin", "cummin(dim): (values, indices)", fields, 2}};
+  static PyTypeObject *types[PAIR_COUNT];
+  PyObject *v = vkt_wrap(values), *i = vkt_wrap(indices), *r = NULL;
+  if (!types[which])
+    types[which] = PyStructSequence_NewType(&descs[which]);
+  if (v && i && types[which] && (r = PyStructSequence_New(types[which]))) {
+    PyStructSequence_SetItem(r, 0, v);
+    PyStructSequence_SetItem(r, 1, i);
+    return r;
+  }
+  Py_XDECREF(v);
+  Py_XDECREF(i);
+  return NULL;
+}
+
+/* ---- scans ---- */
+
+typedef struct {
+  const char *name;
+  int id;
+  bool in_place;
+} scan_binding;
+
+/* cumsum(input, dim, *, dtype=None), x.cumsum(dim, *, dtype=None), x.cumsum_(dim, *, dtype=None); cummax
+ * and cummin without dtype, giving (values, indices). */
+static PyObject *scan(PyObject *self, PyObject *args, PyObject *kwargs, const scan_binding *s) {
+  static char *kw[] = {"input", "dim", "dtype", NULL}, *kw_pair[] = {"input", "dim", NULL};
+  bool values_only = s->id == VKT_OP_CUMSUM || s->id == VKT_OP_CUMPROD;
+  PyObject *x = self, *dim_o = NULL, *dtype_o = Py_None;
+  char fmt[32];
+  snprintf(fmt, sizeof fmt, "%s:%s", values_only ? "O|O$O" : "O|O", s->name);
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt + 1, (values_only ? kw : kw_pair) + 1, &dim_o, &dtype_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, values_only ? kw : kw_pair, &x, &dim_o, &dtype_o);
+  vkt_tensor *t;
+  int64_t dim;
+  vkt_dtype dtype;
+  bool given;
+  if (!ok || !(t = input_of(x, s->name)) || int_arg(dim_o, s->name, "dim", self ? 1 : 2, &dim) < 0 ||
+      vkt_parse_dtype(dtype_o, &dtype, &given) < 0)
+    return NULL;
+  if (s->in_place && given && dtype != t->dtype) {
+    PyErr_Format(PyExc_RuntimeError, "Bad in-place call: input tensor dtype %s and output tensor dtype %s should match",
+                 cpp_names[t->dtype], cpp_names[dtype]);
+    return NULL;
+  }
+  vkt_tensor out, indices;
+  vkt_status st = vkt_scan(s->id, t, dim, given || s->in_place ? (int)(given ? dtype : t->dtype) : -1, &out,
+                           values_only ? NULL : &indices);
+  if (st)
+    return vkt_raise(st);
+  if (!values_only)
+    return pair(s->id == VKT_OP_CUMMAX ? PAIR_CUMMAX : PAIR_CUMMIN, &out, &indices);
+  if (!s->in_place)
+    return vkt_wrap(&out);
+  st = vkt_copy_(t, &out);
+  vkt_tensor_release(&out);
+  return st ? vkt_raise(st) : Py_NewRef(self);
+}
+
+#define SCAN_METHOD(NAME, ID, IN_PLACE)                                                                                \
+  static const scan_binding s_##NAME = {#NAME, ID, IN_PLACE};                                                          \
+  static PyObject *m_##NAME(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
+    return scan(self, args, kwargs, &s_##NAME);                                                                        \
+  }
+#define SCAN(NAME, ID)                                                                                                 \
+  SCAN_METHOD(NAME, ID, false)                                                                                         \
+  static PyObject *f_##NAME(PyObject *mod, PyObject *args, PyObject *kwargs) {                                         \
+    (void)mod;                                                                                                         \
+    return scan(NULL, args, kwargs, &s_##NAME);                                                                        \
+  }
+SCAN(cumsum, VKT_OP_CUMSUM)
+SCAN(cumprod, VKT_OP_CUMPROD)
+SCAN(cummax, VKT_OP_CUMMAX)
+SCAN(cummin, VKT_OP_CUMMIN)
+SCAN_METHOD(cumsum_, VKT_OP_CUMSUM, true)
+SCAN_METHOD(cumprod_, VKT_OP_CUMPROD, true)
+
+#define KW (METH_VARARGS | METH_KEYWORDS)
+#define M(NAME, DOC)                                                                                                   \
+  { #NAME, (PyCFunction)(void (*)(void))m_##NAME, KW, DOC }
+#define F(NAME, DOC)                                                                                                   \
+  { #NAME, (PyCFunction)(void (*)(void))f_##NAME, KW, DOC }
+#define BOTH(X)                                                                                                        \
+  X(cumsum, "cumsum(dim, *, dtype=None): running sums along dim"),                                                     \
+      X(cumprod, "cumprod(dim, *, dtype=None): running products along dim"),                                           \
+      X(cummax, "cummax(dim): (values, indices) of the running maximum along dim"),                                    \
+      X(cummin, "cummin(dim): (values, indices) of the running minimum along dim")
+
+PyMethodDef vkt_sort_methods[] = {BOTH(M),
+                                  M(cumsum_, "cumsum_(dim, *, dtype=None): cumsum in place"),
+                                  M(cumprod_, "cumprod_(dim, *, dtype=None): cumprod in place"),
+                                  {NULL, NULL, 0, NULL}};
+PyMethodDef vkt_sort_functions[] = {BOTH(F), {NULL, NULL, 0, NULL}};

@@ -56,8 +56,8 @@ static vkt_status result_dtype(int id, vkt_dtype in, int given, vkt_dtype *out, 
   default: *out = in; /* amax, amin */
   }
   /* sum(dtype=...) and friends cast the input first: the math runs in the result's type */
-  *compute =
-      vkt_natural_compute(id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN || id == VKT_OP_ALL || id == VKT_OP_ANY ? in : *out);
+  *compute = vkt_natural_compute(
+      id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN || id == VKT_OP_ALL || id == VKT_OP_ANY ? in : *out);
   return VKT_OK;
 }
 

@@ -1,5 +1,6 @@
 /* scan.h: the scan family: cumsum, cumprod, cummax and cummin along one dim (scan.c, shaders/scan.comp;
- * the CPU kernel is cpu/scan.c). */
+ * the CPU kernel is cpu/scan.c); and sorting and selection along one dim (sort.c, shaders/sort.comp,
+ * cpu/sort.c). */
 #ifndef VKT_SCAN_H
 #define VKT_SCAN_H
 
@@ -9,5 +10,17 @@
  * default: int64 for an integer cumsum/cumprod, else x's dtype). cummax and cummin also give the int64
  * positions of the running extremes in a new *indices. */
 vkt_status vkt_scan(int id, const vkt_tensor *x, int64_t dim, int dtype, vkt_tensor *out, vkt_tensor *indices);
+
+/* vkt_op_args.flags of VKT_OP_SORT: descending (NaN first), else ascending (NaN last). */
+#define VKT_SORT_DESCENDING 1u
+
+/* x sorted along dim into new *values and int64 *indices (positions in x). Always stable: equal values
+ * keep their order, which is also a valid answer of stable=False. */
+vkt_status vkt_sort(const vkt_tensor *x, int64_t dim, bool descending, vkt_tensor *values, vkt_tensor *indices);
+/* The k largest (smallest) along dim, sorted, with their positions. */
+vkt_status vkt_topk(const vkt_tensor *x, int64_t k, int64_t dim, bool largest, vkt_tensor *values, vkt_tensor *indices);
+/* The k-th smallest along dim (k from 1) and its position; keepdim keeps dim as size 1. */
+vkt_status vkt_kthvalue(const vkt_tensor *x, int64_t k, int64_t dim, bool keepdim, vkt_tensor *values,
+                        vkt_tensor *indices);
 
 #endif

@@ -73,6 +73,8 @@ typedef enum {
   VKT_OP_CUMPROD,
   VKT_OP_CUMMAX,
   VKT_OP_CUMMIN,
+  /* sorting and selection (sort.c): sort, topk, kthvalue, median */
+  VKT_OP_SORT,
   /* matrix products (matmul.c) */
   VKT_OP_MATMUL,
   /* indexing and layout (shape.c) */
@@ -157,6 +159,9 @@ vkt_status vkt_cpu_reduce(const vkt_op *op, const vkt_op_args *a);
 bool vkt_scan_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_scan_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_scan(const vkt_op *op, const vkt_op_args *a);
+bool vkt_sort_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_sort_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_sort(const vkt_op *op, const vkt_op_args *a);
 bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_matmul(const vkt_op *op, const vkt_op_args *a);

@@ -1,6 +1,6 @@
 /* ops_sort.c: Python bindings of the scan, sort and selection families: cumsum, cumprod (and their
- * in-place forms), cummax, cummin, with PyTorch's signatures. Ops that give (values, indices) return
- * vkt.return_types.<name> with those field names. */
+ * in-place forms), cummax, cummin, sort, argsort, msort, topk, kthvalue, with PyTorch's signatures. Ops that give
+ * (values, indices) return vkt.return_types.<name> with those field names. */
 #include "py.h"
 
 #include <stdio.h>
@@ -43,12 +43,15 @@ static int int_arg(PyObject *o, const char *name, const char *arg, int pos, int6
 
 /* vkt.return_types.<name>(values, indices), its type made on first use and kept for the life of the
  * process (vkt has one module state per process, see py.h). Steals both references. */
-enum { PAIR_CUMMAX, PAIR_CUMMIN, PAIR_COUNT };
+enum { PAIR_CUMMAX, PAIR_CUMMIN, PAIR_SORT, PAIR_TOPK, PAIR_KTHVALUE, PAIR_COUNT };
 static PyObject *pair(int which, vkt_tensor *values, vkt_tensor *indices) {
   static PyStructSequence_Field fields[] = {{"values", NULL}, {"indices", NULL}, {NULL, NULL}};
   static PyStructSequence_Desc descs[PAIR_COUNT] = {
       [PAIR_CUMMAX] = {"vkt.return_types.cummax", "cummax(dim): (values, indices)", fields, 2},
-      [PAIR_CUMMIN] = {"vkt.return_types.cummin", "cummin(dim): (values, indices)", fields, 2}};
+      [PAIR_CUMMIN] = {"vkt.return_types.cummin", "cummin(dim): (values, indices)", fields, 2},
+      [PAIR_SORT] = {"vkt.return_types.sort", "sort(): (values, indices)", fields, 2},
+      [PAIR_TOPK] = {"vkt.return_types.topk", "topk(k): (values, indices)", fields, 2},
+      [PAIR_KTHVALUE] = {"vkt.return_types.kthvalue", "kthvalue(k): (values, indices)", fields, 2}};
   static PyTypeObject *types[PAIR_COUNT];
   PyObject *v = vkt_wrap(values), *i = vkt_wrap(indices), *r = NULL;
   if (!types[which])
@@ -125,6 +128,120 @@ SCAN(cummin, VKT_OP_CUMMIN)
 SCAN_METHOD(cumsum_, VKT_OP_CUMSUM, true)
 SCAN_METHOD(cumprod_, VKT_OP_CUMPROD, true)
 
+/* ---- sorting and selection ---- */
+
+/* A bool argument as PyTorch takes it (any object's truth). */
+static int bool_arg(PyObject *o, bool *v) {
+  int r = PyObject_IsTrue(o);
+  *v = r > 0;
+  return r < 0 ? -1 : 0;
+}
+
+/* sort(input, dim=-1, descending=False, *, stable=False); argsort the same, giving the indices. */
+static PyObject *sort_or_argsort(PyObject *self, PyObject *args, PyObject *kwargs, bool arg) {
+  static char *kw[] = {"input", "dim", "descending", "stable", NULL};
+  const char *name = arg ? "argsort" : "sort";
+  PyObject *x = self, *dim_o = NULL, *desc_o = Py_False, *stable_o = Py_False;
+  char fmt[32];
+  snprintf(fmt, sizeof fmt, "O|OO$O:%s", name);
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt + 1, kw + 1, &dim_o, &desc_o, &stable_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &x, &dim_o, &desc_o, &stable_o);
+  vkt_tensor *t;
+  int64_t dim = -1;
+  bool desc, stable;
+  if (!ok || !(t = input_of(x, name)) || (dim_o && int_arg(dim_o, name, "dim", self ? 1 : 2, &dim) < 0) ||
+      bool_arg(desc_o, &desc) < 0 || bool_arg(stable_o, &stable) < 0)
+    return NULL;
+  vkt_tensor values, indices;
+  vkt_status st = vkt_sort(t, dim, desc, &values, &indices); /* always stable */
+  if (st)
+    return vkt_raise(st);
+  if (!arg)
+    return pair(PAIR_SORT, &values, &indices);
+  vkt_tensor_release(&values);
+  return vkt_wrap(&indices);
+}
+
+static PyObject *m_sort(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return sort_or_argsort(self, args, kwargs, false);
+}
+static PyObject *f_sort(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return sort_or_argsort(NULL, args, kwargs, false);
+}
+static PyObject *m_argsort(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return sort_or_argsort(self, args, kwargs, true);
+}
+static PyObject *f_argsort(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return sort_or_argsort(NULL, args, kwargs, true);
+}
+
+/* msort(input): sort(dim=0).values */
+static PyObject *msort(PyObject *x) {
+  vkt_tensor *t = input_of(x, "msort"), values, indices;
+  if (!t)
+    return NULL;
+  vkt_status st = vkt_sort(t, 0, false, &values, &indices);
+  if (st)
+    return vkt_raise(st);
+  vkt_tensor_release(&indices);
+  return vkt_wrap(&values);
+}
+static PyObject *m_msort(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return msort(self);
+}
+static PyObject *f_msort(PyObject *mod, PyObject *x) {
+  (void)mod;
+  return msort(x);
+}
+
+/* topk(input, k, dim=-1, largest=True, sorted=True): always sorted, which sorted=False allows. */
+static PyObject *topk(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"input", "k", "dim", "largest", "sorted", NULL};
+  PyObject *x = self, *k_o = NULL, *dim_o = NULL, *largest_o = Py_True, *sorted_o = Py_True;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:topk", kw + 1, &k_o, &dim_o, &largest_o, &sorted_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOO:topk", kw, &x, &k_o, &dim_o, &largest_o, &sorted_o);
+  vkt_tensor *t;
+  int64_t k, dim = -1;
+  bool largest, sorted;
+  if (!ok || !(t = input_of(x, "topk")) || int_arg(k_o, "topk", "k", self ? 1 : 2, &k) < 0 ||
+      (dim_o && int_arg(dim_o, "topk", "dim", self ? 2 : 3, &dim) < 0) || bool_arg(largest_o, &largest) < 0 ||
+      bool_arg(sorted_o, &sorted) < 0)
+    return NULL;
+  vkt_tensor values, indices;
+  vkt_status st = vkt_topk(t, k, dim, largest, &values, &indices);
+  return st ? vkt_raise(st) : pair(PAIR_TOPK, &values, &indices);
+}
+static PyObject *m_topk(PyObject *self, PyObject *args, PyObject *kwargs) { return topk(self, args, kwargs); }
+static PyObject *f_topk(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return topk(NULL, args, kwargs);
+}
+
+/* kthvalue(input, k, dim=-1, keepdim=False) */
+static PyObject *kthvalue(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"input", "k", "dim", "keepdim", NULL};
+  PyObject *x = self, *k_o = NULL, *dim_o = NULL, *keep_o = Py_False;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:kthvalue", kw + 1, &k_o, &dim_o, &keep_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOO:kthvalue", kw, &x, &k_o, &dim_o, &keep_o);
+  vkt_tensor *t;
+  int64_t k, dim = -1;
+  bool keepdim;
+  if (!ok || !(t = input_of(x, "kthvalue")) || int_arg(k_o, "kthvalue", "k", self ? 1 : 2, &k) < 0 ||
+      (dim_o && int_arg(dim_o, "kthvalue", "dim", self ? 2 : 3, &dim) < 0) || bool_arg(keep_o, &keepdim) < 0)
+    return NULL;
+  vkt_tensor values, indices;
+  vkt_status st = vkt_kthvalue(t, k, dim, keepdim, &values, &indices);
+  return st ? vkt_raise(st) : pair(PAIR_KTHVALUE, &values, &indices);
+}
+static PyObject *m_kthvalue(PyObject *self, PyObject *args, PyObject *kwargs) { return kthvalue(self, args, kwargs); }
+static PyObject *f_kthvalue(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return kthvalue(NULL, args, kwargs);
+}
+
 #define KW (METH_VARARGS | METH_KEYWORDS)
 #define M(NAME, DOC)                                                                                                   \
   { #NAME, (PyCFunction)(void (*)(void))m_##NAME, KW, DOC }
@@ -134,10 +251,17 @@ SCAN_METHOD(cumprod_, VKT_OP_CUMPROD, true)
   X(cumsum, "cumsum(dim, *, dtype=None): running sums along dim"),                                                     \
       X(cumprod, "cumprod(dim, *, dtype=None): running products along dim"),                                           \
       X(cummax, "cummax(dim): (values, indices) of the running maximum along dim"),                                    \
-      X(cummin, "cummin(dim): (values, indices) of the running minimum along dim")
+      X(cummin, "cummin(dim): (values, indices) of the running minimum along dim"),                                    \
+      X(sort,                                                                                                          \
+        "sort(dim=-1, descending=False, *, stable=False): (values, indices), NaN as the largest; stable always"),      \
+      X(argsort, "argsort(dim=-1, descending=False, *, stable=False): the indices of sort"),                           \
+      X(topk, "topk(k, dim=-1, largest=True, sorted=True): (values, indices) of the k largest (smallest)"),            \
+      X(kthvalue, "kthvalue(k, dim=-1, keepdim=False): (values, indices) of the k-th smallest")
 
 PyMethodDef vkt_sort_methods[] = {BOTH(M),
+                                  {"msort", m_msort, METH_NOARGS, "msort(): sort(dim=0).values"},
                                   M(cumsum_, "cumsum_(dim, *, dtype=None): cumsum in place"),
                                   M(cumprod_, "cumprod_(dim, *, dtype=None): cumprod in place"),
                                   {NULL, NULL, 0, NULL}};
-PyMethodDef vkt_sort_functions[] = {BOTH(F), {NULL, NULL, 0, NULL}};
+PyMethodDef vkt_sort_functions[] = {
+    BOTH(F), {"msort", f_msort, METH_O, "msort(input): sort(input, dim=0).values"}, {NULL, NULL, 0, NULL}};

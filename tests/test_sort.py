@@ -1,0 +1,136 @@
+# Sorting and selection (sort, argsort, msort, topk, kthvalue) against torch on the CPU, over shapes,
+# layouts, dims and dtypes. The data hold many ties and, for floats, NaN and ±inf: sort is compared with
+# torch's stable sort bit for bit, indices included; topk and kthvalue, whose tie order PyTorch leaves
+# open, by values and by the indices pointing at those values. Rows longer than a block (2048) take the
+# global merge passes; topk with small k the block selection passes.
+import numpy as np
+import pytest
+
+import vkt
+from conftest import DTYPES, to_numpy
+
+torch = pytest.importorskip("torch")
+
+SHAPES = [(), (0,), (1,), (7,), (3, 5), (2, 3, 17), (64, 129), (3, 5000), (2, 0, 3)]
+
+
+def data(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if dtype == "uint8":
+        return rng.integers(0, 256, size=shape).astype(np.uint8)
+    a = rng.integers(-50, 50, size=shape).astype(dtype)
+    if a.dtype.kind == "f" and a.size > 3:
+        flat = a.reshape(-1)
+        flat[rng.integers(0, a.size, size=max(1, a.size // 20))] = np.nan
+        flat[:3] = [np.inf, -np.inf, -0.0]
+    return a
+
+
+def layouts(a):
+    yield a, lambda dev: vkt.tensor(a, device=dev)
+    if a.ndim >= 2:
+        yield a, lambda dev: vkt.tensor(np.ascontiguousarray(a.swapaxes(0, -1)), device=dev).transpose(0, -1)
+    if a.ndim >= 1 and a.shape[-1] > 1:
+        wide = np.concatenate([a, a], axis=-1)
+        yield wide[..., ::2], lambda dev: vkt.tensor(wide, device=dev)[..., ::2]
+
+
+def same(got, ref, what):
+    g, r = to_numpy(got), ref.numpy()
+    assert g.dtype == r.dtype, f"{what}: dtype {g.dtype} != {r.dtype}"
+    assert g.shape == r.shape, f"{what}: shape {g.shape} != {r.shape}"
+    assert np.array_equal(g, r, equal_nan=g.dtype.kind == "f"), f"{what}: values differ"
+
+
+def consistent(x, d, got, ref, what):
+    """values equal torch's, and the indices point at them"""
+    same(got.values, ref.values, what + " values")
+    i = to_numpy(got.indices)
+    assert i.dtype == np.int64 and i.shape == ref.indices.shape
+    a = to_numpy(x)
+    if a.ndim:
+        picked = np.take_along_axis(a, i if i.ndim == a.ndim else np.expand_dims(i, d), d)
+        v = ref.values.numpy()
+        assert np.array_equal(picked.reshape(v.shape), v, equal_nan=v.dtype.kind == "f"), what + " indices"
+
+
+def dims_of(a):
+    return range(-max(a.ndim, 1), max(a.ndim, 1))
+
+
+def check_all(a, device, dtype):
+    for arr, mk in layouts(a):
+        x, t = mk(device), torch.tensor(arr)
+        for d in dims_of(arr):
+            for desc in (False, True):
+                same(x.sort(d, desc).values, t.sort(dim=d, descending=desc, stable=True).values, f"sort {d} {desc}")
+                same(vkt.sort(x, dim=d, descending=desc, stable=True).indices, t.sort(dim=d, descending=desc, stable=True).indices,
+                     f"sort indices {d} {desc}")
+                same(x.argsort(d, descending=desc), t.argsort(dim=d, descending=desc, stable=True), "argsort")
+            n = arr.shape[d] if arr.ndim else 1
+            for k in sorted({0, 1, min(3, n), n} & set(range(n + 1))):
+                for largest in (True, False) if dtype != "bool" else ():
+                    consistent(x, d, x.topk(k, d, largest), t.topk(k, d, largest), f"topk {k} {d} {largest}")
+                if k >= 1 and dtype != "bool":
+                    for keep in (False, True):
+                        consistent(x, d, vkt.kthvalue(x, k, d, keep), torch.kthvalue(t, k, d, keep), f"kth {k} {d}")
+        if arr.ndim:
+            same(vkt.msort(x), torch.msort(t), "msort")
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_float32(shape, device):
+    vkt.vulkan.reset_fallback_stats()
+    a = data(shape, "float32")
+    check_all(a, device, "float32")
+    assert vkt.vulkan.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_dtypes(dtype, device):
+    vkt.vulkan.reset_fallback_stats()
+    for shape in [(3, 40), (2, 2500)]:
+        check_all(data(shape, dtype, seed=1), device, dtype)
+    assert vkt.vulkan.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("n,k", [(9000, 8), (9000, 1500), (70000, 8), (33000, 5000)])
+def test_long_rows(n, k, device):
+    # global merge passes (P = 16384, 131072) and block selection (k <= 1024) over two and three passes
+    a = np.random.default_rng(2).standard_normal((2, n)).astype(np.float32)
+    a[0, ::7] = a[0, 0]  # ties
+    a[1, 5] = np.nan
+    x, t = vkt.tensor(a, device=device), torch.tensor(a)
+    same(x.sort(1).indices, t.sort(dim=1, stable=True).indices, "sort")
+    same(x.sort(1, descending=True).values, t.sort(1, descending=True).values, "sort descending")
+    consistent(x, 1, x.topk(k), t.topk(k), "topk")
+    consistent(x, 1, x.topk(k, largest=False), t.topk(k, largest=False), "topk smallest")
+    consistent(x, 1, x.kthvalue(k), t.kthvalue(k), "kthvalue")
+
+
+def test_topk_bench_shape(device):
+    # the benchmark's case, smaller: k = 8 of rows of 32768
+    a = np.random.default_rng(4).random((3, 32768)).astype(np.float32)
+    x, t = vkt.tensor(a, device=device), torch.tensor(a)
+    vkt.vulkan.reset_fallback_stats()
+    r = x.topk(8)
+    same(r.values, t.topk(8).values, "values")
+    same(r.indices, t.topk(8).indices, "indices")
+    assert vkt.vulkan.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("call,error,match", [
+    (lambda x: x.sort(2), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
+    (lambda x: x.topk(4), RuntimeError, "selected index k out of range"),
+    (lambda x: x.topk(-1), RuntimeError, "selected index k out of range"),
+    (lambda x: x.topk(), TypeError, 'topk\\(\\) missing 1 required positional arguments: "k"'),
+    (lambda x: x.kthvalue(0), RuntimeError, r"kthvalue\(\): selected number k out of range for dimension 1"),
+    (lambda x: vkt.kthvalue(x, 3, 0), RuntimeError, r"kthvalue\(\): selected number k out of range for dimension 0"),
+    (lambda x: vkt.argsort(x, 0.5), TypeError, r"argsort\(\): argument 'dim' \(position 2\) must be int, not float"),
+    (lambda x: vkt.sort([1, 2]), TypeError, "must be Tensor"),
+])
+def test_bad_arguments(call, error, match, device):
+    with pytest.raises(error, match=match):
+        call(vkt.ones(2, 3, device=device))

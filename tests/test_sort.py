@@ -134,3 +134,32 @@ def test_topk_bench_shape(device):
 def test_bad_arguments(call, error, match, device):
     with pytest.raises(error, match=match):
         call(vkt.ones(2, 3, device=device))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_median(dtype, device):
+    # the lower median; a row with NaN gives its first NaN, nanmedian the median of the rest (the middle NaN
+    # of an all-NaN row); ties are checked through the values the indices point at
+    vkt.vulkan.reset_fallback_stats()
+    for shape in [(), (1,), (6,), (3, 7), (4, 2, 5), (2, 2100)]:
+        a = data(shape, dtype, seed=5)
+        if dtype.startswith("float") and a.ndim == 2:
+            a[0] = np.nan
+        for arr, make in layouts(a):
+            x, t = make(device), torch.tensor(arr)
+            names = ["median", "nanmedian"] if dtype.startswith("float") else ["median"]
+            for name in names if dtype != "bool" else []:
+                same(getattr(x, name)(), getattr(torch, name)(t), name)
+                for d in dims_of(arr):
+                    for keep in (False, True):
+                        consistent(x, d, getattr(vkt, name)(x, d, keepdim=keep), getattr(torch, name)(t, d, keep),
+                                   f"{name} {d} {keep}")
+    if dtype == "float32":
+        assert vkt.vulkan.fallback_stats() == {}
+
+
+def test_median_empty(device):
+    assert np.isnan(to_numpy(vkt.median(vkt.ones(0, device=device))))
+    assert to_numpy(vkt.ones(0, 3, device=device).median(1).values).shape == (0,)
+    with pytest.raises(IndexError, match=r"median\(\): Expected reduction dim 1 to have non-zero size."):
+        vkt.ones(3, 0, device=device).median(1)

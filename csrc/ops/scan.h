@@ -22,5 +22,10 @@ vkt_status vkt_topk(const vkt_tensor *x, int64_t k, int64_t dim, bool largest, v
 /* The k-th smallest along dim (k from 1) and its position; keepdim keeps dim as size 1. */
 vkt_status vkt_kthvalue(const vkt_tensor *x, int64_t k, int64_t dim, bool keepdim, vkt_tensor *values,
                         vkt_tensor *indices);
+/* median (ignore_nan: nanmedian) along dim: the lower of the two middle values and its position; a row
+ * with NaN gives its first NaN (nanmedian: the median of the rest). all: of every element (dim is
+ * ignored), a 0-d value and no indices (indices may be NULL). */
+vkt_status vkt_median(const vkt_tensor *x, int64_t dim, bool all, bool keepdim, bool ignore_nan, vkt_tensor *values,
+                      vkt_tensor *indices);
 
 #endif

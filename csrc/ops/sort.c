@@ -1,14 +1,16 @@
-/* sort.c: sort, topk and kthvalue: their front-ends (PyTorch's checks and shapes) and the shader path,
- * sort.comp's bitonic network. A row that fits a block is sorted by one workgroup in shared memory. A
- * longer one is padded to a power of two P, its blocks sorted, and the network finished by global
- * compare-exchange passes (steps wider than a block) and shared-memory passes (the rest of each stage).
- * topk with k at most half a block sorts blocks and keeps each block's best k, again and again until one
- * block holds them all: for k = 8 of 32768, two passes. The CPU kernel is cpu/sort.c. */
+/* sort.c: sort, topk, kthvalue, median and nanmedian: their front-ends (PyTorch's checks and shapes) and the shader
+ * path, sort.comp's bitonic network. A row that fits a block is sorted by one workgroup in shared memory. A longer one
+ * is padded to a power of two P, its blocks sorted, and the network finished by global compare-exchange passes (steps
+ * wider than a block) and shared-memory passes (the rest of each stage). topk with k at most half a block sorts blocks
+ * and keeps each block's best k, again and again until one block holds them all: for k = 8 of 32768, two passes. The
+ * CPU kernel is cpu/sort.c. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "reduce.h"
 #include "scan.h"
+#include "shape.h"
 
 /* ---- front-ends ---- */
 
@@ -86,6 +88,107 @@ vkt_status vkt_kthvalue(const vkt_tensor *x, int64_t k, int64_t dim, bool keepdi
   vkt_tensor *tmp[] = {&v, &i, &vs, &is};
   for (int n = 0; n < 4; n++)
     vkt_tensor_release(tmp[n]);
+  return st;
+}
+
+/* The position of each row's median in its sorted row, shaped like x with dim d of size 1: (n - 1) / 2;
+ * for floats, with c the row's count of non-NaN values, median: c where c < n (the first NaN, which the
+ * stable sort puts first of the NaNs), nanmedian: (c - 1) / 2, or (n - 1) / 2 where c is 0. */
+static vkt_status median_position(const vkt_tensor *x, int d, bool ignore_nan, vkt_tensor *pos) {
+  int64_t n = x->shape[d], shape[VKT_MAX_DIMS];
+  vkt_scalar one = {false, 0, 1};
+  vkt_operand xo = {.t = x};
+  if (!vkt_dtypes[x->dtype].is_float) {
+    memcpy(shape, x->shape, sizeof *shape * (size_t)x->ndim);
+    shape[d] = 1;
+    vkt_status st = vkt_tensor_empty(pos, vkt_tensor_device(x), VKT_INT64, x->ndim, shape);
+    if (!st && (st = vkt_fill_(pos, (vkt_scalar){false, 0, (n - 1) / 2})))
+      vkt_tensor_release(pos);
+    return st;
+  }
+  vkt_tensor ok = {0}, c = {0}, t = {0}, u = {0}, all_nan = {0};
+  vkt_reduce_opts sum = {.name = "sum", .dims = 1u << d, .keepdim = true, .dtype = -1};
+  vkt_status st;
+  if ((st = vkt_binary(VKT_OP_EQ, xo, xo, one, NULL, &ok)) || (st = vkt_reduce(VKT_OP_SUM, &ok, &sum, &c, NULL)))
+    goto finish;
+  vkt_operand co = {.t = &c};
+  /* median: the first NaN where there is one (c < n); nanmedian: the middle of the c non-NaN values, or of
+   * the NaNs where they are all (as PyTorch) */
+  vkt_operand middle = {.s = {false, 0, (n - 1) / 2}};
+  if (!ignore_nan) {
+    if (!(st = vkt_binary(VKT_OP_EQ, co, (vkt_operand){.s = {false, 0, n}}, one, NULL, &t)))
+      st = vkt_where(&t, middle, co, pos);
+  } else if (!(st = vkt_binary(VKT_OP_SUB, co, (vkt_operand){.s = one}, one, NULL, &t)) &&
+             !(st = vkt_binary(VKT_OP_DIV_FLOOR, (vkt_operand){.t = &t}, (vkt_operand){.s = {false, 0, 2}}, one, NULL,
+                               &u)) &&
+             !(st = vkt_binary(VKT_OP_EQ, co, (vkt_operand){.s = {false, 0, 0}}, one, NULL, &all_nan))) {
+    st = vkt_where(&all_nan, middle, (vkt_operand){.t = &u}, pos);
+  }
+finish:
+  vkt_tensor_release(&ok);
+  vkt_tensor_release(&c);
+  vkt_tensor_release(&t);
+  vkt_tensor_release(&u);
+  vkt_tensor_release(&all_nan);
+  return st;
+}
+
+/* median along dim d of a tensor with dims */
+static vkt_status median_dim(const vkt_tensor *x, int d, bool keepdim, bool ignore_nan, vkt_tensor *values,
+                             vkt_tensor *indices) {
+  vkt_tensor sv = {0}, si = {0}, pos = {0}, v = {0}, i = {0};
+  vkt_status st;
+  if (x->shape[d] == 0)
+    return vkt_fail(VKT_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.",
+                    ignore_nan ? "nanmedian" : "median", d);
+  if ((st = sort_into(x, d, x->shape[d], false, &sv, &si)) || (st = median_position(x, d, ignore_nan, &pos)) ||
+      (st = vkt_gather(&sv, d, &pos, &v)) || (st = vkt_gather(&si, d, &pos, &i)))
+    goto finish;
+  int64_t dims[1] = {d};
+  if (keepdim) {
+    vkt_tensor_share(values, &v), vkt_tensor_share(indices, &i);
+  } else if (!(st = vkt_squeeze(values, &v, 1, dims)) && (st = vkt_squeeze(indices, &i, 1, dims))) {
+    vkt_tensor_release(values);
+  }
+finish:
+  vkt_tensor_release(&sv);
+  vkt_tensor_release(&si);
+  vkt_tensor_release(&pos);
+  vkt_tensor_release(&v);
+  vkt_tensor_release(&i);
+  return st;
+}
+
+vkt_status vkt_median(const vkt_tensor *x, int64_t dim, bool all, bool keepdim, bool ignore_nan, vkt_tensor *values,
+                      vkt_tensor *indices) {
+  vkt_tensor flat = {0}, dense = {0}, i = {0};
+  int d;
+  vkt_status st;
+  if (!all && (st = vkt_dim_wrap(dim, x->ndim ? x->ndim : 1, &d)))
+    return st;
+  int64_t n = vkt_tensor_numel(x);
+  if (!all && x->ndim == 0) { /* the element itself, at position 0 */
+    if (!(st = vkt_clone(values, x)) && (st = vkt_tensor_empty(indices, vkt_tensor_device(x), VKT_INT64, 0, &n)))
+      vkt_tensor_release(values);
+    return st ? st : vkt_fill_(indices, (vkt_scalar){false, 0, 0});
+  }
+  if (!all)
+    return median_dim(x, d, keepdim, ignore_nan, values, indices);
+  if (n == 0) { /* PyTorch's NaN; an integer tensor has none to give */
+    if (!vkt_dtypes[x->dtype].is_float)
+      return vkt_fail(VKT_ERR_RUNTIME, "median() of an empty integer tensor has no value");
+    if (!(st = vkt_tensor_empty(values, vkt_tensor_device(x), x->dtype, 0, &n)) &&
+        (st = vkt_fill_(values, (vkt_scalar){true, NAN, 0})))
+      vkt_tensor_release(values);
+    return st;
+  }
+  vkt_tensor v = {0};
+  if (!(st = vkt_contiguous(&dense, x)) && !(st = vkt_view(&flat, &dense, 1, &n)) &&
+      !(st = median_dim(&flat, 0, false, ignore_nan, &v, &i)))
+    vkt_tensor_share(values, &v);
+  vkt_tensor *tmp[] = {&flat, &dense, &i, &v};
+  for (int k = 0; k < 4; k++)
+    vkt_tensor_release(tmp[k]);
   return st;
 }
 

@@ -1,6 +1,6 @@
 /* ops_sort.c: Python bindings of the scan, sort and selection families: cumsum, cumprod (and their
- * in-place forms), cummax, cummin, sort, argsort, msort, topk, kthvalue, with PyTorch's signatures. Ops that give
- * (values, indices) return vkt.return_types.<name> with those field names. */
+ * in-place forms), cummax, cummin, sort, argsort, msort, topk, kthvalue, median, nanmedian, with PyTorch's signatures.
+ * Ops that give (values, indices) return vkt.return_types.<name> with those field names. */
 #include "py.h"
 
 #include <stdio.h>
@@ -43,7 +43,7 @@ static int int_arg(PyObject *o, const char *name, const char *arg, int pos, int6
 
 /* vkt.return_types.<name>(values, indices), its type made on first use and kept for the life of the
  * process (vkt has one module state per process, see py.h). Steals both references. */
-enum { PAIR_CUMMAX, PAIR_CUMMIN, PAIR_SORT, PAIR_TOPK, PAIR_KTHVALUE, PAIR_COUNT };
+enum { PAIR_CUMMAX, PAIR_CUMMIN, PAIR_SORT, PAIR_TOPK, PAIR_KTHVALUE, PAIR_MEDIAN, PAIR_NANMEDIAN, PAIR_COUNT };
 static PyObject *pair(int which, vkt_tensor *values, vkt_tensor *indices) {
   static PyStructSequence_Field fields[] = {{"values", NULL}, {"indices", NULL}, {NULL, NULL}};
   static PyStructSequence_Desc descs[PAIR_COUNT] = {
@@ -51,7 +51,9 @@ static PyObject *pair(int which, vkt_tensor *values, vkt_tensor *indices) {
       [PAIR_CUMMIN] = {"vkt.return_types.cummin", "cummin(dim): (values, indices)", fields, 2},
       [PAIR_SORT] = {"vkt.return_types.sort", "sort(): (values, indices)", fields, 2},
       [PAIR_TOPK] = {"vkt.return_types.topk", "topk(k): (values, indices)", fields, 2},
-      [PAIR_KTHVALUE] = {"vkt.return_types.kthvalue", "kthvalue(k): (values, indices)", fields, 2}};
+      [PAIR_KTHVALUE] = {"vkt.return_types.kthvalue", "kthvalue(k): (values, indices)", fields, 2},
+      [PAIR_MEDIAN] = {"vkt.return_types.median", "median(dim): (values, indices)", fields, 2},
+      [PAIR_NANMEDIAN] = {"vkt.return_types.nanmedian", "nanmedian(dim): (values, indices)", fields, 2}};
   static PyTypeObject *types[PAIR_COUNT];
   PyObject *v = vkt_wrap(values), *i = vkt_wrap(indices), *r = NULL;
   if (!types[which])
@@ -242,6 +244,44 @@ static PyObject *f_kthvalue(PyObject *mod, PyObject *args, PyObject *kwargs) {
   return kthvalue(NULL, args, kwargs);
 }
 
+/* median(input) and median(input, dim, keepdim=False); nanmedian the same */
+static PyObject *median(PyObject *self, PyObject *args, PyObject *kwargs, bool ignore_nan) {
+  static char *kw[] = {"input", "dim", "keepdim", NULL};
+  const char *name = ignore_nan ? "nanmedian" : "median";
+  PyObject *x = self, *dim_o = Py_None, *keep_o = Py_False;
+  char fmt[32];
+  snprintf(fmt, sizeof fmt, "O|OO:%s", name);
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt + 1, kw + 1, &dim_o, &keep_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &x, &dim_o, &keep_o);
+  vkt_tensor *t;
+  int64_t dim = 0;
+  bool keepdim;
+  if (!ok || !(t = input_of(x, name)) || (dim_o != Py_None && int_arg(dim_o, name, "dim", self ? 1 : 2, &dim) < 0) ||
+      bool_arg(keep_o, &keepdim) < 0)
+    return NULL;
+  vkt_tensor values, indices;
+  vkt_status st = vkt_median(t, dim, dim_o == Py_None, keepdim, ignore_nan, &values, &indices);
+  if (st)
+    return vkt_raise(st);
+  if (dim_o == Py_None)
+    return vkt_wrap(&values);
+  return pair(ignore_nan ? PAIR_NANMEDIAN : PAIR_MEDIAN, &values, &indices);
+}
+static PyObject *m_median(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return median(self, args, kwargs, false);
+}
+static PyObject *f_median(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return median(NULL, args, kwargs, false);
+}
+static PyObject *m_nanmedian(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return median(self, args, kwargs, true);
+}
+static PyObject *f_nanmedian(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return median(NULL, args, kwargs, true);
+}
+
 #define KW (METH_VARARGS | METH_KEYWORDS)
 #define M(NAME, DOC)                                                                                                   \
   { #NAME, (PyCFunction)(void (*)(void))m_##NAME, KW, DOC }
@@ -256,7 +296,9 @@ static PyObject *f_kthvalue(PyObject *mod, PyObject *args, PyObject *kwargs) {
         "sort(dim=-1, descending=False, *, stable=False): (values, indices), NaN as the largest; stable always"),      \
       X(argsort, "argsort(dim=-1, descending=False, *, stable=False): the indices of sort"),                           \
       X(topk, "topk(k, dim=-1, largest=True, sorted=True): (values, indices) of the k largest (smallest)"),            \
-      X(kthvalue, "kthvalue(k, dim=-1, keepdim=False): (values, indices) of the k-th smallest")
+      X(kthvalue, "kthvalue(k, dim=-1, keepdim=False): (values, indices) of the k-th smallest"),                       \
+      X(median, "median(): the lower median; median(dim, keepdim=False): (values, indices); NaN wins"),                \
+      X(nanmedian, "nanmedian(): median ignoring NaN; nanmedian(dim, keepdim=False): (values, indices)")
 
 PyMethodDef vkt_sort_methods[] = {BOTH(M),
                                   {"msort", m_msort, METH_NOARGS, "msort(): sort(dim=0).values"},

@@ -20,6 +20,8 @@ vkt_dtype vkt_natural_compute(vkt_dtype d) {
   return d == VKT_UINT8 || d == VKT_BOOL ? VKT_INT32 : d;
 }
 
+const char *vkt_torch_dtype_name(vkt_dtype d) { return torch_names[d]; }
+
 static bool is_float(vkt_dtype d) { return vkt_dtypes[d].is_float; }
 
 /* The result dtype of op id on input dtype in (PyTorch's), and the dtype the math runs in. */

@@ -44,4 +44,22 @@ vkt_dtype vkt_natural_compute(vkt_dtype d);
  * their kind without the adapter's 8/16-bit arithmetic. */
 int vkt_conversion_defines(char *buf, size_t n, vkt_dtype in, vkt_dtype out, vkt_dtype compute);
 
+/* ---- composite reductions (reduce_composite.c): other ops of vkt in sequence ---- */
+
+/* PyTorch's name of a dtype in messages ("Float", "Long", ...). */
+const char *vkt_torch_dtype_name(vkt_dtype d);
+/* log(sum(exp(x))) over o->dims, shifted by the max (0 where it is infinite); integers compute in float32. */
+vkt_status vkt_logsumexp(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out);
+/* sum (VKT_OP_SUM) or mean (VKT_OP_MEAN) of the non-NaN elements. */
+vkt_status vkt_nan_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out);
+/* The int64 count of nonzero elements over o->dims (no keepdim). */
+vkt_status vkt_count_nonzero(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out);
+/* linalg.vector_norm: (sum |x|^ord)^(1/ord) over o->dims; ord inf/-inf: max/min |x|; 0: the nonzero count;
+ * o->dtype casts x first. */
+vkt_status vkt_vector_norm(const vkt_tensor *x, double ord, const vkt_reduce_opts *o, vkt_tensor *out);
+/* linalg.matrix_norm over dims (d0, d1): fro (ord ignored), or ord 1, -1 (max/min column sum of |x|), inf,
+ * -inf (max/min row sum). */
+vkt_status vkt_matrix_norm(const vkt_tensor *x, bool fro, double ord, int64_t d0, int64_t d1, bool keepdim, int dtype,
+                           vkt_tensor *out);
+
 #endif

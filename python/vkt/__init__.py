@@ -3,7 +3,7 @@ import atexit
 
 from . import _C
 from ._C import *  # noqa: F401,F403  Tensor, dtypes, creation functions and every operator
-from . import nn, vulkan  # noqa: E402
+from . import linalg, nn, vulkan  # noqa: E402
 
 
 def _shutdown():

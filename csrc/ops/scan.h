@@ -28,4 +28,16 @@ vkt_status vkt_kthvalue(const vkt_tensor *x, int64_t k, int64_t dim, bool keepdi
 vkt_status vkt_median(const vkt_tensor *x, int64_t dim, bool all, bool keepdim, bool ignore_nan, vkt_tensor *values,
                       vkt_tensor *indices);
 
+/* ---- compaction (compact.c): outputs whose size depends on the values; the size is read back ---- */
+
+/* vkt_op_args.iparam[0] of VKT_OP_COMPACT */
+enum { VKT_COMPACT_COORDS, VKT_COMPACT_INDEX, VKT_COMPACT_VALUES, VKT_COMPACT_SCATTER };
+
+/* The int64 [count, ndim] coordinates of x's nonzero elements in row-major order. */
+vkt_status vkt_nonzero(const vkt_tensor *x, vkt_tensor *out);
+/* The distinct values of x (consecutive: of its runs, unsorted) in ascending order, with the group of every
+ * element (x's shape) and each value's count, each where asked for (inverse, counts non-NULL). */
+vkt_status vkt_unique(const vkt_tensor *x, bool consecutive, vkt_tensor *values, vkt_tensor *inverse,
+                      vkt_tensor *counts);
+
 #endif

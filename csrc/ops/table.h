@@ -75,6 +75,7 @@ typedef enum {
   VKT_OP_CUMMIN,
   /* sorting and selection (sort.c): sort, topk, kthvalue, median */
   VKT_OP_SORT,
+  VKT_OP_COMPACT, /* nonzero, unique: compact.c */
   /* matrix products (matmul.c) */
   VKT_OP_MATMUL,
   /* indexing and layout (shape.c) */
@@ -162,6 +163,9 @@ vkt_status vkt_cpu_scan(const vkt_op *op, const vkt_op_args *a);
 bool vkt_sort_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_sort_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_sort(const vkt_op *op, const vkt_op_args *a);
+bool vkt_compact_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_compact_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_compact(const vkt_op *op, const vkt_op_args *a);
 bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_matmul(const vkt_op *op, const vkt_op_args *a);

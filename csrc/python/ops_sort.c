@@ -1,6 +1,7 @@
 /* ops_sort.c: Python bindings of the scan, sort and selection families: cumsum, cumprod (and their
- * in-place forms), cummax, cummin, sort, argsort, msort, topk, kthvalue, median, nanmedian, with PyTorch's signatures.
- * Ops that give (values, indices) return vkt.return_types.<name> with those field names. */
+ * in-place forms), cummax, cummin, sort, argsort, msort, topk, kthvalue, median, nanmedian, nonzero, argwhere, unique,
+ * unique_consecutive, with PyTorch's signatures. Ops that give (values, indices) return vkt.return_types.<name> with
+ * those field names. */
 #include "py.h"
 
 #include <stdio.h>
@@ -282,6 +283,116 @@ static PyObject *f_nanmedian(PyObject *mod, PyObject *args, PyObject *kwargs) {
   return median(NULL, args, kwargs, true);
 }
 
+/* ---- compaction: nonzero, argwhere, unique, unique_consecutive ---- */
+
+/* nonzero(input, *, as_tuple=False): [count, ndim] coordinates, or a tuple of one column per dim (a 0-d
+ * input counts as 1-D there, as in PyTorch) */
+static PyObject *nonzero(PyObject *self, PyObject *args, PyObject *kwargs, const char *name) {
+  static char *kw[] = {"input", "as_tuple", NULL};
+  PyObject *x = self, *as_tuple_o = Py_False;
+  bool as_tuple = false;
+  char fmt[32];
+  snprintf(fmt, sizeof fmt, "%s:%s", strcmp(name, "nonzero") == 0 ? "O|$O" : "O", name);
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt + 1, kw + 1, &as_tuple_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &x, &as_tuple_o);
+  vkt_tensor *t, coords;
+  if (!ok || !(t = input_of(x, name)) || bool_arg(as_tuple_o, &as_tuple) < 0)
+    return NULL;
+  vkt_status st = vkt_nonzero(t, &coords);
+  if (st)
+    return vkt_raise(st);
+  if (!as_tuple)
+    return vkt_wrap(&coords);
+  int cols = t->ndim ? t->ndim : 1;
+  PyObject *r = PyTuple_New(cols);
+  for (int d = 0; r && d < cols; d++) {
+    vkt_tensor col = {0}, dense = {0};
+    PyObject *o = NULL;
+    if (t->ndim == 0) { /* the one element's position, 0, where it is nonzero */
+      st = vkt_tensor_empty(&dense, vkt_tensor_device(t), VKT_INT64, 1, coords.shape);
+      st = st ? st : vkt_fill_(&dense, (vkt_scalar){false, 0, 0});
+    } else if (!(st = vkt_select(&col, &coords, 1, d))) {
+      st = vkt_contiguous(&dense, &col);
+    }
+    vkt_tensor_release(&col);
+    if (st || !(o = vkt_wrap(&dense))) {
+      if (st)
+        vkt_raise(st);
+      Py_CLEAR(r);
+      break;
+    }
+    PyTuple_SetItem(r, d, o);
+  }
+  vkt_tensor_release(&coords);
+  return r;
+}
+static PyObject *m_nonzero(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return nonzero(self, args, kwargs, "nonzero");
+}
+static PyObject *f_nonzero(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return nonzero(NULL, args, kwargs, "nonzero");
+}
+static PyObject *m_argwhere(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return nonzero(self, args, kwargs, "argwhere");
+}
+static PyObject *f_argwhere(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return nonzero(NULL, args, kwargs, "argwhere");
+}
+
+/* unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None) and
+ * unique_consecutive(input, return_inverse=False, return_counts=False, dim=None): the values, or a tuple
+ * with the inverse and/or counts after them. Always sorted, which sorted=False allows. */
+static PyObject *unique(PyObject *self, PyObject *args, PyObject *kwargs, bool consecutive) {
+  static char *kw[] = {"input", "sorted", "return_inverse", "return_counts", "dim", NULL};
+  static char *kw_c[] = {"input", "return_inverse", "return_counts", "dim", NULL};
+  const char *name = consecutive ? "unique_consecutive" : "unique";
+  PyObject *x = self, *sorted_o = Py_True, *inv_o = Py_False, *cnt_o = Py_False, *dim = Py_None;
+  int ok;
+  if (consecutive)
+    ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:unique_consecutive", kw_c + 1, &inv_o, &cnt_o, &dim)
+              : PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOO:unique_consecutive", kw_c, &x, &inv_o, &cnt_o, &dim);
+  else
+    ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:unique", kw + 1, &sorted_o, &inv_o, &cnt_o, &dim)
+              : PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOO:unique", kw, &x, &sorted_o, &inv_o, &cnt_o, &dim);
+  vkt_tensor *t;
+  bool sorted, want_inv, want_cnt;
+  if (!ok || !(t = input_of(x, name)) || bool_arg(sorted_o, &sorted) < 0 || bool_arg(inv_o, &want_inv) < 0 ||
+      bool_arg(cnt_o, &want_cnt) < 0)
+    return NULL;
+  if (dim != Py_None)
+    return PyErr_Format(PyExc_NotImplementedError, "%s(): vkt takes dim=None only (the distinct elements)", name);
+  vkt_tensor values, inverse, counts;
+  vkt_status st = vkt_unique(t, consecutive, &values, want_inv ? &inverse : NULL, want_cnt ? &counts : NULL);
+  if (st)
+    return vkt_raise(st);
+  if (!want_inv && !want_cnt)
+    return vkt_wrap(&values);
+  PyObject *items[3] = {vkt_wrap(&values), want_inv ? vkt_wrap(&inverse) : NULL, want_cnt ? vkt_wrap(&counts) : NULL};
+  PyObject *r = NULL;
+  if (items[0] && (!want_inv || items[1]) && (!want_cnt || items[2]))
+    r = want_inv && want_cnt ? PyTuple_Pack(3, items[0], items[1], items[2])
+                             : PyTuple_Pack(2, items[0], want_inv ? items[1] : items[2]);
+  for (int k = 0; k < 3; k++)
+    Py_XDECREF(items[k]);
+  return r;
+}
+static PyObject *m_unique(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return unique(self, args, kwargs, false);
+}
+static PyObject *f_unique(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return unique(NULL, args, kwargs, false);
+}
+static PyObject *m_unique_consecutive(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return unique(self, args, kwargs, true);
+}
+static PyObject *f_unique_consecutive(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return unique(NULL, args, kwargs, true);
+}
+
 #define KW (METH_VARARGS | METH_KEYWORDS)
 #define M(NAME, DOC)                                                                                                   \
   { #NAME, (PyCFunction)(void (*)(void))m_##NAME, KW, DOC }
@@ -298,7 +409,11 @@ static PyObject *f_nanmedian(PyObject *mod, PyObject *args, PyObject *kwargs) {
       X(topk, "topk(k, dim=-1, largest=True, sorted=True): (values, indices) of the k largest (smallest)"),            \
       X(kthvalue, "kthvalue(k, dim=-1, keepdim=False): (values, indices) of the k-th smallest"),                       \
       X(median, "median(): the lower median; median(dim, keepdim=False): (values, indices); NaN wins"),                \
-      X(nanmedian, "nanmedian(): median ignoring NaN; nanmedian(dim, keepdim=False): (values, indices)")
+      X(nanmedian, "nanmedian(): median ignoring NaN; nanmedian(dim, keepdim=False): (values, indices)"),              \
+      X(nonzero, "nonzero(*, as_tuple=False): the [count, ndim] coordinates of the nonzero elements"),                 \
+      X(argwhere, "argwhere(): nonzero()"),                                                                            \
+      X(unique, "unique(sorted=True, return_inverse=False, return_counts=False, dim=None): distinct values, sorted"),  \
+      X(unique_consecutive, "unique_consecutive(return_inverse=False, return_counts=False, dim=None): runs' values")
 
 PyMethodDef vkt_sort_methods[] = {BOTH(M),
                                   {"msort", m_msort, METH_NOARGS, "msort(): sort(dim=0).values"},

@@ -163,3 +163,63 @@ def test_median_empty(device):
     assert to_numpy(vkt.ones(0, 3, device=device).median(1).values).shape == (0,)
     with pytest.raises(IndexError, match=r"median\(\): Expected reduction dim 1 to have non-zero size."):
         vkt.ones(3, 0, device=device).median(1)
+
+
+# ---- compaction: nonzero, argwhere, unique, unique_consecutive ----
+
+COMPACT_SHAPES = [(), (0,), (1,), (7,), (3, 5), (2, 3, 17), (64, 129), (2, 0, 3), (3, 3000)]
+
+
+def sparse(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, size=shape) * (rng.random(shape) < 0.5)
+    return a.astype(dtype)
+
+
+@pytest.mark.parametrize("shape", COMPACT_SHAPES, ids=str)
+def test_nonzero(shape, device):
+    vkt.vulkan.reset_fallback_stats()
+    for dtype in DTYPES if shape == (3, 5) else ["float32"]:
+        a = sparse(shape, dtype)
+        if dtype == "float32" and a.size:
+            a.reshape(-1)[0] = np.nan  # NaN is nonzero
+        for arr, make in layouts(a):
+            x, t = make(device), torch.tensor(arr)
+            same(x.nonzero(), t.nonzero(), "nonzero")
+            same(vkt.argwhere(x), torch.argwhere(t), "argwhere")
+            got, ref = vkt.nonzero(x, as_tuple=True), torch.nonzero(t, as_tuple=True)
+            assert isinstance(got, tuple) and len(got) == len(ref)
+            for g, r in zip(got, ref):
+                same(g, r, "as_tuple")
+    assert vkt.vulkan.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("shape", COMPACT_SHAPES, ids=str)
+def test_unique(shape, device):
+    vkt.vulkan.reset_fallback_stats()
+    for dtype in DTYPES if shape == (3, 5) else ["float32", "int64"]:
+        a = data(shape, dtype, seed=6)
+        if dtype == "int64":
+            a = a // 10  # long runs for unique_consecutive
+        for arr, make in layouts(a):
+            x, t = make(device), torch.tensor(arr)
+            same(x.unique(), torch.unique(t), "unique")
+            for inv, cnt in [(True, False), (False, True), (True, True)]:
+                got = vkt.unique(x, sorted=True, return_inverse=inv, return_counts=cnt)
+                ref = torch.unique(t, return_inverse=inv, return_counts=cnt)
+                for g, r, what in zip(got, ref, ["values", "inverse" if inv else "counts", "counts"]):
+                    if what == "inverse" and arr.dtype.kind == "f" and np.isnan(arr).any():
+                        # NaNs are distinct: which NaN takes which group is PyTorch's sort's choice
+                        same(got[0][g], t, "values[inverse]")
+                    else:
+                        same(g, r, f"unique {what}")
+                got = x.unique_consecutive(return_inverse=inv, return_counts=cnt)
+                ref = torch.unique_consecutive(t, return_inverse=inv, return_counts=cnt)
+                for g, r in zip(got, ref):
+                    same(g, r, f"unique_consecutive {inv} {cnt}")
+    assert vkt.vulkan.fallback_stats() == {}
+
+
+def test_unique_dim_refused(device):
+    with pytest.raises(NotImplementedError, match="dim=None only"):
+        vkt.unique(vkt.ones(2, 3, device=device), dim=0)

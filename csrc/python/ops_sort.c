@@ -288,13 +288,14 @@ static PyObject *f_nanmedian(PyObject *mod, PyObject *args, PyObject *kwargs) {
 /* nonzero(input, *, as_tuple=False): [count, ndim] coordinates, or a tuple of one column per dim (a 0-d
  * input counts as 1-D there, as in PyTorch) */
 static PyObject *nonzero(PyObject *self, PyObject *args, PyObject *kwargs, const char *name) {
-  static char *kw[] = {"input", "as_tuple", NULL};
+  static char *kw[] = {"input", "as_tuple", NULL}, *kw_argwhere[] = {"input", NULL};
   PyObject *x = self, *as_tuple_o = Py_False;
-  bool as_tuple = false;
+  bool as_tuple = false, argwhere = strcmp(name, "argwhere") == 0;
   char fmt[32];
-  snprintf(fmt, sizeof fmt, "%s:%s", strcmp(name, "nonzero") == 0 ? "O|$O" : "O", name);
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt + 1, kw + 1, &as_tuple_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &x, &as_tuple_o);
+  snprintf(fmt, sizeof fmt, "%s:%s", argwhere ? "O" : "O|$O", name);
+  char **k = argwhere ? kw_argwhere : kw;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt + 1, k + 1, &as_tuple_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, k, &x, &as_tuple_o);
   vkt_tensor *t, coords;
   if (!ok || !(t = input_of(x, name)) || bool_arg(as_tuple_o, &as_tuple) < 0)
     return NULL;

@@ -40,4 +40,17 @@ vkt_status vkt_nonzero(const vkt_tensor *x, vkt_tensor *out);
 vkt_status vkt_unique(const vkt_tensor *x, bool consecutive, vkt_tensor *values, vkt_tensor *inverse,
                       vkt_tensor *counts);
 
+/* ---- searchsorted and bucketize (search.c) ---- */
+
+/* vkt_op_args.flags of VKT_OP_SEARCHSORTED: count the entries equal to a value as before it */
+#define VKT_SEARCH_RIGHT 1u
+
+/* For each of values, the number of entries of its row of seq that sort before it (right: at or before
+ * it), seq's order given by sorter (int64, seq's shape) where non-NULL; int64, or int32 with out_int32. */
+vkt_status vkt_searchsorted(const vkt_tensor *seq, const vkt_tensor *values, bool right, const vkt_tensor *sorter,
+                            bool out_int32, vkt_tensor *out);
+/* The layout search.comp and its CPU kernel share (contiguous operands: in[0] the sequence, in[1] the
+ * values): entries a row of the sequence, its rows, values a row. */
+void vkt_search_layout(const vkt_op_args *a, int64_t *slen, int64_t *rows, int64_t *vlast);
+
 #endif

@@ -86,6 +86,8 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     [VKT_OP_SORT] = {"sort", "sort.comp", "", vkt_sort_supports, vkt_sort_launch, vkt_cpu_sort, NULL, NULL, 0},
     [VKT_OP_COMPACT] = {"compact", "compact.comp", "", vkt_compact_supports, vkt_compact_launch, vkt_cpu_compact, NULL,
                         NULL, 0},
+    [VKT_OP_SEARCHSORTED] = {"searchsorted", "search.comp", "", vkt_search_supports, vkt_search_launch, vkt_cpu_search,
+                             NULL, NULL, 0},
     [VKT_OP_MATMUL] = {"matmul", "matmul.comp", "", vkt_matmul_supports, vkt_matmul_launch, vkt_cpu_matmul, NULL, NULL,
                        0},
     SHAPE(VKT_OP_GATHER, "gather", "gather.comp", ""), /* index_select's index is a view of gather's form */
@@ -94,7 +96,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     SHAPE(VKT_OP_TRIU, "triu", "tri.comp", "#define OP_TRIU\n"),
     SHAPE(VKT_OP_FLIP, "flip", "copy.comp", ""), /* vkt_copy_ from a view with negative strides */
 };
-static_assert(VKT_OP_COUNT == 69, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 70, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

@@ -76,6 +76,7 @@ typedef enum {
   /* sorting and selection (sort.c): sort, topk, kthvalue, median */
   VKT_OP_SORT,
   VKT_OP_COMPACT, /* nonzero, unique: compact.c */
+  VKT_OP_SEARCHSORTED,
   /* matrix products (matmul.c) */
   VKT_OP_MATMUL,
   /* indexing and layout (shape.c) */
@@ -166,6 +167,9 @@ vkt_status vkt_cpu_sort(const vkt_op *op, const vkt_op_args *a);
 bool vkt_compact_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_compact_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_compact(const vkt_op *op, const vkt_op_args *a);
+bool vkt_search_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_search_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_search(const vkt_op *op, const vkt_op_args *a);
 bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_matmul(const vkt_op *op, const vkt_op_args *a);

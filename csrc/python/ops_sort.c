@@ -394,6 +394,81 @@ static PyObject *f_unique_consecutive(PyObject *mod, PyObject *args, PyObject *k
   return unique(NULL, args, kwargs, true);
 }
 
+/* ---- searchsorted and bucketize ---- */
+
+/* A values argument: the tensor itself (borrowed into *t), or a Python number as a new 0-d tensor in
+ * *own, of its type promoted with seq's as PyTorch would. */
+static int values_arg(PyObject *o, const vkt_tensor *seq, const char *name, vkt_tensor *own, const vkt_tensor **t) {
+  vkt_operand ops[2] = {{.t = seq}, {0}};
+  *t = vkt_tensor_of(o);
+  if (*t)
+    return 0;
+  if (vkt_py_scalar(o, &ops[1].s) < 0) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s(): argument 'input' must be Tensor or Number, not %R", name,
+                 (PyObject *)Py_TYPE(o));
+    return -1;
+  }
+  ops[1].is_bool = PyBool_Check(o);
+  vkt_status st = vkt_tensor_empty(own, vkt_tensor_device(seq), vkt_result_type(2, ops), 0, NULL);
+  if (!st && (st = vkt_fill_(own, ops[1].s)))
+    vkt_tensor_release(own);
+  if (st)
+    return vkt_raise(st), -1;
+  *t = own;
+  return 0;
+}
+
+/* searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None) and
+ * bucketize(input, boundaries, *, out_int32=False, right=False), which takes a 1-D sequence only */
+static PyObject *search(PyObject *args, PyObject *kwargs, bool bucketize) {
+  static char *kw[] = {"sorted_sequence", "input", "out_int32", "right", "side", "sorter", NULL};
+  static char *kw_b[] = {"input", "boundaries", "out_int32", "right", NULL};
+  PyObject *seq_o, *val_o, *int32_o = Py_False, *right_o = Py_False, *side = Py_None, *sorter_o = Py_None;
+  int ok = bucketize
+               ? PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OO:bucketize", kw_b, &val_o, &seq_o, &int32_o, &right_o)
+               : PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OOOO:searchsorted", kw, &seq_o, &val_o, &int32_o,
+                                             &right_o, &side, &sorter_o);
+  const char *name = bucketize ? "bucketize" : "searchsorted";
+  bool out_int32, right;
+  vkt_tensor *seq, own = {0};
+  const vkt_tensor *values, *sorter = NULL;
+  if (!ok || bool_arg(int32_o, &out_int32) < 0 || bool_arg(right_o, &right) < 0)
+    return NULL;
+  if (!(seq = vkt_tensor_of(seq_o)))
+    return PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be Tensor, not %R", name,
+                        bucketize ? "boundaries" : "sorted_sequence", (PyObject *)Py_TYPE(seq_o));
+  if (bucketize && seq->ndim != 1)
+    return PyErr_Format(PyExc_RuntimeError, "boundaries tensor must be 1 dimension, but got dim(%d)", seq->ndim);
+  if (side != Py_None) {
+    bool is_right = PyUnicode_Check(side) && PyUnicode_CompareWithASCIIString(side, "right") == 0;
+    if (!is_right && !(PyUnicode_Check(side) && PyUnicode_CompareWithASCIIString(side, "left") == 0))
+      return PyErr_Format(PyExc_RuntimeError, "torch.searchsorted(): side can only be 'left' or 'right' but got %S",
+                          side);
+    if (right && !is_right)
+      return PyErr_Format(PyExc_RuntimeError, "torch.searchsorted(): side and right can't be set to opposites, got "
+                                              "side of left while right was True");
+    right = is_right;
+  }
+  if (sorter_o != Py_None && !(sorter = vkt_tensor_of(sorter_o)))
+    return PyErr_Format(PyExc_TypeError, "searchsorted(): argument 'sorter' must be Tensor, not %R",
+                        (PyObject *)Py_TYPE(sorter_o));
+  if (values_arg(val_o, seq, name, &own, &values) < 0)
+    return NULL;
+  vkt_tensor out;
+  vkt_status st = vkt_searchsorted(seq, values, right, sorter, out_int32, &out);
+  vkt_tensor_release(&own);
+  return vkt_py_result(st, &out);
+}
+static PyObject *f_searchsorted(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return search(args, kwargs, false);
+}
+static PyObject *f_bucketize(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return search(args, kwargs, true);
+}
+
 #define KW (METH_VARARGS | METH_KEYWORDS)
 #define M(NAME, DOC)                                                                                                   \
   { #NAME, (PyCFunction)(void (*)(void))m_##NAME, KW, DOC }
@@ -422,4 +497,8 @@ PyMethodDef vkt_sort_methods[] = {BOTH(M),
                                   M(cumprod_, "cumprod_(dim, *, dtype=None): cumprod in place"),
                                   {NULL, NULL, 0, NULL}};
 PyMethodDef vkt_sort_functions[] = {
-    BOTH(F), {"msort", f_msort, METH_O, "msort(input): sort(input, dim=0).values"}, {NULL, NULL, 0, NULL}};
+    BOTH(F),
+    {"msort", f_msort, METH_O, "msort(input): sort(input, dim=0).values"},
+    F(searchsorted, "searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None)"),
+    F(bucketize, "bucketize(input, boundaries, *, out_int32=False, right=False)"),
+    {NULL, NULL, 0, NULL}};

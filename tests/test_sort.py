@@ -223,3 +223,61 @@ def test_unique(shape, device):
 def test_unique_dim_refused(device):
     with pytest.raises(NotImplementedError, match="dim=None only"):
         vkt.unique(vkt.ones(2, 3, device=device), dim=0)
+
+
+# ---- searchsorted and bucketize ----
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d != "bool"])  # PyTorch has no bool kernel
+def test_searchsorted(dtype, device):
+    vkt.vulkan.reset_fallback_stats()
+    rng = np.random.default_rng(7)
+    seq1 = np.sort(data((50,), dtype, seed=8))
+    seq2 = np.sort(data((3, 4, 20), dtype, seed=9), axis=-1)
+    vals = [data((), dtype), data((0,), dtype), data((13,), dtype), data((3, 4, 7), dtype, seed=10)]
+    for seq in (seq1, seq2):
+        for v in vals:
+            if seq.ndim > 1 and v.shape[:-1] != seq.shape[:-1]:
+                continue
+            for right in (False, True):
+                for int32 in (False, True):
+                    for sarr, smake in layouts(seq):
+                        s, ts = smake(device), torch.tensor(sarr)
+                        x, tv = vkt.tensor(v, device=device), torch.tensor(v)
+                        same(vkt.searchsorted(s, x, right=right, out_int32=int32),
+                             torch.searchsorted(ts, tv, right=right, out_int32=int32), "searchsorted")
+                        if seq.ndim == 1:
+                            same(vkt.bucketize(x, s, right=right), torch.bucketize(tv, ts, right=right), "bucketize")
+    perm = rng.permutation(seq1.size)
+    s, sorter = vkt.tensor(seq1[perm], device=device), vkt.tensor(np.argsort(perm), device=device)
+    for side in ("left", "right"):
+        same(vkt.searchsorted(s, vkt.tensor(vals[2], device=device), side=side, sorter=sorter),
+             torch.searchsorted(torch.tensor(seq1[perm]), torch.tensor(vals[2]), side=side,
+                                sorter=torch.tensor(np.argsort(perm))), "sorter")
+    same(vkt.searchsorted(vkt.tensor(seq1, device=device), 3), torch.searchsorted(torch.tensor(seq1), 3), "number")
+    same(vkt.searchsorted(vkt.tensor(seq1, device=device), 2.5), torch.searchsorted(torch.tensor(seq1), 2.5),
+         "float number")
+    assert vkt.vulkan.fallback_stats() == {}
+
+
+def test_searchsorted_nan(device):
+    seq = np.array([-np.inf, 1, 2, 2, np.inf, np.nan], np.float32)
+    v = np.array([np.nan, np.inf, -np.inf, 2, 1.5], np.float32)
+    for right in (False, True):
+        same(vkt.searchsorted(vkt.tensor(seq, device=device), vkt.tensor(v, device=device), right=right),
+             torch.searchsorted(torch.tensor(seq), torch.tensor(v), right=right), "nan")
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda s, v: vkt.searchsorted(s[0, 0], v), "boundaries tensor should have positive dimension"),
+    (lambda s, v: vkt.searchsorted(s, v[:1]), "first N-1 dimensions of boundaries tensor and input value tensor"),
+    (lambda s, v: vkt.searchsorted(s[0], v, side="left", right=True), "side and right can't be set to opposites"),
+    (lambda s, v: vkt.searchsorted(s[0], v, side="x"), "side can only be 'left' or 'right' but got x"),
+    (lambda s, v: vkt.searchsorted(s[0], v, sorter=s[0]), "sorter must be a tensor of long dtype but got dtype Float"),
+    (lambda s, v: vkt.searchsorted(s[0], v, sorter=s[0, :2].long()), "boundary and sorter must have the same size"),
+    (lambda s, v: vkt.bucketize(v, s), r"boundaries tensor must be 1 dimension, but got dim\(2\)"),
+    (lambda s, v: vkt.searchsorted(s[0].bool(), v.bool()), "not implemented for 'Bool'"),
+])
+def test_searchsorted_errors(call, match, device):
+    with pytest.raises(RuntimeError, match=match):
+        call(vkt.ones(2, 3, device=device), vkt.ones(2, 4, device=device))

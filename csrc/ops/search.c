@@ -57,6 +57,8 @@ vkt_status vkt_searchsorted(const vkt_tensor *seq, const vkt_tensor *values, boo
     return st;
   vkt_operand ops[2] = {{.t = seq}, {.t = values}};
   vkt_dtype common = vkt_result_type(2, ops);
+  if (common == VKT_BOOL) /* PyTorch has no kernel for it */
+    return vkt_fail(VKT_ERR_RUNTIME, "\"searchsorted\" not implemented for 'Bool'");
   *out = (vkt_tensor){0};
   /* both in the common dtype, contiguous; the sorter too */
   if ((st = dense_as(seq, device, common, &s)) || (st = dense_as(values, device, common, &v)) ||

@@ -284,3 +284,24 @@ def test_searchsorted_nan(device):
 def test_searchsorted_errors(call, match, device):
     with pytest.raises(RuntimeError, match=match):
         call(vkt.ones(2, 3, device=device), vkt.ones(2, 4, device=device))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mode(dtype, device):
+    # the most frequent value (the smallest of ties) and its last position, as PyTorch's; ±inf included
+    vkt.vulkan.reset_fallback_stats()
+    for shape in [(), (1,), (9,), (4, 11), (2, 3, 17)] + ([(3, 2100)] if dtype == "float32" else []):
+        a = data(shape, dtype, seed=11)
+        if dtype not in ("bool", "uint8"):  # long runs; no NaN, whose place among ties PyTorch leaves to its sort
+            a = a // 20 if a.dtype.kind != "f" else np.nan_to_num(np.floor(a / 20))
+        for arr, make in layouts(a):
+            x, t = make(device), torch.tensor(arr)
+            for d in dims_of(arr):
+                for keep in (False, True):
+                    # which occurrence PyTorch's index names depends on its sort (the last one for short
+                    # rows); vkt's is always the last
+                    consistent(x, d, vkt.mode(x, d, keep), torch.mode(t, d, keep), f"mode {d} {keep}")
+    if dtype == "float32":
+        assert vkt.vulkan.fallback_stats() == {}
+    with pytest.raises(IndexError, match=r"mode\(\): Expected reduction dim 1 to have non-zero size."):
+        vkt.ones(3, 0, device=device).mode(1)

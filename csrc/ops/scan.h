@@ -27,6 +27,9 @@ vkt_status vkt_kthvalue(const vkt_tensor *x, int64_t k, int64_t dim, bool keepdi
  * ignored), a 0-d value and no indices (indices may be NULL). */
 vkt_status vkt_median(const vkt_tensor *x, int64_t dim, bool all, bool keepdim, bool ignore_nan, vkt_tensor *values,
                       vkt_tensor *indices);
+/* mode along dim: the most frequent value of each row (the smallest of equally frequent ones; NaNs are
+ * all distinct) and the position of its last occurrence, as PyTorch's. */
+vkt_status vkt_mode(const vkt_tensor *x, int64_t dim, bool keepdim, vkt_tensor *values, vkt_tensor *indices);
 
 /* ---- compaction (compact.c): outputs whose size depends on the values; the size is read back ---- */
 

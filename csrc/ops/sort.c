@@ -1,9 +1,9 @@
-/* sort.c: sort, topk, kthvalue, median and nanmedian: their front-ends (PyTorch's checks and shapes) and the shader
- * path, sort.comp's bitonic network. A row that fits a block is sorted by one workgroup in shared memory. A longer one
- * is padded to a power of two P, its blocks sorted, and the network finished by global compare-exchange passes (steps
- * wider than a block) and shared-memory passes (the rest of each stage). topk with k at most half a block sorts blocks
- * and keeps each block's best k, again and again until one block holds them all: for k = 8 of 32768, two passes. The
- * CPU kernel is cpu/sort.c. */
+/* sort.c: sort, topk, kthvalue, median, nanmedian and mode: their front-ends (PyTorch's checks and shapes) and the
+ * shader path, sort.comp's bitonic network. A row that fits a block is sorted by one workgroup in shared memory. A
+ * longer one is padded to a power of two P, its blocks sorted, and the network finished by global compare-exchange
+ * passes (steps wider than a block) and shared-memory passes (the rest of each stage). topk with k at most half a block
+ * sorts blocks and keeps each block's best k, again and again until one block holds them all: for k = 8 of 32768, two
+ * passes. The CPU kernel is cpu/sort.c. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -188,6 +188,73 @@ vkt_status vkt_median(const vkt_tensor *x, int64_t dim, bool all, bool keepdim, 
     vkt_tensor_share(values, &v);
   vkt_tensor *tmp[] = {&flat, &dense, &i, &v};
   for (int k = 0; k < 4; k++)
+    vkt_tensor_release(tmp[k]);
+  return st;
+}
+
+/* flags[..., 0, ...] = true, flags[..., j, ...] = v[j] != v[j - 1] along d: where a run of equal values
+ * starts in each (sorted) row */
+static vkt_status run_starts(const vkt_tensor *v, int d, vkt_tensor *flags) {
+  int64_t n = v->shape[d];
+  vkt_tensor head = {0}, rest = {0}, a = {0}, b = {0};
+  vkt_status st = vkt_tensor_empty(flags, vkt_tensor_device(v), VKT_BOOL, v->ndim, v->shape);
+  if (!st && !(st = vkt_slice(&head, flags, d, 0, 1, 1)) && !(st = vkt_fill_(&head, (vkt_scalar){false, 0, 1})) &&
+      !(st = vkt_slice(&rest, flags, d, 1, n, 1)) && !(st = vkt_slice(&a, v, d, 1, n, 1)) &&
+      !(st = vkt_slice(&b, v, d, 0, n - 1, 1)))
+    st = vkt_binary(VKT_OP_NE, (vkt_operand){.t = &a}, (vkt_operand){.t = &b}, (vkt_scalar){false, 0, 1}, &rest, NULL);
+  vkt_tensor_release(&head);
+  vkt_tensor_release(&rest);
+  vkt_tensor_release(&a);
+  vkt_tensor_release(&b);
+  if (st && flags->storage)
+    vkt_tensor_release(flags);
+  return st;
+}
+
+/* The positions 0..n-1 along dim d of an ndim-dim tensor (size 1 elsewhere), int64. */
+static vkt_status positions(int device, int ndim, int d, int64_t n, vkt_tensor *out) {
+  vkt_tensor line = {0};
+  int64_t shape[VKT_MAX_DIMS];
+  for (int k = 0; k < ndim; k++)
+    shape[k] = k == d ? n : 1;
+  vkt_status st = vkt_arange(&line, device, VKT_INT64, 0, 1, n);
+  if (!st)
+    st = vkt_view(out, &line, ndim, shape);
+  vkt_tensor_release(&line);
+  return st;
+}
+
+/* Each row sorted; the end of its longest run of equal values (the first such run: the smallest value) is
+ * where j - (the start of j's run) is largest; the stable sort put the last occurrence there. */
+vkt_status vkt_mode(const vkt_tensor *x, int64_t dim, bool keepdim, vkt_tensor *values, vkt_tensor *indices) {
+  int d;
+  vkt_status st = vkt_dim_wrap(dim, x->ndim ? x->ndim : 1, &d);
+  if (st)
+    return st;
+  if (x->ndim == 0)
+    return vkt_median(x, 0, false, keepdim, false, values, indices); /* the element itself, at 0 */
+  if (x->shape[d] == 0)
+    return vkt_fail(VKT_ERR_INDEX, "mode(): Expected reduction dim %d to have non-zero size.", d);
+  vkt_tensor sv = {0}, si = {0}, flags = {0}, pos = {0}, starts = {0}, rs = {0}, rsi = {0}, len = {0}, best = {0},
+             v = {0}, i = {0};
+  vkt_reduce_opts argmax = {.name = "argmax", .dims = 1u << d, .keepdim = true, .dtype = -1};
+  int64_t dims[1] = {d};
+  if ((st = sort_into(x, d, x->shape[d], false, &sv, &si)) || (st = run_starts(&sv, d, &flags)) ||
+      (st = positions(vkt_tensor_device(x), x->ndim, d, x->shape[d], &pos)) ||
+      (st = vkt_where(&flags, (vkt_operand){.t = &pos}, (vkt_operand){.s = {false, 0, 0}}, &starts)) ||
+      (st = vkt_scan(VKT_OP_CUMMAX, &starts, d, -1, &rs, &rsi)) ||
+      (st = vkt_binary(VKT_OP_SUB, (vkt_operand){.t = &pos}, (vkt_operand){.t = &rs}, (vkt_scalar){false, 0, 1}, NULL,
+                       &len)) ||
+      (st = vkt_reduce(VKT_OP_ARGMAX, &len, &argmax, &best, NULL)) || (st = vkt_gather(&sv, d, &best, &v)) ||
+      (st = vkt_gather(&si, d, &best, &i)))
+    goto finish;
+  if (keepdim)
+    vkt_tensor_share(values, &v), vkt_tensor_share(indices, &i);
+  else if (!(st = vkt_squeeze(values, &v, 1, dims)) && (st = vkt_squeeze(indices, &i, 1, dims)))
+    vkt_tensor_release(values);
+finish:;
+  vkt_tensor *tmp[] = {&sv, &si, &flags, &pos, &starts, &rs, &rsi, &len, &best, &v, &i};
+  for (int k = 0; k < 11; k++)
     vkt_tensor_release(tmp[k]);
   return st;
 }

@@ -1,7 +1,7 @@
 /* ops_sort.c: Python bindings of the scan, sort and selection families: cumsum, cumprod (and their
- * in-place forms), cummax, cummin, sort, argsort, msort, topk, kthvalue, median, nanmedian, nonzero, argwhere, unique,
- * unique_consecutive, with PyTorch's signatures. Ops that give (values, indices) return vkt.return_types.<name> with
- * those field names. */
+ * in-place forms), cummax, cummin, sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, nonzero, argwhere,
+ * unique, unique_consecutive, with PyTorch's signatures. Ops that give (values, indices) return vkt.return_types.<name>
+ * with those field names. */
 #include "py.h"
 
 #include <stdio.h>
@@ -44,7 +44,17 @@ static int int_arg(PyObject *o, const char *name, const char *arg, int pos, int6
 
 /* vkt.return_types.<name>(values, indices), its type made on first use and kept for the life of the
  * process (vkt has one module state per process, see py.h). Steals both references. */
-enum { PAIR_CUMMAX, PAIR_CUMMIN, PAIR_SORT, PAIR_TOPK, PAIR_KTHVALUE, PAIR_MEDIAN, PAIR_NANMEDIAN, PAIR_COUNT };
+enum {
+  PAIR_CUMMAX,
+  PAIR_CUMMIN,
+  PAIR_SORT,
+  PAIR_TOPK,
+  PAIR_KTHVALUE,
+  PAIR_MEDIAN,
+  PAIR_NANMEDIAN,
+  PAIR_MODE,
+  PAIR_COUNT
+};
 static PyObject *pair(int which, vkt_tensor *values, vkt_tensor *indices) {
   static PyStructSequence_Field fields[] = {{"values", NULL}, {"indices", NULL}, {NULL, NULL}};
   static PyStructSequence_Desc descs[PAIR_COUNT] = {
@@ -54,7 +64,8 @@ static PyObject *pair(int which, vkt_tensor *values, vkt_tensor *indices) {
       [PAIR_TOPK] = {"vkt.return_types.topk", "topk(k): (values, indices)", fields, 2},
       [PAIR_KTHVALUE] = {"vkt.return_types.kthvalue", "kthvalue(k): (values, indices)", fields, 2},
       [PAIR_MEDIAN] = {"vkt.return_types.median", "median(dim): (values, indices)", fields, 2},
-      [PAIR_NANMEDIAN] = {"vkt.return_types.nanmedian", "nanmedian(dim): (values, indices)", fields, 2}};
+      [PAIR_NANMEDIAN] = {"vkt.return_types.nanmedian", "nanmedian(dim): (values, indices)", fields, 2},
+      [PAIR_MODE] = {"vkt.return_types.mode", "mode(dim): (values, indices)", fields, 2}};
   static PyTypeObject *types[PAIR_COUNT];
   PyObject *v = vkt_wrap(values), *i = vkt_wrap(indices), *r = NULL;
   if (!types[which])
@@ -283,6 +294,28 @@ static PyObject *f_nanmedian(PyObject *mod, PyObject *args, PyObject *kwargs) {
   return median(NULL, args, kwargs, true);
 }
 
+/* mode(input, dim=-1, keepdim=False) */
+static PyObject *mode(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"input", "dim", "keepdim", NULL};
+  PyObject *x = self, *dim_o = NULL, *keep_o = Py_False;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:mode", kw + 1, &dim_o, &keep_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:mode", kw, &x, &dim_o, &keep_o);
+  vkt_tensor *t;
+  int64_t dim = -1;
+  bool keepdim;
+  if (!ok || !(t = input_of(x, "mode")) || (dim_o && int_arg(dim_o, "mode", "dim", self ? 1 : 2, &dim) < 0) ||
+      bool_arg(keep_o, &keepdim) < 0)
+    return NULL;
+  vkt_tensor values, indices;
+  vkt_status st = vkt_mode(t, dim, keepdim, &values, &indices);
+  return st ? vkt_raise(st) : pair(PAIR_MODE, &values, &indices);
+}
+static PyObject *m_mode(PyObject *self, PyObject *args, PyObject *kwargs) { return mode(self, args, kwargs); }
+static PyObject *f_mode(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return mode(NULL, args, kwargs);
+}
+
 /* ---- compaction: nonzero, argwhere, unique, unique_consecutive ---- */
 
 /* nonzero(input, *, as_tuple=False): [count, ndim] coordinates, or a tuple of one column per dim (a 0-d
@@ -486,6 +519,7 @@ static PyObject *f_bucketize(PyObject *mod, PyObject *args, PyObject *kwargs) {
       X(kthvalue, "kthvalue(k, dim=-1, keepdim=False): (values, indices) of the k-th smallest"),                       \
       X(median, "median(): the lower median; median(dim, keepdim=False): (values, indices); NaN wins"),                \
       X(nanmedian, "nanmedian(): median ignoring NaN; nanmedian(dim, keepdim=False): (values, indices)"),              \
+      X(mode, "mode(dim=-1, keepdim=False): (values, indices) of the most frequent value, its last position"),         \
       X(nonzero, "nonzero(*, as_tuple=False): the [count, ndim] coordinates of the nonzero elements"),                 \
       X(argwhere, "argwhere(): nonzero()"),                                                                            \
       X(unique, "unique(sorted=True, return_inverse=False, return_counts=False, dim=None): distinct values, sorted"),  \

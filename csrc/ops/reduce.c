@@ -46,6 +46,7 @@ static vkt_status result_dtype(int id, vkt_dtype in, int given, vkt_dtype *out, 
     break;
   case VKT_OP_ARGMAX:
   case VKT_OP_ARGMIN: *out = VKT_INT64; break;
+  case VKT_OP_LOGSUMEXP: *out = is_float(in) ? in : VKT_FLOAT32; break;
   case VKT_OP_ALL:
   case VKT_OP_ANY: *out = in == VKT_UINT8 ? VKT_UINT8 : VKT_BOOL; break; /* uint8 stays uint8, as in PyTorch */
   case VKT_OP_SOFTMAX:
@@ -76,9 +77,11 @@ static vkt_status no_identity(const vkt_tensor *x, const vkt_reduce_opts *o) {
   return vkt_fail(VKT_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.", o->name, d);
 }
 
-/* What a reduction over no elements gives: sum 0, prod 1, mean and var NaN, all true, any false. */
+/* What a reduction over no elements gives: sum 0, prod 1, mean and var NaN, all true, any false, logsumexp
+ * -inf (the log of an empty sum). */
 static vkt_scalar identity(int id) {
   switch (id) {
+  case VKT_OP_LOGSUMEXP: return (vkt_scalar){true, -INFINITY, 0};
   case VKT_OP_PROD:
   case VKT_OP_ALL: return (vkt_scalar){false, 0, 1};
   case VKT_OP_MEAN:
@@ -122,7 +125,8 @@ static int64_t reduced_count(const vkt_tensor *x, uint32_t dims) {
 static int64_t split_rows(const vkt_tensor *x, const vkt_reduce_opts *o, int id) {
   int64_t n = vkt_tensor_numel(x);
   bool assoc = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_ALL ||
-               id == VKT_OP_ANY; /* not prod: its rounding errors compound across the two stages */
+               id == VKT_OP_ANY || id == VKT_OP_LOGSUMEXP; /* not prod: its rounding errors compound across the two
+                                                               stages */
   if (!assoc || vkt_tensor_device(x) == VKT_CPU || n < SPLIT_MIN || !vkt_tensor_is_dense(x) ||
       o->dims != (x->ndim ? (1u << x->ndim) - 1 : 0u))
     return 0;

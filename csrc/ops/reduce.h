@@ -1,5 +1,5 @@
 /* reduce.h: the reduce family: sum, mean, prod, amax/amin (max/min with indices), argmax/argmin, var/std,
- * all and any over a set of dims, and softmax/log_softmax along one; and the index layout that its shader
+ * all, any and logsumexp over a set of dims, and softmax/log_softmax along one; and the index layout that its shader
  * launch and its CPU kernel share. */
 #ifndef VKT_REDUCE_H
 #define VKT_REDUCE_H
@@ -48,8 +48,6 @@ int vkt_conversion_defines(char *buf, size_t n, vkt_dtype in, vkt_dtype out, vkt
 
 /* PyTorch's name of a dtype in messages ("Float", "Long", ...). */
 const char *vkt_torch_dtype_name(vkt_dtype d);
-/* log(sum(exp(x))) over o->dims, shifted by the max (0 where it is infinite); integers compute in float32. */
-vkt_status vkt_logsumexp(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out);
 /* sum (VKT_OP_SUM) or mean (VKT_OP_MEAN) of the non-NaN elements. */
 vkt_status vkt_nan_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out);
 /* The int64 count of nonzero elements over o->dims (no keepdim). */

@@ -1,6 +1,6 @@
 /* reduce_composite.c: reductions PyTorch users reach for that are a few of vkt's ops in sequence (as
- * PyTorch's CompositeImplicit ops are): logsumexp, nansum, nanmean, count_nonzero, vector and matrix
- * norms. Each step runs on the device of its input (shaders on vulkan), so none leaves it. */
+ * PyTorch's CompositeImplicit ops are): nansum, nanmean, count_nonzero, vector and matrix norms. Each step runs on the
+ * device of its input (shaders on vulkan), so none leaves it. */
 #include <math.h>
 #include <string.h>
 
@@ -34,34 +34,6 @@ static int64_t reduced_count(const vkt_tensor *x, uint32_t dims) {
     if (dims >> d & 1)
       n *= x->shape[d];
   return n;
-}
-
-vkt_status vkt_logsumexp(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out) {
-  vkt_tensor xf = {0}, m = {0}, am = {0}, inf = {0}, shift = {0}, d = {0}, e = {0}, s = {0}, l = {0}, r = {0};
-  vkt_reduce_opts keep = *o;
-  keep.keepdim = true, keep.dtype = -1;
-  vkt_status st = vkt_to(&xf, x, vkt_tensor_device(x), vkt_dtypes[x->dtype].is_float ? x->dtype : VKT_FLOAT32);
-  if (st)
-    return st;
-  if (reduced_count(x, o->dims) == 0) { /* the sum of no exps is 0: log gives -inf */
-    if (!(st = vkt_reduce(VKT_OP_SUM, &xf, &keep, &s, NULL)) && !(st = unary(VKT_OP_LOG, &s, &r)))
-      st = o->keepdim ? (vkt_tensor_share(out, &r), VKT_OK) : squeeze_mask(&r, o->dims, out);
-    goto finish;
-  }
-  /* shift by the max so that exp cannot overflow; an infinite max would make inf - inf */
-  if ((st = vkt_reduce(VKT_OP_AMAX, &xf, &keep, &m, NULL)) || (st = unary(VKT_OP_ABS, &m, &am)) ||
-      (st = binary(VKT_OP_EQ, &am, NULL, (vkt_scalar){true, INFINITY, 0}, &inf)) ||
-      (st = vkt_where(&inf, (vkt_operand){.s = {true, 0, 0}}, (vkt_operand){.t = &m}, &shift)) ||
-      (st = vkt_binary(VKT_OP_SUB, (vkt_operand){.t = &xf}, (vkt_operand){.t = &shift}, one, NULL, &d)) ||
-      (st = unary(VKT_OP_EXP, &d, &e)) || (st = vkt_reduce(VKT_OP_SUM, &e, &keep, &s, NULL)) ||
-      (st = unary(VKT_OP_LOG, &s, &l)) || (st = binary(VKT_OP_ADD, &l, &shift, one, &r)))
-    goto finish;
-  st = o->keepdim ? (vkt_tensor_share(out, &r), VKT_OK) : squeeze_mask(&r, o->dims, out);
-finish:;
-  vkt_tensor *tmp[] = {&xf, &m, &am, &inf, &shift, &d, &e, &s, &l, &r};
-  for (int k = 0; k < 10; k++)
-    vkt_tensor_release(tmp[k]);
-  return st;
 }
 
 vkt_status vkt_nan_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out) {

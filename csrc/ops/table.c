@@ -79,6 +79,8 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     REDUCE(VKT_OP_ANY, "any", "#define OP_ANY\n", 0),
     REDUCE(VKT_OP_SOFTMAX, "softmax", "#define OP_SOFTMAX\n", VKT_NO_FLOAT64),
     REDUCE(VKT_OP_LOG_SOFTMAX, "log_softmax", "#define OP_LOG_SOFTMAX\n", VKT_NO_FLOAT64),
+    [VKT_OP_LOGSUMEXP] = {"logsumexp", "reduce.comp", "#define OP_LOGSUMEXP\n", vkt_reduce_supports, vkt_reduce_launch,
+                          vkt_cpu_logsumexp, NULL, NULL, VKT_NO_FLOAT64},
     SCAN(VKT_OP_CUMSUM, "cumsum", "#define OP_SUM\n"),
     SCAN(VKT_OP_CUMPROD, "cumprod", "#define OP_PROD\n"),
     SCAN(VKT_OP_CUMMAX, "cummax", "#define OP_MAX\n"),
@@ -96,7 +98,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     SHAPE(VKT_OP_TRIU, "triu", "tri.comp", "#define OP_TRIU\n"),
     SHAPE(VKT_OP_FLIP, "flip", "copy.comp", ""), /* vkt_copy_ from a view with negative strides */
 };
-static_assert(VKT_OP_COUNT == 70, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 71, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

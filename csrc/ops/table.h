@@ -68,6 +68,8 @@ typedef enum {
   VKT_OP_ANY,
   VKT_OP_SOFTMAX,
   VKT_OP_LOG_SOFTMAX,
+  /* logsumexp (reduce.c; its CPU kernel is cpu/logsumexp.c) */
+  VKT_OP_LOGSUMEXP,
   /* scans (scan.c) */
   VKT_OP_CUMSUM,
   VKT_OP_CUMPROD,
@@ -158,6 +160,7 @@ vkt_status vkt_cpu_elementwise(const vkt_op *op, const vkt_op_args *a);
 bool vkt_reduce_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_reduce_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_reduce(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_logsumexp(const vkt_op *op, const vkt_op_args *a);
 bool vkt_scan_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_scan_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_scan(const vkt_op *op, const vkt_op_args *a);

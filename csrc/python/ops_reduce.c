@@ -194,7 +194,7 @@ static PyObject *logsumexp(PyObject *self, PyObject *args, PyObject *kwargs, con
     return NULL;
   o.keepdim = c.keepdim;
   vkt_tensor out;
-  return vkt_py_result(vkt_logsumexp(t, &o, &out), &out);
+  return vkt_py_result(vkt_reduce(r->id, t, &o, &out, NULL), &out);
 }
 
 /* A 2-tuple of new tensors (steals both references). */
@@ -256,7 +256,7 @@ REDUCTION(log_softmax, softmax, VKT_OP_LOG_SOFTMAX, FORM_SOFTMAX, true, false)
 /* composite reductions (reduce_composite.c) */
 REDUCTION(nansum, nan_reduce, VKT_OP_SUM, FORM_DTYPE, false, false)
 REDUCTION(nanmean, nan_reduce, VKT_OP_MEAN, FORM_DTYPE, false, false)
-REDUCTION(logsumexp, logsumexp, VKT_OP_SUM, FORM_PLAIN, false, false)
+REDUCTION(logsumexp, logsumexp, VKT_OP_LOGSUMEXP, FORM_PLAIN, false, false)
 REDUCTION_FUNCTION(var_mean, var_mean, VKT_OP_VAR, FORM_VAR, false, false)
 REDUCTION_FUNCTION(std_mean, var_mean, VKT_OP_VAR, FORM_VAR, false, false)
 

@@ -8,6 +8,8 @@
 //     direction, GLOBAL_DIR, as the bitonic network has them), or the best p.keep (top-k: blocks' winners
 //     are sorted again until one block holds them all);
 //   MERGE_GLOBAL: one compare-exchange a pair of a temp row, at distance p.j of stage p.k;
+//   MERGE_GLOBAL2: steps p.j and p.j / 2 at once, an invocation taking the four entries they join (half
+//     the passes over memory);
 //   MERGE_LOCAL: a workgroup finishes stage p.k in shared memory once p.j fits a block.
 // Entries come from the user's tensor (strided, LOAD) or a temp row (IN_TEMP: C values, uint positions),
 // and go to a temp row or (FINAL) the user's values and int64 indices, the first p.m of a row only.
@@ -97,21 +99,52 @@ void put(uint row, uint e, C v, uint i) {
 #endif
 }
 
+#if defined(MERGE_GLOBAL) || defined(MERGE_GLOBAL2)
+// Puts entries a and b in the order of the network's direction (asc: a before b).
+void order(inout C va, inout uint ia, inout C vb, inout uint ib, bool asc) {
+  if (asc ? before(vb, ib, va, ia) : before(va, ia, vb, ib)) {
+    C v = va;
+    va = vb, vb = v;
+    uint i = ia;
+    ia = ib, ib = i;
+  }
+}
+#endif
+
 #ifdef MERGE_GLOBAL
 void main() {
   uint q = linear_id(), half_row = p.out_row / 2u;
   if (q >= p.nout * half_row)
     return;
   uint row = q / half_row, qq = q % half_row;
-  uint i = (qq / p.j) * 2u * p.j + qq % p.j, l = i + p.j;
-  uint a = row * p.out_row + i, b = row * p.out_row + l;
+  uint i = (qq / p.j) * 2u * p.j + qq % p.j;
+  uint a = row * p.out_row + i, b = a + p.j;
   C va = ov[a], vb = ov[b];
   uint ia = oi[a], ib = oi[b];
-  bool asc = (i & p.k) == 0u;
-  if (asc ? before(vb, ib, va, ia) : before(va, ia, vb, ib)) {
-    ov[a] = vb, oi[a] = ib;
-    ov[b] = va, oi[b] = ia;
-  }
+  order(va, ia, vb, ib, (i & p.k) == 0u);
+  ov[a] = va, oi[a] = ia;
+  ov[b] = vb, oi[b] = ib;
+}
+
+#elif defined(MERGE_GLOBAL2)
+void main() {
+  uint q = linear_id(), quarter = p.out_row / 4u, h = p.j / 2u;
+  if (q >= p.nout * quarter)
+    return;
+  uint row = q / quarter, qq = q % quarter;
+  uint i = (qq / h) * 4u * h + qq % h; // bits j and h clear: the four entries are i + {0, h, j, j + h}
+  uint at[4] = uint[4](i, i + h, i + p.j, i + p.j + h);
+  C v[4];
+  uint ix[4];
+  [[unroll]] for (uint e = 0; e < 4u; e++)
+    v[e] = ov[row * p.out_row + at[e]], ix[e] = oi[row * p.out_row + at[e]];
+  bool asc = (i & p.k) == 0u; // the same for all four: they differ below bit k
+  order(v[0], ix[0], v[2], ix[2], asc); // step j
+  order(v[1], ix[1], v[3], ix[3], asc);
+  order(v[0], ix[0], v[1], ix[1], asc); // step h
+  order(v[2], ix[2], v[3], ix[3], asc);
+  [[unroll]] for (uint e = 0; e < 4u; e++)
+    ov[row * p.out_row + at[e]] = v[e], oi[row * p.out_row + at[e]] = ix[e];
 }
 
 #else

@@ -264,7 +264,7 @@ finish:;
 #define SORT_MAX_RANK 4
 #define SORT_MAX_BLOCK 2048u /* entries a workgroup sorts in shared memory, at most */
 
-typedef enum { SORT_LOCAL, SORT_MERGE_GLOBAL, SORT_MERGE_LOCAL } sort_mode;
+typedef enum { SORT_LOCAL, SORT_MERGE_GLOBAL, SORT_MERGE_GLOBAL2, SORT_MERGE_LOCAL } sort_mode;
 
 typedef struct {
   uint32_t nout, n, in_row, out_row, keep, m, nblocks, k, j, krank;
@@ -343,7 +343,8 @@ static sort_push push_of(const sort_ctx *c, uint32_t n, uint32_t in_row, uint32_
  * outputs are the user's, else the temp row ov/oi (read too, in place, where no input is bound). */
 static vkt_status pass(const sort_ctx *c, sort_mode mode, bool from_user, bool from_temp, bool final, bool global_dir,
                        const sort_push *push, uint64_t threads) {
-  static const char *const modes[] = {"#define LOCAL\n", "#define MERGE_GLOBAL\n", "#define MERGE_LOCAL\n"};
+  static const char *const modes[] = {"#define LOCAL\n", "#define MERGE_GLOBAL\n", "#define MERGE_GLOBAL2\n",
+                                      "#define MERGE_LOCAL\n"};
   const vkt_op_args *a = c->a;
   const vkt_tensor *t[4] = {final ? a->out : c->ov, final ? a->out2 : c->oi, from_user ? a->in[0] : c->tv, c->ti};
   int n = from_user ? 3 : from_temp ? 4 : 2;
@@ -367,7 +368,10 @@ static vkt_status pass(const sort_ctx *c, sort_mode mode, bool from_user, bool f
     b[k] = (vkt_binding){&t[k]->storage->alloc, 0, t[k]->storage->alloc.size, k < 2};
   uint32_t groups[3];
   uint64_t batch = 0;
-  vkt_groups_for(dev, mode == SORT_MERGE_GLOBAL ? (threads + local_size(c) - 1) / local_size(c) : threads, groups);
+  vkt_groups_for(dev,
+                 mode == SORT_MERGE_GLOBAL || mode == SORT_MERGE_GLOBAL2 ? (threads + local_size(c) - 1) / local_size(c)
+                                                                         : threads,
+                 groups);
   if ((st = vkt_stream_dispatch(dev, pipe, b, n, push, sizeof *push, groups, &batch)))
     return st;
   for (int k = 0; k < n; k++)
@@ -397,9 +401,12 @@ static vkt_status full_sort(sort_ctx *c) {
   st = pass(c, SORT_LOCAL, true, false, false, true, &push, c->l.nout * nb);
   for (uint32_t k = 2 * c->block; k <= P && !st; k <<= 1) {
     push.k = k;
-    for (uint32_t j = k / 2; j >= c->block && !st; j >>= 1) {
+    for (uint32_t j = k / 2; j >= c->block && !st;) { /* two steps a pass while both are wider than a block */
+      bool two = j / 2 >= c->block;
       push.j = j;
-      st = pass(c, SORT_MERGE_GLOBAL, false, false, false, false, &push, c->l.nout * (P / 2));
+      st = pass(c, two ? SORT_MERGE_GLOBAL2 : SORT_MERGE_GLOBAL, false, false, false, false, &push,
+                c->l.nout * (P / (two ? 4 : 2)));
+      j >>= two ? 2 : 1;
     }
     if (st)
       break;

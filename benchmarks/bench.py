@@ -176,6 +176,29 @@ def reduction_cases(peer, n):
                "peer": timed(ref, peer.sync, 20), "bytes": nbytes}
 
 
+def sort_cases(peer, quick=False):
+    """sort of 2^24 floats (values and indices), topk k=8 of 4096 rows of 32768, cumsum of 2^26 floats.
+    bytes: what the op must at least read and write once (sort: the values in, values and int64 indices
+    out), so GB/s says how far a multi-pass algorithm is from one pass."""
+    rng = np.random.default_rng(0)
+    t = peer.torch
+    n_sort, rows, n_scan = (2**18, 64, 2**20) if quick else (2**24, 4096, 2**26)
+    a = rng.standard_normal(n_sort, dtype=np.float32)
+    r = rng.standard_normal((rows, 32768), dtype=np.float32)
+    c = rng.standard_normal(n_scan, dtype=np.float32)
+    x, xr, xc = (vkt.tensor(v, device="vulkan") for v in (a, r, c))
+    pa, pr, pc = (peer.array(v) for v in (a, r, c))
+    cases = [("sort", f"2^{int(np.log2(n_sort))} float32", lambda: x.sort(),
+              (lambda: t.sort(pa)) if t else (lambda: np.sort(pa)), a.nbytes * 4),
+             ("topk (k=8, dim=1)", f"{rows}x32768 float32", lambda: xr.topk(8),
+              (lambda: t.topk(pr, 8)) if t else (lambda: np.argpartition(-pr, 8, axis=1)[:, :8]), r.nbytes),
+             ("cumsum", f"2^{int(np.log2(n_scan))} float32", lambda: xc.cumsum(0),
+              (lambda: t.cumsum(pc, 0)) if t else (lambda: np.cumsum(pc)), c.nbytes * 2)]
+    for name, shape, run, ref, nbytes in cases:
+        yield {"op": name, "shape": shape, "vkt": timed(run, vsync, 10), "peer": timed(ref, peer.sync, 10),
+               "bytes": nbytes}
+
+
 def view_cases(peer, n):
     """Ops on strided views of a 2^26-float matrix: copies of a transpose and of every other column into
     new dense tensors, and a relu and a whole sum of a transpose."""
@@ -282,7 +305,7 @@ def cpu_cases(peer, n=2**22, matmul=1024, n_ops=1000):
 
 
 CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "views": view_cases, "matmul": matmul_cases,
-         "chain": small_op_chain, "transfer": transfers, "startup": first_result, "cpu": cpu_cases}
+         "sort": sort_cases, "chain": small_op_chain, "transfer": transfers, "startup": first_result, "cpu": cpu_cases}
 
 
 def fmt(row):
@@ -310,7 +333,7 @@ def main():
         if args.quick:
             kwargs = {"elementwise": {"n": 2**20}, "reduce": {"n": 2**20}, "views": {"n": 2**20},
                       "transfer": {"mib": 16}, "chain": {"n_ops": 200}, "matmul": {"quick": True},
-                      "cpu": {"n": 2**20, "matmul": 256, "n_ops": 200}}.get(g, {})
+                      "sort": {"quick": True}, "cpu": {"n": 2**20, "matmul": 256, "n_ops": 200}}.get(g, {})
         sized = ("elementwise", "reduce", "views")
         gen = CASES[g](peer, kwargs.get("n", 2**26)) if g in sized else CASES[g](peer, **kwargs)
         for row in gen:

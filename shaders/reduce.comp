@@ -127,10 +127,11 @@ void reduce_row(uvec2 base) {
 #endif
 }
 
-#elif defined(OP_SOFTMAX) || defined(OP_LOG_SOFTMAX)
+#elif defined(OP_SOFTMAX) || defined(OP_LOG_SOFTMAX) || defined(OP_LOGSUMEXP)
 // Two passes over the row: its max m and the sum of exp(x - m) in one (online: the sum so far is scaled
 // down whenever m grows), then the output. Subtracting m keeps exp from overflowing. A NaN anywhere in
-// the row makes the sum NaN, and with it every output, as in PyTorch.
+// the row makes the sum NaN, and with it every output, as in PyTorch. logsumexp takes the first pass
+// only: m + log(sum).
 struct Soft {
   C m;
   Sum s;
@@ -159,11 +160,23 @@ void reduce_row(uvec2 base) {
         a.s = sum_scale(a.s, exp(a.m - x));
         a.m = x;
       }
-      a.s = sum_add(a.s, exp(x - a.m));
+      // -inf against a max of -inf so far counts as exp(0), as rescale does: exp(-inf - -inf) is NaN,
+      // and would spoil a row that later meets a finite max (a causal mask's row). For logsumexp +inf
+      // too: its sum is then a count of infs, and m + log(count) is PyTorch's inf; softmax's is NaN.
+#ifdef OP_LOGSUMEXP
+      bool same_inf = x == a.m && isinf(x);
+#else
+      bool same_inf = x == a.m && isinf(x) && x < C(0);
+#endif
+      a.s = sum_add(a.s, same_inf ? C(1) : exp(x - a.m));
     }
   }
   a = group_soft(a);
   C mx = a.m, s = sum_value(a.s);
+#ifdef OP_LOGSUMEXP
+  if (STORES)
+    out_[base.y] = STORE(mx + log(s));
+#else
 #ifdef OP_LOG_SOFTMAX
   C log_s = log(s);
 #endif
@@ -179,6 +192,7 @@ void reduce_row(uvec2 base) {
 #endif
     }
   }
+#endif
 }
 #endif
 

@@ -123,9 +123,11 @@ C inf_value() { return C(uintBitsToFloat(0x7f800000u)); }
 struct Sum { C s; C c; };
 
 #if defined(C_FLOAT) || defined(C_FLOAT64)
+// An infinite t (an inf met, or an overflow) has no rounding error to gather: the error term would be
+// inf - inf, a NaN that the sum itself does not have.
 Sum sum_add(Sum a, C x) {
   precise C t = a.s + x;
-  precise C e = abs(a.s) >= abs(x) ? (a.s - t) + x : (x - t) + a.s;
+  precise C e = isinf(t) ? C(0) : abs(a.s) >= abs(x) ? (a.s - t) + x : (x - t) + a.s;
   precise C c = a.c + e;
   return Sum(t, c);
 }

@@ -30,5 +30,5 @@ def test_cpu_share_of_the_suite_without_loader():
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     passed = int(re.search(r"(\d+) passed", summary).group(1))
     assert passed > 1000, summary
-    assert "failed" not in summary and "error" not in summary, summary
+    assert not re.search(r"\d+ (failed|errors?)\b", summary), summary  # "15 xfailed" is expected
     assert vkt.__file__  # the subprocess imported the same vkt (run_python puts it first on the path)

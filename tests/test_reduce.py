@@ -317,6 +317,45 @@ def test_softmax_long_rows(device):
     assert np.isnan(to_numpy(vkt.tensor(special, device=device).softmax(1))).all()
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", [2, 7, 33, 1000, 5000])
+def test_sum_meets_inf(n, dtype, device):
+    # The compensation term of a sum that met an infinity would be inf - inf: the sum is inf, not NaN; +inf
+    # and -inf together still make NaN, as in PyTorch. Rows short and long (a thread, a workgroup a row).
+    for specials, ref in [([np.inf], np.inf), ([-np.inf], -np.inf), ([np.inf, np.inf], np.inf),
+                          ([np.inf, -np.inf], np.nan)]:
+        a = np.ones((3, n))
+        a[1, : len(specials)] = specials
+        a[2, n - len(specials):] = specials
+        x = vkt.tensor(a.astype(dtype), device=device)
+        refs = np.array([n, ref, ref])
+        assert_close(x.sum(1), refs, rtol=EPS[dtype] * n, atol=0)
+        assert_close(x.mean(dim=1), refs / n, rtol=EPS[dtype] * n, atol=0)
+        assert_close(vkt.sum(x[1]), ref, rtol=0, atol=0)
+        assert_close(x.t().sum(0, keepdim=True), refs[None], rtol=EPS[dtype] * n, atol=0)
+
+
+@pytest.mark.parametrize("n", [3, 33, 64, 300, 5000])
+def test_softmax_masked_rows(n, device):
+    # A causal attention mask: rows with -inf at the end, the start or everywhere but one place. Only a row
+    # that is -inf everywhere is NaN, as in PyTorch.
+    torch = pytest.importorskip("torch")
+    a = np.zeros((5, n), np.float32)
+    a[0, -1] = a[1, : n // 2] = -np.inf
+    a[2, 1:] = -np.inf
+    a[3] = -np.inf
+    a[4] = np.where(np.arange(n) % 3 == 0, -np.inf, np.linspace(-5, 5, n))
+    for dtype in FLOATS:
+        x = vkt.tensor(a.astype(dtype), device=device)
+        t = torch.tensor(a.astype(np.float64))
+        assert_close(x.softmax(-1), torch.softmax(t, -1).numpy(), rtol=1e-2 if dtype == "float16" else 1e-5,
+                     atol=1e-7)
+        assert_close(x.log_softmax(1), torch.log_softmax(t, -1).numpy(), rtol=1e-2 if dtype == "float16" else 1e-5,
+                     atol=1e-5)
+        assert_close(x.t().softmax(0), torch.softmax(t, -1).numpy().T, rtol=1e-2 if dtype == "float16" else 1e-5,
+                     atol=1e-7)
+
+
 @pytest.mark.parametrize("data", ["constant", "offset"])
 @pytest.mark.parametrize("shape,dim", [((2**20,), None), ((4, 2**18), 1), ((2**18, 4), 0)])
 def test_sum_accuracy_2_20(shape, dim, data, device):

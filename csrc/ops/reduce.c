@@ -14,12 +14,13 @@ static const char *const torch_names[VKT_DTYPE_COUNT] = {
     [VKT_FLOAT32] = "Float", [VKT_FLOAT64] = "Double", [VKT_FLOAT16] = "Half", [VKT_INT32] = "Int",
     [VKT_INT64] = "Long",    [VKT_UINT8] = "Byte",     [VKT_BOOL] = "Bool"};
 
-/* The type the math of an op on dtype d runs in: float32 for float16, int32 for 8-bit types. */
-static vkt_dtype natural_compute(vkt_dtype d) {
+vkt_dtype vkt_natural_compute(vkt_dtype d) {
   if (d == VKT_FLOAT16)
     return VKT_FLOAT32;
   return d == VKT_UINT8 || d == VKT_BOOL ? VKT_INT32 : d;
 }
+
+const char *vkt_torch_dtype_name(vkt_dtype d) { return torch_names[d]; }
 
 static bool is_float(vkt_dtype d) { return vkt_dtypes[d].is_float; }
 
@@ -45,6 +46,7 @@ static vkt_status result_dtype(int id, vkt_dtype in, int given, vkt_dtype *out, 
     break;
   case VKT_OP_ARGMAX:
   case VKT_OP_ARGMIN: *out = VKT_INT64; break;
+  case VKT_OP_LOGSUMEXP: *out = is_float(in) ? in : VKT_FLOAT32; break;
   case VKT_OP_ALL:
   case VKT_OP_ANY: *out = in == VKT_UINT8 ? VKT_UINT8 : VKT_BOOL; break; /* uint8 stays uint8, as in PyTorch */
   case VKT_OP_SOFTMAX:
@@ -57,8 +59,8 @@ static vkt_status result_dtype(int id, vkt_dtype in, int given, vkt_dtype *out, 
   default: *out = in; /* amax, amin */
   }
   /* sum(dtype=...) and friends cast the input first: the math runs in the result's type */
-  *compute =
-      natural_compute(id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN || id == VKT_OP_ALL || id == VKT_OP_ANY ? in : *out);
+  *compute = vkt_natural_compute(
+      id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN || id == VKT_OP_ALL || id == VKT_OP_ANY ? in : *out);
   return VKT_OK;
 }
 
@@ -75,9 +77,11 @@ static vkt_status no_identity(const vkt_tensor *x, const vkt_reduce_opts *o) {
   return vkt_fail(VKT_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.", o->name, d);
 }
 
-/* What a reduction over no elements gives: sum 0, prod 1, mean and var NaN, all true, any false. */
+/* What a reduction over no elements gives: sum 0, prod 1, mean and var NaN, all true, any false, logsumexp
+ * -inf (the log of an empty sum). */
 static vkt_scalar identity(int id) {
   switch (id) {
+  case VKT_OP_LOGSUMEXP: return (vkt_scalar){true, -INFINITY, 0};
   case VKT_OP_PROD:
   case VKT_OP_ALL: return (vkt_scalar){false, 0, 1};
   case VKT_OP_MEAN:
@@ -121,7 +125,8 @@ static int64_t reduced_count(const vkt_tensor *x, uint32_t dims) {
 static int64_t split_rows(const vkt_tensor *x, const vkt_reduce_opts *o, int id) {
   int64_t n = vkt_tensor_numel(x);
   bool assoc = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_ALL ||
-               id == VKT_OP_ANY; /* not prod: its rounding errors compound across the two stages */
+               id == VKT_OP_ANY || id == VKT_OP_LOGSUMEXP; /* not prod: its rounding errors compound across the two
+                                                               stages */
   if (!assoc || vkt_tensor_device(x) == VKT_CPU || n < SPLIT_MIN || !vkt_tensor_is_dense(x) ||
       o->dims != (x->ndim ? (1u << x->ndim) - 1 : 0u))
     return 0;
@@ -316,11 +321,8 @@ static reduce_push push_of(const vkt_op_args *a, const vkt_reduce_layout *l) {
   return p;
 }
 
-/* LOAD(x): storage -> compute, STORE(v): compute -> storage; 8- and 16-bit values convert only to and
- * from 32-bit ones of their kind without the adapter's 8/16-bit arithmetic. */
-static int conversion_defines(char *buf, size_t n, const vkt_op_args *a) {
-  vkt_dtype in = a->in[0]->dtype, out = a->out->dtype;
-  bool cf = vkt_dtypes[a->compute].is_float;
+int vkt_conversion_defines(char *buf, size_t n, vkt_dtype in, vkt_dtype out, vkt_dtype compute) {
+  bool cf = vkt_dtypes[compute].is_float;
   const char *load = "C(x)", *store = "TO(v)";
   if (in == VKT_UINT8 || in == VKT_BOOL)
     load = "C(int(x))";
@@ -340,7 +342,7 @@ static int shader_defines(char *buf, size_t n, const vkt_op *op, const vkt_op_ar
   int len = vkt_type_defines(buf, n, "TO", a->out->dtype);
   len += vkt_type_defines(buf + len, n - (size_t)len, "TI", a->in[0]->dtype);
   len += vkt_type_defines(buf + len, n - (size_t)len, "C", a->compute);
-  len += conversion_defines(buf + len, n - (size_t)len, a);
+  len += vkt_conversion_defines(buf + len, n - (size_t)len, a->in[0]->dtype, a->out->dtype, a->compute);
   return len + snprintf(buf + len, n - (size_t)len, "%s%s%s%s%s", op->define, a->out2 ? "#define WITH_INDICES\n" : "",
                         red_modes[mode].define, l->rrank == 1 ? "#define ONE_REDUCED_DIM\n" : "",
                         a->flags & VKT_REDUCE_SQRT ? "#define TAKE_SQRT\n" : "");

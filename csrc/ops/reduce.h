@@ -1,5 +1,5 @@
 /* reduce.h: the reduce family: sum, mean, prod, amax/amin (max/min with indices), argmax/argmin, var/std,
- * all and any over a set of dims, and softmax/log_softmax along one; and the index layout that its shader
+ * all, any and logsumexp over a set of dims, and softmax/log_softmax along one; and the index layout that its shader
  * launch and its CPU kernel share. */
 #ifndef VKT_REDUCE_H
 #define VKT_REDUCE_H
@@ -36,5 +36,28 @@ typedef struct {
 } vkt_reduce_layout;
 
 void vkt_reduce_layout_of(const vkt_op_args *a, vkt_reduce_layout *l);
+
+/* The type the math of an op on dtype d runs in: float32 for float16, int32 for 8-bit types. */
+vkt_dtype vkt_natural_compute(vkt_dtype d);
+/* The #define lines LOAD(x): storage -> compute, STORE(v): compute -> storage, for a shader reading TI
+ * (dtype in) and writing TO (dtype out); 8- and 16-bit values convert only to and from 32-bit ones of
+ * their kind without the adapter's 8/16-bit arithmetic. */
+int vkt_conversion_defines(char *buf, size_t n, vkt_dtype in, vkt_dtype out, vkt_dtype compute);
+
+/* ---- composite reductions (reduce_composite.c): other ops of vkt in sequence ---- */
+
+/* PyTorch's name of a dtype in messages ("Float", "Long", ...). */
+const char *vkt_torch_dtype_name(vkt_dtype d);
+/* sum (VKT_OP_SUM) or mean (VKT_OP_MEAN) of the non-NaN elements. */
+vkt_status vkt_nan_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out);
+/* The int64 count of nonzero elements over o->dims (no keepdim). */
+vkt_status vkt_count_nonzero(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out);
+/* linalg.vector_norm: (sum |x|^ord)^(1/ord) over o->dims; ord inf/-inf: max/min |x|; 0: the nonzero count;
+ * o->dtype casts x first. */
+vkt_status vkt_vector_norm(const vkt_tensor *x, double ord, const vkt_reduce_opts *o, vkt_tensor *out);
+/* linalg.matrix_norm over dims (d0, d1): fro (ord ignored), or ord 1, -1 (max/min column sum of |x|), inf,
+ * -inf (max/min row sum). */
+vkt_status vkt_matrix_norm(const vkt_tensor *x, bool fro, double ord, int64_t d0, int64_t d1, bool keepdim, int dtype,
+                           vkt_tensor *out);
 
 #endif

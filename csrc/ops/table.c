@@ -15,6 +15,8 @@
 #define FLOATS (VKT_FLOAT_ONLY | VKT_NO_FLOAT64)
 #define REDUCE(ID, NAME, GLSL, FLAGS)                                                                                  \
   [ID] = {NAME, "reduce.comp", GLSL, vkt_reduce_supports, vkt_reduce_launch, vkt_cpu_reduce, NULL, NULL, FLAGS}
+#define SCAN(ID, NAME, GLSL)                                                                                           \
+  [ID] = {NAME, "scan.comp", GLSL, vkt_scan_supports, vkt_scan_launch, vkt_cpu_scan, NULL, NULL, 0}
 #define SHAPE(ID, NAME, SHADER, GLSL)                                                                                  \
   [ID] = {NAME, SHADER, GLSL, vkt_shape_supports, vkt_shape_launch, vkt_cpu_shape, NULL, NULL, 0}
 
@@ -123,6 +125,15 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     REDUCE(VKT_OP_ALL, "all", "#define OP_ALL\n", 0), REDUCE(VKT_OP_ANY, "any", "#define OP_ANY\n", 0),
     REDUCE(VKT_OP_SOFTMAX, "softmax", "#define OP_SOFTMAX\n", VKT_NO_FLOAT64),
     REDUCE(VKT_OP_LOG_SOFTMAX, "log_softmax", "#define OP_LOG_SOFTMAX\n", VKT_NO_FLOAT64),
+    [VKT_OP_LOGSUMEXP] = {"logsumexp", "reduce.comp", "#define OP_LOGSUMEXP\n", vkt_reduce_supports, vkt_reduce_launch,
+                          vkt_cpu_logsumexp, NULL, NULL, VKT_NO_FLOAT64},
+    SCAN(VKT_OP_CUMSUM, "cumsum", "#define OP_SUM\n"), SCAN(VKT_OP_CUMPROD, "cumprod", "#define OP_PROD\n"),
+    SCAN(VKT_OP_CUMMAX, "cummax", "#define OP_MAX\n"), SCAN(VKT_OP_CUMMIN, "cummin", "#define OP_MIN\n"),
+    [VKT_OP_SORT] = {"sort", "sort.comp", "", vkt_sort_supports, vkt_sort_launch, vkt_cpu_sort, NULL, NULL, 0},
+    [VKT_OP_COMPACT] = {"compact", "compact.comp", "", vkt_compact_supports, vkt_compact_launch, vkt_cpu_compact, NULL,
+                        NULL, 0},
+    [VKT_OP_SEARCHSORTED] = {"searchsorted", "search.comp", "", vkt_search_supports, vkt_search_launch, vkt_cpu_search,
+                             NULL, NULL, 0},
     [VKT_OP_MATMUL] = {"matmul", "matmul.comp", "", vkt_matmul_supports, vkt_matmul_launch, vkt_cpu_matmul, NULL, NULL,
                        0},
     SHAPE(VKT_OP_GATHER, "gather", "gather.comp", ""), /* index_select's index is a view of gather's form */
@@ -131,7 +142,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     SHAPE(VKT_OP_TRIU, "triu", "tri.comp", "#define OP_TRIU\n"),
     SHAPE(VKT_OP_FLIP, "flip", "copy.comp", ""), /* vkt_copy_ from a view with negative strides */
 };
-static_assert(VKT_OP_COUNT == 115, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 123, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

@@ -122,6 +122,17 @@ typedef enum {
   VKT_OP_ANY,
   VKT_OP_SOFTMAX,
   VKT_OP_LOG_SOFTMAX,
+  /* logsumexp (reduce.c; its CPU kernel is cpu/logsumexp.c) */
+  VKT_OP_LOGSUMEXP,
+  /* scans (scan.c) */
+  VKT_OP_CUMSUM,
+  VKT_OP_CUMPROD,
+  VKT_OP_CUMMAX,
+  VKT_OP_CUMMIN,
+  /* sorting and selection (sort.c): sort, topk, kthvalue, median */
+  VKT_OP_SORT,
+  VKT_OP_COMPACT, /* nonzero, unique: compact.c */
+  VKT_OP_SEARCHSORTED,
   /* matrix products (matmul.c) */
   VKT_OP_MATMUL,
   /* indexing and layout (shape.c) */
@@ -209,6 +220,19 @@ vkt_status vkt_cpu_elementwise(const vkt_op *op, const vkt_op_args *a);
 bool vkt_reduce_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_reduce_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_reduce(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_logsumexp(const vkt_op *op, const vkt_op_args *a);
+bool vkt_scan_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_scan_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_scan(const vkt_op *op, const vkt_op_args *a);
+bool vkt_sort_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_sort_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_sort(const vkt_op *op, const vkt_op_args *a);
+bool vkt_compact_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_compact_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_compact(const vkt_op *op, const vkt_op_args *a);
+bool vkt_search_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_search_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_search(const vkt_op *op, const vkt_op_args *a);
 bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_matmul(const vkt_op *op, const vkt_op_args *a);

@@ -1,8 +1,11 @@
 /* ops_reduce.c: Python bindings of the reduce family: Tensor methods and vkt.<op> functions for sum, mean,
- * prod, max, min, argmax, argmin, amax, amin, var, std, all, any, softmax and log_softmax, with PyTorch's
- * signatures. max/min along a dim return vkt.return_types.max/min: (values, indices) with those names. */
+ * prod, max, min, argmax, argmin, amax, amin, var, std, all, any, softmax and log_softmax, and the composite
+ * ones: nansum, nanmean, logsumexp, count_nonzero, aminmax, norm, var_mean, std_mean and vkt.linalg's
+ * vector_norm and matrix_norm, with PyTorch's signatures. max/min along a dim return vkt.return_types.max/min: (values,
+ * indices) with those names. */
 #include "py.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -160,15 +163,80 @@ static PyObject *softmax(PyObject *self, PyObject *args, PyObject *kwargs, const
   return vkt_py_result(vkt_softmax(r->id, vkt_tensor_of(c.x), dim, given ? (int)dtype : -1, &out), &out);
 }
 
+/* nansum and nanmean: reduce's signature (dim=None, keepdim=False, *, dtype=None) */
+static PyObject *nan_reduce(PyObject *self, PyObject *args, PyObject *kwargs, const reduction *r) {
+  call c;
+  vkt_reduce_opts o = {.name = r->name, .dtype = -1};
+  vkt_dtype dtype;
+  bool given;
+  if (parse(self, args, kwargs, r, &c) < 0)
+    return NULL;
+  const vkt_tensor *t = vkt_tensor_of(c.x);
+  if (parse_dims(r, &c, t, &o) < 0 || vkt_parse_dtype(c.dtype, &dtype, &given) < 0)
+    return NULL;
+  o.keepdim = c.keepdim, o.dtype = given ? (int)dtype : -1;
+  vkt_tensor out;
+  return vkt_py_result(vkt_nan_reduce(r->id, t, &o, &out), &out);
+}
+
+/* logsumexp(input, dim, keepdim=False): dim is required */
+static PyObject *logsumexp(PyObject *self, PyObject *args, PyObject *kwargs, const reduction *r) {
+  call c;
+  vkt_reduce_opts o = {.name = r->name, .dtype = -1};
+  if (parse(self, args, kwargs, r, &c) < 0)
+    return NULL;
+  if (c.dim == Py_None) {
+    PyErr_Format(PyExc_TypeError, "logsumexp() missing 1 required positional arguments: \"dim\"");
+    return NULL;
+  }
+  const vkt_tensor *t = vkt_tensor_of(c.x);
+  if (parse_dims(r, &c, t, &o) < 0)
+    return NULL;
+  o.keepdim = c.keepdim;
+  vkt_tensor out;
+  return vkt_py_result(vkt_reduce(r->id, t, &o, &out, NULL), &out);
+}
+
+/* A 2-tuple of new tensors (steals both references). */
+static PyObject *tuple2(vkt_tensor *a, vkt_tensor *b) {
+  PyObject *x = vkt_wrap(a), *y = vkt_wrap(b), *r = x && y ? PyTuple_Pack(2, x, y) : NULL;
+  Py_XDECREF(x);
+  Py_XDECREF(y);
+  return r;
+}
+
+/* var_mean and std_mean: var's signature, giving (var or std, mean) */
+static PyObject *var_mean(PyObject *self, PyObject *args, PyObject *kwargs, const reduction *r) {
+  call c;
+  vkt_reduce_opts o = {.name = r->name, .dtype = -1, .correction = 1, .std = r->name[0] == 's'};
+  if (parse(self, args, kwargs, r, &c) < 0)
+    return NULL;
+  const vkt_tensor *t = vkt_tensor_of(c.x);
+  if (parse_correction(r, &c, &o) < 0 || parse_dims(r, &c, t, &o) < 0)
+    return NULL;
+  o.keepdim = c.keepdim;
+  vkt_tensor v, m;
+  vkt_status st = vkt_reduce(VKT_OP_VAR, t, &o, &v, NULL);
+  if (st)
+    return vkt_raise(st);
+  if ((st = vkt_reduce(VKT_OP_MEAN, t, &o, &m, NULL))) {
+    vkt_tensor_release(&v);
+    return vkt_raise(st);
+  }
+  return tuple2(&v, &m);
+}
+
 /* One row per binding: x.name(...) and vkt.name(input, ...). */
-#define REDUCTION(NAME, RUN, ID, FORM, SINGLE, INDICES)                                                                \
+#define REDUCTION_FUNCTION(NAME, RUN, ID, FORM, SINGLE, INDICES)                                                       \
   static const reduction r_##NAME = {#NAME, ID, FORM, SINGLE, INDICES};                                                \
-  static PyObject *m_##NAME(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
-    return RUN(self, args, kwargs, &r_##NAME);                                                                         \
-  }                                                                                                                    \
   static PyObject *f_##NAME(PyObject *mod, PyObject *args, PyObject *kwargs) {                                         \
     (void)mod;                                                                                                         \
     return RUN(NULL, args, kwargs, &r_##NAME);                                                                         \
+  }
+#define REDUCTION(NAME, RUN, ID, FORM, SINGLE, INDICES)                                                                \
+  REDUCTION_FUNCTION(NAME, RUN, ID, FORM, SINGLE, INDICES)                                                             \
+  static PyObject *m_##NAME(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
+    return RUN(self, args, kwargs, &r_##NAME);                                                                         \
   }
 REDUCTION(sum, reduce, VKT_OP_SUM, FORM_DTYPE, false, false)
 REDUCTION(mean, reduce, VKT_OP_MEAN, FORM_DTYPE, false, false)
@@ -185,6 +253,199 @@ REDUCTION(all, reduce, VKT_OP_ALL, FORM_PLAIN, false, false)
 REDUCTION(any, reduce, VKT_OP_ANY, FORM_PLAIN, false, false)
 REDUCTION(softmax, softmax, VKT_OP_SOFTMAX, FORM_SOFTMAX, true, false)
 REDUCTION(log_softmax, softmax, VKT_OP_LOG_SOFTMAX, FORM_SOFTMAX, true, false)
+/* composite reductions (reduce_composite.c) */
+REDUCTION(nansum, nan_reduce, VKT_OP_SUM, FORM_DTYPE, false, false)
+REDUCTION(nanmean, nan_reduce, VKT_OP_MEAN, FORM_DTYPE, false, false)
+REDUCTION(logsumexp, logsumexp, VKT_OP_LOGSUMEXP, FORM_PLAIN, false, false)
+REDUCTION_FUNCTION(var_mean, var_mean, VKT_OP_VAR, FORM_VAR, false, false)
+REDUCTION_FUNCTION(std_mean, var_mean, VKT_OP_VAR, FORM_VAR, false, false)
+
+/* count_nonzero(input, dim=None) */
+static PyObject *count_nonzero(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"input", "dim", NULL};
+  PyObject *x = self, *dim = Py_None;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|O:count_nonzero", kw + 1, &dim)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:count_nonzero", kw, &x, &dim);
+  vkt_reduce_opts o = {.name = "count_nonzero", .dtype = -1};
+  const vkt_tensor *t = ok ? vkt_tensor_of(x) : NULL;
+  if (!ok)
+    return NULL;
+  if (!t)
+    return PyErr_Format(PyExc_TypeError, "count_nonzero(): argument 'input' must be Tensor, not %R",
+                        (PyObject *)Py_TYPE(x));
+  if (vkt_py_dims(dim, t->ndim, &o.dims) < 0)
+    return NULL;
+  vkt_tensor out;
+  return vkt_py_result(vkt_count_nonzero(t, &o, &out), &out);
+}
+static PyObject *m_count_nonzero(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return count_nonzero(self, args, kwargs);
+}
+static PyObject *f_count_nonzero(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return count_nonzero(NULL, args, kwargs);
+}
+
+/* aminmax(input, *, dim=None, keepdim=False): vkt.return_types.aminmax(min, max) */
+static PyObject *aminmax(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"input", "dim", "keepdim", NULL};
+  static PyStructSequence_Field fields[] = {{"min", NULL}, {"max", NULL}, {NULL, NULL}};
+  static PyStructSequence_Desc desc = {"vkt.return_types.aminmax", "aminmax(): (min, max)", fields, 2};
+  static PyTypeObject *type;
+  PyObject *x = self, *dim = Py_None;
+  int keepdim = 0;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|$Op:aminmax", kw + 1, &dim, &keepdim)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|$Op:aminmax", kw, &x, &dim, &keepdim);
+  const vkt_tensor *t = ok ? vkt_tensor_of(x) : NULL;
+  if (!ok)
+    return NULL;
+  if (!t)
+    return PyErr_Format(PyExc_TypeError, "aminmax(): argument 'input' must be Tensor, not %R", (PyObject *)Py_TYPE(x));
+  if (dim != Py_None && !PyIndex_Check(dim))
+    return PyErr_Format(PyExc_TypeError, "aminmax(): argument 'dim' must be int, not %R", (PyObject *)Py_TYPE(dim));
+  vkt_reduce_opts o = {.name = "aminmax", .keepdim = keepdim, .dtype = -1, .all_dims = dim == Py_None};
+  if (vkt_py_dims(dim, t->ndim, &o.dims) < 0)
+    return NULL;
+  for (int d = 0; d < t->ndim; d++)
+    if ((o.dims >> d & 1) && t->shape[d] == 0)
+      return PyErr_Format(PyExc_RuntimeError, "aminmax(): cannot compute aminmax over an empty dimension as the "
+                                              "operation has no identity.");
+  vkt_tensor lo, hi;
+  vkt_status st = vkt_reduce(VKT_OP_AMIN, t, &o, &lo, NULL);
+  if (st)
+    return vkt_raise(st);
+  if ((st = vkt_reduce(VKT_OP_AMAX, t, &o, &hi, NULL))) {
+    vkt_tensor_release(&lo);
+    return vkt_raise(st);
+  }
+  PyObject *a = vkt_wrap(&lo), *b = vkt_wrap(&hi), *r = NULL;
+  if (!type)
+    type = PyStructSequence_NewType(&desc);
+  if (a && b && type && (r = PyStructSequence_New(type))) {
+    PyStructSequence_SetItem(r, 0, a);
+    PyStructSequence_SetItem(r, 1, b);
+    return r;
+  }
+  Py_XDECREF(a);
+  Py_XDECREF(b);
+  return NULL;
+}
+static PyObject *m_aminmax(PyObject *self, PyObject *args, PyObject *kwargs) { return aminmax(self, args, kwargs); }
+static PyObject *f_aminmax(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return aminmax(NULL, args, kwargs);
+}
+
+/* An ord / p argument: a number (inf included) into *v, or the string fro (*fro) or nuc, which needs the
+ * singular values vkt does not compute. */
+static int parse_ord(PyObject *o, const char *name, double *v, bool *fro) {
+  *fro = false;
+  if (PyUnicode_Check(o)) {
+    if (PyUnicode_CompareWithASCIIString(o, "fro") == 0)
+      return *fro = true, 0;
+    if (PyUnicode_CompareWithASCIIString(o, "nuc") == 0)
+      return PyErr_Format(PyExc_RuntimeError, "%s: ord 'nuc' needs singular values, which vkt does not compute", name),
+             -1;
+    return PyErr_Format(PyExc_RuntimeError, "%s: Order %U not supported.", name, o), -1;
+  }
+  *v = PyFloat_AsDouble(o);
+  return *v == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* The dim and dtype arguments shared by the norms into o. */
+static int norm_dims(PyObject *dim, PyObject *dtype_o, const vkt_tensor *t, vkt_reduce_opts *o) {
+  vkt_dtype dtype;
+  bool given;
+  if (vkt_py_dims(dim, t->ndim, &o->dims) < 0 || vkt_parse_dtype(dtype_o, &dtype, &given) < 0)
+    return -1;
+  o->dtype = given ? (int)dtype : -1;
+  return 0;
+}
+
+/* linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None) */
+static PyObject *f_vector_norm(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  static char *kw[] = {"x", "ord", "dim", "keepdim", "dtype", NULL};
+  PyObject *x, *ord_o = NULL, *dim = Py_None, *dtype_o = Py_None;
+  int keepdim = 0;
+  double ord = 2;
+  bool fro;
+  vkt_reduce_opts o = {.name = "linalg.vector_norm"};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOp$O:vector_norm", kw, &x, &ord_o, &dim, &keepdim, &dtype_o))
+    return NULL;
+  const vkt_tensor *t = vkt_tensor_of(x);
+  if (!t)
+    return PyErr_Format(PyExc_TypeError, "linalg_vector_norm(): argument 'input' must be Tensor, not %R",
+                        (PyObject *)Py_TYPE(x));
+  if ((ord_o && (PyUnicode_Check(ord_o)
+                     ? (PyErr_Format(PyExc_TypeError, "linalg_vector_norm(): argument 'ord' must be Number"), -1)
+                     : parse_ord(ord_o, o.name, &ord, &fro)) < 0) ||
+      norm_dims(dim, dtype_o, t, &o) < 0)
+    return NULL;
+  o.keepdim = keepdim;
+  vkt_tensor out;
+  return vkt_py_result(vkt_vector_norm(t, ord, &o, &out), &out);
+}
+
+/* linalg.matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None) */
+static PyObject *f_matrix_norm(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  static char *kw[] = {"A", "ord", "dim", "keepdim", "dtype", NULL};
+  PyObject *x, *ord_o = NULL, *dim = NULL, *dtype_o = Py_None;
+  int keepdim = 0;
+  double ord = 0;
+  bool fro = true;
+  long long d0 = -2, d1 = -1;
+  vkt_dtype dtype;
+  bool given;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOp$O:matrix_norm", kw, &x, &ord_o, &dim, &keepdim, &dtype_o))
+    return NULL;
+  const vkt_tensor *t = vkt_tensor_of(x);
+  if (!t)
+    return PyErr_Format(PyExc_TypeError, "linalg_matrix_norm(): argument 'A' must be Tensor, not %R",
+                        (PyObject *)Py_TYPE(x));
+  if (ord_o && parse_ord(ord_o, "linalg.matrix_norm", &ord, &fro) < 0)
+    return NULL;
+  if (!fro && !isinf(ord) && ord != 1 && ord != -1)
+    return ord == 2 || ord == -2 ? PyErr_Format(PyExc_RuntimeError,
+                                                "linalg.matrix_norm: ord %g needs singular "
+                                                "values, which vkt does not compute",
+                                                ord)
+                                 : PyErr_Format(PyExc_RuntimeError, "linalg.matrix_norm: Order %g not supported.", ord);
+  if (dim && !PyArg_ParseTuple(dim, "LL:matrix_norm", &d0, &d1))
+    return NULL;
+  if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0)
+    return NULL;
+  vkt_tensor out;
+  return vkt_py_result(vkt_matrix_norm(t, fro, ord, d0, d1, keepdim, given ? (int)dtype : -1, &out), &out);
+}
+
+/* norm(input, p='fro', dim=None, keepdim=False, dtype=None): fro is the 2-norm over dim */
+static PyObject *norm(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"input", "p", "dim", "keepdim", "dtype", NULL};
+  PyObject *x = self, *p = NULL, *dim = Py_None, *dtype_o = Py_None;
+  int keepdim = 0;
+  double ord = 2;
+  bool fro;
+  vkt_reduce_opts o = {.name = "linalg.vector_norm"};
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|OOpO:norm", kw + 1, &p, &dim, &keepdim, &dtype_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOpO:norm", kw, &x, &p, &dim, &keepdim, &dtype_o);
+  const vkt_tensor *t = ok ? vkt_tensor_of(x) : NULL;
+  if (!ok)
+    return NULL;
+  if (!t)
+    return PyErr_Format(PyExc_TypeError, "norm(): argument 'input' must be Tensor, not %R", (PyObject *)Py_TYPE(x));
+  if ((p && p != Py_None && parse_ord(p, "norm", &ord, &fro) < 0) || norm_dims(dim, dtype_o, t, &o) < 0)
+    return NULL;
+  o.keepdim = keepdim;
+  vkt_tensor out;
+  return vkt_py_result(vkt_vector_norm(t, fro ? 2 : ord, &o, &out), &out);
+}
+static PyObject *m_norm(PyObject *self, PyObject *args, PyObject *kwargs) { return norm(self, args, kwargs); }
+static PyObject *f_norm(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  (void)mod;
+  return norm(NULL, args, kwargs);
+}
 
 #define KW (METH_VARARGS | METH_KEYWORDS)
 #define M(NAME, DOC)                                                                                                   \
@@ -202,7 +463,21 @@ REDUCTION(log_softmax, softmax, VKT_OP_LOG_SOFTMAX, FORM_SOFTMAX, true, false)
       X(var, "var(dim=None, unbiased=None, keepdim=False, *, correction=1)"),                                          \
       X(std, "std(dim=None, unbiased=None, keepdim=False, *, correction=1)"), X(all, "all(dim=None, keepdim=False)"),  \
       X(any, "any(dim=None, keepdim=False)"), X(softmax, "softmax(dim, dtype=None): exp(x) / sum(exp(x)) along dim"),  \
-      X(log_softmax, "log_softmax(dim, dtype=None): x - log(sum(exp(x))) along dim")
+      X(log_softmax, "log_softmax(dim, dtype=None): x - log(sum(exp(x))) along dim"),                                  \
+      X(nansum, "nansum(dim=None, keepdim=False, *, dtype=None): sum treating NaN as 0"),                              \
+      X(nanmean, "nanmean(dim=None, keepdim=False, *, dtype=None): mean of the non-NaN elements"),                     \
+      X(logsumexp, "logsumexp(dim, keepdim=False): log(sum(exp(x))) over dim, without overflow"),                      \
+      X(count_nonzero, "count_nonzero(dim=None): the number of nonzero elements"),                                     \
+      X(aminmax, "aminmax(*, dim=None, keepdim=False): (min, max)"),                                                   \
+      X(norm, "norm(p='fro', dim=None, keepdim=False, dtype=None): the vector p-norm over dim")
 
 PyMethodDef vkt_reduce_methods[] = {BOTH(M), {NULL, NULL, 0, NULL}};
-PyMethodDef vkt_reduce_functions[] = {BOTH(F), {NULL, NULL, 0, NULL}};
+PyMethodDef vkt_reduce_functions[] = {
+    BOTH(F),
+    F(var_mean, "var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=1): (var, mean)"),
+    F(std_mean, "std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=1): (std, mean)"),
+    {"_linalg_vector_norm", (PyCFunction)(void (*)(void))f_vector_norm, KW,
+     "linalg.vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None)"},
+    {"_linalg_matrix_norm", (PyCFunction)(void (*)(void))f_matrix_norm, KW,
+     "linalg.matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None): fro, 1, -1, inf, -inf"},
+    {NULL, NULL, 0, NULL}};

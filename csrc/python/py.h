@@ -100,6 +100,7 @@ extern PyMethodDef vkt_matmul_methods[], vkt_matmul_functions[];
 extern PyMethodDef vkt_shape_methods[], vkt_shape_functions[];
 extern PyMethodDef vkt_cpu_functions[]; /* cpu.c */
 void vkt_cpu_locate_blas(void);
+extern PyMethodDef vkt_sort_methods[], vkt_sort_functions[]; /* scans, sorting and selection */
 /* Tensor slots the families own: a @ b, and t[key] = value. */
 PyObject *vkt_py_matmul(PyObject *a, PyObject *b);
 int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value);

@@ -5,7 +5,7 @@ __version__ = "0.1.0"
 
 from . import _C
 from ._C import *  # noqa: F401,F403  Tensor, dtypes, creation functions and every operator
-from . import nn, vulkan  # noqa: E402
+from . import linalg, nn, vulkan  # noqa: E402
 from .functional import cross, einsum, ger, inner, kron, outer, tensordot  # noqa: E402,F401
 
 

@@ -1,0 +1,177 @@
+#version 450
+// scan.comp: cumsum (OP_SUM), cumprod (OP_PROD), cummax (OP_MAX) and cummin (OP_MIN) along one dim, with
+// the position of each running extreme for cummax/cummin (INDICES). Three modes, picked by scan.c:
+// PER_THREAD, an invocation scans a whole (short) row; BLOCK_REDUCE, a workgroup folds a block of BLOCK
+// elements of a row into one total, written to an aux tensor [rows, blocks]; BLOCK_SCAN, a workgroup scans
+// a block, starting from SEED (the scanned totals of the blocks before it, from aux) where there is one.
+// A long row is reduce, scan of the totals (this shader again), scan: it reads the row twice and writes it
+// once, and every output is rounded once from the compute type.
+// The host defines TO, TI, C (storage, storage, compute types; C_FLOAT/C_FLOAT64/C_INT/C_INT64), LOAD(x),
+// STORE(v), the binding numbers B_IDX (IDX_T indices out), B_IIDX (element positions in, when the input is
+// an aux tensor of totals), B_SEED and B_SIDX.
+#include "common.glsl"
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : enable
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
+
+#define MAX_RANK 4
+#define ITEMS 8u                         // elements an invocation takes in a block
+#define BLOCK (ITEMS * uint(LOCAL_SIZE)) // elements a workgroup takes (scan.c's SCAN_BLOCK)
+
+layout(push_constant) uniform Push {
+  uint nout, n, nblocks, krank;   // rows; elements a row; blocks a row (BLOCK_* modes)
+  uint in_offset, out_offset;     // elements
+  uint idx_offset;                // elements of the indices out
+  uint rstride_in, rstride_out;   // elements between neighbours in a row
+  uint kshape[MAX_RANK];
+  uint kstride[2 * MAX_RANK];     // elements: input, then output
+} p;
+
+layout(std430, binding = 0) writeonly buffer Out { TO out_[]; };
+layout(std430, binding = 1) readonly buffer In { TI in_[]; };
+#ifdef INDICES
+layout(std430, binding = B_IDX) writeonly buffer Idx { IDX_T idx_[]; };
+#endif
+#ifdef IN_INDICES
+layout(std430, binding = B_IIDX) readonly buffer IIdx { uint iidx_[]; };
+#endif
+#ifdef SEED
+layout(std430, binding = B_SEED) readonly buffer Seed { C seed_[]; };
+#ifdef INDICES
+layout(std430, binding = B_SIDX) readonly buffer SIdx { uint sidx_[]; };
+#endif
+#endif
+
+#if defined(C_FLOAT) || defined(C_FLOAT64)
+#define IS_NAN(x) isnan(x)
+#else
+#define IS_NAN(x) false
+#endif
+
+// A value and the position it came from (cummax/cummin); NONE marks the identity.
+#define NONE 0xffffffffu
+struct Elem { C v; uint i; };
+
+// a then b, a earlier in the row. cummax: NaN beats everything, a later NaN an earlier one, and of equal
+// values the later wins, as in PyTorch; this picks the greatest under one total order, so it is associative.
+Elem combine(Elem a, Elem b) {
+#if defined(OP_SUM)
+  return Elem(a.v + b.v, 0u);
+#elif defined(OP_PROD)
+  return Elem(a.v * b.v, 0u);
+#else
+  if (a.i == NONE || b.i == NONE)
+    return a.i == NONE ? b : a;
+#ifdef OP_MAX
+  bool later = IS_NAN(b.v) || (!IS_NAN(a.v) && b.v >= a.v);
+#else
+  bool later = IS_NAN(b.v) || (!IS_NAN(a.v) && b.v <= a.v);
+#endif
+  return later ? b : a;
+#endif
+}
+
+#ifdef OP_PROD
+#define IDENTITY Elem(C(1), NONE)
+#else
+#define IDENTITY Elem(C(0), NONE)
+#endif
+
+// Offsets of row o's first element in the input (.x) and the output (.y).
+uvec2 kept_at(uint o) {
+  uvec2 at = uvec2(p.in_offset, p.out_offset);
+  for (int d = int(p.krank) - 1; d >= 0; d--) {
+    uint c = o % p.kshape[d];
+    o /= p.kshape[d];
+    at += c * uvec2(p.kstride[d], p.kstride[MAX_RANK + d]);
+  }
+  return at;
+}
+
+Elem load(uint base, uint j) {
+  uint at = base + j * p.rstride_in;
+#ifdef IN_INDICES
+  return Elem(LOAD(in_[at]), iidx_[at - p.in_offset]);
+#else
+  return Elem(LOAD(in_[at]), j);
+#endif
+}
+
+void store(uint base, uint j, Elem e) {
+  uint at = base + j * p.rstride_out;
+  out_[at] = STORE(e.v);
+#ifdef INDICES
+  idx_[at - p.out_offset + p.idx_offset] = IDX_T(e.i);
+#endif
+}
+
+#ifdef PER_THREAD
+void main() {
+  uint row = linear_id();
+  if (row >= p.nout)
+    return;
+  uvec2 base = kept_at(row);
+  Elem a = IDENTITY;
+  for (uint j = 0; j < p.n; j++) {
+    a = combine(a, load(base.x, j));
+    store(base.y, j, a);
+  }
+}
+
+#else
+shared C sh_v[LOCAL_SIZE];
+shared uint sh_i[LOCAL_SIZE];
+
+// The inclusive scan of a over the workgroup's invocations (Hillis-Steele in shared memory); afterwards
+// sh_v/sh_i hold every invocation's result.
+Elem group_scan(Elem a) {
+  uint t = gl_LocalInvocationID.x;
+  sh_v[t] = a.v, sh_i[t] = a.i;
+  barrier();
+  for (uint off = 1; off < uint(LOCAL_SIZE); off <<= 1) {
+    Elem o = t >= off ? Elem(sh_v[t - off], sh_i[t - off]) : IDENTITY;
+    barrier();
+    a = combine(o, a);
+    sh_v[t] = a.v, sh_i[t] = a.i;
+    barrier();
+  }
+  return a;
+}
+
+void main() {
+  uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  if (g >= p.nout * p.nblocks) // a whole workgroup leaves, so the barriers stay uniform
+    return;
+  uint row = g / p.nblocks, blk = g % p.nblocks, t = gl_LocalInvocationID.x;
+  uvec2 base = kept_at(row);
+  uint first = blk * BLOCK + t * ITEMS; // the invocation's ITEMS neighbours
+  Elem e[ITEMS];
+  Elem a = IDENTITY;
+  [[unroll]] for (uint k = 0; k < ITEMS; k++) {
+    e[k] = first + k < p.n ? load(base.x, first + k) : IDENTITY;
+    a = combine(a, e[k]);
+    e[k] = a;
+  }
+  Elem total = group_scan(a);
+#ifdef BLOCK_REDUCE
+  if (t == uint(LOCAL_SIZE) - 1u) {
+    out_[g] = STORE(total.v);
+#ifdef INDICES
+    idx_[g] = IDX_T(total.i);
+#endif
+  }
+#else
+  Elem before = t > 0u ? Elem(sh_v[t - 1u], sh_i[t - 1u]) : IDENTITY;
+#ifdef SEED
+  if (blk > 0u)
+#ifdef INDICES
+    before = combine(Elem(seed_[g - 1u], sidx_[g - 1u]), before);
+#else
+    before = combine(Elem(seed_[g - 1u], 0u), before);
+#endif
+#endif
+  [[unroll]] for (uint k = 0; k < ITEMS; k++)
+    if (first + k < p.n)
+      store(base.y, first + k, combine(before, e[k]));
+#endif
+}
+#endif

@@ -325,3 +325,40 @@ def test_to_same_is_self(device):
     assert t.to(device) is t
     assert t.to(vkt.float32) is t
     assert t.to(t.device, t.dtype) is t
+
+
+# arange against torch over a table: float steps into integer dtypes, negative steps, float16, and the
+# cases where counting in double and in truncated integers differ (int64 counts in integers).
+ARANGE_CASES = [(0.0, -8.000001, -4.0), (0.1, -7.9, -4.0), (0, 10, 3), (0.5, 10.2, 1.3), (-3.7, 4.9, 0.7),
+                (1, 2, 0.1), (10, -10, -2.5), (0.0, 5.0, 0.3), (0.9, 5.5, 1), (-0.9, 5.5, 1), (0, 300, 7),
+                (2**24, 2**24 + 10, 1), (-5.5, 5.5, 1.5), (0, 65504, 997.0), (3, 3, 1)]
+ARANGE_DTYPES = ["int64", "int32", "uint8", "float32", "float64", "float16"]
+
+
+@pytest.mark.parametrize("dtype", ARANGE_DTYPES)
+def test_arange_matches_torch(device, dtype):
+    torch = pytest.importorskip("torch")
+    for start, end, step in ARANGE_CASES:
+        try:
+            ref = torch.arange(start, end, step, dtype=getattr(torch, dtype))
+        except (RuntimeError, ValueError) as e:
+            with pytest.raises(type(e), match=str(e)):
+                vkt.arange(start, end, step, dtype=vkt_dtype(dtype), device=device)
+            continue
+        got = vkt.arange(start, end, step, dtype=vkt_dtype(dtype), device=device)
+        assert tuple(got.shape) == tuple(ref.shape), (start, end, step)
+        if dtype.startswith("float"):  # torch's vectorised loop rounds some float32 values differently
+            assert_close(got, ref.numpy(), rtol=1e-6 if dtype != "float16" else 1e-3, atol=0)
+        else:
+            assert_bits_equal(np.asarray(got), ref.numpy())
+
+
+@pytest.mark.parametrize("args,dtype,error", [
+    ((0, 5, 0), None, RuntimeError), ((0, 5, 0.5), "int64", ValueError), ((5, 0), None, RuntimeError),
+    ((0, float("inf")), None, RuntimeError), ((0, 5), "bool", RuntimeError)])
+def test_arange_errors(args, dtype, error):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as ref:
+        torch.arange(*args, dtype=getattr(torch, dtype) if dtype else None)
+    with pytest.raises(error, match=str(ref.value).replace('"', '.')):
+        vkt.arange(*args, dtype=vkt_dtype(dtype) if dtype else None)

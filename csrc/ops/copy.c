@@ -351,16 +351,54 @@ vkt_status vkt_random_(const vkt_tensor *t, bool normal) {
   return st;
 }
 
-vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, double start, double step, int64_t n) {
+/* PyTorch's length and values: int64 truncates start, end and step and counts in integers; other dtypes
+ * count in double, ceil((end - start) / step). Values are start + i * step in PyTorch's accumulation type:
+ * int64 (start and step truncated) for integers, double for float32 and float64, float for float16. */
+static vkt_status arange_length(vkt_dtype dtype, vkt_scalar start, vkt_scalar end, vkt_scalar step, int64_t *n) {
+  double fs = start.is_float ? start.f : (double)start.i, fe = end.is_float ? end.f : (double)end.i,
+         fp = step.is_float ? step.f : (double)step.i;
+  if (dtype == VKT_BOOL)
+    return vkt_fail(VKT_ERR_RUNTIME, "\"arange_cpu\" not implemented for 'Bool'");
+  if (!isfinite(fs) || !isfinite(fe))
+    return vkt_fail(VKT_ERR_RUNTIME, "unsupported range: %g -> %g", fs, fe);
+  if (fp == 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "step must be nonzero");
+  if (dtype == VKT_INT64) {
+    int64_t xs = start.is_float ? (int64_t)fs : start.i, xe = end.is_float ? (int64_t)fe : end.i,
+            xp = step.is_float ? (int64_t)fp : step.i, sgn = (xp > 0) - (xp < 0);
+    if (xp == 0)
+      return vkt_fail(VKT_ERR_VALUE, "step must be nonzero");
+    if ((xp > 0 && xe < xs) || (xp < 0 && xe > xs))
+      return vkt_fail(VKT_ERR_RUNTIME, "upper bound and lower bound inconsistent with step sign");
+    *n = (xe - xs + xp - sgn) / xp;
+    return VKT_OK;
+  }
+  if ((fp > 0 && fe < fs) || (fp < 0 && fe > fs))
+    return vkt_fail(VKT_ERR_RUNTIME, "upper bound and lower bound inconsistent with step sign");
+  double size = ceil((fe - fs) / fp);
+  if (!(size >= 0 && size <= (double)INT64_MAX))
+    return vkt_fail(VKT_ERR_RUNTIME, "invalid size, possible overflow?");
+  *n = (int64_t)size;
+  return VKT_OK;
+}
+
+vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, vkt_scalar start, vkt_scalar end,
+                      vkt_scalar step) {
   vkt_tensor h = {0};
-  vkt_status st = vkt_tensor_empty(&h, VKT_CPU, dtype, 1, &n);
-  if (st)
+  int64_t n = 0;
+  vkt_status st = arange_length(dtype, start, end, step, &n);
+  if (st || (st = vkt_tensor_empty(&h, VKT_CPU, dtype, 1, &n)))
     return st;
   char *p = vkt_tensor_host(&h);
   int size = vkt_dtype_size(dtype);
+  double fs = start.is_float ? start.f : (double)start.i, fp = step.is_float ? step.f : (double)step.i;
+  int64_t xs = start.is_float ? (int64_t)fs : start.i, xp = step.is_float ? (int64_t)fp : step.i;
   for (int64_t i = 0; i < n; i++) {
-    vkt_scalar v = vkt_dtypes[dtype].is_float ? (vkt_scalar){true, start + (double)i * step, 0}
-                                              : (vkt_scalar){false, 0, (int64_t)(start + (double)i * step)};
+    vkt_scalar v = {false, 0, (int64_t)((uint64_t)xs + (uint64_t)i * (uint64_t)xp)}; /* wraps as PyTorch's */
+    if (dtype == VKT_FLOAT16)
+      v = (vkt_scalar){true, (double)((float)fs + (float)fp * (float)i), 0};
+    else if (vkt_dtypes[dtype].is_float)
+      v = (vkt_scalar){true, fs + fp * (double)i, 0};
     vkt_scalar_store(dtype, v, p + i * size);
   }
   st = vkt_to(out, &h, device, dtype);

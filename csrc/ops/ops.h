@@ -31,7 +31,9 @@ vkt_status vkt_fill_(const vkt_tensor *t, vkt_scalar v);
 void vkt_manual_seed(uint64_t seed);
 /* Uniform [0, 1) (normal: false) or standard normal values, the same for every device. */
 vkt_status vkt_random_(const vkt_tensor *t, bool normal);
-vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, double start, double step, int64_t n);
+/* PyTorch's arange: its length and values for dtype (ops/copy.c says how), or its errors. */
+vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, vkt_scalar start, vkt_scalar end,
+                      vkt_scalar step);
 
 /* ---- elementwise ops (elementwise.c) ---- */
 

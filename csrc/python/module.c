@@ -210,18 +210,10 @@ static PyObject *py_arange(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0 || vkt_parse_device(device_o, &device) < 0)
     return NULL;
-  bool is_float = start.is_float || end.is_float || step.is_float;
   if (!given)
-    dtype = is_float ? VKT_FLOAT32 : VKT_INT64;
-  double fs = start.is_float ? start.f : (double)start.i, fe = end.is_float ? end.f : (double)end.i,
-         fp = step.is_float ? step.f : (double)step.i;
-  if (fp == 0)
-    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "step must be nonzero"));
-  if ((fp > 0 && fe < fs) || (fp < 0 && fe > fs))
-    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "upper bound and larger bound inconsistent with step sign"));
-  int64_t n = (int64_t)ceil((fe - fs) / fp);
+    dtype = start.is_float || end.is_float || step.is_float ? VKT_FLOAT32 : VKT_INT64;
   vkt_tensor t;
-  vkt_status st = vkt_arange(&t, device, dtype, fs, fp, n);
+  vkt_status st = vkt_arange(&t, device, dtype, start, end, step);
   return st ? vkt_raise(st) : vkt_wrap(&t);
 }
 

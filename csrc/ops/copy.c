@@ -382,8 +382,7 @@ static vkt_status arange_length(vkt_dtype dtype, vkt_scalar start, vkt_scalar en
   return VKT_OK;
 }
 
-vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, vkt_scalar start, vkt_scalar end,
-                      vkt_scalar step) {
+vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, vkt_scalar start, vkt_scalar end, vkt_scalar step) {
   vkt_tensor h = {0};
   int64_t n = 0;
   vkt_status st = arange_length(dtype, start, end, step, &n);

@@ -3,7 +3,7 @@
 #ifndef VKT_SHAPE_H
 #define VKT_SHAPE_H
 
-#include "ops.h"
+#include "table.h"
 
 /* Views of x along dim, one per size; the sizes must add up to x's size there. outs[n] are new
  * references owned by the caller. */
@@ -23,16 +23,46 @@ vkt_status vkt_roll(const vkt_tensor *x, int n, const int64_t *shifts, int ndims
 vkt_status vkt_tri(const vkt_tensor *x, bool upper, int64_t diagonal, vkt_tensor *out);
 vkt_status vkt_gather(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, vkt_tensor *out);
 vkt_status vkt_index_select(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, vkt_tensor *out);
+/* index_select of an index already checked and wrapped (by index_wrap): no error word read back. */
+vkt_status vkt_index_select_trusted(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, vkt_tensor *out);
 /* value is a 0-d tensor (any device) or, when NULL, the number v. inplace: masked_fill_, writing x. */
 vkt_status vkt_masked_fill(const vkt_tensor *x, const vkt_tensor *mask, const vkt_tensor *value, vkt_scalar v,
                            bool inplace, vkt_tensor *out);
 
-/* Advanced indexing (index.c): x[mask] (a 1-D run of the selected elements or rows; the mask is read
- * to the host), x[mask] = value, and x[index] for an int32/int64 index tensor along dim 0 (negative
- * indices count from the end). */
-vkt_status vkt_index_mask(const vkt_tensor *x, const vkt_tensor *mask, vkt_tensor *out);
-vkt_status vkt_index_mask_fill(const vkt_tensor *x, const vkt_tensor *mask, const vkt_tensor *value, vkt_scalar v);
-vkt_status vkt_index_tensor(const vkt_tensor *x, const vkt_tensor *index, vkt_tensor *out);
+/* PyTorch's errors for a bad index, which differ by op. */
+typedef enum {
+  VKT_INDEX_ERR_BOUNDS,   /* RuntimeError "index k is out of bounds for dimension d with size n": gather, scatter */
+  VKT_INDEX_ERR_SELF,     /* IndexError "index out of range in self": index_select */
+  VKT_INDEX_ERR_INDEXING, /* IndexError "index k is out of bounds ...": t[index], index_put_, index_fill_ */
+  VKT_INDEX_ERR_COPY,     /* IndexError "index_copy_(): index k is out of bounds ..." */
+  VKT_INDEX_ERR_TAKE,     /* IndexError "out of range: tried to access index k on a tensor of n elements." */
+} vkt_index_err;
+vkt_status vkt_index_error(vkt_index_err style, int64_t k, int d, int64_t size);
+/* What a shader's error word stands for: the index it checked (any device), the size it checked
+ * against, the dim named in the error, which error it raises, and whether -size..-1 were allowed. */
+typedef struct {
+  const vkt_tensor *index;
+  int64_t size;
+  int dim;
+  vkt_index_err style;
+  bool negatives;
+} vkt_index_check;
+/* An int32 error word on like's device, zeroed ({0} on the cpu device, whose kernels raise). */
+vkt_status vkt_index_flag_new(const vkt_tensor *like, vkt_tensor *flag);
+/* Reads the word (a wait); when a shader set it, the first bad index of checks raises its error. */
+vkt_status vkt_index_flag_check(const vkt_tensor *flag, int n, const vkt_index_check *checks);
+/* Runs op id with an error word (a->out2) on the device; with check, reads it back (a wait) so that a bad
+ * index raises at the op, as on the cpu device. */
+vkt_status vkt_index_run_checked(vkt_op_id id, vkt_op_args *a, const vkt_index_check *check);
+
+/* Advanced indexing (index.c), PyTorch's index and index_put_: indices[k] indexes dim k of x (NULL: the
+ * whole dim; a bool or uint8 mask stands for as many dims as it has and is read to the host); int32 and
+ * int64 indices may be negative. The indexed dims become the broadcast shape of the indices, in place of
+ * the first of them when they are adjacent, else first. */
+vkt_status vkt_index(const vkt_tensor *x, int n, const vkt_tensor *const *indices, vkt_tensor *out);
+/* x[indices] = values (broadcast to the indexing result), or += with accumulate (repeated indices add up). */
+vkt_status vkt_index_put_(const vkt_tensor *x, int n, const vkt_tensor *const *indices, const vkt_tensor *values,
+                          bool accumulate);
 
 /* dst[...] = src broadcast to dst's shape, cast to dst's dtype, from any device: Tensor.copy_ and
  * t[key] = tensor. A source overlapping dst's storage is cloned first. */

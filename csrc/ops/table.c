@@ -84,8 +84,11 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     SHAPE(VKT_OP_TRIL, "tril", "tri.comp", "#define OP_TRIL\n"),
     SHAPE(VKT_OP_TRIU, "triu", "tri.comp", "#define OP_TRIU\n"),
     SHAPE(VKT_OP_FLIP, "flip", "copy.comp", ""), /* vkt_copy_ from a view with negative strides */
+    SHAPE(VKT_OP_INDEX_WRAP, "index_wrap", "index.comp", ""),
+    SHAPE(VKT_OP_SCATTER, "scatter", "scatter.comp", "#define OP_SET\n"),
+    SHAPE(VKT_OP_SCATTER_ADD, "scatter_add", "scatter.comp", "#define OP_ADD\n"),
 };
-static_assert(VKT_OP_COUNT == 63, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 66, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

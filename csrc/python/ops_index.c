@@ -1,0 +1,301 @@
+/* ops_index.c: Python bindings of advanced indexing: the keys of t[key] and t[key] = value that hold
+ * tensors, lists, NumPy arrays or bools (with ints, slices, None and Ellipsis beside them), and
+ * index_put_. Basic keys stay with Tensor.__getitem__ (tensor.c). */
+#include <string.h>
+
+#include "../ops/shape.h"
+#include "py.h"
+
+#define KW(fn) (PyCFunction)(void (*)(void))(fn)
+
+/* Whether an item of a key makes it advanced: a tensor, a list, a NumPy array (anything with a buffer)
+ * or a Python bool. */
+static bool is_advanced(PyObject *o) {
+  return vkt_is_tensor(o) || PyList_Check(o) || PyBool_Check(o) || (!PyLong_Check(o) && PyObject_CheckBuffer(o));
+}
+
+/* A key taken apart: a view of self after its basic items, and an index (or NULL) per dim of the view. */
+typedef struct {
+  vkt_tensor view;
+  int n;
+  const vkt_tensor *indices[VKT_MAX_DIMS];
+  vkt_tensor owned[VKT_MAX_DIMS]; /* lists and arrays converted to tensors */
+} parsed_key;
+
+static void parsed_release(parsed_key *k) {
+  vkt_tensor_release(&k->view);
+  for (int i = 0; i < VKT_MAX_DIMS; i++)
+    vkt_tensor_release(&k->owned[i]);
+}
+
+/* The dims an item consumes of the tensor it indexes. */
+static int consumes(PyObject *o) {
+  if (o == Py_None || o == Py_Ellipsis || PyBool_Check(o))
+    return 0;
+  vkt_tensor *t = vkt_tensor_of(o);
+  if (t && t->dtype == VKT_BOOL)
+    return t->ndim;
+  return 1;
+}
+
+/* An index item as a tensor: a tensor itself, else a conversion (an empty list is an int64 index). */
+static int index_tensor(PyObject *o, vkt_tensor *owned, const vkt_tensor **out) {
+  if ((*out = vkt_tensor_of(o)))
+    return 0;
+  if (vkt_from_data(o, Py_None, Py_None, owned) < 0)
+    return -1;
+  if (vkt_tensor_numel(owned) == 0 && vkt_dtypes[owned->dtype].is_float) {
+    vkt_tensor e;
+    vkt_status st = vkt_tensor_empty(&e, VKT_CPU, VKT_INT64, owned->ndim, owned->shape);
+    if (st)
+      return vkt_raise(st), -1;
+    vkt_tensor_release(owned);
+    *owned = e;
+  }
+  if (owned->dtype != VKT_BOOL && owned->dtype != VKT_UINT8 && owned->dtype != VKT_INT32 && owned->dtype != VKT_INT64) {
+    PyErr_SetString(PyExc_IndexError, "tensors used as indices must be long, int, byte or bool tensors");
+    return -1;
+  }
+  *out = owned;
+  return 0;
+}
+
+/* A bool (Python's, or a 0-d bool tensor) as an index: a new dim of size 1, or of size 0 when false. */
+static vkt_status bool_item(PyObject *o, vkt_tensor *cur, int dim) {
+  vkt_tensor next, sliced;
+  bool value = o == Py_True;
+  vkt_tensor *t = vkt_tensor_of(o);
+  vkt_status st = VKT_OK;
+  if (t) {
+    uint8_t b = 0;
+    if ((st = vkt_read(t, &b)))
+      return st;
+    value = b != 0;
+  }
+  if ((st = vkt_unsqueeze(&next, cur, dim)))
+    return st;
+  vkt_tensor_release(cur);
+  *cur = next;
+  if (value)
+    return VKT_OK;
+  if (!(st = vkt_slice(&sliced, cur, dim, 0, 0, 1))) {
+    vkt_tensor_release(cur);
+    *cur = sliced;
+  }
+  return st;
+}
+
+/* 1 with k filled for an advanced key, 0 for a basic one, -1 on error. */
+static int parse_key(const vkt_tensor *self, PyObject *key, parsed_key *k) {
+  PyObject *items = PyTuple_Check(key) ? Py_NewRef(key) : PyTuple_Pack(1, key);
+  if (!items)
+    return -1;
+  Py_ssize_t n = PyTuple_Size(items);
+  int consumed = 0, ellipses = 0, advanced = 0, rc = -1;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *o = PyTuple_GetItem(items, i);
+    advanced += is_advanced(o) || (vkt_tensor_of(o) && vkt_tensor_of(o)->ndim == 0);
+    ellipses += o == Py_Ellipsis;
+    consumed += consumes(o);
+  }
+  *k = (parsed_key){0};
+  if (!advanced) {
+    Py_DECREF(items);
+    return 0;
+  }
+  vkt_status st = VKT_OK;
+  if (ellipses > 1)
+    st = vkt_fail(VKT_ERR_INDEX, "an index can only have a single ellipsis ('...')");
+  else if (consumed > self->ndim)
+    st = vkt_fail(VKT_ERR_INDEX, "too many indices for tensor of dimension %d", self->ndim);
+  vkt_tensor_share(&k->view, self);
+  int dim = 0;
+  for (Py_ssize_t i = 0; i < n && !st; i++) {
+    PyObject *o = PyTuple_GetItem(items, i);
+    vkt_tensor next = {0};
+    vkt_tensor *t = vkt_tensor_of(o);
+    if (o == Py_None) {
+      st = vkt_unsqueeze(&next, &k->view, dim);
+      k->indices[k->n++] = NULL, dim++;
+    } else if (PyBool_Check(o) || (t && t->ndim == 0 && t->dtype == VKT_BOOL)) {
+      st = bool_item(o, &k->view, dim);
+      k->indices[k->n++] = NULL, dim++;
+      continue;
+    } else if (o == Py_Ellipsis) {
+      int skip = k->view.ndim - dim - consumed;
+      for (int e = 0; e < skip; e++)
+        k->indices[k->n++] = NULL, dim++;
+      continue;
+    } else if (PySlice_Check(o)) {
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(o, &start, &stop, &step) < 0)
+        goto finish;
+      if (step <= 0) {
+        st = vkt_fail(VKT_ERR_VALUE, "step must be greater than zero");
+        break;
+      }
+      PySlice_AdjustIndices((Py_ssize_t)k->view.shape[dim], &start, &stop, step);
+      st = vkt_slice(&next, &k->view, dim, start, stop, step);
+      k->indices[k->n++] = NULL, dim++, consumed--;
+    } else if (PyIndex_Check(o) && !t && !PyObject_CheckBuffer(o)) {
+      Py_ssize_t idx = PyNumber_AsSsize_t(o, PyExc_IndexError);
+      if (idx == -1 && PyErr_Occurred())
+        goto finish;
+      st = vkt_select(&next, &k->view, dim, idx);
+      consumed--;
+    } else if (is_advanced(o) || t) {
+      const vkt_tensor *index;
+      if (index_tensor(o, &k->owned[k->n], &index) < 0)
+        goto finish;
+      int m = index->dtype == VKT_BOOL || index->dtype == VKT_UINT8 ? index->ndim : 1;
+      k->indices[k->n++] = index, dim += m, consumed -= m;
+      continue;
+    } else {
+      st = vkt_fail(VKT_ERR_INDEX, "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                                   "valid indices");
+      break;
+    }
+    if (!st) {
+      vkt_tensor_release(&k->view);
+      k->view = next;
+    }
+  }
+  rc = st ? (vkt_raise(st), -1) : 1;
+finish:
+  Py_DECREF(items);
+  if (rc < 0)
+    parsed_release(k);
+  return rc;
+}
+
+PyObject *vkt_py_getitem_advanced(PyObject *self, PyObject *key) {
+  parsed_key k;
+  vkt_tensor out;
+  int r = parse_key(SELF_T, key, &k);
+  if (r <= 0)
+    return NULL;
+  vkt_status st = vkt_index(&k.view, k.n, k.indices, &out);
+  parsed_release(&k);
+  return vkt_py_result(st, &out);
+}
+
+/* value as a tensor on dst's device: a tensor as it is, a number as a 0-d tensor of dst's dtype, else
+ * whatever vkt.tensor() takes. */
+static int value_tensor(const vkt_tensor *dst, PyObject *value, vkt_tensor *out) {
+  vkt_tensor *t = vkt_tensor_of(value), tmp = {0};
+  vkt_scalar s;
+  vkt_status st;
+  if (t) {
+    st = vkt_to(out, t, vkt_tensor_device(dst), t->dtype);
+  } else if (PyLong_Check(value) || PyFloat_Check(value)) {
+    if (vkt_py_scalar(value, &s) < 0)
+      return -1;
+    if (!(st = vkt_tensor_empty(out, vkt_tensor_device(dst), dst->dtype, 0, NULL)) && (st = vkt_fill_(out, s)))
+      vkt_tensor_release(out);
+  } else {
+    if (vkt_from_data(value, Py_None, Py_None, &tmp) < 0)
+      return -1;
+    st = vkt_to(out, &tmp, vkt_tensor_device(dst), tmp.dtype);
+    vkt_tensor_release(&tmp);
+  }
+  return st ? (vkt_raise(st), -1) : 0;
+}
+
+int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value) {
+  parsed_key k;
+  vkt_tensor v = {0};
+  if (!value) {
+    PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion");
+    return -1;
+  }
+  int r = parse_key(SELF_T, key, &k);
+  if (r == 1) {
+    if (value_tensor(SELF_T, value, &v) < 0) {
+      r = -1;
+    } else {
+      vkt_status st = vkt_index_put_(&k.view, k.n, k.indices, &v, false);
+      r = st ? (vkt_raise(st), -1) : 0;
+    }
+    vkt_tensor_release(&v);
+    parsed_release(&k);
+    return r;
+  }
+  if (r < 0)
+    return -1;
+  PyObject *view = PyObject_GetItem(self, key); /* basic indexing: a view sharing self's storage */
+  if (!view)
+    return -1;
+  r = vkt_py_write_value(vkt_tensor_of(view), value);
+  Py_DECREF(view);
+  return r;
+}
+
+/* ---- index_put_ and index_put ---- */
+
+/* A tuple or list of tensors (None for a whole dim) into indices; -1 with TypeError otherwise. */
+static int tensor_list(PyObject *o, const char *op, int *n, const vkt_tensor **indices) {
+  PyObject *seq = PySequence_Check(o) && !vkt_is_tensor(o) ? PySequence_Tuple(o) : NULL;
+  Py_ssize_t len = seq ? PyTuple_Size(seq) : -1;
+  int rc = seq && len <= VKT_MAX_DIMS ? 0 : -1;
+  for (Py_ssize_t i = 0; !rc && i < len; i++) {
+    PyObject *item = PyTuple_GetItem(seq, i);
+    indices[i] = item == Py_None ? NULL : vkt_tensor_of(item);
+    rc = item == Py_None || indices[i] ? 0 : -1;
+  }
+  *n = (int)len;
+  Py_XDECREF(seq);
+  if (rc < 0)
+    PyErr_Format(PyExc_TypeError, "%s(): argument 'indices' must be tuple of Tensors", op);
+  return rc;
+}
+
+static PyObject *index_put(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
+  static char *m_kw[] = {"indices", "values", "accumulate", NULL};
+  static char *f_kw[] = {"input", "indices", "values", "accumulate", NULL};
+  const char *name = inplace ? "index_put_" : "index_put";
+  PyObject *x = self, *indices_o, *values_o;
+  int accumulate = 0, n;
+  const vkt_tensor *indices[VKT_MAX_DIMS];
+  vkt_tensor *t, *values, out;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "OO|p", m_kw, &indices_o, &values_o, &accumulate)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|p", f_kw, &x, &indices_o, &values_o, &accumulate);
+  if (!ok || !(t = vkt_tensor_of(x)) || tensor_list(indices_o, name, &n, indices) < 0)
+    return ok && !PyErr_Occurred() ? PyErr_Format(PyExc_TypeError, "%s(): argument 'input' must be Tensor", name)
+                                   : NULL;
+  if (!(values = vkt_tensor_of(values_o)))
+    return PyErr_Format(PyExc_TypeError, "%s(): argument 'values' must be Tensor", name);
+  if (inplace) {
+    vkt_status st = vkt_index_put_(t, n, indices, values, accumulate);
+    return st ? vkt_raise(st) : Py_NewRef(x);
+  }
+  vkt_status st = vkt_clone(&out, t);
+  if (!st && (st = vkt_index_put_(&out, n, indices, values, accumulate)))
+    vkt_tensor_release(&out);
+  return vkt_py_result(st, &out);
+}
+
+static PyObject *m_index_put_(PyObject *s, PyObject *a, PyObject *k) { return index_put(s, a, k, true); }
+static PyObject *m_index_put(PyObject *s, PyObject *a, PyObject *k) { return index_put(s, a, k, false); }
+static PyObject *f_index_put(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return index_put(NULL, a, k, false);
+}
+static PyObject *f_index_put_(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return index_put(NULL, a, k, true);
+}
+
+#define MK(name, fn, doc)                                                                                              \
+  { name, KW(fn), METH_VARARGS | METH_KEYWORDS, doc }
+
+PyMethodDef vkt_index_methods[] = {
+    MK("index_put_", m_index_put_, "index_put_(indices, values, accumulate=False): self[indices] = values (or +=)"),
+    MK("index_put", m_index_put, "index_put(indices, values, accumulate=False): a copy with index_put_ applied"),
+    {NULL, NULL, 0, NULL},
+};
+
+PyMethodDef vkt_index_functions[] = {
+    MK("index_put_", f_index_put_, "index_put_(input, indices, values, accumulate=False)"),
+    MK("index_put", f_index_put, "index_put(input, indices, values, accumulate=False)"),
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,124 @@
+# Advanced indexing against torch on cpu and vulkan: NumPy arrays, lists, bool masks, several index tensors
+# broadcast together, mixed with slices, ints, None and Ellipsis (with PyTorch's rule for where the
+# indexed dims go), reads and writes (t[key] = v, index_put_ with accumulate), every dtype, int32 and
+# int64 indices. Elements move without arithmetic (except accumulate), so results must match exactly.
+import numpy as np
+import pytest
+
+import vkt
+from conftest import DTYPES, assert_bits_equal, vkt_dtype
+
+torch = pytest.importorskip("torch")
+
+RNG = np.random.default_rng(0)
+XN = RNG.standard_normal((4, 5, 6)).astype(np.float32)
+
+class T:
+    """An int64 tensor index, built on the test's device (or in torch)."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+KEYS = [
+    ("ndarray", np.array([0, 2])),
+    ("list_negative", [0, -1]),
+    ("rows_cols", ([0, 1], [1, 2])),
+    ("slice_then_two", (slice(None), [0, 1], [1, 2])),
+    ("separated_by_slice", ([0, 1], slice(None), [1, 2])),
+    ("ellipsis", (Ellipsis, [0, 3])),
+    ("none_and_slice", (None, [1, 1], None, slice(1, 3))),
+    ("int_and_broadcast", (1, [0, 2], [[1], [2]])),
+    ("mask_full", XN > 0),
+    ("mask_2d", (XN[:, :, 0] > 0,)),
+    ("mask_after_slice", (slice(None), XN[0] > 0)),
+    ("true", (True,)),
+    ("false", (False,)),
+    ("index_2d", ([[0, 1], [2, 3]],)),
+    ("empty_list", ([],)),
+    ("ndarray_mask_and_int", (np.array([True, False, True, True]), 1)),
+    ("int_between", ([0, 1], 1, [1, 2])),
+    ("step_slice", (slice(None, None, 2), [3, -5])),
+    ("tensor_0d", T(2)),
+    ("tensors_and_int", (0, T([1, 2]), T(1))),
+]
+
+
+def make_key(key, device, torch_side):
+    def one(k):
+        if isinstance(k, T):
+            return torch.tensor(k.value) if torch_side else vkt.tensor(k.value, device=device)
+        return k
+    return tuple(one(k) for k in key) if isinstance(key, tuple) else one(key)
+
+
+@pytest.mark.parametrize("name,key", KEYS, ids=[k[0] for k in KEYS])
+def test_getitem_setitem(device, name, key):
+    vkt.vulkan.reset_fallback_stats()
+    ref = torch.tensor(XN)[make_key(key, device, True)]
+    x = vkt.tensor(XN, device=device)
+    got = x[make_key(key, device, False)]
+    assert_bits_equal(np.asarray(got), ref.numpy())
+    values = np.arange(ref.numel(), dtype=np.float32).reshape(tuple(ref.shape))
+    t = torch.tensor(XN)
+    t[make_key(key, device, True)] = torch.tensor(values)
+    x[make_key(key, device, False)] = vkt.tensor(values, device=device)
+    assert_bits_equal(np.asarray(x), t.numpy())
+    x[make_key(key, device, False)] = 2.5  # a number broadcasts
+    t[make_key(key, device, True)] = 2.5
+    assert_bits_equal(np.asarray(x), t.numpy())
+    assert vkt.vulkan.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("itype", ["int32", "int64"])
+def test_dtypes_noncontiguous(device, dtype, itype):
+    base = (np.arange(7 * 9 * 2) % 5).reshape(7, 9, 2).astype(dtype)
+    x = vkt.tensor(base, device=device).transpose(0, 1)[::2]  # non-contiguous: shape (5, 7, 2)
+    ref = torch.tensor(base).transpose(0, 1)[::2]
+    rows, cols = [[4, -1], [0, 2]], [6, -7]
+    i = vkt.tensor(rows, dtype=vkt_dtype(itype), device=device)
+    j = vkt.tensor(cols, dtype=vkt_dtype(itype), device=device)
+    ti, tj = torch.tensor(rows), torch.tensor(cols)
+    assert_bits_equal(np.asarray(x[i, j]), ref[ti, tj].numpy())
+    assert_bits_equal(np.asarray(x[:, j]), ref[:, tj].numpy())
+    assert_bits_equal(np.asarray(x[i, :, 1]), ref[ti, :, 1].numpy())
+    v = np.ones((2, 2, 2), dtype)
+    x[i, j] = vkt.tensor(v, device=device)  # writes through the view into base's storage
+    ref[ti, tj] = torch.tensor(v)
+    assert_bits_equal(np.asarray(x), ref.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int64", "float16"])
+def test_index_put_accumulate(device, dtype):
+    vkt.vulkan.reset_fallback_stats()
+    idx = [0, 1, 1, 4, 4, 4, -1, 2]
+    x = vkt.zeros(5, 3, dtype=vkt_dtype(dtype), device=device)
+    t = torch.zeros(5, 3, dtype=getattr(torch, dtype))
+    vals = np.arange(24).reshape(8, 3).astype(dtype)
+    assert x.index_put_((vkt.tensor(idx, device=device),), vkt.tensor(vals, device=device), accumulate=True) is x
+    t.index_put_((torch.tensor(idx),), torch.tensor(vals), accumulate=True)
+    assert_bits_equal(np.asarray(x), t.numpy())
+    y = vkt.index_put(x, (None, vkt.tensor([2], device=device)), vkt.tensor(7, dtype=vkt_dtype(dtype), device=device))
+    assert_bits_equal(np.asarray(y), t.index_put((torch.arange(5), torch.tensor([2])), torch.tensor(7, dtype=t.dtype)).numpy())
+    if dtype in ("float32", "int32"):
+        assert vkt.vulkan.fallback_stats() == {}
+
+
+def test_big_accumulate_repeats(device):
+    """Many invocations add into a few elements at once: the float32 compare-and-swap loop must lose none."""
+    n = 100_000
+    idx = np.arange(n) % 7
+    x = vkt.zeros(7, device=device)
+    x.index_put_((vkt.tensor(idx, device=device),), vkt.ones(n, device=device), accumulate=True)
+    assert x.tolist() == np.bincount(idx).astype(np.float32).tolist()
+
+
+def test_error_leaves_device_usable(device):
+    x = vkt.tensor([1.0, 2.0, 3.0], device=device)
+    with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 3"):
+        x[vkt.tensor([0, 7], device=device)]
+    with pytest.raises(IndexError, match="index -4 is out of bounds for dimension 0 with size 3"):
+        x[[1, -4]] = 0.0
+    assert x.tolist() == [1.0, 2.0, 3.0]
+    assert (x[[2, -3]] * 2).tolist() == [6.0, 2.0]

@@ -122,3 +122,45 @@ def test_error_leaves_device_usable(device):
         x[[1, -4]] = 0.0
     assert x.tolist() == [1.0, 2.0, 3.0]
     assert (x[[2, -3]] * 2).tolist() == [6.0, 2.0]
+
+
+# (name, call on a module (vkt or torch) with x, index and src); index values repeat and include 0.
+SCATTERS = [
+    ("scatter", lambda m, x, i, s: x.scatter(0, i, s)),
+    ("scatter_value", lambda m, x, i, s: x.scatter(1, i, 2.0)),
+    ("scatter_", lambda m, x, i, s: x.clone().scatter_(1, i, s)),
+    ("scatter_add", lambda m, x, i, s: m.scatter_add(x, 0, i, s)),
+    ("scatter_add_", lambda m, x, i, s: x.clone().scatter_add_(1, i, s)),
+    ("index_copy", lambda m, x, i, s: x.index_copy(0, i[0], s[:3].contiguous())),
+    ("index_add", lambda m, x, i, s: m.index_add(x, 1, i[0], s[:, :3].contiguous())),
+    ("index_add_", lambda m, x, i, s: x.clone().index_add_(0, i[0], s[:3])),
+]
+
+
+@pytest.mark.parametrize("name,call", SCATTERS, ids=[c[0] for c in SCATTERS])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int64"])
+def test_scatter_family(device, name, call, dtype):
+    vkt.vulkan.reset_fallback_stats()
+    x = (np.arange(20) % 7).reshape(4, 5).astype(dtype)
+    i = np.array([[0, 3, 3], [1, 0, 2], [3, 3, 3]])
+    s = np.arange(20, 40).reshape(4, 5).astype(dtype)
+    ref = call(torch, torch.tensor(x), torch.tensor(i), torch.tensor(s))
+    got = call(vkt, vkt.tensor(x, device=device), vkt.tensor(i, device=device), vkt.tensor(s, device=device))
+    if name.startswith("index_copy") or (name.startswith("scatter") and "add" not in name):
+        return  # repeated indices: PyTorch leaves which write wins unspecified; the shapes and dtype still match
+    assert_bits_equal(np.asarray(got), ref.numpy())
+    if dtype in ("float32", "int32"):
+        assert vkt.vulkan.fallback_stats() == {}
+
+
+def test_scatter_unique(device):
+    x = vkt.zeros(3, 4, device=device)
+    i = vkt.tensor([[2, 0, 1, 2], [0, 1, 2, 0]], device=device)
+    s = vkt.tensor(np.arange(8, dtype=np.float32).reshape(2, 4), device=device)
+    ref = torch.zeros(3, 4).scatter(0, torch.tensor([[2, 0, 1, 2], [0, 1, 2, 0]]), torch.arange(8.0).reshape(2, 4))
+    assert_bits_equal(np.asarray(x.scatter(0, i, s)), ref.numpy())
+    with pytest.raises(RuntimeError, match="index 5 is out of bounds for dimension 0 with size 3"):
+        x.scatter_(0, vkt.tensor([[5]], device=device), s)
+    with pytest.raises(IndexError, match=r"index_copy_\(\): index 3 is out of bounds"):
+        x.index_copy_(0, vkt.tensor([3], device=device), vkt.zeros(1, 4, device=device))
+    assert x.tolist() == [[0.0] * 4] * 3

@@ -338,3 +338,85 @@ finish:
     vkt_tensor_release(owned[i]);
   return st;
 }
+
+/* ---- scatter, scatter_add, index_copy_, index_add_ ---- */
+
+static vkt_status index_dtype(const char *op, const vkt_tensor *index) {
+  if (index->dtype != VKT_INT64 && index->dtype != VKT_INT32)
+    return vkt_fail(VKT_ERR_RUNTIME, "%s(): Expected dtype int32/int64 for index", op);
+  return VKT_OK;
+}
+
+vkt_status vkt_scatter_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src, bool add) {
+  const char *op = add ? "scatter_add" : "scatter";
+  int d = 0;
+  vkt_status st;
+  if ((st = vkt_same_device(3, (const vkt_tensor *[]){x, index, src}, NULL)) || (st = index_dtype(op, index)) ||
+      (st = vkt_dim_wrap(dim, x->ndim, &d)))
+    return st;
+  if (src->dtype != x->dtype)
+    return vkt_fail(VKT_ERR_RUNTIME, "%s(): Expected self.dtype to be equal to src.dtype", op);
+  if ((index->ndim ? index->ndim : 1) != (x->ndim ? x->ndim : 1) ||
+      (src->ndim ? src->ndim : 1) != (x->ndim ? x->ndim : 1))
+    return vkt_fail(VKT_ERR_RUNTIME, "Index tensor must have the same number of dimensions as self tensor");
+  vkt_tensor x1 = *x, i1 = *index, s1 = *src; /* 0-d seen as [1]; src seen with index's shape */
+  vkt_tensor *all[] = {&x1, &i1, &s1};
+  for (int k = 0; k < 3; k++)
+    if (all[k]->ndim == 0)
+      all[k]->ndim = 1, all[k]->shape[0] = 1, all[k]->strides[0] = 1;
+  for (int i = 0; i < i1.ndim; i++)
+    if (i1.shape[i] > s1.shape[i] || (i != d && i1.shape[i] > x1.shape[i])) {
+      char a[256], b[256], c[256];
+      vkt_shape_str(index->ndim, index->shape, a, sizeof a);
+      vkt_shape_str(x->ndim, x->shape, b, sizeof b);
+      vkt_shape_str(src->ndim, src->shape, c, sizeof c);
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "Expected index %s to be smaller than self %s apart from dimension %d and to be smaller size "
+                      "than src %s",
+                      a, b, d, c);
+    }
+  memcpy(s1.shape, i1.shape, sizeof *s1.shape * (size_t)i1.ndim);
+  return scatter(&x1, d, &i1, &s1, add, &(vkt_index_check){&i1, x1.shape[d], d, VKT_INDEX_ERR_BOUNDS, false});
+}
+
+vkt_status vkt_scatter_add(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src) {
+  return vkt_scatter_(x, dim, index, src, true);
+}
+
+vkt_status vkt_index_copy_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *source,
+                           bool add) {
+  const char *op = add ? "index_add_" : "index_copy_";
+  char a[256], b[256];
+  int d = 0;
+  vkt_status st;
+  if ((st = vkt_same_device(3, (const vkt_tensor *[]){x, index, source}, NULL)) || (st = index_dtype(op, index)) ||
+      (st = vkt_dim_wrap(dim, x->ndim, &d)))
+    return st;
+  if (index->ndim > 1)
+    return vkt_fail(VKT_ERR_INDEX, "%s(): Index should have dimension 1 or 0 (got %d)", op, index->ndim);
+  if (source->dtype != x->dtype)
+    return vkt_fail(VKT_ERR_RUNTIME, "%s(): self (%s) and source (%s) must have the same scalar type", op,
+                    vkt_dtypes[x->dtype].name, vkt_dtypes[source->dtype].name);
+  vkt_tensor x1 = *x, s1 = *source;
+  if (x1.ndim == 0)
+    x1.ndim = 1, x1.shape[0] = 1, x1.strides[0] = 1;
+  if (s1.ndim == 0)
+    s1.ndim = 1, s1.shape[0] = 1, s1.strides[0] = 1;
+  int64_t k = vkt_tensor_numel(index);
+  bool ok = s1.ndim == x1.ndim && s1.shape[d] == k;
+  for (int i = 0; ok && i < x1.ndim; i++)
+    ok = i == d || s1.shape[i] == x1.shape[i];
+  if (!ok) {
+    vkt_shape_str(source->ndim, source->shape, a, sizeof a);
+    vkt_shape_str(x->ndim, x->shape, b, sizeof b);
+    return vkt_fail(VKT_ERR_INDEX,
+                    "%s(): source %s does not match self %s along every dim but %d, where it must have %lld", op, a, b,
+                    d, (long long)k);
+  }
+  vkt_tensor iv = s1; /* the index seen with source's shape: stride 0 except along d */
+  iv.storage = index->storage, iv.dtype = index->dtype, iv.offset = index->offset;
+  for (int i = 0; i < iv.ndim; i++)
+    iv.strides[i] = i == d && index->ndim ? index->strides[0] : 0;
+  vkt_index_err style = add ? VKT_INDEX_ERR_BOUNDS : VKT_INDEX_ERR_COPY;
+  return scatter(&x1, d, &iv, &s1, add, &(vkt_index_check){&iv, x1.shape[d], d, style, false});
+}

@@ -64,6 +64,15 @@ vkt_status vkt_index(const vkt_tensor *x, int n, const vkt_tensor *const *indice
 vkt_status vkt_index_put_(const vkt_tensor *x, int n, const vkt_tensor *const *indices, const vkt_tensor *values,
                           bool accumulate);
 
+/* x[c with c[dim] = index[c]] = src[c] (add: +=, atomically) for every c of index's shape, which fits in
+ * src's and (but along dim) in x's. vkt_scatter_add is the entry point backward passes of gather and
+ * indexing use. */
+vkt_status vkt_scatter_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src, bool add);
+vkt_status vkt_scatter_add(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src);
+/* index_copy_ (add: index_add_): x's slices index[i] along dim become (add: gain) source's slice i. */
+vkt_status vkt_index_copy_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *source,
+                           bool add);
+
 /* dst[...] = src broadcast to dst's shape, cast to dst's dtype, from any device: Tensor.copy_ and
  * t[key] = tensor. A source overlapping dst's storage is cloned first. */
 vkt_status vkt_assign(const vkt_tensor *dst, const vkt_tensor *src);

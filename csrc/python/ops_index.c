@@ -285,17 +285,86 @@ static PyObject *f_index_put_(PyObject *m, PyObject *a, PyObject *k) {
   return index_put(NULL, a, k, true);
 }
 
+/* ---- scatter, scatter_add, index_copy, index_add: methods (in place with _) and functions ---- */
+
+/* scatter(dim, index, src) or scatter(dim, index, value) and the rest: (dim, index, tensor-or-number). */
+static PyObject *write_along(PyObject *self, PyObject *args, PyObject *kwargs, const char *name, bool index_form,
+                             bool add, bool inplace) {
+  static char *m_kw[] = {"dim", "index", "src", NULL}, *f_kw[] = {"input", "dim", "index", "src", NULL};
+  static char *m_kw2[] = {"dim", "index", "source", NULL}, *f_kw2[] = {"input", "dim", "index", "source", NULL};
+  PyObject *x = self, *index_o, *src_o;
+  long long dim;
+  vkt_tensor *t, *index, out = {0}, value = {0}, spread = {0};
+  int ok =
+      self ? PyArg_ParseTupleAndKeywords(args, kwargs, "LOO", index_form ? m_kw2 : m_kw, &dim, &index_o, &src_o)
+           : PyArg_ParseTupleAndKeywords(args, kwargs, "OLOO", index_form ? f_kw2 : f_kw, &x, &dim, &index_o, &src_o);
+  if (!ok)
+    return NULL;
+  if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)))
+    return PyErr_Format(PyExc_TypeError, "%s(): expected Tensor arguments for input and index", name);
+  vkt_tensor *src = vkt_tensor_of(src_o);
+  vkt_scalar v;
+  vkt_status st = VKT_OK;
+  if (!src) { /* scatter(dim, index, value): the number broadcast over index's shape */
+    if (index_form || add || vkt_py_scalar(src_o, &v) < 0)
+      return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "%s(): argument 'src' must be Tensor", name);
+    if (!(st = vkt_tensor_empty(&value, vkt_tensor_device(t), t->dtype, 0, NULL)) && !(st = vkt_fill_(&value, v)))
+      st = vkt_expand(&spread, &value, index->ndim, index->shape);
+    src = &spread;
+  }
+  const vkt_tensor *target = t;
+  if (!st && !inplace && !(st = vkt_clone(&out, t)))
+    target = &out;
+  if (!st)
+    st = index_form ? vkt_index_copy_(target, dim, index, src, add) : vkt_scatter_(target, dim, index, src, add);
+  vkt_tensor_release(&value);
+  vkt_tensor_release(&spread);
+  if (st) {
+    vkt_tensor_release(&out);
+    return vkt_raise(st);
+  }
+  return inplace ? Py_NewRef(x) : vkt_wrap(&out);
+}
+
+#define WRITE_ALONG(fn, name, index_form, add)                                                                         \
+  static PyObject *m_##fn(PyObject *s, PyObject *a, PyObject *k) {                                                     \
+    return write_along(s, a, k, name, index_form, add, false);                                                         \
+  }                                                                                                                    \
+  static PyObject *m_##fn##_(PyObject *s, PyObject *a, PyObject *k) {                                                  \
+    return write_along(s, a, k, name "_", index_form, add, true);                                                      \
+  }                                                                                                                    \
+  static PyObject *f_##fn(PyObject *m, PyObject *a, PyObject *k) {                                                     \
+    (void)m;                                                                                                           \
+    return write_along(NULL, a, k, name, index_form, add, false);                                                      \
+  }
+WRITE_ALONG(scatter, "scatter", false, false)
+WRITE_ALONG(scatter_add, "scatter_add", false, true)
+WRITE_ALONG(index_copy, "index_copy", true, false)
+WRITE_ALONG(index_add, "index_add", true, true)
+
 #define MK(name, fn, doc)                                                                                              \
   { name, KW(fn), METH_VARARGS | METH_KEYWORDS, doc }
 
 PyMethodDef vkt_index_methods[] = {
     MK("index_put_", m_index_put_, "index_put_(indices, values, accumulate=False): self[indices] = values (or +=)"),
     MK("index_put", m_index_put, "index_put(indices, values, accumulate=False): a copy with index_put_ applied"),
+    MK("scatter", m_scatter, "scatter(dim, index, src or value)"),
+    MK("scatter_", m_scatter_, "in-place scatter(dim, index, src or value)"),
+    MK("scatter_add", m_scatter_add, "scatter_add(dim, index, src): repeated indices add up"),
+    MK("scatter_add_", m_scatter_add_, "in-place scatter_add(dim, index, src)"),
+    MK("index_copy", m_index_copy, "index_copy(dim, index, source)"),
+    MK("index_copy_", m_index_copy_, "in-place index_copy(dim, index, source)"),
+    MK("index_add", m_index_add, "index_add(dim, index, source): repeated indices add up"),
+    MK("index_add_", m_index_add_, "in-place index_add(dim, index, source)"),
     {NULL, NULL, 0, NULL},
 };
 
 PyMethodDef vkt_index_functions[] = {
     MK("index_put_", f_index_put_, "index_put_(input, indices, values, accumulate=False)"),
     MK("index_put", f_index_put, "index_put(input, indices, values, accumulate=False)"),
+    MK("scatter", f_scatter, "scatter(input, dim, index, src or value)"),
+    MK("scatter_add", f_scatter_add, "scatter_add(input, dim, index, src)"),
+    MK("index_copy", f_index_copy, "index_copy(input, dim, index, source)"),
+    MK("index_add", f_index_add, "index_add(input, dim, index, source)"),
     {NULL, NULL, 0, NULL},
 };

@@ -200,7 +200,8 @@ static void result_perm(int at, int bn, int r, bool inverse, int64_t *perm) {
   }
 }
 
-vkt_status vkt_index(const vkt_tensor *x, int n, const vkt_tensor *const *indices, vkt_tensor *out) {
+static vkt_status index_as(const vkt_tensor *x, int n, const vkt_tensor *const *indices, vkt_index_err style,
+                           vkt_tensor *out) {
   adv a;
   vkt_tensor lin = {0}, xp = {0}, c = {0}, flat = {0}, picked = {0}, shaped = {0};
   int64_t bshape[VKT_MAX_DIMS], perm[VKT_MAX_DIMS], rest[VKT_MAX_DIMS], merged, shape[VKT_MAX_DIMS];
@@ -213,7 +214,7 @@ vkt_status vkt_index(const vkt_tensor *x, int n, const vkt_tensor *const *indice
     return VKT_OK;
   }
   int r = adv_order(x, &a, perm, rest, &merged);
-  if ((st = adv_linear(x, &a, VKT_INDEX_ERR_INDEXING, &bn, bshape, &lin)))
+  if ((st = adv_linear(x, &a, style, &bn, bshape, &lin)))
     goto finish;
   if (bn + r > VKT_MAX_DIMS) {
     st = vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions", VKT_MAX_DIMS);
@@ -241,6 +242,85 @@ finish:
   vkt_tensor_release(&flat);
   vkt_tensor_release(&picked);
   vkt_tensor_release(&shaped);
+  return st;
+}
+
+vkt_status vkt_index(const vkt_tensor *x, int n, const vkt_tensor *const *indices, vkt_tensor *out) {
+  return index_as(x, n, indices, VKT_INDEX_ERR_INDEXING, out);
+}
+
+vkt_status vkt_take(const vkt_tensor *x, const vkt_tensor *index, vkt_tensor *out) {
+  vkt_tensor c = {0}, flat = {0};
+  int64_t n = vkt_tensor_numel(x);
+  vkt_status st = vkt_same_device(2, (const vkt_tensor *[]){x, index}, NULL);
+  if (!st && index->dtype != VKT_INT64 && index->dtype != VKT_INT32)
+    st = vkt_fail(VKT_ERR_RUNTIME, "take(): Expected a long tensor for index, but got %s",
+                  vkt_dtypes[index->dtype].name);
+  if (!st && !(st = vkt_contiguous(&c, x)) && !(st = vkt_view(&flat, &c, 1, &n)))
+    st = index_as(&flat, 1, &index, VKT_INDEX_ERR_TAKE, out);
+  vkt_tensor_release(&c);
+  vkt_tensor_release(&flat);
+  return st;
+}
+
+vkt_status vkt_take_along_dim(const vkt_tensor *x, const vkt_tensor *index, bool flat, int64_t dim, vkt_tensor *out) {
+  vkt_tensor cx = {0}, fx = {0}, ci = {0}, fi = {0}, xe = {0}, ie = {0};
+  int d = 0, ndim = 0;
+  int64_t shape[VKT_MAX_DIMS], n = vkt_tensor_numel(x), k = vkt_tensor_numel(index);
+  vkt_status st = vkt_same_device(2, (const vkt_tensor *[]){x, index}, NULL);
+  if (!st && index->dtype != VKT_INT64 && index->dtype != VKT_INT32)
+    st = vkt_fail(VKT_ERR_RUNTIME, "torch.take_along_dim(): dtype of indices should be int64 but got %s instead",
+                  vkt_dtypes[index->dtype].name);
+  if (st)
+    return st;
+  if (flat) {
+    if (!(st = vkt_contiguous(&cx, x)) && !(st = vkt_view(&fx, &cx, 1, &n)) && !(st = vkt_contiguous(&ci, index)) &&
+        !(st = vkt_view(&fi, &ci, 1, &k)))
+      st = vkt_gather(&fx, 0, &fi, out);
+  } else if (x->ndim != index->ndim) {
+    st = vkt_fail(VKT_ERR_RUNTIME,
+                  "torch.take_along_dim(): input and indices should have the same number of dimensions, but got %d "
+                  "dimensions for input, and %d dimensions for indices",
+                  x->ndim, index->ndim);
+  } else if (!(st = vkt_dim_wrap(dim, x->ndim, &d))) { /* both broadcast to each other except along dim */
+    vkt_tensor xs = *x, is = *index;
+    xs.shape[d] = is.shape[d] = 1;
+    if (!(st = vkt_broadcast_shape(2, (const vkt_tensor *[]){&xs, &is}, &ndim, shape))) {
+      shape[d] = x->shape[d];
+      if (!(st = vkt_expand(&xe, x, ndim, shape))) {
+        shape[d] = index->shape[d];
+        if (!(st = vkt_expand(&ie, index, ndim, shape)))
+          st = vkt_gather(&xe, d, &ie, out);
+      }
+    }
+  }
+  vkt_tensor *owned[] = {&cx, &fx, &ci, &fi, &xe, &ie};
+  for (int j = 0; j < 6; j++)
+    vkt_tensor_release(owned[j]);
+  return st;
+}
+
+vkt_status vkt_masked_select(const vkt_tensor *x, const vkt_tensor *mask, vkt_tensor *out) {
+  vkt_tensor xe = {0}, me = {0};
+  int ndim = 0;
+  int64_t shape[VKT_MAX_DIMS];
+  vkt_status st = vkt_same_device(2, (const vkt_tensor *[]){x, mask}, NULL);
+  if (!st && mask->dtype != VKT_BOOL)
+    st = vkt_fail(VKT_ERR_RUNTIME, "masked_select: expected BoolTensor for mask");
+  if (!st && !(st = vkt_broadcast_shape(2, (const vkt_tensor *[]){x, mask}, &ndim, shape)) &&
+      !(st = vkt_expand(&xe, x, ndim, shape)) && !(st = vkt_expand(&me, mask, ndim, shape))) {
+    int64_t n = vkt_tensor_numel(&xe);
+    vkt_tensor flat_x = {0}, flat_m = {0}, cx = {0}, cm = {0};
+    const vkt_tensor *m = &flat_m;
+    if (!(st = vkt_contiguous(&cx, &xe)) && !(st = vkt_view(&flat_x, &cx, 1, &n)) && !(st = vkt_contiguous(&cm, &me)) &&
+        !(st = vkt_view(&flat_m, &cm, 1, &n)))
+      st = vkt_index(&flat_x, 1, &m, out);
+    vkt_tensor *owned[] = {&flat_x, &flat_m, &cx, &cm};
+    for (int k = 0; k < 4; k++)
+      vkt_tensor_release(owned[k]);
+  }
+  vkt_tensor_release(&xe);
+  vkt_tensor_release(&me);
   return st;
 }
 
@@ -419,4 +499,75 @@ vkt_status vkt_index_copy_(const vkt_tensor *x, int64_t dim, const vkt_tensor *i
     iv.strides[i] = i == d && index->ndim ? index->strides[0] : 0;
   vkt_index_err style = add ? VKT_INDEX_ERR_BOUNDS : VKT_INDEX_ERR_COPY;
   return scatter(&x1, d, &iv, &s1, add, &(vkt_index_check){&iv, x1.shape[d], d, style, false});
+}
+
+vkt_status vkt_masked_scatter_(const vkt_tensor *x, const vkt_tensor *mask, const vkt_tensor *source) {
+  vkt_tensor me = {0}, cm = {0}, c = {0}, flat = {0}, head = {0};
+  uint8_t *bits = NULL;
+  int64_t n = vkt_tensor_numel(x), count = 0, total = vkt_tensor_numel(source);
+  vkt_status st = vkt_same_device(3, (const vkt_tensor *[]){x, mask, source}, NULL);
+  if (!st && mask->dtype != VKT_BOOL)
+    st = vkt_fail(VKT_ERR_RUNTIME, "masked_scatter_ only supports boolean masks, but got mask with dtype %s",
+                  vkt_dtypes[mask->dtype].name);
+  if (!st && source->dtype != x->dtype)
+    st = vkt_fail(VKT_ERR_RUNTIME, "masked_scatter_: expected self and source to have same dtypes but got %s and %s",
+                  vkt_dtypes[x->dtype].name, vkt_dtypes[source->dtype].name);
+  if (st || (st = vkt_expand(&me, mask, x->ndim, x->shape)) || (st = vkt_contiguous(&cm, &me)))
+    goto finish;
+  if (!(bits = malloc((size_t)n + 1))) {
+    st = vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+    goto finish;
+  }
+  if (n && (st = vkt_read(&cm, bits)))
+    goto finish;
+  for (int64_t i = 0; i < n; i++)
+    count += bits[i] != 0;
+  if (count > total) {
+    st = vkt_fail(VKT_ERR_RUNTIME, "Number of elements of source < number of ones in mask");
+    goto finish;
+  }
+  const vkt_tensor *m = &cm;
+  if (!(st = vkt_contiguous(&c, source)) && !(st = vkt_view(&flat, &c, 1, &total)) &&
+      !(st = vkt_slice(&head, &flat, 0, 0, count, 1)))
+    st = vkt_index_put_(x, 1, &m, &head, false);
+finish:
+  free(bits);
+  vkt_tensor *owned[] = {&me, &cm, &c, &flat, &head};
+  for (int k = 0; k < 5; k++)
+    vkt_tensor_release(owned[k]);
+  return st;
+}
+
+vkt_status vkt_index_fill_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *value) {
+  adv a = {.n = 1};
+  vkt_tensor lin = {0}, v = {0}, spread = {0};
+  int d = 0, bn = 0;
+  int64_t bshape[VKT_MAX_DIMS];
+  vkt_status st;
+  if ((st = vkt_same_device(2, (const vkt_tensor *[]){x, index}, NULL)) || (st = index_dtype("index_fill_", index)) ||
+      (st = vkt_dim_wrap(dim, x->ndim, &d)))
+    return st;
+  if (index->ndim > 1)
+    return vkt_fail(VKT_ERR_INDEX, "index_fill_(): Index is supposed to be a vector");
+  if (value->ndim != 0)
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "index_fill_ only supports a 0-dimensional value tensor, but got tensor with %d "
+                    "dimension(s).",
+                    value->ndim);
+  vkt_tensor x1 = *x;
+  if (x1.ndim == 0)
+    x1.ndim = 1, x1.shape[0] = 1, x1.strides[0] = 1;
+  a.dims[0] = d;
+  vkt_tensor_share(&a.idx[0], index);
+  int64_t shape[VKT_MAX_DIMS];
+  memcpy(shape, x1.shape, sizeof *shape * (size_t)x1.ndim);
+  shape[d] = vkt_tensor_numel(index);
+  if (!(st = adv_linear(&x1, &a, VKT_INDEX_ERR_INDEXING, &bn, bshape, &lin)) &&
+      !(st = vkt_to(&v, value, vkt_tensor_device(x), x->dtype)) && !(st = vkt_expand(&spread, &v, x1.ndim, shape)))
+    st = vkt_index_copy_(&x1, d, &lin, &spread, false);
+  adv_release(&a);
+  vkt_tensor_release(&lin);
+  vkt_tensor_release(&v);
+  vkt_tensor_release(&spread);
+  return st;
 }

@@ -73,6 +73,28 @@ vkt_status vkt_scatter_add(const vkt_tensor *x, int64_t dim, const vkt_tensor *i
 vkt_status vkt_index_copy_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *source,
                            bool add);
 
+/* take (x flattened, negative indices from the end), masked_select (x and mask broadcast), masked_scatter_
+ * (mask read to the host), index_fill_ (value a 0-d tensor; negative indices from the end). */
+vkt_status vkt_take(const vkt_tensor *x, const vkt_tensor *index, vkt_tensor *out);
+vkt_status vkt_masked_select(const vkt_tensor *x, const vkt_tensor *mask, vkt_tensor *out);
+/* flat: dim=None (both flattened). */
+vkt_status vkt_take_along_dim(const vkt_tensor *x, const vkt_tensor *index, bool flat, int64_t dim, vkt_tensor *out);
+vkt_status vkt_masked_scatter_(const vkt_tensor *x, const vkt_tensor *mask, const vkt_tensor *source);
+vkt_status vkt_index_fill_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *value);
+
+/* Layout composites (layout.c), as PyTorch's: views where PyTorch returns views, else one copy. */
+vkt_status vkt_narrow(vkt_tensor *out, const vkt_tensor *x, int64_t dim, int64_t start, int64_t length);
+vkt_status vkt_movedim(vkt_tensor *out, const vkt_tensor *x, int n, const int64_t *src, const int64_t *dst);
+vkt_status vkt_unflatten(vkt_tensor *out, const vkt_tensor *x, int64_t dim, int n, const int64_t *sizes);
+vkt_status vkt_diagonal(vkt_tensor *out, const vkt_tensor *x, int64_t offset, int64_t dim1, int64_t dim2);
+vkt_status vkt_repeat(vkt_tensor *out, const vkt_tensor *x, int n, const int64_t *reps);
+vkt_status vkt_tile(vkt_tensor *out, const vkt_tensor *x, int n, const int64_t *reps);
+/* flat: dim=None (x flattened first). */
+vkt_status vkt_repeat_interleave(vkt_tensor *out, const vkt_tensor *x, int64_t repeats, bool flat, int64_t dim);
+vkt_status vkt_rot90(vkt_tensor *out, const vkt_tensor *x, int64_t k, int64_t dim0, int64_t dim1);
+vkt_status vkt_diag_embed(vkt_tensor *out, const vkt_tensor *x, int64_t offset, int64_t dim1, int64_t dim2);
+vkt_status vkt_diag(vkt_tensor *out, const vkt_tensor *x, int64_t diagonal);
+
 /* dst[...] = src broadcast to dst's shape, cast to dst's dtype, from any device: Tensor.copy_ and
  * t[key] = tensor. A source overlapping dst's storage is cloned first. */
 vkt_status vkt_assign(const vkt_tensor *dst, const vkt_tensor *src);

@@ -571,12 +571,12 @@ static int count_slots(const PyType_Slot *s) {
 }
 
 int vkt_tensor_type_add(PyObject *module, vkt_py_state *state) {
-  PyMethodDef *families[] = {tensor_methods,     vkt_elementwise_methods, vkt_reduce_methods, vkt_matmul_methods,
-                             vkt_shape_methods, vkt_index_methods};
-  int nm[6];
-  for (int i = 0; i < 6; i++)
+  PyMethodDef *families[] = {tensor_methods,    vkt_elementwise_methods, vkt_reduce_methods, vkt_matmul_methods,
+                             vkt_shape_methods, vkt_index_methods,       vkt_layout_methods};
+  int nm[7];
+  for (int i = 0; i < 7; i++)
     nm[i] = count_methods(families[i]);
-  PyMethodDef *methods = concat(sizeof *methods, 6, (void *const *)families, nm);
+  PyMethodDef *methods = concat(sizeof *methods, 7, (void *const *)families, nm);
   PyType_Slot extra = {Py_tp_methods, methods};
   int ns[3] = {(int)(sizeof tensor_slots / sizeof *tensor_slots), count_slots(vkt_number_slots), 1};
   PyType_Slot *slots = concat(sizeof *slots, 3, (void *const[]){tensor_slots, vkt_number_slots, &extra}, ns);

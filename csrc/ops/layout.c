@@ -250,3 +250,31 @@ vkt_status vkt_diag(vkt_tensor *out, const vkt_tensor *x, int64_t diagonal) {
   vkt_tensor_release(&d);
   return st;
 }
+
+vkt_status vkt_meshgrid(int n, const vkt_tensor *const *ts, bool xy, vkt_tensor *outs) {
+  int64_t shape[VKT_MAX_DIMS];
+  vkt_status st = vkt_same_device(n, ts, NULL);
+  if (st)
+    return st;
+  if (n > VKT_MAX_DIMS)
+    return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions", VKT_MAX_DIMS);
+  for (int k = 0; k < n; k++) {
+    if (ts[k]->ndim > 1)
+      return vkt_fail(VKT_ERR_RUNTIME, "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: %dD",
+                      ts[k]->ndim);
+    if (ts[k]->dtype != ts[0]->dtype)
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "torch.meshgrid: Expected all tensors in the tensor list to have the same dtype");
+    int at = xy && n > 1 && k < 2 ? 1 - k : k; /* xy: the first two inputs' dims trade places */
+    shape[at] = vkt_tensor_numel(ts[k]);
+  }
+  for (int k = 0; k < n; k++) {
+    int at = xy && n > 1 && k < 2 ? 1 - k : k;
+    vkt_tensor v = *ts[k]; /* a line along dim at, stride 0 elsewhere */
+    v.ndim = n;
+    for (int i = 0; i < n; i++)
+      v.shape[i] = shape[i], v.strides[i] = i == at && ts[k]->ndim ? ts[k]->strides[0] : 0;
+    vkt_tensor_share(&outs[k], &v);
+  }
+  return VKT_OK;
+}

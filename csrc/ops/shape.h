@@ -94,6 +94,8 @@ vkt_status vkt_repeat_interleave(vkt_tensor *out, const vkt_tensor *x, int64_t r
 vkt_status vkt_rot90(vkt_tensor *out, const vkt_tensor *x, int64_t k, int64_t dim0, int64_t dim1);
 vkt_status vkt_diag_embed(vkt_tensor *out, const vkt_tensor *x, int64_t offset, int64_t dim1, int64_t dim2);
 vkt_status vkt_diag(vkt_tensor *out, const vkt_tensor *x, int64_t diagonal);
+/* meshgrid's n outputs (new references, broadcast views of the inputs); xy: indexing='xy'. */
+vkt_status vkt_meshgrid(int n, const vkt_tensor *const *ts, bool xy, vkt_tensor *outs);
 
 /* dst[...] = src broadcast to dst's shape, cast to dst's dtype, from any device: Tensor.copy_ and
  * t[key] = tensor. A source overlapping dst's storage is cloned first. */

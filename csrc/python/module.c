@@ -555,8 +555,9 @@ static PyMethodDef module_methods[] = {
 
 static int add_functions(PyObject *module) {
   PyMethodDef *families[] = {vkt_elementwise_functions, vkt_reduce_functions, vkt_matmul_functions,
-                             vkt_shape_functions,       vkt_index_functions,  vkt_layout_functions};
-  for (int i = 0; i < 6; i++)
+                             vkt_shape_functions,       vkt_index_functions,  vkt_layout_functions,
+                             vkt_creation_functions};
+  for (int i = 0; i < 7; i++)
     if (PyModule_AddFunctions(module, families[i]) < 0)
       return -1;
   return 0;

@@ -93,7 +93,7 @@ PyObject *vkt_py_getitem_advanced(PyObject *self, PyObject *key);
 /* Writes a number, a tensor, or anything vkt.tensor() takes into dst (ops_shape.c); -1 on error. */
 int vkt_py_write_value(const vkt_tensor *dst, PyObject *value);
 extern PyMethodDef vkt_index_methods[], vkt_index_functions[];
-extern PyMethodDef vkt_layout_methods[], vkt_layout_functions[];
+extern PyMethodDef vkt_layout_methods[], vkt_layout_functions[], vkt_creation_functions[];
 /* The number protocol and comparisons of Tensor (ops_elementwise.c). */
 extern PyType_Slot vkt_number_slots[];
 

@@ -367,8 +367,32 @@ static vkt_status broadcast_values(const vkt_tensor *values, int ndim, const int
   return vkt_expand(out, &v, ndim, shape) ? value_shape_error(values, ndim, shape) : VKT_OK;
 }
 
+/* x[mask] = one value, for a bool mask over x's leading dims: masked_fill in place, which reads nothing
+ * back (the general path reads the mask to the host). */
+static vkt_status mask_fill(const vkt_tensor *x, const vkt_tensor *mask, const vkt_tensor *value) {
+  vkt_tensor m = {0}, v = {0};
+  vkt_status st = check_mask(x, mask, 0);
+  if (st || (st = vkt_to(&m, mask, vkt_tensor_device(x), VKT_BOOL)) || (st = vkt_view(&v, value, 0, NULL)))
+    goto finish;
+  for (; m.ndim < x->ndim; m.ndim++) /* x's trailing dims as size 1, to broadcast */
+    m.shape[m.ndim] = 1, m.strides[m.ndim] = 1;
+  st = vkt_masked_fill(x, &m, &v, (vkt_scalar){0}, true, NULL);
+finish:
+  vkt_tensor_release(&m);
+  vkt_tensor_release(&v);
+  return st;
+}
+
 vkt_status vkt_index_put_(const vkt_tensor *x, int n, const vkt_tensor *const *indices, const vkt_tensor *values,
                           bool accumulate) {
+  if (n >= 1 && indices[0] && indices[0]->dtype == VKT_BOOL && indices[0]->ndim > 0 && !accumulate &&
+      vkt_tensor_numel(values) == 1) {
+    bool rest = true;
+    for (int i = 1; i < n; i++)
+      rest = rest && !indices[i];
+    if (rest && !vkt_same_device(2, (const vkt_tensor *[]){x, values}, NULL))
+      return mask_fill(x, indices[0], values);
+  }
   adv a;
   vkt_tensor lin = {0}, xp = {0}, c = {0}, flat = {0}, e = {0}, ep = {0}, v = {0}, v2 = {0}, iv;
   int64_t bshape[VKT_MAX_DIMS], perm[VKT_MAX_DIMS], rest[VKT_MAX_DIMS], merged, shape[VKT_MAX_DIMS];

@@ -1,15 +1,16 @@
 #version 450
-// scatter.comp: out[c with c[dim] = index[c]] = src[c] (OP_SET) or += src[c] (OP_ADD), for every c of
-// index's shape: scatter, scatter_add, index_copy, index_add and index_put (whose 1-D index the host
-// views with src's shape, stride 0 off dim). OP_ADD adds atomically, since indices may repeat: int32
-// with atomicAdd, float32 by compare-and-swap on the word. An index outside [0, size) is skipped and
-// sets the error word, which the host reads after the dispatch.
+// scatter.comp: out[c with c[dim] = index[c]] = src[c] (OP_SET), or combined with it (OP_ADD, OP_PROD,
+// OP_AMAX, OP_AMIN), for every c of index's shape: scatter, scatter_add, scatter_reduce, index_copy,
+// index_add and index_put (whose 1-D index the host views with src's shape, stride 0 off dim). Indices may
+// repeat, so combining is atomic: int32 adds with atomicAdd, everything else (float32, and int32 for the
+// others) by compare-and-swap on the 32-bit word. An index outside [0, size) is skipped and sets the error
+// word, which the host reads after the dispatch.
 #include "shape.glsl"
 
-#ifdef OP_ADD
-layout(std430, binding = 0) buffer Out { WORD out_[]; };
-#else
+#ifdef OP_SET
 layout(std430, binding = 0) writeonly buffer Out { WORD out_[]; };
+#else
+layout(std430, binding = 0) buffer Out { WORD out_[]; };
 #endif
 layout(std430, binding = 1) readonly buffer Src { WORD src_[]; };
 #ifdef INDEX64
@@ -18,6 +19,30 @@ layout(std430, binding = 2) readonly buffer Index { uvec2 index_[]; };
 layout(std430, binding = 2) readonly buffer Index { int index_[]; };
 #endif
 layout(std430, binding = 3) writeonly buffer Err { uint err_[]; };
+
+#ifndef OP_SET
+#ifdef ADD_INT // int32: the word as a signed integer
+#define T int
+#define LOAD(u) int(u)
+#define STORE(v) uint(v)
+#else // float32
+#define T float
+#define LOAD(u) uintBitsToFloat(u)
+#define STORE(v) floatBitsToUint(v)
+#endif
+uint combine(uint a_bits, uint b_bits) {
+  T a = LOAD(a_bits), b = LOAD(b_bits);
+#if defined(OP_ADD)
+  return STORE(a + b);
+#elif defined(OP_PROD)
+  return STORE(a * b);
+#elif defined(OP_AMAX) // NaN wins, as in PyTorch
+  return STORE(a != a || a >= b ? a : b);
+#else
+  return STORE(a != a || a <= b ? a : b);
+#endif
+}
+#endif
 
 void main() {
   uint i = linear_id();
@@ -41,15 +66,15 @@ void main() {
   }
   uint at = idx[0] + (k - coord[dim]) * p.stride[dim];
   WORD w = src_[idx[1]];
-#if defined(OP_ADD) && defined(ADD_INT)
-  atomicAdd(out_[at], w);
-#elif defined(OP_ADD)
-  uint seen = out_[at], want;
-  do { // float32: retry until no other invocation changed the word between the read and the swap
-    want = seen;
-    seen = atomicCompSwap(out_[at], want, floatBitsToUint(uintBitsToFloat(want) + uintBitsToFloat(w)));
-  } while (seen != want);
-#else
+#if defined(OP_SET)
   out_[at] = w;
+#elif defined(OP_ADD) && defined(ADD_INT)
+  atomicAdd(out_[at], w);
+#else
+  uint seen = out_[at], want;
+  do { // retry until no other invocation changed the word between the read and the swap
+    want = seen;
+    seen = atomicCompSwap(out_[at], want, combine(want, w));
+  } while (seen != want);
 #endif
 }

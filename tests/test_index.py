@@ -164,3 +164,36 @@ def test_scatter_unique(device):
     with pytest.raises(IndexError, match=r"index_copy_\(\): index 3 is out of bounds"):
         x.index_copy_(0, vkt.tensor([3], device=device), vkt.zeros(1, 4, device=device))
     assert x.tolist() == [[0.0] * 4] * 3
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int64", "float16", "uint8"])
+def test_scatter_reduce(device, reduce, include_self, dtype):
+    vkt.vulkan.reset_fallback_stats()
+    x = (np.arange(15) % 4 + 1).reshape(3, 5).astype(dtype)
+    i = np.array([[0, 2, 2, 1], [2, 2, 0, 0]])
+    s = (np.arange(8) % 3 + 1).reshape(2, 4).astype(dtype)
+    ref = torch.tensor(x).scatter_reduce(0, torch.tensor(i), torch.tensor(s), reduce, include_self=include_self)
+    got = vkt.tensor(x, device=device).scatter_reduce(0, vkt.tensor(i, device=device), vkt.tensor(s, device=device),
+                                                       reduce, include_self=include_self)
+    if dtype == "float16" and reduce == "mean":
+        np.testing.assert_allclose(np.asarray(got).astype(np.float64), ref.double().numpy(), rtol=1e-3)
+    else:
+        assert_bits_equal(np.asarray(got), ref.numpy())
+    if dtype in ("float32", "int32"):
+        assert vkt.vulkan.fallback_stats() == {}
+
+
+def test_scatter_reduce_nan_and_legacy(device):
+    x = vkt.tensor([1.0, 5.0, 2.0], device=device)
+    i = vkt.tensor([0, 0, 1, 2], device=device)
+    s = vkt.tensor([float("nan"), 3.0, 9.0, -1.0], device=device)
+    ref = torch.tensor([1.0, 5.0, 2.0]).scatter_reduce(0, torch.tensor([0, 0, 1, 2]),
+                                                       torch.tensor([float("nan"), 3.0, 9.0, -1.0]), "amax")
+    assert_bits_equal(np.asarray(x.scatter_reduce(0, i, s, "amax")), ref.numpy())
+    t = torch.tensor([1.0, 5.0, 2.0])
+    assert_bits_equal(np.asarray(x.scatter(0, i[1:], s[1:], reduce="multiply")),
+                      t.scatter(0, torch.tensor([0, 1, 2]), torch.tensor([3.0, 9.0, -1.0]), reduce="multiply").numpy())
+    with pytest.raises(RuntimeError, match="reduce argument must be either sum, prod, mean, amax or amin"):
+        x.scatter_reduce(0, i, s, "max")

@@ -327,12 +327,17 @@ vkt_status vkt_masked_select(const vkt_tensor *x, const vkt_tensor *mask, vkt_te
 /* ---- writes through an index along one dim ---- */
 
 /* dst[c with c[d] = index[c]] = src[c] (or +=) over index's shape, index any view of src's shape. */
-static vkt_status scatter(const vkt_tensor *dst, int d, const vkt_tensor *index, const vkt_tensor *src, bool add,
-                          const vkt_index_check *check) {
+static vkt_status scatter_op(vkt_op_id id, const vkt_tensor *dst, int d, const vkt_tensor *index, const vkt_tensor *src,
+                             const vkt_index_check *check) {
   if (vkt_tensor_numel(index) == 0)
     return VKT_OK;
   vkt_op_args a = {.out = dst, .in = {dst, index, src}, .nin = 3, .iparam = {d}, .flags = check ? check->style : 0};
-  return vkt_index_run_checked(add ? VKT_OP_SCATTER_ADD : VKT_OP_SCATTER, &a, check);
+  return vkt_index_run_checked(id, &a, check);
+}
+
+static vkt_status scatter(const vkt_tensor *dst, int d, const vkt_tensor *index, const vkt_tensor *src, bool add,
+                          const vkt_index_check *check) {
+  return scatter_op(add ? VKT_OP_SCATTER_ADD : VKT_OP_SCATTER, dst, d, index, src, check);
 }
 
 /* src as a contiguous tensor of dst's dtype, never sharing dst's storage (a write must not read what it
@@ -451,25 +456,26 @@ static vkt_status index_dtype(const char *op, const vkt_tensor *index) {
   return VKT_OK;
 }
 
-vkt_status vkt_scatter_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src, bool add) {
-  const char *op = add ? "scatter_add" : "scatter";
-  int d = 0;
+/* The checks of scatter's arguments, and x, index and src as the scatter shader takes them (0-d as [1],
+ * src cut to index's shape) with dim wrapped into *d. */
+static vkt_status scatter_args(const char *op, const vkt_tensor *x, int64_t dim, const vkt_tensor *index,
+                               const vkt_tensor *src, int *d, vkt_tensor *x1, vkt_tensor *i1, vkt_tensor *s1) {
   vkt_status st;
   if ((st = vkt_same_device(3, (const vkt_tensor *[]){x, index, src}, NULL)) || (st = index_dtype(op, index)) ||
-      (st = vkt_dim_wrap(dim, x->ndim, &d)))
+      (st = vkt_dim_wrap(dim, x->ndim, d)))
     return st;
   if (src->dtype != x->dtype)
     return vkt_fail(VKT_ERR_RUNTIME, "%s(): Expected self.dtype to be equal to src.dtype", op);
   if ((index->ndim ? index->ndim : 1) != (x->ndim ? x->ndim : 1) ||
       (src->ndim ? src->ndim : 1) != (x->ndim ? x->ndim : 1))
     return vkt_fail(VKT_ERR_RUNTIME, "Index tensor must have the same number of dimensions as self tensor");
-  vkt_tensor x1 = *x, i1 = *index, s1 = *src; /* 0-d seen as [1]; src seen with index's shape */
-  vkt_tensor *all[] = {&x1, &i1, &s1};
+  *x1 = *x, *i1 = *index, *s1 = *src;
+  vkt_tensor *all[] = {x1, i1, s1};
   for (int k = 0; k < 3; k++)
     if (all[k]->ndim == 0)
       all[k]->ndim = 1, all[k]->shape[0] = 1, all[k]->strides[0] = 1;
-  for (int i = 0; i < i1.ndim; i++)
-    if (i1.shape[i] > s1.shape[i] || (i != d && i1.shape[i] > x1.shape[i])) {
+  for (int i = 0; i < i1->ndim; i++)
+    if (i1->shape[i] > s1->shape[i] || (i != *d && i1->shape[i] > x1->shape[i])) {
       char a[256], b[256], c[256];
       vkt_shape_str(index->ndim, index->shape, a, sizeof a);
       vkt_shape_str(x->ndim, x->shape, b, sizeof b);
@@ -477,10 +483,82 @@ vkt_status vkt_scatter_(const vkt_tensor *x, int64_t dim, const vkt_tensor *inde
       return vkt_fail(VKT_ERR_RUNTIME,
                       "Expected index %s to be smaller than self %s apart from dimension %d and to be smaller size "
                       "than src %s",
-                      a, b, d, c);
+                      a, b, *d, c);
     }
-  memcpy(s1.shape, i1.shape, sizeof *s1.shape * (size_t)i1.ndim);
-  return scatter(&x1, d, &i1, &s1, add, &(vkt_index_check){&i1, x1.shape[d], d, VKT_INDEX_ERR_BOUNDS, false});
+  memcpy(s1->shape, i1->shape, sizeof *s1->shape * (size_t)i1->ndim);
+  return VKT_OK;
+}
+
+vkt_status vkt_scatter_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src, bool add) {
+  vkt_tensor x1, i1, s1;
+  int d = 0;
+  vkt_status st = scatter_args(add ? "scatter_add" : "scatter", x, dim, index, src, &d, &x1, &i1, &s1);
+  return st ? st : scatter(&x1, d, &i1, &s1, add, &(vkt_index_check){&i1, x1.shape[d], d, VKT_INDEX_ERR_BOUNDS, false});
+}
+
+/* identity of a reduction in dtype: where include_self=False starts. */
+static vkt_scalar reduce_identity(vkt_scatter_reduce how, vkt_dtype dtype) {
+  static const int64_t imax[VKT_DTYPE_COUNT] = {
+      [VKT_INT32] = INT32_MAX, [VKT_INT64] = INT64_MAX, [VKT_UINT8] = UINT8_MAX, [VKT_BOOL] = 1};
+  bool f = vkt_dtypes[dtype].is_float;
+  switch (how) {
+  case VKT_SCATTER_PROD: return (vkt_scalar){false, 0, 1};
+  case VKT_SCATTER_AMAX:
+    return f ? (vkt_scalar){true, -1.0 / 0.0, 0}
+             : (vkt_scalar){false, 0, dtype == VKT_UINT8 || dtype == VKT_BOOL ? 0 : -imax[dtype] - 1};
+  case VKT_SCATTER_AMIN: return f ? (vkt_scalar){true, 1.0 / 0.0, 0} : (vkt_scalar){false, 0, imax[dtype]};
+  default: return (vkt_scalar){false, 0, 0};
+  }
+}
+
+/* mean: x (the sums) divided by how many values each element took, where it took any (floor division for
+ * integers, as PyTorch's). */
+static vkt_status divide_by_count(const vkt_tensor *x, int d, const vkt_tensor *i1, bool include_self) {
+  vkt_tensor count = {0}, one = {0}, ones = {0}, q = {0}, r = {0}, none = {0};
+  vkt_scalar unit = {false, 0, 1};
+  vkt_status st;
+  if ((st = vkt_tensor_empty(&count, vkt_tensor_device(x), x->dtype, x->ndim, x->shape)) ||
+      (st = vkt_fill_(&count, (vkt_scalar){false, 0, include_self})) ||
+      (st = vkt_tensor_empty(&one, vkt_tensor_device(x), x->dtype, 0, NULL)) || (st = vkt_fill_(&one, unit)) ||
+      (st = vkt_expand(&ones, &one, i1->ndim, i1->shape)) || (st = scatter(&count, d, i1, &ones, true, NULL)))
+    goto finish;
+  vkt_op_id div = vkt_dtypes[x->dtype].is_float ? VKT_OP_DIV : VKT_OP_DIV_FLOOR;
+  if ((st = vkt_binary(VKT_OP_EQ, (vkt_operand){.t = &count}, (vkt_operand){.s = {false, 0, 0}}, unit, NULL, &none)) ||
+      (st = vkt_where(&none, (vkt_operand){.s = unit}, (vkt_operand){.t = &count}, &q)) || /* x / 1 where none came */
+      (st = vkt_binary(div, (vkt_operand){.t = x}, (vkt_operand){.t = &q}, unit, NULL, &r)))
+    goto finish;
+  st = vkt_copy_(x, &r);
+finish:
+  vkt_tensor *owned[] = {&count, &one, &ones, &q, &r, &none};
+  for (int k = 0; k < 6; k++)
+    vkt_tensor_release(owned[k]);
+  return st;
+}
+
+vkt_status vkt_scatter_reduce_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src,
+                               vkt_scatter_reduce how, bool include_self) {
+  static const vkt_op_id ids[] = {[VKT_SCATTER_SUM] = VKT_OP_SCATTER_ADD,
+                                  [VKT_SCATTER_PROD] = VKT_OP_SCATTER_PROD,
+                                  [VKT_SCATTER_MEAN] = VKT_OP_SCATTER_ADD,
+                                  [VKT_SCATTER_AMAX] = VKT_OP_SCATTER_AMAX,
+                                  [VKT_SCATTER_AMIN] = VKT_OP_SCATTER_AMIN};
+  vkt_tensor x1, i1, s1, start = {0}, spread = {0};
+  int d = 0;
+  vkt_status st = scatter_args("scatter_reduce", x, dim, index, src, &d, &x1, &i1, &s1);
+  if (st)
+    return st;
+  vkt_index_check check = {&i1, x1.shape[d], d, VKT_INDEX_ERR_BOUNDS, false};
+  if (!include_self && /* the elements written start from the reduction's identity */
+      ((st = vkt_tensor_empty(&start, vkt_tensor_device(x), x->dtype, 0, NULL)) ||
+       (st = vkt_fill_(&start, reduce_identity(how, x->dtype))) ||
+       (st = vkt_expand(&spread, &start, i1.ndim, i1.shape)) || (st = scatter(&x1, d, &i1, &spread, false, &check))))
+    goto finish;
+  if (!(st = scatter_op(ids[how], &x1, d, &i1, &s1, include_self ? &check : NULL)) && how == VKT_SCATTER_MEAN)
+    st = divide_by_count(&x1, d, &i1, include_self);
+finish:
+  vkt_tensor_release(&start);
+  vkt_tensor_release(&spread);
+  return st;
 }
 
 vkt_status vkt_scatter_add(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src) {

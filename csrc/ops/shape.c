@@ -531,7 +531,10 @@ static geometry geometry_of(const vkt_op *op, const vkt_op_args *a) {
   case VKT_OP_INDEX_SELECT: g.limit = a->in[0]->shape[a->iparam[0]]; break;
   case VKT_OP_INDEX_WRAP: g.t[2] = NULL, g.limit = a->iparam[0], g.param = 0; break;
   case VKT_OP_SCATTER:
-  case VKT_OP_SCATTER_ADD: /* invocations over index's shape; out keeps its own strides */
+  case VKT_OP_SCATTER_ADD:
+  case VKT_OP_SCATTER_PROD:
+  case VKT_OP_SCATTER_AMAX:
+  case VKT_OP_SCATTER_AMIN: /* invocations over index's shape; out keeps its own strides */
     g.iter = a->in[1], g.t[1] = a->in[2], g.t[2] = a->in[1], g.limit = a->out->shape[a->iparam[0]];
     break;
   default: g.t[2] = NULL; break;
@@ -560,8 +563,11 @@ bool vkt_shape_supports(const vkt_op *op, const vkt_op_args *a, const char **why
     *why = "the adapter has no shaderInt64";
     return false;
   }
-  *why = "no atomic add for this dtype";
-  if (op == &vkt_ops[VKT_OP_SCATTER_ADD] && a->out->dtype != VKT_FLOAT32 && a->out->dtype != VKT_INT32)
+  *why = "no atomic combine for this dtype (float32 and int32 have one)";
+  vkt_op_id id = (vkt_op_id)(op - vkt_ops);
+  bool combines =
+      id == VKT_OP_SCATTER_ADD || id == VKT_OP_SCATTER_PROD || id == VKT_OP_SCATTER_AMAX || id == VKT_OP_SCATTER_AMIN;
+  if (combines && a->out->dtype != VKT_FLOAT32 && a->out->dtype != VKT_INT32)
     return false;
   *why = "more than 2^32 elements";
   if (vkt_tensor_numel(g.iter) > UINT32_MAX || g.limit > UINT32_MAX)

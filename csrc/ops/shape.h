@@ -69,6 +69,17 @@ vkt_status vkt_index_put_(const vkt_tensor *x, int n, const vkt_tensor *const *i
  * indexing use. */
 vkt_status vkt_scatter_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src, bool add);
 vkt_status vkt_scatter_add(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src);
+/* scatter_reduce_: x's elements at index (as scatter) reduced with src's; include_self false: from the
+ * reduction's identity instead of x's value (mean: over the values that arrived). */
+typedef enum {
+  VKT_SCATTER_SUM,
+  VKT_SCATTER_PROD,
+  VKT_SCATTER_MEAN,
+  VKT_SCATTER_AMAX,
+  VKT_SCATTER_AMIN
+} vkt_scatter_reduce;
+vkt_status vkt_scatter_reduce_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src,
+                               vkt_scatter_reduce how, bool include_self);
 /* index_copy_ (add: index_add_): x's slices index[i] along dim become (add: gain) source's slice i. */
 vkt_status vkt_index_copy_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *source,
                            bool add);

@@ -87,8 +87,11 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     SHAPE(VKT_OP_INDEX_WRAP, "index_wrap", "index.comp", ""),
     SHAPE(VKT_OP_SCATTER, "scatter", "scatter.comp", "#define OP_SET\n"),
     SHAPE(VKT_OP_SCATTER_ADD, "scatter_add", "scatter.comp", "#define OP_ADD\n"),
+    SHAPE(VKT_OP_SCATTER_PROD, "scatter_prod", "scatter.comp", "#define OP_PROD\n"),
+    SHAPE(VKT_OP_SCATTER_AMAX, "scatter_amax", "scatter.comp", "#define OP_AMAX\n"),
+    SHAPE(VKT_OP_SCATTER_AMIN, "scatter_amin", "scatter.comp", "#define OP_AMIN\n"),
 };
-static_assert(VKT_OP_COUNT == 66, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 69, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

@@ -287,18 +287,47 @@ static PyObject *f_index_put_(PyObject *m, PyObject *a, PyObject *k) {
 
 /* ---- scatter, scatter_add, index_copy, index_add: methods (in place with _) and functions ---- */
 
-/* scatter(dim, index, src) or scatter(dim, index, value) and the rest: (dim, index, tensor-or-number). */
+/* A reduce= argument: scatter's "add"/"multiply" (legacy), or scatter_reduce's names; -1 with an error. */
+static int reduce_arg(PyObject *o, bool legacy, vkt_scatter_reduce *how) {
+  static const char *names[] = {"sum", "prod", "mean", "amax", "amin"};
+  const char *s = o && PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, NULL) : NULL;
+  for (int k = 0; s && !legacy && k < 5; k++)
+    if (strcmp(s, names[k]) == 0)
+      return *how = (vkt_scatter_reduce)k, 0;
+  if (s && legacy && (strcmp(s, "add") == 0 || strcmp(s, "multiply") == 0))
+    return *how = s[0] == 'a' ? VKT_SCATTER_SUM : VKT_SCATTER_PROD, 0;
+  if (!PyErr_Occurred())
+    PyErr_Format(PyExc_RuntimeError,
+                 legacy ? "reduce argument must be either add or multiply, got %R"
+                        : "reduce argument must be either sum, prod, mean, amax or amin, got %R",
+                 o);
+  return -1;
+}
+
+/* scatter(dim, index, src) or scatter(dim, index, value) and the rest: (dim, index, tensor-or-number);
+ * scatter also takes reduce="add" or "multiply". */
 static PyObject *write_along(PyObject *self, PyObject *args, PyObject *kwargs, const char *name, bool index_form,
                              bool add, bool inplace) {
-  static char *m_kw[] = {"dim", "index", "src", NULL}, *f_kw[] = {"input", "dim", "index", "src", NULL};
+  static char *m_kw[] = {"dim", "index", "src", "reduce", NULL};
+  static char *f_kw[] = {"input", "dim", "index", "src", "reduce", NULL};
+  static char *m_kw1[] = {"dim", "index", "src", NULL}, *f_kw1[] = {"input", "dim", "index", "src", NULL};
   static char *m_kw2[] = {"dim", "index", "source", NULL}, *f_kw2[] = {"input", "dim", "index", "source", NULL};
-  PyObject *x = self, *index_o, *src_o;
+  PyObject *x = self, *index_o, *src_o, *reduce_o = Py_None;
   long long dim;
+  vkt_scatter_reduce how = VKT_SCATTER_SUM;
   vkt_tensor *t, *index, out = {0}, value = {0}, spread = {0};
-  int ok =
-      self ? PyArg_ParseTupleAndKeywords(args, kwargs, "LOO", index_form ? m_kw2 : m_kw, &dim, &index_o, &src_o)
-           : PyArg_ParseTupleAndKeywords(args, kwargs, "OLOO", index_form ? f_kw2 : f_kw, &x, &dim, &index_o, &src_o);
-  if (!ok)
+  bool can_reduce = !index_form && !add;
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, can_reduce ? "LOO|$O" : "LOO",
+                                              index_form   ? m_kw2
+                                              : can_reduce ? m_kw
+                                                           : m_kw1,
+                                              &dim, &index_o, &src_o, &reduce_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, can_reduce ? "OLOO|$O" : "OLOO",
+                                              index_form   ? f_kw2
+                                              : can_reduce ? f_kw
+                                                           : f_kw1,
+                                              &x, &dim, &index_o, &src_o, &reduce_o);
+  if (!ok || (reduce_o != Py_None && reduce_arg(reduce_o, true, &how) < 0))
     return NULL;
   if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)))
     return PyErr_Format(PyExc_TypeError, "%s(): expected Tensor arguments for input and index", name);
@@ -315,7 +344,9 @@ static PyObject *write_along(PyObject *self, PyObject *args, PyObject *kwargs, c
   const vkt_tensor *target = t;
   if (!st && !inplace && !(st = vkt_clone(&out, t)))
     target = &out;
-  if (!st)
+  if (!st && reduce_o != Py_None)
+    st = vkt_scatter_reduce_(target, dim, index, src, how, true);
+  else if (!st)
     st = index_form ? vkt_index_copy_(target, dim, index, src, add) : vkt_scatter_(target, dim, index, src, add);
   vkt_tensor_release(&value);
   vkt_tensor_release(&spread);
@@ -342,6 +373,38 @@ WRITE_ALONG(scatter_add, "scatter_add", false, true)
 WRITE_ALONG(index_copy, "index_copy", true, false)
 WRITE_ALONG(index_add, "index_add", true, true)
 
+/* scatter_reduce(dim, index, src, reduce, *, include_self=True) */
+static PyObject *scatter_reduce(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
+  static char *m_kw[] = {"dim", "index", "src", "reduce", "include_self", NULL};
+  static char *f_kw[] = {"input", "dim", "index", "src", "reduce", "include_self", NULL};
+  PyObject *x = self, *index_o, *src_o, *reduce_o;
+  long long dim;
+  int include_self = 1;
+  vkt_scatter_reduce how;
+  vkt_tensor *t, *index, *src, out = {0};
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "LOOO|$p", m_kw, &dim, &index_o, &src_o, &reduce_o,
+                                              &include_self)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "OLOOO|$p", f_kw, &x, &dim, &index_o, &src_o, &reduce_o,
+                                              &include_self);
+  if (!ok || reduce_arg(reduce_o, false, &how) < 0)
+    return NULL;
+  if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)) || !(src = vkt_tensor_of(src_o)))
+    return PyErr_Format(PyExc_TypeError, "scatter_reduce(): expected Tensor arguments for input, index and src");
+  vkt_status st = inplace ? VKT_OK : vkt_clone(&out, t);
+  if (!st && (st = vkt_scatter_reduce_(inplace ? t : &out, dim, index, src, how, include_self)))
+    vkt_tensor_release(&out);
+  if (inplace)
+    return st ? vkt_raise(st) : Py_NewRef(x);
+  return vkt_py_result(st, &out);
+}
+
+static PyObject *m_scatter_reduce(PyObject *s, PyObject *a, PyObject *k) { return scatter_reduce(s, a, k, false); }
+static PyObject *m_scatter_reduce_(PyObject *s, PyObject *a, PyObject *k) { return scatter_reduce(s, a, k, true); }
+static PyObject *f_scatter_reduce(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return scatter_reduce(NULL, a, k, false);
+}
+
 #define MK(name, fn, doc)                                                                                              \
   { name, KW(fn), METH_VARARGS | METH_KEYWORDS, doc }
 
@@ -352,6 +415,8 @@ PyMethodDef vkt_index_methods[] = {
     MK("scatter_", m_scatter_, "in-place scatter(dim, index, src or value)"),
     MK("scatter_add", m_scatter_add, "scatter_add(dim, index, src): repeated indices add up"),
     MK("scatter_add_", m_scatter_add_, "in-place scatter_add(dim, index, src)"),
+    MK("scatter_reduce", m_scatter_reduce, "scatter_reduce(dim, index, src, reduce, *, include_self=True)"),
+    MK("scatter_reduce_", m_scatter_reduce_, "in-place scatter_reduce(dim, index, src, reduce, *, include_self=True)"),
     MK("index_copy", m_index_copy, "index_copy(dim, index, source)"),
     MK("index_copy_", m_index_copy_, "in-place index_copy(dim, index, source)"),
     MK("index_add", m_index_add, "index_add(dim, index, source): repeated indices add up"),
@@ -364,6 +429,7 @@ PyMethodDef vkt_index_functions[] = {
     MK("index_put", f_index_put, "index_put(input, indices, values, accumulate=False)"),
     MK("scatter", f_scatter, "scatter(input, dim, index, src or value)"),
     MK("scatter_add", f_scatter_add, "scatter_add(input, dim, index, src)"),
+    MK("scatter_reduce", f_scatter_reduce, "scatter_reduce(input, dim, index, src, reduce, *, include_self=True)"),
     MK("index_copy", f_index_copy, "index_copy(input, dim, index, source)"),
     MK("index_add", f_index_add, "index_add(input, dim, index, source)"),
     {NULL, NULL, 0, NULL},

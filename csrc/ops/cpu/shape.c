@@ -58,20 +58,30 @@ static vkt_status cpu_index_wrap(const vkt_tensor *out, const vkt_tensor *index,
   return VKT_OK;
 }
 
-static void add_into(vkt_dtype dtype, char *dst, const char *src) {
+/* *dst = *dst op *src for a scatter's combining op, in the dtype's own arithmetic. */
+static void combine_into(vkt_op_id id, vkt_dtype dtype, char *dst, const char *src) {
   vkt_scalar a = vkt_scalar_load(dtype, dst), b = vkt_scalar_load(dtype, src);
-  if (dtype == VKT_BOOL)
-    a.i = a.i || b.i;
-  else if (a.is_float)
-    a.f += b.f;
-  else
-    a.i = (int64_t)((uint64_t)a.i + (uint64_t)b.i); /* wraps, as the GPU's integers do */
+  if (a.is_float) {
+    bool nan = a.f != a.f;
+    a.f = id == VKT_OP_SCATTER_ADD    ? a.f + b.f
+          : id == VKT_OP_SCATTER_PROD ? a.f * b.f
+          : nan                       ? a.f
+          : id == VKT_OP_SCATTER_AMAX ? (a.f >= b.f ? a.f : b.f)
+                                      : (a.f <= b.f ? a.f : b.f);
+  } else if (dtype == VKT_BOOL) {
+    a.i = id == VKT_OP_SCATTER_ADD || id == VKT_OP_SCATTER_AMAX ? a.i || b.i : a.i && b.i;
+  } else { /* products and sums wrap, as the GPU's integers do */
+    a.i = id == VKT_OP_SCATTER_ADD    ? (int64_t)((uint64_t)a.i + (uint64_t)b.i)
+          : id == VKT_OP_SCATTER_PROD ? (int64_t)((uint64_t)a.i * (uint64_t)b.i)
+          : id == VKT_OP_SCATTER_AMAX ? (a.i >= b.i ? a.i : b.i)
+                                      : (a.i <= b.i ? a.i : b.i);
+  }
   vkt_scalar_store(dtype, a, dst);
 }
 
-/* out[c with c[d] = index[c]] = src[c] (or +=) over index's shape. out starts as dst's values: the
- * same tensor on the cpu device, a host copy of it in a fallback. */
-static vkt_status cpu_scatter(bool add, const vkt_op_args *a) {
+/* out[c with c[d] = index[c]] = src[c] (or combined with it, id not VKT_OP_SCATTER) over index's shape.
+ * out starts as dst's values: the same tensor on the cpu device, a host copy of it in a fallback. */
+static vkt_status cpu_scatter(vkt_op_id id, const vkt_op_args *a) {
   const vkt_tensor *out = a->out, *dst = a->in[0], *index = a->in[1], *src = a->in[2];
   int d = (int)a->iparam[0];
   if (out->storage != dst->storage || out->offset != dst->offset)
@@ -86,10 +96,10 @@ static vkt_status cpu_scatter(bool add, const vkt_op_args *a) {
     if (k < 0 || k >= limit)
       return vkt_index_error((vkt_index_err)a->flags, k, d, limit);
     char *at = it.ptr[1] + (k - it.index[d]) * step;
-    if (add)
-      add_into(out->dtype, at, it.ptr[2]);
-    else
+    if (id == VKT_OP_SCATTER)
       memcpy(at, it.ptr[2], (size_t)size);
+    else
+      combine_into(id, out->dtype, at, it.ptr[2]);
   }
   return VKT_OK;
 }
@@ -98,8 +108,8 @@ vkt_status vkt_cpu_shape(const vkt_op *op, const vkt_op_args *a) {
   vkt_op_id id = (vkt_op_id)(op - vkt_ops);
   if (a->out2) /* the error word: the host kernels raise instead */
     memset(vkt_tensor_host(a->out2), 0, sizeof(int32_t));
-  if (id == VKT_OP_SCATTER || id == VKT_OP_SCATTER_ADD)
-    return cpu_scatter(id == VKT_OP_SCATTER_ADD, a);
+  if (id >= VKT_OP_SCATTER && id <= VKT_OP_SCATTER_AMIN)
+    return cpu_scatter(id, a);
   if (vkt_tensor_numel(a->out) == 0)
     return VKT_OK;
   switch (id) {

@@ -185,6 +185,7 @@ def test_scatter_reduce(device, reduce, include_self, dtype):
         assert vkt.vulkan.fallback_stats() == {}
 
 
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
 def test_scatter_reduce_nan_and_legacy(device):
     x = vkt.tensor([1.0, 5.0, 2.0], device=device)
     i = vkt.tensor([0, 0, 1, 2], device=device)

@@ -198,3 +198,58 @@ def test_scatter_reduce_nan_and_legacy(device):
                       t.scatter(0, torch.tensor([0, 1, 2]), torch.tensor([3.0, 9.0, -1.0]), reduce="multiply").numpy())
     with pytest.raises(RuntimeError, match="reduce argument must be either sum, prod, mean, amax or amin"):
         x.scatter_reduce(0, i, s, "max")
+
+
+# 0-d and empty tensors and indices (shape of x, call on a module m and x); where torch refuses, vkt must
+# refuse with the same exception type.
+EDGES = [
+    ((), lambda m, x: x[m.tensor([0, 0, -1])]),
+    ((), lambda m, x: x[None, m.tensor([0])]),
+    ((), lambda m, x: x[m.tensor(True)]),
+    ((), lambda m, x: x.gather(0, m.tensor(0))),
+    ((), lambda m, x: x.index_select(0, m.tensor([0, 0]))),
+    ((), lambda m, x: x.take(m.tensor([[0]]))),
+    ((), lambda m, x: x.clone().index_put_((m.tensor([0]),), m.tensor(3.0), accumulate=True)),
+    ((0, 3), lambda m, x: x[m.tensor([], dtype=m.int64)]),
+    ((0, 3), lambda m, x: x[:, m.tensor([2, 0])]),
+    ((0, 3), lambda m, x: x[x > 0]),
+    ((2, 0), lambda m, x: x.clone().index_put_((m.tensor([1, 1]),), m.ones(2, 0), accumulate=True)),
+    ((4,), lambda m, x: x.scatter_add(0, m.zeros(0, dtype=m.int64), x[:0])),
+    ((4,), lambda m, x: x.index_add(0, m.tensor([], dtype=m.int64), x[:0])),
+    ((3, 1), lambda m, x: x.masked_select(m.tensor([[True, False]]))),
+    ((3, 4), lambda m, x: x[m.zeros(3, 4, dtype=m.bool)]),
+    ((3, 4), lambda m, x: x.repeat_interleave(0, dim=0)),
+    ((3, 4), lambda m, x: x.diag_embed()[..., :0]),
+]
+
+
+@pytest.mark.parametrize("shape,call", EDGES, ids=[f"{i}" for i in range(len(EDGES))])
+def test_edges(device, shape, call):
+    data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) + 1
+    try:
+        ref = call(torch, torch.tensor(data))
+    except (IndexError, RuntimeError) as e:
+        with pytest.raises(type(e)):
+            call(_Dev(device), vkt.tensor(data, device=device))
+        return
+    got = call(_Dev(device), vkt.tensor(data, device=device))
+    assert_bits_equal(np.asarray(got), ref.numpy())
+
+
+class _Dev:
+    """vkt with tensor(), ones() and zeros() placed on one device, so the calls above read as torch's."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def __getattr__(self, name):
+        return getattr(vkt, name)
+
+    def tensor(self, data, **kw):
+        return vkt.tensor(data, device=self.device, **kw)
+
+    def ones(self, *shape, **kw):
+        return vkt.ones(*shape, device=self.device, **kw)
+
+    def zeros(self, *shape, **kw):
+        return vkt.zeros(*shape, device=self.device, **kw)

@@ -278,3 +278,73 @@ vkt_status vkt_meshgrid(int n, const vkt_tensor *const *ts, bool xy, vkt_tensor 
   }
   return VKT_OK;
 }
+
+/* The positions repeat_interleave picks: i repeated counts[i] times (counts read to the host), on device. */
+static vkt_status repeat_positions(const vkt_tensor *repeats, int64_t n, int dim, int device, vkt_tensor *out) {
+  int64_t k = vkt_tensor_numel(repeats), total = 0, *counts = NULL, *pos = NULL;
+  vkt_tensor c = {0};
+  vkt_status st = VKT_OK;
+  if (repeats->dtype != VKT_INT64 && repeats->dtype != VKT_INT32)
+    return vkt_fail(VKT_ERR_RUNTIME, "repeat_interleave: repeats has to be Long or Int tensor");
+  if (repeats->ndim > 1)
+    return vkt_fail(VKT_ERR_RUNTIME, "repeat_interleave only accept 1D vector as repeat");
+  if (k != n && k != 1)
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "repeats must have the same size as input along dim, but got repeats.size(0) = "
+                    "%lld and input.size(%d) = %lld",
+                    (long long)k, dim, (long long)n);
+  if (!(counts = malloc(sizeof *counts * (size_t)(k + 1))))
+    return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  if (k && ((st = vkt_to(&c, repeats, VKT_CPU, VKT_INT64)) || (st = vkt_read(&c, counts))))
+    goto finish;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t r = counts[k == 1 ? 0 : i];
+    if (r < 0) {
+      st = vkt_fail(VKT_ERR_RUNTIME, "repeats can not be negative");
+      goto finish;
+    }
+    total += r;
+  }
+  if (!(pos = malloc(sizeof *pos * (size_t)(total + 1)))) {
+    st = vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+    goto finish;
+  }
+  for (int64_t i = 0, j = 0; i < n; i++)
+    for (int64_t r = 0; r < counts[k == 1 ? 0 : i]; r++)
+      pos[j++] = i;
+  if (!(st = vkt_tensor_empty(out, device, VKT_INT64, 1, &total)) && total && (st = vkt_write(out, pos)))
+    vkt_tensor_release(out);
+finish:
+  free(counts);
+  free(pos);
+  vkt_tensor_release(&c);
+  return st;
+}
+
+vkt_status vkt_repeat_interleave_by(vkt_tensor *out, const vkt_tensor *x, const vkt_tensor *repeats, bool flat,
+                                    int64_t dim) {
+  vkt_tensor c = {0}, src = {0}, pos = {0};
+  int d = 0;
+  int64_t n;
+  vkt_status st;
+  if (!x) /* repeat_interleave(repeats): the positions themselves */
+    return repeat_positions(repeats, vkt_tensor_numel(repeats), 0, vkt_tensor_device(repeats), out);
+  if (flat) {
+    n = vkt_tensor_numel(x);
+    if ((st = vkt_contiguous(&c, x)) || (st = vkt_view(&src, &c, 1, &n)))
+      goto finish;
+  } else if ((st = vkt_dim_wrap(dim, x->ndim, &d))) {
+    return st;
+  } else {
+    vkt_tensor_share(&src, x);
+    if (src.ndim == 0)
+      src.ndim = 1, src.shape[0] = 1, src.strides[0] = 1;
+  }
+  if (!(st = repeat_positions(repeats, src.shape[d], d, vkt_tensor_device(x), &pos)))
+    st = vkt_index_select_trusted(&src, d, &pos, out);
+finish:
+  vkt_tensor_release(&c);
+  vkt_tensor_release(&src);
+  vkt_tensor_release(&pos);
+  return st;
+}

@@ -406,7 +406,7 @@ static vkt_status index_select(const vkt_tensor *x, int64_t dim, const vkt_tenso
     return st;
   int64_t k = vkt_tensor_numel(index);
   if (x->ndim == 0 && k != 1)
-    return vkt_fail(VKT_ERR_INDEX, "index_select(): Index to scalar can have only 1 value, got %lld value(s)",
+    return vkt_fail(VKT_ERR_RUNTIME, "index_select(): Index to scalar can have only 1 value, got %lld value(s)",
                     (long long)k);
   vkt_tensor x1 = as_1d(x), iv = x1; /* index seen with out's shape: stride 0 except along d */
   iv.storage = index->storage, iv.dtype = index->dtype, iv.offset = index->offset;

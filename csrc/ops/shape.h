@@ -102,6 +102,10 @@ vkt_status vkt_repeat(vkt_tensor *out, const vkt_tensor *x, int n, const int64_t
 vkt_status vkt_tile(vkt_tensor *out, const vkt_tensor *x, int n, const int64_t *reps);
 /* flat: dim=None (x flattened first). */
 vkt_status vkt_repeat_interleave(vkt_tensor *out, const vkt_tensor *x, int64_t repeats, bool flat, int64_t dim);
+/* repeat_interleave with a tensor of counts (one, or one per element along dim; read to the host); x NULL:
+ * the positions repeat_interleave(repeats) gives. */
+vkt_status vkt_repeat_interleave_by(vkt_tensor *out, const vkt_tensor *x, const vkt_tensor *repeats, bool flat,
+                                    int64_t dim);
 vkt_status vkt_rot90(vkt_tensor *out, const vkt_tensor *x, int64_t k, int64_t dim0, int64_t dim1);
 vkt_status vkt_diag_embed(vkt_tensor *out, const vkt_tensor *x, int64_t offset, int64_t dim1, int64_t dim2);
 vkt_status vkt_diag(vkt_tensor *out, const vkt_tensor *x, int64_t diagonal);

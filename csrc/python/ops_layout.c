@@ -221,16 +221,24 @@ static PyObject *tile(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 FUNCTION(tile)
 
+/* repeat_interleave(repeats, dim=None), repeats an int or a tensor; vkt.repeat_interleave(repeats) alone. */
 static PyObject *repeat_interleave(PyObject *self, PyObject *args, PyObject *kwargs) {
-  static char *mkw[] = {"repeats", "dim", "output_size", NULL};
-  static char *fkw[] = {"input", "repeats", "dim", "output_size", NULL};
-  PyObject *x = self, *dim_o = Py_None, *size_o = Py_None;
-  long long repeats;
-  vkt_tensor out, *t;
-  if (!PARSE("L|O$O", mkw, fkw, &repeats, &dim_o, &size_o) || !(t = tensor_arg(x, "repeat_interleave", "input")))
+  static char *mkw[] = {"repeats", "dim", NULL}, *fkw[] = {"input", "repeats", "dim", NULL};
+  PyObject *x = self, *repeats_o = NULL, *dim_o = Py_None;
+  vkt_tensor out, *t = NULL, *r;
+  if (!self && PyTuple_Size(args) == 1 && !kwargs) /* repeat_interleave(repeats) */
+    return (r = tensor_arg(PyTuple_GetItem(args, 0), "repeat_interleave", "repeats"))
+               ? vkt_py_result(vkt_repeat_interleave_by(&out, NULL, r, true, 0), &out)
+               : NULL;
+  if (!PARSE("O|O", mkw, fkw, &repeats_o, &dim_o) || !(t = tensor_arg(x, "repeat_interleave", "input")))
     return NULL;
   long long dim = dim_o == Py_None ? 0 : PyLong_AsLongLong(dim_o);
   if (dim == -1 && PyErr_Occurred())
+    return NULL;
+  if ((r = vkt_tensor_of(repeats_o)))
+    return vkt_py_result(vkt_repeat_interleave_by(&out, t, r, dim_o == Py_None, dim), &out);
+  long long repeats = PyLong_AsLongLong(repeats_o);
+  if (repeats == -1 && PyErr_Occurred())
     return NULL;
   return vkt_py_result(vkt_repeat_interleave(&out, t, repeats, dim_o == Py_None, dim), &out);
 }

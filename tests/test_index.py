@@ -89,7 +89,7 @@ def test_dtypes_noncontiguous(device, dtype, itype):
     assert_bits_equal(np.asarray(x), ref.numpy())
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int64", "float16"])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int64", "float16", "uint8", "bool"])
 def test_index_put_accumulate(device, dtype):
     vkt.vulkan.reset_fallback_stats()
     idx = [0, 1, 1, 4, 4, 4, -1, 2]
@@ -101,17 +101,18 @@ def test_index_put_accumulate(device, dtype):
     assert_bits_equal(np.asarray(x), t.numpy())
     y = vkt.index_put(x, (None, vkt.tensor([2], device=device)), vkt.tensor(7, dtype=vkt_dtype(dtype), device=device))
     assert_bits_equal(np.asarray(y), t.index_put((torch.arange(5), torch.tensor([2])), torch.tensor(7, dtype=t.dtype)).numpy())
-    if dtype in ("float32", "int32"):
+    if dtype not in ("float64", "int64"):  # 64-bit elements have no 32-bit compare-and-swap: a counted fallback
         assert vkt.vulkan.fallback_stats() == {}
 
 
-def test_big_accumulate_repeats(device):
-    """Many invocations add into a few elements at once: the float32 compare-and-swap loop must lose none."""
-    n = 100_000
+@pytest.mark.parametrize("dtype,n", [("float32", 100_000), ("float16", 2100), ("uint8", 1750), ("int32", 100_000)])
+def test_big_accumulate_repeats(device, dtype, n):
+    """Many invocations add into a few neighbouring elements at once (for 8- and 16-bit dtypes, lanes of the
+    same words): the compare-and-swap loops must lose none."""
     idx = np.arange(n) % 7
-    x = vkt.zeros(7, device=device)
-    x.index_put_((vkt.tensor(idx, device=device),), vkt.ones(n, device=device), accumulate=True)
-    assert x.tolist() == np.bincount(idx).astype(np.float32).tolist()
+    x = vkt.zeros(7, dtype=vkt_dtype(dtype), device=device)
+    x.index_put_((vkt.tensor(idx, device=device),), vkt.ones(n, dtype=vkt_dtype(dtype), device=device), accumulate=True)
+    assert x.tolist() == np.bincount(idx).astype(dtype).tolist()
 
 
 def test_error_leaves_device_usable(device):
@@ -168,15 +169,19 @@ def test_scatter_unique(device):
 
 @pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
 @pytest.mark.parametrize("include_self", [True, False])
-@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int64", "float16", "uint8"])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64", "int64", "float16", "uint8", "bool"])
 def test_scatter_reduce(device, reduce, include_self, dtype):
     vkt.vulkan.reset_fallback_stats()
     x = (np.arange(15) % 4 + 1).reshape(3, 5).astype(dtype)
     i = np.array([[0, 2, 2, 1], [2, 2, 0, 0]])
     s = (np.arange(8) % 3 + 1).reshape(2, 4).astype(dtype)
+    args = (0, vkt.tensor(i, device=device), vkt.tensor(s, device=device), reduce)
+    if dtype == "bool" and reduce == "mean":  # torch has no bool mean
+        with pytest.raises(RuntimeError, match="not implemented for 'Bool'"):
+            vkt.tensor(x, device=device).scatter_reduce(*args, include_self=include_self)
+        return
     ref = torch.tensor(x).scatter_reduce(0, torch.tensor(i), torch.tensor(s), reduce, include_self=include_self)
-    got = vkt.tensor(x, device=device).scatter_reduce(0, vkt.tensor(i, device=device), vkt.tensor(s, device=device),
-                                                       reduce, include_self=include_self)
+    got = vkt.tensor(x, device=device).scatter_reduce(*args, include_self=include_self)
     if dtype == "float16" and reduce == "mean":
         np.testing.assert_allclose(np.asarray(got).astype(np.float64), ref.double().numpy(), rtol=1e-3)
     else:

@@ -547,6 +547,8 @@ vkt_status vkt_scatter_reduce_(const vkt_tensor *x, int64_t dim, const vkt_tenso
   vkt_status st = scatter_args("scatter_reduce", x, dim, index, src, &d, &x1, &i1, &s1);
   if (st)
     return st;
+  if (how == VKT_SCATTER_MEAN && x->dtype == VKT_BOOL)
+    return vkt_fail(VKT_ERR_RUNTIME, "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'");
   vkt_index_check check = {&i1, x1.shape[d], d, VKT_INDEX_ERR_BOUNDS, false};
   if (!include_self && /* the elements written start from the reduction's identity */
       ((st = vkt_tensor_empty(&start, vkt_tensor_device(x), x->dtype, 0, NULL)) ||

@@ -563,11 +563,11 @@ bool vkt_shape_supports(const vkt_op *op, const vkt_op_args *a, const char **why
     *why = "the adapter has no shaderInt64";
     return false;
   }
-  *why = "no atomic combine for this dtype (float32 and int32 have one)";
+  *why = "no 32-bit compare-and-swap for a 64-bit element";
   vkt_op_id id = (vkt_op_id)(op - vkt_ops);
   bool combines =
       id == VKT_OP_SCATTER_ADD || id == VKT_OP_SCATTER_PROD || id == VKT_OP_SCATTER_AMAX || id == VKT_OP_SCATTER_AMIN;
-  if (combines && a->out->dtype != VKT_FLOAT32 && a->out->dtype != VKT_INT32)
+  if (combines && vkt_dtype_size(a->out->dtype) == 8)
     return false;
   *why = "more than 2^32 elements";
   if (vkt_tensor_numel(g.iter) > UINT32_MAX || g.limit > UINT32_MAX)
@@ -604,7 +604,9 @@ vkt_status vkt_shape_launch(const vkt_op *op, const vkt_op_args *a) {
   char defines[160];
   snprintf(defines, sizeof defines, "#define ITEMSIZE %d\n%s%s%s", vkt_dtype_size(a->out->dtype), op->define,
            index && index->dtype == VKT_INT64 ? "#define INDEX64\n" : "",
-           a->out->dtype == VKT_INT32 ? "#define ADD_INT\n" : "");
+           a->out->dtype == VKT_INT32  ? "#define ADD_INT\n"
+           : a->out->dtype == VKT_BOOL ? "#define IS_BOOL\n"
+                                       : "");
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
   vkt_status st = vkt_pipeline_get(dev, op->shader, defines, g.nbind, sizeof push, &pipe);

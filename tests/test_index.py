@@ -135,6 +135,7 @@ SCATTERS = [
     ("index_copy", lambda m, x, i, s: x.index_copy(0, i[0], s[:3].contiguous())),
     ("index_add", lambda m, x, i, s: m.index_add(x, 1, i[0], s[:, :3].contiguous())),
     ("index_add_", lambda m, x, i, s: x.clone().index_add_(0, i[0], s[:3])),
+    ("index_add_alpha", lambda m, x, i, s: m.index_add(x, 0, i[0], s[:3], alpha=3)),
 ]
 
 

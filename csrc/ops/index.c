@@ -564,7 +564,10 @@ finish:
 }
 
 vkt_status vkt_scatter_add(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src) {
-  return vkt_scatter_(x, dim, index, src, true);
+  vkt_tensor x1, i1, s1;
+  int d = 0;
+  vkt_status st = scatter_args("scatter_add", x, dim, index, src, &d, &x1, &i1, &s1);
+  return st ? st : scatter(&x1, d, &i1, &s1, true, NULL);
 }
 
 vkt_status vkt_index_copy_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *source,

@@ -65,8 +65,9 @@ vkt_status vkt_index_put_(const vkt_tensor *x, int n, const vkt_tensor *const *i
                           bool accumulate);
 
 /* x[c with c[dim] = index[c]] = src[c] (add: +=, atomically) for every c of index's shape, which fits in
- * src's and (but along dim) in x's. vkt_scatter_add is the entry point backward passes of gather and
- * indexing use. */
+ * src's and (but along dim) in x's. vkt_scatter_add is the entry point for the backward of gather and
+ * indexing: its indices were checked by the forward, so it reads no error word back (no wait); an index
+ * out of range there is skipped. */
 vkt_status vkt_scatter_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src, bool add);
 vkt_status vkt_scatter_add(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *src);
 /* scatter_reduce_: x's elements at index (as scatter) reduced with src's; include_self false: from the

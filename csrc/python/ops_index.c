@@ -304,8 +304,8 @@ static int reduce_arg(PyObject *o, bool legacy, vkt_scatter_reduce *how) {
   return -1;
 }
 
-/* scatter(dim, index, src) or scatter(dim, index, value) and the rest: (dim, index, tensor-or-number);
- * scatter also takes reduce="add" or "multiply". */
+/* scatter(dim, index, src) or scatter(dim, index, value), scatter_add and index_copy: (dim, index, tensor, or
+ * a number for scatter); scatter also takes reduce="add" or "multiply". */
 static PyObject *write_along(PyObject *self, PyObject *args, PyObject *kwargs, const char *name, bool index_form,
                              bool add, bool inplace) {
   static char *m_kw[] = {"dim", "index", "src", "reduce", NULL};
@@ -371,7 +371,44 @@ static PyObject *write_along(PyObject *self, PyObject *args, PyObject *kwargs, c
 WRITE_ALONG(scatter, "scatter", false, false)
 WRITE_ALONG(scatter_add, "scatter_add", false, true)
 WRITE_ALONG(index_copy, "index_copy", true, false)
-WRITE_ALONG(index_add, "index_add", true, true)
+
+/* index_add(dim, index, source, *, alpha=1): source * alpha added at index. */
+static PyObject *index_add(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
+  static char *m_kw[] = {"dim", "index", "source", "alpha", NULL};
+  static char *f_kw[] = {"input", "dim", "index", "source", "alpha", NULL};
+  PyObject *x = self, *index_o, *src_o, *alpha_o = NULL;
+  long long dim;
+  vkt_scalar alpha = {false, 0, 1};
+  vkt_tensor *t, *index, *src, out = {0}, scaled = {0};
+  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "LOO|$O", m_kw, &dim, &index_o, &src_o, &alpha_o)
+                : PyArg_ParseTupleAndKeywords(args, kwargs, "OLOO|$O", f_kw, &x, &dim, &index_o, &src_o, &alpha_o);
+  if (!ok || (alpha_o && vkt_py_scalar(alpha_o, &alpha) < 0))
+    return NULL;
+  if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)) || !(src = vkt_tensor_of(src_o)))
+    return PyErr_Format(PyExc_TypeError, "index_add(): expected Tensor arguments for input, index and source");
+  vkt_status st = VKT_OK;
+  if (alpha.is_float && !vkt_dtypes[t->dtype].is_float)
+    st = vkt_fail(VKT_ERR_RUNTIME, "For integral input tensors, argument alpha must not be a floating point number.");
+  else if (alpha.is_float ? alpha.f != 1 : alpha.i != 1) /* scaled keeps source's dtype */
+    st = vkt_binary(VKT_OP_MUL, (vkt_operand){.t = src}, (vkt_operand){.s = alpha}, (vkt_scalar){false, 0, 1}, NULL,
+                    &scaled);
+  if (!st && !inplace)
+    st = vkt_clone(&out, t);
+  if (!st)
+    st = vkt_index_copy_(inplace ? t : &out, dim, index, scaled.storage ? &scaled : src, true);
+  vkt_tensor_release(&scaled);
+  if (st) {
+    vkt_tensor_release(&out);
+    return vkt_raise(st);
+  }
+  return inplace ? Py_NewRef(x) : vkt_wrap(&out);
+}
+static PyObject *m_index_add(PyObject *s, PyObject *a, PyObject *k) { return index_add(s, a, k, false); }
+static PyObject *m_index_add_(PyObject *s, PyObject *a, PyObject *k) { return index_add(s, a, k, true); }
+static PyObject *f_index_add(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return index_add(NULL, a, k, false);
+}
 
 /* scatter_reduce(dim, index, src, reduce, *, include_self=True) */
 static PyObject *scatter_reduce(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
@@ -419,8 +456,8 @@ PyMethodDef vkt_index_methods[] = {
     MK("scatter_reduce_", m_scatter_reduce_, "in-place scatter_reduce(dim, index, src, reduce, *, include_self=True)"),
     MK("index_copy", m_index_copy, "index_copy(dim, index, source)"),
     MK("index_copy_", m_index_copy_, "in-place index_copy(dim, index, source)"),
-    MK("index_add", m_index_add, "index_add(dim, index, source): repeated indices add up"),
-    MK("index_add_", m_index_add_, "in-place index_add(dim, index, source)"),
+    MK("index_add", m_index_add, "index_add(dim, index, source, *, alpha=1): repeated indices add up"),
+    MK("index_add_", m_index_add_, "in-place index_add(dim, index, source, *, alpha=1)"),
     {NULL, NULL, 0, NULL},
 };
 
@@ -431,6 +468,6 @@ PyMethodDef vkt_index_functions[] = {
     MK("scatter_add", f_scatter_add, "scatter_add(input, dim, index, src)"),
     MK("scatter_reduce", f_scatter_reduce, "scatter_reduce(input, dim, index, src, reduce, *, include_self=True)"),
     MK("index_copy", f_index_copy, "index_copy(input, dim, index, source)"),
-    MK("index_add", f_index_add, "index_add(input, dim, index, source)"),
+    MK("index_add", f_index_add, "index_add(input, dim, index, source, *, alpha=1)"),
     {NULL, NULL, 0, NULL},
 };

@@ -41,6 +41,7 @@ KEYS = [
     ("step_slice", (slice(None, None, 2), [3, -5])),
     ("tensor_0d", T(2)),
     ("tensors_and_int", (0, T([1, 2]), T(1))),
+    ("numpy_int_scalars", (np.int64(1), [0, 2], np.int32(-1))),
 ]
 
 

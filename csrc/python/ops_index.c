@@ -8,10 +8,22 @@
 
 #define KW(fn) (PyCFunction)(void (*)(void))(fn)
 
+/* An int, or anything operator.index takes (NumPy's integer scalars and 0-d integer arrays): a select. */
+static bool int_like(PyObject *o) {
+  if (PyBool_Check(o) || vkt_is_tensor(o) || PyList_Check(o))
+    return false;
+  if (PyLong_Check(o))
+    return true;
+  PyObject *i = PyIndex_Check(o) ? PyNumber_Index(o) : NULL;
+  PyErr_Clear(); /* not an index: an array of several, a NumPy bool */
+  Py_XDECREF(i);
+  return i != NULL;
+}
+
 /* Whether an item of a key makes it advanced: a tensor, a list, a NumPy array (anything with a buffer)
- * or a Python bool. */
+ * or a bool. */
 static bool is_advanced(PyObject *o) {
-  return vkt_is_tensor(o) || PyList_Check(o) || PyBool_Check(o) || (!PyLong_Check(o) && PyObject_CheckBuffer(o));
+  return !int_like(o) && (vkt_is_tensor(o) || PyList_Check(o) || PyBool_Check(o) || PyObject_CheckBuffer(o));
 }
 
 /* A key taken apart: a view of self after its basic items, and an index (or NULL) per dim of the view. */
@@ -137,7 +149,7 @@ static int parse_key(const vkt_tensor *self, PyObject *key, parsed_key *k) {
       PySlice_AdjustIndices((Py_ssize_t)k->view.shape[dim], &start, &stop, step);
       st = vkt_slice(&next, &k->view, dim, start, stop, step);
       k->indices[k->n++] = NULL, dim++, consumed--;
-    } else if (PyIndex_Check(o) && !t && !PyObject_CheckBuffer(o)) {
+    } else if (int_like(o)) {
       Py_ssize_t idx = PyNumber_AsSsize_t(o, PyExc_IndexError);
       if (idx == -1 && PyErr_Occurred())
         goto finish;

@@ -111,10 +111,10 @@ static vkt_status broadcast_indices(const adv *a, int *ndim, int64_t *shape) {
                   buf);
 }
 
-/* Each index checked against its dim's size and wrapped (one wait for all), then combined row-major over
+/* Each index wrapped and (checked: one wait for all) checked against its dim's size, then combined row-major over
  * the advanced dims' sizes into lin: int64 of the broadcast shape, flattened. */
-static vkt_status adv_linear(const vkt_tensor *x, const adv *a, vkt_index_err style, int *bn, int64_t *bshape,
-                             vkt_tensor *lin) {
+static vkt_status adv_linear(const vkt_tensor *x, const adv *a, vkt_index_err style, bool checked, int *bn,
+                             int64_t *bshape, vkt_tensor *lin) {
   vkt_tensor flag = {0}, wrapped[VKT_MAX_DIMS] = {0}, acc = {0}, next = {0}, e = {0}, c = {0};
   vkt_index_check checks[VKT_MAX_DIMS];
   vkt_scalar one = {false, 0, 1};
@@ -131,12 +131,14 @@ static vkt_status adv_linear(const vkt_tensor *x, const adv *a, vkt_index_err st
     args.out2 = flag.storage ? &flag : NULL;
     st = vkt_op_run(VKT_OP_INDEX_WRAP, &args);
   }
-  if (!st)
+  if (!st && checked)
     st = vkt_index_flag_check(&flag, a->n, checks);
   int64_t mult = 1, n = 1;
   for (int k = a->n - 1; k >= 0 && !st; k--) { /* acc += wrapped[k] * mult */
     vkt_operand term = {.t = &wrapped[k]};
-    if (!acc.storage)
+    if (!acc.storage && mult == 1)
+      vkt_tensor_share(&next, &wrapped[k]);
+    else if (!acc.storage)
       st = vkt_binary(VKT_OP_MUL, term, (vkt_operand){.s = {false, 0, mult}}, one, NULL, &next);
     else
       st = vkt_binary(VKT_OP_ADD, (vkt_operand){.t = &acc}, term, (vkt_scalar){false, 0, mult}, NULL, &next);
@@ -214,7 +216,7 @@ static vkt_status index_as(const vkt_tensor *x, int n, const vkt_tensor *const *
     return VKT_OK;
   }
   int r = adv_order(x, &a, perm, rest, &merged);
-  if ((st = adv_linear(x, &a, style, &bn, bshape, &lin)))
+  if ((st = adv_linear(x, &a, style, true, &bn, bshape, &lin)))
     goto finish;
   if (bn + r > VKT_MAX_DIMS) {
     st = vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions", VKT_MAX_DIMS);
@@ -388,8 +390,8 @@ finish:
   return st;
 }
 
-vkt_status vkt_index_put_(const vkt_tensor *x, int n, const vkt_tensor *const *indices, const vkt_tensor *values,
-                          bool accumulate) {
+static vkt_status index_put(const vkt_tensor *x, int n, const vkt_tensor *const *indices, const vkt_tensor *values,
+                            bool accumulate, bool checked) {
   if (n >= 1 && indices[0] && indices[0]->dtype == VKT_BOOL && indices[0]->ndim > 0 && !accumulate &&
       vkt_tensor_numel(values) == 1) {
     bool rest = true;
@@ -412,7 +414,8 @@ vkt_status vkt_index_put_(const vkt_tensor *x, int n, const vkt_tensor *const *i
     goto finish;
   }
   int r = adv_order(x, &a, perm, rest, &merged);
-  if ((st = adv_linear(x, &a, VKT_INDEX_ERR_INDEXING, &bn, bshape, &lin)) || (st = vkt_permute(&xp, x, x->ndim, perm)))
+  if ((st = adv_linear(x, &a, VKT_INDEX_ERR_INDEXING, checked, &bn, bshape, &lin)) ||
+      (st = vkt_permute(&xp, x, x->ndim, perm)))
     goto finish;
   int at = adv_position(&a);
   int64_t order[VKT_MAX_DIMS], result[VKT_MAX_DIMS];
@@ -446,6 +449,16 @@ finish:
   for (size_t i = 0; i < sizeof owned / sizeof *owned; i++)
     vkt_tensor_release(owned[i]);
   return st;
+}
+
+vkt_status vkt_index_put_(const vkt_tensor *x, int n, const vkt_tensor *const *indices, const vkt_tensor *values,
+                          bool accumulate) {
+  return index_put(x, n, indices, values, accumulate, true);
+}
+
+vkt_status vkt_index_put_trusted(const vkt_tensor *x, int n, const vkt_tensor *const *indices, const vkt_tensor *values,
+                                 bool accumulate) {
+  return index_put(x, n, indices, values, accumulate, false);
 }
 
 /* ---- scatter, scatter_add, index_copy_, index_add_ ---- */
@@ -669,7 +682,7 @@ vkt_status vkt_index_fill_(const vkt_tensor *x, int64_t dim, const vkt_tensor *i
   int64_t shape[VKT_MAX_DIMS];
   memcpy(shape, x1.shape, sizeof *shape * (size_t)x1.ndim);
   shape[d] = vkt_tensor_numel(index);
-  if (!(st = adv_linear(&x1, &a, VKT_INDEX_ERR_INDEXING, &bn, bshape, &lin)) &&
+  if (!(st = adv_linear(&x1, &a, VKT_INDEX_ERR_INDEXING, true, &bn, bshape, &lin)) &&
       !(st = vkt_to(&v, value, vkt_tensor_device(x), x->dtype)) && !(st = vkt_expand(&spread, &v, x1.ndim, shape)))
     st = vkt_index_copy_(&x1, d, &lin, &spread, false);
   adv_release(&a);

@@ -63,6 +63,10 @@ vkt_status vkt_index(const vkt_tensor *x, int n, const vkt_tensor *const *indice
 /* x[indices] = values (broadcast to the indexing result), or += with accumulate (repeated indices add up). */
 vkt_status vkt_index_put_(const vkt_tensor *x, int n, const vkt_tensor *const *indices, const vkt_tensor *values,
                           bool accumulate);
+/* index_put_ for the backward of x[indices], whose forward checked them: no error word read back (no wait;
+ * a bool mask is still read to the host). */
+vkt_status vkt_index_put_trusted(const vkt_tensor *x, int n, const vkt_tensor *const *indices, const vkt_tensor *values,
+                                 bool accumulate);
 
 /* x[c with c[dim] = index[c]] = src[c] (add: +=, atomically) for every c of index's shape, which fits in
  * src's and (but along dim) in x's. vkt_scatter_add is the entry point for the backward of gather and

@@ -260,3 +260,15 @@ class _Dev:
 
     def zeros(self, *shape, **kw):
         return vkt.zeros(*shape, device=self.device, **kw)
+
+
+def test_strided_and_broadcast_index_tensors(device):
+    """Index tensors that are views: transposed, sliced with a step, expanded (stride 0)."""
+    idx = np.array([[0, 3, -1], [2, 2, 1]])
+    t = torch.tensor(XN)
+    x = vkt.tensor(XN, device=device)
+    vi = vkt.tensor(idx, device=device)
+    ti = torch.tensor(idx)
+    for vk, tk in [(vi.T, ti.T), (vi[:, ::2], ti[:, ::2]), (vi[:1].expand(4, 3), ti[:1].expand(4, 3)),
+                   ((vi.T, vi[0, :1].expand(3, 2)), (ti.T, ti[0, :1].expand(3, 2)))]:
+        assert_bits_equal(np.asarray(x[vk]), t[tk].numpy())

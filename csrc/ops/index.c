@@ -111,8 +111,8 @@ static vkt_status broadcast_indices(const adv *a, int *ndim, int64_t *shape) {
                   buf);
 }
 
-/* Each index wrapped and (checked: one wait for all) checked against its dim's size, then combined row-major over
- * the advanced dims' sizes into lin: int64 of the broadcast shape, flattened. */
+/* Each index wrapped and (checked: one wait for all) checked against its dim's size, then combined
+ * row-major over the advanced dims' sizes into lin: int64 of the broadcast shape, flattened. */
 static vkt_status adv_linear(const vkt_tensor *x, const adv *a, vkt_index_err style, bool checked, int *bn,
                              int64_t *bshape, vkt_tensor *lin) {
   vkt_tensor flag = {0}, wrapped[VKT_MAX_DIMS] = {0}, acc = {0}, next = {0}, e = {0}, c = {0};

@@ -101,7 +101,8 @@ def test_trace(device):
     lambda m, x: x.narrow(0, 4, 1), lambda m, x: x.narrow(0, 1, 5), lambda m, x: m.movedim(x, 0, 3),
     lambda m, x: x.diag(), lambda m, x: x.repeat(2), lambda m, x: x.rot90(1, (0, 0)), lambda m, x: x[0, 0].fliplr(),
     lambda m, x: m.take(x, m.tensor([60], device=x.device)), lambda m, x: m.take(x, m.tensor([-61], device=x.device)),
-    lambda m, x: x.index_fill(0, m.tensor([3], device=x.device), 1.0), lambda m, x: x.masked_scatter(x > 0, x[0].long()),
+    lambda m, x: x.index_fill(0, m.tensor([3], device=x.device), 1.0),
+    lambda m, x: x.masked_scatter(x > 0, x[0].long()),
 ])
 def test_layout_errors(device, call):
     with pytest.raises(Exception) as ref:

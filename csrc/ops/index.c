@@ -1,7 +1,8 @@
-/* index.c: advanced indexing (x[indices] and x[indices] = values: PyTorch's index and index_put_) and
- * the writes along a dim through an index (index_copy_, index_add_, index_fill_, scatter, scatter_add)
- * and take. Indices are checked and wrapped by index.comp, reads are index_select (gather.comp), writes
- * scatter.comp. A bool mask's result size depends on its values, so a mask is read to the host (a wait). */
+/* index.c: advanced indexing (x[indices] and x[indices] = values: PyTorch's index and index_put_), the
+ * writes along a dim through an index (index_copy_, index_add_, index_fill_, scatter, scatter_add,
+ * scatter_reduce), take, take_along_dim, masked_select and masked_scatter_. Indices are checked and wrapped
+ * by index.comp, reads are index_select (gather.comp), writes scatter.comp. A bool mask's result size
+ * depends on its values, so a mask is read to the host (a wait). */
 #include <stdlib.h>
 #include <string.h>
 

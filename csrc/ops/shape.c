@@ -1,6 +1,7 @@
-/* shape.c: the shape family's front-ends (checks, output allocation, views) and its shader launches:
- * gather.comp for gather and index_select, tri.comp for tril and triu, the strided copy for flip.
- * cat, stack, split, chunk, roll and assignment are views and vkt_copy_, with no shader of their own. */
+/* shape.c: the shape family's front-ends (checks, output allocation, views) and the launches of shape.glsl's
+ * shaders: gather.comp for gather and index_select, tri.comp for tril and triu, index.comp and
+ * scatter.comp for index.c's ops, the strided copy for flip; and the error word those shaders set on a bad
+ * index. cat, stack, split, chunk, roll and assignment are views and vkt_copy_, with no shader of their own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

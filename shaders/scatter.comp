@@ -2,8 +2,9 @@
 // scatter.comp: out[c with c[dim] = index[c]] = src[c] (OP_SET), or combined with it (OP_ADD, OP_PROD,
 // OP_AMAX, OP_AMIN), for every c of index's shape: scatter, scatter_add, scatter_reduce, index_copy,
 // index_add and index_put (whose 1-D index the host views with src's shape, stride 0 off dim). Indices may
-// repeat, so combining is atomic: int32 adds with atomicAdd, everything else by compare-and-swap on the
-// 32-bit word that holds the element (float32 and int32 whole; float16, uint8 and bool as a lane of it).
+// repeat, so combining is atomic: int32 adds with atomicAdd, float32 adds with it too where the adapter has
+// VK_EXT_shader_atomic_float (FLOAT_ATOMIC), everything else by compare-and-swap on the 32-bit word that
+// holds the element (float32 and int32 whole; float16, uint8 and bool as a lane of it).
 // An index outside [0, size) is skipped and sets the error word, which the host reads after the dispatch.
 #include "shape.glsl"
 
@@ -11,8 +12,14 @@
 #define LANES (4 / ITEMSIZE) // elements of one 32-bit word
 #endif
 
+#if defined(OP_ADD) && defined(FLOAT_ATOMIC) // float32 adds where the adapter has VK_EXT_shader_atomic_float
+#extension GL_EXT_shader_atomic_float : require
+#endif
+
 #if defined(OP_SET)
 layout(std430, binding = 0) writeonly buffer Out { WORD out_[]; };
+#elif defined(OP_ADD) && defined(FLOAT_ATOMIC)
+layout(std430, binding = 0) buffer Out { float out_[]; };
 #elif defined(LANES)
 layout(std430, binding = 0) buffer Out { uint out_[]; }; // the words the elements are lanes of
 #else
@@ -97,6 +104,8 @@ void main() {
   } while (seen != want);
 #elif defined(OP_ADD) && defined(ADD_INT)
   atomicAdd(out_[at], w);
+#elif defined(OP_ADD) && defined(FLOAT_ATOMIC)
+  atomicAdd(out_[at], uintBitsToFloat(w));
 #else
   uint seen = out_[at], want;
   do {

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import vkt
-from conftest import DTYPES, assert_bits_equal, vkt_dtype
+from conftest import DTYPES, assert_bits_equal, run_python, vkt_dtype
 
 torch = pytest.importorskip("torch")
 
@@ -273,3 +273,14 @@ def test_strided_and_broadcast_index_tensors(device):
     for vk, tk in [(vi.T, ti.T), (vi[:, ::2], ti[:, ::2]), (vi[:1].expand(4, 3), ti[:1].expand(4, 3)),
                    ((vi.T, vi[0, :1].expand(3, 2)), (ti.T, ti[0, :1].expand(3, 2)))]:
         assert_bits_equal(np.asarray(x[vk]), t[tk].numpy())
+
+
+def test_float_add_without_float_atomics(dev):
+    """VKT_NO_FLOAT_ATOMICS=1 takes scatter's compare-and-swap path for float32 adds, as on an adapter without
+    VK_EXT_shader_atomic_float; both must add up the same."""
+    code = ("import numpy as np, vkt; i = np.arange(50_000) % 5; x = vkt.zeros(5, device='vulkan'); "
+            "x.index_put_((vkt.tensor(i, device='vulkan'),), vkt.ones(50_000, device='vulkan'), accumulate=True); "
+            "assert x.tolist() == [10000.0] * 5, x.tolist(); "
+            "assert not vkt.vulkan.get_device_properties().float32_atomic_add; print(vkt.vulkan.validation_messages())")
+    r = run_python(code, env={"VKT_NO_FLOAT_ATOMICS": "1", "VKT_VALIDATION": "1"})
+    assert r.returncode == 0 and r.stdout.strip().endswith("[]"), r.stdout + r.stderr

@@ -602,9 +602,10 @@ vkt_status vkt_shape_launch(const vkt_op *op, const vkt_op_args *a) {
   shape_push push;
   shape_push_fill(&g, &push);
   const vkt_tensor *index = g.t[2] ? g.t[2] : op == &vkt_ops[VKT_OP_INDEX_WRAP] ? a->in[0] : NULL;
-  char defines[160];
-  snprintf(defines, sizeof defines, "#define ITEMSIZE %d\n%s%s%s", vkt_dtype_size(a->out->dtype), op->define,
-           index && index->dtype == VKT_INT64 ? "#define INDEX64\n" : "",
+  char defines[192];
+  bool float_atomic = a->out->dtype == VKT_FLOAT32 && vkt_device_props(a->out->storage->dev)->float32_atomic_add;
+  snprintf(defines, sizeof defines, "#define ITEMSIZE %d\n%s%s%s%s", vkt_dtype_size(a->out->dtype), op->define,
+           float_atomic ? "#define FLOAT_ATOMIC\n" : "", index && index->dtype == VKT_INT64 ? "#define INDEX64\n" : "",
            a->out->dtype == VKT_INT32  ? "#define ADD_INT\n"
            : a->out->dtype == VKT_BOOL ? "#define IS_BOOL\n"
                                        : "");

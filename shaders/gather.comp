@@ -1,7 +1,8 @@
 #version 450
 // gather.comp: out[c] = in[c with c[dim] = index[c]], for gather and index_select (whose 1-D index
 // the host views with out's shape, stride 0 off dim). A shader cannot raise: an index outside
-// [0, size) writes zero, where the CPU kernel raises IndexError.
+// [0, size) writes zero and sets the error word, which the host reads after the dispatch and turns into
+// the op's IndexError or RuntimeError.
 #include "shape.glsl"
 
 layout(std430, binding = 0) writeonly buffer Out { WORD out_[]; };
@@ -11,6 +12,7 @@ layout(std430, binding = 2) readonly buffer Index { uvec2 index_[]; }; // int64 
 #else
 layout(std430, binding = 2) readonly buffer Index { int index_[]; };
 #endif
+layout(std430, binding = 3) writeonly buffer Err { uint err_[]; };
 
 void main() {
   uint i = linear_id();
@@ -31,5 +33,7 @@ void main() {
   WORD w = WORD(0);
   if (ok)
     w = in_[idx[1] + (k - coord[dim]) * p.stride[MAX_RANK + dim]];
+  else
+    err_[0] = 1u; // every invocation that writes it writes the same word: no atomic needed
   out_[idx[0]] = w;
 }

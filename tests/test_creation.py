@@ -325,3 +325,116 @@ def test_to_same_is_self(device):
     assert t.to(device) is t
     assert t.to(vkt.float32) is t
     assert t.to(t.device, t.dtype) is t
+
+
+# arange against torch over a table: float steps into integer dtypes, negative steps, float16, and the
+# cases where counting in double and in truncated integers differ (int64 counts in integers).
+ARANGE_CASES = [(0.0, -8.000001, -4.0), (0.1, -7.9, -4.0), (0, 10, 3), (0.5, 10.2, 1.3), (-3.7, 4.9, 0.7),
+                (1, 2, 0.1), (10, -10, -2.5), (0.0, 5.0, 0.3), (0.9, 5.5, 1), (-0.9, 5.5, 1), (0, 300, 7),
+                (2**24, 2**24 + 10, 1), (-5.5, 5.5, 1.5), (0, 65504, 997.0), (3, 3, 1)]
+ARANGE_DTYPES = ["int64", "int32", "uint8", "float32", "float64", "float16"]
+
+
+@pytest.mark.parametrize("dtype", ARANGE_DTYPES)
+def test_arange_matches_torch(device, dtype):
+    torch = pytest.importorskip("torch")
+    for start, end, step in ARANGE_CASES:
+        try:
+            ref = torch.arange(start, end, step, dtype=getattr(torch, dtype))
+        except (RuntimeError, ValueError) as e:
+            with pytest.raises(type(e), match=str(e)):
+                vkt.arange(start, end, step, dtype=vkt_dtype(dtype), device=device)
+            continue
+        got = vkt.arange(start, end, step, dtype=vkt_dtype(dtype), device=device)
+        assert tuple(got.shape) == tuple(ref.shape), (start, end, step)
+        if dtype.startswith("float"):  # torch's vectorised loop rounds some float32 values differently
+            assert_close(got, ref.numpy(), rtol=1e-6 if dtype != "float16" else 1e-3, atol=0)
+        else:
+            assert_bits_equal(np.asarray(got), ref.numpy())
+
+
+@pytest.mark.parametrize("args,dtype,error", [
+    ((0, 5, 0), None, RuntimeError), ((0, 5, 0.5), "int64", ValueError), ((5, 0), None, RuntimeError),
+    ((0, float("inf")), None, RuntimeError), ((0, 5), "bool", RuntimeError)])
+def test_arange_errors(args, dtype, error):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as ref:
+        torch.arange(*args, dtype=getattr(torch, dtype) if dtype else None)
+    with pytest.raises(error, match=str(ref.value).replace('"', '.')):
+        vkt.arange(*args, dtype=vkt_dtype(dtype) if dtype else None)
+
+
+# linspace and logspace against torch: both ends exact, the middle to the dtype's rounding (torch computes
+# from both ends; its vectorised float32 loop may round a few elements differently).
+SPACED = [(0, 1, 5), (3, -2, 4), (0, 1, 1), (0, 1, 0), (-1.5, 7.25, 33), (1e-3, 1e3, 7), (2, 2, 3), (0, 10, 101)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8"])
+@pytest.mark.parametrize("log", [False, True])
+def test_linspace_logspace(device, dtype, log):
+    torch = pytest.importorskip("torch")
+    for start, end, steps in SPACED:
+        if (log and abs(end) > 4) or (dtype == "uint8" and not 0 <= min(start, end) <= max(start, end) <= 255):
+            continue
+        fn = "logspace" if log else "linspace"
+        ref = getattr(torch, fn)(start, end, steps, dtype=getattr(torch, dtype))
+        got = getattr(vkt, fn)(start, end, steps, dtype=vkt_dtype(dtype), device=device)
+        assert got.dtype == vkt_dtype(dtype) and tuple(got.shape) == tuple(ref.shape)
+        if dtype.startswith("float"):
+            assert_close(got, ref.double().numpy(), rtol=1e-6 if dtype != "float16" else 1e-3, atol=1e-7)
+        else:
+            assert np.array_equal(np.asarray(got), ref.numpy()), (fn, start, end, steps)
+    with pytest.raises(RuntimeError, match="number of steps must be non-negative"):
+        vkt.linspace(0, 1, -1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_eye(device, dtype):
+    torch = pytest.importorskip("torch")
+    for args in [(3,), (2, 4), (4, 2), (0,), (0, 3), (1, 1)]:
+        got = vkt.eye(*args, dtype=vkt_dtype(dtype), device=device)
+        assert_bits_equal(np.asarray(got), torch.eye(*args, dtype=getattr(torch, dtype)).numpy())
+    assert vkt.eye(2).dtype == vkt.float32
+    with pytest.raises(RuntimeError, match="n must be greater or equal to 0, got -1"):
+        vkt.eye(-1)
+
+
+def test_randint_randperm(device):
+    vkt.manual_seed(0)
+    r = vkt.randint(3, 10, (1000,), device=device)
+    assert r.dtype == vkt.int64 and set(np.asarray(r).tolist()) == set(range(3, 10))
+    assert vkt.randint(5, (2, 3), dtype=vkt.float32, device=device).dtype == vkt.float32
+    assert vkt.randint(2, (0,), device=device).shape == (0,)
+    p = vkt.randperm(257, device=device)
+    assert p.dtype == vkt.int64 and sorted(np.asarray(p).tolist()) == list(range(257))
+    assert sorted(np.asarray(vkt.randperm(9, dtype=vkt.int32, device=device)).tolist()) == list(range(9))
+    with pytest.raises(RuntimeError, match="from=5 >= to=3"):
+        vkt.randint(5, 3, (2,))
+    with pytest.raises(RuntimeError, match="out of bounds for unsigned char"):
+        vkt.randint(0, 300, (3,), dtype=vkt.uint8)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_tri_indices(device, upper):
+    torch = pytest.importorskip("torch")
+    fn = "triu_indices" if upper else "tril_indices"
+    for args in [(3, 3), (3, 4, 1), (4, 3, -1), (0, 3), (5, 2, 10), (2, 5, -10)]:
+        got = getattr(vkt, fn)(*args, device=device)
+        assert_bits_equal(np.asarray(got), getattr(torch, fn)(*args).numpy())
+    assert getattr(vkt, fn)(2, 2, dtype=vkt.int32).dtype == vkt.int32
+    with pytest.raises(RuntimeError, match="not implemented for 'float32'"):
+        getattr(vkt, fn)(2, 2, dtype=vkt.float32)
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid(device, indexing):
+    torch = pytest.importorskip("torch")
+    a, b, c = np.arange(3.0, dtype=np.float32), np.arange(4.0, dtype=np.float32) * 2, np.float32(7)
+    ref = torch.meshgrid(torch.tensor(a), torch.tensor(b), torch.tensor(c), indexing=indexing)
+    got = vkt.meshgrid(vkt.tensor(a, device=device), vkt.tensor(b, device=device), vkt.tensor(c, device=device),
+                       indexing=indexing)
+    assert len(got) == 3
+    for g, r in zip(got, ref):
+        assert_bits_equal(np.asarray(g), r.numpy())
+    got = vkt.meshgrid([vkt.tensor(a, device=device)], indexing=indexing)
+    assert_bits_equal(np.asarray(got[0]), a)

@@ -184,17 +184,17 @@ CASES = [
      r"\[2, 3\] at entry 0 and \[4, 5\] at entry 1"),
     ("stack_empty_list", lambda d: vkt.stack([]), RuntimeError, "non-empty"),
     ("stack_bad_dim", lambda d: vkt.stack([t23(d), t23(d)], dim=4), IndexError, "got 4"),
-    ("gather_float_index", lambda d: vkt.gather(t23(d), 1, vkt.ones(2, 3, device=d)), RuntimeError, "float32"),
+    ("gather_float_index", lambda d: vkt.gather(t23(d), 1, vkt.ones(2, 3, device=d)), RuntimeError, "int32/int64"),
     ("gather_bad_dim", lambda d: vkt.gather(t23(d), 2, i64([[0]], d)), IndexError, "got 2"),
     ("gather_index_ndim", lambda d: vkt.gather(t23(d), 0, i64([0], d)), RuntimeError, "same number of dimensions"),
-    ("gather_out_of_range", lambda d: vkt.gather(t23(only(d, "cpu")), 1, i64([[5]], d)), IndexError, "index 5"),
-    ("gather_negative", lambda d: vkt.gather(t23(only(d, "cpu")), 1, i64([[-1]], d)), IndexError, "index -1"),
+    ("gather_out_of_range", lambda d: vkt.gather(t23(d), 1, i64([[5]], d)), RuntimeError, "index 5 is out of bounds"),
+    ("gather_negative", lambda d: vkt.gather(t23(d), 1, i64([[-1]], d)), RuntimeError, "index -1 is out of bounds"),
     ("index_select_2d_index", lambda d: vkt.index_select(t23(d), 0, i64([[0]], d)), IndexError, "vector"),
     ("index_select_float_index", lambda d: vkt.index_select(t23(d), 0, vkt.ones(1, device=d)), RuntimeError, "float32"),
     ("index_select_bad_dim", lambda d: vkt.index_select(t23(d), 2, i64([0], d)), IndexError, "got 2"),
-    ("index_select_out_of_range", lambda d: vkt.index_select(t23(only(d, "cpu")), 0, i64([7], d)), IndexError,
-     "index 7"),
-    ("getitem_float_tensor", lambda d: t23(d)[vkt.ones(1, device=d)], IndexError, "int64, int32 or bool"),
+    ("index_select_out_of_range", lambda d: vkt.index_select(t23(d), 0, i64([7], d)), IndexError,
+     "index out of range in self"),
+    ("getitem_float_tensor", lambda d: t23(d)[vkt.ones(1, device=d)], IndexError, "long, int, byte or bool"),
     ("getitem_mask_shape", lambda d: t23(d)[bools(5, d=d)], IndexError, r"mask \[5\]"),
     ("getitem_float", lambda d: t23(d)[1.5], IndexError, "only integers"),
     ("tril_1d", lambda d: vkt.tril(vkt.ones(3, device=d)), RuntimeError, "at least 2 dimensions"),
@@ -308,15 +308,6 @@ def test_nonfinite_float_to_int_is_defined(device, src):
     assert t.to(vkt.uint8).tolist() == [v & 0xFF for v in want32]
     assert vkt.tensor([float("nan")], dtype=vkt.int32, device=device).tolist() == [imin32]
     assert vkt.full((2,), float("inf"), dtype=vkt.int64, device=device).tolist() == [imin64] * 2
-
-
-def test_gather_out_of_range_on_vulkan_is_zero(dev):
-    """A shader cannot raise: on vulkan an index outside [0, size) reads as zero (the cpu device
-    raises IndexError, see the catalogue); nothing outside the tensor is read or written."""
-    x = t23(dev)
-    assert vkt.gather(x, 1, i64([[5, 1], [-1, 2]], dev)).tolist() == [[0.0, 1.0], [0.0, 5.0]]
-    assert vkt.index_select(x, 0, i64([7, 1], dev)).tolist() == [[0.0, 0.0, 0.0], [3.0, 4.0, 5.0]]
-    assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
 
 
 def test_tensors_survive_empty_cache(device):

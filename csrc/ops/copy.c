@@ -350,19 +350,223 @@ vkt_status vkt_random_(const vkt_tensor *t, bool normal) {
   return st;
 }
 
-vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, double start, double step, int64_t n) {
+/* PyTorch's length and values: int64 truncates start, end and step and counts in integers; other dtypes
+ * count in double, ceil((end - start) / step). Values are start + i * step in PyTorch's accumulation type:
+ * int64 (start and step truncated) for integers, double for float32 and float64, float for float16. */
+static vkt_status arange_length(vkt_dtype dtype, vkt_scalar start, vkt_scalar end, vkt_scalar step, int64_t *n) {
+  double fs = start.is_float ? start.f : (double)start.i, fe = end.is_float ? end.f : (double)end.i,
+         fp = step.is_float ? step.f : (double)step.i;
+  if (dtype == VKT_BOOL)
+    return vkt_fail(VKT_ERR_RUNTIME, "\"arange_cpu\" not implemented for 'Bool'");
+  if (!isfinite(fs) || !isfinite(fe))
+    return vkt_fail(VKT_ERR_RUNTIME, "unsupported range: %g -> %g", fs, fe);
+  if (fp == 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "step must be nonzero");
+  if (dtype == VKT_INT64) {
+    int64_t xs = start.is_float ? (int64_t)fs : start.i, xe = end.is_float ? (int64_t)fe : end.i,
+            xp = step.is_float ? (int64_t)fp : step.i, sgn = (xp > 0) - (xp < 0);
+    if (xp == 0)
+      return vkt_fail(VKT_ERR_VALUE, "step must be nonzero");
+    if ((xp > 0 && xe < xs) || (xp < 0 && xe > xs))
+      return vkt_fail(VKT_ERR_RUNTIME, "upper bound and lower bound inconsistent with step sign");
+    *n = (xe - xs + xp - sgn) / xp;
+    return VKT_OK;
+  }
+  if ((fp > 0 && fe < fs) || (fp < 0 && fe > fs))
+    return vkt_fail(VKT_ERR_RUNTIME, "upper bound and lower bound inconsistent with step sign");
+  double size = ceil((fe - fs) / fp);
+  if (!(size >= 0 && size <= (double)INT64_MAX))
+    return vkt_fail(VKT_ERR_RUNTIME, "invalid size, possible overflow?");
+  *n = (int64_t)size;
+  return VKT_OK;
+}
+
+vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, vkt_scalar start, vkt_scalar end, vkt_scalar step) {
   vkt_tensor h = {0};
-  vkt_status st = vkt_tensor_empty(&h, VKT_CPU, dtype, 1, &n);
-  if (st)
+  int64_t n = 0;
+  vkt_status st = arange_length(dtype, start, end, step, &n);
+  if (st || (st = vkt_tensor_empty(&h, VKT_CPU, dtype, 1, &n)))
     return st;
   char *p = vkt_tensor_host(&h);
   int size = vkt_dtype_size(dtype);
+  double fs = start.is_float ? start.f : (double)start.i, fp = step.is_float ? step.f : (double)step.i;
+  int64_t xs = start.is_float ? (int64_t)fs : start.i, xp = step.is_float ? (int64_t)fp : step.i;
   for (int64_t i = 0; i < n; i++) {
-    vkt_scalar v = vkt_dtypes[dtype].is_float ? (vkt_scalar){true, start + (double)i * step, 0}
-                                              : (vkt_scalar){false, 0, (int64_t)(start + (double)i * step)};
+    vkt_scalar v = {false, 0, (int64_t)((uint64_t)xs + (uint64_t)i * (uint64_t)xp)}; /* wraps as PyTorch's */
+    if (dtype == VKT_FLOAT16)
+      v = (vkt_scalar){true, (double)((float)fs + (float)fp * (float)i), 0};
+    else if (vkt_dtypes[dtype].is_float)
+      v = (vkt_scalar){true, fs + fp * (double)i, 0};
     vkt_scalar_store(dtype, v, p + i * size);
   }
   st = vkt_to(out, &h, device, dtype);
   vkt_tensor_release(&h);
   return st;
+}
+
+/* ---- creation on the host, then one upload ---- */
+
+/* A host tensor of shape whose elements are the doubles f(i, ctx), stored in dtype, moved to device. */
+static vkt_status host_made(vkt_tensor *out, int device, vkt_dtype dtype, int ndim, const int64_t *shape,
+                            void (*fill)(char *p, int64_t n, vkt_dtype dtype, const void *ctx), const void *ctx) {
+  vkt_tensor h = {0};
+  vkt_status st = vkt_tensor_empty(&h, VKT_CPU, dtype, ndim, shape);
+  if (st)
+    return st;
+  fill(vkt_tensor_host(&h), vkt_tensor_numel(&h), dtype, ctx);
+  st = vkt_to(out, &h, device, dtype);
+  vkt_tensor_release(&h);
+  return st;
+}
+
+typedef struct {
+  double start, end, base;
+  int64_t steps;
+  bool log;
+} spaced;
+
+/* PyTorch's linspace: start + step * i for the first half, end - step * (steps - 1 - i) for the rest, in
+ * the dtype's own precision (double steps for integers, which truncate start and end first); logspace
+ * raises base to each. */
+static void fill_spaced(char *p, int64_t n, vkt_dtype dtype, const void *ctx) {
+  const spaced *s = ctx;
+  int size = vkt_dtype_size(dtype);
+  bool is_float = vkt_dtypes[dtype].is_float;
+  double start = s->start, end = s->end;
+  if (!is_float)
+    start = (double)(int64_t)start, end = (double)(int64_t)end;
+  double step = s->steps > 1 ? (end - start) / (double)(s->steps - 1) : 0;
+  if (s->steps == 1) /* one step is start */
+    end = start;
+  for (int64_t i = 0; i < n; i++) {
+    double v;
+    if (dtype == VKT_FLOAT32 || dtype == VKT_FLOAT16) {
+      float fs = (float)start, fe = (float)end, fp = (float)step;
+      v = i < n / 2 ? (double)(fs + fp * (float)i) : (double)(fe - fp * (float)(n - 1 - i));
+    } else {
+      v = i < n / 2 ? start + step * (double)i : end - step * (double)(n - 1 - i);
+    }
+    if (s->log)
+      v = pow(s->base, v);
+    vkt_scalar_store(dtype, is_float ? (vkt_scalar){true, v, 0} : (vkt_scalar){false, 0, (int64_t)v}, p + i * size);
+  }
+}
+
+vkt_status vkt_linspace(vkt_tensor *out, int device, vkt_dtype dtype, double start, double end, int64_t steps, bool log,
+                        double base) {
+  if (steps < 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "number of steps must be non-negative");
+  spaced s = {start, end, base, steps, log};
+  return host_made(out, device, dtype, 1, &steps, fill_spaced, &s);
+}
+
+static void fill_eye(char *p, int64_t n, vkt_dtype dtype, const void *ctx) {
+  int64_t cols = *(const int64_t *)ctx;
+  int size = vkt_dtype_size(dtype);
+  for (int64_t i = 0; i < n; i++)
+    vkt_scalar_store(dtype, (vkt_scalar){false, 0, i / cols == i % cols}, p + i * size);
+}
+
+vkt_status vkt_eye(vkt_tensor *out, int device, vkt_dtype dtype, int64_t n, int64_t m) {
+  if (n < 0 || m < 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "%s must be greater or equal to 0, got %lld", n < 0 ? "n" : "m",
+                    (long long)(n < 0 ? n : m));
+  return host_made(out, device, dtype, 2, (int64_t[]){n, m}, fill_eye, &m);
+}
+
+typedef struct {
+  int64_t low, span;
+} int_range;
+
+static void fill_randint(char *p, int64_t n, vkt_dtype dtype, const void *ctx) {
+  const int_range *r = ctx;
+  int size = vkt_dtype_size(dtype);
+  for (int64_t i = 0; i < n; i++) /* the modulo's bias is below 2^-32 for spans under 2^32 */
+    vkt_scalar_store(dtype, (vkt_scalar){false, 0, r->low + (int64_t)(next_u64() % (uint64_t)r->span)}, p + i * size);
+}
+
+vkt_status vkt_randint(vkt_tensor *out, int device, vkt_dtype dtype, int64_t low, int64_t high, int ndim,
+                       const int64_t *shape) {
+  if (low >= high)
+    return vkt_fail(VKT_ERR_RUNTIME, "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
+                    (long long)low, (long long)high);
+  static const int64_t limit[VKT_DTYPE_COUNT] = {[VKT_FLOAT32] = 1ll << 24,
+                                                 [VKT_FLOAT64] = 1ll << 53,
+                                                 [VKT_FLOAT16] = 1ll << 11,
+                                                 [VKT_INT32] = INT32_MAX,
+                                                 [VKT_INT64] = INT64_MAX,
+                                                 [VKT_UINT8] = UINT8_MAX,
+                                                 [VKT_BOOL] = 1};
+  if (high - 1 > limit[dtype] || (dtype == VKT_UINT8 && low < 0) || (dtype == VKT_BOOL && low < 0))
+    return vkt_fail(VKT_ERR_RUNTIME, "to - 1 is out of bounds for %s",
+                    dtype == VKT_UINT8  ? "unsigned char"
+                    : dtype == VKT_BOOL ? "bool"
+                                        : vkt_dtypes[dtype].name);
+  int_range r = {low, high - low};
+  return host_made(out, device, dtype, ndim, shape, fill_randint, &r);
+}
+
+static void fill_values(char *p, int64_t n, vkt_dtype dtype, const void *ctx) {
+  const int64_t *v = ctx;
+  int size = vkt_dtype_size(dtype);
+  for (int64_t i = 0; i < n; i++)
+    vkt_scalar_store(dtype, (vkt_scalar){false, 0, v[i]}, p + i * size);
+}
+
+vkt_status vkt_randperm(vkt_tensor *out, int device, vkt_dtype dtype, int64_t n) {
+  if (n < 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: [%lld]", (long long)n,
+                    (long long)n);
+  if (dtype == VKT_FLOAT16 && n > 2049)
+    return vkt_fail(VKT_ERR_RUNTIME, "n cannot be greater than 2049 for Half type.");
+  int64_t *perm = malloc(sizeof *perm * (size_t)(n + 1));
+  if (!perm)
+    return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  for (int64_t i = 0; i < n; i++)
+    perm[i] = i;
+  for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
+    int64_t j = (int64_t)(next_u64() % (uint64_t)(i + 1)), t = perm[i];
+    perm[i] = perm[j], perm[j] = t;
+  }
+  vkt_status st = host_made(out, device, dtype, 1, &n, fill_values, perm);
+  free(perm);
+  return st;
+}
+
+typedef struct {
+  int64_t row, col, offset, count;
+  bool upper;
+} tri_spec;
+
+static bool tri_keep(const tri_spec *t, int64_t i, int64_t j) {
+  return t->upper ? j - i >= t->offset : j - i <= t->offset;
+}
+
+static void fill_tri_indices(char *p, int64_t n, vkt_dtype dtype, const void *ctx) {
+  const tri_spec *t = ctx;
+  int size = vkt_dtype_size(dtype);
+  int64_t k = 0;
+  (void)n;
+  for (int64_t i = 0; i < t->row; i++)
+    for (int64_t j = 0; j < t->col; j++)
+      if (tri_keep(t, i, j)) {
+        vkt_scalar_store(dtype, (vkt_scalar){false, 0, i}, p + k * size);
+        vkt_scalar_store(dtype, (vkt_scalar){false, 0, j}, p + (t->count + k) * size);
+        k++;
+      }
+}
+
+vkt_status vkt_tri_indices(vkt_tensor *out, int device, vkt_dtype dtype, int64_t row, int64_t col, int64_t offset,
+                           bool upper) {
+  const char *name = upper ? "triu_indices" : "tril_indices";
+  if (dtype != VKT_INT32 && dtype != VKT_INT64)
+    return vkt_fail(VKT_ERR_RUNTIME, "\"%s\" not implemented for '%s'", name, vkt_dtypes[dtype].name);
+  if (row < 0 || col < 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "%s must be non-negative, got %lld", row < 0 ? "row" : "col",
+                    (long long)(row < 0 ? row : col));
+  tri_spec t = {row, col, offset, 0, upper};
+  for (int64_t i = 0; i < row; i++)
+    for (int64_t j = 0; j < col; j++)
+      t.count += tri_keep(&t, i, j);
+  return host_made(out, device, dtype, 2, (int64_t[]){2, t.count}, fill_tri_indices, &t);
 }

@@ -33,7 +33,19 @@ vkt_status vkt_fill_(const vkt_tensor *t, vkt_scalar v);
 void vkt_manual_seed(uint64_t seed);
 /* Uniform [0, 1) (normal: false) or standard normal values, the same for every device. */
 vkt_status vkt_random_(const vkt_tensor *t, bool normal);
-vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, double start, double step, int64_t n);
+/* PyTorch's arange: its length and values for dtype (ops/copy.c says how), or its errors. */
+vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, vkt_scalar start, vkt_scalar end, vkt_scalar step);
+
+/* Creation on the host, uploaded once (copy.c), as PyTorch's: linspace (log: logspace, base ** each),
+ * eye, randint in [low, high), randperm, and tril_indices / triu_indices (upper) as a 2 x N tensor. */
+vkt_status vkt_linspace(vkt_tensor *out, int device, vkt_dtype dtype, double start, double end, int64_t steps, bool log,
+                        double base);
+vkt_status vkt_eye(vkt_tensor *out, int device, vkt_dtype dtype, int64_t n, int64_t m);
+vkt_status vkt_randint(vkt_tensor *out, int device, vkt_dtype dtype, int64_t low, int64_t high, int ndim,
+                       const int64_t *shape);
+vkt_status vkt_randperm(vkt_tensor *out, int device, vkt_dtype dtype, int64_t n);
+vkt_status vkt_tri_indices(vkt_tensor *out, int device, vkt_dtype dtype, int64_t row, int64_t col, int64_t offset,
+                           bool upper);
 
 /* ---- elementwise ops (elementwise.c) ---- */
 

@@ -1,10 +1,12 @@
-/* shape.c: the shape family's front-ends (checks, output allocation, views) and its shader launches:
- * gather.comp for gather and index_select, tri.comp for tril and triu, the strided copy for flip.
- * cat, stack, split, chunk, roll and assignment are views and vkt_copy_, with no shader of their own. */
+/* shape.c: the shape family's front-ends (checks, output allocation, views) and the launches of shape.glsl's
+ * shaders: gather.comp for gather and index_select, tri.comp for tril and triu, index.comp and
+ * scatter.comp for index.c's ops, the strided copy for flip; and the error word those shaders set on a bad
+ * index. cat, stack, split, chunk, roll and assignment are views and vkt_copy_, with no shader of their own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/iter.h"
 #include "shape.h"
 #include "table.h"
 
@@ -293,29 +295,88 @@ vkt_status vkt_tri(const vkt_tensor *x, bool upper, int64_t diagonal, vkt_tensor
   return st;
 }
 
+vkt_status vkt_index_error(vkt_index_err style, int64_t k, int d, int64_t size) {
+  long long kk = (long long)k, n = (long long)size;
+  switch (style) {
+  case VKT_INDEX_ERR_SELF: return vkt_fail(VKT_ERR_INDEX, "index out of range in self");
+  case VKT_INDEX_ERR_TAKE:
+    return vkt_fail(VKT_ERR_INDEX, "out of range: tried to access index %lld on a tensor of %lld elements.", kk, n);
+  case VKT_INDEX_ERR_COPY:
+    return vkt_fail(VKT_ERR_INDEX, "index_copy_(): index %lld is out of bounds for dimension %d with size %lld", kk, d,
+                    n);
+  default:
+    return vkt_fail(style == VKT_INDEX_ERR_BOUNDS ? VKT_ERR_RUNTIME : VKT_ERR_INDEX,
+                    "index %lld is out of bounds for dimension %d with size %lld", kk, d, n);
+  }
+}
+
+vkt_status vkt_index_flag_new(const vkt_tensor *like, vkt_tensor *flag) {
+  *flag = (vkt_tensor){0};
+  if (vkt_tensor_device(like) == VKT_CPU)
+    return VKT_OK;
+  vkt_status st = vkt_tensor_empty(flag, vkt_tensor_device(like), VKT_INT32, 0, NULL);
+  if (!st && (st = vkt_fill_(flag, (vkt_scalar){false, 0, 0})))
+    vkt_tensor_release(flag);
+  return st;
+}
+
+vkt_status vkt_index_flag_check(const vkt_tensor *flag, int n, const vkt_index_check *checks) {
+  int32_t set = 0;
+  vkt_status st = flag->storage ? vkt_read(flag, &set) : VKT_OK;
+  for (int c = 0; c < n && !st && set; c++) { /* the first bad index, in order, names the error */
+    vkt_tensor h = {0};
+    if ((st = vkt_host_view(checks[c].index, &h)))
+      break;
+    int64_t count = vkt_tensor_numel(&h), lo = checks[c].negatives ? -checks[c].size : 0;
+    vkt_iter it;
+    vkt_iter_init(&it, 1, (const vkt_tensor *[]){&h});
+    for (int64_t e = 0; e < count && !st; e++, vkt_iter_next(&it)) {
+      int64_t k = h.dtype == VKT_INT64 ? *(const int64_t *)it.ptr[0] : *(const int32_t *)it.ptr[0];
+      if (k < lo || k >= checks[c].size)
+        st = vkt_index_error(checks[c].style, k, checks[c].dim, checks[c].size);
+    }
+    vkt_tensor_release(&h);
+  }
+  return st;
+}
+
+vkt_status vkt_index_run_checked(vkt_op_id id, vkt_op_args *a, const vkt_index_check *check) {
+  vkt_tensor flag;
+  vkt_status st = vkt_index_flag_new(a->out, &flag);
+  a->out2 = flag.storage ? &flag : NULL;
+  if (!st && !(st = vkt_op_run(id, a)) && check)
+    st = vkt_index_flag_check(&flag, 1, check);
+  vkt_tensor_release(&flag);
+  return st;
+}
+
 /* Allocates out (shape, ndim of them) and runs gather.comp's row id: out[c] = x[c, c[d] = index[c]],
- * with index already a view of out's shape. */
+ * with index already a view of out's shape. checked: read the error word back (a wait). */
 static vkt_status run_gather(int id, const vkt_tensor *x, const vkt_tensor *index, int d, int ndim,
-                             const int64_t *shape, vkt_tensor *out) {
+                             const int64_t *shape, bool checked, vkt_tensor *out) {
   vkt_status st = vkt_tensor_empty(out, vkt_tensor_device(x), x->dtype, ndim, shape);
   if (st || vkt_tensor_numel(out) == 0)
     return st;
   vkt_tensor o = as_1d(out), x1 = as_1d(x), i1 = as_1d(index);
-  if ((st = vkt_op_run(id, &(vkt_op_args){.out = &o, .in = {&x1, &i1}, .nin = 2, .iparam = {d}})))
+  vkt_index_err style = id == VKT_OP_INDEX_SELECT ? VKT_INDEX_ERR_SELF : VKT_INDEX_ERR_BOUNDS;
+  vkt_op_args a = {.out = &o, .in = {&x1, &i1}, .nin = 2, .iparam = {d}, .flags = style};
+  if ((st = vkt_index_run_checked(id, &a, checked ? &(vkt_index_check){&i1, x1.shape[d], d, style, false} : NULL)))
     vkt_tensor_release(out);
   return st;
+}
+
+static vkt_status index_dtype(const char *op, const vkt_tensor *index) {
+  if (index->dtype != VKT_INT64 && index->dtype != VKT_INT32)
+    return vkt_fail(VKT_ERR_RUNTIME, "%s(): Expected dtype int32/int64 for index", op);
+  return VKT_OK;
 }
 
 vkt_status vkt_gather(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, vkt_tensor *out) {
   char a[256], b[256];
   int d = 0;
   vkt_status st;
-  if ((st = vkt_same_device(2, (const vkt_tensor *[]){x, index}, NULL)))
-    return st;
-  if (index->dtype != VKT_INT64)
-    return vkt_fail(VKT_ERR_RUNTIME, "gather(): Expected dtype int64 for index, but got %s",
-                    vkt_dtypes[index->dtype].name);
-  if ((st = vkt_dim_wrap(dim, x->ndim, &d)))
+  if ((st = vkt_same_device(2, (const vkt_tensor *[]){x, index}, NULL)) || (st = index_dtype("gather", index)) ||
+      (st = vkt_dim_wrap(dim, x->ndim, &d)))
     return st;
   if ((index->ndim ? index->ndim : 1) != (x->ndim ? x->ndim : 1))
     return vkt_fail(VKT_ERR_RUNTIME, "Index tensor must have the same number of dimensions as input tensor");
@@ -328,10 +389,11 @@ vkt_status vkt_gather(const vkt_tensor *x, int64_t dim, const vkt_tensor *index,
                       "dimension %d",
                       i, a, b, d);
     }
-  return run_gather(VKT_OP_GATHER, x, index, d, index->ndim, index->shape, out);
+  return run_gather(VKT_OP_GATHER, x, index, d, index->ndim, index->shape, true, out);
 }
 
-vkt_status vkt_index_select(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, vkt_tensor *out) {
+static vkt_status index_select(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, bool checked,
+                               vkt_tensor *out) {
   int d = 0;
   vkt_status st;
   if ((st = vkt_same_device(2, (const vkt_tensor *[]){x, index}, NULL)))
@@ -345,14 +407,22 @@ vkt_status vkt_index_select(const vkt_tensor *x, int64_t dim, const vkt_tensor *
     return st;
   int64_t k = vkt_tensor_numel(index);
   if (x->ndim == 0 && k != 1)
-    return vkt_fail(VKT_ERR_INDEX, "index_select(): Index to scalar can have only 1 value, got %lld value(s)",
+    return vkt_fail(VKT_ERR_RUNTIME, "index_select(): Index to scalar can have only 1 value, got %lld value(s)",
                     (long long)k);
   vkt_tensor x1 = as_1d(x), iv = x1; /* index seen with out's shape: stride 0 except along d */
   iv.storage = index->storage, iv.dtype = index->dtype, iv.offset = index->offset;
   iv.shape[d] = k;
   for (int i = 0; i < iv.ndim; i++)
     iv.strides[i] = i == d && index->ndim ? index->strides[0] : 0;
-  return run_gather(VKT_OP_INDEX_SELECT, &x1, &iv, d, x->ndim, iv.shape, out);
+  return run_gather(VKT_OP_INDEX_SELECT, &x1, &iv, d, x->ndim, iv.shape, checked, out);
+}
+
+vkt_status vkt_index_select(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, vkt_tensor *out) {
+  return index_select(x, dim, index, true, out);
+}
+
+vkt_status vkt_index_select_trusted(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, vkt_tensor *out) {
+  return index_select(x, dim, index, false, out);
 }
 
 /* ---- masked_fill and assignment ---- */
@@ -439,77 +509,120 @@ vkt_status vkt_assign(const vkt_tensor *dst, const vkt_tensor *src) {
 
 typedef struct {
   uint32_t n, rank, offset[3]; /* elements: out, in, index */
-  int32_t param;               /* tril/triu: the diagonal; gather: the dim indexed */
-  uint32_t limit;              /* gather: the input's size along that dim */
+  int32_t param;               /* tril/triu: the diagonal; gather and scatter: the dim indexed */
+  uint32_t limit;              /* gather and scatter: the size along that dim; index_wrap: the dim's size */
   uint32_t shape[SHAPE_MAX_RANK];
   uint32_t stride[3 * SHAPE_MAX_RANK]; /* elements, operand-major; may wrap (negative) */
 } shape_push;
 static_assert(sizeof(shape_push) == 124, "shape_push must match shaders/shape.glsl");
 
+/* What a launch of one of shape.glsl's shaders walks: the tensor whose elements the invocations are
+ * (iter), the three operands of the push constants (out, in, index; NULL where unused), the dim param
+ * and limit, and the storage buffers bound in order (the error word last, where the op has one). */
+typedef struct {
+  const vkt_tensor *iter, *t[3], *bind[4];
+  int nbind;
+  int64_t param, limit;
+} geometry;
+
+static geometry geometry_of(const vkt_op *op, const vkt_op_args *a) {
+  geometry g = {.iter = a->out, .t = {a->out, a->in[0], a->in[1]}, .param = a->iparam[0]};
+  switch ((vkt_op_id)(op - vkt_ops)) {
+  case VKT_OP_GATHER:
+  case VKT_OP_INDEX_SELECT: g.limit = a->in[0]->shape[a->iparam[0]]; break;
+  case VKT_OP_INDEX_WRAP: g.t[2] = NULL, g.limit = a->iparam[0], g.param = 0; break;
+  case VKT_OP_SCATTER:
+  case VKT_OP_SCATTER_ADD:
+  case VKT_OP_SCATTER_PROD:
+  case VKT_OP_SCATTER_AMAX:
+  case VKT_OP_SCATTER_AMIN: /* invocations over index's shape; out keeps its own strides */
+    g.iter = a->in[1], g.t[1] = a->in[2], g.t[2] = a->in[1], g.limit = a->out->shape[a->iparam[0]];
+    break;
+  default: g.t[2] = NULL; break;
+  }
+  for (int k = 0; k < 3; k++)
+    if (g.t[k])
+      g.bind[g.nbind++] = g.t[k];
+  if (a->out2)
+    g.bind[g.nbind++] = a->out2;
+  return g;
+}
+
 bool vkt_shape_supports(const vkt_op *op, const vkt_op_args *a, const char **why) {
   const vkt_tensor *t[3] = {a->out, a->in[0], a->in[1]};
   const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
-  for (int k = 0; k <= a->nin; k++)
-    if (!vkt_bindable(t[k], why))
-      return false;
-  int size = vkt_dtype_size(a->out->dtype);
-  *why = size == 1 ? "the adapter has no 8-bit storage" : "the adapter has no 16-bit storage";
-  if ((size == 1 && !p->int8_storage) || (size == 2 && !p->int16_storage))
-    return false;
-  *why = "more than 2^32 elements";
-  if (vkt_tensor_numel(a->out) > UINT32_MAX)
-    return false;
   if (op == &vkt_ops[VKT_OP_FLIP]) { /* the conditions of vkt_copy_'s shader path */
     int64_t shape[VKT_MAX_DIMS], strides[2 * VKT_MAX_DIMS];
     *why = "more than 8 dimensions that cannot be merged";
     return vkt_merge_dims(2, t, shape, strides) <= COPY_MAX_RANK;
   }
+  geometry g = geometry_of(op, a);
+  for (int k = 0; k < g.nbind; k++)
+    if (!vkt_dtype_storable(p, g.bind[k]->dtype, why) || !vkt_bindable(g.bind[k], why))
+      return false;
+  if (op == &vkt_ops[VKT_OP_INDEX_WRAP] && !p->int64) {
+    *why = "the adapter has no shaderInt64";
+    return false;
+  }
+  *why = "no 32-bit compare-and-swap for a 64-bit element";
+  vkt_op_id id = (vkt_op_id)(op - vkt_ops);
+  bool combines =
+      id == VKT_OP_SCATTER_ADD || id == VKT_OP_SCATTER_PROD || id == VKT_OP_SCATTER_AMAX || id == VKT_OP_SCATTER_AMIN;
+  if (combines && vkt_dtype_size(a->out->dtype) == 8)
+    return false;
+  *why = "more than 2^32 elements";
+  if (vkt_tensor_numel(g.iter) > UINT32_MAX || g.limit > UINT32_MAX)
+    return false;
   *why = "more than 6 dimensions";
-  return a->out->ndim <= SHAPE_MAX_RANK;
+  return g.iter->ndim <= SHAPE_MAX_RANK;
 }
 
-static void shape_push_fill(const vkt_op *op, const vkt_op_args *a, shape_push *p) {
-  const vkt_tensor *t[3] = {a->out, a->in[0], a->in[1]};
-  bool gather = op == &vkt_ops[VKT_OP_GATHER] || op == &vkt_ops[VKT_OP_INDEX_SELECT];
-  int64_t param = a->iparam[0];
-  *p = (shape_push){.n = (uint32_t)vkt_tensor_numel(a->out),
-                    .rank = (uint32_t)a->out->ndim,
-                    .param = (int32_t)(param < -INT32_MAX  ? -INT32_MAX
-                                       : param > INT32_MAX ? INT32_MAX
-                                                           : param),
-                    .limit = gather ? (uint32_t)a->in[0]->shape[param] : 0};
-  for (int k = 0; k <= a->nin; k++) {
-    p->offset[k] = (uint32_t)t[k]->offset;
-    for (int d = 0; d < a->out->ndim; d++)
-      p->stride[k * SHAPE_MAX_RANK + d] = (uint32_t)t[k]->strides[d];
+static void shape_push_fill(const geometry *g, shape_push *p) {
+  *p = (shape_push){.n = (uint32_t)vkt_tensor_numel(g->iter),
+                    .rank = (uint32_t)g->iter->ndim,
+                    .param = (int32_t)(g->param < -INT32_MAX  ? -INT32_MAX
+                                       : g->param > INT32_MAX ? INT32_MAX
+                                                              : g->param),
+                    .limit = (uint32_t)g->limit};
+  for (int k = 0; k < 3; k++) {
+    if (!g->t[k])
+      continue;
+    p->offset[k] = (uint32_t)g->t[k]->offset;
+    for (int d = 0; d < g->iter->ndim; d++)
+      p->stride[k * SHAPE_MAX_RANK + d] = (uint32_t)g->t[k]->strides[d];
   }
-  for (int d = 0; d < a->out->ndim; d++)
-    p->shape[d] = (uint32_t)a->out->shape[d];
+  for (int d = 0; d < g->iter->ndim; d++)
+    p->shape[d] = (uint32_t)g->iter->shape[d];
 }
 
 vkt_status vkt_shape_launch(const vkt_op *op, const vkt_op_args *a) {
   if (op == &vkt_ops[VKT_OP_FLIP]) /* the strided copy from a view with negative strides */
     return vkt_copy_(a->out, a->in[0]);
-  const vkt_tensor *t[3] = {a->out, a->in[0], a->in[1]};
+  geometry g = geometry_of(op, a);
   shape_push push;
-  shape_push_fill(op, a, &push);
-  char defines[128];
-  snprintf(defines, sizeof defines, "#define ITEMSIZE %d\n%s%s", vkt_dtype_size(a->out->dtype), op->define,
-           a->nin > 1 && a->in[1]->dtype == VKT_INT64 ? "#define INDEX64\n" : "");
+  shape_push_fill(&g, &push);
+  const vkt_tensor *index = g.t[2] ? g.t[2] : op == &vkt_ops[VKT_OP_INDEX_WRAP] ? a->in[0] : NULL;
+  char defines[192];
+  bool float_atomic = a->out->dtype == VKT_FLOAT32 && vkt_device_props(a->out->storage->dev)->float32_atomic_add;
+  snprintf(defines, sizeof defines, "#define ITEMSIZE %d\n%s%s%s%s", vkt_dtype_size(a->out->dtype), op->define,
+           float_atomic ? "#define FLOAT_ATOMIC\n" : "", index && index->dtype == VKT_INT64 ? "#define INDEX64\n" : "",
+           a->out->dtype == VKT_INT32  ? "#define ADD_INT\n"
+           : a->out->dtype == VKT_BOOL ? "#define IS_BOOL\n"
+                                       : "");
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
-  vkt_status st = vkt_pipeline_get(dev, op->shader, defines, a->nin + 1, sizeof push, &pipe);
+  vkt_status st = vkt_pipeline_get(dev, op->shader, defines, g.nbind, sizeof push, &pipe);
   if (st)
     return st;
-  vkt_binding b[3];
-  for (int k = 0; k <= a->nin; k++)
-    b[k] = (vkt_binding){&t[k]->storage->alloc, 0, t[k]->storage->alloc.size, k == 0};
+  vkt_binding b[4];
+  for (int k = 0; k < g.nbind; k++)
+    b[k] = (vkt_binding){&g.bind[k]->storage->alloc, 0, g.bind[k]->storage->alloc.size, k == 0 || g.bind[k] == a->out2};
   uint32_t groups[3];
   uint64_t batch = 0;
   vkt_groups_for(dev, (push.n + 255) / 256, groups);
-  if ((st = vkt_stream_dispatch(dev, pipe, b, a->nin + 1, &push, sizeof push, groups, &batch)))
+  if ((st = vkt_stream_dispatch(dev, pipe, b, g.nbind, &push, sizeof push, groups, &batch)))
     return st;
-  for (int k = 0; k <= a->nin; k++)
-    vkt_storage_touched(t[k]->storage, batch);
+  for (int k = 0; k < g.nbind; k++)
+    vkt_storage_touched(g.bind[k]->storage, batch);
   return VKT_OK;
 }

@@ -217,7 +217,8 @@ static vkt_status positions(int device, int ndim, int d, int64_t n, vkt_tensor *
   int64_t shape[VKT_MAX_DIMS];
   for (int k = 0; k < ndim; k++)
     shape[k] = k == d ? n : 1;
-  vkt_status st = vkt_arange(&line, device, VKT_INT64, 0, 1, n);
+  vkt_status st = vkt_arange(&line, device, VKT_INT64, (vkt_scalar){false, 0, 0}, (vkt_scalar){false, 0, n},
+                             (vkt_scalar){false, 0, 1});
   if (!st)
     st = vkt_view(out, &line, ndim, shape);
   vkt_tensor_release(&line);

@@ -141,6 +141,13 @@ typedef enum {
   VKT_OP_TRIL,
   VKT_OP_TRIU,
   VKT_OP_FLIP,
+  /* advanced indexing and scatters (index.c): an index checked and wrapped, writes through an index */
+  VKT_OP_INDEX_WRAP,
+  VKT_OP_SCATTER,
+  VKT_OP_SCATTER_ADD,
+  VKT_OP_SCATTER_PROD,
+  VKT_OP_SCATTER_AMAX,
+  VKT_OP_SCATTER_AMIN,
   VKT_OP_COUNT
 } vkt_op_id;
 
@@ -153,7 +160,8 @@ typedef enum { VKT_SCALAR_NONE, VKT_SCALAR_RHS, VKT_SCALAR_LHS } vkt_scalar_side
 
 typedef struct {
   const vkt_tensor *out;
-  const vkt_tensor *out2; /* a second output: the indices of max/min along a dim */
+  const vkt_tensor *out2; /* a second output: the indices of max/min along a dim; the error word of
+                             gather, scatter and index_wrap (an int32 the shader sets to 1 on a bad index) */
   const vkt_tensor *in[3];
   int nin;
   vkt_scalar_side scalar; /* binary: one operand is param[0] instead of a tensor */

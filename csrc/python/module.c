@@ -221,18 +221,10 @@ static PyObject *py_arange(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0 || vkt_parse_device(device_o, &device) < 0)
     return NULL;
-  bool is_float = start.is_float || end.is_float || step.is_float;
   if (!given)
-    dtype = is_float ? VKT_FLOAT32 : VKT_INT64;
-  double fs = start.is_float ? start.f : (double)start.i, fe = end.is_float ? end.f : (double)end.i,
-         fp = step.is_float ? step.f : (double)step.i;
-  if (fp == 0)
-    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "step must be nonzero"));
-  if ((fp > 0 && fe < fs) || (fp < 0 && fe > fs))
-    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "upper bound and larger bound inconsistent with step sign"));
-  int64_t n = (int64_t)ceil((fe - fs) / fp);
+    dtype = start.is_float || end.is_float || step.is_float ? VKT_FLOAT32 : VKT_INT64;
   vkt_tensor t;
-  vkt_status st = vkt_arange(&t, device, dtype, fs, fp, n);
+  vkt_status st = vkt_arange(&t, device, dtype, start, end, step);
   return st ? vkt_raise(st) : vkt_wrap(&t);
 }
 
@@ -284,7 +276,7 @@ static PyObject *py_device_properties(PyObject *self, PyObject *args) {
   char api[32];
   snprintf(api, sizeof api, "%u.%u.%u", p->api_version >> 22, (p->api_version >> 12) & 0x3ff, p->api_version & 0xfff);
   return Py_BuildValue(
-      "{s:s,s:s,s:s,s:s,s:I,s:I,s:K,s:I,s:K,s:I,s:O,s:O,s:z,s:O,s:O,s:O,s:O,s:O,s:O}", "name", p->name, "type",
+      "{s:s,s:s,s:s,s:s,s:I,s:I,s:K,s:I,s:K,s:I,s:O,s:O,s:z,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "name", p->name, "type",
       vkt_adapter_type_names[p->type], "api_version", api, "driver", p->driver, "vendor_id", p->vendor_id, "device_id",
       p->device_id, "total_memory", (unsigned long long)p->device_local_bytes, "subgroup_size", p->subgroup_size,
       "max_storage_buffer_range", (unsigned long long)p->max_storage_buffer_range, "max_shared_memory",
@@ -295,7 +287,8 @@ static PyObject *py_device_properties(PyObject *self, PyObject *args) {
                     : "VK_NV_cooperative_matrix",
       "cooperative_matrix2", p->coop2 ? Py_True : Py_False, "shader_float64", p->float64 ? Py_True : Py_False,
       "shader_int64", p->int64 ? Py_True : Py_False, "shader_float16", p->float16 ? Py_True : Py_False, "storage_8bit",
-      p->int8_storage ? Py_True : Py_False, "push_descriptor", p->push_descriptor ? Py_True : Py_False);
+      p->int8_storage ? Py_True : Py_False, "push_descriptor", p->push_descriptor ? Py_True : Py_False,
+      "float32_atomic_add", p->float32_atomic_add ? Py_True : Py_False);
 }
 
 static PyObject *py_current_device(PyObject *self, PyObject *unused) {
@@ -576,7 +569,8 @@ static PyMethodDef module_methods[] = {
 static int add_functions(PyObject *module) {
   PyMethodDef *families[] = {vkt_elementwise_functions, vkt_reduce_functions, vkt_matmul_functions,
                              vkt_shape_functions,       vkt_cpu_functions,    vkt_elementwise_more_functions,
-                             vkt_sort_functions};
+                             vkt_sort_functions,        vkt_index_functions,  vkt_layout_functions,
+                             vkt_creation_functions};
   for (size_t i = 0; i < sizeof families / sizeof *families; i++)
     if (PyModule_AddFunctions(module, families[i]) < 0)
       return -1;

@@ -264,8 +264,8 @@ REDUCTION_FUNCTION(std_mean, var_mean, VKT_OP_VAR, FORM_VAR, false, false)
 static PyObject *count_nonzero(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"input", "dim", NULL};
   PyObject *x = self, *dim = Py_None;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|O:count_nonzero", kw + 1, &dim)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:count_nonzero", kw, &x, &dim);
+  int ok = self ? vkt_parse_args(args, kwargs, "|O:count_nonzero", kw + 1, &dim)
+                : vkt_parse_args(args, kwargs, "O|O:count_nonzero", kw, &x, &dim);
   vkt_reduce_opts o = {.name = "count_nonzero", .dtype = -1};
   const vkt_tensor *t = ok ? vkt_tensor_of(x) : NULL;
   if (!ok)
@@ -294,8 +294,8 @@ static PyObject *aminmax(PyObject *self, PyObject *args, PyObject *kwargs) {
   static PyTypeObject *type;
   PyObject *x = self, *dim = Py_None;
   int keepdim = 0;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|$Op:aminmax", kw + 1, &dim, &keepdim)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|$Op:aminmax", kw, &x, &dim, &keepdim);
+  int ok = self ? vkt_parse_args(args, kwargs, "|$Op:aminmax", kw + 1, &dim, &keepdim)
+                : vkt_parse_args(args, kwargs, "O|$Op:aminmax", kw, &x, &dim, &keepdim);
   const vkt_tensor *t = ok ? vkt_tensor_of(x) : NULL;
   if (!ok)
     return NULL;
@@ -371,7 +371,7 @@ static PyObject *f_vector_norm(PyObject *mod, PyObject *args, PyObject *kwargs) 
   double ord = 2;
   bool fro;
   vkt_reduce_opts o = {.name = "linalg.vector_norm"};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOp$O:vector_norm", kw, &x, &ord_o, &dim, &keepdim, &dtype_o))
+  if (!vkt_parse_args(args, kwargs, "O|OOp$O:vector_norm", kw, &x, &ord_o, &dim, &keepdim, &dtype_o))
     return NULL;
   const vkt_tensor *t = vkt_tensor_of(x);
   if (!t)
@@ -398,7 +398,7 @@ static PyObject *f_matrix_norm(PyObject *mod, PyObject *args, PyObject *kwargs) 
   long long d0 = -2, d1 = -1;
   vkt_dtype dtype;
   bool given;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOp$O:matrix_norm", kw, &x, &ord_o, &dim, &keepdim, &dtype_o))
+  if (!vkt_parse_args(args, kwargs, "O|OOp$O:matrix_norm", kw, &x, &ord_o, &dim, &keepdim, &dtype_o))
     return NULL;
   const vkt_tensor *t = vkt_tensor_of(x);
   if (!t)
@@ -428,8 +428,8 @@ static PyObject *norm(PyObject *self, PyObject *args, PyObject *kwargs) {
   double ord = 2;
   bool fro;
   vkt_reduce_opts o = {.name = "linalg.vector_norm"};
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|OOpO:norm", kw + 1, &p, &dim, &keepdim, &dtype_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOpO:norm", kw, &x, &p, &dim, &keepdim, &dtype_o);
+  int ok = self ? vkt_parse_args(args, kwargs, "|OOpO:norm", kw + 1, &p, &dim, &keepdim, &dtype_o)
+                : vkt_parse_args(args, kwargs, "O|OOpO:norm", kw, &x, &p, &dim, &keepdim, &dtype_o);
   const vkt_tensor *t = ok ? vkt_tensor_of(x) : NULL;
   if (!ok)
     return NULL;

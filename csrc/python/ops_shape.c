@@ -1,6 +1,5 @@
 /* ops_shape.c: Python bindings of the shape family: cat, stack, split, chunk, flip, roll, tril/triu,
- * masked_fill, gather, index_select, the writes copy_, fill_ and zero_, Tensor.__setitem__, and the
- * advanced keys of __getitem__ (t[mask], t[int_tensor]). */
+ * masked_fill, gather, index_select, and the writes copy_, fill_ and zero_. */
 #include <stdlib.h>
 
 #include "../ops/shape.h"
@@ -300,8 +299,7 @@ static PyObject *copy_(PyObject *self, PyObject *args, PyObject *kwargs) {
   return st ? vkt_raise(st) : Py_NewRef(self);
 }
 
-/* Writes a number, a tensor, or anything vkt.tensor() takes (lists, NumPy arrays and scalars) into dst. */
-static int write_value(const vkt_tensor *dst, PyObject *value) {
+int vkt_py_write_value(const vkt_tensor *dst, PyObject *value) {
   vkt_tensor *t = vkt_tensor_of(value), tmp = {0};
   vkt_scalar s;
   vkt_status st;
@@ -340,86 +338,6 @@ static PyObject *zero_(PyObject *self, PyObject *unused) {
   (void)unused;
   vkt_status st = vkt_fill_(SELF_T, (vkt_scalar){false, 0, 0});
   return st ? vkt_raise(st) : Py_NewRef(self);
-}
-
-/* ---- advanced indexing: one bool or integer tensor (or list) as the whole key ---- */
-
-static bool holds_tensor_or_list(PyObject *key) {
-  Py_ssize_t n = PyTuple_Check(key) ? PyTuple_Size(key) : 0;
-  for (Py_ssize_t i = 0; i < n; i++)
-    if (vkt_is_tensor(PyTuple_GetItem(key, i)) || PyList_Check(PyTuple_GetItem(key, i)))
-      return true;
-  return false;
-}
-
-/* 1 with *k the key's tensor (tmp holds a list's conversion), 0 for a basic key, -1 on error. */
-static int tensor_key(PyObject *key, vkt_tensor **k, vkt_tensor *tmp) {
-  if (holds_tensor_or_list(key)) {
-    PyErr_SetString(PyExc_IndexError, "vkt supports one tensor index as the whole key only: t[mask] or t[index]");
-    return -1;
-  }
-  if (PyList_Check(key)) {
-    if (vkt_from_data(key, Py_None, Py_None, tmp) < 0)
-      return -1;
-    *k = tmp;
-  } else if (!(*k = vkt_tensor_of(key))) {
-    return 0;
-  }
-  vkt_dtype d = (*k)->dtype;
-  if (d != VKT_BOOL && d != VKT_INT32 && d != VKT_INT64) {
-    PyErr_SetString(PyExc_IndexError, "tensors used as indices must be int64, int32 or bool tensors");
-    return -1;
-  }
-  return 1;
-}
-
-PyObject *vkt_py_getitem_advanced(PyObject *self, PyObject *key) {
-  vkt_tensor tmp = {0}, *k = NULL, out;
-  int r = tensor_key(key, &k, &tmp);
-  PyObject *result = NULL;
-  if (r == 1) {
-    vkt_status st = k->dtype == VKT_BOOL ? vkt_index_mask(SELF_T, k, &out) : vkt_index_tensor(SELF_T, k, &out);
-    result = vkt_py_result(st, &out);
-  }
-  vkt_tensor_release(&tmp);
-  return result;
-}
-
-/* t[mask] = number or 0-d tensor. */
-static int setitem_advanced(PyObject *self, const vkt_tensor *k, PyObject *value) {
-  vkt_tensor *t = vkt_tensor_of(value);
-  vkt_scalar s = {0};
-  if (k->dtype != VKT_BOOL) {
-    PyErr_SetString(PyExc_NotImplementedError, "t[index_tensor] = value is not supported; use a bool mask or slices");
-    return -1;
-  }
-  if (t && t->ndim != 0) {
-    PyErr_SetString(PyExc_NotImplementedError, "t[mask] = value takes a number or a 0-d tensor as the value");
-    return -1;
-  }
-  if (!t && vkt_py_scalar(value, &s) < 0)
-    return -1;
-  vkt_status st = vkt_index_mask_fill(SELF_T, k, t, s);
-  return st ? (vkt_raise(st), -1) : 0;
-}
-
-int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value) {
-  vkt_tensor tmp = {0}, *k = NULL;
-  if (!value) {
-    PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion");
-    return -1;
-  }
-  int kind = tensor_key(key, &k, &tmp);
-  int r = kind == 1 ? setitem_advanced(self, k, value) : kind;
-  vkt_tensor_release(&tmp);
-  if (kind != 0)
-    return r;
-  PyObject *view = PyObject_GetItem(self, key); /* basic indexing: a view sharing self's storage */
-  if (!view)
-    return -1;
-  r = write_value(vkt_tensor_of(view), value);
-  Py_DECREF(view);
-  return r;
 }
 
 /* ---- tables ---- */

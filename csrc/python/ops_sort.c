@@ -96,8 +96,8 @@ static PyObject *scan(PyObject *self, PyObject *args, PyObject *kwargs, const sc
   PyObject *x = self, *dim_o = NULL, *dtype_o = Py_None;
   char fmt[32];
   snprintf(fmt, sizeof fmt, "%s:%s", values_only ? "O|O$O" : "O|O", s->name);
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt + 1, (values_only ? kw : kw_pair) + 1, &dim_o, &dtype_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, values_only ? kw : kw_pair, &x, &dim_o, &dtype_o);
+  int ok = self ? vkt_parse_args(args, kwargs, fmt + 1, (values_only ? kw : kw_pair) + 1, &dim_o, &dtype_o)
+                : vkt_parse_args(args, kwargs, fmt, values_only ? kw : kw_pair, &x, &dim_o, &dtype_o);
   vkt_tensor *t;
   int64_t dim;
   vkt_dtype dtype;
@@ -158,8 +158,8 @@ static PyObject *sort_or_argsort(PyObject *self, PyObject *args, PyObject *kwarg
   PyObject *x = self, *dim_o = NULL, *desc_o = Py_False, *stable_o = Py_False;
   char fmt[32];
   snprintf(fmt, sizeof fmt, "O|OO$O:%s", name);
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt + 1, kw + 1, &dim_o, &desc_o, &stable_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &x, &dim_o, &desc_o, &stable_o);
+  int ok = self ? vkt_parse_args(args, kwargs, fmt + 1, kw + 1, &dim_o, &desc_o, &stable_o)
+                : vkt_parse_args(args, kwargs, fmt, kw, &x, &dim_o, &desc_o, &stable_o);
   vkt_tensor *t;
   int64_t dim = -1;
   bool desc, stable;
@@ -215,8 +215,8 @@ static PyObject *f_msort(PyObject *mod, PyObject *x) {
 static PyObject *topk(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"input", "k", "dim", "largest", "sorted", NULL};
   PyObject *x = self, *k_o = NULL, *dim_o = NULL, *largest_o = Py_True, *sorted_o = Py_True;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:topk", kw + 1, &k_o, &dim_o, &largest_o, &sorted_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOO:topk", kw, &x, &k_o, &dim_o, &largest_o, &sorted_o);
+  int ok = self ? vkt_parse_args(args, kwargs, "|OOOO:topk", kw + 1, &k_o, &dim_o, &largest_o, &sorted_o)
+                : vkt_parse_args(args, kwargs, "O|OOOO:topk", kw, &x, &k_o, &dim_o, &largest_o, &sorted_o);
   vkt_tensor *t;
   int64_t k, dim = -1;
   bool largest, sorted;
@@ -238,8 +238,8 @@ static PyObject *f_topk(PyObject *mod, PyObject *args, PyObject *kwargs) {
 static PyObject *kthvalue(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"input", "k", "dim", "keepdim", NULL};
   PyObject *x = self, *k_o = NULL, *dim_o = NULL, *keep_o = Py_False;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:kthvalue", kw + 1, &k_o, &dim_o, &keep_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOO:kthvalue", kw, &x, &k_o, &dim_o, &keep_o);
+  int ok = self ? vkt_parse_args(args, kwargs, "|OOO:kthvalue", kw + 1, &k_o, &dim_o, &keep_o)
+                : vkt_parse_args(args, kwargs, "O|OOO:kthvalue", kw, &x, &k_o, &dim_o, &keep_o);
   vkt_tensor *t;
   int64_t k, dim = -1;
   bool keepdim;
@@ -263,8 +263,8 @@ static PyObject *median(PyObject *self, PyObject *args, PyObject *kwargs, bool i
   PyObject *x = self, *dim_o = Py_None, *keep_o = Py_False;
   char fmt[32];
   snprintf(fmt, sizeof fmt, "O|OO:%s", name);
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt + 1, kw + 1, &dim_o, &keep_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &x, &dim_o, &keep_o);
+  int ok = self ? vkt_parse_args(args, kwargs, fmt + 1, kw + 1, &dim_o, &keep_o)
+                : vkt_parse_args(args, kwargs, fmt, kw, &x, &dim_o, &keep_o);
   vkt_tensor *t;
   int64_t dim = 0;
   bool keepdim;
@@ -298,8 +298,8 @@ static PyObject *f_nanmedian(PyObject *mod, PyObject *args, PyObject *kwargs) {
 static PyObject *mode(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"input", "dim", "keepdim", NULL};
   PyObject *x = self, *dim_o = NULL, *keep_o = Py_False;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:mode", kw + 1, &dim_o, &keep_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:mode", kw, &x, &dim_o, &keep_o);
+  int ok = self ? vkt_parse_args(args, kwargs, "|OO:mode", kw + 1, &dim_o, &keep_o)
+                : vkt_parse_args(args, kwargs, "O|OO:mode", kw, &x, &dim_o, &keep_o);
   vkt_tensor *t;
   int64_t dim = -1;
   bool keepdim;
@@ -327,8 +327,8 @@ static PyObject *nonzero(PyObject *self, PyObject *args, PyObject *kwargs, const
   char fmt[32];
   snprintf(fmt, sizeof fmt, "%s:%s", argwhere ? "O" : "O|$O", name);
   char **k = argwhere ? kw_argwhere : kw;
-  int ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt + 1, k + 1, &as_tuple_o)
-                : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, k, &x, &as_tuple_o);
+  int ok = self ? vkt_parse_args(args, kwargs, fmt + 1, k + 1, &as_tuple_o)
+                : vkt_parse_args(args, kwargs, fmt, k, &x, &as_tuple_o);
   vkt_tensor *t, coords;
   if (!ok || !(t = input_of(x, name)) || bool_arg(as_tuple_o, &as_tuple) < 0)
     return NULL;
@@ -385,11 +385,11 @@ static PyObject *unique(PyObject *self, PyObject *args, PyObject *kwargs, bool c
   PyObject *x = self, *sorted_o = Py_True, *inv_o = Py_False, *cnt_o = Py_False, *dim = Py_None;
   int ok;
   if (consecutive)
-    ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:unique_consecutive", kw_c + 1, &inv_o, &cnt_o, &dim)
-              : PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOO:unique_consecutive", kw_c, &x, &inv_o, &cnt_o, &dim);
+    ok = self ? vkt_parse_args(args, kwargs, "|OOO:unique_consecutive", kw_c + 1, &inv_o, &cnt_o, &dim)
+              : vkt_parse_args(args, kwargs, "O|OOO:unique_consecutive", kw_c, &x, &inv_o, &cnt_o, &dim);
   else
-    ok = self ? PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:unique", kw + 1, &sorted_o, &inv_o, &cnt_o, &dim)
-              : PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOO:unique", kw, &x, &sorted_o, &inv_o, &cnt_o, &dim);
+    ok = self ? vkt_parse_args(args, kwargs, "|OOOO:unique", kw + 1, &sorted_o, &inv_o, &cnt_o, &dim)
+              : vkt_parse_args(args, kwargs, "O|OOOO:unique", kw, &x, &sorted_o, &inv_o, &cnt_o, &dim);
   vkt_tensor *t;
   bool sorted, want_inv, want_cnt;
   if (!ok || !(t = input_of(x, name)) || bool_arg(sorted_o, &sorted) < 0 || bool_arg(inv_o, &want_inv) < 0 ||
@@ -458,10 +458,9 @@ static PyObject *search(PyObject *args, PyObject *kwargs, bool bucketize) {
   static char *kw[] = {"sorted_sequence", "input", "out_int32", "right", "side", "sorter", NULL};
   static char *kw_b[] = {"input", "boundaries", "out_int32", "right", NULL};
   PyObject *seq_o, *val_o, *int32_o = Py_False, *right_o = Py_False, *side = Py_None, *sorter_o = Py_None;
-  int ok = bucketize
-               ? PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OO:bucketize", kw_b, &val_o, &seq_o, &int32_o, &right_o)
-               : PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$OOOO:searchsorted", kw, &seq_o, &val_o, &int32_o,
-                                             &right_o, &side, &sorter_o);
+  int ok = bucketize ? vkt_parse_args(args, kwargs, "OO|$OO:bucketize", kw_b, &val_o, &seq_o, &int32_o, &right_o)
+                     : vkt_parse_args(args, kwargs, "OO|$OOOO:searchsorted", kw, &seq_o, &val_o, &int32_o, &right_o,
+                                      &side, &sorter_o);
   const char *name = bucketize ? "bucketize" : "searchsorted";
   bool out_int32, right;
   vkt_tensor *seq, own = {0};

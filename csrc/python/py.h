@@ -104,8 +104,13 @@ extern PyMethodDef vkt_sort_methods[], vkt_sort_functions[]; /* scans, sorting a
 /* Tensor slots the families own: a @ b, and t[key] = value. */
 PyObject *vkt_py_matmul(PyObject *a, PyObject *b);
 int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value);
-/* t[mask] and t[int_tensor] (ops_shape.c): NULL with no exception set when key is basic. */
+/* t[key] for a key holding tensors, lists, NumPy arrays or bools (ops_index.c): NULL with no exception
+ * set when key is basic. */
 PyObject *vkt_py_getitem_advanced(PyObject *self, PyObject *key);
+/* Writes a number, a tensor, or anything vkt.tensor() takes into dst (ops_shape.c); -1 on error. */
+int vkt_py_write_value(const vkt_tensor *dst, PyObject *value);
+extern PyMethodDef vkt_index_methods[], vkt_index_functions[];
+extern PyMethodDef vkt_layout_methods[], vkt_layout_functions[], vkt_creation_functions[];
 /* The number protocol and comparisons of Tensor (ops_elementwise.c). */
 extern PyType_Slot vkt_number_slots[];
 

@@ -841,8 +841,9 @@ static int count_slots(const PyType_Slot *s) {
 }
 
 int vkt_tensor_type_add(PyObject *module, vkt_py_state *state) {
-  PyMethodDef *families[] = {tensor_methods,    vkt_elementwise_methods,      vkt_reduce_methods, vkt_matmul_methods,
-                             vkt_shape_methods, vkt_elementwise_more_methods, vkt_sort_methods};
+  PyMethodDef *families[] = {tensor_methods,     vkt_elementwise_methods, vkt_reduce_methods,
+                             vkt_matmul_methods, vkt_shape_methods,       vkt_elementwise_more_methods,
+                             vkt_sort_methods,   vkt_index_methods,       vkt_layout_methods};
   enum { NFAMILIES = sizeof families / sizeof *families };
   int nm[NFAMILIES];
   for (int i = 0; i < NFAMILIES; i++)

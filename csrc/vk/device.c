@@ -313,6 +313,12 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   p->cooperative_matrix =
       has_device_extension(pd, "VK_NV_cooperative_matrix") || has_device_extension(pd, "VK_KHR_cooperative_matrix");
   p->push_descriptor = has_device_extension(pd, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  VkPhysicalDeviceFeatures2 fa = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &atomic};
+  if (has_device_extension(pd, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME))
+    vkGetPhysicalDeviceFeatures2(pd, &fa);
+  p->float32_atomic_add = atomic.shaderBufferFloat32AtomicAdd && !getenv("VKT_NO_FLOAT_ATOMICS");
   /* VK_NV_cooperative_matrix first: both run alike on NVIDIA's driver, and Debian 12's validation layer
    * knows only the NV one. VKT_COOPERATIVE_MATRIX=khr or nv picks one, to compare them. */
   const char *pick = getenv("VKT_COOPERATIVE_MATRIX");
@@ -492,7 +498,7 @@ static vkt_status create_device(int index, vkt_device *dev) {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
       .pNext = &f11,
       .features = {.shaderFloat64 = p->float64, .shaderInt64 = p->int64, .shaderInt16 = p->int16_storage}};
-  const char *ext[5];
+  const char *ext[6];
   uint32_t next = 0;
   if (p->push_descriptor)
     ext[next++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
@@ -528,6 +534,15 @@ static vkt_status create_device(int index, vkt_device *dev) {
   if (dev->pipeline_stats) {
     ext[next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
     f12.pNext = &stats;
+  }
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic = {
+      /* scatter.comp's float32 adds */
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
+      .pNext = f12.pNext,
+      .shaderBufferFloat32AtomicAdd = VK_TRUE};
+  if (p->float32_atomic_add) {
+    ext[next++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
+    f12.pNext = &atomic;
   }
   VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                              .pNext = &f,

@@ -44,6 +44,7 @@ typedef struct {
   bool coop2;              /* workgroup-scope float16 -> float32 products through VK_NV_cooperative_matrix2 */
   uint32_t coop2_granularity[3], coop2_invocations; /* their M, N, K granularity, and workgroup size */
   bool push_descriptor;
+  bool float32_atomic_add; /* VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd: scatter adds natively */
   uint8_t uuid[16];
 } vkt_adapter_props;
 

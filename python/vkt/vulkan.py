@@ -25,6 +25,7 @@ class DeviceProperties:
     shader_float16: bool
     storage_8bit: bool
     push_descriptor: bool
+    float32_atomic_add: bool  # VK_EXT_shader_atomic_float: scatter adds float32 natively, else compare-and-swap
 
 
 def is_available():

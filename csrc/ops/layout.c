@@ -1,0 +1,350 @@
+/* layout.c: PyTorch's composite layout ops, each views (narrow, movedim, unflatten, diagonal,
+ * broadcast_to, atleast_Nd) or views and one strided copy (repeat, tile, repeat_interleave, rot90, diag,
+ * diag_embed), built from vkt's view functions and vkt_copy_, with no shader of their own. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shape.h"
+
+vkt_status vkt_narrow(vkt_tensor *out, const vkt_tensor *x, int64_t dim, int64_t start, int64_t length) {
+  int d = 0;
+  vkt_status st;
+  if (x->ndim == 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "narrow() cannot be applied to a 0-dim tensor.");
+  if ((st = vkt_dim_wrap(dim, x->ndim, &d)))
+    return st;
+  int64_t size = x->shape[d];
+  if (start < -size || start > size)
+    return vkt_fail(VKT_ERR_INDEX, "start out of range (expected to be in range of [%lld, %lld], but got %lld)",
+                    (long long)-size, (long long)size, (long long)start);
+  if (start < 0)
+    start += size;
+  if (length < 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "narrow(): length must be non-negative.");
+  if (start > size - length)
+    return vkt_fail(VKT_ERR_RUNTIME, "start (%lld) + length (%lld) exceeds dimension size (%lld).", (long long)start,
+                    (long long)length, (long long)size);
+  return vkt_slice(out, x, d, start, start + length, 1);
+}
+
+vkt_status vkt_movedim(vkt_tensor *out, const vkt_tensor *x, int n, const int64_t *src, const int64_t *dst) {
+  int64_t perm[VKT_MAX_DIMS];
+  bool used[VKT_MAX_DIMS] = {0}, placed[VKT_MAX_DIMS] = {0};
+  int nd = x->ndim ? x->ndim : 1;
+  vkt_status st = VKT_OK;
+  for (int k = 0; k < n && !st; k++) {
+    int s = 0, t = 0;
+    if ((st = vkt_dim_wrap(src[k], nd, &s)) || (st = vkt_dim_wrap(dst[k], nd, &t)))
+      break;
+    if (used[s] || placed[t])
+      st = vkt_fail(VKT_ERR_RUNTIME, "movedim: repeated dim in `%s`", used[s] ? "source" : "destination");
+    used[s] = placed[t] = true, perm[t] = s;
+  }
+  if (st || x->ndim == 0) {
+    if (!st)
+      vkt_tensor_share(out, x);
+    return st;
+  }
+  for (int t = 0, s = 0; t < x->ndim; t++) {
+    if (placed[t])
+      continue;
+    while (used[s])
+      s++;
+    perm[t] = s++;
+  }
+  return vkt_permute(out, x, x->ndim, perm);
+}
+
+vkt_status vkt_unflatten(vkt_tensor *out, const vkt_tensor *x, int64_t dim, int n, const int64_t *sizes) {
+  int d = 0;
+  int64_t shape[VKT_MAX_DIMS];
+  vkt_status st;
+  if (x->ndim == 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "unflatten: Dimension size must be non-zero for a 0-dim tensor");
+  if ((st = vkt_dim_wrap(dim, x->ndim, &d)))
+    return st;
+  if (n == 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "unflatten: sizes must be non-empty");
+  if (x->ndim - 1 + n > VKT_MAX_DIMS)
+    return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions", VKT_MAX_DIMS);
+  memcpy(shape, sizes, sizeof *shape * (size_t)n);
+  if ((st = vkt_infer_shape(x->shape[d], n, shape)))
+    return st;
+  int64_t full[VKT_MAX_DIMS];
+  int r = 0;
+  for (int i = 0; i < x->ndim; i++) {
+    if (i != d) {
+      full[r++] = x->shape[i];
+      continue;
+    }
+    for (int k = 0; k < n; k++)
+      full[r++] = shape[k];
+  }
+  return vkt_view(out, x, r, full);
+}
+
+vkt_status vkt_diagonal(vkt_tensor *out, const vkt_tensor *x, int64_t offset, int64_t dim1, int64_t dim2) {
+  int a = 0, b = 0;
+  vkt_status st;
+  if ((st = vkt_dim_wrap(dim1, x->ndim, &a)) || (st = vkt_dim_wrap(dim2, x->ndim, &b)))
+    return st;
+  if (a == b)
+    return vkt_fail(VKT_ERR_RUNTIME, "diagonal dimensions cannot be identical %lld, %lld", (long long)dim1,
+                    (long long)dim2);
+  int64_t la = offset >= 0 ? x->shape[a] : x->shape[a] + offset, lb = offset >= 0 ? x->shape[b] - offset : x->shape[b];
+  int64_t len = la < lb ? la : lb;
+  len = len < 0 ? 0 : len;
+  vkt_tensor_share(out, x);
+  if (len > 0)
+    out->offset += offset >= 0 ? offset * x->strides[b] : -offset * x->strides[a];
+  out->ndim = 0;
+  for (int i = 0; i < x->ndim; i++)
+    if (i != a && i != b) {
+      out->shape[out->ndim] = x->shape[i];
+      out->strides[out->ndim++] = x->strides[i];
+    }
+  out->shape[out->ndim] = len;
+  out->strides[out->ndim++] = x->strides[a] + x->strides[b];
+  return VKT_OK;
+}
+
+/* x with leading size-1 dims up to ndim (no copy). */
+static vkt_tensor padded(const vkt_tensor *x, int ndim) {
+  vkt_tensor v = *x;
+  int pad = ndim - x->ndim;
+  v.ndim = ndim;
+  for (int i = ndim - 1; i >= 0; i--) {
+    v.shape[i] = i >= pad ? x->shape[i - pad] : 1;
+    v.strides[i] = i >= pad ? x->strides[i - pad] : 0;
+  }
+  return v;
+}
+
+vkt_status vkt_repeat(vkt_tensor *out, const vkt_tensor *x, int n, const int64_t *reps) {
+  if (n < x->ndim)
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+  if (2 * n > VKT_MAX_DIMS)
+    return vkt_fail(VKT_ERR_RUNTIME, "repeat: at most %d dims", VKT_MAX_DIMS / 2);
+  for (int i = 0; i < n; i++)
+    if (reps[i] < 0)
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "Trying to create tensor with negative dimension %lld: repeats must be "
+                      "non-negative",
+                      (long long)reps[i]);
+  vkt_tensor p = padded(x, n), spread = p, c = {0};
+  int64_t shape[VKT_MAX_DIMS];
+  spread.ndim = 2 * n; /* [r0, s0, r1, s1, ...] with stride 0 along each r */
+  for (int i = 0; i < n; i++) {
+    spread.shape[2 * i] = reps[i], spread.strides[2 * i] = 0;
+    spread.shape[2 * i + 1] = p.shape[i], spread.strides[2 * i + 1] = p.strides[i];
+    shape[i] = reps[i] * p.shape[i];
+  }
+  vkt_status st = vkt_clone(&c, &spread);
+  if (!st)
+    st = vkt_view(out, &c, n, shape);
+  vkt_tensor_release(&c);
+  return st;
+}
+
+vkt_status vkt_tile(vkt_tensor *out, const vkt_tensor *x, int n, const int64_t *reps) {
+  int64_t r[VKT_MAX_DIMS];
+  int m = n > x->ndim ? n : x->ndim;
+  if (m > VKT_MAX_DIMS)
+    return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions", VKT_MAX_DIMS);
+  for (int i = 0; i < m; i++)
+    r[i] = i < m - n ? 1 : reps[i - (m - n)];
+  return vkt_repeat(out, x, m, r);
+}
+
+vkt_status vkt_repeat_interleave(vkt_tensor *out, const vkt_tensor *x, int64_t repeats, bool flat, int64_t dim) {
+  vkt_tensor c = {0}, src = {0}, spread = {0}, e = {0};
+  int d = 0;
+  int64_t n = vkt_tensor_numel(x), shape[VKT_MAX_DIMS];
+  vkt_status st;
+  if (repeats < 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "repeats can not be negative");
+  if (flat) {
+    if ((st = vkt_contiguous(&c, x)) || (st = vkt_view(&src, &c, 1, &n)))
+      goto finish;
+  } else if ((st = vkt_dim_wrap(dim, x->ndim, &d))) {
+    return st;
+  } else {
+    src = padded(x, x->ndim ? x->ndim : 1);
+    vkt_storage_incref(src.storage);
+  }
+  if (src.ndim >= VKT_MAX_DIMS) {
+    st = vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions", VKT_MAX_DIMS);
+    goto finish;
+  }
+  spread = src; /* a new dim after d, of size repeats and stride 0 */
+  vkt_storage_incref(spread.storage);
+  memmove(spread.shape + d + 2, src.shape + d + 1, sizeof *shape * (size_t)(src.ndim - d - 1));
+  memmove(spread.strides + d + 2, src.strides + d + 1, sizeof *shape * (size_t)(src.ndim - d - 1));
+  spread.shape[d + 1] = repeats, spread.strides[d + 1] = 0, spread.ndim++;
+  memcpy(shape, src.shape, sizeof *shape * (size_t)src.ndim);
+  shape[d] *= repeats;
+  if (!(st = vkt_clone(&e, &spread)))
+    st = vkt_view(out, &e, src.ndim, shape);
+finish:
+  vkt_tensor_release(&c);
+  vkt_tensor_release(&src);
+  vkt_tensor_release(&spread);
+  vkt_tensor_release(&e);
+  return st;
+}
+
+vkt_status vkt_rot90(vkt_tensor *out, const vkt_tensor *x, int64_t k, int64_t dim0, int64_t dim1) {
+  int a = 0, b = 0;
+  vkt_status st;
+  if (x->ndim < 2)
+    return vkt_fail(VKT_ERR_RUNTIME, "expected total dims >= 2, but got total dims = %d", x->ndim);
+  if ((st = vkt_dim_wrap(dim0, x->ndim, &a)) || (st = vkt_dim_wrap(dim1, x->ndim, &b)))
+    return st;
+  if (a == b)
+    return vkt_fail(VKT_ERR_RUNTIME, "expected rotation dims to be different, but got dim0 = %d and dim1 = %d", a, b);
+  k = ((k % 4) + 4) % 4;
+  if (k == 0)
+    return vkt_clone(out, x);
+  if (k == 2)
+    return vkt_flip(x, 1u << a | 1u << b, out);
+  vkt_tensor f = {0};
+  if (!(st = vkt_flip(x, 1u << (k == 1 ? b : a), &f)))
+    st = vkt_transpose(out, &f, a, b);
+  vkt_tensor_release(&f);
+  return st;
+}
+
+/* A new zero tensor of shape whose diagonal (offset, d1, d2) is x's last dim: diag and diag_embed. */
+vkt_status vkt_diag_embed(vkt_tensor *out, const vkt_tensor *x, int64_t offset, int64_t dim1, int64_t dim2) {
+  int nd = x->ndim + 1, a = 0, b = 0;
+  vkt_status st;
+  if (x->ndim == 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "diag_embed(): input must have at least 1 dimension");
+  if ((st = vkt_dim_wrap(dim1, nd, &a)) || (st = vkt_dim_wrap(dim2, nd, &b)))
+    return st;
+  if (a == b)
+    return vkt_fail(VKT_ERR_RUNTIME, "diagonal dimensions cannot be identical %lld, %lld", (long long)dim1,
+                    (long long)dim2);
+  int64_t n = x->shape[x->ndim - 1] + (offset < 0 ? -offset : offset), shape[VKT_MAX_DIMS];
+  for (int i = 0, j = 0; i < nd; i++)
+    shape[i] = i == a || i == b ? n : x->shape[j++];
+  vkt_tensor diag = {0};
+  if ((st = vkt_tensor_empty(out, vkt_tensor_device(x), x->dtype, nd, shape)) ||
+      (st = vkt_fill_(out, (vkt_scalar){false, 0, 0})) || (st = vkt_diagonal(&diag, out, offset, a, b)) ||
+      (st = vkt_copy_(&diag, x)))
+    vkt_tensor_release(out);
+  vkt_tensor_release(&diag);
+  return st;
+}
+
+vkt_status vkt_diag(vkt_tensor *out, const vkt_tensor *x, int64_t diagonal) {
+  if (x->ndim == 1)
+    return vkt_diag_embed(out, x, diagonal, 0, 1);
+  if (x->ndim != 2)
+    return vkt_fail(VKT_ERR_RUNTIME, "diag(): Supports 1D or 2D tensors. Got %dD", x->ndim);
+  vkt_tensor d = {0};
+  vkt_status st = vkt_diagonal(&d, x, diagonal, 0, 1);
+  if (!st)
+    st = vkt_clone(out, &d);
+  vkt_tensor_release(&d);
+  return st;
+}
+
+vkt_status vkt_meshgrid(int n, const vkt_tensor *const *ts, bool xy, vkt_tensor *outs) {
+  int64_t shape[VKT_MAX_DIMS];
+  vkt_status st = vkt_same_device(n, ts, NULL);
+  if (st)
+    return st;
+  if (n > VKT_MAX_DIMS)
+    return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions", VKT_MAX_DIMS);
+  for (int k = 0; k < n; k++) {
+    if (ts[k]->ndim > 1)
+      return vkt_fail(VKT_ERR_RUNTIME, "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: %dD",
+                      ts[k]->ndim);
+    if (ts[k]->dtype != ts[0]->dtype)
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "torch.meshgrid: Expected all tensors in the tensor list to have the same dtype");
+    int at = xy && n > 1 && k < 2 ? 1 - k : k; /* xy: the first two inputs' dims trade places */
+    shape[at] = vkt_tensor_numel(ts[k]);
+  }
+  for (int k = 0; k < n; k++) {
+    int at = xy && n > 1 && k < 2 ? 1 - k : k;
+    vkt_tensor v = *ts[k]; /* a line along dim at, stride 0 elsewhere */
+    v.ndim = n;
+    for (int i = 0; i < n; i++)
+      v.shape[i] = shape[i], v.strides[i] = i == at && ts[k]->ndim ? ts[k]->strides[0] : 0;
+    vkt_tensor_share(&outs[k], &v);
+  }
+  return VKT_OK;
+}
+
+/* The positions repeat_interleave picks: i repeated counts[i] times (counts read to the host), on device. */
+static vkt_status repeat_positions(const vkt_tensor *repeats, int64_t n, int dim, int device, vkt_tensor *out) {
+  int64_t k = vkt_tensor_numel(repeats), total = 0, *counts = NULL, *pos = NULL;
+  vkt_tensor c = {0};
+  vkt_status st = VKT_OK;
+  if (repeats->dtype != VKT_INT64 && repeats->dtype != VKT_INT32)
+    return vkt_fail(VKT_ERR_RUNTIME, "repeat_interleave: repeats has to be Long or Int tensor");
+  if (repeats->ndim > 1)
+    return vkt_fail(VKT_ERR_RUNTIME, "repeat_interleave only accept 1D vector as repeat");
+  if (k != n && k != 1)
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "repeats must have the same size as input along dim, but got repeats.size(0) = "
+                    "%lld and input.size(%d) = %lld",
+                    (long long)k, dim, (long long)n);
+  if (!(counts = malloc(sizeof *counts * (size_t)(k + 1))))
+    return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  if (k && ((st = vkt_to(&c, repeats, VKT_CPU, VKT_INT64)) || (st = vkt_read(&c, counts))))
+    goto finish;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t r = counts[k == 1 ? 0 : i];
+    if (r < 0) {
+      st = vkt_fail(VKT_ERR_RUNTIME, "repeats can not be negative");
+      goto finish;
+    }
+    total += r;
+  }
+  if (!(pos = malloc(sizeof *pos * (size_t)(total + 1)))) {
+    st = vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+    goto finish;
+  }
+  for (int64_t i = 0, j = 0; i < n; i++)
+    for (int64_t r = 0; r < counts[k == 1 ? 0 : i]; r++)
+      pos[j++] = i;
+  if (!(st = vkt_tensor_empty(out, device, VKT_INT64, 1, &total)) && total && (st = vkt_write(out, pos)))
+    vkt_tensor_release(out);
+finish:
+  free(counts);
+  free(pos);
+  vkt_tensor_release(&c);
+  return st;
+}
+
+vkt_status vkt_repeat_interleave_by(vkt_tensor *out, const vkt_tensor *x, const vkt_tensor *repeats, bool flat,
+                                    int64_t dim) {
+  vkt_tensor c = {0}, src = {0}, pos = {0};
+  int d = 0;
+  int64_t n;
+  vkt_status st;
+  if (!x) /* repeat_interleave(repeats): the positions themselves */
+    return repeat_positions(repeats, vkt_tensor_numel(repeats), 0, vkt_tensor_device(repeats), out);
+  if (flat) {
+    n = vkt_tensor_numel(x);
+    if ((st = vkt_contiguous(&c, x)) || (st = vkt_view(&src, &c, 1, &n)))
+      goto finish;
+  } else if ((st = vkt_dim_wrap(dim, x->ndim, &d))) {
+    return st;
+  } else {
+    vkt_tensor_share(&src, x);
+    if (src.ndim == 0)
+      src.ndim = 1, src.shape[0] = 1, src.strides[0] = 1;
+  }
+  if (!(st = repeat_positions(repeats, src.shape[d], d, vkt_tensor_device(x), &pos)))
+    st = vkt_index_select_trusted(&src, d, &pos, out);
+finish:
+  vkt_tensor_release(&c);
+  vkt_tensor_release(&src);
+  vkt_tensor_release(&pos);
+  return st;
+}

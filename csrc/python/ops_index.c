@@ -1,0 +1,483 @@
+/* ops_index.c: Python bindings of advanced indexing: the keys of t[key] and t[key] = value that hold
+ * tensors, lists, NumPy arrays or bools (with ints, slices, None and Ellipsis beside them), and
+ * index_put_. Basic keys stay with Tensor.__getitem__ (tensor.c). */
+#include <string.h>
+
+#include "../ops/shape.h"
+#include "py.h"
+
+#define KW(fn) (PyCFunction)(void (*)(void))(fn)
+
+/* An int, or anything operator.index takes (NumPy's integer scalars and 0-d integer arrays): a select. */
+static bool int_like(PyObject *o) {
+  if (PyBool_Check(o) || vkt_is_tensor(o) || PyList_Check(o))
+    return false;
+  if (PyLong_Check(o))
+    return true;
+  PyObject *i = PyIndex_Check(o) ? PyNumber_Index(o) : NULL;
+  PyErr_Clear(); /* not an index: an array of several, a NumPy bool */
+  Py_XDECREF(i);
+  return i != NULL;
+}
+
+/* Whether an item of a key makes it advanced: a tensor, a list, a NumPy array (anything with a buffer)
+ * or a bool. */
+static bool is_advanced(PyObject *o) {
+  return !int_like(o) && (vkt_is_tensor(o) || PyList_Check(o) || PyBool_Check(o) || PyObject_CheckBuffer(o));
+}
+
+/* A key taken apart: a view of self after its basic items, and an index (or NULL) per dim of the view. */
+typedef struct {
+  vkt_tensor view;
+  int n;
+  const vkt_tensor *indices[VKT_MAX_DIMS];
+  vkt_tensor owned[VKT_MAX_DIMS]; /* lists and arrays converted to tensors */
+} parsed_key;
+
+static void parsed_release(parsed_key *k) {
+  vkt_tensor_release(&k->view);
+  for (int i = 0; i < VKT_MAX_DIMS; i++)
+    vkt_tensor_release(&k->owned[i]);
+}
+
+/* The dims an item consumes of the tensor it indexes. */
+static int consumes(PyObject *o) {
+  if (o == Py_None || o == Py_Ellipsis || PyBool_Check(o))
+    return 0;
+  vkt_tensor *t = vkt_tensor_of(o);
+  if (t && t->dtype == VKT_BOOL)
+    return t->ndim;
+  return 1;
+}
+
+/* An index item as a tensor: a tensor itself, else a conversion (an empty list is an int64 index). */
+static int index_tensor(PyObject *o, vkt_tensor *owned, const vkt_tensor **out) {
+  if ((*out = vkt_tensor_of(o)))
+    return 0;
+  if (vkt_from_data(o, Py_None, Py_None, owned) < 0)
+    return -1;
+  if (vkt_tensor_numel(owned) == 0 && vkt_dtypes[owned->dtype].is_float) {
+    vkt_tensor e;
+    vkt_status st = vkt_tensor_empty(&e, VKT_CPU, VKT_INT64, owned->ndim, owned->shape);
+    if (st)
+      return vkt_raise(st), -1;
+    vkt_tensor_release(owned);
+    *owned = e;
+  }
+  if (owned->dtype != VKT_BOOL && owned->dtype != VKT_UINT8 && owned->dtype != VKT_INT32 && owned->dtype != VKT_INT64) {
+    PyErr_SetString(PyExc_IndexError, "tensors used as indices must be long, int, byte or bool tensors");
+    return -1;
+  }
+  *out = owned;
+  return 0;
+}
+
+/* A bool (Python's, or a 0-d bool tensor) as an index: a new dim of size 1, or of size 0 when false. */
+static vkt_status bool_item(PyObject *o, vkt_tensor *cur, int dim) {
+  vkt_tensor next, sliced;
+  bool value = o == Py_True;
+  vkt_tensor *t = vkt_tensor_of(o);
+  vkt_status st = VKT_OK;
+  if (t) {
+    uint8_t b = 0;
+    if ((st = vkt_read(t, &b)))
+      return st;
+    value = b != 0;
+  }
+  if ((st = vkt_unsqueeze(&next, cur, dim)))
+    return st;
+  vkt_tensor_release(cur);
+  *cur = next;
+  if (value)
+    return VKT_OK;
+  if (!(st = vkt_slice(&sliced, cur, dim, 0, 0, 1))) {
+    vkt_tensor_release(cur);
+    *cur = sliced;
+  }
+  return st;
+}
+
+/* 1 with k filled for an advanced key, 0 for a basic one, -1 on error. */
+static int parse_key(const vkt_tensor *self, PyObject *key, parsed_key *k) {
+  PyObject *items = PyTuple_Check(key) ? Py_NewRef(key) : PyTuple_Pack(1, key);
+  if (!items)
+    return -1;
+  Py_ssize_t n = PyTuple_Size(items);
+  int consumed = 0, ellipses = 0, advanced = 0, rc = -1;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *o = PyTuple_GetItem(items, i);
+    advanced += is_advanced(o) || (vkt_tensor_of(o) && vkt_tensor_of(o)->ndim == 0);
+    ellipses += o == Py_Ellipsis;
+    consumed += consumes(o);
+  }
+  *k = (parsed_key){0};
+  if (!advanced) {
+    Py_DECREF(items);
+    return 0;
+  }
+  vkt_status st = VKT_OK;
+  if (ellipses > 1)
+    st = vkt_fail(VKT_ERR_INDEX, "an index can only have a single ellipsis ('...')");
+  else if (consumed > self->ndim)
+    st = vkt_fail(VKT_ERR_INDEX, "too many indices for tensor of dimension %d", self->ndim);
+  vkt_tensor_share(&k->view, self);
+  int dim = 0;
+  for (Py_ssize_t i = 0; i < n && !st; i++) {
+    PyObject *o = PyTuple_GetItem(items, i);
+    vkt_tensor next = {0};
+    vkt_tensor *t = vkt_tensor_of(o);
+    if (o == Py_None) {
+      st = vkt_unsqueeze(&next, &k->view, dim);
+      k->indices[k->n++] = NULL, dim++;
+    } else if (PyBool_Check(o) || (t && t->ndim == 0 && t->dtype == VKT_BOOL)) {
+      st = bool_item(o, &k->view, dim);
+      k->indices[k->n++] = NULL, dim++;
+      continue;
+    } else if (o == Py_Ellipsis) {
+      int skip = k->view.ndim - dim - consumed;
+      for (int e = 0; e < skip; e++)
+        k->indices[k->n++] = NULL, dim++;
+      continue;
+    } else if (PySlice_Check(o)) {
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(o, &start, &stop, &step) < 0)
+        goto finish;
+      if (step <= 0) {
+        st = vkt_fail(VKT_ERR_VALUE, "step must be greater than zero");
+        break;
+      }
+      PySlice_AdjustIndices((Py_ssize_t)k->view.shape[dim], &start, &stop, step);
+      st = vkt_slice(&next, &k->view, dim, start, stop, step);
+      k->indices[k->n++] = NULL, dim++, consumed--;
+    } else if (int_like(o)) {
+      Py_ssize_t idx = PyNumber_AsSsize_t(o, PyExc_IndexError);
+      if (idx == -1 && PyErr_Occurred())
+        goto finish;
+      st = vkt_select(&next, &k->view, dim, idx);
+      consumed--;
+    } else if (is_advanced(o) || t) {
+      const vkt_tensor *index;
+      if (index_tensor(o, &k->owned[k->n], &index) < 0)
+        goto finish;
+      int m = index->dtype == VKT_BOOL || index->dtype == VKT_UINT8 ? index->ndim : 1;
+      k->indices[k->n++] = index, dim += m, consumed -= m;
+      continue;
+    } else {
+      st = vkt_fail(VKT_ERR_INDEX, "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                                   "valid indices");
+      break;
+    }
+    if (!st) {
+      vkt_tensor_release(&k->view);
+      k->view = next;
+    }
+  }
+  rc = st ? (vkt_raise(st), -1) : 1;
+finish:
+  Py_DECREF(items);
+  if (rc < 0)
+    parsed_release(k);
+  return rc;
+}
+
+PyObject *vkt_py_getitem_advanced(PyObject *self, PyObject *key) {
+  parsed_key k;
+  vkt_tensor out;
+  int r = parse_key(SELF_T, key, &k);
+  if (r <= 0)
+    return NULL;
+  vkt_status st = vkt_index(&k.view, k.n, k.indices, &out);
+  parsed_release(&k);
+  return vkt_py_result(st, &out);
+}
+
+/* value as a tensor on dst's device: a tensor as it is, a number as a 0-d tensor of dst's dtype, else
+ * whatever vkt.tensor() takes. */
+static int value_tensor(const vkt_tensor *dst, PyObject *value, vkt_tensor *out) {
+  vkt_tensor *t = vkt_tensor_of(value), tmp = {0};
+  vkt_scalar s;
+  vkt_status st;
+  if (t) {
+    st = vkt_to(out, t, vkt_tensor_device(dst), t->dtype);
+  } else if (PyLong_Check(value) || PyFloat_Check(value)) {
+    if (vkt_py_scalar(value, &s) < 0)
+      return -1;
+    if (!(st = vkt_tensor_empty(out, vkt_tensor_device(dst), dst->dtype, 0, NULL)) && (st = vkt_fill_(out, s)))
+      vkt_tensor_release(out);
+  } else {
+    if (vkt_from_data(value, Py_None, Py_None, &tmp) < 0)
+      return -1;
+    st = vkt_to(out, &tmp, vkt_tensor_device(dst), tmp.dtype);
+    vkt_tensor_release(&tmp);
+  }
+  return st ? (vkt_raise(st), -1) : 0;
+}
+
+int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value) {
+  parsed_key k;
+  vkt_tensor v = {0};
+  if (!value) {
+    PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion");
+    return -1;
+  }
+  int r = parse_key(SELF_T, key, &k);
+  if (r == 1) {
+    if (value_tensor(SELF_T, value, &v) < 0) {
+      r = -1;
+    } else {
+      vkt_status st = vkt_index_put_(&k.view, k.n, k.indices, &v, false);
+      r = st ? (vkt_raise(st), -1) : 0;
+    }
+    vkt_tensor_release(&v);
+    parsed_release(&k);
+    return r;
+  }
+  if (r < 0)
+    return -1;
+  PyObject *view = PyObject_GetItem(self, key); /* basic indexing: a view sharing self's storage */
+  if (!view)
+    return -1;
+  r = vkt_py_write_value(vkt_tensor_of(view), value);
+  Py_DECREF(view);
+  return r;
+}
+
+/* ---- index_put_ and index_put ---- */
+
+/* A tuple or list of tensors (None for a whole dim) into indices; -1 with TypeError otherwise. */
+static int tensor_list(PyObject *o, const char *op, int *n, const vkt_tensor **indices) {
+  PyObject *seq = PySequence_Check(o) && !vkt_is_tensor(o) ? PySequence_Tuple(o) : NULL;
+  Py_ssize_t len = seq ? PyTuple_Size(seq) : -1;
+  int rc = seq && len <= VKT_MAX_DIMS ? 0 : -1;
+  for (Py_ssize_t i = 0; !rc && i < len; i++) {
+    PyObject *item = PyTuple_GetItem(seq, i);
+    indices[i] = item == Py_None ? NULL : vkt_tensor_of(item);
+    rc = item == Py_None || indices[i] ? 0 : -1;
+  }
+  *n = (int)len;
+  Py_XDECREF(seq);
+  if (rc < 0)
+    PyErr_Format(PyExc_TypeError, "%s(): argument 'indices' must be tuple of Tensors", op);
+  return rc;
+}
+
+static PyObject *index_put(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
+  static char *m_kw[] = {"indices", "values", "accumulate", NULL};
+  static char *f_kw[] = {"input", "indices", "values", "accumulate", NULL};
+  const char *name = inplace ? "index_put_" : "index_put";
+  PyObject *x = self, *indices_o, *values_o;
+  int accumulate = 0, n;
+  const vkt_tensor *indices[VKT_MAX_DIMS];
+  vkt_tensor *t, *values, out;
+  int ok = self ? vkt_parse_args(args, kwargs, "OO|p", m_kw, &indices_o, &values_o, &accumulate)
+                : vkt_parse_args(args, kwargs, "OOO|p", f_kw, &x, &indices_o, &values_o, &accumulate);
+  if (!ok || !(t = vkt_tensor_of(x)) || tensor_list(indices_o, name, &n, indices) < 0)
+    return ok && !PyErr_Occurred() ? PyErr_Format(PyExc_TypeError, "%s(): argument 'input' must be Tensor", name)
+                                   : NULL;
+  if (!(values = vkt_tensor_of(values_o)))
+    return PyErr_Format(PyExc_TypeError, "%s(): argument 'values' must be Tensor", name);
+  if (inplace) {
+    vkt_status st = vkt_index_put_(t, n, indices, values, accumulate);
+    return st ? vkt_raise(st) : Py_NewRef(x);
+  }
+  vkt_status st = vkt_clone(&out, t);
+  if (!st && (st = vkt_index_put_(&out, n, indices, values, accumulate)))
+    vkt_tensor_release(&out);
+  return vkt_py_result(st, &out);
+}
+
+static PyObject *m_index_put_(PyObject *s, PyObject *a, PyObject *k) { return index_put(s, a, k, true); }
+static PyObject *m_index_put(PyObject *s, PyObject *a, PyObject *k) { return index_put(s, a, k, false); }
+static PyObject *f_index_put(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return index_put(NULL, a, k, false);
+}
+static PyObject *f_index_put_(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return index_put(NULL, a, k, true);
+}
+
+/* ---- scatter, scatter_add, index_copy, index_add: methods (in place with _) and functions ---- */
+
+/* A reduce= argument: scatter's "add"/"multiply" (legacy), or scatter_reduce's names; -1 with an error. */
+static int reduce_arg(PyObject *o, bool legacy, vkt_scatter_reduce *how) {
+  static const char *names[] = {"sum", "prod", "mean", "amax", "amin"};
+  const char *s = o && PyUnicode_Check(o) ? PyUnicode_AsUTF8AndSize(o, NULL) : NULL;
+  for (int k = 0; s && !legacy && k < 5; k++)
+    if (strcmp(s, names[k]) == 0)
+      return *how = (vkt_scatter_reduce)k, 0;
+  if (s && legacy && (strcmp(s, "add") == 0 || strcmp(s, "multiply") == 0))
+    return *how = s[0] == 'a' ? VKT_SCATTER_SUM : VKT_SCATTER_PROD, 0;
+  if (!PyErr_Occurred())
+    PyErr_Format(PyExc_RuntimeError,
+                 legacy ? "reduce argument must be either add or multiply, got %R"
+                        : "reduce argument must be either sum, prod, mean, amax or amin, got %R",
+                 o);
+  return -1;
+}
+
+/* scatter(dim, index, src) or scatter(dim, index, value), scatter_add and index_copy: (dim, index, tensor, or
+ * a number for scatter); scatter also takes reduce="add" or "multiply". */
+static PyObject *write_along(PyObject *self, PyObject *args, PyObject *kwargs, const char *name, bool index_form,
+                             bool add, bool inplace) {
+  static char *m_kw[] = {"dim", "index", "src", "reduce", NULL};
+  static char *f_kw[] = {"input", "dim", "index", "src", "reduce", NULL};
+  static char *m_kw1[] = {"dim", "index", "src", NULL}, *f_kw1[] = {"input", "dim", "index", "src", NULL};
+  static char *m_kw2[] = {"dim", "index", "source", NULL}, *f_kw2[] = {"input", "dim", "index", "source", NULL};
+  PyObject *x = self, *index_o, *src_o, *reduce_o = Py_None;
+  long long dim;
+  vkt_scatter_reduce how = VKT_SCATTER_SUM;
+  vkt_tensor *t, *index, out = {0}, value = {0}, spread = {0};
+  bool can_reduce = !index_form && !add;
+  int ok = self ? vkt_parse_args(args, kwargs, can_reduce ? "LOO|$O" : "LOO",
+                                 index_form   ? m_kw2
+                                 : can_reduce ? m_kw
+                                              : m_kw1,
+                                 &dim, &index_o, &src_o, &reduce_o)
+                : vkt_parse_args(args, kwargs, can_reduce ? "OLOO|$O" : "OLOO",
+                                 index_form   ? f_kw2
+                                 : can_reduce ? f_kw
+                                              : f_kw1,
+                                 &x, &dim, &index_o, &src_o, &reduce_o);
+  if (!ok || (reduce_o != Py_None && reduce_arg(reduce_o, true, &how) < 0))
+    return NULL;
+  if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)))
+    return PyErr_Format(PyExc_TypeError, "%s(): expected Tensor arguments for input and index", name);
+  vkt_tensor *src = vkt_tensor_of(src_o);
+  vkt_scalar v;
+  vkt_status st = VKT_OK;
+  if (!src) { /* scatter(dim, index, value): the number broadcast over index's shape */
+    if (index_form || add || vkt_py_scalar(src_o, &v) < 0)
+      return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "%s(): argument 'src' must be Tensor", name);
+    if (!(st = vkt_tensor_empty(&value, vkt_tensor_device(t), t->dtype, 0, NULL)) && !(st = vkt_fill_(&value, v)))
+      st = vkt_expand(&spread, &value, index->ndim, index->shape);
+    src = &spread;
+  }
+  const vkt_tensor *target = t;
+  if (!st && !inplace && !(st = vkt_clone(&out, t)))
+    target = &out;
+  if (!st && reduce_o != Py_None)
+    st = vkt_scatter_reduce_(target, dim, index, src, how, true);
+  else if (!st)
+    st = index_form ? vkt_index_copy_(target, dim, index, src, add) : vkt_scatter_(target, dim, index, src, add);
+  vkt_tensor_release(&value);
+  vkt_tensor_release(&spread);
+  if (st) {
+    vkt_tensor_release(&out);
+    return vkt_raise(st);
+  }
+  return inplace ? Py_NewRef(x) : vkt_wrap(&out);
+}
+
+#define WRITE_ALONG(fn, name, index_form, add)                                                                         \
+  static PyObject *m_##fn(PyObject *s, PyObject *a, PyObject *k) {                                                     \
+    return write_along(s, a, k, name, index_form, add, false);                                                         \
+  }                                                                                                                    \
+  static PyObject *m_##fn##_(PyObject *s, PyObject *a, PyObject *k) {                                                  \
+    return write_along(s, a, k, name "_", index_form, add, true);                                                      \
+  }                                                                                                                    \
+  static PyObject *f_##fn(PyObject *m, PyObject *a, PyObject *k) {                                                     \
+    (void)m;                                                                                                           \
+    return write_along(NULL, a, k, name, index_form, add, false);                                                      \
+  }
+WRITE_ALONG(scatter, "scatter", false, false)
+WRITE_ALONG(scatter_add, "scatter_add", false, true)
+WRITE_ALONG(index_copy, "index_copy", true, false)
+
+/* index_add(dim, index, source, *, alpha=1): source * alpha added at index. */
+static PyObject *index_add(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
+  static char *m_kw[] = {"dim", "index", "source", "alpha", NULL};
+  static char *f_kw[] = {"input", "dim", "index", "source", "alpha", NULL};
+  PyObject *x = self, *index_o, *src_o, *alpha_o = NULL;
+  long long dim;
+  vkt_scalar alpha = {false, 0, 1};
+  vkt_tensor *t, *index, *src, out = {0}, scaled = {0};
+  int ok = self ? vkt_parse_args(args, kwargs, "LOO|$O", m_kw, &dim, &index_o, &src_o, &alpha_o)
+                : vkt_parse_args(args, kwargs, "OLOO|$O", f_kw, &x, &dim, &index_o, &src_o, &alpha_o);
+  if (!ok || (alpha_o && vkt_py_scalar(alpha_o, &alpha) < 0))
+    return NULL;
+  if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)) || !(src = vkt_tensor_of(src_o)))
+    return PyErr_Format(PyExc_TypeError, "index_add(): expected Tensor arguments for input, index and source");
+  vkt_status st = VKT_OK;
+  if (alpha.is_float && !vkt_dtypes[t->dtype].is_float)
+    st = vkt_fail(VKT_ERR_RUNTIME, "For integral input tensors, argument alpha must not be a floating point number.");
+  else if (alpha.is_float ? alpha.f != 1 : alpha.i != 1) /* scaled keeps source's dtype */
+    st = vkt_binary(VKT_OP_MUL, (vkt_operand){.t = src}, (vkt_operand){.s = alpha}, (vkt_scalar){false, 0, 1}, NULL,
+                    &scaled);
+  if (!st && !inplace)
+    st = vkt_clone(&out, t);
+  if (!st)
+    st = vkt_index_copy_(inplace ? t : &out, dim, index, scaled.storage ? &scaled : src, true);
+  vkt_tensor_release(&scaled);
+  if (st) {
+    vkt_tensor_release(&out);
+    return vkt_raise(st);
+  }
+  return inplace ? Py_NewRef(x) : vkt_wrap(&out);
+}
+static PyObject *m_index_add(PyObject *s, PyObject *a, PyObject *k) { return index_add(s, a, k, false); }
+static PyObject *m_index_add_(PyObject *s, PyObject *a, PyObject *k) { return index_add(s, a, k, true); }
+static PyObject *f_index_add(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return index_add(NULL, a, k, false);
+}
+
+/* scatter_reduce(dim, index, src, reduce, *, include_self=True) */
+static PyObject *scatter_reduce(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
+  static char *m_kw[] = {"dim", "index", "src", "reduce", "include_self", NULL};
+  static char *f_kw[] = {"input", "dim", "index", "src", "reduce", "include_self", NULL};
+  PyObject *x = self, *index_o, *src_o, *reduce_o;
+  long long dim;
+  int include_self = 1;
+  vkt_scatter_reduce how;
+  vkt_tensor *t, *index, *src, out = {0};
+  int ok = self ? vkt_parse_args(args, kwargs, "LOOO|$p", m_kw, &dim, &index_o, &src_o, &reduce_o, &include_self)
+                : vkt_parse_args(args, kwargs, "OLOOO|$p", f_kw, &x, &dim, &index_o, &src_o, &reduce_o, &include_self);
+  if (!ok || reduce_arg(reduce_o, false, &how) < 0)
+    return NULL;
+  if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)) || !(src = vkt_tensor_of(src_o)))
+    return PyErr_Format(PyExc_TypeError, "scatter_reduce(): expected Tensor arguments for input, index and src");
+  vkt_status st = inplace ? VKT_OK : vkt_clone(&out, t);
+  if (!st && (st = vkt_scatter_reduce_(inplace ? t : &out, dim, index, src, how, include_self)))
+    vkt_tensor_release(&out);
+  if (inplace)
+    return st ? vkt_raise(st) : Py_NewRef(x);
+  return vkt_py_result(st, &out);
+}
+
+static PyObject *m_scatter_reduce(PyObject *s, PyObject *a, PyObject *k) { return scatter_reduce(s, a, k, false); }
+static PyObject *m_scatter_reduce_(PyObject *s, PyObject *a, PyObject *k) { return scatter_reduce(s, a, k, true); }
+static PyObject *f_scatter_reduce(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return scatter_reduce(NULL, a, k, false);
+}
+
+#define MK(name, fn, doc)                                                                                              \
+  { name, KW(fn), METH_VARARGS | METH_KEYWORDS, doc }
+
+PyMethodDef vkt_index_methods[] = {
+    MK("index_put_", m_index_put_, "index_put_(indices, values, accumulate=False): self[indices] = values (or +=)"),
+    MK("index_put", m_index_put, "index_put(indices, values, accumulate=False): a copy with index_put_ applied"),
+    MK("scatter", m_scatter, "scatter(dim, index, src or value)"),
+    MK("scatter_", m_scatter_, "in-place scatter(dim, index, src or value)"),
+    MK("scatter_add", m_scatter_add, "scatter_add(dim, index, src): repeated indices add up"),
+    MK("scatter_add_", m_scatter_add_, "in-place scatter_add(dim, index, src)"),
+    MK("scatter_reduce", m_scatter_reduce, "scatter_reduce(dim, index, src, reduce, *, include_self=True)"),
+    MK("scatter_reduce_", m_scatter_reduce_, "in-place scatter_reduce(dim, index, src, reduce, *, include_self=True)"),
+    MK("index_copy", m_index_copy, "index_copy(dim, index, source)"),
+    MK("index_copy_", m_index_copy_, "in-place index_copy(dim, index, source)"),
+    MK("index_add", m_index_add, "index_add(dim, index, source, *, alpha=1): repeated indices add up"),
+    MK("index_add_", m_index_add_, "in-place index_add(dim, index, source, *, alpha=1)"),
+    {NULL, NULL, 0, NULL},
+};
+
+PyMethodDef vkt_index_functions[] = {
+    MK("index_put_", f_index_put_, "index_put_(input, indices, values, accumulate=False)"),
+    MK("index_put", f_index_put, "index_put(input, indices, values, accumulate=False)"),
+    MK("scatter", f_scatter, "scatter(input, dim, index, src or value)"),
+    MK("scatter_add", f_scatter_add, "scatter_add(input, dim, index, src)"),
+    MK("scatter_reduce", f_scatter_reduce, "scatter_reduce(input, dim, index, src, reduce, *, include_self=True)"),
+    MK("index_copy", f_index_copy, "index_copy(input, dim, index, source)"),
+    MK("index_add", f_index_add, "index_add(input, dim, index, source, *, alpha=1)"),
+    {NULL, NULL, 0, NULL},
+};

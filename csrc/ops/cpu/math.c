@@ -23,7 +23,7 @@ _Thread_local bool vkt_cpu_zero_division;
     return iexpr;                                                                                                      \
   }
 
-static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+static double sigmoid(double x) { return 1.0 / (1.0 + vkt_exp(-x)); }
 
 static int64_t ipow(int64_t x, int64_t y) {
   int64_t r = 1;
@@ -65,11 +65,11 @@ F(silu, x *sigmoid(x), 0)
 F(sigmoid, sigmoid(x), 0)
 F(tanh, tanh(x), 0)
 F(leaky_relu, x >= 0 ? x : x * P0F, x >= 0 ? x : (int64_t)((double)x * P0F))
-F(elu, x > 0 ? x : P0F * (exp(x) - 1.0), 0)
+F(elu, x > 0 ? x : P0F * (vkt_exp(x) - 1.0), 0)
 F(softplus, x *P0F > P1F ? x : log1p(exp(x * P0F)) / P0F, 0)
 F(neg, -x, -x)
 F(abs, fabs(x), x < 0 ? -x : x)
-F(exp, exp(x), 0)
+F(exp, vkt_exp(x), 0)
 F(log, log(x), 0)
 F(sqrt, sqrt(x), 0)
 F(rsqrt, 1.0 / sqrt(x), 0)

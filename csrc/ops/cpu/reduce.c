@@ -1,14 +1,15 @@
 /* cpu/reduce.c: the reduce family on strided host views, row by row over the layout the shader uses, rows
  * shared among the pool's threads. Float math runs in double (sums pairwise, as NumPy's), integer math in int64
  * with wrap-around; var takes two passes and softmax three, as in the shader. Sums of float32 and float64 read
- * dense rows in place; a whole-tensor sum is split into fixed blocks summed in parallel, and column sums add
- * whole rows at a time, so that the result does not depend on the number of threads. The cpu device's kernel
- * and the shader's reference. */
+ * dense rows in place and softmax's exp vectorises (vkt_exp); a whole-tensor sum is split into fixed blocks
+ * summed in parallel and column sums add whole rows at a time, so that no result depends on the number of
+ * threads. The cpu device's kernel and the shader's reference. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../reduce.h"
+#include "math.h"
 #include "threads.h"
 
 /* One row of the input: the elements reduced into one output element. */
@@ -188,37 +189,6 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
   }
 }
 
-/* exp(x) for softmax's x - max (x <= 0 or NaN) in straight-line code the compiler vectorises, where libm's exp is
- * a call per element: 2^n * e^r with n = round(x / ln 2), |r| <= ln 2 / 2, e^r by its Taylor series to degree 13
- * (truncation below 1e-17), 2^n built in the exponent bits as 2^(n + 54) * 2^-54 so that results down to the
- * subnormals round once. Within 2 ulp of libm's exp in float64, so float32 results round to the same value. */
-static inline double exp_nonpositive(double x) {
-  const double shifter = 0x1.8p52; /* adding it rounds to an integer, kept in the low bits */
-  double xc = x > -746.0 ? x : -746.0, k = xc * 0x1.71547652b82fep0 + shifter, n = k - shifter;
-  double r = (xc - n * 0x1.62e42fefa39efp-1) - n * 0x1.abc9e3b39803fp-56;
-  double p = 1.0 / 6227020800.0; /* Horner's rule from 1/13!, written out so that the loop around it vectorises */
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
-  int64_t kb, shifter_bits;
-  memcpy(&kb, &k, sizeof kb);
-  memcpy(&shifter_bits, &shifter, sizeof shifter_bits);
-  int64_t e = (kb - shifter_bits + 1023 + 54) << 52;
-  double scale;
-  memcpy(&scale, &e, sizeof scale);
-  return x == x ? p * scale * 0x1p-54 : x;
-}
-
 /* softmax_row's math on a dense row of float32 or float64 computed in its own dtype and written densely: a NaN
  * anywhere makes the max NaN, and so every output. */
 #define SOFTMAX_DENSE(NAME, T)                                                                                         \
@@ -245,9 +215,9 @@ static inline double exp_nonpositive(double x) {
     r = 0;                                                                                                             \
     for (; r + 8 <= n; r += 8) /* 8 partial sums, so that the loop vectorises */                                       \
       for (int k = 0; k < 8; k++)                                                                                      \
-        acc[k] += exp_nonpositive((double)x[r + k] - mm);                                                              \
+        acc[k] += vkt_exp((double)x[r + k] - mm);                                                                      \
     for (; r < n; r++)                                                                                                 \
-      s += exp_nonpositive((double)x[r] - mm);                                                                         \
+      s += vkt_exp((double)x[r] - mm);                                                                                 \
     s += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));                            \
     double ls = log(s);                                                                                                \
     if (log_out)                                                                                                       \
@@ -255,7 +225,7 @@ static inline double exp_nonpositive(double x) {
         y[r] = (T)(((double)x[r] - mm) - ls);                                                                          \
     else                                                                                                               \
       for (r = 0; r < n; r++)                                                                                          \
-        y[r] = (T)(exp_nonpositive((double)x[r] - mm) / s);                                                            \
+        y[r] = (T)(vkt_exp((double)x[r] - mm) / s);                                                                    \
   }
 SOFTMAX_DENSE(softmax_f32, float)
 SOFTMAX_DENSE(softmax_f64, double)

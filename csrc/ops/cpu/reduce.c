@@ -310,34 +310,48 @@ static vkt_status whole_sum(red_job *j) {
 
 #define COLUMN_BLOCK 2048 /* output elements a column sum accumulates at once: long runs of each input row */
 
-/* Output elements [c0, c1) of a column sum (one kept dim, dense in input and output): each reduced position
- * adds a run of COLUMN_BLOCK input elements into as many accumulators. */
-VKT_SIMD static void columns_part(void *ctx, int64_t c0, int64_t c1) {
+/* acc[0, n) += the n elements from b on of each input row the reduced positions [0, nred) point at: four rows a
+ * pass, added in pairs, so that each pass loads and stores the accumulators once for four rows. */
+#define ADD_ROWS(NAME, T)                                                                                              \
+  VKT_SIMD static void NAME(const vkt_reduce_layout *l, const T *in, int64_t b, int64_t n, double *acc) {              \
+    int64_t r = 0, at[2];                                                                                              \
+    for (; r + 4 <= l->nred; r += 4) {                                                                                 \
+      const T *p[4];                                                                                                   \
+      for (int q = 0; q < 4; q++)                                                                                      \
+        locate(l->rrank, l->rshape, l->rstride, r + q, at), p[q] = in + at[0] + b;                                     \
+      for (int64_t c = 0; c < n; c++)                                                                                  \
+        acc[c] += ((double)p[0][c] + (double)p[1][c]) + ((double)p[2][c] + (double)p[3][c]);                           \
+    }                                                                                                                  \
+    for (; r < l->nred; r++) {                                                                                         \
+      locate(l->rrank, l->rshape, l->rstride, r, at);                                                                  \
+      for (int64_t c = 0; c < n; c++)                                                                                  \
+        acc[c] += (double)in[at[0] + b + c];                                                                           \
+    }                                                                                                                  \
+  }
+ADD_ROWS(add_rows_f32, float)
+ADD_ROWS(add_rows_f64, double)
+
+/* Output elements [c0, c1) of a column sum (one kept dim, dense in input and output), COLUMN_BLOCK at a time. */
+static void columns_part(void *ctx, int64_t c0, int64_t c1) {
   const red_job *j = ctx;
   const vkt_reduce_layout *l = j->l;
   bool f32 = j->a->in[0]->dtype == VKT_FLOAT32;
   const char *in = vkt_tensor_host(j->a->in[0]);
   char *out = vkt_tensor_host(j->a->out);
-  double scale = j->id == VKT_OP_MEAN ? 1.0 / (double)l->nred : 1;
+  double divisor = j->id == VKT_OP_MEAN ? (double)l->nred : 1;
   for (int64_t b = c0; b < c1; b += COLUMN_BLOCK) {
     int64_t n = c1 - b < COLUMN_BLOCK ? c1 - b : COLUMN_BLOCK;
     double acc[COLUMN_BLOCK] = {0};
-    for (int64_t r = 0; r < l->nred; r++) {
-      int64_t at[2];
-      locate(l->rrank, l->rshape, l->rstride, r, at);
-      if (f32)
-        for (int64_t c = 0; c < n; c++)
-          acc[c] += (double)((const float *)in)[at[0] + b + c];
-      else
-        for (int64_t c = 0; c < n; c++)
-          acc[c] += ((const double *)in)[at[0] + b + c];
-    }
+    if (f32)
+      add_rows_f32(l, (const float *)in, b, n, acc);
+    else
+      add_rows_f64(l, (const double *)in, b, n, acc);
     for (int64_t c = 0; c < n; c++) {
       int64_t o = (b + c) * l->kstride[VKT_MAX_DIMS];
       if (f32)
-        ((float *)out)[o] = (float)(acc[c] * scale);
+        ((float *)out)[o] = (float)(acc[c] / divisor);
       else
-        ((double *)out)[o] = acc[c] * scale;
+        ((double *)out)[o] = acc[c] / divisor;
     }
   }
 }

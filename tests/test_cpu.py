@@ -211,3 +211,21 @@ def test_sum_of_infinities(values, expected, dtype):
         for got in (x.sum(), x.mean(), x.reshape(1, -1).sum(dim=1)[0], x.reshape(-1, 1).sum(dim=0)[0],
                     x.to(vkt.float16).sum(dim=0)):
             np.testing.assert_equal(float(got), expected)
+
+
+# ---- the vectorised exp (cpu/math.h's vkt_exp: exp, sigmoid, silu, elu, softmax) ----
+
+def test_exp_accuracy_and_limits():
+    x = np.concatenate([np.linspace(-760, 720, 20001), [np.inf, -np.inf, np.nan, 0.0, 1e-300, -1e-300, 709.78,
+                                                         709.79, -745.13, -745.14, -708.4, -708.3]])
+    with np.errstate(over="ignore"):
+        ref = np.exp(x)
+    got = vkt.tensor(x).exp().cpu().numpy()
+    normal = np.isfinite(ref) & (ref > np.finfo(np.float64).tiny)
+    assert (np.abs(got[normal] - ref[normal]) <= 2 * np.spacing(ref[normal])).all()
+    np.testing.assert_array_equal(got[~normal & ~np.isnan(ref)] > 0, ref[~normal & ~np.isnan(ref)] > 0)
+    np.testing.assert_equal(got[-12:-6], ref[-12:-6])  # inf, 0, nan and exp(0) = 1 exactly
+    a = RNG.standard_normal(4097).astype(np.float32) * 20
+    assert (vkt.tensor(a).exp().cpu().numpy() == np.exp(a.astype(np.float64)).astype(np.float32)).all()
+    np.testing.assert_allclose(vkt.tensor(a).sigmoid().cpu().numpy(), 1 / (1 + np.exp(-a.astype(np.float64))),
+                               rtol=1e-6)

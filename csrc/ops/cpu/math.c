@@ -23,7 +23,7 @@ _Thread_local bool vkt_cpu_zero_division;
     return iexpr;                                                                                                      \
   }
 
-static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+static double sigmoid(double x) { return 1.0 / (1.0 + vkt_exp(-x)); }
 
 /* Negative exponents truncate 1 / x ** -y toward zero, as PyTorch does: 0 unless |x| is 1. */
 static int64_t ipow(int64_t x, int64_t y) {
@@ -88,7 +88,7 @@ F(elu, x > 0 ? x : P0F * expm1(x), 0)
 F(softplus, x *P0F > P1F ? x : log1p(exp(x * P0F)) / P0F, 0)
 F(neg, -x, -x)
 F(abs, fabs(x), x < 0 ? -x : x)
-F(exp, exp(x), 0)
+F(exp, vkt_exp(x), 0)
 F(log, log(x), 0)
 F(sqrt, sqrt(x), 0)
 F(rsqrt, 1.0 / sqrt(x), 0)

@@ -1,14 +1,15 @@
 /* cpu/reduce.c: the reduce family on strided host views, row by row over the layout the shader uses, rows
  * shared among the pool's threads. Float math runs in double (sums pairwise, as NumPy's), integer math in int64
  * with wrap-around; var takes two passes and softmax three, as in the shader. Sums of float32 and float64 read
- * dense rows in place; a whole-tensor sum is split into fixed blocks summed in parallel, and column sums add
- * whole rows at a time, so that the result does not depend on the number of threads. The cpu device's kernel
- * and the shader's reference. */
+ * dense rows in place and softmax's exp vectorises (vkt_exp); a whole-tensor sum is split into fixed blocks
+ * summed in parallel and column sums add whole rows at a time, so that no result depends on the number of
+ * threads. The cpu device's kernel and the shader's reference. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../reduce.h"
+#include "math.h"
 #include "threads.h"
 
 /* One row of the input: the elements reduced into one output element. */
@@ -188,37 +189,6 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
   }
 }
 
-/* exp(x) for softmax's x - max (x <= 0 or NaN) in straight-line code the compiler vectorises, where libm's exp is
- * a call per element: 2^n * e^r with n = round(x / ln 2), |r| <= ln 2 / 2, e^r by its Taylor series to degree 13
- * (truncation below 1e-17), 2^n built in the exponent bits as 2^(n + 54) * 2^-54 so that results down to the
- * subnormals round once. Within 2 ulp of libm's exp in float64, so float32 results round to the same value. */
-static inline double exp_nonpositive(double x) {
-  const double shifter = 0x1.8p52; /* adding it rounds to an integer, kept in the low bits */
-  double xc = x > -746.0 ? x : -746.0, k = xc * 0x1.71547652b82fep0 + shifter, n = k - shifter;
-  double r = (xc - n * 0x1.62e42fefa39efp-1) - n * 0x1.abc9e3b39803fp-56;
-  double p = 1.0 / 6227020800.0; /* Horner's rule from 1/13!, written out so that the loop around it vectorises */
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
-  int64_t kb, shifter_bits;
-  memcpy(&kb, &k, sizeof kb);
-  memcpy(&shifter_bits, &shifter, sizeof shifter_bits);
-  int64_t e = (kb - shifter_bits + 1023 + 54) << 52;
-  double scale;
-  memcpy(&scale, &e, sizeof scale);
-  return x == x ? p * scale * 0x1p-54 : x;
-}
-
 /* softmax_row's math on a dense row of float32 or float64 computed in its own dtype and written densely: a NaN
  * anywhere makes the max NaN, and so every output. */
 #define SOFTMAX_DENSE(NAME, T)                                                                                         \
@@ -245,9 +215,9 @@ static inline double exp_nonpositive(double x) {
     r = 0;                                                                                                             \
     for (; r + 8 <= n; r += 8) /* 8 partial sums, so that the loop vectorises */                                       \
       for (int k = 0; k < 8; k++)                                                                                      \
-        acc[k] += exp_nonpositive((double)x[r + k] - mm);                                                              \
+        acc[k] += vkt_exp((double)x[r + k] - mm);                                                                      \
     for (; r < n; r++)                                                                                                 \
-      s += exp_nonpositive((double)x[r] - mm);                                                                         \
+      s += vkt_exp((double)x[r] - mm);                                                                                 \
     s += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));                            \
     double ls = log(s);                                                                                                \
     if (log_out)                                                                                                       \
@@ -255,7 +225,7 @@ static inline double exp_nonpositive(double x) {
         y[r] = (T)(((double)x[r] - mm) - ls);                                                                          \
     else                                                                                                               \
       for (r = 0; r < n; r++)                                                                                          \
-        y[r] = (T)(exp_nonpositive((double)x[r] - mm) / s);                                                            \
+        y[r] = (T)(vkt_exp((double)x[r] - mm) / s);                                                                    \
   }
 SOFTMAX_DENSE(softmax_f32, float)
 SOFTMAX_DENSE(softmax_f64, double)
@@ -340,34 +310,48 @@ static vkt_status whole_sum(red_job *j) {
 
 #define COLUMN_BLOCK 2048 /* output elements a column sum accumulates at once: long runs of each input row */
 
-/* Output elements [c0, c1) of a column sum (one kept dim, dense in input and output): each reduced position
- * adds a run of COLUMN_BLOCK input elements into as many accumulators. */
-VKT_SIMD static void columns_part(void *ctx, int64_t c0, int64_t c1) {
+/* acc[0, n) += the n elements from b on of each input row the reduced positions [0, nred) point at: four rows a
+ * pass, added in pairs, so that each pass loads and stores the accumulators once for four rows. */
+#define ADD_ROWS(NAME, T)                                                                                              \
+  VKT_SIMD static void NAME(const vkt_reduce_layout *l, const T *in, int64_t b, int64_t n, double *acc) {              \
+    int64_t r = 0, at[2];                                                                                              \
+    for (; r + 4 <= l->nred; r += 4) {                                                                                 \
+      const T *p[4];                                                                                                   \
+      for (int q = 0; q < 4; q++)                                                                                      \
+        locate(l->rrank, l->rshape, l->rstride, r + q, at), p[q] = in + at[0] + b;                                     \
+      for (int64_t c = 0; c < n; c++)                                                                                  \
+        acc[c] += ((double)p[0][c] + (double)p[1][c]) + ((double)p[2][c] + (double)p[3][c]);                           \
+    }                                                                                                                  \
+    for (; r < l->nred; r++) {                                                                                         \
+      locate(l->rrank, l->rshape, l->rstride, r, at);                                                                  \
+      for (int64_t c = 0; c < n; c++)                                                                                  \
+        acc[c] += (double)in[at[0] + b + c];                                                                           \
+    }                                                                                                                  \
+  }
+ADD_ROWS(add_rows_f32, float)
+ADD_ROWS(add_rows_f64, double)
+
+/* Output elements [c0, c1) of a column sum (one kept dim, dense in input and output), COLUMN_BLOCK at a time. */
+static void columns_part(void *ctx, int64_t c0, int64_t c1) {
   const red_job *j = ctx;
   const vkt_reduce_layout *l = j->l;
   bool f32 = j->a->in[0]->dtype == VKT_FLOAT32;
   const char *in = vkt_tensor_host(j->a->in[0]);
   char *out = vkt_tensor_host(j->a->out);
-  double scale = j->id == VKT_OP_MEAN ? 1.0 / (double)l->nred : 1;
+  double divisor = j->id == VKT_OP_MEAN ? (double)l->nred : 1;
   for (int64_t b = c0; b < c1; b += COLUMN_BLOCK) {
     int64_t n = c1 - b < COLUMN_BLOCK ? c1 - b : COLUMN_BLOCK;
     double acc[COLUMN_BLOCK] = {0};
-    for (int64_t r = 0; r < l->nred; r++) {
-      int64_t at[2];
-      locate(l->rrank, l->rshape, l->rstride, r, at);
-      if (f32)
-        for (int64_t c = 0; c < n; c++)
-          acc[c] += (double)((const float *)in)[at[0] + b + c];
-      else
-        for (int64_t c = 0; c < n; c++)
-          acc[c] += ((const double *)in)[at[0] + b + c];
-    }
+    if (f32)
+      add_rows_f32(l, (const float *)in, b, n, acc);
+    else
+      add_rows_f64(l, (const double *)in, b, n, acc);
     for (int64_t c = 0; c < n; c++) {
       int64_t o = (b + c) * l->kstride[VKT_MAX_DIMS];
       if (f32)
-        ((float *)out)[o] = (float)(acc[c] * scale);
+        ((float *)out)[o] = (float)(acc[c] / divisor);
       else
-        ((double *)out)[o] = acc[c] * scale;
+        ((double *)out)[o] = acc[c] / divisor;
     }
   }
 }

@@ -113,6 +113,27 @@ def test_long_rows(n, k, device):
     consistent(x, 1, x.kthvalue(k), t.kthvalue(k), "kthvalue")
 
 
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+@pytest.mark.parametrize("shape,dim", [((5000,), 0), ((3, 20001), 1), ((2, 2, 4099), -1)])
+def test_radix_rows(dtype, shape, dim, device):
+    """Long dense rows of float32 and int32 take the radix sort on vulkan: stable, NaN largest, -0.0 as
+    +0.0 (so ties with 0.0 keep their order), both directions, rows at offsets of a bigger tensor."""
+    rng = np.random.default_rng(5)
+    if dtype == "float32":
+        a = rng.standard_normal(shape).astype(dtype)
+        for v, count in ((np.nan, 40), (-0.0, 40), (0.0, 40), (np.inf, 10), (-np.inf, 10), (1.5, 400)):
+            a.flat[rng.integers(0, a.size, count)] = v
+    else:
+        a = rng.integers(-6, 6, shape).astype(dtype)
+    vkt.vulkan.reset_fallback_stats()
+    for desc in (False, True):
+        v, i = vkt.tensor(a, device=device).sort(dim=dim, descending=desc, stable=True)
+        rv, ri = torch.from_numpy(a).sort(dim=dim, descending=desc, stable=True)
+        assert np.array_equal(to_numpy(i), ri.numpy())
+        assert np.array_equal(to_numpy(v).view(np.int32), rv.numpy().view(np.int32))  # -0.0 and NaN bits too
+    assert vkt.vulkan.fallback_stats() == {}
+
 def test_topk_bench_shape(device):
     # the benchmark's case, smaller: k = 8 of rows of 32768
     a = np.random.default_rng(4).random((3, 32768)).astype(np.float32)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "radix.h"
 #include "reduce.h"
 #include "scan.h"
 #include "shape.h"
@@ -449,6 +450,42 @@ static vkt_status select_best(sort_ctx *c, uint32_t m) {
   return st;
 }
 
+/* A few long rows of float32 or int32, each dense along the sorted dim, take the radix sort row by row:
+ * four passes over memory each, where the network above makes about fifty over 2^24 elements. */
+#define RADIX_MAX_ROWS 16
+
+/* Row r of t (dim d of it), as a 1-D view: no reference taken, only for the radix sort's launch. */
+static vkt_tensor row_of(const vkt_tensor *t, int d, int64_t r) {
+  vkt_tensor v = *t;
+  for (int k = t->ndim - 1; k >= 0; k--)
+    if (k != d) {
+      v.offset += r % t->shape[k] * t->strides[k];
+      r /= t->shape[k];
+    }
+  v.ndim = 1, v.shape[0] = t->ndim ? t->shape[d] : 1, v.strides[0] = 1;
+  return v;
+}
+
+static bool radix_takes(const vkt_op_args *a, int d, uint32_t n, uint32_t m, uint64_t rows) {
+  const vkt_tensor *t[3] = {a->in[0], a->out, a->out2};
+  const char *why;
+  for (int k = 0; k < 3; k++)
+    if (t[k]->ndim && t[k]->shape[d] > 1 && t[k]->strides[d] != 1)
+      return false;
+  vkt_tensor first = row_of(a->in[0], d, 0);
+  return m == n && rows <= RADIX_MAX_ROWS && vkt_radix_fits(&first, &why);
+}
+
+static vkt_status radix_rows(const vkt_op_args *a, int d, uint64_t rows) {
+  vkt_status st = VKT_OK;
+  for (uint64_t r = 0; r < rows && !st; r++) {
+    vkt_tensor x = row_of(a->in[0], d, (int64_t)r), v = row_of(a->out, d, (int64_t)r),
+               i = row_of(a->out2, d, (int64_t)r);
+    st = vkt_radix_sort(&x, a->flags & VKT_SORT_DESCENDING, &v, &i);
+  }
+  return st;
+}
+
 vkt_status vkt_sort_launch(const vkt_op *op, const vkt_op_args *a) {
   (void)op;
   sort_ctx c = {.a = a};
@@ -462,6 +499,8 @@ vkt_status vkt_sort_launch(const vkt_op *op, const vkt_op_args *a) {
     sort_push push = push_of(&c, n, 0, 0, c.block, 1);
     return pass(&c, SORT_LOCAL, true, false, true, false, &push, c.l.nout);
   }
+  if (radix_takes(a, c.d, n, m, c.l.nout))
+    return radix_rows(a, c.d, c.l.nout);
   c.block = cap;
   return m <= cap / 2 ? select_best(&c, m) : full_sort(&c);
 }

@@ -190,3 +190,12 @@ def test_numpy_names_of_dim_and_keepdim(device):
     assert kwargs == {"axis": 0}
     with pytest.raises(TypeError, match="alias"):
         v.sum(dim=0, axis=1)
+
+
+def test_where_with_condition_alone_is_nonzero_as_tuple(device):
+    a = np.array([[0, 1, 0], [2, 0, 3]], np.float32)
+    got, ref = vkt.where(vkt.tensor(a, device=device) > 0), torch.where(torch.from_numpy(a) > 0)
+    assert isinstance(got, tuple) and len(got) == len(ref)
+    for g, r in zip(got, ref):
+        assert g.device == vkt.device(device) or device == "vulkan"
+        assert to_numpy(g).tolist() == r.tolist() and g.dtype == vkt.int64

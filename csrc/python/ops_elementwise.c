@@ -463,11 +463,18 @@ BINARY(bitwise_xor, VKT_OP_BITWISE_XOR)
 BINARY(bitwise_left_shift, VKT_OP_LSHIFT)
 BINARY(bitwise_right_shift, VKT_OP_RSHIFT)
 
+/* where(condition, input, other); where(condition) alone is nonzero(condition, as_tuple=True). */
 static PyObject *f_where(PyObject *mod, PyObject *args) {
   PyObject *c, *a, *b;
   vkt_operand x, y;
   vkt_tensor out;
-  (void)mod;
+  if (mod && PyTuple_Size(args) == 1) {
+    PyObject *nonzero = PyObject_GetAttrString(mod, "nonzero"), *kw = Py_BuildValue("{s:O}", "as_tuple", Py_True);
+    PyObject *r = nonzero && kw ? PyObject_Call(nonzero, args, kw) : NULL;
+    Py_XDECREF(nonzero);
+    Py_XDECREF(kw);
+    return r;
+  }
   if (!PyArg_ParseTuple(args, "OOO", &c, &a, &b) || vkt_py_operand(a, &x) < 0 || vkt_py_operand(b, &y) < 0)
     return NULL;
   if (!vkt_is_tensor(c)) {

@@ -335,10 +335,21 @@ ARANGE_CASES = [(0.0, -8.000001, -4.0), (0.1, -7.9, -4.0), (0, 10, 3), (0.5, 10.
 ARANGE_DTYPES = ["int64", "int32", "uint8", "float32", "float64", "float16"]
 
 
+def truncated_to_zero(step, dtype):
+    """An int64 arange (which counts in truncated integers) whose step truncates to 0: torch 2.13 raises
+    ValueError, but older torch (2.11 on the GPU machine) divides by zero and kills the process, so these
+    cases are not asked of torch."""
+    return dtype == "int64" and int(step) == 0
+
+
 @pytest.mark.parametrize("dtype", ARANGE_DTYPES)
 def test_arange_matches_torch(device, dtype):
     torch = pytest.importorskip("torch")
     for start, end, step in ARANGE_CASES:
+        if truncated_to_zero(step, dtype):
+            with pytest.raises(ValueError, match="step must be nonzero"):
+                vkt.arange(start, end, step, dtype=vkt_dtype(dtype), device=device)
+            continue
         try:
             ref = torch.arange(start, end, step, dtype=getattr(torch, dtype))
         except (RuntimeError, ValueError) as e:
@@ -358,6 +369,10 @@ def test_arange_matches_torch(device, dtype):
     ((0, float("inf")), None, RuntimeError), ((0, 5), "bool", RuntimeError)])
 def test_arange_errors(args, dtype, error):
     torch = pytest.importorskip("torch")
+    if truncated_to_zero(args[2] if len(args) > 2 else 1, dtype):
+        with pytest.raises(error, match="step must be nonzero"):
+            vkt.arange(*args, dtype=vkt_dtype(dtype))
+        return
     with pytest.raises(Exception) as ref:
         torch.arange(*args, dtype=getattr(torch, dtype) if dtype else None)
     with pytest.raises(error, match=str(ref.value).replace('"', '.')):

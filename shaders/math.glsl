@@ -56,8 +56,22 @@ float vkt_tanh(float x) {
   float e = vkt_expm1(2.0 * min(abs(x), 9.0));
   return vkt_with_sign_of(e / (e + 2.0), x);
 }
-// lavapipe's tan(+-0) is +-2e-15; below 1e-4, x is tan(x) to float32 (x^3 / 3 is 3e-9 of it).
-float vkt_tan(float x) { return abs(x) < 1e-4 ? x : tan(x); }
+// Cephes' tanf: |x| reduced by multiples of pi/4 in three parts, then a polynomial on [-pi/4, pi/4]
+// (-1/tan past an odd multiple of pi/2). Drivers' tan is not float32-accurate: lavapipe's tan(+-0) is
+// +-2e-15, an H100's tan(1e-3) is 3e-5 off. Past 8192 (and inf, NaN) the driver's.
+float vkt_tan(float x) {
+  float a = abs(x);
+  if (!(a < 8192.0))
+    return tan(x);
+  float j = floor(a * 1.2732395447351628); // 4 / pi
+  j += mod(j, 2.0);                        // even: y lands in [-pi/4, pi/4]
+  float y = ((a - j * 0.78515625) - j * 2.4187564849853515625e-4) - j * 3.77489497744594108e-8, z = y * y;
+  float t = ((((((9.38540185543e-3 * z + 3.11992232697e-3) * z + 2.44301354525e-2) * z + 5.34112807005e-2) * z +
+               1.33387994085e-1) * z + 3.33331568548e-1) * z) * y + y;
+  if (mod(j, 4.0) == 2.0)
+    t = -1.0 / t;
+  return x < 0.0 ? -t : t;
+}
 float vkt_log(float x) { return abs(x - 1.0) < 0.25 ? vkt_log1p(x - 1.0) : log(x); }
 float vkt_log2(float x) { return abs(x - 1.0) < 0.25 ? vkt_log1p(x - 1.0) * 1.4426950408889634 : log2(x); }
 // e^|x| overflows from 88.7, sinh and cosh only from 89.4: past 88 through (e^(|x|/2))^2 / 2.
@@ -224,7 +238,7 @@ C vkt_hypot(C x, C y) {
   C a = abs(x), b = abs(y);
   if (isinf(a) || isinf(b))
     return vkt_inf();
-  if (a != a || b != b)
+  if (isnan(a) || isnan(b)) // not a != a: a driver may fold that to false (an H100's did)
     return a + b;
   C m = max(a, b), r = min(a, b) / m;
   return m == C(0) ? C(0) : m * sqrt(C(1) + r * r);
@@ -233,8 +247,8 @@ C vkt_hypot(C x, C y) {
 bool vkt_isclose(C x, C y, C rtol, C atol, bool equal_nan) {
   if (x == y)
     return true;
-  if (x != x || y != y)
-    return equal_nan && x != x && y != y;
+  if (isnan(x) || isnan(y))
+    return equal_nan && isnan(x) && isnan(y);
   C d = abs(x - y);
   return !isinf(d) && d <= atol + abs(rtol * y);
 }

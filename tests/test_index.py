@@ -61,6 +61,8 @@ def test_getitem_setitem(device, name, key):
     got = x[make_key(key, device, False)]
     assert_bits_equal(np.asarray(got), ref.numpy())
     values = np.arange(ref.numel(), dtype=np.float32).reshape(tuple(ref.shape))
+    if name == "none_and_slice":  # a repeated index: which write lands is undefined (PyTorch's docs), so one value
+        values[:] = 7.0
     t = torch.tensor(XN)
     t[make_key(key, device, True)] = torch.tensor(values)
     x[make_key(key, device, False)] = vkt.tensor(values, device=device)

@@ -310,6 +310,7 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   p->int16_storage = f11.storageBuffer16BitAccess && f.features.shaderInt16;
   p->float16 = p->int16_storage && f12.shaderFloat16;
   p->int8_storage = f12.storageBuffer8BitAccess && f12.shaderInt8;
+  p->memory_model_device_scope = f12.vulkanMemoryModelDeviceScope;
   p->cooperative_matrix =
       has_device_extension(pd, "VK_NV_cooperative_matrix") || has_device_extension(pd, "VK_KHR_cooperative_matrix");
   p->push_descriptor = has_device_extension(pd, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
@@ -490,6 +491,10 @@ static vkt_status create_device(int index, vkt_device *dev) {
                                           .shaderInt8 = p->int8_storage,
                                           .timelineSemaphore = VK_TRUE,
                                           .vulkanMemoryModel = p->coop_f16 || p->coop2,
+                                          /* the atomics of scatter.comp and radix.comp use Device scope,
+                                             which the memory model allows only with this */
+                                          .vulkanMemoryModelDeviceScope =
+                                              (p->coop_f16 || p->coop2) && p->memory_model_device_scope,
                                           .shaderFloat16 = p->float16};
   VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                           .pNext = &f12,

@@ -37,6 +37,7 @@ typedef struct {
   uint32_t max_workgroup_count[3];
   uint32_t max_workgroup_invocations;
   bool float64, int64, float16, int8_storage, int16_storage;
+  bool memory_model_device_scope; /* vulkanMemoryModelDeviceScope: atomics may use Device scope under it */
   bool cooperative_matrix; /* VK_NV_ or VK_KHR_cooperative_matrix */
   bool coop_f16;           /* 16 x 8 x 16 float16 -> float32 fragments per subgroup through VK_KHR_ or
                               VK_NV_cooperative_matrix, and the Vulkan memory model its shaders declare */

@@ -186,20 +186,5 @@ vkt_status vkt_compact_launch(const vkt_op *op, const vkt_op_args *a) {
   char defines[128];
   snprintf(defines, sizeof defines, "#define ITEMSIZE %d\n%s", a->in[1] ? vkt_dtype_size(a->in[1]->dtype) : 8,
            modes[a->iparam[0]]);
-  vkt_device *dev = a->out->storage->dev;
-  vkt_pipeline *pipe;
-  vkt_status st = vkt_pipeline_get(dev, op->shader, defines, n, sizeof push, &pipe);
-  if (st)
-    return st;
-  vkt_binding b[3];
-  for (int k = 0; k < n; k++)
-    b[k] = (vkt_binding){&t[k]->storage->alloc, 0, t[k]->storage->alloc.size, k == 0};
-  uint32_t groups[3];
-  uint64_t batch = 0;
-  vkt_groups_for(dev, (push.n + 255) / 256, groups);
-  if ((st = vkt_stream_dispatch(dev, pipe, b, n, &push, sizeof push, groups, &batch)))
-    return st;
-  for (int k = 0; k < n; k++)
-    vkt_storage_touched(t[k]->storage, batch);
-  return VKT_OK;
+  return vkt_launch_flat(op->shader, defines, n, t, 1u, &push, sizeof push, push.n);
 }

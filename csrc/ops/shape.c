@@ -609,20 +609,8 @@ vkt_status vkt_shape_launch(const vkt_op *op, const vkt_op_args *a) {
            a->out->dtype == VKT_INT32  ? "#define ADD_INT\n"
            : a->out->dtype == VKT_BOOL ? "#define IS_BOOL\n"
                                        : "");
-  vkt_device *dev = a->out->storage->dev;
-  vkt_pipeline *pipe;
-  vkt_status st = vkt_pipeline_get(dev, op->shader, defines, g.nbind, sizeof push, &pipe);
-  if (st)
-    return st;
-  vkt_binding b[4];
-  for (int k = 0; k < g.nbind; k++)
-    b[k] = (vkt_binding){&g.bind[k]->storage->alloc, 0, g.bind[k]->storage->alloc.size, k == 0 || g.bind[k] == a->out2};
-  uint32_t groups[3];
-  uint64_t batch = 0;
-  vkt_groups_for(dev, (push.n + 255) / 256, groups);
-  if ((st = vkt_stream_dispatch(dev, pipe, b, g.nbind, &push, sizeof push, groups, &batch)))
-    return st;
-  for (int k = 0; k < g.nbind; k++)
-    vkt_storage_touched(g.bind[k]->storage, batch);
-  return VKT_OK;
+  unsigned writes = 1u;
+  for (int k = 1; k < g.nbind; k++)
+    writes |= (g.bind[k] == a->out2) << k;
+  return vkt_launch_flat(op->shader, defines, g.nbind, g.bind, writes, &push, sizeof push, push.n);
 }

@@ -290,6 +290,26 @@ void vkt_storage_touched(vkt_storage *s, uint64_t batch) {
     s->last_use = batch;
 }
 
+vkt_status vkt_launch_flat(const char *shader, const char *defines, int n, const vkt_tensor *const *t, unsigned writes,
+                           const void *push, uint32_t push_size, uint64_t invocations) {
+  vkt_device *dev = t[0]->storage->dev;
+  vkt_pipeline *pipe;
+  vkt_binding b[8];
+  uint32_t groups[3];
+  uint64_t batch = 0;
+  vkt_status st = vkt_pipeline_get(dev, shader, defines, n, push_size, &pipe);
+  if (st)
+    return st;
+  for (int k = 0; k < n; k++)
+    b[k] = (vkt_binding){&t[k]->storage->alloc, 0, t[k]->storage->alloc.size, (writes >> k & 1u) != 0};
+  vkt_groups_for(dev, (invocations + 255) / 256, groups);
+  if ((st = vkt_stream_dispatch(dev, pipe, b, n, push, push_size, groups, &batch)))
+    return st;
+  for (int k = 0; k < n; k++)
+    vkt_storage_touched(t[k]->storage, batch);
+  return VKT_OK;
+}
+
 static void device_name(int d, char *buf, size_t n) {
   if (d == VKT_CPU)
     snprintf(buf, n, "cpu");

@@ -213,6 +213,10 @@ bool vkt_operands_fit(const vkt_adapter_props *p, vkt_dtype compute, int n, cons
                       const char **why);
 int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d);
 void vkt_storage_touched(vkt_storage *s, uint64_t batch);
+/* Records shaders/<shader> (with its #define lines) over n tensors bound whole in order, t[k] written where
+ * bit k of writes is set, as one invocation per element in workgroups of 256 spread over x and y. */
+vkt_status vkt_launch_flat(const char *shader, const char *defines, int n, const vkt_tensor *const *t, unsigned writes,
+                           const void *push, uint32_t push_size, uint64_t invocations);
 
 /* The device every non-NULL tensor of t is on (in *device, if given), or PyTorch's error naming two. */
 vkt_status vkt_same_device(int n, const vkt_tensor *const *t, int *device);

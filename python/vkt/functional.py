@@ -2,6 +2,8 @@
 tensordot, inner, outer, kron and cross. Each is views (permute, reshape, as_strided) around one matmul or
 elementwise op per step, so it runs on the device of its operands; `vkt.einsum` and the others are these,
 and the Tensor methods of the same names call them."""
+import math
+
 from . import _C
 
 
@@ -27,15 +29,8 @@ def _product(a, b, a_free, contracted, b_free):
     """Sum over `contracted` (pairs of dims of a and b) of a * b, as one matmul: a's other dims `a_free`
     then b's `b_free` form the result, in that order."""
     a_dims, b_dims = [d for d, _ in contracted], [d for _, d in contracted]
-    k = 1
-    for d in a_dims:
-        k *= a.shape[d]
-    m = 1
-    for d in a_free:
-        m *= a.shape[d]
-    n = 1
-    for d in b_free:
-        n *= b.shape[d]
+    k, m = (math.prod(a.shape[d] for d in dims) for dims in (a_dims, a_free))
+    n = math.prod(b.shape[d] for d in b_free)
     x = a.permute(*a_free, *a_dims).reshape(m, k)
     y = b.permute(*b_dims, *b_free).reshape(k, n)
     return (x @ y).reshape(*[a.shape[d] for d in a_free], *[b.shape[d] for d in b_free])
@@ -273,17 +268,6 @@ def _contract(a, la, b, lb, need):
     y = b.permute(*[lb.index(c) for c in batch + summed + b_only])
     x = x.expand(*[size[c] for c in batch], *x.shape[len(batch):len(batch) + len(a_only)], *[size[c] for c in summed])
     y = y.expand(*[size[c] for c in batch + summed], *y.shape[len(batch) + len(summed):])
-    prod = 1
-    for c in batch:
-        prod *= size[c]
-    m = 1
-    for c in a_only:
-        m *= size[c]
-    k = 1
-    for c in summed:
-        k *= size[c]
-    n = 1
-    for c in b_only:
-        n *= size[c]
+    prod, m, k, n = (math.prod(size[c] for c in labels) for labels in (batch, a_only, summed, b_only))
     r = x.reshape(prod, m, k) @ y.reshape(prod, k, n)
     return r.reshape(*[size[c] for c in batch + a_only + b_only]), batch + a_only + b_only

@@ -5,7 +5,8 @@
 // SCATTER (a tile sorted by the digit in shared memory, stably, then written to its runs). The sort keeps
 // each key's position, so equal keys keep their order: the sort is stable. The first pass reads the user's
 // values and makes keys of them (FIRST); the last writes the sorted values and int64 positions (LAST).
-// The host defines TX (the values' storage type), KEY_FLOAT or KEY_INT, ITEMS (elements an invocation).
+// The host defines TX (the values' storage type), KEY_FLOAT or KEY_INT, ITEMS (elements an invocation), and
+// SUBGROUP_SCAN where the adapter has subgroup arithmetic.
 #include "common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : enable
 
@@ -34,9 +35,30 @@ layout(std430, binding = 7) writeonly buffer Indices { int64_t indices_[]; };  /
 #define COUNTS(i) scan_[i]
 #define SUMS(i) scan_[RADIX * p.tiles + (i)]
 
+#ifdef SUBGROUP_SCAN
+#extension GL_KHR_shader_subgroup_arithmetic : require
+shared uint scratch[LOCAL_SIZE]; // each subgroup's total, by subgroup
+
+// The exclusive prefix sum of v over the workgroup's invocations, and the total: each subgroup scans
+// its own, then adds the totals of the subgroups before it (two barriers in all).
+uint workgroup_exclusive(uint v, out uint total) {
+  uint inclusive = subgroupInclusiveAdd(v);
+  if (gl_SubgroupInvocationID == gl_SubgroupSize - 1u)
+    scratch[gl_SubgroupID] = inclusive;
+  barrier();
+  uint before = 0u;
+  total = 0u;
+  for (uint s = 0; s < gl_NumSubgroups; s++) {
+    before += s < gl_SubgroupID ? scratch[s] : 0u;
+    total += scratch[s];
+  }
+  barrier(); // scratch is reused by the next call
+  return before + inclusive - v;
+}
+#else
 shared uint scratch[LOCAL_SIZE];
 
-// The exclusive prefix sum of v over the workgroup's invocations, and the total.
+// The exclusive prefix sum of v over the workgroup's invocations, and the total (Hillis and Steele).
 uint workgroup_exclusive(uint v, out uint total) {
   uint lid = gl_LocalInvocationID.x;
   scratch[lid] = v;
@@ -52,6 +74,7 @@ uint workgroup_exclusive(uint v, out uint total) {
   barrier(); // scratch is reused by the next call
   return inclusive - v;
 }
+#endif
 
 // A key whose unsigned order is the values' order: floats by their sign-magnitude bits (-0 as +0, every
 // NaN above +inf, as PyTorch sorts them), ints with the sign bit flipped; a descending sort flips all.

@@ -56,9 +56,10 @@ static vkt_status dispatch(radix_sort *s, radix_kernel kernel, int pass, const r
   vkt_device *dev = s->x->storage->dev;
   bool first = pass == 0, last = pass == 3;
   char defines[256];
-  snprintf(defines, sizeof defines, "#define TX %s\n#define %s\n#define LOCAL_SIZE %d\n#define ITEMS %d\n%s%s%s",
+  snprintf(defines, sizeof defines, "#define TX %s\n#define %s\n#define LOCAL_SIZE %d\n#define ITEMS %d\n%s%s%s%s",
            s->x->dtype == VKT_FLOAT32 ? "float" : "int", s->x->dtype == VKT_FLOAT32 ? "KEY_FLOAT" : "KEY_INT",
-           RADIX_LOCAL, s->items, names[kernel], first ? "#define FIRST\n" : "", last ? "#define LAST\n" : "");
+           RADIX_LOCAL, s->items, names[kernel], first ? "#define FIRST\n" : "", last ? "#define LAST\n" : "",
+           vkt_device_props(dev)->subgroup_arithmetic ? "#define SUBGROUP_SCAN\n" : "");
   /* binding k: x, keys in, positions in, keys out, positions out, the scan buffer, values, indices */
   const vkt_tensor *t[8] = {
       s->x,     &s->keys[pass % 2], &s->idx[pass % 2], &s->keys[1 - pass % 2], &s->idx[1 - pass % 2],

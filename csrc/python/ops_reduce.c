@@ -103,17 +103,7 @@ static PyObject *with_indices(int which, vkt_tensor *values, vkt_tensor *indices
   static PyStructSequence_Desc descs[2] = {{"vkt.return_types.max", "max(dim): (values, indices)", fields, 2},
                                            {"vkt.return_types.min", "min(dim): (values, indices)", fields, 2}};
   static PyTypeObject *types[2];
-  PyObject *v = vkt_wrap(values), *i = vkt_wrap(indices), *r = NULL;
-  if (!types[which])
-    types[which] = PyStructSequence_NewType(&descs[which]);
-  if (v && i && types[which] && (r = PyStructSequence_New(types[which]))) {
-    PyStructSequence_SetItem(r, 0, v);
-    PyStructSequence_SetItem(r, 1, i);
-    return r;
-  }
-  Py_XDECREF(v);
-  Py_XDECREF(i);
-  return NULL;
+  return vkt_py_pair(&descs[which], &types[which], values, indices);
 }
 
 /* max(other) and min(other): the elementwise forms. */

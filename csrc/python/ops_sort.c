@@ -67,17 +67,7 @@ static PyObject *pair(int which, vkt_tensor *values, vkt_tensor *indices) {
       [PAIR_NANMEDIAN] = {"vkt.return_types.nanmedian", "nanmedian(dim): (values, indices)", fields, 2},
       [PAIR_MODE] = {"vkt.return_types.mode", "mode(dim): (values, indices)", fields, 2}};
   static PyTypeObject *types[PAIR_COUNT];
-  PyObject *v = vkt_wrap(values), *i = vkt_wrap(indices), *r = NULL;
-  if (!types[which])
-    types[which] = PyStructSequence_NewType(&descs[which]);
-  if (v && i && types[which] && (r = PyStructSequence_New(types[which]))) {
-    PyStructSequence_SetItem(r, 0, v);
-    PyStructSequence_SetItem(r, 1, i);
-    return r;
-  }
-  Py_XDECREF(v);
-  Py_XDECREF(i);
-  return NULL;
+  return vkt_py_pair(&descs[which], &types[which], values, indices);
 }
 
 /* ---- scans ---- */

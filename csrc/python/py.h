@@ -47,6 +47,9 @@ int vkt_tensor_type_add(PyObject *module, vkt_py_state *state);
 static inline bool vkt_is_tensor(PyObject *o) { return PyObject_TypeCheck(o, (PyTypeObject *)vkt_state->tensor_type); }
 /* Wraps t (its reference is stolen) in a new Python Tensor. */
 PyObject *vkt_wrap(vkt_tensor *t);
+/* A (values, indices) named tuple of the struct-sequence type desc describes (made on first use into
+ * *type, kept for the process); both references are stolen. */
+PyObject *vkt_py_pair(PyStructSequence_Desc *desc, PyTypeObject **type, vkt_tensor *values, vkt_tensor *indices);
 PyObject *vkt_device_new(int index);
 
 /* PyArg_ParseTupleAndKeywords, taking NumPy's axis and keepdims for dim and keepdim as PyTorch does:

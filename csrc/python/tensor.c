@@ -14,6 +14,20 @@ PyObject *vkt_wrap(vkt_tensor *t) {
   return (PyObject *)o;
 }
 
+PyObject *vkt_py_pair(PyStructSequence_Desc *desc, PyTypeObject **type, vkt_tensor *values, vkt_tensor *indices) {
+  PyObject *v = vkt_wrap(values), *i = vkt_wrap(indices), *r = NULL;
+  if (!*type)
+    *type = PyStructSequence_NewType(desc);
+  if (v && i && *type && (r = PyStructSequence_New(*type))) {
+    PyStructSequence_SetItem(r, 0, v);
+    PyStructSequence_SetItem(r, 1, i);
+    return r;
+  }
+  Py_XDECREF(v);
+  Py_XDECREF(i);
+  return NULL;
+}
+
 #define SELF (&((vkt_py_tensor *)self)->t)
 
 /* Wraps the result of a view or copy function: `return result(st, &out);`. */

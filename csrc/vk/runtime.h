@@ -32,18 +32,18 @@ typedef struct {
   uint32_t vendor_id, device_id;
   uint64_t device_local_bytes; /* largest device-local heap */
   uint32_t subgroup_size;
-  bool subgroup_arithmetic; /* subgroupAdd and the scans, in compute shaders */
+  bool subgroup_arithmetic;          /* subgroupAdd and the scans, in compute shaders */
   uint64_t max_storage_buffer_range; /* bytes */
   uint32_t max_shared_memory;        /* bytes per workgroup */
   uint32_t max_workgroup_count[3];
   uint32_t max_workgroup_invocations;
   bool float64, int64, float16, int8_storage, int16_storage;
   bool memory_model_device_scope; /* vulkanMemoryModelDeviceScope: atomics may use Device scope under it */
-  bool cooperative_matrix; /* VK_NV_ or VK_KHR_cooperative_matrix */
-  bool coop_f16;           /* 16 x 8 x 16 float16 -> float32 fragments per subgroup through VK_KHR_ or
-                              VK_NV_cooperative_matrix, and the Vulkan memory model its shaders declare */
-  bool coop_khr;           /* ... through VK_KHR_cooperative_matrix (shaders are rewritten from the NV form) */
-  bool coop2;              /* workgroup-scope float16 -> float32 products through VK_NV_cooperative_matrix2 */
+  bool cooperative_matrix;        /* VK_NV_ or VK_KHR_cooperative_matrix */
+  bool coop_f16;                  /* 16 x 8 x 16 float16 -> float32 fragments per subgroup through VK_KHR_ or
+                                     VK_NV_cooperative_matrix, and the Vulkan memory model its shaders declare */
+  bool coop_khr;                  /* ... through VK_KHR_cooperative_matrix (shaders are rewritten from the NV form) */
+  bool coop2;                     /* workgroup-scope float16 -> float32 products through VK_NV_cooperative_matrix2 */
   uint32_t coop2_granularity[3], coop2_invocations; /* their M, N, K granularity, and workgroup size */
   bool push_descriptor;
   bool float32_atomic_add; /* VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd: scatter adds natively */

@@ -5,17 +5,6 @@
 
 #include "../reduce.h"
 
-/* Offsets (elements) of element i of a merged half in the input (at[0]) and the output (at[1]). */
-static void locate(int rank, const int64_t *shape, const int64_t *stride, int64_t i, int64_t at[2]) {
-  at[0] = at[1] = 0;
-  for (int d = rank - 1; d >= 0; d--) {
-    int64_t c = i % shape[d];
-    i /= shape[d];
-    at[0] += c * stride[d];
-    at[1] += c * stride[VKT_MAX_DIMS + d];
-  }
-}
-
 static double load(const vkt_tensor *in, int64_t at) {
   vkt_scalar v = vkt_scalar_load(in->dtype, vkt_tensor_host(in) + at * vkt_dtype_size(in->dtype));
   return v.is_float ? v.f : (double)v.i;
@@ -28,17 +17,17 @@ vkt_status vkt_cpu_logsumexp(const vkt_op *op, const vkt_op_args *a) {
   const vkt_tensor *in = a->in[0];
   for (int64_t o = 0; o < l.nout; o++) {
     int64_t base[2], at[2];
-    locate(l.krank, l.kshape, l.kstride, o, base);
+    vkt_reduce_locate(l.krank, l.kshape, l.kstride, o, base);
     double m = -INFINITY, s = 0;
     bool nan = false;
     for (int64_t r = 0; r < l.nred; r++) {
-      locate(l.rrank, l.rshape, l.rstride, r, at);
+      vkt_reduce_locate(l.rrank, l.rshape, l.rstride, r, at);
       double x = load(in, base[0] + at[0]);
       nan = nan || isnan(x);
       m = x > m ? x : m;
     }
     for (int64_t r = 0; r < l.nred && !isinf(m); r++) {
-      locate(l.rrank, l.rshape, l.rstride, r, at);
+      vkt_reduce_locate(l.rrank, l.rshape, l.rstride, r, at);
       s += exp(load(in, base[0] + at[0]) - m);
     }
     double v = nan ? NAN : isinf(m) ? m : m + log(s);

@@ -20,21 +20,10 @@ typedef struct {
   int64_t base; /* elements: the row's first element */
 } row;
 
-/* Offsets (elements) of element i of a merged half in the input (at[0]) and the output (at[1]). */
-static void locate(int rank, const int64_t *shape, const int64_t *stride, int64_t i, int64_t at[2]) {
-  at[0] = at[1] = 0;
-  for (int d = rank - 1; d >= 0; d--) {
-    int64_t c = i % shape[d];
-    i /= shape[d];
-    at[0] += c * stride[d];
-    at[1] += c * stride[VKT_MAX_DIMS + d];
-  }
-}
-
 /* Element r of the row in the compute type, as the shader's LOAD converts it. */
 static vkt_scalar load(const row *w, int64_t r) {
   int64_t at[2];
-  locate(w->l->rrank, w->l->rshape, w->l->rstride, r, at);
+  vkt_reduce_locate(w->l->rrank, w->l->rshape, w->l->rstride, r, at);
   vkt_scalar v = vkt_scalar_load(w->dtype, w->in + (w->base + at[0]) * vkt_dtype_size(w->dtype));
   if (!vkt_dtypes[w->compute].is_float)
     return v.is_float ? (vkt_scalar){false, 0, (int64_t)v.f} : v;
@@ -183,7 +172,7 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
   for (int64_t r = 0; r < w->l->nred; r++) {
     int64_t at[2];
     double x = load(w, r).f - m.f;
-    locate(w->l->rrank, w->l->rshape, w->l->rstride, r, at);
+    vkt_reduce_locate(w->l->rrank, w->l->rshape, w->l->rstride, r, at);
     vkt_scalar_store(out->dtype, (vkt_scalar){true, log_out ? x - log(s) : exp(x) / s, 0},
                      dst + (out_base + at[1]) * size);
   }
@@ -255,7 +244,7 @@ static void rows_part(void *ctx, int64_t o0, int64_t o1) {
   bool softmax = j->id == VKT_OP_SOFTMAX || j->id == VKT_OP_LOG_SOFTMAX, fast = softmax && dense_softmax(a, l);
   for (int64_t o = o0; o < o1; o++) {
     int64_t at[2], index = 0;
-    locate(l->krank, l->kshape, l->kstride, o, at);
+    vkt_reduce_locate(l->krank, l->kshape, l->kstride, o, at);
     w.base = at[0];
     if (fast && a->in[0]->dtype == VKT_FLOAT32) {
       softmax_f32((const float *)w.in + at[0], (float *)dst + at[1], l->nred, j->id == VKT_OP_LOG_SOFTMAX);
@@ -318,12 +307,12 @@ static vkt_status whole_sum(red_job *j) {
     for (; r + 4 <= l->nred; r += 4) {                                                                                 \
       const T *p[4];                                                                                                   \
       for (int q = 0; q < 4; q++)                                                                                      \
-        locate(l->rrank, l->rshape, l->rstride, r + q, at), p[q] = in + at[0] + b;                                     \
+        vkt_reduce_locate(l->rrank, l->rshape, l->rstride, r + q, at), p[q] = in + at[0] + b;                          \
       for (int64_t c = 0; c < n; c++)                                                                                  \
         acc[c] += ((double)p[0][c] + (double)p[1][c]) + ((double)p[2][c] + (double)p[3][c]);                           \
     }                                                                                                                  \
     for (; r < l->nred; r++) {                                                                                         \
-      locate(l->rrank, l->rshape, l->rstride, r, at);                                                                  \
+      vkt_reduce_locate(l->rrank, l->rshape, l->rstride, r, at);                                                       \
       for (int64_t c = 0; c < n; c++)                                                                                  \
         acc[c] += (double)in[at[0] + b + c];                                                                           \
     }                                                                                                                  \

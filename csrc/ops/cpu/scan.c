@@ -5,17 +5,6 @@
 
 #include "../reduce.h"
 
-/* Offsets (elements) of element i of a merged half in the input (at[0]) and the output (at[1]). */
-static void locate(int rank, const int64_t *shape, const int64_t *stride, int64_t i, int64_t at[2]) {
-  at[0] = at[1] = 0;
-  for (int d = rank - 1; d >= 0; d--) {
-    int64_t c = i % shape[d];
-    i /= shape[d];
-    at[0] += c * stride[d];
-    at[1] += c * stride[VKT_MAX_DIMS + d];
-  }
-}
-
 /* Element x as the compute type: a double for floats, an int64 otherwise (in .i). */
 static vkt_scalar as_compute(vkt_scalar x, bool fl) {
   if (fl)
@@ -39,7 +28,7 @@ static void scan_row(int id, const vkt_op_args *a, const vkt_reduce_layout *l, i
   int64_t best = 0;
   for (int64_t r = 0; r < l->nred; r++) {
     int64_t at[2];
-    locate(l->rrank, l->rshape, l->rstride, r, at);
+    vkt_reduce_locate(l->rrank, l->rshape, l->rstride, r, at);
     vkt_scalar x = as_compute(vkt_scalar_load(in->dtype, vkt_tensor_host(in) + (in_base + at[0]) * isize), fl);
     if (id == VKT_OP_CUMSUM)
       acc =
@@ -60,7 +49,7 @@ vkt_status vkt_cpu_scan(const vkt_op *op, const vkt_op_args *a) {
   vkt_reduce_layout_of(a, &l);
   for (int64_t o = 0; o < l.nout; o++) {
     int64_t at[2];
-    locate(l.krank, l.kshape, l.kstride, o, at);
+    vkt_reduce_locate(l.krank, l.kshape, l.kstride, o, at);
     scan_row((int)(op - vkt_ops), a, &l, at[0], at[1]);
   }
   return VKT_OK;

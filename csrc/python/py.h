@@ -118,6 +118,9 @@ extern PyMethodDef vkt_cpu_functions[]; /* cpu.c */
 extern PyMethodDef vkt_autograd_methods[], vkt_autograd_functions[];
 extern PyGetSetDef vkt_autograd_getset[];
 int vkt_autograd_add(PyObject *module);
+/* Routes each of defs (a {NULL}-terminated table about to be added) through guard.c's check that no op
+ * drops a gradient silently. */
+int vkt_guard_methods(PyMethodDef *defs);
 void vkt_cpu_locate_blas(void);
 extern PyMethodDef vkt_sort_methods[], vkt_sort_functions[]; /* scans, sorting and selection */
 /* Tensor slots the families own: a @ b, and t[key] = value. */

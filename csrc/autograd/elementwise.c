@@ -20,7 +20,7 @@ static const vkt_var *gt0(vkt_bw *b, const vkt_var *v) { return bins(b, VKT_OP_G
 
 static const vkt_var *d_unary(vkt_bw *b, int id) {
   switch (id) {
-  case VKT_OP_RELU: return keep_where(b, gt0(b, Y), g);
+  case VKT_OP_RELU: return bin(b, VKT_OP_THRESHOLD_BACKWARD, g, Y);
   case VKT_OP_GELU: { /* Phi(x) + x phi(x) */
     const vkt_var *cdf = bins(b, VKT_OP_ADD, muls(b, un(b, VKT_OP_ERF, muls(b, X, M_SQRT1_2)), 0.5), 0.5);
     const vkt_var *pdf = muls(b, un(b, VKT_OP_EXP, muls(b, un(b, VKT_OP_SQUARE, X), -0.5)), M_2_SQRTPI * M_SQRT1_2 / 2);
@@ -328,6 +328,10 @@ static void binary_backward(vkt_bw *b) {
     SET(b, 0, dvd(b, g, bins(b, VKT_OP_ADD, un(b, VKT_OP_EXP, bin(b, VKT_OP_SUB, B, A)), 1)));
     SET(b, 1, dvd(b, g, bins(b, VKT_OP_ADD, un(b, VKT_OP_EXP, bin(b, VKT_OP_SUB, A, B)), 1)));
     break;
+  case VKT_OP_THRESHOLD_BACKWARD: /* relu's backward: linear in the gradient, a step in y */
+    SET(b, 0, bin(b, VKT_OP_THRESHOLD_BACKWARD, g, B));
+    SET(b, 1, muls(b, g, 0));
+    break;
   default: /* rounded divisions: zero almost everywhere */ SET(b, 0, muls(b, g, 0)); SET(b, 1, muls(b, g, 0));
   }
 }
@@ -353,7 +357,7 @@ static const binary_row binary_rows[VKT_OP_COUNT] = {
     BR(VKT_OP_ATAN2, "Atan2Backward0", 3),
     BR(VKT_OP_HYPOT, "HypotBackward0", 7),
     BR(VKT_OP_COPYSIGN, "CopysignBackward0", 5),
-    BR(VKT_OP_LOGADDEXP, "LogaddexpBackward0", 3),
+    BR(VKT_OP_LOGADDEXP, "LogaddexpBackward0", 3),   BR(VKT_OP_THRESHOLD_BACKWARD, "ThresholdBackwardBackward0", 2),
 };
 
 vkt_status vkt_ag_binary(int id, const vkt_var *a, vkt_scalar sa, const vkt_var *b, vkt_scalar sb, vkt_scalar alpha,
@@ -371,9 +375,11 @@ vkt_status vkt_ag_binary_operands(int id, const vkt_var *a, vkt_operand x, const
   const binary_row *row = &binary_rows[id];
   if (st || !row->fn.name)
     return st; /* comparisons, logical and bitwise ops: no gradient */
+  static const vkt_fn pow_number = {"PowBackward0", binary_backward}, rsub = {"RsubBackward1", binary_backward};
+  const vkt_fn *fn = id == VKT_OP_POW && !b ? &pow_number : id == VKT_OP_SUB && !a ? &rsub : &row->fn;
   const vkt_var *in[2] = {a, b};
   vkt_scalar s[3] = {sa, sb, alpha};
-  record(&row->fn, 2, in, row->save & 3, row->save & 4 ? 2 : -1, out, id, s, 3);
+  record(fn, 2, in, row->save & 3, row->save & 4 ? 2 : -1, out, id, s, 3);
   return VKT_OK;
 }
 

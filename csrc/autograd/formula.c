@@ -46,6 +46,10 @@ const vkt_var *S(vkt_bw *b, int k) {
                      "graph a second time or if you need to access saved tensors after calling backward.");
     return NULL;
   }
+  if (!s->v.t.storage) { /* a formula asked for what its entry point did not save: a bug of the formula */
+    b->st = vkt_fail(VKT_ERR_RUNTIME, "vkt: %s read saved value %d, which was not saved", n->fn->name, k);
+    return NULL;
+  }
   if (s->v.t.storage->version != s->version) {
     char shape[96];
     vkt_shape_str(s->v.t.ndim, s->v.t.shape, shape, sizeof shape);

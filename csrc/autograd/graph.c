@@ -272,6 +272,10 @@ vkt_status vkt_inplace_check(const vkt_var *dst) {
   if (vkt_grad_enabled() && dst->ag) {
     if (dst->ag->requires_grad && !dst->ag->grad_fn.node)
       return vkt_fail(VKT_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");
+    if (dst->ag->is_view && dst->ag->grad_fn.node && dst->ag->grad_fn.node->nin == 1 &&
+        dst->ag->grad_fn.node->next[0].node && dst->ag->grad_fn.node->next[0].node->leaf)
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "a view of a leaf Variable that requires grad is being used in an in-place operation.");
     if (dst->ag->is_view && dst->ag->grad_fn.node)
       return vkt_fail(VKT_ERR_RUNTIME,
                       "vkt: an in-place operation on a view of a tensor that requires grad is not supported "

@@ -20,7 +20,7 @@ static const vkt_var *as_matrix(vkt_bw *b, const vkt_var *v, int k) {
 static void product_grads(vkt_bw *b, const vkt_var *gz, const vkt_var *lhs, const vkt_var *rhs) {
   const vkt_shape_info *li = IN(b, 0), *ri = IN(b, 1);
   const vkt_var *a = as_matrix(b, lhs, 0), *c = as_matrix(b, rhs, 1);
-  if (!gz || (NEED(b, 0) && !c) || (NEED(b, 1) && !a))
+  if (!gz || (NEED(b, 0) && !c) || (NEED(b, 1) && !a) || b->st)
     return;
   /* gz as [batch..., M, N]: a vector operand's lost dim comes back as 1. */
   int nd = gz->t.ndim, batch = nd - (li->ndim > 1) - (ri->ndim > 1);
@@ -31,12 +31,24 @@ static void product_grads(vkt_bw *b, const vkt_var *gz, const vkt_var *lhs, cons
   shape[batch + 1] = ri->ndim > 1 ? gz->t.shape[nd - 1] : 1;
   const vkt_var *g2 = reshape(b, gz, batch + 2, shape);
   if (NEED(b, 0)) {
-    const vkt_var *ga = matmul(b, g2, transpose(b, c, -1, -2));
-    SET(b, 0, li->ndim == 1 ? reshape(b, sum_to(b, ga, 2, a->t.shape), 1, li->shape) : ga);
+    const vkt_var *ga;
+    if (c->t.ndim == 2 && batch > 0 && vkt_tensor_is_contiguous(&g2->t)) {
+      /* One rhs shared by the batch: fold the batch into the rows, one product of batch * M rows. */
+      int64_t n = shape[batch + 1];
+      const vkt_var *rows = matmul(b, reshape(b, g2, 2, (int64_t[]){-1, n}), transpose(b, c, 0, 1));
+      int64_t gshape[VKT_MAX_DIMS];
+      for (int d = 0; d <= batch; d++)
+        gshape[d] = shape[d];
+      gshape[batch + 1] = c->t.shape[0];
+      ga = reshape(b, rows, batch + 2, gshape);
+    } else {
+      ga = matmul(b, g2, transpose(b, c, -1, -2));
+    }
+    SET(b, 0, li->ndim == 1 ? reshape(b, sum_to(b, ga, 2, (int64_t[]){1, li->shape[0]}), 1, li->shape) : ga);
   }
   if (NEED(b, 1)) {
     const vkt_var *gc;
-    if (c->t.ndim == 2 && a->t.ndim > 2 && vkt_tensor_is_contiguous(&a->t)) {
+    if (ri->ndim <= 2 && a->t.ndim > 2 && vkt_tensor_is_contiguous(&a->t)) {
       /* One rhs shared by the batch: fold the batch into the rows, one product with K = batch * M. */
       int64_t k = a->t.shape[a->t.ndim - 1], n = shape[batch + 1];
       const vkt_var *a2 = reshape(b, a, 2, (int64_t[]){-1, k});
@@ -44,15 +56,17 @@ static void product_grads(vkt_bw *b, const vkt_var *gz, const vkt_var *lhs, cons
     } else {
       gc = matmul(b, transpose(b, a, -1, -2), g2);
     }
-    SET(b, 1, ri->ndim == 1 ? reshape(b, sum_to(b, gc, 2, c->t.shape), 1, ri->shape) : gc);
+    SET(b, 1, ri->ndim == 1 ? reshape(b, sum_to(b, gc, 2, (int64_t[]){ri->shape[0], 1}), 1, ri->shape) : gc);
   }
 }
 
-static void matmul_backward(vkt_bw *b) { product_grads(b, g, S(b, 0), S(b, 1)); }
+static void matmul_backward(vkt_bw *b) {
+  product_grads(b, g, NEED(b, 1) ? S(b, 0) : NULL, NEED(b, 0) ? S(b, 1) : NULL);
+}
 
 static void matmul_add_relu_backward(vkt_bw *b) {
-  const vkt_var *gz = keep_where(b, bins(b, VKT_OP_GT, S(b, 2), 0), g); /* relu backward of the saved output */
-  product_grads(b, gz, S(b, 0), S(b, 1));
+  const vkt_var *gz = bin(b, VKT_OP_THRESHOLD_BACKWARD, g, S(b, 2)); /* relu backward of the saved output */
+  product_grads(b, gz, NEED(b, 1) ? S(b, 0) : NULL, NEED(b, 0) ? S(b, 1) : NULL);
   SET(b, 2, gz); /* summed to the bias's shape by the engine */
 }
 

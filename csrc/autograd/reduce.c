@@ -1,5 +1,7 @@
 /* reduce.c (autograd): reductions, softmax, cumsum and the engine's sum back to a shape, with their
  * backward formulas. x is saved in slot 0, the result y in slot 1. */
+#include <string.h>
+
 #include "../ops/reduce.h"
 #include "../ops/scan.h"
 #include "formula.h"
@@ -83,7 +85,9 @@ static const vkt_fn reduce_fns[] = {
     [VKT_OP_VAR - VKT_OP_SUM] = {"VarBackward0", reduce_backward},
     [VKT_OP_LOGSUMEXP - VKT_OP_SUM] = {"LogsumexpBackward0", reduce_backward},
 };
-static const vkt_fn std_fn = {"StdBackward0", reduce_backward};
+static const vkt_fn std_fn = {"StdBackward0", reduce_backward}, sum_all_fn = {"SumBackward0", reduce_backward},
+                    mean_all_fn = {"MeanBackward0", reduce_backward}, max_all_fn = {"MaxBackward1", reduce_backward},
+                    min_all_fn = {"MinBackward1", reduce_backward};
 
 vkt_status vkt_ag_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, int dtype, double correction, bool std,
                          const char *name, bool all_dims, vkt_var *out) {
@@ -93,7 +97,14 @@ vkt_status vkt_ag_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, 
   if (st || id - VKT_OP_SUM >= (int)(sizeof reduce_fns / sizeof *reduce_fns) || !reduce_fns[id - VKT_OP_SUM].name ||
       !vkt_dtypes[out->t.dtype].is_float)
     return st;
-  vkt_node *n = vkt_node_begin(std ? &std_fn : &reduce_fns[id - VKT_OP_SUM], 1, &x, 1);
+  const vkt_fn *fn = std ? &std_fn : &reduce_fns[id - VKT_OP_SUM];
+  if (all_dims) /* PyTorch's names of the whole-tensor forms */
+    fn = id == VKT_OP_SUM    ? &sum_all_fn
+         : id == VKT_OP_MEAN ? &mean_all_fn
+         : id == VKT_OP_AMAX && !strcmp(name, "max") ? &max_all_fn
+         : id == VKT_OP_AMIN && !strcmp(name, "min") ? &min_all_fn
+                                                     : fn;
+  vkt_node *n = vkt_node_begin(fn, 1, &x, 1);
   if (!n)
     return VKT_OK;
   n->id = id;

@@ -130,6 +130,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     BINARY(VKT_OP_ISCLOSE, "isclose", "vkt_isclose(x, y, P0, P1, false)", isclose, VKT_BOOL_OUT | VKT_FLOAT_ONLY),
     BINARY(VKT_OP_ISCLOSE_NAN, "isclose", "vkt_isclose(x, y, P0, P1, true)", isclose_nan,
            VKT_BOOL_OUT | VKT_FLOAT_ONLY),
+    BINARY(VKT_OP_THRESHOLD_BACKWARD, "threshold_backward", "y > C(0) ? x : C(0)", threshold_backward, VKT_NOT_BOOL),
     [VKT_OP_WHERE] = {"where", "where.comp", "", EW, NULL, NULL, 0},
     REDUCE(VKT_OP_SUM, "sum", "#define OP_SUM\n", 0),
     REDUCE(VKT_OP_MEAN, "mean", "#define OP_MEAN\n", 0),
@@ -168,7 +169,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     SHAPE(VKT_OP_SCATTER_AMAX, "scatter_amax", "scatter.comp", "#define OP_AMAX\n"),
     SHAPE(VKT_OP_SCATTER_AMIN, "scatter_amin", "scatter.comp", "#define OP_AMIN\n"),
 };
-static_assert(VKT_OP_COUNT == 129, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 130, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

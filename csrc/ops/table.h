@@ -107,6 +107,8 @@ typedef enum {
   VKT_OP_LOGICAL_XOR,
   VKT_OP_ISCLOSE,
   VKT_OP_ISCLOSE_NAN,
+  /* autograd's relu backward: the gradient x where the output y is positive, else 0 (one kernel) */
+  VKT_OP_THRESHOLD_BACKWARD,
   /* ternary */
   VKT_OP_WHERE,
   /* reductions (reduce.c) */

@@ -440,10 +440,12 @@ static PyObject *t_getitem(PyObject *self, PyObject *key) {
   }
   vkt_tensor_share(&cur, SELF);
   int dim = 0;
+  const char *name = "AliasBackward0"; /* autograd's name: PyTorch's for the last step */
   for (Py_ssize_t i = 0; i < n && !st; i++) {
     PyObject *k = PyTuple_GetItem(items, i);
     if (k == Py_None) {
       st = vkt_unsqueeze(&next, &cur, dim++);
+      name = "UnsqueezeBackward0";
     } else if (k == Py_Ellipsis) {
       dim = cur.ndim - consumed; /* skip what the indices after it do not consume */
       continue;
@@ -460,6 +462,7 @@ static PyObject *t_getitem(PyObject *self, PyObject *key) {
       }
       PySlice_AdjustIndices((Py_ssize_t)cur.shape[dim], &start, &stop, step);
       st = vkt_slice(&next, &cur, dim++, start, stop, step);
+      name = "SliceBackward0";
       consumed--;
     } else if (PyIndex_Check(k) && !PyBool_Check(k)) {
       Py_ssize_t idx = PyNumber_AsSsize_t(k, PyExc_IndexError);
@@ -469,6 +472,7 @@ static PyObject *t_getitem(PyObject *self, PyObject *key) {
         return NULL;
       }
       st = vkt_select(&next, &cur, dim, idx);
+      name = "SelectBackward0";
       consumed--;
     } else {
       st = vkt_fail(VKT_ERR_INDEX, "only integers, slices (`:`), ellipsis (`...`) and None are valid indices");
@@ -484,7 +488,7 @@ static PyObject *t_getitem(PyObject *self, PyObject *key) {
     vkt_tensor_release(&cur);
     return vkt_raise(st);
   }
-  return view_result(self, VKT_OK, &cur, VKT_VIEW_STRIDED, NULL, "SliceBackward0");
+  return view_result(self, VKT_OK, &cur, VKT_VIEW_STRIDED, NULL, name);
 }
 
 /* ---- copies ---- */

@@ -293,10 +293,10 @@ def _numerical_jacobian(fn, inputs, k, eps):
             shifted = base.copy().reshape(-1)
             shifted[j] += sign * eps
             xs = _C.tensor(shifted.reshape(base.shape), dtype=x.dtype, device=x.device)
+            xs.requires_grad_(x.requires_grad)  # fn may differentiate inside (gradgradcheck's does)
             args = list(inputs)
             args[k] = xs
-            with no_grad():
-                outs = _outputs(fn(*args))
+            outs = _outputs(fn(*args))
             vals.append(np.concatenate([_flat(o) for o in outs]) if outs else np.zeros(0))
         cols.append((vals[0] - vals[1]) / (2 * eps))
     n_out = sum(o.numel() for o in _outputs(fn(*inputs)))

@@ -239,6 +239,7 @@ F(rshift, 0, rshift(x, y, a))
 F(logical_xor, (x != 0) != (y != 0), (x != 0) != (y != 0))
 F(isclose, isclose(x, y, a, false), x == y)
 F(isclose_nan, isclose(x, y, a, true), x == y)
+F(threshold_backward, y > 0 ? x : 0, y > 0 ? x : 0)
 
 /* ---- typed loops (loops.h): every op of VKT_MATH_FUNCS, with its math above inlined ---- */
 

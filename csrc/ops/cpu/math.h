@@ -22,7 +22,7 @@ extern _Thread_local bool vkt_cpu_zero_division;
   X(isneginf) X(isposinf) X(nan_to_num) X(neginf_to_num) X(round_decimals) X(bitwise_not) X(hardsigmoid)               \
   X(hardswish) X(mish) X(logsigmoid) X(selu) X(celu) X(softsign) X(tanhshrink) X(threshold) X(atan2) X(fmod)          \
   X(hypot) X(copysign) X(logaddexp) X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(lshift) X(rshift) X(logical_xor)   \
-  X(isclose) X(isclose_nan)
+  X(isclose) X(isclose_nan) X(threshold_backward)
 // clang-format on
 
 #define VKT_DECLARE_MATH(name)                                                                                         \

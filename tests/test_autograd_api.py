@@ -141,6 +141,15 @@ def test_grad_of_wrong_size_cannot_be_assigned(device):
         x.grad = vkt.ones(3, dtype=vkt.float64, device=device)
 
 
+def test_grad_of_a_non_contiguous_leaf(device):
+    a, g = data(3, 4), data(4, 3, seed=1)
+    x = vkt.tensor(a, device=device).T.detach().requires_grad_()
+    assert x.is_leaf and not x.is_contiguous()
+    (x * vkt.tensor(g, device=device)).sum().backward()
+    assert tuple(x.grad.shape) == (4, 3)
+    assert_close(x.grad, g, rtol=0, atol=0)
+
+
 def test_grad_lives_on_the_leaf_device_and_dtype(device):
     for dtype in ["float32", "float64"]:
         x = leaf(RNG_VALUES, device, dtype)
@@ -283,6 +292,18 @@ def test_autograd_backward(device):
     vkt.autograd.backward((x * y).sum(), inputs=[y])
     assert_close(y.grad, a, rtol=0, atol=0)
     assert_close(x.grad, 2 * a, rtol=1e-12, atol=0)
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_autograd_backward_create_graph(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    vkt.autograd.backward((x ** 3).sum(), create_graph=True)
+    g = x.grad
+    assert g.requires_grad
+    assert_close(values(g), 3 * a ** 2, rtol=1e-12, atol=0)
+    g2, = vkt.autograd.grad(g.sum(), x)
+    assert_close(g2, 6 * a, rtol=1e-12, atol=0)
 
 
 def test_autograd_grad(device):
@@ -521,6 +542,19 @@ def test_hook_sees_the_gradient(device):
     assert len(seen) == 1
     assert_close(seen[0], 2 * w, rtol=0, atol=0)
     assert_close(x.grad, 2 * w, rtol=0, atol=0)
+
+
+def test_hook_of_a_tensor_used_twice_runs_once_on_the_sum(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    y = x * 2
+    seen = []
+    y.register_hook(lambda g: seen.append(values(g)))
+    x.register_hook(lambda g: seen.append(values(g)))
+    (y * y + y.sin()).sum().backward()
+    assert len(seen) == 2
+    assert_close(seen[0], 4 * a + np.cos(2 * a), rtol=1e-12, atol=1e-15)
+    assert_close(seen[1], 2 * seen[0], rtol=0, atol=0)
 
 
 def test_hook_replaces_the_gradient(device):

@@ -18,6 +18,7 @@ typedef struct {
   void (*release)(void *owner);
   vkt_alloc alloc;   /* device range */
   uint64_t last_use; /* newest batch that reads or writes the range */
+  uint32_t version;  /* bumped by every write: autograd's check that a saved tensor is unchanged */
 } vkt_storage;
 
 typedef struct {

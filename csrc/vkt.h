@@ -20,6 +20,7 @@ typedef enum {
   VKT_ERR_OOM,     /* vkt.OutOfMemoryError: device memory */
   VKT_ERR_NOMEM,   /* MemoryError: host memory */
   VKT_ERR_NOTIMPL, /* NotImplementedError: PyTorch has no kernel for that dtype */
+  VKT_ERR_PYTHON,  /* a Python callback (a hook, autograd.Function.backward) raised: its exception is set */
 } vkt_status;
 
 /* Records a printf-style message for the calling thread and returns code. */

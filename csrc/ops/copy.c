@@ -177,6 +177,7 @@ finish:
 }
 
 vkt_status vkt_copy_(const vkt_tensor *dst, const vkt_tensor *src) {
+  dst->storage->version++;
   if (vkt_tensor_numel(dst) == 0)
     return VKT_OK;
   int dd = vkt_tensor_device(dst), sd = vkt_tensor_device(src);
@@ -249,6 +250,7 @@ vkt_status vkt_read(const vkt_tensor *src, void *host) {
 }
 
 vkt_status vkt_write(const vkt_tensor *t, const void *host) {
+  t->storage->version++;
   if (vkt_tensor_device(t) == VKT_CPU) {
     memcpy(vkt_tensor_host(t), host, (size_t)vkt_tensor_numel(t) * vkt_dtype_size(t->dtype));
     return VKT_OK;
@@ -271,6 +273,7 @@ static bool fill_word(vkt_dtype dtype, vkt_scalar v, uint32_t *word) {
 }
 
 vkt_status vkt_fill_(const vkt_tensor *t, vkt_scalar v) {
+  t->storage->version++;
   int64_t n = vkt_tensor_numel(t);
   if (vkt_tensor_device(t) == VKT_CPU) {
     vkt_cpu_fill(t, v);
@@ -325,6 +328,7 @@ static uint64_t next_u64(void) {
 static double uniform(void) { return (double)(next_u64() >> 11) * 0x1.0p-53; }
 
 vkt_status vkt_random_(const vkt_tensor *t, bool normal) {
+  t->storage->version++;
   int64_t n = vkt_tensor_numel(t);
   vkt_tensor h = {0};
   vkt_status st = vkt_tensor_empty(&h, VKT_CPU, VKT_FLOAT64, t->ndim, t->shape);

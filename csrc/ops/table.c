@@ -232,6 +232,7 @@ static vkt_status fallback(const vkt_op *op, const vkt_op_args *a) {
 
 vkt_status vkt_op_run(vkt_op_id id, const vkt_op_args *a) {
   const vkt_op *op = &vkt_ops[id];
+  a->out->storage->version++;
   if (vkt_tensor_device(a->out) == VKT_CPU)
     return op->cpu(op, a);
   const char *why = "no shader";

@@ -114,7 +114,7 @@ finish:
 enum { KIND_BOOL, KIND_INT, KIND_FLOAT };
 
 static bool is_sequence(PyObject *o) {
-  return (PyList_Check(o) || PyTuple_Check(o)) || (vkt_is_tensor(o) && ((vkt_py_tensor *)o)->t.ndim > 0);
+  return (PyList_Check(o) || PyTuple_Check(o)) || (vkt_is_tensor(o) && ((vkt_py_tensor *)o)->v.t.ndim > 0);
 }
 
 static int leaf(PyObject *o, vkt_scalar *v, int *kind) {
@@ -137,7 +137,7 @@ static int leaf(PyObject *o, vkt_scalar *v, int *kind) {
     PyErr_Format(PyExc_TypeError, "vkt cannot hold complex numbers (got %R)", o);
     return -1;
   } else if (vkt_is_tensor(o)) {
-    vkt_tensor *t = &((vkt_py_tensor *)o)->t;
+    vkt_tensor *t = &((vkt_py_tensor *)o)->v.t;
     char bytes[8];
     vkt_status st = vkt_read(t, bytes);
     if (st) {
@@ -258,7 +258,7 @@ int vkt_from_data(PyObject *data, PyObject *dtype_o, PyObject *device_o, vkt_ten
   if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0 || vkt_parse_device(device_o, &device) < 0)
     return -1;
   if (vkt_is_tensor(data)) {
-    vkt_tensor *src = &((vkt_py_tensor *)data)->t;
+    vkt_tensor *src = &((vkt_py_tensor *)data)->v.t;
     vkt_status st = vkt_tensor_empty(out, device, given ? dtype : src->dtype, src->ndim, src->shape);
     if (!st && (st = vkt_copy_(out, src)))
       vkt_tensor_release(out);

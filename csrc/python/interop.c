@@ -21,7 +21,7 @@ static PyObject *not_on_host(const vkt_tensor *t, const char *what) {
 
 int vkt_tensor_getbuffer(PyObject *self, Py_buffer *view, int flags) {
   vkt_py_tensor *pt = (vkt_py_tensor *)self;
-  vkt_tensor *t = &pt->t;
+  vkt_tensor *t = &pt->v.t;
   if (vkt_tensor_device(t) != VKT_CPU) {
     PyErr_Format(PyExc_BufferError, "a vulkan:%d tensor has no host buffer; use Tensor.cpu() first",
                  vkt_tensor_device(t));
@@ -92,7 +92,7 @@ static void dl_capsule_destructor(PyObject *capsule) {
 
 PyObject *vkt_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)args, (void)kwargs; /* stream, max_version, dl_device, copy: host tensors need none of them */
-  vkt_tensor *t = &((vkt_py_tensor *)self)->t;
+  vkt_tensor *t = &((vkt_py_tensor *)self)->v.t;
   if (vkt_tensor_device(t) != VKT_CPU) {
     PyErr_Format(PyExc_BufferError, "__dlpack__ exports host tensors only; this one is on vulkan:%d (use .cpu())",
                  vkt_tensor_device(t));
@@ -122,7 +122,7 @@ PyObject *vkt_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs) {
 
 PyObject *vkt_tensor_dlpack_device(PyObject *self, PyObject *unused) {
   (void)unused;
-  int d = vkt_tensor_device(&((vkt_py_tensor *)self)->t);
+  int d = vkt_tensor_device(&((vkt_py_tensor *)self)->v.t);
   return d == VKT_CPU ? Py_BuildValue("(ii)", DL_CPU, 0) : Py_BuildValue("(ii)", DL_VULKAN, d);
 }
 
@@ -186,7 +186,7 @@ PyObject *vkt_tensor_array(PyObject *self, PyObject *args, PyObject *kwargs) {
   PyObject *dtype = Py_None, *copy = Py_None;
   if (!vkt_parse_args(args, kwargs, "|OO", kw, &dtype, &copy))
     return NULL;
-  vkt_tensor *t = &((vkt_py_tensor *)self)->t;
+  vkt_tensor *t = &((vkt_py_tensor *)self)->v.t;
   bool on_host = vkt_tensor_device(t) == VKT_CPU;
   if (copy == Py_False && !on_host) {
     PyErr_SetString(PyExc_ValueError, "a vulkan tensor cannot be viewed as a NumPy array without a copy");
@@ -202,7 +202,7 @@ PyObject *vkt_tensor_array(PyObject *self, PyObject *args, PyObject *kwargs) {
 
 PyObject *vkt_tensor_numpy(PyObject *self, PyObject *unused) {
   (void)unused;
-  vkt_tensor *t = &((vkt_py_tensor *)self)->t;
+  vkt_tensor *t = &((vkt_py_tensor *)self)->v.t;
   if (vkt_tensor_device(t) != VKT_CPU)
     return not_on_host(t, "numpy");
   return shared_array(self);

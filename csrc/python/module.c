@@ -9,6 +9,8 @@
 
 PyObject *vkt_raise(vkt_status st) {
   PyObject *type = PyExc_RuntimeError;
+  if (st == VKT_ERR_PYTHON && PyErr_Occurred())
+    return NULL;
   switch (st) {
   case VKT_ERR_VALUE: type = PyExc_ValueError; break;
   case VKT_ERR_TYPE: type = PyExc_TypeError; break;
@@ -79,7 +81,7 @@ static int parse_creation(PyObject *args, PyObject *kwargs, bool like, creation 
       PyErr_SetString(PyExc_TypeError, "expected a Tensor as the first argument");
       return -1;
     }
-    vkt_tensor *src = &((vkt_py_tensor *)t)->t;
+    vkt_tensor *src = &((vkt_py_tensor *)t)->v.t;
     c->ndim = src->ndim;
     memcpy(c->shape, src->shape, sizeof src->shape);
     c->dtype = src->dtype;
@@ -142,9 +144,9 @@ static int number(PyObject *o, vkt_scalar *v, vkt_dtype *inferred) {
     *v = (vkt_scalar){false, 0, o == Py_True}, *inferred = VKT_BOOL;
   } else if (PyLong_Check(o)) {
     *v = (vkt_scalar){false, 0, PyLong_AsLongLong(o)}, *inferred = VKT_INT64;
-  } else if (vkt_is_tensor(o) && vkt_tensor_numel(&((vkt_py_tensor *)o)->t) == 1) {
+  } else if (vkt_is_tensor(o) && vkt_tensor_numel(&((vkt_py_tensor *)o)->v.t) == 1) {
     char bytes[8];
-    vkt_tensor *t = &((vkt_py_tensor *)o)->t;
+    vkt_tensor *t = &((vkt_py_tensor *)o)->v.t;
     vkt_status st = vkt_read(t, bytes);
     if (st)
       return vkt_raise(st), -1;
@@ -570,7 +572,7 @@ static int add_functions(PyObject *module) {
   PyMethodDef *families[] = {vkt_elementwise_functions, vkt_reduce_functions, vkt_matmul_functions,
                              vkt_shape_functions,       vkt_cpu_functions,    vkt_elementwise_more_functions,
                              vkt_sort_functions,        vkt_index_functions,  vkt_layout_functions,
-                             vkt_creation_functions};
+                             vkt_creation_functions,    vkt_autograd_functions};
   for (size_t i = 0; i < sizeof families / sizeof *families; i++)
     if (PyModule_AddFunctions(module, families[i]) < 0)
       return -1;
@@ -599,7 +601,7 @@ static int module_exec(PyObject *module) {
   state->oom_error = PyErr_NewExceptionWithDoc(
       "vkt.OutOfMemoryError", "Device memory is exhausted (a RuntimeError, like torch's).", PyExc_RuntimeError, NULL);
   if (!state->oom_error || PyModule_AddObjectRef(module, "OutOfMemoryError", state->oom_error) < 0 ||
-      vkt_types_add(module, state) < 0 || vkt_tensor_type_add(module, state) < 0)
+      vkt_types_add(module, state) < 0 || vkt_tensor_type_add(module, state) < 0 || vkt_autograd_add(module) < 0)
     return -1;
   return 0;
 }

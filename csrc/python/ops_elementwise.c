@@ -7,18 +7,40 @@
 
 static const vkt_scalar none = {false, 0, 0};
 
+/* An in-place op on *dst (a Python tensor) recorded by autograd: the result r, computed and recorded out
+ * of place, is copied into dst, which takes r's history, as PyTorch rebases an in-place op's. */
+PyObject *vkt_py_inplace_result(PyObject *dst, vkt_status st, vkt_var *r) {
+  vkt_var *d = vkt_var_of(dst);
+  if (!st)
+    st = vkt_copy_(&d->t, &r->t);
+  if (!st)
+    vkt_inplace_rebase(d, r);
+  vkt_var_release(r);
+  return st ? vkt_raise(st) : Py_NewRef(dst);
+}
+
+/* Whether an in-place op on dst with these operands must be recorded; raises PyTorch's errors (-1). */
+int vkt_py_inplace_records(const vkt_var *dst, const vkt_var *other) {
+  bool records = vkt_grad_enabled() && (vkt_requires_grad(dst) || vkt_requires_grad(other));
+  vkt_status st = records ? vkt_inplace_check(dst) : VKT_OK;
+  return st ? (vkt_raise(st), -1) : records;
+}
+
 PyObject *vkt_py_unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool inplace) {
-  vkt_tensor *t = vkt_tensor_of(x), out;
-  if (!t) {
+  vkt_var *v = vkt_var_of(x), out = {0};
+  if (!v) {
     PyErr_Format(PyExc_TypeError, "%s(): argument 'input' must be Tensor, not %R", vkt_ops[id].name,
                  (PyObject *)Py_TYPE(x));
     return NULL;
   }
   if (inplace) {
-    vkt_status st = vkt_unary(id, t, p0, p1, t, NULL);
+    int records = vkt_py_inplace_records(v, NULL);
+    if (records)
+      return vkt_py_inplace_result(x, vkt_ag_unary(id, v, p0, p1, &out), &out);
+    vkt_status st = records < 0 ? VKT_ERR_PYTHON : vkt_unary(id, &v->t, p0, p1, &v->t, NULL);
     return st ? vkt_raise(st) : Py_NewRef(x);
   }
-  return vkt_py_result(vkt_unary(id, t, p0, p1, NULL, &out), &out);
+  return vkt_py_var_result(vkt_ag_unary(id, v, p0, p1, &out), &out);
 }
 
 /* The ops without parameters, one row each: X(name, op, doc). UNARY_OPS are x.op(), x.op_() and
@@ -303,21 +325,32 @@ static int operand_of(PyObject *o, const vkt_tensor *other, vkt_operand *x, vkt_
 
 PyObject *vkt_py_binary(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool inplace) {
   vkt_operand x, y;
-  vkt_tensor out, own[2] = {{0}};
+  vkt_var out = {0}, own[2] = {{{0}, NULL}, {{0}, NULL}};
   PyObject *r = NULL;
   if (!vkt_is_tensor(a) && !vkt_is_tensor(b))
     Py_RETURN_NOTIMPLEMENTED;
-  if (operand_of(a, vkt_tensor_of(b), &x, &own[0]) < 0 || operand_of(b, vkt_tensor_of(a), &y, &own[1]) < 0) {
+  if (operand_of(a, vkt_tensor_of(b), &x, &own[0].t) < 0 || operand_of(b, vkt_tensor_of(a), &y, &own[1].t) < 0) {
     PyErr_Clear();
     r = Py_NewRef(Py_NotImplemented);
-  } else if (inplace) {
-    vkt_status st = x.t ? vkt_binary(id, x, y, alpha, x.t, NULL) : vkt_fail(VKT_ERR_TYPE, "in-place op on a number");
-    r = st ? vkt_raise(st) : Py_NewRef(a);
-  } else {
-    r = vkt_py_result(vkt_binary(id, x, y, alpha, NULL, &out), &out);
+    goto finish;
   }
-  vkt_tensor_release(&own[0]);
-  vkt_tensor_release(&own[1]);
+  /* The operands as vars: a Python tensor's own, an array's fresh one, or NULL for a number. */
+  const vkt_var *va = vkt_is_tensor(a) ? vkt_var_of(a) : x.t ? &own[0] : NULL;
+  const vkt_var *vb = vkt_is_tensor(b) ? vkt_var_of(b) : y.t ? &own[1] : NULL;
+  if (inplace) {
+    int records = va ? vkt_py_inplace_records(va, vb) : 0;
+    if (records > 0) {
+      r = vkt_py_inplace_result(a, vkt_ag_binary(id, va, x.s, vb, y.s, alpha, &out), &out);
+    } else if (records == 0) {
+      vkt_status st = x.t ? vkt_binary(id, x, y, alpha, x.t, NULL) : vkt_fail(VKT_ERR_TYPE, "in-place op on a number");
+      r = st ? vkt_raise(st) : Py_NewRef(a);
+    }
+  } else {
+    r = vkt_py_var_result(vkt_ag_binary(id, va, x.s, vb, y.s, alpha, &out), &out);
+  }
+finish:
+  vkt_var_release(&own[0]);
+  vkt_var_release(&own[1]);
   return r;
 }
 
@@ -467,7 +500,7 @@ BINARY(bitwise_right_shift, VKT_OP_RSHIFT)
 static PyObject *f_where(PyObject *mod, PyObject *args) {
   PyObject *c, *a, *b;
   vkt_operand x, y;
-  vkt_tensor out;
+  vkt_var out;
   if (mod && PyTuple_Size(args) == 1) {
     PyObject *nonzero = PyObject_GetAttrString(mod, "nonzero"), *kw = Py_BuildValue("{s:O}", "as_tuple", Py_True);
     PyObject *r = nonzero && kw ? PyObject_Call(nonzero, args, kw) : NULL;
@@ -481,7 +514,7 @@ static PyObject *f_where(PyObject *mod, PyObject *args) {
     PyErr_SetString(PyExc_TypeError, "where(): argument 'condition' must be Tensor");
     return NULL;
   }
-  return vkt_py_result(vkt_where(vkt_tensor_of(c), x, y, &out), &out);
+  return vkt_py_var_result(vkt_ag_where(vkt_tensor_of(c), vkt_var_of(a), x.s, vkt_var_of(b), y.s, &out), &out);
 }
 
 static PyObject *m_where(PyObject *self, PyObject *args) {

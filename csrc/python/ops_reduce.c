@@ -97,7 +97,7 @@ static int parse_correction(const reduction *r, call *c, vkt_reduce_opts *o) {
 
 /* vkt.return_types.max / .min, made on first use and kept for the life of the process (vkt has one
  * module state per process, see py.h). */
-static PyObject *with_indices(int which, vkt_tensor *values, vkt_tensor *indices) {
+static PyObject *with_indices(int which, vkt_var *values, vkt_tensor *indices) {
   static PyStructSequence_Field fields[] = {
       {"values", "the largest (smallest) elements"}, {"indices", "their positions along dim"}, {NULL, NULL}};
   static PyStructSequence_Desc descs[2] = {{"vkt.return_types.max", "max(dim): (values, indices)", fields, 2},
@@ -108,10 +108,8 @@ static PyObject *with_indices(int which, vkt_tensor *values, vkt_tensor *indices
 
 /* max(other) and min(other): the elementwise forms. */
 static PyObject *elementwise(const reduction *r, PyObject *x, PyObject *other) {
-  vkt_operand a = {.t = vkt_tensor_of(x)}, b = {.t = vkt_tensor_of(other)};
-  vkt_tensor out;
   int id = r->id == VKT_OP_AMAX ? VKT_OP_MAXIMUM : VKT_OP_MINIMUM;
-  return vkt_py_result(vkt_binary(id, a, b, (vkt_scalar){false, 0, 1}, NULL, &out), &out);
+  return vkt_py_binary(x, other, id, (vkt_scalar){false, 0, 1}, false);
 }
 
 static PyObject *reduce(PyObject *self, PyObject *args, PyObject *kwargs, const reduction *r) {
@@ -128,12 +126,18 @@ static PyObject *reduce(PyObject *self, PyObject *args, PyObject *kwargs, const 
       vkt_parse_dtype(c.dtype, &dtype, &given) < 0)
     return NULL;
   o.keepdim = c.keepdim, o.dtype = given ? (int)dtype : -1;
-  vkt_tensor out, indices;
+  vkt_var out;
+  vkt_tensor indices;
+  const vkt_var *v = vkt_var_of(c.x);
   if (r->indices && !o.all_dims) {
-    vkt_status st = vkt_reduce(r->id, t, &o, &out, &indices);
+    int dim = 0;
+    while (dim < t->ndim && !(o.dims >> dim & 1))
+      dim++;
+    vkt_status st = vkt_ag_reduce_indices(r->id, v, dim, o.keepdim, r->name, &out, &indices);
     return st ? vkt_raise(st) : with_indices(r->id == VKT_OP_AMIN, &out, &indices);
   }
-  return vkt_py_result(vkt_reduce(r->id, t, &o, &out, NULL), &out);
+  return vkt_py_var_result(
+      vkt_ag_reduce(r->id, v, o.dims, o.keepdim, o.dtype, o.correction, o.std, o.name, o.all_dims, &out), &out);
 }
 
 static PyObject *softmax(PyObject *self, PyObject *args, PyObject *kwargs, const reduction *r) {
@@ -149,8 +153,8 @@ static PyObject *softmax(PyObject *self, PyObject *args, PyObject *kwargs, const
   long long dim = PyLong_AsLongLong(c.dim);
   if (dim == -1 && PyErr_Occurred())
     return NULL;
-  vkt_tensor out;
-  return vkt_py_result(vkt_softmax(r->id, vkt_tensor_of(c.x), dim, given ? (int)dtype : -1, &out), &out);
+  vkt_var out;
+  return vkt_py_var_result(vkt_ag_softmax(r->id, vkt_var_of(c.x), dim, given ? (int)dtype : -1, &out), &out);
 }
 
 /* nansum and nanmean: reduce's signature (dim=None, keepdim=False, *, dtype=None) */
@@ -183,8 +187,9 @@ static PyObject *logsumexp(PyObject *self, PyObject *args, PyObject *kwargs, con
   if (parse_dims(r, &c, t, &o) < 0)
     return NULL;
   o.keepdim = c.keepdim;
-  vkt_tensor out;
-  return vkt_py_result(vkt_reduce(r->id, t, &o, &out, NULL), &out);
+  vkt_var out;
+  return vkt_py_var_result(vkt_ag_reduce(r->id, vkt_var_of(c.x), o.dims, o.keepdim, -1, 0, false, o.name, false, &out),
+                           &out);
 }
 
 /* A 2-tuple of new tensors (steals both references). */

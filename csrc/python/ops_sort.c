@@ -67,7 +67,8 @@ static PyObject *pair(int which, vkt_tensor *values, vkt_tensor *indices) {
       [PAIR_NANMEDIAN] = {"vkt.return_types.nanmedian", "nanmedian(dim): (values, indices)", fields, 2},
       [PAIR_MODE] = {"vkt.return_types.mode", "mode(dim): (values, indices)", fields, 2}};
   static PyTypeObject *types[PAIR_COUNT];
-  return vkt_py_pair(&descs[which], &types[which], values, indices);
+  vkt_var v = {*values, NULL};
+  return vkt_py_pair(&descs[which], &types[which], &v, indices);
 }
 
 /* ---- scans ---- */
@@ -101,6 +102,10 @@ static PyObject *scan(PyObject *self, PyObject *args, PyObject *kwargs, const sc
     return NULL;
   }
   vkt_tensor out, indices;
+  if (s->id == VKT_OP_CUMSUM && !s->in_place) {
+    vkt_var o;
+    return vkt_py_var_result(vkt_ag_cumsum(vkt_var_of(x), dim, given ? (int)dtype : -1, &o), &o);
+  }
   vkt_status st = vkt_scan(s->id, t, dim, given || s->in_place ? (int)(given ? dtype : t->dtype) : -1, &out,
                            values_only ? NULL : &indices);
   if (st)

@@ -7,6 +7,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "../autograd/autograd.h"
 #include "../ops/table.h"
 
 typedef struct {
@@ -20,8 +21,8 @@ typedef struct {
 extern vkt_py_state *vkt_state;
 
 typedef struct {
-  PyObject_HEAD vkt_tensor t;
-  int exports; /* live buffer-protocol exports */
+  PyObject_HEAD vkt_var v; /* the tensor and its autograd state */
+  int exports;             /* live buffer-protocol exports */
 } vkt_py_tensor;
 
 typedef struct {
@@ -47,9 +48,11 @@ int vkt_tensor_type_add(PyObject *module, vkt_py_state *state);
 static inline bool vkt_is_tensor(PyObject *o) { return PyObject_TypeCheck(o, (PyTypeObject *)vkt_state->tensor_type); }
 /* Wraps t (its reference is stolen) in a new Python Tensor. */
 PyObject *vkt_wrap(vkt_tensor *t);
+/* Wraps a var (both references stolen) in a new Python Tensor. */
+PyObject *vkt_wrap_var(vkt_var *v);
 /* A (values, indices) named tuple of the struct-sequence type desc describes (made on first use into
  * *type, kept for the process); both references are stolen. */
-PyObject *vkt_py_pair(PyStructSequence_Desc *desc, PyTypeObject **type, vkt_tensor *values, vkt_tensor *indices);
+PyObject *vkt_py_pair(PyStructSequence_Desc *desc, PyTypeObject **type, vkt_var *values, vkt_tensor *indices);
 PyObject *vkt_device_new(int index);
 
 /* PyArg_ParseTupleAndKeywords, taking NumPy's axis and keepdims for dim and keepdim as PyTorch does:
@@ -78,9 +81,14 @@ PyObject *vkt_tensor_numpy(PyObject *self, PyObject *unused);
 
 /* ---- shared by the operator bindings (ops_*.c) ---- */
 
-#define SELF_T (&((vkt_py_tensor *)self)->t)
+#define SELF_T (&((vkt_py_tensor *)self)->v.t)
+#define SELF_V (&((vkt_py_tensor *)self)->v)
 /* The tensor inside o, or NULL when o is not a vkt.Tensor. */
-static inline vkt_tensor *vkt_tensor_of(PyObject *o) { return vkt_is_tensor(o) ? &((vkt_py_tensor *)o)->t : NULL; }
+static inline vkt_tensor *vkt_tensor_of(PyObject *o) { return vkt_is_tensor(o) ? &((vkt_py_tensor *)o)->v.t : NULL; }
+/* The var (tensor and autograd state) inside o, or NULL when o is not a vkt.Tensor. */
+static inline vkt_var *vkt_var_of(PyObject *o) { return vkt_is_tensor(o) ? &((vkt_py_tensor *)o)->v : NULL; }
+/* `return vkt_py_var_result(st, &out);`: raises for a failed status, else wraps out. */
+PyObject *vkt_py_var_result(vkt_status st, vkt_var *out);
 /* A tensor or a Python number (bool, int, float) as an operand; -1 with TypeError otherwise. */
 int vkt_py_operand(PyObject *o, vkt_operand *out);
 /* A Python number as a vkt_scalar; -1 with TypeError otherwise. */
@@ -89,6 +97,10 @@ int vkt_py_scalar(PyObject *o, vkt_scalar *out);
  * arrays; NotImplemented where neither is a tensor or one is something else), ops_elementwise.c. */
 PyObject *vkt_py_unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool inplace);
 PyObject *vkt_py_binary(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool inplace);
+/* In-place ops under autograd (ops_elementwise.c): whether one on dst must be recorded (1), raising
+ * PyTorch's refusals (-1); and the end of a recorded one, whose out-of-place result r goes into dst. */
+int vkt_py_inplace_records(const vkt_var *dst, const vkt_var *other);
+PyObject *vkt_py_inplace_result(PyObject *dst, vkt_status st, vkt_var *r);
 /* `return vkt_py_result(st, &out);`: raises for a failed status, else wraps out. */
 PyObject *vkt_py_result(vkt_status st, vkt_tensor *out);
 /* Parses a dim argument: an int, or a tuple/list of ints, or None (every dim) into a bit mask over
@@ -102,6 +114,10 @@ extern PyMethodDef vkt_reduce_methods[], vkt_reduce_functions[];
 extern PyMethodDef vkt_matmul_methods[], vkt_matmul_functions[];
 extern PyMethodDef vkt_shape_methods[], vkt_shape_functions[];
 extern PyMethodDef vkt_cpu_functions[]; /* cpu.c */
+/* autograd.c: Tensor's autograd attributes and methods, vkt._C's autograd functions, the Node type. */
+extern PyMethodDef vkt_autograd_methods[], vkt_autograd_functions[];
+extern PyGetSetDef vkt_autograd_getset[];
+int vkt_autograd_add(PyObject *module);
 void vkt_cpu_locate_blas(void);
 extern PyMethodDef vkt_sort_methods[], vkt_sort_functions[]; /* scans, sorting and selection */
 /* Tensor slots the families own: a @ b, and t[key] = value. */

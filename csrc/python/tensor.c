@@ -4,18 +4,27 @@
 
 #include "py.h"
 
-PyObject *vkt_wrap(vkt_tensor *t) {
+PyObject *vkt_wrap_var(vkt_var *v) {
   vkt_py_tensor *o = (vkt_py_tensor *)PyType_GenericAlloc((PyTypeObject *)vkt_state->tensor_type, 0);
   if (!o) {
-    vkt_tensor_release(t);
+    vkt_var_release(v);
     return NULL;
   }
-  o->t = *t;
+  o->v = *v;
+  *v = (vkt_var){0};
   return (PyObject *)o;
 }
 
-PyObject *vkt_py_pair(PyStructSequence_Desc *desc, PyTypeObject **type, vkt_tensor *values, vkt_tensor *indices) {
-  PyObject *v = vkt_wrap(values), *i = vkt_wrap(indices), *r = NULL;
+PyObject *vkt_wrap(vkt_tensor *t) {
+  vkt_var v = {*t, NULL};
+  *t = (vkt_tensor){0};
+  return vkt_wrap_var(&v);
+}
+
+PyObject *vkt_py_var_result(vkt_status st, vkt_var *out) { return st ? vkt_raise(st) : vkt_wrap_var(out); }
+
+PyObject *vkt_py_pair(PyStructSequence_Desc *desc, PyTypeObject **type, vkt_var *values, vkt_tensor *indices) {
+  PyObject *v = vkt_wrap_var(values), *i = vkt_wrap(indices), *r = NULL;
   if (!*type)
     *type = PyStructSequence_NewType(desc);
   if (v && i && *type && (r = PyStructSequence_New(*type))) {
@@ -28,14 +37,14 @@ PyObject *vkt_py_pair(PyStructSequence_Desc *desc, PyTypeObject **type, vkt_tens
   return NULL;
 }
 
-#define SELF (&((vkt_py_tensor *)self)->t)
+#define SELF (&((vkt_py_tensor *)self)->v.t)
 
 /* Wraps the result of a view or copy function: `return result(st, &out);`. */
 static PyObject *result(vkt_status st, vkt_tensor *out) { return st ? vkt_raise(st) : vkt_wrap(out); }
 
 static void tensor_dealloc(PyObject *self) {
   PyTypeObject *type = Py_TYPE(self);
-  vkt_tensor_release(SELF);
+  vkt_var_release(SELF_V);
   PyObject_Free(self);
   Py_DECREF(type);
 }
@@ -371,7 +380,7 @@ static PyObject *t_expand_as(PyObject *self, PyObject *other) {
     PyErr_SetString(PyExc_TypeError, "expand_as() expects a Tensor");
     return NULL;
   }
-  vkt_tensor *o = &((vkt_py_tensor *)other)->t;
+  vkt_tensor *o = &((vkt_py_tensor *)other)->v.t;
   return result(vkt_expand(&out, SELF, o->ndim, o->shape), &out);
 }
 
@@ -547,8 +556,8 @@ static PyObject *t_to(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (PyObject_TypeCheck(a, (PyTypeObject *)vkt_state->dtype_type)) {
       dtype = ((vkt_py_dtype *)a)->dtype;
     } else if (vkt_is_tensor(a)) {
-      device = vkt_tensor_device(&((vkt_py_tensor *)a)->t);
-      dtype = ((vkt_py_tensor *)a)->t.dtype;
+      device = vkt_tensor_device(&((vkt_py_tensor *)a)->v.t);
+      dtype = ((vkt_py_tensor *)a)->v.t.dtype;
     } else if (PyBool_Check(a)) {
       copy = a == Py_True; /* to(device, dtype, non_blocking, copy): the last bool wins */
     } else if (vkt_parse_device(a, &device) < 0) {
@@ -676,9 +685,9 @@ static PyObject *t_deepcopy(PyObject *self, PyObject *memo) {
 }
 
 /* Methods whose op is composed in Python (python/vkt/functional.py, as torch.functional): self.name(...)
- * is vkt.functional.name(self, ...). */
-static PyObject *python_method(PyObject *self, PyObject *args, PyObject *kwargs, const char *name) {
-  PyObject *module = PyImport_ImportModule("vkt.functional");
+ * is vkt.functional.name(self, ...); and the autograd methods that take Python objects (autograd.py). */
+static PyObject *python_method(PyObject *self, PyObject *args, PyObject *kwargs, const char *where, const char *name) {
+  PyObject *module = PyImport_ImportModule(where);
   PyObject *f = module ? PyObject_GetAttrString(module, name) : NULL, *r = NULL;
   Py_ssize_t n = PyTuple_Size(args);
   PyObject *all = f ? PyTuple_New(n + 1) : NULL;
@@ -696,8 +705,14 @@ static PyObject *python_method(PyObject *self, PyObject *args, PyObject *kwargs,
 
 #define PYTHON_METHOD(name)                                                                                            \
   static PyObject *t_##name(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
-    return python_method(self, args, kwargs, #name);                                                                   \
+    return python_method(self, args, kwargs, "vkt.functional", #name);                                                 \
   }
+#define AUTOGRAD_METHOD(name)                                                                                          \
+  static PyObject *t_##name(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
+    return python_method(self, args, kwargs, "vkt.autograd", "_tensor_" #name);                                        \
+  }
+AUTOGRAD_METHOD(backward)
+AUTOGRAD_METHOD(register_hook)
 PYTHON_METHOD(outer)
 PYTHON_METHOD(ger)
 PYTHON_METHOD(inner)
@@ -805,6 +820,10 @@ static PyMethodDef tensor_methods[] = {
     {"long", (PyCFunction)(void (*)(void))t_long, METH_VARARGS | METH_KEYWORDS, "to(vkt.int64)"},
     {"bool", (PyCFunction)(void (*)(void))t_bool, METH_VARARGS | METH_KEYWORDS, "to(vkt.bool)"},
     {"byte", (PyCFunction)(void (*)(void))t_byte, METH_VARARGS | METH_KEYWORDS, "to(vkt.uint8)"},
+    {"backward", (PyCFunction)(void (*)(void))t_backward, METH_VARARGS | METH_KEYWORDS,
+     "backward(gradient=None, retain_graph=None, create_graph=False, inputs=None): gradients into the leaves' .grad"},
+    {"register_hook", (PyCFunction)(void (*)(void))t_register_hook, METH_VARARGS | METH_KEYWORDS,
+     "register_hook(fn): fn(grad) runs when this tensor's gradient is computed; returns a handle with remove()"},
     {"item", t_item, METH_NOARGS, "the value of a one-element tensor as a Python number"},
     {"tolist", t_tolist, METH_NOARGS, "nested Python lists"},
     {"numpy", vkt_tensor_numpy, METH_NOARGS, "a NumPy array sharing a host tensor's memory"},
@@ -817,7 +836,6 @@ static PyMethodDef tensor_methods[] = {
 static PyType_Slot tensor_slots[] = {
     {Py_tp_dealloc, tensor_dealloc},
     {Py_tp_repr, t_repr},
-    {Py_tp_getset, tensor_getset},
     {Py_mp_subscript, t_getitem},
     {Py_mp_ass_subscript, vkt_py_setitem},
     {Py_mp_length, t_len},
@@ -855,18 +873,22 @@ static int count_slots(const PyType_Slot *s) {
 }
 
 int vkt_tensor_type_add(PyObject *module, vkt_py_state *state) {
-  PyMethodDef *families[] = {tensor_methods,     vkt_elementwise_methods, vkt_reduce_methods,
-                             vkt_matmul_methods, vkt_shape_methods,       vkt_elementwise_more_methods,
-                             vkt_sort_methods,   vkt_index_methods,       vkt_layout_methods};
+  PyMethodDef *families[] = {tensor_methods,     vkt_elementwise_methods,      vkt_reduce_methods, vkt_matmul_methods,
+                             vkt_shape_methods,  vkt_elementwise_more_methods, vkt_sort_methods,   vkt_index_methods,
+                             vkt_layout_methods, vkt_autograd_methods};
   enum { NFAMILIES = sizeof families / sizeof *families };
   int nm[NFAMILIES];
   for (int i = 0; i < NFAMILIES; i++)
     nm[i] = count_methods(families[i]);
   PyMethodDef *methods = concat(sizeof *methods, NFAMILIES, (void *const *)families, nm);
-  PyType_Slot extra = {Py_tp_methods, methods};
-  int ns[3] = {(int)(sizeof tensor_slots / sizeof *tensor_slots), count_slots(vkt_number_slots), 1};
-  PyType_Slot *slots = concat(sizeof *slots, 3, (void *const[]){tensor_slots, vkt_number_slots, &extra}, ns);
-  if (!methods || !slots)
+  int ng[2] = {(int)(sizeof tensor_getset / sizeof *tensor_getset) - 1, 0};
+  while (vkt_autograd_getset[ng[1]].name)
+    ng[1]++;
+  PyGetSetDef *getset = concat(sizeof *getset, 2, (void *const[]){tensor_getset, vkt_autograd_getset}, ng);
+  PyType_Slot extra[2] = {{Py_tp_methods, methods}, {Py_tp_getset, getset}};
+  int ns[3] = {(int)(sizeof tensor_slots / sizeof *tensor_slots), count_slots(vkt_number_slots), 2};
+  PyType_Slot *slots = concat(sizeof *slots, 3, (void *const[]){tensor_slots, vkt_number_slots, extra}, ns);
+  if (!methods || !slots || !getset)
     return PyErr_NoMemory(), -1;
   PyType_Spec spec = {"vkt.Tensor", sizeof(vkt_py_tensor), 0,
                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};

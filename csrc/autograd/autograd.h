@@ -1,0 +1,210 @@
+/* autograd.h: reverse-mode automatic differentiation, recorded in C above the operators (DESIGN.md,
+ * "Autograd"). A vkt_var is a tensor with its autograd state. The entry points (vkt_ag_*) run an op and,
+ * when grad mode is on and an input requires grad, record a node: edges to the inputs' nodes, the tensors
+ * and numbers its backward needs. Backward functions are written with the same entry points, so with
+ * create_graph the backward pass is itself recorded and differentiable. */
+#ifndef VKT_AUTOGRAD_H
+#define VKT_AUTOGRAD_H
+
+#include "../ops/table.h"
+
+typedef struct vkt_node vkt_node;
+typedef struct vkt_meta vkt_meta;
+
+/* Where a gradient goes: output nr of node (node NULL: nowhere, the input needs no gradient). */
+typedef struct {
+  vkt_node *node;
+  int nr;
+} vkt_edge;
+
+/* A tensor and its autograd state: ag NULL is a leaf that does not require grad. Owns a reference to
+ * each. Two vars sharing ag are the same tensor to autograd. */
+typedef struct {
+  vkt_tensor t;
+  vkt_meta *ag;
+} vkt_var;
+
+/* A tensor hook: may replace *grad (an owned var). VKT_ERR_PYTHON where the hook raised. */
+typedef struct vkt_hook vkt_hook;
+struct vkt_hook {
+  vkt_hook *next;
+  int64_t id;
+  vkt_status (*fn)(void *ctx, vkt_var *grad);
+  void *ctx;
+  void (*free)(void *ctx);
+};
+
+struct vkt_meta {
+  int refcount;
+  bool requires_grad; /* leaves: the user's flag; tensors with a grad_fn always require grad */
+  bool is_view;       /* made by a recorded view: in-place writes through it are refused */
+  bool retains_grad;  /* a non-leaf that keeps its .grad (retain_grad()) */
+  vkt_edge grad_fn;   /* non-leaves: the node that made this tensor */
+  vkt_node *acc;      /* leaves: their AccumulateGrad node while one exists (weak) */
+  vkt_var grad;       /* .grad: t.storage NULL for None */
+  vkt_hook *hooks;    /* leaves' hooks; a non-leaf's live on its grad_fn */
+};
+
+/* What a node knows of each input and output: enough to make zeros, check and reduce a gradient. */
+typedef struct {
+  vkt_dtype dtype;
+  int device;
+  int ndim;
+  int64_t shape[VKT_MAX_DIMS];
+} vkt_shape_info;
+
+/* A tensor a backward needs, kept with its storage's version at save time. An output of the node itself
+ * is kept without its autograd state (which points back at the node) and given it again when unpacked. */
+typedef struct {
+  vkt_var v;
+  uint32_t version;
+  bool is_output;
+  int output_nr;
+} vkt_saved;
+
+typedef struct vkt_bw vkt_bw;
+
+/* One kind of node: its PyTorch name ("MulBackward0") and its backward, which reads the output gradients
+ * and saved values through vkt_bw and sets the input gradients. */
+typedef struct {
+  const char *name;
+  void (*backward)(vkt_bw *b);
+} vkt_fn;
+
+#define VKT_AG_SAVED 4
+
+struct vkt_node {
+  int refcount;
+  const vkt_fn *fn;
+  uint64_t seq; /* creation order: a node's inputs are older, so newest first is a topological order */
+  int nin, nout;
+  vkt_edge *next;           /* [nin] */
+  vkt_shape_info *in_info;  /* [nin] */
+  vkt_shape_info *out_info; /* [nout] */
+  vkt_hook **pre_hooks;     /* [nout]: hooks of the non-leaf outputs */
+  vkt_meta **retains;       /* [nout]: an output's meta keeping its .grad (weak) */
+  vkt_saved saved[VKT_AG_SAVED];
+  int nsaved;
+  bool released; /* backward freed the saved values */
+  /* The op and its numbers, as the backward needs them. */
+  int id;
+  vkt_scalar s[3];
+  int64_t iv[VKT_MAX_DIMS + 4];
+  uint32_t dims;
+  bool flag;
+  void *extra; /* a node kind's own state (an autograd.Function's ctx, cat's sizes) */
+  void (*extra_free)(void *extra);
+  vkt_meta *leaf; /* AccumulateGrad: the leaf (strong) */
+  /* The engine's scratch while a backward runs. */
+  uint64_t mark;
+  int idx;
+};
+
+/* ---- grad mode, per thread ---- */
+bool vkt_grad_enabled(void);
+void vkt_set_grad_enabled(bool on);
+
+/* ---- vars ---- */
+void vkt_var_release(vkt_var *v);
+void vkt_var_share(vkt_var *out, const vkt_var *src); /* the same tensor: storage and autograd state */
+static inline bool vkt_var_defined(const vkt_var *v) { return v && v->t.storage; }
+static inline bool vkt_requires_grad(const vkt_var *v) {
+  return v && v->ag && (v->ag->requires_grad || v->ag->grad_fn.node);
+}
+static inline bool vkt_is_leaf(const vkt_var *v) { return !v->ag || !v->ag->grad_fn.node; }
+/* A var's meta, made on first need. */
+vkt_meta *vkt_var_meta(vkt_var *v);
+void vkt_meta_decref(vkt_meta *m);
+/* requires_grad = on for a leaf, with PyTorch's errors (non-leaf, non-float dtype). */
+vkt_status vkt_set_requires_grad(vkt_var *v, bool on);
+/* The edge a gradient of v goes along, a new reference: its grad_fn, or its leaf's AccumulateGrad (made
+ * here on first need). */
+vkt_edge vkt_grad_edge(const vkt_var *v);
+/* .detach(): the same storage and view, no autograd state. */
+void vkt_detach(vkt_var *out, const vkt_var *src);
+
+/* ---- recording (the entry points' side) ---- */
+/* A node of fn over inputs in[0..nin) (NULL entries are numbers), or NULL where nothing is recorded: grad
+ * mode off or no input requiring grad. */
+vkt_node *vkt_node_begin(const vkt_fn *fn, int nin, const vkt_var *const *in, int nout);
+/* Makes *out output k of n (n may be NULL: then nothing). */
+void vkt_node_output(vkt_node *n, int k, vkt_var *out);
+/* Saves v as saved value k for the backward (is_output: v is output output_nr of n itself). */
+void vkt_node_save(vkt_node *n, int k, const vkt_var *v, bool is_output, int output_nr);
+void vkt_node_incref(vkt_node *n);
+void vkt_node_decref(vkt_node *n);
+/* A tensor hook added to v (its meta for a leaf, its grad_fn for a non-leaf); returns the hook's id. */
+int64_t vkt_add_hook(vkt_var *v, vkt_hook *h);
+bool vkt_remove_hook(vkt_meta *m, vkt_node *n, int nr, int64_t id);
+void vkt_retain_grad(vkt_var *v);
+
+/* Before an in-place write: refuses what PyTorch refuses (a leaf requiring grad in grad mode, a view in the
+ * graph). The write itself bumps the storage's version (vkt_storage.version). */
+vkt_status vkt_inplace_check(const vkt_var *dst);
+/* After dst was overwritten in place with the values of *result (recorded out of place): dst takes
+ * result's history. */
+void vkt_inplace_rebase(vkt_var *dst, vkt_var *result);
+
+/* ---- the engine ---- */
+typedef struct {
+  bool keep_graph;
+  bool create_graph;
+  bool accumulate; /* into .grad (backward), else into captured[] (autograd.grad) */
+  int ninputs;     /* 0: every leaf (backward only) */
+  const vkt_var *inputs;
+  vkt_var *captured; /* [ninputs], autograd.grad's results (undefined where unused) */
+} vkt_backward_opts;
+
+/* Backpropagates grads[k] (defined, or undefined for a scalar root: ones) from roots[k]. */
+vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const vkt_backward_opts *o);
+
+/* ---- the backward functions' side ---- */
+struct vkt_bw {
+  vkt_node *n;
+  vkt_var *grads; /* [n->nout] output gradients (zeros where none arrived) */
+  vkt_var *out;   /* [n->nin] input gradients, set by the backward */
+  vkt_status st;  /* the first failure; later steps do nothing */
+  vkt_var *tmp[48];
+  int ntmp;
+};
+
+/* ---- entry points: an op, recorded (outputs are new vars) ---- */
+vkt_status vkt_ag_unary(int id, const vkt_var *x, vkt_scalar p0, vkt_scalar p1, vkt_var *out);
+/* a or b may be a number (its var NULL, the number in sa / sb). */
+vkt_status vkt_ag_binary(int id, const vkt_var *a, vkt_scalar sa, const vkt_var *b, vkt_scalar sb, vkt_scalar alpha,
+                         vkt_var *out);
+vkt_status vkt_ag_where(const vkt_tensor *cond, const vkt_var *a, vkt_scalar sa, const vkt_var *b, vkt_scalar sb,
+                        vkt_var *out);
+vkt_status vkt_ag_cast(const vkt_var *x, int device, vkt_dtype dtype, vkt_memory_format fmt, bool copy, vkt_var *out);
+vkt_status vkt_ag_clone(const vkt_var *x, vkt_memory_format fmt, vkt_var *out);
+/* sum (VKT_OP_SUM), mean, amax, amin, prod, var over dims; logsumexp */
+vkt_status vkt_ag_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, int dtype, double correction, bool std,
+                         const char *name, bool all_dims, vkt_var *out);
+/* max/min along a dim: values and indices. */
+vkt_status vkt_ag_reduce_indices(int id, const vkt_var *x, int dim, bool keepdim, const char *name, vkt_var *values,
+                                 vkt_tensor *indices);
+vkt_status vkt_ag_softmax(int id, const vkt_var *x, int64_t dim, int dtype, vkt_var *out);
+vkt_status vkt_ag_cumsum(const vkt_var *x, int64_t dim, int dtype, vkt_var *out);
+vkt_status vkt_ag_matmul(const vkt_var *a, const vkt_var *b, vkt_var *out);
+vkt_status vkt_ag_matmul_add_relu(const vkt_var *lhs, const vkt_var *rhs, const vkt_var *bias, vkt_var *out);
+/* Views. view (stolen) is a view of x's storage that an op made; kind says what its backward is. */
+typedef enum {
+  VKT_VIEW_RESHAPE, /* the same elements in the same row-major order (view, squeeze, flatten, ...) */
+  VKT_VIEW_PERMUTE, /* view dim d is x's dim perm[d] (transpose, permute, movedim, .T) */
+  VKT_VIEW_EXPAND,  /* broadcast: the gradient is summed back */
+  VKT_VIEW_STRIDED, /* anything else (slices, select, diagonal): backward writes into zeros through it */
+} vkt_view_kind;
+vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, const int64_t *perm, const char *name,
+                       vkt_var *out);
+/* reshape: a view where the strides allow, else a copy. */
+vkt_status vkt_ag_reshape(const vkt_var *x, int ndim, const int64_t *shape, bool view_only, vkt_var *out);
+vkt_status vkt_ag_transpose(const vkt_var *x, int64_t d0, int64_t d1, vkt_var *out);
+vkt_status vkt_ag_expand(const vkt_var *x, int ndim, const int64_t *shape, vkt_var *out);
+/* gather along dim, and its adjoint: zeros of shape with src added at index along dim. */
+vkt_status vkt_ag_gather(const vkt_var *x, int64_t dim, const vkt_tensor *index, vkt_var *out);
+vkt_status vkt_ag_scatter_add_zeros(const vkt_var *src, int64_t dim, const vkt_tensor *index, int ndim,
+                                    const int64_t *shape, vkt_var *out);
+/* sum x back to shape (the engine's reduction of broadcast gradients). */
+vkt_status vkt_ag_sum_to(const vkt_var *x, int ndim, const int64_t *shape, vkt_var *out);
+
+#endif

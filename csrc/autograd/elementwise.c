@@ -1,0 +1,442 @@
+/* elementwise.c (autograd): the elementwise entry points and their backward formulas, one per op table
+ * row, as derivatives.yaml writes them: x is the saved input, y the saved output, g the incoming gradient.
+ * Gradients of broadcast operands come out in the output's shape; the engine sums them back. */
+#include <math.h>
+
+#include "formula.h"
+
+#define X S(b, 0)
+#define Y S(b, 1)
+#define g G(b, 0)
+#define P0 (b->n->s[0].is_float ? b->n->s[0].f : (double)b->n->s[0].i)
+#define P1 (b->n->s[1].is_float ? b->n->s[1].f : (double)b->n->s[1].i)
+
+static const vkt_scalar none = {false, 0, 0};
+static const double sqrt_pi = 1.7724538509055160273, ln2 = 0.6931471805599453094, ln10 = 2.3025850929940456840;
+
+/* ---- unary: gradient of input 0 ---- */
+
+static const vkt_var *gt0(vkt_bw *b, const vkt_var *v) { return bins(b, VKT_OP_GT, v, 0); }
+
+static const vkt_var *d_unary(vkt_bw *b, int id) {
+  switch (id) {
+  case VKT_OP_RELU: return keep_where(b, gt0(b, Y), g);
+  case VKT_OP_GELU: { /* Phi(x) + x phi(x) */
+    const vkt_var *cdf = bins(b, VKT_OP_ADD, muls(b, un(b, VKT_OP_ERF, muls(b, X, M_SQRT1_2)), 0.5), 0.5);
+    const vkt_var *pdf = muls(b, un(b, VKT_OP_EXP, muls(b, un(b, VKT_OP_SQUARE, X), -0.5)), M_2_SQRTPI * M_SQRT1_2 / 2);
+    return mul(b, g, add(b, cdf, mul(b, X, pdf)));
+  }
+  case VKT_OP_GELU_TANH: { /* 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3c x^2), t = tanh(k (x + c x^3)) */
+    const double k = M_2_SQRTPI * M_SQRT1_2, c = 0.044715;
+    const vkt_var *x2 = un(b, VKT_OP_SQUARE, X);
+    const vkt_var *t = un(b, VKT_OP_TANH, muls(b, mul(b, X, bins(b, VKT_OP_ADD, muls(b, x2, c), 1)), k));
+    const vkt_var *left = muls(b, bins(b, VKT_OP_ADD, t, 1), 0.5);
+    const vkt_var *sech2 = sbin(b, VKT_OP_SUB, 1, un(b, VKT_OP_SQUARE, t));
+    const vkt_var *inner = muls(b, bins(b, VKT_OP_ADD, muls(b, x2, 3 * c), 1), 0.5 * k);
+    return mul(b, g, add(b, left, mul(b, mul(b, X, sech2), inner)));
+  }
+  case VKT_OP_SILU: { /* s (1 + x (1 - s)) */
+    const vkt_var *s = un(b, VKT_OP_SIGMOID, X);
+    return mul(b, g, mul(b, s, bins(b, VKT_OP_ADD, mul(b, X, sbin(b, VKT_OP_SUB, 1, s)), 1)));
+  }
+  case VKT_OP_SIGMOID: return mul(b, g, mul(b, Y, sbin(b, VKT_OP_SUB, 1, Y)));
+  case VKT_OP_TANH: return mul(b, g, sbin(b, VKT_OP_SUB, 1, un(b, VKT_OP_SQUARE, Y)));
+  case VKT_OP_LEAKY_RELU: return add(b, keep_where(b, gt0(b, X), g), zero_where(b, gt0(b, X), muls(b, g, P0)));
+  case VKT_OP_ELU:
+    return add(b, keep_where(b, gt0(b, X), g), zero_where(b, gt0(b, X), mul(b, g, bins(b, VKT_OP_ADD, Y, P0))));
+  case VKT_OP_SOFTPLUS: { /* sigmoid(beta x), and 1 above the threshold */
+    const vkt_var *bx = muls(b, X, P0);
+    const vkt_var *linear = bins(b, VKT_OP_GT, bx, P1);
+    return add(b, keep_where(b, linear, g), zero_where(b, linear, mul(b, g, un(b, VKT_OP_SIGMOID, bx))));
+  }
+  case VKT_OP_NEG: return un(b, VKT_OP_NEG, g);
+  case VKT_OP_ABS: return mul(b, g, un(b, VKT_OP_SIGN, X));
+  case VKT_OP_EXP: return mul(b, g, Y);
+  case VKT_OP_LOG: return dvd(b, g, X);
+  case VKT_OP_SQRT: return dvd(b, g, muls(b, Y, 2));
+  case VKT_OP_RSQRT: return mul(b, g, muls(b, mul(b, Y, un(b, VKT_OP_SQUARE, Y)), -0.5));
+  case VKT_OP_SIN: return mul(b, g, un(b, VKT_OP_COS, X));
+  case VKT_OP_COS: return mul(b, g, un(b, VKT_OP_NEG, un(b, VKT_OP_SIN, X)));
+  case VKT_OP_SQUARE: return mul(b, g, muls(b, X, 2));
+  case VKT_OP_RECIPROCAL: return mul(b, g, un(b, VKT_OP_NEG, un(b, VKT_OP_SQUARE, Y)));
+  case VKT_OP_CLAMP: { /* passes where lo <= x <= hi */
+    const vkt_var *in = bin(b, VKT_OP_LOGICAL_AND, bins(b, VKT_OP_GE, X, P0), bins(b, VKT_OP_LE, X, P1));
+    return keep_where(b, in, g);
+  }
+  case VKT_OP_LOG1P: return dvd(b, g, bins(b, VKT_OP_ADD, X, 1));
+  case VKT_OP_EXPM1: return mul(b, g, bins(b, VKT_OP_ADD, Y, 1));
+  case VKT_OP_LOG2: return dvd(b, g, muls(b, X, ln2));
+  case VKT_OP_LOG10: return dvd(b, g, muls(b, X, ln10));
+  case VKT_OP_EXP2: return mul(b, g, muls(b, Y, ln2));
+  case VKT_OP_ERF: return mul(b, g, muls(b, un(b, VKT_OP_EXP, un(b, VKT_OP_NEG, un(b, VKT_OP_SQUARE, X))), M_2_SQRTPI));
+  case VKT_OP_ERFC:
+    return mul(b, g, muls(b, un(b, VKT_OP_EXP, un(b, VKT_OP_NEG, un(b, VKT_OP_SQUARE, X))), -M_2_SQRTPI));
+  case VKT_OP_ERFINV: return mul(b, g, muls(b, un(b, VKT_OP_EXP, un(b, VKT_OP_SQUARE, Y)), sqrt_pi / 2));
+  case VKT_OP_TAN: return mul(b, g, bins(b, VKT_OP_ADD, un(b, VKT_OP_SQUARE, Y), 1));
+  case VKT_OP_ASIN: return mul(b, g, un(b, VKT_OP_RSQRT, sbin(b, VKT_OP_SUB, 1, un(b, VKT_OP_SQUARE, X))));
+  case VKT_OP_ACOS:
+    return mul(b, g, un(b, VKT_OP_NEG, un(b, VKT_OP_RSQRT, sbin(b, VKT_OP_SUB, 1, un(b, VKT_OP_SQUARE, X)))));
+  case VKT_OP_ATAN: return dvd(b, g, bins(b, VKT_OP_ADD, un(b, VKT_OP_SQUARE, X), 1));
+  case VKT_OP_SINH: return mul(b, g, un(b, VKT_OP_COSH, X));
+  case VKT_OP_COSH: return mul(b, g, un(b, VKT_OP_SINH, X));
+  case VKT_OP_ASINH: return mul(b, g, un(b, VKT_OP_RSQRT, bins(b, VKT_OP_ADD, un(b, VKT_OP_SQUARE, X), 1)));
+  case VKT_OP_ACOSH: return mul(b, g, un(b, VKT_OP_RSQRT, bins(b, VKT_OP_SUB, un(b, VKT_OP_SQUARE, X), 1)));
+  case VKT_OP_ATANH: return dvd(b, g, sbin(b, VKT_OP_SUB, 1, un(b, VKT_OP_SQUARE, X)));
+  case VKT_OP_FRAC: return g;
+  case VKT_OP_DEG2RAD: return muls(b, g, M_PI / 180);
+  case VKT_OP_RAD2DEG: return muls(b, g, 180 / M_PI);
+  case VKT_OP_NAN_TO_NUM:
+  case VKT_OP_NEGINF_TO_NUM: return keep_where(b, un(b, VKT_OP_ISFINITE, X), g);
+  case VKT_OP_HARDSIGMOID: {
+    const vkt_var *in = bin(b, VKT_OP_LOGICAL_AND, bins(b, VKT_OP_GT, X, -3), bins(b, VKT_OP_LT, X, 3));
+    return keep_where(b, in, muls(b, g, 1.0 / 6));
+  }
+  case VKT_OP_HARDSWISH: { /* 0 below -3, x / 3 + 1 / 2 up to 3, 1 above */
+    const vkt_var *mid = mul(b, g, bins(b, VKT_OP_ADD, muls(b, X, 1.0 / 3), 0.5));
+    const vkt_var *upper = bins(b, VKT_OP_GT, X, 3);
+    return zero_where(b, bins(b, VKT_OP_LT, X, -3), add(b, keep_where(b, upper, g), zero_where(b, upper, mid)));
+  }
+  case VKT_OP_MISH: { /* t + x s (1 - t^2), t = tanh(softplus(x)), s = sigmoid(x) */
+    const vkt_var *t = un(b, VKT_OP_TANH, un2(b, VKT_OP_SOFTPLUS, X, 1, 20));
+    const vkt_var *sech2 = sbin(b, VKT_OP_SUB, 1, un(b, VKT_OP_SQUARE, t));
+    return mul(b, g, add(b, t, mul(b, mul(b, X, un(b, VKT_OP_SIGMOID, X)), sech2)));
+  }
+  case VKT_OP_LOGSIGMOID: return mul(b, g, un(b, VKT_OP_SIGMOID, un(b, VKT_OP_NEG, X)));
+  case VKT_OP_SELU: { /* scale above 0, y + scale alpha below */
+    const double alpha = 1.6732632423543772848, scale = 1.0507009873554804934;
+    const vkt_var *pos = gt0(b, X);
+    return add(b, keep_where(b, pos, muls(b, g, scale)),
+               zero_where(b, pos, mul(b, g, bins(b, VKT_OP_ADD, Y, scale * alpha))));
+  }
+  case VKT_OP_CELU: { /* 1 above 0, y / alpha + 1 below */
+    const vkt_var *pos = gt0(b, X);
+    return add(b, keep_where(b, pos, g), zero_where(b, pos, mul(b, g, bins(b, VKT_OP_ADD, muls(b, Y, 1 / P0), 1))));
+  }
+  case VKT_OP_SOFTSIGN: return dvd(b, g, un(b, VKT_OP_SQUARE, bins(b, VKT_OP_ADD, un(b, VKT_OP_ABS, X), 1)));
+  case VKT_OP_TANHSHRINK: return mul(b, g, un(b, VKT_OP_SQUARE, un(b, VKT_OP_TANH, X)));
+  case VKT_OP_THRESHOLD: return keep_where(b, bins(b, VKT_OP_GT, X, P0), g);
+  default: /* sign, floor, ceil, round, trunc: zero almost everywhere */ return muls(b, g, 0);
+  }
+}
+
+static void unary_backward(vkt_bw *b) { SET(b, 0, d_unary(b, b->n->id)); }
+
+/* What each row saves (input x in slot 0, output y in slot 1) and its name. */
+enum { SX = 1, SY = 2 };
+typedef struct {
+  vkt_fn fn;
+  unsigned save;
+} unary_row;
+
+#define U(ID, NAME, SAVE) [ID] = {{NAME, unary_backward}, SAVE}
+static const unary_row unary_rows[VKT_OP_COUNT] = {
+    U(VKT_OP_RELU, "ReluBackward0", SY),
+    U(VKT_OP_GELU, "GeluBackward0", SX),
+    U(VKT_OP_GELU_TANH, "GeluBackward0", SX),
+    U(VKT_OP_SILU, "SiluBackward0", SX),
+    U(VKT_OP_SIGMOID, "SigmoidBackward0", SY),
+    U(VKT_OP_TANH, "TanhBackward0", SY),
+    U(VKT_OP_LEAKY_RELU, "LeakyReluBackward0", SX),
+    U(VKT_OP_ELU, "EluBackward0", SX | SY),
+    U(VKT_OP_SOFTPLUS, "SoftplusBackward0", SX),
+    U(VKT_OP_NEG, "NegBackward0", 0),
+    U(VKT_OP_ABS, "AbsBackward0", SX),
+    U(VKT_OP_EXP, "ExpBackward0", SY),
+    U(VKT_OP_LOG, "LogBackward0", SX),
+    U(VKT_OP_SQRT, "SqrtBackward0", SY),
+    U(VKT_OP_RSQRT, "RsqrtBackward0", SY),
+    U(VKT_OP_SIN, "SinBackward0", SX),
+    U(VKT_OP_COS, "CosBackward0", SX),
+    U(VKT_OP_SQUARE, "PowBackward0", SX),
+    U(VKT_OP_RECIPROCAL, "ReciprocalBackward0", SY),
+    U(VKT_OP_CLAMP, "ClampBackward1", SX),
+    U(VKT_OP_SIGN, "SignBackward0", 0),
+    U(VKT_OP_FLOOR, "FloorBackward0", 0),
+    U(VKT_OP_CEIL, "CeilBackward0", 0),
+    U(VKT_OP_ROUND, "RoundBackward0", 0),
+    U(VKT_OP_ROUND_DECIMALS, "RoundBackward1", 0),
+    U(VKT_OP_TRUNC, "TruncBackward0", 0),
+    U(VKT_OP_LOG1P, "Log1PBackward0", SX),
+    U(VKT_OP_EXPM1, "Expm1Backward0", SY),
+    U(VKT_OP_LOG2, "Log2Backward0", SX),
+    U(VKT_OP_LOG10, "Log10Backward0", SX),
+    U(VKT_OP_EXP2, "Exp2Backward0", SY),
+    U(VKT_OP_ERF, "ErfBackward0", SX),
+    U(VKT_OP_ERFC, "ErfcBackward0", SX),
+    U(VKT_OP_ERFINV, "ErfinvBackward0", SY),
+    U(VKT_OP_TAN, "TanBackward0", SY),
+    U(VKT_OP_ASIN, "AsinBackward0", SX),
+    U(VKT_OP_ACOS, "AcosBackward0", SX),
+    U(VKT_OP_ATAN, "AtanBackward0", SX),
+    U(VKT_OP_SINH, "SinhBackward0", SX),
+    U(VKT_OP_COSH, "CoshBackward0", SX),
+    U(VKT_OP_ASINH, "AsinhBackward0", SX),
+    U(VKT_OP_ACOSH, "AcoshBackward0", SX),
+    U(VKT_OP_ATANH, "AtanhBackward0", SX),
+    U(VKT_OP_FRAC, "FracBackward0", 0),
+    U(VKT_OP_DEG2RAD, "Deg2RadBackward0", 0),
+    U(VKT_OP_RAD2DEG, "Rad2DegBackward0", 0),
+    U(VKT_OP_NAN_TO_NUM, "NanToNumBackward0", SX),
+    U(VKT_OP_NEGINF_TO_NUM, "NanToNumBackward0", SX),
+    U(VKT_OP_HARDSIGMOID, "HardsigmoidBackward0", SX),
+    U(VKT_OP_HARDSWISH, "HardswishBackward0", SX),
+    U(VKT_OP_MISH, "MishBackward0", SX),
+    U(VKT_OP_LOGSIGMOID, "LogSigmoidBackward0", SX),
+    U(VKT_OP_SELU, "EluBackward0", SX | SY),
+    U(VKT_OP_CELU, "EluBackward0", SX | SY),
+    U(VKT_OP_SOFTSIGN, "SoftsignBackward0", SX),
+    U(VKT_OP_TANHSHRINK, "TanhshrinkBackward0", SX),
+    U(VKT_OP_THRESHOLD, "ThresholdBackward0", SX),
+};
+
+/* Records node fn over inputs in (saving them in slots 0.., and the output in slot `yslot` when >= 0). */
+static void record(const vkt_fn *fn, int nin, const vkt_var *const *in, unsigned save_in, int yslot, vkt_var *out,
+                   int id, const vkt_scalar *s, int ns) {
+  if (!vkt_dtypes[out->t.dtype].is_float)
+    return; /* integer and bool results carry no gradient */
+  vkt_node *n = vkt_node_begin(fn, nin, in, 1);
+  if (!n)
+    return;
+  n->id = id;
+  for (int i = 0; i < ns; i++)
+    n->s[i] = s[i];
+  for (int i = 0; i < nin; i++)
+    if (in[i] && (save_in >> i & 1))
+      vkt_node_save(n, i, in[i], false, 0);
+  if (yslot >= 0)
+    vkt_node_save(n, yslot, out, true, 0);
+  vkt_node_output(n, 0, out);
+  vkt_node_decref(n);
+}
+
+vkt_status vkt_ag_unary(int id, const vkt_var *x, vkt_scalar p0, vkt_scalar p1, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = vkt_unary(id, &x->t, p0, p1, NULL, &out->t);
+  const unary_row *row = &unary_rows[id];
+  if (st || !row->fn.name)
+    return st; /* tests and bitwise ops: no gradient */
+  vkt_scalar s[2] = {p0, p1};
+  record(&row->fn, 1, &x, row->save & SX ? 1 : 0, row->save & SY ? 1 : -1, out, id, s, 2);
+  return VKT_OK;
+}
+
+/* ---- binary: a in slot 0, b in slot 1, the output in slot 2; numbers in s[0], s[1]; alpha in s[2] ---- */
+
+#define A S(b, 0)
+#define B S(b, 1)
+#define ALPHA (b->n->s[2].is_float ? b->n->s[2].f : (double)b->n->s[2].i)
+#define SA (b->n->s[0].is_float ? b->n->s[0].f : (double)b->n->s[0].i)
+#define SB (b->n->s[1].is_float ? b->n->s[1].f : (double)b->n->s[1].i)
+
+/* Operand k of the node times x: the saved tensor, or the number it was. */
+static bool is_num(vkt_bw *b, int k) { return !b->n->saved[k].v.t.storage; }
+static const vkt_var *times(vkt_bw *b, const vkt_var *x, int k) {
+  return is_num(b, k) ? muls(b, x, k ? SB : SA) : mul(b, x, S(b, k));
+}
+/* The operand as a tensor-or-number pair for a binary op: op(x, operand k). */
+static const vkt_var *with(vkt_bw *b, int id, const vkt_var *x, int k) {
+  return is_num(b, k) ? bins(b, id, x, k ? SB : SA) : bin(b, id, x, S(b, k));
+}
+static const vkt_var *of(vkt_bw *b, int id, int k, const vkt_var *x) { /* op(operand k, x) */
+  return is_num(b, k) ? sbin(b, id, k ? SB : SA, x) : bin(b, id, S(b, k), x);
+}
+
+static const vkt_var *select2(vkt_bw *b, const vkt_var *cond, const vkt_var *x, const vkt_var *y) {
+  vkt_var out = {0};
+  return cond && x && y ? keep(b, vkt_ag_where(&cond->t, x, none, y, none, &out), &out) : NULL;
+}
+
+/* maximum / minimum: the gradient goes to the larger (smaller) operand, half to each on a tie. */
+static const vkt_var *extreme_grad(vkt_bw *b, int loses) {
+  const vkt_var *half = select2(b, bin(b, VKT_OP_EQ, A, B), muls(b, g, 0.5), g);
+  return zero_where(b, bin(b, loses, A, B), half);
+}
+
+static void binary_backward(vkt_bw *b) {
+  switch (b->n->id) {
+  case VKT_OP_ADD:
+    SET(b, 0, g);
+    SET(b, 1, ALPHA == 1 ? g : muls(b, g, ALPHA));
+    break;
+  case VKT_OP_SUB:
+    SET(b, 0, g);
+    SET(b, 1, muls(b, g, -ALPHA));
+    break;
+  case VKT_OP_MUL:
+    if (NEED(b, 0))
+      SET(b, 0, times(b, g, 1));
+    if (NEED(b, 1))
+      SET(b, 1, times(b, g, 0));
+    break;
+  case VKT_OP_DIV:
+    if (NEED(b, 0))
+      SET(b, 0, with(b, VKT_OP_DIV, g, 1));
+    if (NEED(b, 1)) /* -g a / b^2 */
+      SET(b, 1, un(b, VKT_OP_NEG, dvd(b, times(b, g, 0), un(b, VKT_OP_SQUARE, B))));
+    break;
+  case VKT_OP_POW:
+    if (NEED(b, 0)) { /* b a^(b-1), 0 where b == 0 */
+      if (is_num(b, 1))
+        SET(b, 0, SB == 0 ? muls(b, g, 0) : mul(b, muls(b, g, SB), bins(b, VKT_OP_POW, A, SB - 1)));
+      else
+        SET(b, 0,
+            zero_where(b, bins(b, VKT_OP_EQ, B, 0),
+                       mul(b, mul(b, g, B), bin(b, VKT_OP_POW, A, bins(b, VKT_OP_SUB, B, 1)))));
+    }
+    if (NEED(b, 1)) { /* y log(a), 0 where a == 0 and b >= 0 */
+      const vkt_var *d =
+          is_num(b, 0) ? muls(b, mul(b, g, S(b, 2)), log(SA)) : mul(b, mul(b, g, S(b, 2)), un(b, VKT_OP_LOG, A));
+      if (is_num(b, 0) && SA != 0)
+        SET(b, 1, d);
+      else if (is_num(b, 0))
+        SET(b, 1, zero_where(b, bins(b, VKT_OP_GE, B, 0), d));
+      else
+        SET(b, 1, zero_where(b, bin(b, VKT_OP_LOGICAL_AND, bins(b, VKT_OP_EQ, A, 0), bins(b, VKT_OP_GE, B, 0)), d));
+    }
+    break;
+  case VKT_OP_MAXIMUM:
+    SET(b, 0, extreme_grad(b, VKT_OP_LT));
+    SET(b, 1, extreme_grad(b, VKT_OP_GT));
+    break;
+  case VKT_OP_MINIMUM:
+    SET(b, 0, extreme_grad(b, VKT_OP_GT));
+    SET(b, 1, extreme_grad(b, VKT_OP_LT));
+    break;
+  case VKT_OP_REMAINDER:
+  case VKT_OP_FMOD: { /* a - q b: -q for b, q = floor (remainder) or trunc (fmod) of a / b */
+    int q = b->n->id == VKT_OP_REMAINDER ? VKT_OP_DIV_FLOOR : VKT_OP_DIV_TRUNC;
+    SET(b, 0, g);
+    if (NEED(b, 1))
+      SET(b, 1, mul(b, g, un(b, VKT_OP_NEG, of(b, q, 0, B))));
+    break;
+  }
+  case VKT_OP_ATAN2: { /* (b, -a) / (a^2 + b^2) */
+    const vkt_var *d = add(b, un(b, VKT_OP_SQUARE, A), un(b, VKT_OP_SQUARE, B));
+    SET(b, 0, dvd(b, mul(b, g, B), d));
+    SET(b, 1, dvd(b, mul(b, g, un(b, VKT_OP_NEG, A)), d));
+    break;
+  }
+  case VKT_OP_HYPOT:
+    SET(b, 0, dvd(b, mul(b, g, A), S(b, 2)));
+    SET(b, 1, dvd(b, mul(b, g, B), S(b, 2)));
+    break;
+  case VKT_OP_COPYSIGN:
+    SET(b, 0, zero_where(b, bins(b, VKT_OP_EQ, A, 0), mul(b, g, dvd(b, S(b, 2), A))));
+    SET(b, 1, muls(b, g, 0));
+    break;
+  case VKT_OP_LOGADDEXP:
+    SET(b, 0, dvd(b, g, bins(b, VKT_OP_ADD, un(b, VKT_OP_EXP, bin(b, VKT_OP_SUB, B, A)), 1)));
+    SET(b, 1, dvd(b, g, bins(b, VKT_OP_ADD, un(b, VKT_OP_EXP, bin(b, VKT_OP_SUB, A, B)), 1)));
+    break;
+  default: /* rounded divisions: zero almost everywhere */ SET(b, 0, muls(b, g, 0)); SET(b, 1, muls(b, g, 0));
+  }
+}
+
+typedef struct {
+  vkt_fn fn;
+  unsigned save; /* 1: a, 2: b, 4: the output */
+} binary_row;
+
+#define BR(ID, NAME, SAVE) [ID] = {{NAME, binary_backward}, SAVE}
+static const binary_row binary_rows[VKT_OP_COUNT] = {
+    BR(VKT_OP_ADD, "AddBackward0", 0),
+    BR(VKT_OP_SUB, "SubBackward0", 0),
+    BR(VKT_OP_MUL, "MulBackward0", 3),
+    BR(VKT_OP_DIV, "DivBackward0", 3),
+    BR(VKT_OP_DIV_TRUNC, "DivBackward2", 0),
+    BR(VKT_OP_DIV_FLOOR, "DivBackward2", 0),
+    BR(VKT_OP_POW, "PowBackward1", 7),
+    BR(VKT_OP_MAXIMUM, "MaximumBackward0", 3),
+    BR(VKT_OP_MINIMUM, "MinimumBackward0", 3),
+    BR(VKT_OP_REMAINDER, "RemainderBackward0", 3),
+    BR(VKT_OP_FMOD, "FmodBackward0", 3),
+    BR(VKT_OP_ATAN2, "Atan2Backward0", 3),
+    BR(VKT_OP_HYPOT, "HypotBackward0", 7),
+    BR(VKT_OP_COPYSIGN, "CopysignBackward0", 5),
+    BR(VKT_OP_LOGADDEXP, "LogaddexpBackward0", 3),
+};
+
+vkt_status vkt_ag_binary(int id, const vkt_var *a, vkt_scalar sa, const vkt_var *b, vkt_scalar sb, vkt_scalar alpha,
+                         vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_operand x = a ? (vkt_operand){.t = &a->t} : (vkt_operand){.s = sa};
+  vkt_operand y = b ? (vkt_operand){.t = &b->t} : (vkt_operand){.s = sb};
+  vkt_status st = vkt_binary(id, x, y, alpha, NULL, &out->t);
+  const binary_row *row = &binary_rows[id];
+  if (st || !row->fn.name)
+    return st; /* comparisons, logical and bitwise ops: no gradient */
+  const vkt_var *in[2] = {a, b};
+  vkt_scalar s[3] = {sa, sb, alpha};
+  record(&row->fn, 2, in, row->save & 3, row->save & 4 ? 2 : -1, out, id, s, 3);
+  return VKT_OK;
+}
+
+/* ---- where: cond in slot 2, a and b as a binary op's ---- */
+
+static void where_backward(vkt_bw *b) {
+  const vkt_var *cond = S(b, 2);
+  SET(b, 0, keep_where(b, cond, g));
+  SET(b, 1, zero_where(b, cond, g));
+}
+
+static const vkt_fn where_fn = {"WhereBackward0", where_backward};
+
+vkt_status vkt_ag_where(const vkt_tensor *cond, const vkt_var *a, vkt_scalar sa, const vkt_var *b, vkt_scalar sb,
+                        vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_operand x = a ? (vkt_operand){.t = &a->t} : (vkt_operand){.s = sa};
+  vkt_operand y = b ? (vkt_operand){.t = &b->t} : (vkt_operand){.s = sb};
+  vkt_status st = vkt_where(cond, x, y, &out->t);
+  if (st || !vkt_dtypes[out->t.dtype].is_float)
+    return st;
+  const vkt_var *in[2] = {a, b};
+  vkt_node *n = vkt_node_begin(&where_fn, 2, in, 1);
+  if (n) {
+    vkt_var c = {0};
+    vkt_tensor_share(&c.t, cond);
+    vkt_node_save(n, 2, &c, false, 0);
+    vkt_var_release(&c);
+    vkt_node_output(n, 0, out);
+    vkt_node_decref(n);
+  }
+  return VKT_OK;
+}
+
+/* ---- casts and copies: the gradient goes back to the input's device and dtype ---- */
+
+static void to_backward(vkt_bw *b) {
+  vkt_var out = {0};
+  const vkt_shape_info *in = IN(b, 0);
+  if (g)
+    SET(b, 0, keep(b, vkt_ag_cast(g, in->device, in->dtype, VKT_PRESERVE_FORMAT, false, &out), &out));
+}
+
+static void clone_backward(vkt_bw *b) { SET(b, 0, g); }
+
+static const vkt_fn to_fn = {"ToCopyBackward0", to_backward}, clone_fn = {"CloneBackward0", clone_backward};
+
+static void record_unary(const vkt_fn *fn, const vkt_var *x, vkt_var *out) {
+  vkt_node *n = vkt_node_begin(fn, 1, &x, 1);
+  vkt_node_output(n, 0, out);
+  vkt_node_decref(n);
+}
+
+vkt_status vkt_ag_cast(const vkt_var *x, int device, vkt_dtype dtype, vkt_memory_format fmt, bool copy, vkt_var *out) {
+  *out = (vkt_var){0};
+  if (!copy && vkt_tensor_device(&x->t) == device && x->t.dtype == dtype) {
+    vkt_var_share(out, x); /* .to() of what it already is: the tensor itself */
+    return VKT_OK;
+  }
+  vkt_status st = vkt_copy_as(&out->t, &x->t, device, dtype, fmt);
+  if (!st && vkt_dtypes[dtype].is_float)
+    record_unary(&to_fn, x, out);
+  return st;
+}
+
+vkt_status vkt_ag_clone(const vkt_var *x, vkt_memory_format fmt, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = vkt_copy_as(&out->t, &x->t, vkt_tensor_device(&x->t), x->t.dtype, fmt);
+  if (!st)
+    record_unary(&clone_fn, x, out);
+  return st;
+}

@@ -1,0 +1,310 @@
+/* engine.c: the backward pass. Collect the nodes the roots reach, order them newest first (a node's
+ * inputs are always older, so that is a topological order), then walk them once: each node sums the
+ * gradients that reached its outputs, runs its backward, and sends each input's gradient, reduced to the
+ * input's shape and dtype, to the node that made that input. Leaves' AccumulateGrad nodes add into .grad. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "formula.h"
+
+static uint64_t next_run = 1;
+
+static int newest_first(const void *a, const void *b) {
+  uint64_t x = (*(vkt_node *const *)a)->seq, y = (*(vkt_node *const *)b)->seq;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The nodes reachable from the roots, marked with run and newest first. */
+static vkt_status collect(int n, const vkt_edge *roots, uint64_t run, vkt_node ***out, int *count) {
+  int cap = 64, len = 0, top = 0;
+  vkt_node **all = malloc(cap * sizeof *all), **stack = malloc(cap * sizeof *stack);
+  int scap = cap;
+  vkt_status st = all && stack ? VKT_OK : vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  for (int i = 0; !st && i < n; i++)
+    if (roots[i].node && roots[i].node->mark != run) {
+      roots[i].node->mark = run;
+      stack[top++] = roots[i].node;
+      while (!st && top) {
+        vkt_node *x = stack[--top];
+        if (len == cap && !(all = realloc(all, (cap *= 2) * sizeof *all))) {
+          st = vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+          break;
+        }
+        all[len++] = x;
+        for (int k = 0; k < x->nin; k++) {
+          vkt_node *m = x->next[k].node;
+          if (!m || m->mark == run)
+            continue;
+          m->mark = run;
+          if (top == scap && !(stack = realloc(stack, (scap *= 2) * sizeof *stack))) {
+            st = vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+            break;
+          }
+          stack[top++] = m;
+        }
+      }
+    }
+  free(stack);
+  if (st) {
+    free(all);
+    return st;
+  }
+  qsort(all, len, sizeof *all, newest_first);
+  for (int i = 0; i < len; i++)
+    all[i]->idx = i;
+  *out = all;
+  *count = len;
+  return VKT_OK;
+}
+
+/* buf += g (g is consumed). */
+static vkt_status add_into(vkt_var *buf, vkt_var *g) {
+  if (!vkt_var_defined(buf)) {
+    *buf = *g;
+    *g = (vkt_var){0};
+    return VKT_OK;
+  }
+  vkt_var sum = {0};
+  vkt_status st = vkt_ag_binary(VKT_OP_ADD, buf, (vkt_scalar){0}, g, (vkt_scalar){0}, (vkt_scalar){false, 0, 1}, &sum);
+  vkt_var_release(g);
+  if (st)
+    return st;
+  vkt_var_release(buf);
+  *buf = sum;
+  return VKT_OK;
+}
+
+static vkt_status zeros(const vkt_shape_info *s, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = vkt_tensor_empty(&out->t, s->device, s->dtype, s->ndim, s->shape);
+  return st ? st : vkt_fill_(&out->t, (vkt_scalar){false, 0, 0});
+}
+
+static bool same_shape(int n, const int64_t *a, int m, const int64_t *b) {
+  return n == m && !memcmp(a, b, (size_t)n * sizeof *a);
+}
+
+/* A backward's gradient for input i brought to the input's shape (summing broadcast dims) and dtype. */
+static vkt_status fit(vkt_node *n, int i, vkt_var *g) {
+  const vkt_shape_info *want = &n->in_info[i];
+  vkt_var fixed = {0};
+  vkt_status st = VKT_OK;
+  if (!same_shape(g->t.ndim, g->t.shape, want->ndim, want->shape)) {
+    bool ok = g->t.ndim >= want->ndim;
+    for (int d = 0; ok && d < want->ndim; d++) {
+      int64_t have = g->t.shape[g->t.ndim - want->ndim + d];
+      ok = want->shape[d] == have || want->shape[d] == 1;
+    }
+    if (!ok) {
+      char got[96], exp[96];
+      vkt_shape_str(g->t.ndim, g->t.shape, got, sizeof got);
+      vkt_shape_str(want->ndim, want->shape, exp, sizeof exp);
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "Function %s returned an invalid gradient at index %d - got %s but expected shape compatible "
+                      "with %s",
+                      n->fn->name, i, got, exp);
+    }
+    if ((st = vkt_ag_sum_to(g, want->ndim, want->shape, &fixed)))
+      return st;
+    vkt_var_release(g);
+    *g = fixed;
+  }
+  if (vkt_tensor_device(&g->t) != want->device)
+    return vkt_fail(VKT_ERR_RUNTIME, "Function %s returned an invalid gradient at index %d - wrong device", n->fn->name,
+                    i);
+  if (g->t.dtype != want->dtype) {
+    if ((st = vkt_ag_cast(g, want->device, want->dtype, VKT_PRESERVE_FORMAT, false, &fixed)))
+      return st;
+    vkt_var_release(g);
+    *g = fixed;
+  }
+  return VKT_OK;
+}
+
+static vkt_status run_hooks(vkt_hook *h, vkt_var *g) {
+  for (; h; h = h->next) {
+    vkt_status st = h->fn(h->ctx, g);
+    if (st)
+      return st;
+  }
+  return VKT_OK;
+}
+
+/* A non-leaf's retained .grad: a copy of what reached it, summed over backward calls. */
+static vkt_status retain(vkt_meta *m, const vkt_var *g, bool create_graph) {
+  vkt_var copy = {0};
+  vkt_status st = create_graph ? (vkt_var_share(&copy, g), VKT_OK) : vkt_clone(&copy.t, &g->t);
+  return st ? st : add_into(&m->grad, &copy);
+}
+
+/* AccumulateGrad: the leaf's hooks, then .grad += g. A gradient nobody else holds is kept as it is;
+ * anything else is copied first, so a later in-place update of .grad touches nothing else. */
+static vkt_status accumulate(vkt_meta *m, vkt_var *g, bool create_graph) {
+  vkt_status st = run_hooks(m->hooks, g);
+  if (st || !vkt_var_defined(g))
+    return st;
+  if (!vkt_var_defined(&m->grad)) {
+    if (create_graph || (g->t.storage->refcount == 1 && vkt_tensor_is_contiguous(&g->t) && !g->ag)) {
+      m->grad = *g;
+      *g = (vkt_var){0};
+      return VKT_OK;
+    }
+    return vkt_clone(&m->grad.t, &g->t);
+  }
+  if (create_graph || vkt_requires_grad(&m->grad))
+    return add_into(&m->grad, g);
+  return vkt_binary(VKT_OP_ADD, (vkt_operand){.t = &m->grad.t}, (vkt_operand){.t = &g->t}, (vkt_scalar){false, 0, 1},
+                    &m->grad.t, NULL);
+}
+
+/* Runs node x on its summed output gradients; sends the input gradients on into bufs. */
+static vkt_status run_node(vkt_node *x, vkt_var *grads, vkt_var **bufs, bool create_graph) {
+  for (int k = 0; k < x->nout; k++) {
+    vkt_status st = run_hooks(x->pre_hooks[k], &grads[k]);
+    if (!st && x->retains[k] && vkt_var_defined(&grads[k]))
+      st = retain(x->retains[k], &grads[k], create_graph);
+    if (st)
+      return st;
+  }
+  vkt_var out[x->nin > 0 ? x->nin : 1];
+  memset(out, 0, sizeof out);
+  vkt_bw b = {.n = x, .grads = grads, .out = out};
+  x->fn->backward(&b);
+  vkt_bw_end(&b);
+  vkt_status st = b.st;
+  for (int i = 0; i < x->nin; i++) {
+    if (!st && x->next[i].node && vkt_var_defined(&out[i]) && !(st = fit(x, i, &out[i])))
+      st = add_into(&bufs[x->next[i].node->idx][x->next[i].nr], &out[i]);
+    vkt_var_release(&out[i]);
+  }
+  return st;
+}
+
+static vkt_status check_root(int k, const vkt_var *root, const vkt_var *grad, vkt_var *seed) {
+  if (!vkt_requires_grad(root))
+    return vkt_fail(VKT_ERR_RUNTIME, "element %d of tensors does not require grad and does not have a grad_fn", k);
+  if (!vkt_var_defined(grad)) {
+    if (vkt_tensor_numel(&root->t) != 1)
+      return vkt_fail(VKT_ERR_RUNTIME, "grad can be implicitly created only for scalar outputs");
+    vkt_status st = vkt_tensor_empty(&seed->t, vkt_tensor_device(&root->t), root->t.dtype, root->t.ndim, root->t.shape);
+    return st ? st : vkt_fill_(&seed->t, (vkt_scalar){false, 0, 1});
+  }
+  if (!same_shape(grad->t.ndim, grad->t.shape, root->t.ndim, root->t.shape)) {
+    char g[96], r[96];
+    vkt_shape_str(grad->t.ndim, grad->t.shape, g, sizeof g);
+    vkt_shape_str(root->t.ndim, root->t.shape, r, sizeof r);
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "Mismatch in shape: grad_output[%d] has a shape of torch.Size(%s) and output[%d] has a shape of "
+                    "torch.Size(%s).",
+                    k, g, k, r);
+  }
+  if (vkt_tensor_device(&grad->t) != vkt_tensor_device(&root->t))
+    return vkt_fail(VKT_ERR_RUNTIME, "invalid gradient at index %d - expected device %s but got %s", k,
+                    vkt_tensor_device(&root->t) == VKT_CPU ? "cpu" : "vulkan",
+                    vkt_tensor_device(&grad->t) == VKT_CPU ? "cpu" : "vulkan");
+  if (!vkt_dtypes[grad->t.dtype].is_float)
+    return vkt_fail(VKT_ERR_RUNTIME, "invalid gradient at index %d - expected a floating point dtype but got %s", k,
+                    vkt_dtypes[grad->t.dtype].name);
+  vkt_var_share(seed, grad);
+  return VKT_OK;
+}
+
+vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const vkt_backward_opts *o) {
+  bool was_enabled = vkt_grad_enabled();
+  int count = 0, nt = o->ninputs;
+  vkt_node **nodes = NULL;
+  vkt_edge edges[n > 0 ? n : 1], *targets = nt ? calloc(nt, sizeof *targets) : NULL;
+  vkt_var seeds[n > 0 ? n : 1];
+  vkt_var **bufs = NULL;
+  bool *needed = NULL;
+  memset(edges, 0, sizeof edges);
+  memset(seeds, 0, sizeof seeds);
+  vkt_status st = nt && !targets ? vkt_fail(VKT_ERR_NOMEM, "out of host memory") : VKT_OK;
+  for (int k = 0; !st && k < n; k++)
+    if (!(st = check_root(k, &roots[k], &grads[k], &seeds[k])))
+      edges[k] = vkt_grad_edge(&roots[k]);
+  for (int j = 0; !st && j < nt; j++) {
+    if (!vkt_requires_grad(&o->inputs[j]))
+      st = vkt_fail(VKT_ERR_RUNTIME, "One of the differentiated Tensors does not require grad");
+    else
+      targets[j] = vkt_grad_edge(&o->inputs[j]);
+  }
+  if (!st)
+    st = collect(n, edges, __atomic_fetch_add(&next_run, 1, __ATOMIC_RELAXED), &nodes, &count);
+  if (!st) {
+    bufs = calloc(count ? count : 1, sizeof *bufs);
+    needed = calloc(count ? count : 1, sizeof *needed);
+    if (!bufs || !needed)
+      st = vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  }
+  for (int i = 0; !st && i < count; i++)
+    if (!(bufs[i] = calloc(nodes[i]->nout, sizeof(vkt_var))))
+      st = vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  /* Which nodes run: all of them, or (given inputs) those on a path to an input, oldest first. */
+  for (int i = count - 1; !st && i >= 0; i--) {
+    vkt_node *x = nodes[i];
+    needed[i] = !nt;
+    for (int k = 0; !needed[i] && k < x->nin; k++) {
+      vkt_node *m = x->next[k].node;
+      for (int j = 0; m && j < nt && !needed[i]; j++)
+        needed[i] = targets[j].node == m;
+      needed[i] |= m && needed[m->idx];
+    }
+    if (nt && x->leaf && o->accumulate)
+      for (int j = 0; j < nt; j++)
+        needed[i] |= targets[j].node == x;
+  }
+  for (int k = 0; !st && k < n; k++)
+    if (edges[k].node)
+      st = add_into(&bufs[edges[k].node->idx][edges[k].nr], &seeds[k]);
+  vkt_set_grad_enabled(o->create_graph);
+  for (int i = 0; !st && i < count; i++) {
+    vkt_node *x = nodes[i];
+    vkt_var *grads_i = bufs[i];
+    for (int j = 0; j < nt; j++) /* what autograd.grad returns, and backward(inputs=) of non-leaves */
+      if (targets[j].node == x && vkt_var_defined(&grads_i[targets[j].nr])) {
+        if (!o->accumulate)
+          vkt_var_share(&o->captured[j], &grads_i[targets[j].nr]);
+        else if (!x->leaf)
+          st = retain(o->inputs[j].ag, &grads_i[targets[j].nr], o->create_graph);
+      }
+    bool any = false;
+    for (int k = 0; k < x->nout; k++)
+      any |= vkt_var_defined(&grads_i[k]);
+    if (st || !needed[i] || !any)
+      continue;
+    if (x->leaf) {
+      st = accumulate(x->leaf, &grads_i[0], o->create_graph);
+    } else {
+      for (int k = 0; !st && k < x->nout; k++)
+        if (!vkt_var_defined(&grads_i[k]))
+          st = zeros(&x->out_info[k], &grads_i[k]);
+      if (!st)
+        st = run_node(x, grads_i, bufs, o->create_graph);
+      if (!o->keep_graph) {
+        for (int s = 0; s < x->nsaved; s++)
+          vkt_var_release(&x->saved[s].v);
+        x->released = true;
+      }
+    }
+    for (int k = 0; k < x->nout; k++)
+      vkt_var_release(&grads_i[k]);
+  }
+  vkt_set_grad_enabled(was_enabled);
+  for (int i = 0; bufs && i < count; i++) {
+    for (int k = 0; bufs[i] && k < nodes[i]->nout; k++)
+      vkt_var_release(&bufs[i][k]);
+    free(bufs[i]);
+  }
+  for (int k = 0; k < n; k++) {
+    vkt_var_release(&seeds[k]);
+    vkt_node_decref(edges[k].node);
+  }
+  for (int j = 0; j < nt; j++)
+    vkt_node_decref(targets[j].node);
+  free(bufs);
+  free(needed);
+  free(nodes);
+  free(targets);
+  return st;
+}

@@ -1,0 +1,156 @@
+/* formula.c: the helpers backward functions are written with (formula.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "formula.h"
+
+static const vkt_scalar none = {false, 0, 0}, one = {false, 0, 1};
+
+const vkt_var *keep(vkt_bw *b, vkt_status st, vkt_var *v) {
+  if (st || b->ntmp == (int)(sizeof b->tmp / sizeof b->tmp[0])) {
+    vkt_var_release(v);
+    if (!b->st)
+      b->st = st ? st : vkt_fail(VKT_ERR_RUNTIME, "%s: backward formula too long", b->n->fn->name);
+    return NULL;
+  }
+  vkt_var *kept = malloc(sizeof *kept);
+  if (!kept) {
+    vkt_var_release(v);
+    b->st = vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+    return NULL;
+  }
+  *kept = *v;
+  return b->tmp[b->ntmp++] = kept;
+}
+
+void vkt_bw_end(vkt_bw *b) {
+  for (int i = 0; i < b->ntmp; i++) {
+    vkt_var_release(b->tmp[i]);
+    free(b->tmp[i]);
+  }
+  b->ntmp = 0;
+}
+
+const vkt_var *G(vkt_bw *b, int k) { return b->st ? NULL : &b->grads[k]; }
+
+const vkt_var *S(vkt_bw *b, int k) {
+  if (b->st)
+    return NULL;
+  vkt_node *n = b->n;
+  vkt_saved *s = &n->saved[k];
+  if (n->released) {
+    b->st = vkt_fail(VKT_ERR_RUNTIME,
+                     "Trying to backward through the graph a second time (or directly access saved tensors after "
+                     "they have already been freed). Saved intermediate values of the graph are freed when you call "
+                     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                     "graph a second time or if you need to access saved tensors after calling backward.");
+    return NULL;
+  }
+  if (s->v.t.storage->version != s->version) {
+    char shape[96];
+    vkt_shape_str(s->v.t.ndim, s->v.t.shape, shape, sizeof shape);
+    b->st = vkt_fail(VKT_ERR_RUNTIME,
+                     "one of the variables needed for gradient computation has been modified by an inplace operation: "
+                     "[torch.FloatTensor %s], which is output %d of %s, is at version %u; expected version %u instead.",
+                     shape, s->output_nr, n->fn->name, s->v.t.storage->version, s->version);
+    return NULL;
+  }
+  if (!s->is_output || !vkt_grad_enabled())
+    return &s->v;
+  /* With create_graph an output takes its place in the graph again: its grad_fn is this node. */
+  vkt_var v = {0};
+  vkt_tensor_share(&v.t, &s->v.t);
+  vkt_meta *m = vkt_var_meta(&v);
+  if (!m)
+    return keep(b, vkt_fail(VKT_ERR_NOMEM, "out of host memory"), &v);
+  vkt_node_incref(n);
+  m->grad_fn = (vkt_edge){n, s->output_nr};
+  m->requires_grad = true;
+  return keep(b, VKT_OK, &v);
+}
+
+bool NEED(vkt_bw *b, int i) { return b->n->next[i].node != NULL; }
+
+void SET(vkt_bw *b, int i, const vkt_var *g) {
+  if (g && !b->st && NEED(b, i)) {
+    vkt_var_release(&b->out[i]);
+    vkt_var_share(&b->out[i], g);
+  }
+}
+
+const vkt_var *un2(vkt_bw *b, int id, const vkt_var *x, double p0, double p1) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_ag_unary(id, x, num(p0), num(p1), &out), &out) : NULL;
+}
+
+const vkt_var *un(vkt_bw *b, int id, const vkt_var *x) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_ag_unary(id, x, none, none, &out), &out) : NULL;
+}
+
+const vkt_var *bin(vkt_bw *b, int id, const vkt_var *x, const vkt_var *y) {
+  vkt_var out = {0};
+  return x && y ? keep(b, vkt_ag_binary(id, x, none, y, none, one, &out), &out) : NULL;
+}
+
+const vkt_var *bins(vkt_bw *b, int id, const vkt_var *x, double s) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_ag_binary(id, x, none, NULL, num(s), one, &out), &out) : NULL;
+}
+
+const vkt_var *sbin(vkt_bw *b, int id, double s, const vkt_var *x) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_ag_binary(id, NULL, num(s), x, none, one, &out), &out) : NULL;
+}
+
+const vkt_var *keep_where(vkt_bw *b, const vkt_var *cond, const vkt_var *x) {
+  vkt_var out = {0};
+  return cond && x ? keep(b, vkt_ag_where(&cond->t, x, none, NULL, (vkt_scalar){false, 0, 0}, &out), &out) : NULL;
+}
+
+const vkt_var *zero_where(vkt_bw *b, const vkt_var *cond, const vkt_var *x) {
+  vkt_var out = {0};
+  return cond && x ? keep(b, vkt_ag_where(&cond->t, NULL, (vkt_scalar){false, 0, 0}, x, none, &out), &out) : NULL;
+}
+
+const vkt_var *sum_dims(vkt_bw *b, const vkt_var *x, uint32_t dims, bool keepdim) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_ag_reduce(VKT_OP_SUM, x, dims, keepdim, -1, 0, false, "sum", false, &out), &out) : NULL;
+}
+
+const vkt_var *reshape(vkt_bw *b, const vkt_var *x, int ndim, const int64_t *shape) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_ag_reshape(x, ndim, shape, false, &out), &out) : NULL;
+}
+
+const vkt_var *expand(vkt_bw *b, const vkt_var *x, int ndim, const int64_t *shape) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_ag_expand(x, ndim, shape, &out), &out) : NULL;
+}
+
+const vkt_var *unreduce(vkt_bw *b, const vkt_var *x, uint32_t dims, bool keepdim, int ndim, const int64_t *shape) {
+  if (!x)
+    return NULL;
+  if (!keepdim) {
+    int64_t kept[VKT_MAX_DIMS];
+    for (int d = 0; d < ndim; d++)
+      kept[d] = dims >> d & 1 ? 1 : shape[d];
+    x = reshape(b, x, ndim, kept);
+  }
+  return expand(b, x, ndim, shape);
+}
+
+const vkt_var *transpose(vkt_bw *b, const vkt_var *x, int64_t d0, int64_t d1) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_ag_transpose(x, d0, d1, &out), &out) : NULL;
+}
+
+const vkt_var *matmul(vkt_bw *b, const vkt_var *x, const vkt_var *y) {
+  vkt_var out = {0};
+  return x && y ? keep(b, vkt_ag_matmul(x, y, &out), &out) : NULL;
+}
+
+const vkt_var *sum_to(vkt_bw *b, const vkt_var *x, int ndim, const int64_t *shape) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_ag_sum_to(x, ndim, shape, &out), &out) : NULL;
+}

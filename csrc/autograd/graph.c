@@ -1,0 +1,294 @@
+/* graph.c: the autograd graph's pieces: grad mode, vars and their metas, nodes, saved tensors, hooks,
+ * and the rules of in-place writes. The engine (engine.c) walks what is recorded here. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "autograd.h"
+
+static _Thread_local bool grad_disabled; /* per thread, as PyTorch's grad mode */
+static uint64_t next_seq = 1;            /* atomic: graphs are built on many threads */
+
+bool vkt_grad_enabled(void) { return !grad_disabled; }
+void vkt_set_grad_enabled(bool on) { grad_disabled = !on; }
+
+/* ---- vars and metas ---- */
+
+void vkt_meta_decref(vkt_meta *m) {
+  if (!m || __atomic_sub_fetch(&m->refcount, 1, __ATOMIC_ACQ_REL) > 0)
+    return;
+  vkt_node *n = m->grad_fn.node;
+  if (n && n->retains[m->grad_fn.nr] == m)
+    n->retains[m->grad_fn.nr] = NULL;
+  vkt_node_decref(n);
+  vkt_var_release(&m->grad);
+  for (vkt_hook *h = m->hooks, *next; h; h = next) {
+    next = h->next;
+    if (h->free)
+      h->free(h->ctx);
+    free(h);
+  }
+  free(m);
+}
+
+void vkt_var_release(vkt_var *v) {
+  vkt_tensor_release(&v->t);
+  vkt_meta_decref(v->ag);
+  v->ag = NULL;
+}
+
+void vkt_var_share(vkt_var *out, const vkt_var *src) {
+  vkt_tensor_share(&out->t, &src->t);
+  out->ag = src->ag;
+  if (out->ag)
+    __atomic_add_fetch(&out->ag->refcount, 1, __ATOMIC_RELAXED);
+}
+
+vkt_meta *vkt_var_meta(vkt_var *v) {
+  if (!v->ag && (v->ag = calloc(1, sizeof *v->ag)))
+    v->ag->refcount = 1;
+  return v->ag;
+}
+
+void vkt_detach(vkt_var *out, const vkt_var *src) {
+  vkt_tensor_share(&out->t, &src->t);
+  out->ag = NULL;
+}
+
+vkt_status vkt_set_requires_grad(vkt_var *v, bool on) {
+  if (!vkt_is_leaf(v)) {
+    if (on)
+      return VKT_OK;
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+  }
+  if (on && !vkt_dtypes[v->t.dtype].is_float)
+    return vkt_fail(VKT_ERR_RUNTIME, "only Tensors of floating point and complex dtype can require gradients");
+  if (!on && !v->ag)
+    return VKT_OK;
+  vkt_meta *m = vkt_var_meta(v);
+  if (!m)
+    return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  m->requires_grad = on;
+  return VKT_OK;
+}
+
+/* ---- nodes ---- */
+
+void vkt_node_incref(vkt_node *n) {
+  if (n)
+    __atomic_add_fetch(&n->refcount, 1, __ATOMIC_RELAXED);
+}
+
+static void release_saved(vkt_node *n) {
+  for (int i = 0; i < n->nsaved; i++)
+    vkt_var_release(&n->saved[i].v);
+}
+
+void vkt_node_decref(vkt_node *n) {
+  if (!n || __atomic_sub_fetch(&n->refcount, 1, __ATOMIC_ACQ_REL) > 0)
+    return;
+  /* A long chain would recurse once per node: unlink iteratively through a worklist. */
+  vkt_node **stack = NULL;
+  int depth = 0, cap = 0;
+  for (;;) {
+    release_saved(n);
+    if (n->extra_free)
+      n->extra_free(n->extra);
+    if (n->leaf) {
+      n->leaf->acc = NULL;
+      vkt_meta_decref(n->leaf);
+    }
+    for (int k = 0; k < n->nout; k++)
+      for (vkt_hook *h = n->pre_hooks[k], *next; h; h = next) {
+        next = h->next;
+        if (h->free)
+          h->free(h->ctx);
+        free(h);
+      }
+    for (int i = 0; i < n->nin; i++) {
+      vkt_node *m = n->next[i].node;
+      if (m && __atomic_sub_fetch(&m->refcount, 1, __ATOMIC_ACQ_REL) == 0) {
+        if (depth == cap) {
+          vkt_node **grown = realloc(stack, (size_t)(cap = cap ? cap * 2 : 64) * sizeof *stack);
+          if (!grown)
+            abort(); /* out of host memory while freeing: nothing sane remains */
+          stack = grown;
+        }
+        stack[depth++] = m;
+      }
+    }
+    free(n->next);
+    free(n);
+    if (!depth)
+      break;
+    n = stack[--depth];
+  }
+  free(stack);
+}
+
+static void shape_info(vkt_shape_info *s, const vkt_tensor *t) {
+  s->dtype = t->dtype;
+  s->device = vkt_tensor_device(t);
+  s->ndim = t->ndim;
+  memcpy(s->shape, t->shape, sizeof s->shape);
+}
+
+/* One allocation holds a node's arrays. */
+static vkt_node *node_new(const vkt_fn *fn, int nin, int nout) {
+  vkt_node *n = calloc(1, sizeof *n);
+  size_t bytes = (size_t)nin * (sizeof(vkt_edge) + sizeof(vkt_shape_info)) +
+                 (size_t)nout * (sizeof(vkt_shape_info) + sizeof(vkt_hook *) + sizeof(vkt_meta *));
+  char *arrays = n ? calloc(1, bytes ? bytes : 1) : NULL;
+  if (!arrays) {
+    free(n);
+    return NULL;
+  }
+  n->refcount = 1;
+  n->fn = fn;
+  n->nin = nin;
+  n->nout = nout;
+  n->next = (vkt_edge *)arrays;
+  n->in_info = (vkt_shape_info *)(n->next + nin);
+  n->out_info = n->in_info + nin;
+  n->pre_hooks = (vkt_hook **)(n->out_info + nout);
+  n->retains = (vkt_meta **)(n->pre_hooks + nout);
+  return n;
+}
+
+static const vkt_fn accumulate_fn = {"AccumulateGrad", NULL};
+
+vkt_edge vkt_grad_edge(const vkt_var *v) {
+  vkt_meta *m = v->ag;
+  if (!m || (!m->requires_grad && !m->grad_fn.node))
+    return (vkt_edge){0};
+  if (m->grad_fn.node) {
+    vkt_node_incref(m->grad_fn.node);
+    return m->grad_fn;
+  }
+  if (m->acc) {
+    vkt_node_incref(m->acc);
+    return (vkt_edge){m->acc, 0};
+  }
+  vkt_node *n = node_new(&accumulate_fn, 0, 1);
+  if (!n)
+    return (vkt_edge){0};
+  shape_info(&n->out_info[0], &v->t);
+  n->leaf = m; /* strong: the leaf lives while a graph can reach it */
+  __atomic_add_fetch(&m->refcount, 1, __ATOMIC_RELAXED);
+  m->acc = n; /* weak: the edges that point at it own it */
+  return (vkt_edge){n, 0};
+}
+
+vkt_node *vkt_node_begin(const vkt_fn *fn, int nin, const vkt_var *const *in, int nout) {
+  if (!vkt_grad_enabled())
+    return NULL;
+  bool any = false;
+  for (int i = 0; i < nin; i++)
+    any |= vkt_requires_grad(in[i]);
+  if (!any)
+    return NULL;
+  vkt_node *n = node_new(fn, nin, nout);
+  if (!n)
+    return NULL; /* out of host memory: the result simply carries no history */
+  n->seq = __atomic_fetch_add(&next_seq, 1, __ATOMIC_RELAXED);
+  for (int i = 0; i < nin; i++) {
+    if (!in[i])
+      continue;
+    shape_info(&n->in_info[i], &in[i]->t);
+    n->next[i] = vkt_grad_edge(in[i]);
+  }
+  return n;
+}
+
+void vkt_node_output(vkt_node *n, int k, vkt_var *out) {
+  if (!n)
+    return;
+  vkt_meta *m = vkt_var_meta(out);
+  if (!m)
+    return;
+  shape_info(&n->out_info[k], &out->t);
+  vkt_node_incref(n);
+  vkt_node_decref(m->grad_fn.node);
+  m->grad_fn = (vkt_edge){n, k};
+  m->requires_grad = true;
+}
+
+void vkt_node_save(vkt_node *n, int k, const vkt_var *v, bool is_output, int output_nr) {
+  if (!n)
+    return;
+  vkt_saved *s = &n->saved[k];
+  vkt_var_release(&s->v);
+  if (k >= n->nsaved)
+    n->nsaved = k + 1;
+  if (is_output)
+    vkt_detach(&s->v, v); /* its meta would point back at n */
+  else
+    vkt_var_share(&s->v, v);
+  s->version = v->t.storage->version;
+  s->is_output = is_output;
+  s->output_nr = output_nr;
+}
+
+/* ---- hooks ---- */
+
+static int64_t next_hook_id = 1;
+
+int64_t vkt_add_hook(vkt_var *v, vkt_hook *h) {
+  h->id = __atomic_fetch_add(&next_hook_id, 1, __ATOMIC_RELAXED);
+  vkt_meta *m = vkt_var_meta(v);
+  vkt_hook **list = m->grad_fn.node ? &m->grad_fn.node->pre_hooks[m->grad_fn.nr] : &m->hooks;
+  while (*list)
+    list = &(*list)->next;
+  *list = h;
+  return h->id;
+}
+
+bool vkt_remove_hook(vkt_meta *m, vkt_node *n, int nr, int64_t id) {
+  vkt_hook **list = n ? &n->pre_hooks[nr] : &m->hooks;
+  for (; *list; list = &(*list)->next)
+    if ((*list)->id == id) {
+      vkt_hook *h = *list;
+      *list = h->next;
+      if (h->free)
+        h->free(h->ctx);
+      free(h);
+      return true;
+    }
+  return false;
+}
+
+void vkt_retain_grad(vkt_var *v) {
+  vkt_meta *m = v->ag;
+  if (!m || !m->grad_fn.node)
+    return; /* leaves keep their .grad anyway */
+  m->retains_grad = true;
+  m->grad_fn.node->retains[m->grad_fn.nr] = m;
+}
+
+/* ---- in-place writes ---- */
+
+vkt_status vkt_inplace_check(const vkt_var *dst) {
+  if (vkt_grad_enabled() && dst->ag) {
+    if (dst->ag->requires_grad && !dst->ag->grad_fn.node)
+      return vkt_fail(VKT_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");
+    if (dst->ag->is_view && dst->ag->grad_fn.node)
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "vkt: an in-place operation on a view of a tensor that requires grad is not supported "
+                      "(the view's base would not see it); write out of place, or into a .clone() of the view");
+  }
+  return VKT_OK;
+}
+
+void vkt_inplace_rebase(vkt_var *dst, vkt_var *result) {
+  if (!result->ag || !result->ag->grad_fn.node)
+    return;
+  vkt_meta *m = vkt_var_meta(dst);
+  if (!m)
+    return;
+  vkt_edge e = result->ag->grad_fn;
+  vkt_node_incref(e.node);
+  vkt_node_decref(m->grad_fn.node);
+  m->grad_fn = e;
+  m->requires_grad = true;
+}

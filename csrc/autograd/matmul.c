@@ -1,0 +1,95 @@
+/* matmul.c (autograd): the matrix products and the fused matmul_add_relu, with the seed's backward:
+ * grad_lhs = grad @ rhs^T and grad_rhs = lhs^T @ grad through transposed views (the strided matmul reads
+ * them without copies), each summed back over broadcast batch dims by the engine. */
+#include "../ops/matmul.h"
+#include "formula.h"
+
+#define g G(b, 0)
+
+/* Input k (0: lhs, 1: rhs) as a matrix operand: a vector gets the dim matmul gave it. */
+static const vkt_var *as_matrix(vkt_bw *b, const vkt_var *v, int k) {
+  if (!v || v->t.ndim != 1)
+    return v;
+  int64_t shape[2] = {1, v->t.shape[0]};
+  if (k)
+    shape[0] = v->t.shape[0], shape[1] = 1;
+  return reshape(b, v, 2, shape);
+}
+
+/* The gradients of lhs @ rhs for an incoming gradient gz of the product's shape. */
+static void product_grads(vkt_bw *b, const vkt_var *gz, const vkt_var *lhs, const vkt_var *rhs) {
+  const vkt_shape_info *li = IN(b, 0), *ri = IN(b, 1);
+  const vkt_var *a = as_matrix(b, lhs, 0), *c = as_matrix(b, rhs, 1);
+  if (!gz || (NEED(b, 0) && !c) || (NEED(b, 1) && !a))
+    return;
+  /* gz as [batch..., M, N]: a vector operand's lost dim comes back as 1. */
+  int nd = gz->t.ndim, batch = nd - (li->ndim > 1) - (ri->ndim > 1);
+  int64_t shape[VKT_MAX_DIMS];
+  for (int d = 0; d < batch; d++)
+    shape[d] = gz->t.shape[d];
+  shape[batch] = li->ndim > 1 ? gz->t.shape[batch] : 1;
+  shape[batch + 1] = ri->ndim > 1 ? gz->t.shape[nd - 1] : 1;
+  const vkt_var *g2 = reshape(b, gz, batch + 2, shape);
+  if (NEED(b, 0)) {
+    const vkt_var *ga = matmul(b, g2, transpose(b, c, -1, -2));
+    SET(b, 0, li->ndim == 1 ? reshape(b, sum_to(b, ga, 2, a->t.shape), 1, li->shape) : ga);
+  }
+  if (NEED(b, 1)) {
+    const vkt_var *gc;
+    if (c->t.ndim == 2 && a->t.ndim > 2 && vkt_tensor_is_contiguous(&a->t)) {
+      /* One rhs shared by the batch: fold the batch into the rows, one product with K = batch * M. */
+      int64_t k = a->t.shape[a->t.ndim - 1], n = shape[batch + 1];
+      const vkt_var *a2 = reshape(b, a, 2, (int64_t[]){-1, k});
+      gc = matmul(b, transpose(b, a2, 0, 1), reshape(b, g2, 2, (int64_t[]){-1, n}));
+    } else {
+      gc = matmul(b, transpose(b, a, -1, -2), g2);
+    }
+    SET(b, 1, ri->ndim == 1 ? reshape(b, sum_to(b, gc, 2, c->t.shape), 1, ri->shape) : gc);
+  }
+}
+
+static void matmul_backward(vkt_bw *b) { product_grads(b, g, S(b, 0), S(b, 1)); }
+
+static void matmul_add_relu_backward(vkt_bw *b) {
+  const vkt_var *gz = keep_where(b, bins(b, VKT_OP_GT, S(b, 2), 0), g); /* relu backward of the saved output */
+  product_grads(b, gz, S(b, 0), S(b, 1));
+  SET(b, 2, gz); /* summed to the bias's shape by the engine */
+}
+
+static const vkt_fn matmul_fn = {"MmBackward0", matmul_backward},
+                    mar_fn = {"MatmulAddReluBackward0", matmul_add_relu_backward};
+
+vkt_status vkt_ag_matmul(const vkt_var *a, const vkt_var *b, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = vkt_matmul(&a->t, &b->t, &out->t);
+  if (st || !vkt_dtypes[out->t.dtype].is_float)
+    return st;
+  const vkt_var *in[2] = {a, b};
+  vkt_node *n = vkt_node_begin(&matmul_fn, 2, in, 1);
+  if (n) {
+    if (vkt_requires_grad(b))
+      vkt_node_save(n, 0, a, false, 0);
+    if (vkt_requires_grad(a))
+      vkt_node_save(n, 1, b, false, 0);
+    vkt_node_output(n, 0, out);
+    vkt_node_decref(n);
+  }
+  return VKT_OK;
+}
+
+vkt_status vkt_ag_matmul_add_relu(const vkt_var *lhs, const vkt_var *rhs, const vkt_var *bias, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = vkt_matmul_add_relu(&lhs->t, &rhs->t, &bias->t, &out->t);
+  if (st)
+    return st;
+  const vkt_var *in[3] = {lhs, rhs, bias};
+  vkt_node *n = vkt_node_begin(&mar_fn, 3, in, 1);
+  if (n) {
+    vkt_node_save(n, 0, lhs, false, 0);
+    vkt_node_save(n, 1, rhs, false, 0);
+    vkt_node_save(n, 2, out, true, 0); /* the output, not the pre-activation, as the seed does */
+    vkt_node_output(n, 0, out);
+    vkt_node_decref(n);
+  }
+  return VKT_OK;
+}

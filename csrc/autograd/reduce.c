@@ -1,0 +1,234 @@
+/* reduce.c (autograd): reductions, softmax, cumsum and the engine's sum back to a shape, with their
+ * backward formulas. x is saved in slot 0, the result y in slot 1. */
+#include "../ops/reduce.h"
+#include "../ops/scan.h"
+#include "formula.h"
+
+#define X S(b, 0)
+#define Y S(b, 1)
+#define g G(b, 0)
+#define DIMS (b->n->dims)
+#define KEEP (b->n->flag)
+
+static const vkt_var *cast(vkt_bw *b, const vkt_var *x, vkt_dtype dtype) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_ag_cast(x, vkt_tensor_device(&x->t), dtype, VKT_PRESERVE_FORMAT, false, &out), &out) : NULL;
+}
+
+static const vkt_var *reduce(vkt_bw *b, int id, const vkt_var *x, uint32_t dims) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_ag_reduce(id, x, dims, true, -1, 0, false, "sum", false, &out), &out) : NULL;
+}
+
+/* g and y (reduced without keepdim) given back their reduced dims, broadcast to x's shape. */
+static const vkt_var *spread(vkt_bw *b, const vkt_var *v) {
+  return unreduce(b, v, DIMS, KEEP, IN(b, 0)->ndim, IN(b, 0)->shape);
+}
+
+static int64_t reduced_count(vkt_bw *b) {
+  int64_t n = 1;
+  for (int d = 0; d < IN(b, 0)->ndim; d++)
+    if (DIMS >> d & 1)
+      n *= IN(b, 0)->shape[d];
+  return n;
+}
+
+static void reduce_backward(vkt_bw *b) {
+  const vkt_var *gx = NULL;
+  switch (b->n->id) {
+  case VKT_OP_SUM: gx = spread(b, g); break;
+  case VKT_OP_MEAN: gx = muls(b, spread(b, g), 1.0 / (double)reduced_count(b)); break;
+  case VKT_OP_AMAX:
+  case VKT_OP_AMIN: { /* shared evenly among the elements equal to the extreme */
+    const vkt_var *hit = bin(b, VKT_OP_EQ, X, spread(b, Y));
+    const vkt_var *count = reduce(b, VKT_OP_SUM, cast(b, hit, IN(b, 0)->dtype), DIMS);
+    gx = keep_where(b, hit, dvd(b, spread(b, g), count));
+    break;
+  }
+  case VKT_OP_PROD: { /* y / x, and where x is 0 the product of the others (0 with a second 0) */
+    const vkt_var *zero = bins(b, VKT_OP_EQ, X, 0);
+    const vkt_var *others = reduce(b, VKT_OP_PROD, bin(b, VKT_OP_ADD, X, cast(b, zero, IN(b, 0)->dtype)), DIMS);
+    const vkt_var *zeros = reduce(b, VKT_OP_SUM, cast(b, zero, IN(b, 0)->dtype), DIMS);
+    const vkt_var *at_zero = keep_where(b, bins(b, VKT_OP_EQ, zeros, 1), others);
+    const vkt_var *gs = spread(b, g);
+    const vkt_var *plain = mul(b, gs, dvd(b, spread(b, Y), X));
+    vkt_var out = {0};
+    gx = zero && plain ? keep(b,
+                              vkt_ag_where(&zero->t, mul(b, gs, expand(b, at_zero, IN(b, 0)->ndim, IN(b, 0)->shape)),
+                                           (vkt_scalar){0}, plain, (vkt_scalar){0}, &out),
+                              &out)
+                       : NULL;
+    break;
+  }
+  case VKT_OP_VAR: { /* 2 (x - mean) / (n - correction); std: (x - mean) / ((n - correction) y) */
+    double c = b->n->s[0].f, n = (double)reduced_count(b) - c;
+    const vkt_var *centered = sub(b, X, reduce(b, VKT_OP_MEAN, X, DIMS));
+    if (b->n->s[1].i)
+      gx = mul(b, spread(b, g), dvd(b, centered, muls(b, spread(b, Y), n)));
+    else
+      gx = mul(b, spread(b, g), muls(b, centered, 2 / n));
+    break;
+  }
+  case VKT_OP_LOGSUMEXP: gx = mul(b, spread(b, g), un(b, VKT_OP_EXP, sub(b, X, spread(b, Y)))); break;
+  }
+  SET(b, 0, gx);
+}
+
+static const vkt_fn reduce_fns[] = {
+    [VKT_OP_SUM - VKT_OP_SUM] = {"SumBackward1", reduce_backward},
+    [VKT_OP_MEAN - VKT_OP_SUM] = {"MeanBackward1", reduce_backward},
+    [VKT_OP_PROD - VKT_OP_SUM] = {"ProdBackward1", reduce_backward},
+    [VKT_OP_AMAX - VKT_OP_SUM] = {"AmaxBackward0", reduce_backward},
+    [VKT_OP_AMIN - VKT_OP_SUM] = {"AminBackward0", reduce_backward},
+    [VKT_OP_VAR - VKT_OP_SUM] = {"VarBackward0", reduce_backward},
+    [VKT_OP_LOGSUMEXP - VKT_OP_SUM] = {"LogsumexpBackward0", reduce_backward},
+};
+static const vkt_fn std_fn = {"StdBackward0", reduce_backward};
+
+vkt_status vkt_ag_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, int dtype, double correction, bool std,
+                         const char *name, bool all_dims, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_reduce_opts o = {name, dims, keepdim, dtype, correction, std, all_dims};
+  vkt_status st = vkt_reduce(id, &x->t, &o, &out->t, NULL);
+  if (st || id - VKT_OP_SUM >= (int)(sizeof reduce_fns / sizeof *reduce_fns) || !reduce_fns[id - VKT_OP_SUM].name ||
+      !vkt_dtypes[out->t.dtype].is_float)
+    return st;
+  vkt_node *n = vkt_node_begin(std ? &std_fn : &reduce_fns[id - VKT_OP_SUM], 1, &x, 1);
+  if (!n)
+    return VKT_OK;
+  n->id = id;
+  for (int d = 0; d < x->t.ndim; d++) /* a 0-d input "reduces" nothing */
+    n->dims |= dims & (1u << d);
+  n->flag = keepdim;
+  n->s[0] = (vkt_scalar){true, correction, 0};
+  n->s[1] = (vkt_scalar){false, 0, std};
+  if (id != VKT_OP_SUM && id != VKT_OP_MEAN)
+    vkt_node_save(n, 0, x, false, 0);
+  if (id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_PROD || id == VKT_OP_LOGSUMEXP || std)
+    vkt_node_save(n, 1, out, true, 0);
+  vkt_node_output(n, 0, out);
+  vkt_node_decref(n);
+  return VKT_OK;
+}
+
+/* ---- max/min along a dim: the gradient goes to the index each value came from ---- */
+
+static void select_backward(vkt_bw *b) {
+  const vkt_var *idx = S(b, 0), *gk = g;
+  if (!KEEP && gk) {
+    int64_t shape[VKT_MAX_DIMS];
+    for (int d = 0; d < IN(b, 0)->ndim; d++)
+      shape[d] = d == b->n->iv[0] ? 1 : IN(b, 0)->shape[d];
+    gk = reshape(b, gk, IN(b, 0)->ndim, shape);
+  }
+  vkt_var out = {0};
+  if (gk && idx)
+    SET(b, 0, keep(b, vkt_ag_scatter_add_zeros(gk, b->n->iv[0], &idx->t, IN(b, 0)->ndim, IN(b, 0)->shape, &out), &out));
+}
+
+static const vkt_fn max_fn = {"MaxBackward0", select_backward}, min_fn = {"MinBackward0", select_backward};
+
+vkt_status vkt_ag_reduce_indices(int id, const vkt_var *x, int dim, bool keepdim, const char *name, vkt_var *values,
+                                 vkt_tensor *indices) {
+  *values = (vkt_var){0};
+  vkt_reduce_opts o = {name, x->t.ndim ? 1u << dim : 0, keepdim, -1, 0, false, false};
+  vkt_status st = vkt_reduce(id, &x->t, &o, &values->t, indices);
+  if (st || !vkt_dtypes[values->t.dtype].is_float)
+    return st;
+  vkt_node *n = vkt_node_begin(id == VKT_OP_AMAX ? &max_fn : &min_fn, 1, &x, 1);
+  if (!n)
+    return VKT_OK;
+  n->iv[0] = dim;
+  n->flag = keepdim || !x->t.ndim;
+  vkt_var idx = {0};
+  vkt_tensor_share(&idx.t, indices);
+  if (!keepdim && x->t.ndim) {
+    int64_t shape[VKT_MAX_DIMS];
+    for (int d = 0; d < x->t.ndim; d++)
+      shape[d] = d == dim ? 1 : x->t.shape[d];
+    vkt_tensor_release(&idx.t);
+    st = vkt_view(&idx.t, indices, x->t.ndim, shape);
+  }
+  if (!st)
+    vkt_node_save(n, 0, &idx, false, 0);
+  vkt_var_release(&idx);
+  vkt_node_output(n, 0, values);
+  vkt_node_decref(n);
+  return st;
+}
+
+/* ---- softmax, log_softmax ---- */
+
+static void softmax_backward(vkt_bw *b) {
+  int64_t dim = b->n->iv[0];
+  uint32_t d = IN(b, 0)->ndim ? 1u << dim : 0;
+  if (b->n->id == VKT_OP_SOFTMAX) /* y (g - sum(g y)) */
+    SET(b, 0, mul(b, Y, sub(b, g, reduce(b, VKT_OP_SUM, mul(b, g, Y), d))));
+  else /* g - exp(y) sum(g) */
+    SET(b, 0, sub(b, g, mul(b, un(b, VKT_OP_EXP, Y), reduce(b, VKT_OP_SUM, g, d))));
+}
+
+static const vkt_fn softmax_fn = {"SoftmaxBackward0", softmax_backward},
+                    log_softmax_fn = {"LogSoftmaxBackward0", softmax_backward};
+
+vkt_status vkt_ag_softmax(int id, const vkt_var *x, int64_t dim, int dtype, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = vkt_softmax(id, &x->t, dim, dtype, &out->t);
+  int d;
+  if (st || vkt_dim_wrap(dim, x->t.ndim ? x->t.ndim : 1, &d))
+    return st;
+  vkt_node *n = vkt_node_begin(id == VKT_OP_SOFTMAX ? &softmax_fn : &log_softmax_fn, 1, &x, 1);
+  if (n) {
+    n->id = id;
+    n->iv[0] = d;
+    vkt_node_save(n, 1, out, true, 0);
+    vkt_node_output(n, 0, out);
+    vkt_node_decref(n);
+  }
+  return VKT_OK;
+}
+
+/* ---- cumsum: the gradient is the reversed cumulative sum, total - cumsum(g) + g ---- */
+
+static void cumsum_backward(vkt_bw *b) {
+  int64_t dim = b->n->iv[0];
+  vkt_var c = {0};
+  const vkt_var *cs = g ? keep(b, vkt_ag_cumsum(g, dim, -1, &c), &c) : NULL;
+  const vkt_var *total = reduce(b, VKT_OP_SUM, g, IN(b, 0)->ndim ? 1u << dim : 0);
+  SET(b, 0, add(b, sub(b, expand(b, total, IN(b, 0)->ndim, IN(b, 0)->shape), cs), g));
+}
+
+static const vkt_fn cumsum_fn = {"CumsumBackward0", cumsum_backward};
+
+vkt_status vkt_ag_cumsum(const vkt_var *x, int64_t dim, int dtype, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = vkt_scan(VKT_OP_CUMSUM, &x->t, dim, dtype, &out->t, NULL);
+  int d;
+  if (st || !vkt_dtypes[out->t.dtype].is_float || vkt_dim_wrap(dim, x->t.ndim ? x->t.ndim : 1, &d))
+    return st;
+  vkt_node *n = vkt_node_begin(&cumsum_fn, 1, &x, 1);
+  if (n) {
+    n->iv[0] = d;
+    vkt_node_output(n, 0, out);
+    vkt_node_decref(n);
+  }
+  return VKT_OK;
+}
+
+/* ---- the engine's reduction of a broadcast gradient ---- */
+
+vkt_status vkt_ag_sum_to(const vkt_var *x, int ndim, const int64_t *shape, vkt_var *out) {
+  int lead = x->t.ndim - ndim;
+  uint32_t dims = 0;
+  for (int d = 0; d < x->t.ndim; d++)
+    if (d < lead || (shape[d - lead] == 1 && x->t.shape[d] != 1))
+      dims |= 1u << d;
+  if (!dims)
+    return vkt_ag_reshape(x, ndim, shape, false, out);
+  vkt_var summed = {0};
+  vkt_status st = vkt_ag_reduce(VKT_OP_SUM, x, dims, true, -1, 0, false, "sum", false, &summed);
+  if (!st)
+    st = vkt_ag_reshape(&summed, ndim, shape, false, out);
+  vkt_var_release(&summed);
+  return st;
+}

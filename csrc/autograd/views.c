@@ -1,0 +1,273 @@
+/* views.c (autograd): views, gather and their backward formulas. A view's backward is the inverse
+ * view where one exists (reshape, permute), a sum (expand), else the gradient written into zeros through
+ * the same geometry (slices, select, diagonal). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/shape.h"
+#include "formula.h"
+
+#define g G(b, 0)
+
+/* The geometry of a strided view, relative to its base's storage. */
+typedef struct {
+  int ndim, vndim;
+  int64_t strides[VKT_MAX_DIMS], offset;   /* the base x */
+  int64_t vstrides[VKT_MAX_DIMS], voffset; /* the view */
+  int64_t lo, hi;                          /* storage span the base covers */
+} geometry;
+
+static void reshape_backward(vkt_bw *b) { SET(b, 0, reshape(b, g, IN(b, 0)->ndim, IN(b, 0)->shape)); }
+
+static void permute_backward(vkt_bw *b) {
+  int64_t inverse[VKT_MAX_DIMS];
+  for (int d = 0; d < IN(b, 0)->ndim; d++)
+    inverse[b->n->iv[d]] = d;
+  vkt_var out = {0};
+  if (g)
+    SET(b, 0, keep(b, vkt_ag_view(g, NULL, VKT_VIEW_PERMUTE, inverse, "PermuteBackward0", &out), &out));
+}
+
+static void expand_backward(vkt_bw *b) { SET(b, 0, sum_to(b, g, IN(b, 0)->ndim, IN(b, 0)->shape)); }
+
+/* gx = zeros in x's geometry, with g written through the view's. */
+static vkt_status scatter_view(const vkt_var *gv, const geometry *geo, const vkt_shape_info *x, vkt_var *out);
+/* The view's geometry applied to gx (any layout of x's shape): the adjoint of scatter_view. */
+static vkt_status gather_view(const vkt_var *gx, const geometry *geo, const vkt_shape_info *view, vkt_var *out);
+
+static const vkt_fn view_scatter_fn, view_gather_fn;
+
+static void strided_backward(vkt_bw *b) {
+  vkt_var out = {0};
+  if (g)
+    SET(b, 0, keep(b, scatter_view(g, b->n->extra, IN(b, 0), &out), &out));
+}
+
+static void view_scatter_backward(vkt_bw *b) { /* gradient of scatter_view: gather_view */
+  vkt_var out = {0};
+  if (g)
+    SET(b, 0, keep(b, gather_view(g, b->n->extra, IN(b, 0), &out), &out));
+}
+
+static void view_gather_backward(vkt_bw *b) {
+  vkt_var out = {0};
+  if (g)
+    SET(b, 0, keep(b, scatter_view(g, b->n->extra, IN(b, 0), &out), &out));
+}
+
+static const vkt_fn view_scatter_fn = {"AsStridedScatterBackward0", view_scatter_backward};
+static const vkt_fn view_gather_fn = {"AsStridedBackward0", view_gather_backward};
+
+static geometry *geometry_copy(const geometry *geo) {
+  geometry *c = malloc(sizeof *c);
+  if (c)
+    *c = *geo;
+  return c;
+}
+
+static void record_geometry(const vkt_fn *fn, const vkt_var *x, const geometry *geo, vkt_var *out) {
+  vkt_node *n = vkt_node_begin(fn, 1, &x, 1);
+  if (n && (n->extra = geometry_copy(geo))) {
+    n->extra_free = free;
+    vkt_node_output(n, 0, out);
+  }
+  vkt_node_decref(n);
+}
+
+static vkt_status scatter_view(const vkt_var *gv, const geometry *geo, const vkt_shape_info *x, vkt_var *out) {
+  vkt_tensor span = {0}, zx = {0}, zv = {0};
+  *out = (vkt_var){0};
+  vkt_status st = vkt_tensor_empty(&span, vkt_tensor_device(&gv->t), gv->t.dtype, 1, (int64_t[]){geo->hi - geo->lo});
+  if (!st)
+    st = vkt_fill_(&span, (vkt_scalar){false, 0, 0});
+  if (!st)
+    st = vkt_as_strided(&zx, &span, x->ndim, x->shape, geo->strides, geo->offset - geo->lo);
+  if (!st)
+    st = vkt_as_strided(&zv, &span, gv->t.ndim, gv->t.shape, geo->vstrides, geo->voffset - geo->lo);
+  if (!st)
+    st = vkt_copy_(&zv, &gv->t);
+  if (!st) {
+    out->t = zx;
+    zx = (vkt_tensor){0};
+    record_geometry(&view_scatter_fn, gv, geo, out);
+  }
+  vkt_tensor_release(&span);
+  vkt_tensor_release(&zx);
+  vkt_tensor_release(&zv);
+  return st;
+}
+
+static vkt_status gather_view(const vkt_var *gx, const geometry *geo, const vkt_shape_info *view, vkt_var *out) {
+  vkt_tensor span = {0}, zx = {0};
+  *out = (vkt_var){0};
+  vkt_status st = vkt_tensor_empty(&span, vkt_tensor_device(&gx->t), gx->t.dtype, 1, (int64_t[]){geo->hi - geo->lo});
+  if (!st)
+    st = vkt_as_strided(&zx, &span, gx->t.ndim, gx->t.shape, geo->strides, geo->offset - geo->lo);
+  if (!st)
+    st = vkt_copy_(&zx, &gx->t);
+  if (!st)
+    st = vkt_as_strided(&out->t, &span, view->ndim, view->shape, geo->vstrides, geo->voffset - geo->lo);
+  if (!st)
+    record_geometry(&view_gather_fn, gx, geo, out);
+  vkt_tensor_release(&span);
+  vkt_tensor_release(&zx);
+  return st;
+}
+
+static const vkt_fn reshape_fn = {"ViewBackward0", reshape_backward},
+                    permute_fn = {"PermuteBackward0", permute_backward},
+                    expand_fn = {"ExpandBackward0", expand_backward};
+
+/* Whether t reaches some storage element twice (a broadcast dim). */
+static bool overlaps(const vkt_tensor *t) {
+  for (int d = 0; d < t->ndim; d++)
+    if (t->strides[d] == 0 && t->shape[d] > 1)
+      return true;
+  return false;
+}
+
+vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, const int64_t *perm, const char *name,
+                       vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = VKT_OK;
+  if (view) {
+    out->t = *view;
+    *view = (vkt_tensor){0};
+  } else if (kind == VKT_VIEW_PERMUTE) {
+    st = vkt_permute(&out->t, &x->t, x->t.ndim, perm);
+  }
+  if (st)
+    return st;
+  static vkt_fn strided_fns[16]; /* one row per view name: nodes keep a pointer to their row */
+  const vkt_fn *fn = kind == VKT_VIEW_RESHAPE   ? &reshape_fn
+                     : kind == VKT_VIEW_PERMUTE ? &permute_fn
+                     : kind == VKT_VIEW_EXPAND  ? &expand_fn
+                                                : NULL;
+  if (!fn) {
+    if (overlaps(&x->t) || overlaps(&out->t)) {
+      if (!vkt_requires_grad(x) || !vkt_grad_enabled())
+        return VKT_OK;
+      vkt_var_release(out);
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "vkt: %s of a broadcast tensor cannot be differentiated; call .contiguous() first", name);
+    }
+    int k = 0;
+    while (k < 15 && strided_fns[k].name && strcmp(strided_fns[k].name, name))
+      k++;
+    if (!strided_fns[k].name)
+      strided_fns[k] = (vkt_fn){name, strided_backward};
+    fn = &strided_fns[k];
+  }
+  vkt_node *n = vkt_node_begin(fn, 1, &x, 1);
+  if (!n)
+    return VKT_OK;
+  if (kind == VKT_VIEW_STRIDED) {
+    geometry geo = {.ndim = x->t.ndim, .vndim = out->t.ndim, .offset = x->t.offset, .voffset = out->t.offset};
+    memcpy(geo.strides, x->t.strides, sizeof geo.strides);
+    memcpy(geo.vstrides, out->t.strides, sizeof geo.vstrides);
+    vkt_tensor_extent(&x->t, &geo.lo, &geo.hi);
+    if (!(n->extra = geometry_copy(&geo))) {
+      vkt_node_decref(n);
+      return VKT_OK;
+    }
+    n->extra_free = free;
+  }
+  if (perm)
+    memcpy(n->iv, perm, (size_t)x->t.ndim * sizeof *perm);
+  vkt_node_output(n, 0, out);
+  out->ag->is_view = true;
+  vkt_node_decref(n);
+  return VKT_OK;
+}
+
+vkt_status vkt_ag_reshape(const vkt_var *x, int ndim, const int64_t *shape, bool view_only, vkt_var *out) {
+  int64_t s[VKT_MAX_DIMS];
+  vkt_tensor v = {0};
+  memcpy(s, shape, (size_t)ndim * sizeof *s);
+  vkt_status st = vkt_infer_shape(vkt_tensor_numel(&x->t), ndim, s);
+  if (!st && (st = vkt_view(&v, &x->t, ndim, s)) && !view_only) {
+    vkt_var c = {0}; /* strides no view can express: a copy, then a view of it */
+    if (!(st = vkt_ag_clone(x, VKT_CONTIGUOUS_FORMAT, &c)))
+      st = vkt_ag_reshape(&c, ndim, s, true, out);
+    vkt_var_release(&c);
+    if (!st && out->ag)
+      out->ag->is_view = false;
+    return st;
+  }
+  if (st)
+    return st;
+  return vkt_ag_view(x, &v, VKT_VIEW_RESHAPE, NULL, "ViewBackward0", out);
+}
+
+vkt_status vkt_ag_transpose(const vkt_var *x, int64_t d0, int64_t d1, vkt_var *out) {
+  int a, c;
+  vkt_status st;
+  int nd = x->t.ndim ? x->t.ndim : 1;
+  if ((st = vkt_dim_wrap(d0, nd, &a)) || (st = vkt_dim_wrap(d1, nd, &c)))
+    return st;
+  int64_t perm[VKT_MAX_DIMS];
+  for (int d = 0; d < x->t.ndim; d++)
+    perm[d] = d == a ? c : d == c ? a : d;
+  return vkt_ag_view(x, NULL, VKT_VIEW_PERMUTE, perm, "TransposeBackward0", out);
+}
+
+vkt_status vkt_ag_expand(const vkt_var *x, int ndim, const int64_t *shape, vkt_var *out) {
+  vkt_tensor v = {0};
+  vkt_status st = vkt_expand(&v, &x->t, ndim, shape);
+  return st ? st : vkt_ag_view(x, &v, VKT_VIEW_EXPAND, NULL, "ExpandBackward0", out);
+}
+
+/* ---- gather and its adjoint ---- */
+
+static void gather_backward(vkt_bw *b) {
+  vkt_var out = {0};
+  const vkt_var *idx = S(b, 0);
+  if (g && idx)
+    SET(b, 0, keep(b, vkt_ag_scatter_add_zeros(g, b->n->iv[0], &idx->t, IN(b, 0)->ndim, IN(b, 0)->shape, &out), &out));
+}
+
+static void scatter_zeros_backward(vkt_bw *b) {
+  vkt_var out = {0};
+  const vkt_var *idx = S(b, 0);
+  if (g && idx)
+    SET(b, 0, keep(b, vkt_ag_gather(g, b->n->iv[0], &idx->t, &out), &out));
+}
+
+static const vkt_fn gather_fn = {"GatherBackward0", gather_backward},
+                    scatter_zeros_fn = {"ScatterAddBackward0", scatter_zeros_backward};
+
+static void record_index(const vkt_fn *fn, const vkt_var *x, int64_t dim, const vkt_tensor *index, vkt_var *out) {
+  vkt_node *n = vkt_node_begin(fn, 1, &x, 1);
+  if (!n)
+    return;
+  vkt_var idx = {0};
+  vkt_tensor_share(&idx.t, index);
+  vkt_node_save(n, 0, &idx, false, 0);
+  vkt_var_release(&idx);
+  n->iv[0] = dim;
+  vkt_node_output(n, 0, out);
+  vkt_node_decref(n);
+}
+
+vkt_status vkt_ag_gather(const vkt_var *x, int64_t dim, const vkt_tensor *index, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = vkt_gather(&x->t, dim, index, &out->t);
+  if (!st && vkt_dtypes[out->t.dtype].is_float)
+    record_index(&gather_fn, x, dim, index, out);
+  return st;
+}
+
+vkt_status vkt_ag_scatter_add_zeros(const vkt_var *src, int64_t dim, const vkt_tensor *index, int ndim,
+                                    const int64_t *shape, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = vkt_tensor_empty(&out->t, vkt_tensor_device(&src->t), src->t.dtype, ndim, shape);
+  if (!st)
+    st = vkt_fill_(&out->t, (vkt_scalar){false, 0, 0});
+  if (!st)
+    st = vkt_scatter_add(&out->t, dim, index, &src->t);
+  if (st)
+    vkt_var_release(out);
+  else
+    record_index(&scatter_zeros_fn, src, dim, index, out);
+  return st;
+}

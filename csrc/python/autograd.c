@@ -1,0 +1,531 @@
+/* autograd.c (Python): Tensor's autograd attributes and methods, grad_fn objects, the functions behind
+ * vkt.autograd (backward, grad, grad mode, hooks) and the node kind of vkt.autograd.Function, whose
+ * backward calls the user's Python. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../autograd/formula.h"
+#include "py.h"
+
+/* ---- grad_fn objects ---- */
+
+typedef struct {
+  PyObject_HEAD vkt_node *node;
+} py_node;
+
+static PyObject *node_type;
+
+static PyObject *node_wrap(vkt_node *n) {
+  if (!n)
+    Py_RETURN_NONE;
+  py_node *o = (py_node *)PyType_GenericAlloc((PyTypeObject *)node_type, 0);
+  if (o) {
+    vkt_node_incref(n);
+    o->node = n;
+  }
+  return (PyObject *)o;
+}
+
+static void node_dealloc(PyObject *self) {
+  PyTypeObject *type = Py_TYPE(self);
+  vkt_node_decref(((py_node *)self)->node);
+  PyObject_Free(self);
+  Py_DECREF(type);
+}
+
+static PyObject *node_name(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyUnicode_FromString(((py_node *)self)->node->fn->name);
+}
+
+static PyObject *node_next(PyObject *self, void *c) {
+  (void)c;
+  vkt_node *n = ((py_node *)self)->node;
+  PyObject *t = PyTuple_New(n->nin);
+  for (int i = 0; t && i < n->nin; i++) {
+    PyObject *pair = Py_BuildValue("(Ni)", node_wrap(n->next[i].node), n->next[i].nr);
+    if (!pair) {
+      Py_DECREF(t);
+      return NULL;
+    }
+    PyTuple_SetItem(t, i, pair);
+  }
+  return t;
+}
+
+static PyObject *node_repr(PyObject *self) {
+  return PyUnicode_FromFormat("<%s object at %p>", ((py_node *)self)->node->fn->name, self);
+}
+
+static PyObject *node_eq(PyObject *a, PyObject *b, int op) {
+  if (!PyObject_TypeCheck(b, (PyTypeObject *)node_type) || (op != Py_EQ && op != Py_NE))
+    Py_RETURN_NOTIMPLEMENTED;
+  bool same = ((py_node *)a)->node == ((py_node *)b)->node;
+  return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+static Py_hash_t node_hash(PyObject *self) { return (Py_hash_t)(uintptr_t)((py_node *)self)->node >> 4; }
+
+static PyMethodDef node_methods[] = {
+    {"name", node_name, METH_NOARGS, "the node's PyTorch name, e.g. MulBackward0"},
+    {NULL},
+};
+static PyGetSetDef node_getset[] = {
+    {"next_functions", node_next, NULL, "((node or None, output index), ...) of the inputs", NULL},
+    {NULL},
+};
+static PyType_Slot node_slots[] = {
+    {Py_tp_dealloc, node_dealloc},
+    {Py_tp_methods, node_methods},
+    {Py_tp_getset, node_getset},
+    {Py_tp_repr, node_repr},
+    {Py_tp_richcompare, node_eq},
+    {Py_tp_hash, node_hash},
+    {Py_tp_doc, "A node of the autograd graph: how a tensor was made (Tensor.grad_fn)."},
+    {0, NULL},
+};
+static PyType_Spec node_spec = {"vkt.autograd.Node", sizeof(py_node), 0, Py_TPFLAGS_DEFAULT, node_slots};
+
+/* ---- Tensor attributes ---- */
+
+static PyObject *get_requires_grad(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(vkt_requires_grad(SELF_V));
+}
+
+static int set_requires_grad(PyObject *self, PyObject *value, void *c) {
+  (void)c;
+  int on = value ? PyObject_IsTrue(value) : 0;
+  if (on < 0)
+    return -1;
+  vkt_status st = vkt_set_requires_grad(SELF_V, on);
+  return st ? (vkt_raise(st), -1) : 0;
+}
+
+static PyObject *get_grad(PyObject *self, void *c) {
+  (void)c;
+  vkt_meta *m = SELF_V->ag;
+  if (!m || !vkt_var_defined(&m->grad))
+    Py_RETURN_NONE;
+  vkt_var g;
+  vkt_var_share(&g, &m->grad);
+  return vkt_wrap_var(&g);
+}
+
+static int set_grad(PyObject *self, PyObject *value, void *c) {
+  (void)c;
+  vkt_var *v = SELF_V, *g = value ? vkt_var_of(value) : NULL;
+  if (value && value != Py_None && !g) {
+    PyErr_SetString(PyExc_TypeError, "assigned grad expected to be a Tensor or None");
+    return -1;
+  }
+  if (g) {
+    char a[96], b[96];
+    if (g->t.ndim != v->t.ndim || memcmp(g->t.shape, v->t.shape, (size_t)v->t.ndim * sizeof(int64_t))) {
+      vkt_shape_str(g->t.ndim, g->t.shape, a, sizeof a);
+      vkt_shape_str(v->t.ndim, v->t.shape, b, sizeof b);
+      PyErr_Format(PyExc_RuntimeError, "assigned grad has data of a different size: %s, expected %s", a, b);
+      return -1;
+    }
+    if (g->t.dtype != v->t.dtype) {
+      PyErr_SetString(PyExc_TypeError, "assigned grad has data of a different type");
+      return -1;
+    }
+    if (vkt_tensor_device(&g->t) != vkt_tensor_device(&v->t)) {
+      PyErr_SetString(PyExc_RuntimeError, "assigned grad has data located on a different device");
+      return -1;
+    }
+  }
+  vkt_meta *m = g || v->ag ? vkt_var_meta(v) : NULL;
+  if (!m)
+    return g ? (PyErr_NoMemory(), -1) : 0;
+  vkt_var_release(&m->grad);
+  if (g)
+    vkt_var_share(&m->grad, g);
+  return 0;
+}
+
+static PyObject *get_grad_fn(PyObject *self, void *c) {
+  (void)c;
+  vkt_meta *m = SELF_V->ag;
+  return node_wrap(m ? m->grad_fn.node : NULL);
+}
+
+static PyObject *get_is_leaf(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(vkt_is_leaf(SELF_V));
+}
+
+static PyObject *get_retains_grad(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(SELF_V->ag && SELF_V->ag->retains_grad && !vkt_is_leaf(SELF_V));
+}
+
+static PyObject *get_version(PyObject *self, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLong(SELF_T->storage->version);
+}
+
+static PyObject *get_data(PyObject *self, void *c) {
+  (void)c;
+  vkt_var d;
+  vkt_detach(&d, SELF_V);
+  return vkt_wrap_var(&d);
+}
+
+static int set_data(PyObject *self, PyObject *value, void *c) {
+  (void)c;
+  vkt_tensor *src = value ? vkt_tensor_of(value) : NULL;
+  if (!src) {
+    PyErr_SetString(PyExc_TypeError, "Tensor.data must be set to a Tensor");
+    return -1;
+  }
+  vkt_tensor t;
+  vkt_tensor_share(&t, src);
+  vkt_tensor_release(SELF_T);
+  *SELF_T = t;
+  return 0;
+}
+
+PyGetSetDef vkt_autograd_getset[] = {
+    {"requires_grad", get_requires_grad, set_requires_grad, "whether gradients are computed for this tensor", NULL},
+    {"grad", get_grad, set_grad, "the gradient backward() accumulated (None before)", NULL},
+    {"grad_fn", get_grad_fn, NULL, "the node that made this tensor (None for a leaf)", NULL},
+    {"is_leaf", get_is_leaf, NULL, "made by the user, not by a recorded op", NULL},
+    {"retains_grad", get_retains_grad, NULL, "a non-leaf whose .grad backward fills (retain_grad())", NULL},
+    {"_version", get_version, NULL, "how many times the storage was written", NULL},
+    {"data", get_data, set_data, "the tensor without its autograd history", NULL},
+    {NULL},
+};
+
+/* ---- Tensor methods ---- */
+
+static PyObject *t_requires_grad_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"requires_grad", NULL};
+  int on = 1;
+  if (!vkt_parse_args(args, kwargs, "|p", kw, &on))
+    return NULL;
+  vkt_status st = vkt_set_requires_grad(SELF_V, on);
+  return st ? vkt_raise(st) : Py_NewRef(self);
+}
+
+static PyObject *t_retain_grad(PyObject *self, PyObject *unused) {
+  (void)unused;
+  if (!vkt_requires_grad(SELF_V))
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "can't retain_grad on Tensor that has requires_grad=False"));
+  vkt_retain_grad(SELF_V);
+  Py_RETURN_NONE;
+}
+
+static PyObject *t_detach(PyObject *self, PyObject *unused) {
+  (void)unused;
+  vkt_var d;
+  vkt_detach(&d, SELF_V);
+  return vkt_wrap_var(&d);
+}
+
+static PyObject *t_detach_(PyObject *self, PyObject *unused) {
+  (void)unused;
+  vkt_var *v = SELF_V;
+  if (v->ag && v->ag->is_view)
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "Can't detach views in-place. Use detach() instead."));
+  vkt_meta_decref(v->ag);
+  v->ag = NULL;
+  return Py_NewRef(self);
+}
+
+/* ---- hooks: Python callables run on a gradient ---- */
+
+static vkt_status call_hook(void *ctx, vkt_var *grad) {
+  vkt_var g;
+  vkt_var_share(&g, grad);
+  PyObject *arg = vkt_wrap_var(&g), *r = arg ? PyObject_CallFunctionObjArgs((PyObject *)ctx, arg, NULL) : NULL;
+  Py_XDECREF(arg);
+  if (!r)
+    return VKT_ERR_PYTHON;
+  if (r != Py_None) {
+    vkt_var *nv = vkt_var_of(r);
+    if (!nv) {
+      Py_DECREF(r);
+      PyErr_SetString(PyExc_TypeError, "a hook must return None or a Tensor");
+      return VKT_ERR_PYTHON;
+    }
+    vkt_var_release(grad);
+    vkt_var_share(grad, nv);
+  }
+  Py_DECREF(r);
+  return VKT_OK;
+}
+
+static void drop_hook(void *ctx) { Py_DECREF((PyObject *)ctx); }
+
+static PyObject *py_add_hook(PyObject *m, PyObject *args) {
+  PyObject *t, *fn;
+  (void)m;
+  if (!PyArg_ParseTuple(args, "OO", &t, &fn) || !vkt_var_of(t))
+    return NULL;
+  vkt_var *v = vkt_var_of(t);
+  if (!vkt_requires_grad(v))
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "cannot register a hook on a tensor that doesn't require gradient"));
+  vkt_hook *h = calloc(1, sizeof *h);
+  if (!h)
+    return PyErr_NoMemory();
+  *h = (vkt_hook){.fn = call_hook, .ctx = Py_NewRef(fn), .free = drop_hook};
+  return PyLong_FromLongLong(vkt_add_hook(v, h));
+}
+
+static PyObject *py_remove_hook(PyObject *m, PyObject *args) {
+  PyObject *t;
+  long long id;
+  (void)m;
+  if (!PyArg_ParseTuple(args, "OL", &t, &id) || !vkt_var_of(t))
+    return NULL;
+  vkt_meta *meta = vkt_var_of(t)->ag;
+  bool removed = meta && vkt_remove_hook(meta, meta->grad_fn.node, meta->grad_fn.nr, id);
+  return PyBool_FromLong(removed);
+}
+
+/* ---- backward and grad ---- */
+
+/* A sequence of tensors (or one tensor) as vars, borrowed; -1 with TypeError naming what. */
+static int vars_of(PyObject *seq, const char *what, bool allow_none, vkt_var **out, Py_ssize_t *n) {
+  PyObject *fast = vkt_is_tensor(seq) || seq == Py_None ? PyTuple_Pack(1, seq) : PySequence_Tuple(seq);
+  if (!fast)
+    return -1;
+  *n = PyTuple_Size(fast);
+  *out = PyMem_Calloc(*n ? *n : 1, sizeof **out);
+  for (Py_ssize_t i = 0; *out && i < *n; i++) {
+    PyObject *o = PyTuple_GetItem(fast, i);
+    if (o == Py_None && allow_none)
+      continue;
+    vkt_var *v = vkt_var_of(o);
+    if (!v) {
+      PyErr_Format(PyExc_TypeError, "%s must be Tensors%s, not %R", what, allow_none ? " or None" : "",
+                   (PyObject *)Py_TYPE(o));
+      PyMem_Free(*out);
+      Py_DECREF(fast);
+      return -1;
+    }
+    (*out)[i] = *v; /* borrowed: the tuple keeps it alive */
+  }
+  Py_DECREF(fast);
+  return *out ? 0 : (PyErr_NoMemory(), -1);
+}
+
+/* _run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs, allow_unused, accumulate) */
+static PyObject *py_run_backward(PyObject *m, PyObject *args) {
+  PyObject *tensors, *grads, *inputs;
+  int keep, create, allow_unused, accumulate;
+  (void)m;
+  if (!PyArg_ParseTuple(args, "OOppOpp", &tensors, &grads, &keep, &create, &inputs, &allow_unused, &accumulate))
+    return NULL;
+  vkt_var *roots = NULL, *gs = NULL, *ins = NULL, *captured = NULL;
+  Py_ssize_t n = 0, ng = 0, ni = 0;
+  PyObject *r = NULL;
+  if (vars_of(tensors, "outputs", false, &roots, &n) < 0 || vars_of(grads, "grad_outputs", true, &gs, &ng) < 0)
+    goto finish;
+  if (ng != n) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "grad can be implicitly created only for scalar outputs"
+                 " (got %zd gradients for %zd outputs)",
+                 ng, n);
+    goto finish;
+  }
+  if (inputs != Py_None && vars_of(inputs, "inputs", false, &ins, &ni) < 0)
+    goto finish;
+  if (inputs != Py_None && ni == 0) {
+    PyErr_SetString(PyExc_RuntimeError, accumulate ? "'inputs' argument to backward() cannot be empty."
+                                                   : "grad requires non-empty inputs.");
+    goto finish;
+  }
+  if (!(captured = PyMem_Calloc(ni ? ni : 1, sizeof *captured))) {
+    PyErr_NoMemory();
+    goto finish;
+  }
+  vkt_backward_opts o = {keep, create, accumulate, (int)ni, ins, captured};
+  vkt_status st = vkt_backward((int)n, roots, gs, &o);
+  if (st) {
+    vkt_raise(st);
+    goto finish;
+  }
+  if (accumulate) {
+    r = Py_NewRef(Py_None);
+    goto finish;
+  }
+  r = PyTuple_New(ni);
+  for (Py_ssize_t j = 0; r && j < ni; j++) {
+    if (!vkt_var_defined(&captured[j])) {
+      if (!allow_unused) {
+        PyErr_SetString(PyExc_RuntimeError, "One of the differentiated Tensors appears to not have been used in the "
+                                            "graph. Set allow_unused=True if this is the desired behavior.");
+        Py_CLEAR(r);
+        break;
+      }
+      PyTuple_SetItem(r, j, Py_NewRef(Py_None));
+      continue;
+    }
+    if (!create && captured[j].ag) { /* without create_graph the results carry no history */
+      vkt_meta_decref(captured[j].ag);
+      captured[j].ag = NULL;
+    }
+    PyTuple_SetItem(r, j, vkt_wrap_var(&captured[j]));
+  }
+finish:
+  for (Py_ssize_t j = 0; captured && j < ni; j++)
+    vkt_var_release(&captured[j]);
+  PyMem_Free(captured);
+  PyMem_Free(roots);
+  PyMem_Free(gs);
+  PyMem_Free(ins);
+  return r;
+}
+
+static PyObject *py_is_grad_enabled(PyObject *m, PyObject *unused) {
+  (void)m, (void)unused;
+  return PyBool_FromLong(vkt_grad_enabled());
+}
+
+static PyObject *py_set_grad_enabled(PyObject *m, PyObject *on) {
+  (void)m;
+  int v = PyObject_IsTrue(on);
+  if (v < 0)
+    return NULL;
+  vkt_set_grad_enabled(v);
+  Py_RETURN_NONE;
+}
+
+/* ---- autograd.Function: a node whose backward is the user's Python ---- */
+
+typedef struct {
+  PyObject *backward; /* cls.backward */
+  PyObject *ctx;
+  int ntensors; /* how many of the inputs are tensors: gradients are returned for every input */
+  int nargs;
+} function_state;
+
+static void function_free(void *p) {
+  function_state *f = p;
+  Py_XDECREF(f->backward);
+  Py_XDECREF(f->ctx);
+  PyMem_Free(f);
+}
+
+static void function_backward(vkt_bw *b) {
+  function_state *f = b->n->extra;
+  PyObject *args = PyTuple_New(b->n->nout + 1), *r = NULL;
+  if (!args) {
+    b->st = VKT_ERR_PYTHON;
+    return;
+  }
+  PyTuple_SetItem(args, 0, Py_NewRef(f->ctx));
+  for (int k = 0; k < b->n->nout; k++) {
+    vkt_var g;
+    vkt_var_share(&g, &b->grads[k]);
+    PyTuple_SetItem(args, k + 1, vkt_wrap_var(&g));
+  }
+  r = PyObject_Call(f->backward, args, NULL);
+  Py_DECREF(args);
+  if (!r) {
+    b->st = VKT_ERR_PYTHON;
+    return;
+  }
+  PyObject *t = PyTuple_Check(r) ? Py_NewRef(r) : PyTuple_Pack(1, r);
+  Py_DECREF(r);
+  if (!t || PyTuple_Size(t) < b->n->nin) {
+    if (t)
+      PyErr_Format(PyExc_RuntimeError, "function %s returned an incorrect number of gradients (expected %d, got %zd)",
+                   b->n->fn->name, f->nargs, PyTuple_Size(t));
+    Py_XDECREF(t);
+    b->st = VKT_ERR_PYTHON;
+    return;
+  }
+  for (int i = 0; i < b->n->nin; i++) {
+    PyObject *gi = PyTuple_GetItem(t, i);
+    vkt_var *v = gi == Py_None ? NULL : vkt_var_of(gi);
+    if (gi != Py_None && !v) {
+      PyErr_Format(PyExc_TypeError, "function backward returned a gradient of type %R, not a Tensor or None",
+                   (PyObject *)Py_TYPE(gi));
+      b->st = VKT_ERR_PYTHON;
+      break;
+    }
+    SET(b, i, v);
+  }
+  Py_DECREF(t);
+}
+
+/* _function_record(name, backward, ctx, inputs (the tensors), outputs (tuple), non_differentiable (tuple of
+ * booleans)): the outputs as new Tensors sharing their storage, made outputs of one node. */
+static PyObject *py_function_record(PyObject *m, PyObject *args) {
+  const char *name;
+  PyObject *backward, *ctx, *inputs, *outputs, *nondiff;
+  (void)m;
+  if (!PyArg_ParseTuple(args, "sOOO!O!O!", &name, &backward, &ctx, &PyTuple_Type, &inputs, &PyTuple_Type, &outputs,
+                        &PyTuple_Type, &nondiff))
+    return NULL;
+  Py_ssize_t nin = PyTuple_Size(inputs), nout = PyTuple_Size(outputs);
+  const vkt_var **in = PyMem_Calloc(nin ? nin : 1, sizeof *in);
+  if (!in)
+    return PyErr_NoMemory();
+  for (Py_ssize_t i = 0; i < nin; i++)
+    in[i] = vkt_var_of(PyTuple_GetItem(inputs, i));
+  /* Each Function class gets one row (nodes keep a pointer to it); names are interned by Python. */
+  static vkt_fn rows[256];
+  static int nrows;
+  int k = 0;
+  while (k < nrows && strcmp(rows[k].name, name))
+    k++;
+  if (k == nrows && nrows < 256)
+    rows[nrows++] = (vkt_fn){strdup(name), function_backward};
+  vkt_node *n = vkt_node_begin(&rows[k < 256 ? k : 255], (int)nin, (const vkt_var *const *)in, (int)nout);
+  PyMem_Free(in);
+  function_state *f = n ? PyMem_Calloc(1, sizeof *f) : NULL;
+  if (n && !f) {
+    vkt_node_decref(n);
+    return PyErr_NoMemory();
+  }
+  if (f) {
+    *f = (function_state){Py_NewRef(backward), Py_NewRef(ctx), (int)nin, (int)nin};
+    n->extra = f;
+    n->extra_free = function_free;
+  }
+  PyObject *r = PyTuple_New(nout);
+  for (Py_ssize_t k2 = 0; r && k2 < nout; k2++) {
+    PyObject *o = PyTuple_GetItem(outputs, k2);
+    vkt_var *v = vkt_var_of(o);
+    if (!v) {
+      PyTuple_SetItem(r, k2, Py_NewRef(o));
+      continue;
+    }
+    vkt_var out;
+    vkt_detach(&out, v);
+    if (PyObject_IsTrue(PyTuple_GetItem(nondiff, k2)) != 1 && vkt_dtypes[out.t.dtype].is_float)
+      vkt_node_output(n, (int)k2, &out);
+    PyTuple_SetItem(r, k2, vkt_wrap_var(&out));
+  }
+  vkt_node_decref(n);
+  return r;
+}
+
+PyMethodDef vkt_autograd_methods[] = {
+    {"requires_grad_", (PyCFunction)(void (*)(void))t_requires_grad_, METH_VARARGS | METH_KEYWORDS,
+     "requires_grad_(requires_grad=True): sets requires_grad in place (leaves only); returns self"},
+    {"retain_grad", t_retain_grad, METH_NOARGS, "keeps this non-leaf's .grad during backward()"},
+    {"detach", t_detach, METH_NOARGS, "the same data, outside the autograd graph"},
+    {"detach_", t_detach_, METH_NOARGS, "takes this tensor out of the autograd graph"},
+    {NULL},
+};
+
+PyMethodDef vkt_autograd_functions[] = {
+    {"_run_backward", py_run_backward, METH_VARARGS, "the engine behind vkt.autograd.backward and grad"},
+    {"_add_hook", py_add_hook, METH_VARARGS, "_add_hook(tensor, fn): the hook's id"},
+    {"_remove_hook", py_remove_hook, METH_VARARGS, "_remove_hook(tensor, id)"},
+    {"_function_record", py_function_record, METH_VARARGS, "records an autograd.Function's node"},
+    {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, "whether ops record gradients on this thread"},
+    {"_set_grad_enabled", py_set_grad_enabled, METH_O, "turns recording on or off for this thread"},
+    {NULL},
+};
+
+int vkt_autograd_add(PyObject *module) {
+  node_type = PyType_FromModuleAndSpec(module, &node_spec, NULL);
+  return node_type ? PyModule_AddObjectRef(module, "Node", node_type) : -1;
+}

@@ -1,0 +1,383 @@
+"""vkt.autograd: reverse-mode automatic differentiation with PyTorch's API.
+
+The graph is recorded and walked in C (csrc/autograd/); this module holds what takes Python objects:
+backward() and grad() argument handling, the grad-mode context managers, tensor hooks' handles,
+autograd.Function (users' own ops with a backward) and gradcheck.
+"""
+import functools
+
+from . import _C
+
+__all__ = [
+    "backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_grad", "enable_grad",
+    "set_grad_enabled", "is_grad_enabled", "inference_mode",
+]
+
+is_grad_enabled = _C.is_grad_enabled
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, _C.Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _grads_for(tensors, grad_tensors):
+    if grad_tensors is None:
+        return (None,) * len(tensors)
+    grads = _as_tuple(grad_tensors)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"Mismatch in number of gradients: expected {len(tensors)}, got {len(grads)}")
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Sums the gradients of tensors (given grad_tensors where they are not scalars) into the .grad of
+    the leaves they depend on (or of inputs only, where given)."""
+    tensors = _as_tuple(tensors)
+    grads = _grads_for(tensors, grad_tensors)
+    keep = create_graph if retain_graph is None else retain_graph
+    inputs = _as_tuple(inputs)
+    _C._run_backward(tensors, grads, bool(keep), bool(create_graph), inputs, False, True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
+         is_grads_batched=False, materialize_grads=False):
+    """The gradients of outputs with respect to inputs, returned (not accumulated into .grad)."""
+    if is_grads_batched:
+        raise NotImplementedError("vkt.autograd.grad: is_grads_batched is not supported")
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    grads = _grads_for(outputs, grad_outputs)
+    keep = create_graph if retain_graph is None else retain_graph
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    result = _C._run_backward(outputs, grads, bool(keep), bool(create_graph), inputs, bool(allow_unused), False)
+    if materialize_grads:
+        result = tuple(_C.zeros_like(x) if g is None else g for x, g in zip(inputs, result))
+    return result
+
+
+def _with_requires_grad(create):
+    """A creation function taking requires_grad=, as PyTorch's all do."""
+
+    @functools.wraps(create)
+    def wrapped(*args, requires_grad=False, **kwargs):
+        t = create(*args, **kwargs)
+        return t.requires_grad_() if requires_grad else t
+    return wrapped
+
+
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+
+
+class RemovableHandle:
+    """What register_hook returns: remove() takes the hook off again."""
+
+    def __init__(self, tensor, hook_id):
+        self._tensor, self.id = tensor, hook_id
+
+    def remove(self):
+        if self._tensor is not None:
+            _C._remove_hook(self._tensor, self.id)
+            self._tensor = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _tensor_register_hook(self, hook):
+    if not callable(hook):
+        raise TypeError(f"register_hook expects a callable, not {type(hook).__name__}")
+    return RemovableHandle(self, _C._add_hook(self, hook))
+
+
+# ---- grad mode ----
+
+class _GradMode:
+    """A context manager and decorator that sets grad mode for the calling thread and restores it."""
+
+    def _mode(self):
+        raise NotImplementedError
+
+    def __enter__(self):
+        self._prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(self._mode())
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            with self.__class__(*self._args()):
+                return fn(*args, **kwargs)
+        return wrapped
+
+    def _args(self):
+        return ()
+
+    def clone(self):
+        return self.__class__(*self._args())
+
+
+class no_grad(_GradMode):
+    """Ops inside record no graph (for evaluation and parameter updates)."""
+
+    def _mode(self):
+        return False
+
+
+class enable_grad(_GradMode):
+    """Ops inside record the graph, even within no_grad."""
+
+    def _mode(self):
+        return True
+
+
+class set_grad_enabled(_GradMode):
+    """set_grad_enabled(mode): sets grad mode now, and restores the previous mode when used with `with`."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+        self._prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(self.mode)
+
+    def _mode(self):
+        return self.mode
+
+    def _args(self):
+        return (self.mode,)
+
+    def __enter__(self):
+        _C._set_grad_enabled(self.mode)  # _prev is the mode before the constructor set this one
+
+    def __call__(self, fn):
+        _C._set_grad_enabled(self._prev)  # as a decorator it sets the mode only while fn runs
+        return super().__call__(fn)
+
+
+class inference_mode(_GradMode):
+    """inference_mode(mode=True): no graph is recorded inside (vkt's inference mode is no_grad's)."""
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+
+    def _mode(self):
+        return not self.mode and _C.is_grad_enabled()
+
+    def _args(self):
+        return (self.mode,)
+
+
+# ---- autograd.Function ----
+
+class FunctionCtx:
+    """The ctx a Function's forward and backward share."""
+
+    def __init__(self):
+        self._saved = ()
+        self._originals = ()
+        self._inputs_of = {}
+        self._versions = ()
+        self._non_differentiable = ()
+        self.needs_input_grad = ()
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors):
+        self._saved = tuple(t.detach() if isinstance(t, _C.Tensor) else t for t in tensors)
+        self._versions = tuple(t._version if isinstance(t, _C.Tensor) else None for t in tensors)
+        self._originals = tensors
+
+    @property
+    def saved_tensors(self):
+        if self._saved is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved tensors after they "
+                "have already been freed). Specify retain_graph=True if you need to backward through the graph "
+                "a second time or if you need to access saved tensors after calling backward.")
+        for t, v in zip(self._saved, self._versions):
+            if isinstance(t, _C.Tensor) and t._version != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: saved tensor is at version {t._version}; expected version {v} instead.")
+        return tuple(self._inputs_of.get(id(o), s) if isinstance(s, _C.Tensor) else s
+                     for o, s in zip(self._originals, self._saved))
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = self._non_differentiable + tensors
+
+    def mark_dirty(self, *tensors):
+        pass
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+
+class Function:
+    """A user's op with its own backward, as torch.autograd.Function:
+
+        class Exp(vkt.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x.exp()
+                ctx.save_for_backward(y)
+                return y
+
+            @staticmethod
+            def backward(ctx, grad):
+                (y,) = ctx.saved_tensors
+                return grad * y
+
+        y = Exp.apply(x)
+    """
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, _C.Tensor) and a.requires_grad for a in args)
+        with no_grad():
+            out = cls.forward(ctx, *args, **kwargs)
+        single = not isinstance(out, tuple)
+        outs = (out,) if single else out
+        # Saved inputs keep their autograd identity, so create_graph can differentiate through backward.
+        ctx._inputs_of = {id(a): a for a in args if isinstance(a, _C.Tensor)}
+        nondiff = tuple(any(o is n for n in ctx._non_differentiable) for o in outs)
+        tensors = tuple(a for a in args if isinstance(a, _C.Tensor))
+        positions = [i for i, a in enumerate(args) if isinstance(a, _C.Tensor)]
+
+        def run_backward(ctx, *grads):
+            result = cls.backward(ctx, *grads)
+            result = result if isinstance(result, tuple) else (result,)
+            if len(result) != len(args):
+                raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
+                                   f"(expected {len(args)}, got {len(result)})")
+            return tuple(result[i] for i in positions)
+
+        recorded = _C._function_record(cls.__name__ + "Backward", run_backward, ctx, tensors, outs, nondiff)
+        return recorded[0] if single else recorded
+
+
+# ---- gradcheck ----
+
+def _flat(t):
+    return t.detach().cpu().numpy().astype("float64").reshape(-1)
+
+
+def _numerical_jacobian(fn, inputs, k, eps):
+    """Columns d out / d inputs[k][j] by central differences, for every output, in float64."""
+    import numpy as np
+
+    x = inputs[k]
+    base = x.detach().cpu().numpy().astype("float64")
+    cols = []
+    for j in range(base.size):
+        vals = []
+        for sign in (1, -1):
+            shifted = base.copy().reshape(-1)
+            shifted[j] += sign * eps
+            xs = _C.tensor(shifted.reshape(base.shape), dtype=x.dtype, device=x.device)
+            args = list(inputs)
+            args[k] = xs
+            with no_grad():
+                outs = _outputs(fn(*args))
+            vals.append(np.concatenate([_flat(o) for o in outs]) if outs else np.zeros(0))
+        cols.append((vals[0] - vals[1]) / (2 * eps))
+    n_out = sum(o.numel() for o in _outputs(fn(*inputs)))
+    return np.stack(cols, axis=1) if cols else np.zeros((n_out, 0))
+
+
+def _outputs(out):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return [o for o in outs if isinstance(o, _C.Tensor) and o.dtype.is_floating_point]
+
+
+def _analytical_jacobian(fn, inputs, diff):
+    import numpy as np
+
+    outs = _outputs(fn(*inputs))
+    sizes = [o.numel() for o in outs]
+    rows = []
+    for oi, o in enumerate(outs):
+        for j in range(sizes[oi]):
+            seed = np.zeros(sizes[oi])
+            seed[j] = 1
+            g = _C.tensor(seed.reshape(tuple(o.shape)), dtype=o.dtype, device=o.device)
+            if not o.requires_grad:
+                rows.append([np.zeros(inputs[k].numel()) for k in diff])
+                continue
+            gs = grad((o,), [inputs[k] for k in diff], (g,), retain_graph=True, allow_unused=True)
+            rows.append([np.zeros(inputs[k].numel()) if gi is None else _flat(gi) for k, gi in zip(diff, gs)])
+    return [np.stack([r[i] for r in rows]) if rows else np.zeros((0, inputs[k].numel()))
+            for i, k in enumerate(diff)]
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **unused):
+    """Compares the gradients backward computes for func at inputs with central finite differences
+    (use float64 inputs). Returns True, or raises GradcheckError (a RuntimeError) naming the worst entry."""
+    import numpy as np
+
+    inputs = _as_tuple(inputs)
+    diff = [k for k, x in enumerate(inputs) if isinstance(x, _C.Tensor) and x.requires_grad]
+    if not diff:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient")
+    analytical = _analytical_jacobian(func, inputs, diff)
+    for i, k in enumerate(diff):
+        numerical = _numerical_jacobian(func, inputs, k, eps)
+        a = analytical[i]
+        if a.shape != numerical.shape or not np.allclose(a, numerical, rtol=rtol, atol=atol):
+            if not raise_exception:
+                return False
+            worst = np.unravel_index(np.argmax(np.abs(a - numerical)), a.shape) if a.size else ()
+            raise GradcheckError(
+                f"Jacobian mismatch for output 0 with respect to input {k},\n"
+                f"numerical:{numerical}\nanalytical:{a}\nworst entry {worst}")
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+                  **unused):
+    """gradcheck of the gradients themselves: checks the backward of func's backward (create_graph)."""
+    import numpy as np
+
+    inputs = _as_tuple(inputs)
+    outs = _outputs(func(*inputs))
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(
+            _C.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype, device=o.device, requires_grad=True)
+            for o in outs)
+    grad_outputs = _as_tuple(grad_outputs)
+    diff = [x for x in inputs if isinstance(x, _C.Tensor) and x.requires_grad]
+
+    def first_grads(*args):
+        xs, gos = args[:len(inputs)], args[len(inputs):]
+        outs = _outputs(func(*xs))
+        wanted = [x for x in xs if isinstance(x, _C.Tensor) and x.requires_grad]
+        gs = grad(outs, wanted, gos, create_graph=True, allow_unused=True)
+        return tuple(g for g in gs if g is not None)
+
+    del diff
+    return gradcheck(first_grads, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
+
+
+class GradcheckError(RuntimeError):
+    """gradcheck found analytical and numerical gradients apart."""
+

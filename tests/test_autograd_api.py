@@ -183,8 +183,14 @@ def test_next_functions(device):
     assert index == 0 and mul.name() == "MulBackward0"
     (acc, i0), (none, i1) = mul.next_functions
     assert none is None and (i0, i1) == (0, 0)
-    assert acc.name().endswith("AccumulateGrad") and acc.variable is x
+    assert acc.name().endswith("AccumulateGrad")
     assert x.grad_fn is None
+
+
+def test_accumulate_grad_node_holds_its_leaf(device):
+    x = leaf(RNG_VALUES, device)
+    (acc, _), = (x * 2).grad_fn.next_functions[:1]
+    assert acc.variable is x
 
 
 # ---- backward ----

@@ -329,10 +329,12 @@ def call(m, r, leaves):
     return r.fn(m, *[seen_by_op(x, s) for x, s in zip(leaves, r.shapes)], **r.kwargs)
 
 
-def vkt_grads(r, arrs, device, dtype="float64"):
-    """The leaves' .grad after backward of r's outputs with the upstream gradients; and the outputs' shapes."""
+def vkt_grads(r, arrs, device, dtype="float64", requires=None):
+    """The leaves' .grad after backward of r's outputs with the upstream gradients; and the outputs' shapes.
+    requires: which inputs require grad (all by default)."""
     dt = getattr(vkt, dtype)
-    leaves = [vkt.tensor(a, dtype=dt, device=device, requires_grad=True) for a in arrs]
+    requires = requires or [True] * len(arrs)
+    leaves = [vkt.tensor(a, dtype=dt, device=device, requires_grad=q) for a, q in zip(arrs, requires)]
     outs = as_tuple(call(vkt, r, leaves))
     shapes = [tuple(o.shape) for o in outs]
     gs = [vkt.tensor(g, dtype=dt, device=device) for g in upstream(r, shapes)]
@@ -343,8 +345,9 @@ def vkt_grads(r, arrs, device, dtype="float64"):
     return [x.grad for x in leaves], shapes
 
 
-def torch_grads(r, arrs):
-    leaves = [torch.tensor(a, requires_grad=True) for a in arrs]
+def torch_grads(r, arrs, requires=None):
+    requires = requires or [True] * len(arrs)
+    leaves = [torch.tensor(a, requires_grad=q) for a, q in zip(arrs, requires)]
     outs = as_tuple(call(TORCH, r, leaves))
     shapes = [tuple(o.shape) for o in outs]
     torch.autograd.backward(outs, [torch.from_numpy(g) for g in upstream(r, shapes)])
@@ -370,6 +373,20 @@ def test_grads_match_torch(device, r):
     want, torch_shapes = torch_grads(r, arrs)
     assert shapes == torch_shapes
     assert_grads_close(got, want, arrs, "float64", device, rtol=1e-9, atol=1e-12)
+
+
+MULTI_INPUT = [r for r in ROWS if len(r.shapes) > 1]
+
+
+@pytest.mark.parametrize("r", MULTI_INPUT, ids=[r.name for r in MULTI_INPUT])
+def test_grads_of_one_input_match_torch(device, r):
+    """Only one input requires grad (x @ w with data x): the others' .grad stays None, that one's is torch's."""
+    arrs = arrays(r)
+    for i in range(len(arrs)):
+        requires = [k == i for k in range(len(arrs))]
+        got, _ = vkt_grads(r, arrs, device, requires=requires)
+        want, _ = torch_grads(r, arrs, requires=requires)
+        assert_grads_close(got, want, arrs, "float64", device, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("r", ROWS, ids=[r.name for r in ROWS])

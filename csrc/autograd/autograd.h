@@ -173,8 +173,14 @@ vkt_status vkt_ag_unary(int id, const vkt_var *x, vkt_scalar p0, vkt_scalar p1, 
 /* a or b may be a number (its var NULL, the number in sa / sb). */
 vkt_status vkt_ag_binary(int id, const vkt_var *a, vkt_scalar sa, const vkt_var *b, vkt_scalar sb, vkt_scalar alpha,
                          vkt_var *out);
+/* The same with the operands as the op takes them (a Python bool keeps its category); a and b are their
+ * vars, NULL for numbers. */
+vkt_status vkt_ag_binary_operands(int id, const vkt_var *a, vkt_operand x, const vkt_var *b, vkt_operand y,
+                                  vkt_scalar alpha, vkt_var *out);
 vkt_status vkt_ag_where(const vkt_tensor *cond, const vkt_var *a, vkt_scalar sa, const vkt_var *b, vkt_scalar sb,
                         vkt_var *out);
+vkt_status vkt_ag_where_operands(const vkt_tensor *cond, const vkt_var *a, vkt_operand x, const vkt_var *b,
+                                 vkt_operand y, vkt_var *out);
 vkt_status vkt_ag_cast(const vkt_var *x, int device, vkt_dtype dtype, vkt_memory_format fmt, bool copy, vkt_var *out);
 vkt_status vkt_ag_clone(const vkt_var *x, vkt_memory_format fmt, vkt_var *out);
 /* sum (VKT_OP_SUM), mean, amax, amin, prod, var over dims; logsumexp */
@@ -185,8 +191,20 @@ vkt_status vkt_ag_reduce_indices(int id, const vkt_var *x, int dim, bool keepdim
                                  vkt_tensor *indices);
 vkt_status vkt_ag_softmax(int id, const vkt_var *x, int64_t dim, int dtype, vkt_var *out);
 vkt_status vkt_ag_cumsum(const vkt_var *x, int64_t dim, int dtype, vkt_var *out);
+/* Products with matmul's semantics (matmul, mm, bmm, dot, mv: fn checks its own rules). */
+typedef vkt_status (*vkt_product_fn)(const vkt_tensor *, const vkt_tensor *, vkt_tensor *);
+vkt_status vkt_ag_product(vkt_product_fn fn, const vkt_var *a, const vkt_var *b, vkt_var *out);
 vkt_status vkt_ag_matmul(const vkt_var *a, const vkt_var *b, vkt_var *out);
 vkt_status vkt_ag_matmul_add_relu(const vkt_var *lhs, const vkt_var *rhs, const vkt_var *bias, vkt_var *out);
+vkt_status vkt_ag_matmul_add_relu_reference(const vkt_var *lhs, const vkt_var *rhs, const vkt_var *bias, vkt_var *out);
+/* x @ w^T + bias (bias may be NULL). */
+vkt_status vkt_ag_linear(const vkt_var *x, const vkt_var *w, const vkt_var *bias, vkt_var *out);
+/* beta * input + alpha * product(m1, m2) (summed over the batch for addbmm): fn is the fused op, run when
+ * nothing records; recorded, it is composed of product, mul and add. */
+typedef vkt_status (*vkt_add_product_fn)(const vkt_tensor *, const vkt_tensor *, const vkt_tensor *, vkt_scalar,
+                                         vkt_scalar, vkt_tensor *);
+vkt_status vkt_ag_add_product(vkt_add_product_fn fn, vkt_product_fn product, bool sum_batch, const vkt_var *input,
+                              const vkt_var *m1, const vkt_var *m2, vkt_scalar beta, vkt_scalar alpha, vkt_var *out);
 /* Views. view (stolen) is a view of x's storage that an op made; kind says what its backward is. */
 typedef enum {
   VKT_VIEW_RESHAPE, /* the same elements in the same row-major order (view, squeeze, flatten, ...) */

@@ -358,9 +358,15 @@ static const binary_row binary_rows[VKT_OP_COUNT] = {
 
 vkt_status vkt_ag_binary(int id, const vkt_var *a, vkt_scalar sa, const vkt_var *b, vkt_scalar sb, vkt_scalar alpha,
                          vkt_var *out) {
-  *out = (vkt_var){0};
   vkt_operand x = a ? (vkt_operand){.t = &a->t} : (vkt_operand){.s = sa};
   vkt_operand y = b ? (vkt_operand){.t = &b->t} : (vkt_operand){.s = sb};
+  return vkt_ag_binary_operands(id, a, x, b, y, alpha, out);
+}
+
+vkt_status vkt_ag_binary_operands(int id, const vkt_var *a, vkt_operand x, const vkt_var *b, vkt_operand y,
+                                  vkt_scalar alpha, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_scalar sa = x.s, sb = y.s;
   vkt_status st = vkt_binary(id, x, y, alpha, NULL, &out->t);
   const binary_row *row = &binary_rows[id];
   if (st || !row->fn.name)
@@ -383,9 +389,14 @@ static const vkt_fn where_fn = {"WhereBackward0", where_backward};
 
 vkt_status vkt_ag_where(const vkt_tensor *cond, const vkt_var *a, vkt_scalar sa, const vkt_var *b, vkt_scalar sb,
                         vkt_var *out) {
-  *out = (vkt_var){0};
   vkt_operand x = a ? (vkt_operand){.t = &a->t} : (vkt_operand){.s = sa};
   vkt_operand y = b ? (vkt_operand){.t = &b->t} : (vkt_operand){.s = sb};
+  return vkt_ag_where_operands(cond, a, x, b, y, out);
+}
+
+vkt_status vkt_ag_where_operands(const vkt_tensor *cond, const vkt_var *a, vkt_operand x, const vkt_var *b,
+                                 vkt_operand y, vkt_var *out) {
+  *out = (vkt_var){0};
   vkt_status st = vkt_where(cond, x, y, &out->t);
   if (st || !vkt_dtypes[out->t.dtype].is_float)
     return st;

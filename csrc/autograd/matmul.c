@@ -56,16 +56,18 @@ static void matmul_add_relu_backward(vkt_bw *b) {
   SET(b, 2, gz); /* summed to the bias's shape by the engine */
 }
 
-static const vkt_fn matmul_fn = {"MmBackward0", matmul_backward},
+static const vkt_fn mm_fn = {"MmBackward0", matmul_backward}, bmm_fn = {"BmmBackward0", matmul_backward},
+                    dot_fn = {"DotBackward0", matmul_backward}, mv_fn = {"MvBackward0", matmul_backward},
                     mar_fn = {"MatmulAddReluBackward0", matmul_add_relu_backward};
 
-vkt_status vkt_ag_matmul(const vkt_var *a, const vkt_var *b, vkt_var *out) {
+vkt_status vkt_ag_product(vkt_product_fn fn, const vkt_var *a, const vkt_var *b, vkt_var *out) {
   *out = (vkt_var){0};
-  vkt_status st = vkt_matmul(&a->t, &b->t, &out->t);
+  vkt_status st = fn(&a->t, &b->t, &out->t);
   if (st || !vkt_dtypes[out->t.dtype].is_float)
     return st;
   const vkt_var *in[2] = {a, b};
-  vkt_node *n = vkt_node_begin(&matmul_fn, 2, in, 1);
+  const vkt_fn *kind = fn == vkt_bmm ? &bmm_fn : fn == vkt_dot ? &dot_fn : fn == vkt_mv ? &mv_fn : &mm_fn;
+  vkt_node *n = vkt_node_begin(kind, 2, in, 1);
   if (n) {
     if (vkt_requires_grad(b))
       vkt_node_save(n, 0, a, false, 0);
@@ -92,4 +94,82 @@ vkt_status vkt_ag_matmul_add_relu(const vkt_var *lhs, const vkt_var *rhs, const 
     vkt_node_decref(n);
   }
   return VKT_OK;
+}
+
+vkt_status vkt_ag_matmul(const vkt_var *a, const vkt_var *b, vkt_var *out) {
+  return vkt_ag_product(vkt_matmul, a, b, out);
+}
+
+/* ---- composites: recorded as the ops they are made of ---- */
+
+/* out = x + s * y (s == 1: a plain add), consuming y. */
+static vkt_status add_scaled(const vkt_var *x, vkt_var *y, vkt_scalar s, vkt_var *out) {
+  vkt_status st = vkt_ag_binary(VKT_OP_ADD, x, (vkt_scalar){0}, y, (vkt_scalar){0}, s, out);
+  vkt_var_release(y);
+  return st;
+}
+
+vkt_status vkt_ag_linear(const vkt_var *x, const vkt_var *w, const vkt_var *bias, vkt_var *out) {
+  vkt_var wt = {0}, prod = {0};
+  *out = (vkt_var){0};
+  if (w->t.ndim != 2 && w->t.ndim != 1)
+    return vkt_linear(&x->t, &w->t, bias ? &bias->t : NULL, &out->t); /* its error */
+  vkt_status st = w->t.ndim == 2 ? vkt_ag_transpose(w, 0, 1, &wt) : (vkt_var_share(&wt, w), VKT_OK);
+  if (!st)
+    st = vkt_ag_matmul(x, &wt, bias ? &prod : out);
+  vkt_var_release(&wt);
+  if (!st && bias)
+    st = vkt_ag_binary(VKT_OP_ADD, &prod, (vkt_scalar){0}, bias, (vkt_scalar){0}, (vkt_scalar){false, 0, 1}, out);
+  vkt_var_release(&prod);
+  return st;
+}
+
+vkt_status vkt_ag_add_product(vkt_add_product_fn fn, vkt_product_fn product, bool sum_batch, const vkt_var *input,
+                              const vkt_var *m1, const vkt_var *m2, vkt_scalar beta, vkt_scalar alpha, vkt_var *out) {
+  vkt_var p = {0}, scaled = {0}, summed = {0};
+  *out = (vkt_var){0};
+  /* The fused op first checks the arguments and gives PyTorch's errors; its value is what we return when
+   * nothing records. */
+  vkt_status st = fn(&input->t, &m1->t, &m2->t, beta, alpha, &out->t);
+  const vkt_var *in[3] = {input, m1, m2};
+  bool records =
+      vkt_grad_enabled() && (vkt_requires_grad(in[0]) || vkt_requires_grad(in[1]) || vkt_requires_grad(in[2]));
+  if (st || !records)
+    return st;
+  vkt_var_release(out);
+  if ((st = vkt_ag_product(product, m1, m2, &p)))
+    return st;
+  if (sum_batch) { /* addbmm: the batch of products summed */
+    st = vkt_ag_reduce(VKT_OP_SUM, &p, 1u, false, -1, 0, false, "sum", false, &summed);
+    vkt_var_release(&p);
+    if (st)
+      return st;
+    p = summed;
+  }
+  bool beta_zero = beta.is_float ? beta.f == 0 : beta.i == 0;
+  if (beta_zero) { /* input is not read, as PyTorch's: its gradient is zero, not NaN */
+    st = vkt_ag_binary(VKT_OP_MUL, &p, (vkt_scalar){0}, NULL, alpha, (vkt_scalar){false, 0, 1}, out);
+    vkt_var_release(&p);
+    return st;
+  }
+  if ((st = vkt_ag_binary(VKT_OP_MUL, input, (vkt_scalar){0}, NULL, beta, (vkt_scalar){false, 0, 1}, &scaled))) {
+    vkt_var_release(&p);
+    return st;
+  }
+  st = add_scaled(&scaled, &p, alpha, out);
+  vkt_var_release(&scaled);
+  return st;
+}
+
+vkt_status vkt_ag_matmul_add_relu_reference(const vkt_var *lhs, const vkt_var *rhs, const vkt_var *bias, vkt_var *out) {
+  vkt_var p = {0}, sum = {0};
+  *out = (vkt_var){0};
+  vkt_status st = vkt_ag_matmul(lhs, rhs, &p);
+  if (!st)
+    st = vkt_ag_binary(VKT_OP_ADD, &p, (vkt_scalar){0}, bias, (vkt_scalar){0}, (vkt_scalar){false, 0, 1}, &sum);
+  if (!st)
+    st = vkt_ag_unary(VKT_OP_RELU, &sum, (vkt_scalar){0}, (vkt_scalar){0}, out);
+  vkt_var_release(&p);
+  vkt_var_release(&sum);
+  return st;
 }

@@ -340,13 +340,13 @@ PyObject *vkt_py_binary(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool
   if (inplace) {
     int records = va ? vkt_py_inplace_records(va, vb) : 0;
     if (records > 0) {
-      r = vkt_py_inplace_result(a, vkt_ag_binary(id, va, x.s, vb, y.s, alpha, &out), &out);
+      r = vkt_py_inplace_result(a, vkt_ag_binary_operands(id, va, x, vb, y, alpha, &out), &out);
     } else if (records == 0) {
       vkt_status st = x.t ? vkt_binary(id, x, y, alpha, x.t, NULL) : vkt_fail(VKT_ERR_TYPE, "in-place op on a number");
       r = st ? vkt_raise(st) : Py_NewRef(a);
     }
   } else {
-    r = vkt_py_var_result(vkt_ag_binary(id, va, x.s, vb, y.s, alpha, &out), &out);
+    r = vkt_py_var_result(vkt_ag_binary_operands(id, va, x, vb, y, alpha, &out), &out);
   }
 finish:
   vkt_var_release(&own[0]);
@@ -514,7 +514,7 @@ static PyObject *f_where(PyObject *mod, PyObject *args) {
     PyErr_SetString(PyExc_TypeError, "where(): argument 'condition' must be Tensor");
     return NULL;
   }
-  return vkt_py_var_result(vkt_ag_where(vkt_tensor_of(c), vkt_var_of(a), x.s, vkt_var_of(b), y.s, &out), &out);
+  return vkt_py_var_result(vkt_ag_where_operands(vkt_tensor_of(c), vkt_var_of(a), x, vkt_var_of(b), y, &out), &out);
 }
 
 static PyObject *m_where(PyObject *self, PyObject *args) {

@@ -7,7 +7,7 @@
 #include "../ops/matmul.h"
 
 typedef vkt_status (*mm_fn)(const vkt_tensor *, const vkt_tensor *, vkt_tensor *);
-typedef vkt_status (*mm3_fn)(const vkt_tensor *, const vkt_tensor *, const vkt_tensor *, vkt_tensor *);
+typedef vkt_status (*mm3_fn)(const vkt_var *, const vkt_var *, const vkt_var *, vkt_var *);
 
 /* The tensor inside o, or NULL with PyTorch's TypeError for argument `name` of `fn`. */
 static vkt_tensor *tensor_arg(PyObject *o, const char *fn, const char *name) {
@@ -18,10 +18,11 @@ static vkt_tensor *tensor_arg(PyObject *o, const char *fn, const char *name) {
 }
 
 static PyObject *call2(mm_fn fn, const char *name, PyObject *a, PyObject *b, const char *bname) {
-  vkt_tensor *x = tensor_arg(a, name, "input"), *y = x ? tensor_arg(b, name, bname) : NULL, out;
+  vkt_tensor *x = tensor_arg(a, name, "input"), *y = x ? tensor_arg(b, name, bname) : NULL;
+  vkt_var out;
   if (!y)
     return NULL;
-  return vkt_py_result(fn(x, y, &out), &out);
+  return vkt_py_var_result(vkt_ag_product(fn, vkt_var_of(a), vkt_var_of(b), &out), &out);
 }
 
 PyObject *vkt_py_matmul(PyObject *a, PyObject *b) {
@@ -51,7 +52,8 @@ METHOD2(vdot, "other")
 /* fn(a, b, c) for three tensor arguments, c optional (None) when `optional`. */
 static PyObject *call3(mm3_fn fn, const char *name, char **kw, PyObject *args, PyObject *kwargs, bool optional) {
   PyObject *o[3] = {NULL, NULL, Py_None};
-  vkt_tensor *t[3] = {NULL, NULL, NULL}, out;
+  vkt_tensor *t[3] = {NULL, NULL, NULL};
+  vkt_var out;
   char fmt[64];
   snprintf(fmt, sizeof fmt, "OO%sO:%s", optional ? "|" : "", name);
   if (!vkt_parse_args(args, kwargs, fmt, kw, &o[0], &o[1], &o[2]))
@@ -59,25 +61,25 @@ static PyObject *call3(mm3_fn fn, const char *name, char **kw, PyObject *args, P
   for (int k = 0; k < 3; k++)
     if (!(k == 2 && optional && o[k] == Py_None) && !(t[k] = tensor_arg(o[k], name, kw[k])))
       return NULL;
-  return vkt_py_result(fn(t[0], t[1], t[2], &out), &out);
+  return vkt_py_var_result(fn(vkt_var_of(o[0]), vkt_var_of(o[1]), t[2] ? vkt_var_of(o[2]) : NULL, &out), &out);
 }
 
 static PyObject *f_linear(PyObject *mod, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"input", "weight", "bias", NULL};
   (void)mod;
-  return call3(vkt_linear, "linear", kw, args, kwargs, true);
+  return call3(vkt_ag_linear, "linear", kw, args, kwargs, true);
 }
 
 static PyObject *f_matmul_add_relu(PyObject *mod, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"lhs", "rhs", "bias", NULL};
   (void)mod;
-  return call3(vkt_matmul_add_relu, "matmul_add_relu", kw, args, kwargs, false);
+  return call3(vkt_ag_matmul_add_relu, "matmul_add_relu", kw, args, kwargs, false);
 }
 
 static PyObject *f_matmul_add_relu_reference(PyObject *mod, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"lhs", "rhs", "bias", NULL};
   (void)mod;
-  return call3(vkt_matmul_add_relu_reference, "matmul_add_relu_reference", kw, args, kwargs, false);
+  return call3(vkt_ag_matmul_add_relu_reference, "matmul_add_relu_reference", kw, args, kwargs, false);
 }
 
 typedef vkt_status (*addmm_fn)(const vkt_tensor *, const vkt_tensor *, const vkt_tensor *, vkt_scalar, vkt_scalar,
@@ -85,11 +87,12 @@ typedef vkt_status (*addmm_fn)(const vkt_tensor *, const vkt_tensor *, const vkt
 
 /* name(input, m1, m2, *, beta=1, alpha=1): addmm, addmv, baddbmm and addbmm, with the names of m1 and m2
  * in kw[1], kw[2]; a method when self is given. */
-static PyObject *add_product(addmm_fn fn, const char *name, char **kw, PyObject *self, PyObject *args,
-                             PyObject *kwargs) {
+static PyObject *add_product(addmm_fn fn, mm_fn product, bool sum_batch, const char *name, char **kw, PyObject *self,
+                             PyObject *args, PyObject *kwargs) {
   PyObject *o[3] = {self, NULL, NULL}, *beta_o = NULL, *alpha_o = NULL;
   vkt_scalar beta = {false, 0, 1}, alpha = {false, 0, 1};
-  vkt_tensor *t[3], out;
+  vkt_tensor *t[3];
+  vkt_var out;
   char fmt[64];
   snprintf(fmt, sizeof fmt, "%sOO|$OO:%s", self ? "" : "O", name);
   int ok = self ? vkt_parse_args(args, kwargs, fmt, kw + 1, &o[1], &o[2], &beta_o, &alpha_o)
@@ -99,22 +102,24 @@ static PyObject *add_product(addmm_fn fn, const char *name, char **kw, PyObject 
   for (int k = 0; k < 3; k++)
     if (!(t[k] = tensor_arg(o[k], name, kw[k])))
       return NULL;
-  return vkt_py_result(fn(t[0], t[1], t[2], beta, alpha, &out), &out);
+  return vkt_py_var_result(vkt_ag_add_product(fn, product, sum_batch, vkt_var_of(o[0]), vkt_var_of(o[1]),
+                                              vkt_var_of(o[2]), beta, alpha, &out),
+                           &out);
 }
 
-#define ADD_PRODUCT(name, m1, m2)                                                                                      \
+#define ADD_PRODUCT(name, m1, m2, product, sum_batch)                                                                  \
   static char *name##_kw[] = {"input", m1, m2, "beta", "alpha", NULL};                                                 \
   static PyObject *m_##name(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
-    return add_product(vkt_##name, #name, name##_kw, self, args, kwargs);                                              \
+    return add_product(vkt_##name, product, sum_batch, #name, name##_kw, self, args, kwargs);                          \
   }                                                                                                                    \
   static PyObject *f_##name(PyObject *mod, PyObject *args, PyObject *kwargs) {                                         \
     (void)mod;                                                                                                         \
-    return add_product(vkt_##name, #name, name##_kw, NULL, args, kwargs);                                              \
+    return add_product(vkt_##name, product, sum_batch, #name, name##_kw, NULL, args, kwargs);                          \
   }
-ADD_PRODUCT(addmm, "mat1", "mat2")
-ADD_PRODUCT(addmv, "mat", "vec")
-ADD_PRODUCT(baddbmm, "batch1", "batch2")
-ADD_PRODUCT(addbmm, "batch1", "batch2")
+ADD_PRODUCT(addmm, "mat1", "mat2", vkt_mm, false)
+ADD_PRODUCT(addmv, "mat", "vec", vkt_mv, false)
+ADD_PRODUCT(baddbmm, "batch1", "batch2", vkt_bmm, false)
+ADD_PRODUCT(addbmm, "batch1", "batch2", vkt_bmm, true)
 
 #define KW(f) (PyCFunction)(void (*)(void))(f), METH_VARARGS | METH_KEYWORDS
 

@@ -39,8 +39,12 @@ PyObject *vkt_py_pair(PyStructSequence_Desc *desc, PyTypeObject **type, vkt_var 
 
 #define SELF (&((vkt_py_tensor *)self)->v.t)
 
-/* Wraps the result of a view or copy function: `return result(st, &out);`. */
-static PyObject *result(vkt_status st, vkt_tensor *out) { return st ? vkt_raise(st) : vkt_wrap(out); }
+/* Wraps a view of self that an op made (out, stolen), recorded by autograd as kind (vkt_ag_view). */
+static PyObject *view_result(PyObject *self, vkt_status st, vkt_tensor *out, vkt_view_kind kind, const int64_t *perm,
+                             const char *name) {
+  vkt_var v;
+  return st ? vkt_raise(st) : vkt_py_var_result(vkt_ag_view(SELF_V, out, kind, perm, name, &v), &v);
+}
 
 static void tensor_dealloc(PyObject *self) {
   PyTypeObject *type = Py_TYPE(self);
@@ -84,17 +88,17 @@ static PyObject *get_T(PyObject *self, void *c) {
   vkt_tensor out;
   for (int i = 0; i < SELF->ndim; i++)
     dims[i] = SELF->ndim - 1 - i;
-  return result(vkt_permute(&out, SELF, SELF->ndim, dims), &out);
+  return view_result(self, vkt_permute(&out, SELF, SELF->ndim, dims), &out, VKT_VIEW_PERMUTE, dims, "PermuteBackward0");
 }
 
 static PyObject *get_mT(PyObject *self, void *c) {
   (void)c;
-  vkt_tensor out;
   if (SELF->ndim < 2)
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME,
                               "tensor.mT is only supported on matrices or batches of matrices. Got %d-D tensor.",
                               SELF->ndim));
-  return result(vkt_transpose(&out, SELF, -2, -1), &out);
+  vkt_var v;
+  return vkt_py_var_result(vkt_ag_transpose(SELF_V, -2, -1, &v), &v);
 }
 
 static PyObject *get_is_vulkan(PyObject *self, void *c) {
@@ -250,40 +254,33 @@ static PyObject *t_iter(PyObject *self) {
 static PyObject *t_view(PyObject *self, PyObject *args) {
   int ndim;
   int64_t shape[VKT_MAX_DIMS];
-  vkt_tensor out;
   if (vkt_parse_shape(args, &ndim, shape) < 0)
     return NULL;
-  return result(vkt_view(&out, SELF, ndim, shape), &out);
+  vkt_var v;
+  return vkt_py_var_result(vkt_ag_reshape(SELF_V, ndim, shape, true, &v), &v);
 }
 
-static vkt_status reshape(vkt_tensor *out, const vkt_tensor *src, int ndim, int64_t *shape) {
-  vkt_status st = vkt_infer_shape(vkt_tensor_numel(src), ndim, shape);
-  if (st || !(st = vkt_view(out, src, ndim, shape)))
-    return st;
-  vkt_tensor c;
-  if ((st = vkt_clone(&c, src)))
-    return st;
-  st = vkt_view(out, &c, ndim, shape);
-  vkt_tensor_release(&c);
-  return st;
+static PyObject *reshape(PyObject *self, int ndim, const int64_t *shape) {
+  vkt_var v;
+  return vkt_py_var_result(vkt_ag_reshape(SELF_V, ndim, shape, false, &v), &v);
 }
 
 static PyObject *t_view_as(PyObject *self, PyObject *other) {
-  vkt_tensor *o = vkt_tensor_of(other), out;
+  vkt_tensor *o = vkt_tensor_of(other);
   if (!o) {
     PyErr_Format(PyExc_TypeError, "view_as(): argument 'other' must be Tensor, not %R", (PyObject *)Py_TYPE(other));
     return NULL;
   }
-  return result(vkt_view(&out, SELF, o->ndim, o->shape), &out);
+  vkt_var v;
+  return vkt_py_var_result(vkt_ag_reshape(SELF_V, o->ndim, o->shape, true, &v), &v);
 }
 
 static PyObject *t_reshape(PyObject *self, PyObject *args) {
   int ndim;
   int64_t shape[VKT_MAX_DIMS];
-  vkt_tensor out;
   if (vkt_parse_shape(args, &ndim, shape) < 0)
     return NULL;
-  return result(reshape(&out, SELF, ndim, shape), &out);
+  return reshape(self, ndim, shape);
 }
 
 static PyObject *t_flatten(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -291,7 +288,6 @@ static PyObject *t_flatten(PyObject *self, PyObject *args, PyObject *kwargs) {
   long long s = 0, e = -1;
   int a, b;
   vkt_status st;
-  vkt_tensor out;
   if (!vkt_parse_args(args, kwargs, "|LL", kw, &s, &e))
     return NULL;
   if ((st = vkt_dim_wrap(s, SELF->ndim, &a)) || (st = vkt_dim_wrap(e, SELF->ndim, &b)))
@@ -299,7 +295,7 @@ static PyObject *t_flatten(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (a > b)
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "flatten() has invalid args: start_dim cannot come after end_dim"));
   if (SELF->ndim == 0)
-    return result(reshape(&out, SELF, 1, (int64_t[]){1}), &out);
+    return reshape(self, 1, (int64_t[]){1});
   int64_t shape[VKT_MAX_DIMS];
   int n = 0;
   for (int i = 0; i < a; i++)
@@ -310,7 +306,7 @@ static PyObject *t_flatten(PyObject *self, PyObject *args, PyObject *kwargs) {
   n++;
   for (int i = b + 1; i < SELF->ndim; i++)
     shape[n++] = SELF->shape[i];
-  return result(reshape(&out, SELF, n, shape), &out);
+  return reshape(self, n, shape);
 }
 
 /* A shape or strides given as one sequence argument. */
@@ -336,24 +332,25 @@ static PyObject *t_as_strided(PyObject *self, PyObject *args, PyObject *kwargs) 
   if (n != ns)
     return vkt_raise(
         vkt_fail(VKT_ERR_RUNTIME, "mismatch in length of strides and shape: %d strides for %d dims", ns, n));
-  return result(vkt_as_strided(&out, SELF, n, shape, strides, offset), &out);
+  return view_result(self, vkt_as_strided(&out, SELF, n, shape, strides, offset), &out, VKT_VIEW_STRIDED, NULL,
+                     "AsStridedBackward0");
 }
 
 static PyObject *t_transpose(PyObject *self, PyObject *args) {
   long long d0, d1;
-  vkt_tensor out;
   if (!PyArg_ParseTuple(args, "LL", &d0, &d1))
     return NULL;
-  return result(vkt_transpose(&out, SELF, d0, d1), &out);
+  vkt_var v;
+  return vkt_py_var_result(vkt_ag_transpose(SELF_V, d0, d1, &v), &v);
 }
 
 static PyObject *t_t(PyObject *self, PyObject *unused) {
   (void)unused;
-  vkt_tensor out;
   if (SELF->ndim > 2)
     return vkt_raise(
         vkt_fail(VKT_ERR_RUNTIME, "t() expects a tensor with <= 2 dimensions, but self is %dD", SELF->ndim));
-  return result(vkt_transpose(&out, SELF, 0, SELF->ndim == 2 ? 1 : 0), &out);
+  vkt_var v;
+  return vkt_py_var_result(vkt_ag_transpose(SELF_V, 0, SELF->ndim == 2 ? 1 : 0, &v), &v);
 }
 
 static PyObject *t_permute(PyObject *self, PyObject *args) {
@@ -362,7 +359,10 @@ static PyObject *t_permute(PyObject *self, PyObject *args) {
   vkt_tensor out;
   if (vkt_parse_shape(args, &ndim, dims) < 0)
     return NULL;
-  return result(vkt_permute(&out, SELF, ndim, dims), &out);
+  vkt_status st = vkt_permute(&out, SELF, ndim, dims);
+  for (int d = 0; !st && d < ndim; d++)
+    dims[d] = dims[d] < 0 ? dims[d] + ndim : dims[d];
+  return view_result(self, st, &out, VKT_VIEW_PERMUTE, dims, "PermuteBackward0");
 }
 
 static PyObject *t_expand(PyObject *self, PyObject *args) {
@@ -371,7 +371,7 @@ static PyObject *t_expand(PyObject *self, PyObject *args) {
   vkt_tensor out;
   if (vkt_parse_shape(args, &ndim, shape) < 0)
     return NULL;
-  return result(vkt_expand(&out, SELF, ndim, shape), &out);
+  return view_result(self, vkt_expand(&out, SELF, ndim, shape), &out, VKT_VIEW_EXPAND, NULL, "ExpandBackward0");
 }
 
 static PyObject *t_expand_as(PyObject *self, PyObject *other) {
@@ -381,7 +381,7 @@ static PyObject *t_expand_as(PyObject *self, PyObject *other) {
     return NULL;
   }
   vkt_tensor *o = &((vkt_py_tensor *)other)->v.t;
-  return result(vkt_expand(&out, SELF, o->ndim, o->shape), &out);
+  return view_result(self, vkt_expand(&out, SELF, o->ndim, o->shape), &out, VKT_VIEW_EXPAND, NULL, "ExpandBackward0");
 }
 
 static PyObject *t_squeeze(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -399,7 +399,7 @@ static PyObject *t_squeeze(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (r < 0)
       return NULL;
   }
-  return result(vkt_squeeze(&out, SELF, n, dims), &out);
+  return view_result(self, vkt_squeeze(&out, SELF, n, dims), &out, VKT_VIEW_RESHAPE, NULL, "SqueezeBackward0");
 }
 
 static PyObject *t_unsqueeze(PyObject *self, PyObject *args) {
@@ -407,7 +407,7 @@ static PyObject *t_unsqueeze(PyObject *self, PyObject *args) {
   vkt_tensor out;
   if (!PyArg_ParseTuple(args, "L", &d))
     return NULL;
-  return result(vkt_unsqueeze(&out, SELF, d), &out);
+  return view_result(self, vkt_unsqueeze(&out, SELF, d), &out, VKT_VIEW_RESHAPE, NULL, "UnsqueezeBackward0");
 }
 
 /* ---- indexing: integers, slices with positive steps, None and Ellipsis ---- */
@@ -484,7 +484,7 @@ static PyObject *t_getitem(PyObject *self, PyObject *key) {
     vkt_tensor_release(&cur);
     return vkt_raise(st);
   }
-  return vkt_wrap(&cur);
+  return view_result(self, VKT_OK, &cur, VKT_VIEW_STRIDED, NULL, "SliceBackward0");
 }
 
 /* ---- copies ---- */
@@ -493,7 +493,6 @@ static PyObject *t_contiguous(PyObject *self, PyObject *args, PyObject *kwargs) 
   static char *kw[] = {"memory_format", NULL};
   PyObject *fmt_o = NULL;
   vkt_memory_format fmt;
-  vkt_tensor out;
   if (!vkt_parse_args(args, kwargs, "|O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
     return NULL;
   if (!fmt_o)
@@ -502,17 +501,18 @@ static PyObject *t_contiguous(PyObject *self, PyObject *args, PyObject *kwargs) 
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "preserve memory format is unsupported by the contiguous operator"));
   if (fmt == VKT_CONTIGUOUS_FORMAT ? vkt_tensor_is_contiguous(SELF) : in_format(SELF, fmt))
     return Py_NewRef(self);
-  return result(vkt_copy_as(&out, SELF, vkt_tensor_device(SELF), SELF->dtype, fmt), &out);
+  vkt_var v;
+  return vkt_py_var_result(vkt_ag_clone(SELF_V, fmt, &v), &v);
 }
 
 static PyObject *t_clone(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"memory_format", NULL};
   PyObject *fmt_o = NULL;
   vkt_memory_format fmt;
-  vkt_tensor out;
   if (!vkt_parse_args(args, kwargs, "|$O", kw, &fmt_o) || vkt_parse_memory_format(fmt_o, &fmt) < 0)
     return NULL;
-  return result(vkt_copy_as(&out, SELF, vkt_tensor_device(SELF), SELF->dtype, fmt), &out);
+  vkt_var v;
+  return vkt_py_var_result(vkt_ag_clone(SELF_V, fmt, &v), &v);
 }
 
 /* PyTorch's suggest_memory_format: channels_last where a rank-4 (or 5) tensor is laid out so and is not
@@ -529,19 +529,19 @@ static vkt_memory_format suggested_format(const vkt_tensor *t) {
  * and fmt is preserve_format or the one PyTorch suggests for self (so a transpose's
  * to(memory_format=contiguous_format) is the transpose, as in PyTorch). */
 static PyObject *convert(PyObject *self, int device, vkt_dtype dtype, vkt_memory_format fmt, bool copy) {
-  vkt_tensor out;
   bool same = device == vkt_tensor_device(SELF) && dtype == SELF->dtype;
   if (!copy && same && (fmt == VKT_PRESERVE_FORMAT || fmt == suggested_format(SELF)))
     return Py_NewRef(self);
-  return result(vkt_copy_as(&out, SELF, device, dtype, fmt), &out);
+  vkt_var v;
+  return vkt_py_var_result(vkt_ag_cast(SELF_V, device, dtype, fmt, true, &v), &v);
 }
 
 static PyObject *t_cpu(PyObject *self, PyObject *unused) {
   (void)unused;
-  vkt_tensor out;
   if (vkt_tensor_device(SELF) == VKT_CPU)
     return Py_NewRef(self);
-  return result(vkt_to(&out, SELF, VKT_CPU, SELF->dtype), &out);
+  vkt_var v;
+  return vkt_py_var_result(vkt_ag_cast(SELF_V, VKT_CPU, SELF->dtype, VKT_PRESERVE_FORMAT, false, &v), &v);
 }
 
 /* to(device=None, dtype=None, copy=False), to(dtype), to(device, dtype), to(other) */

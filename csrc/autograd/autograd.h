@@ -183,6 +183,15 @@ vkt_status vkt_ag_where_operands(const vkt_tensor *cond, const vkt_var *a, vkt_o
                                  vkt_operand y, vkt_var *out);
 vkt_status vkt_ag_cast(const vkt_var *x, int device, vkt_dtype dtype, vkt_memory_format fmt, bool copy, vkt_var *out);
 vkt_status vkt_ag_clone(const vkt_var *x, vkt_memory_format fmt, vkt_var *out);
+/* Records unary row id's node for out = id(x) that a composite computed. */
+vkt_status vkt_ag_record_unary(int id, const vkt_var *x, vkt_scalar p0, vkt_scalar p1, vkt_var *out);
+/* The composites of elementwise_more.c (composite.c); w is lerp's weight tensor or NULL (wo's number). */
+vkt_status vkt_ag_lerp(const vkt_var *start, const vkt_var *end, const vkt_var *w, vkt_operand wo, vkt_var *out);
+vkt_status vkt_ag_addcmul(const vkt_var *x, const vkt_var *t1, const vkt_var *t2, vkt_scalar value, bool div,
+                          vkt_var *out);
+vkt_status vkt_ag_clamp_tensors(const vkt_var *x, const vkt_var *lo, const vkt_var *hi, vkt_var *out);
+vkt_status vkt_ag_nan_to_num(const vkt_var *x, vkt_scalar nan, const vkt_scalar *posinf, const vkt_scalar *neginf,
+                             vkt_var *out);
 /* sum (VKT_OP_SUM), mean, amax, amin, prod, var over dims; logsumexp */
 vkt_status vkt_ag_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, int dtype, double correction, bool std,
                          const char *name, bool all_dims, vkt_var *out);
@@ -220,6 +229,10 @@ vkt_status vkt_ag_transpose(const vkt_var *x, int64_t d0, int64_t d1, vkt_var *o
 vkt_status vkt_ag_expand(const vkt_var *x, int ndim, const int64_t *shape, vkt_var *out);
 /* gather along dim, and its adjoint: zeros of shape with src added at index along dim. */
 vkt_status vkt_ag_gather(const vkt_var *x, int64_t dim, const vkt_tensor *index, vkt_var *out);
+/* values (stolen) that an op picked from x along dim at indices (dropped: the op dropped dim), recorded so
+ * the gradient goes back to those positions (sort, topk, kthvalue, median, mode, cummax, cummin). */
+vkt_status vkt_ag_selected(const vkt_var *x, int64_t dim, bool dropped, vkt_tensor *values, const vkt_tensor *indices,
+                           const char *name, vkt_var *out);
 vkt_status vkt_ag_scatter_add_zeros(const vkt_var *src, int64_t dim, const vkt_tensor *index, int ndim,
                                     const int64_t *shape, vkt_var *out);
 /* sum x back to shape (the engine's reduction of broadcast gradients). */

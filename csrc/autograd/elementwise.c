@@ -451,3 +451,11 @@ vkt_status vkt_ag_clone(const vkt_var *x, vkt_memory_format fmt, vkt_var *out) {
     record_unary(&clone_fn, x, out);
   return st;
 }
+
+vkt_status vkt_ag_record_unary(int id, const vkt_var *x, vkt_scalar p0, vkt_scalar p1, vkt_var *out) {
+  const unary_row *row = &unary_rows[id];
+  vkt_scalar s[2] = {p0, p1};
+  if (row->fn.name)
+    record(&row->fn, 1, &x, row->save & SX ? 1 : 0, row->save & SY ? 1 : -1, out, id, s, 2);
+  return VKT_OK;
+}

@@ -271,3 +271,56 @@ vkt_status vkt_ag_scatter_add_zeros(const vkt_var *src, int64_t dim, const vkt_t
     record_index(&scatter_zeros_fn, src, dim, index, out);
   return st;
 }
+
+/* ---- values picked along a dim by an op that also returns their indices (sort, topk, kthvalue, median,
+ * mode, cummax, cummin): the gradient goes back to where each value came from ---- */
+
+static void selected_backward(vkt_bw *b) {
+  const vkt_var *idx = S(b, 0), *gk = g;
+  if (b->n->flag && gk) { /* the op dropped dim: put it back */
+    int64_t shape[VKT_MAX_DIMS];
+    for (int d = 0; d < IN(b, 0)->ndim; d++)
+      shape[d] = d == b->n->iv[0] ? 1 : IN(b, 0)->shape[d];
+    gk = reshape(b, gk, IN(b, 0)->ndim, shape);
+  }
+  vkt_var out = {0};
+  if (gk && idx)
+    SET(b, 0, keep(b, vkt_ag_scatter_add_zeros(gk, b->n->iv[0], &idx->t, IN(b, 0)->ndim, IN(b, 0)->shape, &out), &out));
+}
+
+vkt_status vkt_ag_selected(const vkt_var *x, int64_t dim, bool dropped, vkt_tensor *values, const vkt_tensor *indices,
+                           const char *name, vkt_var *out) {
+  static vkt_fn rows[16]; /* one per op name: nodes keep a pointer to their row */
+  *out = (vkt_var){values ? *values : (vkt_tensor){0}, NULL};
+  *values = (vkt_tensor){0};
+  int d;
+  if (!vkt_dtypes[out->t.dtype].is_float || vkt_dim_wrap(dim, x->t.ndim ? x->t.ndim : 1, &d))
+    return VKT_OK;
+  int k = 0;
+  while (k < 15 && rows[k].name && strcmp(rows[k].name, name))
+    k++;
+  if (!rows[k].name)
+    rows[k] = (vkt_fn){name, selected_backward};
+  vkt_node *n = vkt_node_begin(&rows[k], 1, &x, 1);
+  if (!n)
+    return VKT_OK;
+  vkt_var idx = {0};
+  vkt_status st = VKT_OK;
+  if (dropped && x->t.ndim) {
+    int64_t shape[VKT_MAX_DIMS];
+    for (int i = 0; i < x->t.ndim; i++)
+      shape[i] = i == d ? 1 : x->t.shape[i];
+    st = vkt_view(&idx.t, indices, x->t.ndim, shape);
+  } else {
+    vkt_tensor_share(&idx.t, indices);
+  }
+  if (!st) {
+    vkt_node_save(n, 0, &idx, false, 0);
+    n->iv[0] = d;
+    n->flag = dropped && x->t.ndim;
+    vkt_node_output(n, 0, out);
+  }
+  vkt_var_release(&idx);
+  vkt_node_decref(n);
+  return st;
+}

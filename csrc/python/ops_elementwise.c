@@ -231,7 +231,7 @@ static PyObject *clamp(PyObject *self, PyObject *args, PyObject *kwargs, bool in
                    : vkt_parse_args(args, kwargs, "O|OO", f_kw, &x, &lo, &hi));
   if (!ok)
     return NULL;
-  vkt_tensor *t = vkt_tensor_of(x), *tlo = vkt_tensor_of(lo), *thi = vkt_tensor_of(hi), out;
+  vkt_tensor *t = vkt_tensor_of(x), *tlo = vkt_tensor_of(lo), *thi = vkt_tensor_of(hi);
   if (!t)
     return PyErr_Format(PyExc_TypeError, "clamp(): argument 'input' must be Tensor, not %R", (PyObject *)Py_TYPE(x));
   if (lo == Py_None && hi == Py_None)
@@ -239,11 +239,15 @@ static PyObject *clamp(PyObject *self, PyObject *args, PyObject *kwargs, bool in
   if (tlo || thi) {
     if ((lo != Py_None && !tlo) || (hi != Py_None && !thi))
       return PyErr_Format(PyExc_TypeError, "clamp(): expected min and max both tensors or both numbers");
-    if (inplace) {
-      vkt_status st = vkt_clamp_tensors(t, tlo, thi, t, NULL);
-      return st ? vkt_raise(st) : Py_NewRef(x);
-    }
-    return vkt_py_result(vkt_clamp_tensors(t, tlo, thi, NULL, &out), &out);
+    const vkt_var *v = vkt_var_of(x), *vlo = vkt_var_of(lo), *vhi = vkt_var_of(hi);
+    vkt_var r;
+    if (!inplace)
+      return vkt_py_var_result(vkt_ag_clamp_tensors(v, vlo, vhi, &r), &r);
+    int records = vkt_py_inplace_records(v, vkt_requires_grad(vlo) ? vlo : vhi);
+    if (records)
+      return records < 0 ? NULL : vkt_py_inplace_result(x, vkt_ag_clamp_tensors(v, vlo, vhi, &r), &r);
+    vkt_status st = vkt_clamp_tensors(t, tlo, thi, t, NULL);
+    return st ? vkt_raise(st) : Py_NewRef(x);
   }
   vkt_scalar p0 = minus_inf, p1 = plus_inf;
   if ((lo != Py_None && vkt_py_scalar(lo, &p0) < 0) || (hi != Py_None && vkt_py_scalar(hi, &p1) < 0))

@@ -18,6 +18,23 @@ static PyObject *done(vkt_status st, PyObject *self, bool inplace, vkt_tensor *o
   return vkt_py_result(st, out);
 }
 
+/* Whether the op on x goes through autograd's entry point: always out of place (which runs the fused kernel
+ * when nothing records), in place only when it records; -1 with PyTorch's in-place refusals. */
+static int recorded(PyObject *x, bool inplace, int n, PyObject *const *others) {
+  const vkt_var *v = vkt_var_of(x);
+  bool any = vkt_requires_grad(v);
+  for (int i = 0; i < n; i++)
+    any |= vkt_requires_grad(vkt_var_of(others[i]));
+  if (!inplace)
+    return 1;
+  return any && vkt_grad_enabled() ? vkt_py_inplace_records(v, NULL) : 0;
+}
+
+/* Finishes a composite recorded by autograd: a new tensor, or (inplace) x overwritten with it. */
+static PyObject *done_var(vkt_status st, PyObject *x, bool inplace, vkt_var *out) {
+  return inplace ? vkt_py_inplace_result(x, st, out) : vkt_py_var_result(st, out);
+}
+
 /* lerp(end, weight) */
 static PyObject *lerp(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
   static char *m_kw[] = {"end", "weight", NULL}, *f_kw[] = {"input", "end", "weight", NULL};
@@ -29,7 +46,11 @@ static PyObject *lerp(PyObject *self, PyObject *args, PyObject *kwargs, bool inp
   if (!ok || !(tx = tensor_arg(x, "lerp", "input")) || !(te = tensor_arg(e, "lerp", "end")) ||
       vkt_py_operand(w, &wo) < 0)
     return NULL;
-  return done(vkt_lerp(tx, te, wo, inplace ? tx : NULL, &out), x, inplace, &out);
+  int r = recorded(x, inplace, 2, (PyObject *[]){e, w});
+  vkt_var v;
+  if (r > 0)
+    return done_var(vkt_ag_lerp(vkt_var_of(x), vkt_var_of(e), vkt_var_of(w), wo, &v), x, inplace, &v);
+  return r < 0 ? NULL : done(vkt_lerp(tx, te, wo, tx, &out), x, inplace, &out);
 }
 
 /* addcmul(tensor1, tensor2, *, value=1), addcdiv likewise */
@@ -44,7 +65,11 @@ static PyObject *addc(PyObject *self, PyObject *args, PyObject *kwargs, bool div
   if (!ok || !(tx = tensor_arg(x, fn, "input")) || !(ta = tensor_arg(a, fn, "tensor1")) ||
       !(tb = tensor_arg(b, fn, "tensor2")) || (v && vkt_py_scalar(v, &value) < 0))
     return NULL;
-  return done(vkt_addcmul(tx, ta, tb, value, div, inplace ? tx : NULL, &out), x, inplace, &out);
+  int r = recorded(x, inplace, 2, (PyObject *[]){a, b});
+  vkt_var res;
+  if (r > 0)
+    return done_var(vkt_ag_addcmul(vkt_var_of(x), vkt_var_of(a), vkt_var_of(b), value, div, &res), x, inplace, &res);
+  return r < 0 ? NULL : done(vkt_addcmul(tx, ta, tb, value, div, tx, &out), x, inplace, &out);
 }
 
 /* nan_to_num(nan=0.0, posinf=None, neginf=None) */
@@ -58,9 +83,12 @@ static PyObject *nan_to_num(PyObject *self, PyObject *args, PyObject *kwargs, bo
   if (!ok || !(t = tensor_arg(x, "nan_to_num", "input")) || (n != Py_None && vkt_py_scalar(n, &nan) < 0) ||
       (p != Py_None && vkt_py_scalar(p, &posinf) < 0) || (q != Py_None && vkt_py_scalar(q, &neginf) < 0))
     return NULL;
-  vkt_status st =
-      vkt_nan_to_num(t, nan, p != Py_None ? &posinf : NULL, q != Py_None ? &neginf : NULL, inplace ? t : NULL, &out);
-  return done(st, x, inplace, &out);
+  const vkt_scalar *pi = p != Py_None ? &posinf : NULL, *ni = q != Py_None ? &neginf : NULL;
+  int r = recorded(x, inplace, 0, NULL);
+  vkt_var v;
+  if (r > 0)
+    return done_var(vkt_ag_nan_to_num(vkt_var_of(x), nan, pi, ni, &v), x, inplace, &v);
+  return r < 0 ? NULL : done(vkt_nan_to_num(t, nan, pi, ni, t, &out), x, inplace, &out);
 }
 
 /* isclose / allclose(other, rtol=1e-05, atol=1e-08, equal_nan=False) */

@@ -55,7 +55,12 @@ enum {
   PAIR_MODE,
   PAIR_COUNT
 };
-static PyObject *pair(int which, vkt_tensor *values, vkt_tensor *indices) {
+/* The (values, indices) pair of x's op along dim; values are recorded by autograd as picked from x. */
+static PyObject *pair(int which, PyObject *x, int64_t dim, bool dropped, vkt_tensor *values, vkt_tensor *indices) {
+  static const char *const names[PAIR_COUNT] = {
+      [PAIR_CUMMAX] = "CummaxBackward0",       [PAIR_CUMMIN] = "CumminBackward0",     [PAIR_SORT] = "SortBackward0",
+      [PAIR_TOPK] = "TopkBackward0",           [PAIR_KTHVALUE] = "KthvalueBackward0", [PAIR_MEDIAN] = "MedianBackward1",
+      [PAIR_NANMEDIAN] = "NanmedianBackward1", [PAIR_MODE] = "ModeBackward0"};
   static PyStructSequence_Field fields[] = {{"values", NULL}, {"indices", NULL}, {NULL, NULL}};
   static PyStructSequence_Desc descs[PAIR_COUNT] = {
       [PAIR_CUMMAX] = {"vkt.return_types.cummax", "cummax(dim): (values, indices)", fields, 2},
@@ -67,7 +72,13 @@ static PyObject *pair(int which, vkt_tensor *values, vkt_tensor *indices) {
       [PAIR_NANMEDIAN] = {"vkt.return_types.nanmedian", "nanmedian(dim): (values, indices)", fields, 2},
       [PAIR_MODE] = {"vkt.return_types.mode", "mode(dim): (values, indices)", fields, 2}};
   static PyTypeObject *types[PAIR_COUNT];
-  vkt_var v = {*values, NULL};
+  vkt_var v;
+  vkt_status st = vkt_ag_selected(vkt_var_of(x), dim, dropped, values, indices, names[which], &v);
+  if (st) {
+    vkt_var_release(&v);
+    vkt_tensor_release(indices);
+    return vkt_raise(st);
+  }
   return vkt_py_pair(&descs[which], &types[which], &v, indices);
 }
 
@@ -111,7 +122,7 @@ static PyObject *scan(PyObject *self, PyObject *args, PyObject *kwargs, const sc
   if (st)
     return vkt_raise(st);
   if (!values_only)
-    return pair(s->id == VKT_OP_CUMMAX ? PAIR_CUMMAX : PAIR_CUMMIN, &out, &indices);
+    return pair(s->id == VKT_OP_CUMMAX ? PAIR_CUMMAX : PAIR_CUMMIN, x, dim, false, &out, &indices);
   if (!s->in_place)
     return vkt_wrap(&out);
   st = vkt_copy_(t, &out);
@@ -166,7 +177,7 @@ static PyObject *sort_or_argsort(PyObject *self, PyObject *args, PyObject *kwarg
   if (st)
     return vkt_raise(st);
   if (!arg)
-    return pair(PAIR_SORT, &values, &indices);
+    return pair(PAIR_SORT, x, dim, false, &values, &indices);
   vkt_tensor_release(&values);
   return vkt_wrap(&indices);
 }
@@ -194,8 +205,10 @@ static PyObject *msort(PyObject *x) {
   vkt_status st = vkt_sort(t, 0, false, &values, &indices);
   if (st)
     return vkt_raise(st);
+  vkt_var v;
+  st = vkt_ag_selected(vkt_var_of(x), 0, false, &values, &indices, "SortBackward0", &v);
   vkt_tensor_release(&indices);
-  return vkt_wrap(&values);
+  return vkt_py_var_result(st, &v);
 }
 static PyObject *m_msort(PyObject *self, PyObject *unused) {
   (void)unused;
@@ -221,7 +234,7 @@ static PyObject *topk(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   vkt_tensor values, indices;
   vkt_status st = vkt_topk(t, k, dim, largest, &values, &indices);
-  return st ? vkt_raise(st) : pair(PAIR_TOPK, &values, &indices);
+  return st ? vkt_raise(st) : pair(PAIR_TOPK, x, dim, false, &values, &indices);
 }
 static PyObject *m_topk(PyObject *self, PyObject *args, PyObject *kwargs) { return topk(self, args, kwargs); }
 static PyObject *f_topk(PyObject *mod, PyObject *args, PyObject *kwargs) {
@@ -243,7 +256,7 @@ static PyObject *kthvalue(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   vkt_tensor values, indices;
   vkt_status st = vkt_kthvalue(t, k, dim, keepdim, &values, &indices);
-  return st ? vkt_raise(st) : pair(PAIR_KTHVALUE, &values, &indices);
+  return st ? vkt_raise(st) : pair(PAIR_KTHVALUE, x, dim, !keepdim, &values, &indices);
 }
 static PyObject *m_kthvalue(PyObject *self, PyObject *args, PyObject *kwargs) { return kthvalue(self, args, kwargs); }
 static PyObject *f_kthvalue(PyObject *mod, PyObject *args, PyObject *kwargs) {
@@ -272,7 +285,7 @@ static PyObject *median(PyObject *self, PyObject *args, PyObject *kwargs, bool i
     return vkt_raise(st);
   if (dim_o == Py_None)
     return vkt_wrap(&values);
-  return pair(ignore_nan ? PAIR_NANMEDIAN : PAIR_MEDIAN, &values, &indices);
+  return pair(ignore_nan ? PAIR_NANMEDIAN : PAIR_MEDIAN, x, dim, !keepdim, &values, &indices);
 }
 static PyObject *m_median(PyObject *self, PyObject *args, PyObject *kwargs) {
   return median(self, args, kwargs, false);
@@ -303,7 +316,7 @@ static PyObject *mode(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   vkt_tensor values, indices;
   vkt_status st = vkt_mode(t, dim, keepdim, &values, &indices);
-  return st ? vkt_raise(st) : pair(PAIR_MODE, &values, &indices);
+  return st ? vkt_raise(st) : pair(PAIR_MODE, x, dim, !keepdim, &values, &indices);
 }
 static PyObject *m_mode(PyObject *self, PyObject *args, PyObject *kwargs) { return mode(self, args, kwargs); }
 static PyObject *f_mode(PyObject *mod, PyObject *args, PyObject *kwargs) {

@@ -574,7 +574,7 @@ static int add_functions(PyObject *module) {
                              vkt_sort_functions,        vkt_index_functions,   vkt_layout_functions,
                              vkt_creation_functions,    vkt_autograd_functions};
   for (size_t i = 0; i < sizeof families / sizeof *families; i++)
-    if (PyModule_AddFunctions(module, families[i]) < 0)
+    if (vkt_guard_methods(families[i]) < 0 || PyModule_AddFunctions(module, families[i]) < 0)
       return -1;
   return 0;
 }

@@ -3,6 +3,7 @@
  * index_put_. Basic keys stay with Tensor.__getitem__ (tensor.c). */
 #include <string.h>
 
+#include "../autograd/shape.h"
 #include "../ops/shape.h"
 #include "py.h"
 
@@ -180,15 +181,31 @@ finish:
   return rc;
 }
 
+static bool same_view(const vkt_tensor *a, const vkt_tensor *b) {
+  size_t dims = sizeof *a->shape * (size_t)a->ndim;
+  return a->ndim == b->ndim && a->offset == b->offset && !memcmp(a->shape, b->shape, dims) &&
+         !memcmp(a->strides, b->strides, dims);
+}
+
 PyObject *vkt_py_getitem_advanced(PyObject *self, PyObject *key) {
   parsed_key k;
-  vkt_tensor out;
+  vkt_var view = {0}, out;
+  vkt_tensor v;
   int r = parse_key(SELF_T, key, &k);
   if (r <= 0)
     return NULL;
-  vkt_status st = vkt_index(&k.view, k.n, k.indices, &out);
+  vkt_status st = VKT_OK;
+  if (same_view(&k.view, SELF_T)) {
+    vkt_var_share(&view, SELF_V);
+  } else { /* the key's basic items: a view of self, recorded */
+    vkt_tensor_share(&v, &k.view);
+    st = vkt_ag_view(SELF_V, &v, VKT_VIEW_STRIDED, NULL, "SliceBackward0", &view);
+  }
+  if (!st)
+    st = vkt_ag_index(&view, k.n, k.indices, &out);
+  vkt_var_release(&view);
   parsed_release(&k);
-  return vkt_py_result(st, &out);
+  return vkt_py_var_result(st, &out);
 }
 
 /* value as a tensor on dst's device: a tensor as it is, a number as a 0-d tensor of dst's dtype, else
@@ -213,6 +230,56 @@ static int value_tensor(const vkt_tensor *dst, PyObject *value, vkt_tensor *out)
   return st ? (vkt_raise(st), -1) : 0;
 }
 
+/* The view of c (a fresh row-major copy of self) that key's basic items make, with its advanced indices in
+ * k (k->n 0 for a basic key); 1 where the key had basic items, 0 where not, -1 on error. */
+static int key_view(vkt_tensor *c, PyObject *key, parsed_key *k) {
+  int r = parse_key(c, key, k);
+  if (r != 0)
+    return r < 0 ? -1 : !same_view(&k->view, c);
+  vkt_tensor share;
+  vkt_tensor_share(&share, c);
+  PyObject *whole = vkt_wrap(&share), *sub = whole ? PyObject_GetItem(whole, key) : NULL;
+  if (sub)
+    vkt_tensor_share(&k->view, vkt_tensor_of(sub));
+  Py_XDECREF(whole);
+  Py_XDECREF(sub);
+  return sub ? 1 : -1;
+}
+
+/* self[key] = value where autograd records it: written out of place into a copy (CopySlices where the key
+ * has basic items, else IndexPutBackward0), which self then becomes. */
+static int setitem_recorded(PyObject *self, PyObject *key, PyObject *value) {
+  vkt_var *vv = vkt_var_of(value), values = {0}, out = {0};
+  vkt_tensor copy = {0};
+  parsed_key k = {0};
+  int device = vkt_tensor_device(SELF_T), rc = -1;
+  vkt_status st = vkt_inplace_check(SELF_V);
+  if (!st && vv && vkt_tensor_device(&vv->t) != device)
+    st = vkt_ag_cast(vv, device, vv->t.dtype, VKT_PRESERVE_FORMAT, false, &values);
+  else if (!st && vv)
+    vkt_var_share(&values, vv);
+  else if (!st && value_tensor(SELF_T, value, &values.t) < 0)
+    return -1;
+  if (!st)
+    st = vkt_clone(&copy, SELF_T);
+  if (st) {
+    vkt_raise(st);
+    goto finish;
+  }
+  int slices = key_view(&copy, key, &k);
+  if (slices >= 0) {
+    st = vkt_ag_index_put(SELF_V, &k.view, k.n, k.indices, &values, false, slices, &out);
+    PyObject *r = vkt_py_inplace_result(self, st, &out);
+    rc = r ? 0 : -1;
+    Py_XDECREF(r);
+    parsed_release(&k);
+  }
+finish:
+  vkt_var_release(&values);
+  vkt_tensor_release(&copy);
+  return rc;
+}
+
 int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value) {
   parsed_key k;
   vkt_tensor v = {0};
@@ -220,6 +287,8 @@ int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value) {
     PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion");
     return -1;
   }
+  if (vkt_grad_enabled() && (vkt_requires_grad(SELF_V) || vkt_requires_grad(vkt_var_of(value))))
+    return setitem_recorded(self, key, value);
   int r = parse_key(SELF_T, key, &k);
   if (r == 1) {
     if (value_tensor(SELF_T, value, &v) < 0) {
@@ -243,6 +312,18 @@ int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value) {
 }
 
 /* ---- index_put_ and index_put ---- */
+
+int vkt_py_no_backward(const char *op, PyObject *x, PyObject *other, bool inplace) {
+  vkt_var *xv = vkt_var_of(x), *ov = other ? vkt_var_of(other) : NULL;
+  int records = inplace && xv ? vkt_py_inplace_records(xv, ov)
+                              : vkt_grad_enabled() && (vkt_requires_grad(xv) || vkt_requires_grad(ov));
+  if (records > 0)
+    PyErr_Format(PyExc_RuntimeError,
+                 "vkt: %s has no backward formula yet, so it cannot take part in autograd; call it under "
+                 "vkt.no_grad() or on .detach()ed tensors",
+                 op);
+  return records ? -1 : 0;
+}
 
 /* A tuple or list of tensors (None for a whole dim) into indices; -1 with TypeError otherwise. */
 static int tensor_list(PyObject *o, const char *op, int *n, const vkt_tensor **indices) {
@@ -276,6 +357,18 @@ static PyObject *index_put(PyObject *self, PyObject *args, PyObject *kwargs, boo
                                    : NULL;
   if (!(values = vkt_tensor_of(values_o)))
     return PyErr_Format(PyExc_TypeError, "%s(): argument 'values' must be Tensor", name);
+  vkt_var *xv = vkt_var_of(x), *vv = vkt_var_of(values_o), r = {0};
+  int records =
+      inplace ? vkt_py_inplace_records(xv, vv) : vkt_grad_enabled() && (vkt_requires_grad(xv) || vkt_requires_grad(vv));
+  if (records < 0)
+    return NULL;
+  if (records) { /* written into a copy, recorded */
+    vkt_status st = vkt_clone(&out, t);
+    if (!st)
+      st = vkt_ag_index_put(xv, &out, n, indices, vv, accumulate, false, &r);
+    vkt_tensor_release(&out);
+    return inplace ? vkt_py_inplace_result(x, st, &r) : vkt_py_var_result(st, &r);
+  }
   if (inplace) {
     vkt_status st = vkt_index_put_(t, n, indices, values, accumulate);
     return st ? vkt_raise(st) : Py_NewRef(x);
@@ -343,6 +436,8 @@ static PyObject *write_along(PyObject *self, PyObject *args, PyObject *kwargs, c
     return NULL;
   if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)))
     return PyErr_Format(PyExc_TypeError, "%s(): expected Tensor arguments for input and index", name);
+  if (vkt_py_no_backward(name, x, src_o, inplace) < 0)
+    return NULL;
   vkt_tensor *src = vkt_tensor_of(src_o);
   vkt_scalar v;
   vkt_status st = VKT_OK;
@@ -398,6 +493,8 @@ static PyObject *index_add(PyObject *self, PyObject *args, PyObject *kwargs, boo
     return NULL;
   if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)) || !(src = vkt_tensor_of(src_o)))
     return PyErr_Format(PyExc_TypeError, "index_add(): expected Tensor arguments for input, index and source");
+  if (vkt_py_no_backward(inplace ? "index_add_" : "index_add", x, src_o, inplace) < 0)
+    return NULL;
   vkt_status st = VKT_OK;
   if (alpha.is_float && !vkt_dtypes[t->dtype].is_float)
     st = vkt_fail(VKT_ERR_RUNTIME, "For integral input tensors, argument alpha must not be a floating point number.");
@@ -437,6 +534,8 @@ static PyObject *scatter_reduce(PyObject *self, PyObject *args, PyObject *kwargs
     return NULL;
   if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)) || !(src = vkt_tensor_of(src_o)))
     return PyErr_Format(PyExc_TypeError, "scatter_reduce(): expected Tensor arguments for input, index and src");
+  if (vkt_py_no_backward(inplace ? "scatter_reduce_" : "scatter_reduce", x, src_o, inplace) < 0)
+    return NULL;
   vkt_status st = inplace ? VKT_OK : vkt_clone(&out, t);
   if (!st && (st = vkt_scatter_reduce_(inplace ? t : &out, dim, index, src, how, include_self)))
     vkt_tensor_release(&out);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../autograd/shape.h"
 #include "../ops/reduce.h"
 #include "../ops/shape.h"
 #include "py.h"
@@ -38,6 +39,12 @@ static vkt_tensor *tensor_arg(PyObject *o, const char *op, const char *name) {
 #define PARSE(fmt, mkw, fkw, ...)                                                                                      \
   (self ? vkt_parse_args(args, kwargs, fmt, mkw, __VA_ARGS__)                                                          \
         : vkt_parse_args(args, kwargs, "O" fmt, fkw, &x, __VA_ARGS__))
+/* A view of input x that an op made (st its status, view stolen), recorded as kind. */
+static PyObject *view_of(PyObject *x, vkt_status st, vkt_tensor *view, vkt_view_kind kind, const char *name) {
+  vkt_var v;
+  return st ? vkt_raise(st) : vkt_py_var_result(vkt_ag_view(vkt_var_of(x), view, kind, NULL, name, &v), &v);
+}
+
 #define FUNCTION(fn)                                                                                                   \
   static PyObject *f_##fn(PyObject *m, PyObject *a, PyObject *k) {                                                     \
     (void)m;                                                                                                           \
@@ -51,7 +58,7 @@ static PyObject *narrow(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkt_tensor out, *t;
   if (!PARSE("LLL", mkw, fkw, &dim, &start, &length) || !(t = tensor_arg(x, "narrow", "input")))
     return NULL;
-  return vkt_py_result(vkt_narrow(&out, t, dim, start, length), &out);
+  return view_of(x, vkt_narrow(&out, t, dim, start, length), &out, VKT_VIEW_STRIDED, "SliceBackward0");
 }
 FUNCTION(narrow)
 
@@ -60,7 +67,8 @@ static PyObject *movedim(PyObject *self, PyObject *args, PyObject *kwargs) {
   PyObject *x = self, *src_o, *dst_o;
   int64_t src[VKT_MAX_DIMS], dst[VKT_MAX_DIMS];
   int ns, nd;
-  vkt_tensor out, *t;
+  vkt_var out;
+  vkt_tensor *t;
   if (!PARSE("OO", mkw, fkw, &src_o, &dst_o) || !(t = tensor_arg(x, "movedim", "input")) ||
       int_list(src_o, &ns, src) < 0 || int_list(dst_o, &nd, dst) < 0)
     return NULL;
@@ -69,7 +77,7 @@ static PyObject *movedim(PyObject *self, PyObject *args, PyObject *kwargs) {
                               "movedim: Invalid source or destination dims: source (%d dims) should contain the same "
                               "number of dims as destination (%d dims)",
                               ns, nd));
-  return vkt_py_result(vkt_movedim(&out, t, ns, src, dst), &out);
+  return vkt_py_var_result(vkt_ag_movedim(vkt_var_of(x), ns, src, dst, &out), &out);
 }
 FUNCTION(movedim)
 
@@ -77,10 +85,10 @@ static PyObject *swapaxes(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *mkw[] = {"axis0", "axis1", NULL}, *fkw[] = {"input", "axis0", "axis1", NULL};
   PyObject *x = self;
   long long a, b;
-  vkt_tensor out, *t;
-  if (!PARSE("LL", mkw, fkw, &a, &b) || !(t = tensor_arg(x, "swapaxes", "input")))
+  vkt_var out;
+  if (!PARSE("LL", mkw, fkw, &a, &b) || !tensor_arg(x, "swapaxes", "input"))
     return NULL;
-  return vkt_py_result(vkt_transpose(&out, t, a, b), &out);
+  return vkt_py_var_result(vkt_ag_transpose(vkt_var_of(x), a, b, &out), &out);
 }
 FUNCTION(swapaxes)
 
@@ -88,10 +96,10 @@ static PyObject *swapdims(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *mkw[] = {"dim0", "dim1", NULL}, *fkw[] = {"input", "dim0", "dim1", NULL};
   PyObject *x = self;
   long long a, b;
-  vkt_tensor out, *t;
-  if (!PARSE("LL", mkw, fkw, &a, &b) || !(t = tensor_arg(x, "swapdims", "input")))
+  vkt_var out;
+  if (!PARSE("LL", mkw, fkw, &a, &b) || !tensor_arg(x, "swapdims", "input"))
     return NULL;
-  return vkt_py_result(vkt_transpose(&out, t, a, b), &out);
+  return vkt_py_var_result(vkt_ag_transpose(vkt_var_of(x), a, b, &out), &out);
 }
 FUNCTION(swapdims)
 
@@ -105,7 +113,7 @@ static PyObject *unflatten(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!PARSE("LO", mkw, fkw, &dim, &sizes_o) || !(t = tensor_arg(x, "unflatten", "input")) ||
       int_list(sizes_o, &n, sizes) < 0)
     return NULL;
-  return vkt_py_result(vkt_unflatten(&out, t, dim, n, sizes), &out);
+  return view_of(x, vkt_unflatten(&out, t, dim, n, sizes), &out, VKT_VIEW_RESHAPE, "ViewBackward0");
 }
 FUNCTION(unflatten)
 
@@ -120,18 +128,20 @@ static PyObject *unbind(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (t->ndim == 0)
     return vkt_raise(vkt_fail(VKT_ERR_INDEX, "Dimension specified as 0 but tensor has no dimensions"));
   vkt_status st = vkt_dim_wrap(dim, t->ndim, &d);
-  if (st)
-    return vkt_raise(st);
-  PyObject *r = PyTuple_New((Py_ssize_t)t->shape[d]);
-  for (int64_t i = 0; r && i < t->shape[d]; i++) {
-    vkt_tensor v;
-    vkt_select(&v, t, d, i);
-    PyObject *o = vkt_wrap(&v);
+  vkt_var *vs = st ? NULL : calloc((size_t)t->shape[d] + 1, sizeof *vs);
+  if (st || !vs)
+    return st ? vkt_raise(st) : PyErr_NoMemory();
+  PyObject *r = (st = vkt_ag_split(vkt_var_of(x), d, t->shape[d], NULL, true, "UnbindBackward0", vs))
+                    ? vkt_raise(st)
+                    : PyTuple_New((Py_ssize_t)t->shape[d]);
+  for (int64_t i = 0; !st && i < t->shape[d]; i++) {
+    PyObject *o = r ? vkt_wrap_var(&vs[i]) : (vkt_var_release(&vs[i]), NULL);
     if (!o)
       Py_CLEAR(r);
     else
       PyTuple_SetItem(r, (Py_ssize_t)i, o);
   }
+  free(vs);
   return r;
 }
 FUNCTION(unbind)
@@ -143,7 +153,7 @@ static PyObject *diagonal(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkt_tensor out, *t;
   if (!PARSE("|LLL", mkw, fkw, &offset, &d1, &d2) || !(t = tensor_arg(x, "diagonal", "input")))
     return NULL;
-  return vkt_py_result(vkt_diagonal(&out, t, offset, d1, d2), &out);
+  return view_of(x, vkt_diagonal(&out, t, offset, d1, d2), &out, VKT_VIEW_STRIDED, "DiagonalBackward0");
 }
 FUNCTION(diagonal)
 
@@ -190,7 +200,7 @@ FUNCTION(trace)
 static PyObject *repeat(PyObject *self, PyObject *args, PyObject *kwargs) {
   int64_t reps[VKT_MAX_DIMS];
   int n;
-  vkt_tensor out;
+  vkt_var out;
   if (kwargs && PyDict_Size(kwargs)) {
     PyObject *r = PyDict_GetItemString(kwargs, "repeats");
     if (!r || PyDict_Size(kwargs) != 1 || PyTuple_Size(args))
@@ -200,7 +210,7 @@ static PyObject *repeat(PyObject *self, PyObject *args, PyObject *kwargs) {
   } else if (sizes_arg(args, &n, reps) < 0) {
     return NULL;
   }
-  return vkt_py_result(vkt_repeat(&out, SELF_T, n, reps), &out);
+  return vkt_py_var_result(vkt_ag_repeat(SELF_V, n, reps, false, &out), &out);
 }
 
 static PyObject *tile(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -208,15 +218,15 @@ static PyObject *tile(PyObject *self, PyObject *args, PyObject *kwargs) {
   PyObject *x = self, *dims_o = NULL;
   int64_t reps[VKT_MAX_DIMS];
   int n;
-  vkt_tensor out, *t;
+  vkt_var out;
   if (self && PyTuple_Size(args) > 1) { /* tile(2, 3) */
     if (sizes_arg(args, &n, reps) < 0)
       return NULL;
-    return vkt_py_result(vkt_tile(&out, SELF_T, n, reps), &out);
+    return vkt_py_var_result(vkt_ag_repeat(SELF_V, n, reps, true, &out), &out);
   }
-  if (!PARSE("O", mkw, fkw, &dims_o) || !(t = tensor_arg(x, "tile", "input")) || int_list(dims_o, &n, reps) < 0)
+  if (!PARSE("O", mkw, fkw, &dims_o) || !tensor_arg(x, "tile", "input") || int_list(dims_o, &n, reps) < 0)
     return NULL;
-  return vkt_py_result(vkt_tile(&out, t, n, reps), &out);
+  return vkt_py_var_result(vkt_ag_repeat(vkt_var_of(x), n, reps, true, &out), &out);
 }
 FUNCTION(tile)
 
@@ -262,13 +272,14 @@ FUNCTION(rot90)
 static PyObject *flip_one(PyObject *self, PyObject *args, PyObject *kwargs, bool lr) {
   static char *mkw[] = {NULL}, *fkw[] = {"input", NULL};
   PyObject *x = self;
-  vkt_tensor out, *t;
+  vkt_var out;
+  vkt_tensor *t;
   if (!(self ? vkt_parse_args(args, kwargs, "", mkw) : vkt_parse_args(args, kwargs, "O", fkw, &x)) ||
       !(t = tensor_arg(x, lr ? "fliplr" : "flipud", "input")))
     return NULL;
   if (t->ndim < (lr ? 2 : 1))
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "Input must be >= %d-d.", lr ? 2 : 1));
-  return vkt_py_result(vkt_flip(t, lr ? 2u : 1u, &out), &out);
+  return vkt_py_var_result(vkt_ag_flip(vkt_var_of(x), lr ? 2u : 1u, &out), &out);
 }
 static PyObject *fliplr(PyObject *s, PyObject *a, PyObject *k) { return flip_one(s, a, k, true); }
 static PyObject *flipud(PyObject *s, PyObject *a, PyObject *k) { return flip_one(s, a, k, false); }
@@ -284,7 +295,7 @@ static PyObject *broadcast_to(PyObject *self, PyObject *args, PyObject *kwargs) 
   if (!PARSE("O", mkw, fkw, &size_o) || !(t = tensor_arg(x, "broadcast_to", "input")) ||
       int_list(size_o, &n, shape) < 0)
     return NULL;
-  return vkt_py_result(vkt_expand(&out, t, n, shape), &out);
+  return view_of(x, vkt_expand(&out, t, n, shape), &out, VKT_VIEW_EXPAND, "ExpandBackward0");
 }
 FUNCTION(broadcast_to)
 
@@ -304,14 +315,15 @@ FUNCTION(take)
 static PyObject *take_along_dim(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *mkw[] = {"indices", "dim", NULL}, *fkw[] = {"input", "indices", "dim", NULL};
   PyObject *x = self, *index_o, *dim_o = Py_None;
-  vkt_tensor out, *t, *index;
+  vkt_tensor *t, *index;
+  vkt_var out;
   if (!PARSE("O|O", mkw, fkw, &index_o, &dim_o) || !(t = tensor_arg(x, "take_along_dim", "input")) ||
       !(index = tensor_arg(index_o, "take_along_dim", "indices")))
     return NULL;
   long long dim = dim_o == Py_None ? 0 : PyLong_AsLongLong(dim_o);
   if (dim == -1 && PyErr_Occurred())
     return NULL;
-  return vkt_py_result(vkt_take_along_dim(t, index, dim_o == Py_None, dim, &out), &out);
+  return vkt_py_var_result(vkt_ag_take_along_dim(vkt_var_of(x), index, dim_o == Py_None, dim, &out), &out);
 }
 FUNCTION(take_along_dim)
 
@@ -331,7 +343,9 @@ static PyObject *masked_scatter(PyObject *self, PyObject *args, PyObject *kwargs
   PyObject *x = self, *mask_o, *src_o;
   vkt_tensor out = {0}, *t, *mask, *src;
   if (!PARSE("OO", mkw, fkw, &mask_o, &src_o) || !(t = tensor_arg(x, "masked_scatter", "input")) ||
-      !(mask = tensor_arg(mask_o, "masked_scatter", "mask")) || !(src = tensor_arg(src_o, "masked_scatter", "source")))
+      !(mask = tensor_arg(mask_o, "masked_scatter", "mask")) ||
+      !(src = tensor_arg(src_o, "masked_scatter", "source")) ||
+      vkt_py_no_backward(inplace ? "masked_scatter_" : "masked_scatter", x, src_o, inplace) < 0)
     return NULL;
   vkt_status st = inplace ? VKT_OK : vkt_clone(&out, t);
   if (!st && (st = vkt_masked_scatter_(inplace ? t : &out, mask, src)))
@@ -354,7 +368,8 @@ static PyObject *index_fill(PyObject *self, PyObject *args, PyObject *kwargs, bo
   vkt_tensor out = {0}, v = {0}, *t, *index;
   vkt_scalar s;
   if (!PARSE("LOO", mkw, fkw, &dim, &index_o, &value_o) || !(t = tensor_arg(x, "index_fill", "input")) ||
-      !(index = tensor_arg(index_o, "index_fill", "index")))
+      !(index = tensor_arg(index_o, "index_fill", "index")) ||
+      vkt_py_no_backward(inplace ? "index_fill_" : "index_fill", x, value_o, inplace) < 0)
     return NULL;
   vkt_tensor *value = vkt_tensor_of(value_o);
   vkt_status st = VKT_OK;

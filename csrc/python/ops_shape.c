@@ -2,6 +2,7 @@
  * masked_fill, gather, index_select, and the writes copy_, fill_ and zero_. */
 #include <stdlib.h>
 
+#include "../autograd/shape.h"
 #include "../ops/shape.h"
 #include "py.h"
 
@@ -23,12 +24,12 @@ static int int_list(PyObject *o, int *n, int64_t *v) {
   return r;
 }
 
-/* A tuple of n tensors; steals their references (released on failure too). */
-static PyObject *tensor_tuple(int64_t n, vkt_tensor *ts) {
+/* A tuple of n vars; steals their references (released on failure too). */
+static PyObject *var_tuple(int64_t n, vkt_var *vs) {
   PyObject *r = PyTuple_New((Py_ssize_t)n);
   int64_t i = 0;
   for (; r && i < n; i++) {
-    PyObject *o = vkt_wrap(&ts[i]); /* releases ts[i] when it fails */
+    PyObject *o = vkt_wrap_var(&vs[i]); /* releases vs[i] when it fails */
     if (!o) {
       Py_CLEAR(r);
       i++;
@@ -37,7 +38,7 @@ static PyObject *tensor_tuple(int64_t n, vkt_tensor *ts) {
     PyTuple_SetItem(r, (Py_ssize_t)i, o);
   }
   for (; i < n; i++)
-    vkt_tensor_release(&ts[i]);
+    vkt_var_release(&vs[i]);
   return r;
 }
 
@@ -46,7 +47,7 @@ static PyObject *tensor_tuple(int64_t n, vkt_tensor *ts) {
 static PyObject *join(PyObject *args, PyObject *kwargs, const char *name, bool stack) {
   static char *kw[] = {"tensors", "dim", NULL};
   PyObject *seq_o, *seq = NULL, *result = NULL;
-  const vkt_tensor **ts = NULL;
+  const vkt_var **ts = NULL;
   long long dim = 0;
   if (!vkt_parse_args(args, kwargs, "O|L", kw, &seq_o, &dim))
     return NULL;
@@ -61,13 +62,13 @@ static PyObject *join(PyObject *args, PyObject *kwargs, const char *name, bool s
     goto finish;
   }
   for (Py_ssize_t i = 0; i < n; i++)
-    if (!(ts[i] = vkt_tensor_of(PyTuple_GetItem(seq, i)))) {
+    if (!(ts[i] = vkt_var_of(PyTuple_GetItem(seq, i)))) {
       PyErr_Format(PyExc_TypeError, "expected Tensor as element %zd in argument 0, but got %R", i,
                    (PyObject *)Py_TYPE(PyTuple_GetItem(seq, i)));
       goto finish;
     }
-  vkt_tensor out;
-  result = vkt_py_result(stack ? vkt_stack((int)n, ts, dim, &out) : vkt_cat((int)n, ts, dim, &out), &out);
+  vkt_var out;
+  result = vkt_py_var_result(stack ? vkt_ag_stack((int)n, ts, dim, &out) : vkt_ag_cat((int)n, ts, dim, &out), &out);
 finish:
   free(ts);
   Py_XDECREF(seq);
@@ -85,22 +86,23 @@ static PyObject *f_stack(PyObject *m, PyObject *a, PyObject *k) {
 
 /* ---- split and chunk ---- */
 
-static PyObject *split_into(const vkt_tensor *x, int64_t dim, int64_t n, int64_t *sizes) {
+/* name: the node's (SplitBackward0 or SplitWithSizesBackward0). */
+static PyObject *split_into(const vkt_var *x, int64_t dim, int64_t n, int64_t *sizes, const char *name) {
   PyObject *result = NULL;
-  vkt_tensor *outs = calloc((size_t)n + 1, sizeof *outs);
+  vkt_var *outs = calloc((size_t)n + 1, sizeof *outs);
   vkt_status st;
   if (!outs)
     PyErr_NoMemory();
-  else if ((st = vkt_split_with_sizes(x, dim, n, sizes, outs)))
+  else if ((st = vkt_ag_split(x, dim, n, sizes, false, name, outs)))
     vkt_raise(st);
   else
-    result = tensor_tuple(n, outs);
+    result = var_tuple(n, outs);
   free(outs);
   return result;
 }
 
 /* split with a sequence of section sizes. */
-static PyObject *split_sections(const vkt_tensor *t, int64_t dim, PyObject *what) {
+static PyObject *split_sections(const vkt_var *t, int64_t dim, PyObject *what) {
   PyObject *seq = PySequence_Tuple(what), *result = NULL;
   Py_ssize_t n = seq ? PyTuple_Size(seq) : 0;
   int64_t *sizes = seq ? calloc((size_t)n + 1, sizeof *sizes) : NULL;
@@ -109,7 +111,7 @@ static PyObject *split_sections(const vkt_tensor *t, int64_t dim, PyObject *what
   for (Py_ssize_t i = 0; sizes && i < n && !PyErr_Occurred(); i++)
     sizes[i] = PyLong_AsLongLong(PyTuple_GetItem(seq, i));
   if (sizes && !PyErr_Occurred())
-    result = split_into(t, dim, n, sizes);
+    result = split_into(t, dim, n, sizes, "SplitWithSizesBackward0");
   free(sizes);
   Py_XDECREF(seq);
   return result;
@@ -133,11 +135,11 @@ static PyObject *split(PyObject *self, PyObject *args, PyObject *kwargs) {
     if (st)
       vkt_raise(st);
     if (sizes)
-      result = split_into(t, dim, n, sizes);
+      result = split_into(vkt_var_of(x), dim, n, sizes, "SplitBackward0");
     free(sizes);
     return result;
   }
-  return split_sections(t, dim, what);
+  return split_sections(vkt_var_of(x), dim, what);
 }
 
 /* chunk(chunks, dim=0); vkt.chunk(input, chunks, dim=0) */
@@ -152,7 +154,7 @@ static PyObject *chunk(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!t)
     return NULL;
   vkt_status st = vkt_chunk_sizes(t, dim, chunks, &sizes, &n);
-  result = st ? vkt_raise(st) : split_into(t, dim, n, sizes);
+  result = st ? vkt_raise(st) : split_into(vkt_var_of(x), dim, n, sizes, "SplitBackward0");
   free(sizes);
   return result;
 }
@@ -164,7 +166,7 @@ static PyObject *flip(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *f_kw[] = {"input", "dims", NULL};
   PyObject *x = self, *dims = NULL;
   uint32_t mask;
-  vkt_tensor out;
+  vkt_var out;
   if (self) {
     if (kwargs && !vkt_parse_args(args, kwargs, "|O", f_kw + 1, &dims))
       return NULL;
@@ -179,7 +181,7 @@ static PyObject *flip(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkt_tensor *t = tensor_arg(x, "flip", "input");
   if (!t || vkt_py_dims(dims, t->ndim, &mask) < 0)
     return NULL;
-  return vkt_py_result(vkt_flip(t, mask, &out), &out);
+  return vkt_py_var_result(vkt_ag_flip(vkt_var_of(x), mask, &out), &out);
 }
 
 /* roll(shifts, dims=None); vkt.roll(input, shifts, dims=None) */
@@ -188,24 +190,24 @@ static PyObject *roll(PyObject *self, PyObject *args, PyObject *kwargs) {
   PyObject *x = self, *shifts_o, *dims_o = Py_None;
   int64_t shifts[VKT_MAX_DIMS], dims[VKT_MAX_DIMS];
   int n, ndims = 0;
-  vkt_tensor out;
+  vkt_var out;
   int ok = self ? vkt_parse_args(args, kwargs, "O|O", m_kw, &shifts_o, &dims_o)
                 : vkt_parse_args(args, kwargs, "OO|O", f_kw, &x, &shifts_o, &dims_o);
   vkt_tensor *t = ok ? tensor_arg(x, "roll", "input") : NULL;
   if (!t || int_list(shifts_o, &n, shifts) < 0 || (dims_o != Py_None && int_list(dims_o, &ndims, dims) < 0))
     return NULL;
-  return vkt_py_result(vkt_roll(t, n, shifts, ndims, dims, &out), &out);
+  return vkt_py_var_result(vkt_ag_roll(vkt_var_of(x), n, shifts, ndims, dims, &out), &out);
 }
 
 static PyObject *tri(PyObject *self, PyObject *args, PyObject *kwargs, bool upper) {
   static char *m_kw[] = {"diagonal", NULL}, *f_kw[] = {"input", "diagonal", NULL};
   PyObject *x = self;
   long long diagonal = 0;
-  vkt_tensor out;
+  vkt_var out;
   int ok = self ? vkt_parse_args(args, kwargs, "|L", m_kw, &diagonal)
                 : vkt_parse_args(args, kwargs, "O|L", f_kw, &x, &diagonal);
   vkt_tensor *t = ok ? tensor_arg(x, upper ? "triu" : "tril", "input") : NULL;
-  return t ? vkt_py_result(vkt_tri(t, upper, diagonal, &out), &out) : NULL;
+  return t ? vkt_py_var_result(vkt_ag_tri(vkt_var_of(x), upper, diagonal, &out), &out) : NULL;
 }
 
 static PyObject *f_split(PyObject *m, PyObject *a, PyObject *k) {
@@ -243,12 +245,15 @@ static PyObject *take(PyObject *self, PyObject *args, PyObject *kwargs, bool sel
   const char *name = select ? "index_select" : "gather";
   PyObject *x = self, *index_o;
   long long dim;
-  vkt_tensor out, *t, *index;
+  vkt_tensor *index;
+  vkt_var out, *v;
   int ok = self ? vkt_parse_args(args, kwargs, "LO", m_kw, &dim, &index_o)
                 : vkt_parse_args(args, kwargs, "OLO", f_kw, &x, &dim, &index_o);
-  if (!ok || !(t = tensor_arg(x, name, "input")) || !(index = tensor_arg(index_o, name, "index")))
+  if (!ok || !tensor_arg(x, name, "input") || !(index = tensor_arg(index_o, name, "index")))
     return NULL;
-  return vkt_py_result(select ? vkt_index_select(t, dim, index, &out) : vkt_gather(t, dim, index, &out), &out);
+  v = vkt_var_of(x);
+  return vkt_py_var_result(select ? vkt_ag_index_select(v, dim, index, &out) : vkt_ag_gather(v, dim, index, &out),
+                           &out);
 }
 
 static PyObject *gather(PyObject *s, PyObject *a, PyObject *k) { return take(s, a, k, false); }
@@ -265,19 +270,23 @@ static PyObject *f_index_select(PyObject *m, PyObject *a, PyObject *k) {
 static PyObject *masked_fill(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
   static char *m_kw[] = {"mask", "value", NULL}, *f_kw[] = {"input", "mask", "value", NULL};
   PyObject *x = self, *mask_o, *value_o;
-  vkt_tensor out, *t, *mask;
+  vkt_tensor *t, *mask;
+  vkt_var out;
   vkt_scalar v = {0};
   int ok = self ? vkt_parse_args(args, kwargs, "OO", m_kw, &mask_o, &value_o)
                 : vkt_parse_args(args, kwargs, "OOO", f_kw, &x, &mask_o, &value_o);
   if (!ok || !(t = tensor_arg(x, "masked_fill", "input")) || !(mask = tensor_arg(mask_o, "masked_fill", "mask")))
     return NULL;
-  vkt_tensor *value = vkt_tensor_of(value_o);
+  vkt_var *value = vkt_var_of(value_o);
   if (!value && vkt_py_scalar(value_o, &v) < 0)
     return NULL;
-  vkt_status st = vkt_masked_fill(t, mask, value, v, inplace, &out);
-  if (inplace)
-    return st ? vkt_raise(st) : Py_NewRef(self);
-  return vkt_py_result(st, &out);
+  if (!inplace)
+    return vkt_py_var_result(vkt_ag_masked_fill(vkt_var_of(x), mask, value, v, &out), &out);
+  int records = vkt_py_inplace_records(SELF_V, value);
+  if (records)
+    return records < 0 ? NULL : vkt_py_inplace_result(self, vkt_ag_masked_fill(SELF_V, mask, value, v, &out), &out);
+  vkt_status st = vkt_masked_fill(t, mask, value ? &value->t : NULL, v, true, NULL);
+  return st ? vkt_raise(st) : Py_NewRef(self);
 }
 
 static PyObject *m_masked_fill(PyObject *s, PyObject *a, PyObject *k) { return masked_fill(s, a, k, false); }
@@ -295,6 +304,9 @@ static PyObject *copy_(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkt_tensor *src;
   if (!vkt_parse_args(args, kwargs, "O|O", kw, &src_o, &non_blocking) || !(src = tensor_arg(src_o, "copy_", "src")))
     return NULL;
+  int records = vkt_py_inplace_records(SELF_V, vkt_var_of(src_o));
+  if (records) /* recorded as self[...] = src */
+    return records < 0 || vkt_py_setitem(self, Py_Ellipsis, src_o) < 0 ? NULL : Py_NewRef(self);
   vkt_status st = vkt_assign(SELF_T, src);
   return st ? vkt_raise(st) : Py_NewRef(self);
 }
@@ -322,6 +334,9 @@ static PyObject *fill_(PyObject *self, PyObject *value) {
   vkt_tensor *t = vkt_tensor_of(value);
   vkt_scalar s;
   vkt_status st;
+  int records = t && t->ndim != 0 ? 0 : vkt_py_inplace_records(SELF_V, vkt_var_of(value));
+  if (records) /* recorded as self[...] = value */
+    return records < 0 || vkt_py_setitem(self, Py_Ellipsis, value) < 0 ? NULL : Py_NewRef(self);
   if (t && t->ndim != 0)
     st = vkt_fail(VKT_ERR_RUNTIME, "fill_ only supports 0-dimension value tensor but got tensor with %d dimensions.",
                   t->ndim);
@@ -336,6 +351,12 @@ static PyObject *fill_(PyObject *self, PyObject *value) {
 
 static PyObject *zero_(PyObject *self, PyObject *unused) {
   (void)unused;
+  int records = vkt_py_inplace_records(SELF_V, NULL);
+  if (records) {
+    PyObject *z = records < 0 ? NULL : PyLong_FromLong(0), *r = z ? fill_(self, z) : NULL;
+    Py_XDECREF(z);
+    return r;
+  }
   vkt_status st = vkt_fill_(SELF_T, (vkt_scalar){false, 0, 0});
   return st ? vkt_raise(st) : Py_NewRef(self);
 }

@@ -101,6 +101,10 @@ PyObject *vkt_py_binary(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool
  * PyTorch's refusals (-1); and the end of a recorded one, whose out-of-place result r goes into dst. */
 int vkt_py_inplace_records(const vkt_var *dst, const vkt_var *other);
 PyObject *vkt_py_inplace_result(PyObject *dst, vkt_status st, vkt_var *r);
+/* An op with no backward formula yet (ops_index.c): -1 with PyTorch's refusal of an in-place write to a leaf
+ * that requires grad, or a RuntimeError where autograd would have to record it (x, other: its operands;
+ * other may be NULL or a number), else 0. */
+int vkt_py_no_backward(const char *op, PyObject *x, PyObject *other, bool inplace);
 /* `return vkt_py_result(st, &out);`: raises for a failed status, else wraps out. */
 PyObject *vkt_py_result(vkt_status st, vkt_tensor *out);
 /* Parses a dim argument: an int, or a tuple/list of ints, or None (every dim) into a bit mask over
@@ -118,6 +122,9 @@ extern PyMethodDef vkt_cpu_functions[]; /* cpu.c */
 extern PyMethodDef vkt_autograd_methods[], vkt_autograd_functions[];
 extern PyGetSetDef vkt_autograd_getset[];
 int vkt_autograd_add(PyObject *module);
+/* Routes each of defs (a {NULL}-terminated table about to be added) through guard.c's check that no op
+ * drops a gradient silently. */
+int vkt_guard_methods(PyMethodDef *defs);
 void vkt_cpu_locate_blas(void);
 extern PyMethodDef vkt_sort_methods[], vkt_sort_functions[]; /* scans, sorting and selection */
 /* Tensor slots the families own: a @ b, and t[key] = value. */

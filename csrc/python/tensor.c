@@ -881,6 +881,8 @@ int vkt_tensor_type_add(PyObject *module, vkt_py_state *state) {
   for (int i = 0; i < NFAMILIES; i++)
     nm[i] = count_methods(families[i]);
   PyMethodDef *methods = concat(sizeof *methods, NFAMILIES, (void *const *)families, nm);
+  if (methods && vkt_guard_methods(methods) < 0)
+    return -1;
   int ng[2] = {(int)(sizeof tensor_getset / sizeof *tensor_getset) - 1, 0};
   while (vkt_autograd_getset[ng[1]].name)
     ng[1]++;

@@ -235,6 +235,71 @@ def small_op_chain(peer, n_ops=1000, size=256):
                "peer": timed(lambda: chain(px, sync_each, peer.sync), peer.sync, 1) / n_ops}
 
 
+def autograd_cases(peer, quick=False):
+    """Issue 16's figures: forward + backward of the fused matmul_add_relu against eager relu(x @ w + b), the
+    backward of a chain of 100 small ops, and forward + backward of softmax(x @ w).sum(); all three tensors
+    require grad, gradients are reset to None between steps (as zero_grad does)."""
+    rng = np.random.default_rng(0)
+    t = peer.torch
+
+    def step(fwd, params):
+        def run():
+            for p in params:
+                p.grad = None
+            fwd().backward()
+        return run
+
+    def leaves(arrays, lib):
+        if lib is vkt:
+            return [vkt.tensor(a, device="vulkan", requires_grad=True) for a in arrays]
+        return [peer.array(a).requires_grad_() for a in arrays]
+
+    batch, size = (2, 256) if quick else (8, 1024)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((batch, size, size), (size, size), (size,))]
+    v, p = leaves(arrays, vkt), leaves(arrays, t) if t else None
+    reps = matmul_reps(3 * 2 * batch * size**3, quick)
+    yield {"op": "matmul_add_relu fwd+bwd vs relu(x @ w + b)", "shape": f"{batch}x{size}x{size}x{size}",
+           "vkt": timed(step(lambda: vkt.matmul_add_relu(*v).sum(), v), vsync, reps),
+           "peer": timed(step(lambda: t.relu(p[0] @ p[1] + p[2]).sum(), p), peer.sync, reps) if t else None,
+           "flops": 3 * 2 * batch * size**3}
+
+    n_ops, small = 100, 256
+    v = leaves([np.ones(small, np.float32)], vkt)
+    p = leaves([np.ones(small, np.float32)], t) if t else None
+
+    def chain(x):
+        for _ in range(n_ops):
+            x = x * 1.0001
+        return x.sum()
+
+    def backward_only(lib_leaf, sync):
+        def run():
+            loss = chain(lib_leaf[0])
+            sync()
+            t0 = time.perf_counter()
+            loss.backward()
+            sync()
+            return time.perf_counter() - t0
+        return run
+
+    def best_backward(run, rounds=50):
+        run()
+        return min(run() for _ in range(rounds))
+
+    yield {"op": f"backward of a chain of {n_ops} small ops (per op)", "shape": f"{small} float32",
+           "vkt": best_backward(backward_only(v, vsync)) / n_ops,
+           "peer": best_backward(backward_only(p, peer.sync)) / n_ops if t else None}
+
+    size = 1024 if quick else 4096
+    arrays = [rng.standard_normal((size, size)).astype(np.float32) / np.sqrt(size) for _ in range(2)]
+    v, p = leaves(arrays, vkt), leaves(arrays, t) if t else None
+    reps = matmul_reps(3 * 2 * size**3, quick)
+    yield {"op": "softmax(x @ w).sum() fwd+bwd", "shape": f"{size}x{size}x{size}",
+           "vkt": timed(step(lambda: (v[0] @ v[1]).softmax(-1).sum(), v), vsync, reps),
+           "peer": timed(step(lambda: (p[0] @ p[1]).softmax(-1).sum(), p), peer.sync, reps) if t else None,
+           "flops": 3 * 2 * size**3}
+
+
 def transfers(peer, mib=256):
     a = np.random.default_rng(0).random(mib * 2**18, dtype=np.float32)
     dev = vkt.tensor(a, device="vulkan")
@@ -305,7 +370,8 @@ def cpu_cases(peer, n=2**22, matmul=1024, n_ops=1000):
 
 
 CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "views": view_cases, "matmul": matmul_cases,
-         "sort": sort_cases, "chain": small_op_chain, "transfer": transfers, "startup": first_result, "cpu": cpu_cases}
+         "sort": sort_cases, "chain": small_op_chain,
+         "autograd": autograd_cases, "transfer": transfers, "startup": first_result, "cpu": cpu_cases}
 
 
 def fmt(row):
@@ -333,7 +399,7 @@ def main():
         if args.quick:
             kwargs = {"elementwise": {"n": 2**20}, "reduce": {"n": 2**20}, "views": {"n": 2**20},
                       "transfer": {"mib": 16}, "chain": {"n_ops": 200}, "matmul": {"quick": True},
-                      "sort": {"quick": True}, "cpu": {"n": 2**20, "matmul": 256, "n_ops": 200}}.get(g, {})
+                      "sort": {"quick": True}, "autograd": {"quick": True}, "cpu": {"n": 2**20, "matmul": 256, "n_ops": 200}}.get(g, {})
         sized = ("elementwise", "reduce", "views")
         gen = CASES[g](peer, kwargs.get("n", 2**26)) if g in sized else CASES[g](peer, **kwargs)
         for row in gen:

@@ -1,0 +1,1009 @@
+# The autograd API of issue 16: requires_grad and leaves, .grad .grad_fn .is_leaf, hooks, retain_grad,
+# detach, Tensor.backward / autograd.backward / autograd.grad, grad modes, version-counter errors,
+# create_graph, custom Functions, gradcheck, memory after backward, and threads. torch 2.13 (CPU) is the
+# oracle for behaviour and messages, NumPy float64 for values.
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import vkt
+from conftest import assert_close, to_numpy
+
+torch = pytest.importorskip("torch")
+
+RNG_VALUES = np.random.default_rng(16).standard_normal((4, 3))  # float64; rows are test inputs
+
+
+def leaf(a, device, dtype="float64"):
+    return vkt.tensor(np.asarray(a, dtype=np.float64), dtype=getattr(vkt, dtype), device=device, requires_grad=True)
+
+
+def data(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def values(t):
+    """A NumPy copy of any tensor, one that requires grad included."""
+    return to_numpy(t.detach())
+
+
+# ---- requires_grad, leaves, .grad, .grad_fn ----
+
+CREATION = [
+    ("tensor", lambda d, **k: vkt.tensor([[1.0, 2.0], [3.0, 4.0]], device=d, **k)),
+    ("zeros", lambda d, **k: vkt.zeros(2, 3, device=d, **k)),
+    ("ones", lambda d, **k: vkt.ones((2, 3), device=d, **k)),
+    ("randn", lambda d, **k: vkt.randn(2, 3, device=d, **k)),
+    ("rand", lambda d, **k: vkt.rand(4, device=d, **k)),
+    ("full", lambda d, **k: vkt.full((2, 3), 1.5, device=d, **k)),
+    ("empty", lambda d, **k: vkt.empty(3, 2, device=d, **k)),
+    ("arange", lambda d, **k: vkt.arange(0.0, 3.0, 0.5, device=d, **k)),
+    ("linspace", lambda d, **k: vkt.linspace(0, 1, 5, device=d, **k)),
+    ("logspace", lambda d, **k: vkt.logspace(0, 1, 5, device=d, **k)),
+    ("eye", lambda d, **k: vkt.eye(3, device=d, **k)),
+    ("zeros_like", lambda d, **k: vkt.zeros_like(vkt.ones(2, 3, device=d), **k)),
+    ("ones_like", lambda d, **k: vkt.ones_like(vkt.ones(2, 3, device=d), **k)),
+    ("full_like", lambda d, **k: vkt.full_like(vkt.ones(2, 3, device=d), 2.5, **k)),
+    ("empty_like", lambda d, **k: vkt.empty_like(vkt.ones(2, 3, device=d), **k)),
+    ("randn_like", lambda d, **k: vkt.randn_like(vkt.ones(2, 3, device=d), **k)),
+    ("rand_like", lambda d, **k: vkt.rand_like(vkt.ones(2, 3, device=d), **k)),
+    ("float64", lambda d, **k: vkt.zeros(2, dtype=vkt.float64, device=d, **k)),
+    ("float16", lambda d, **k: vkt.ones(2, dtype=vkt.float16, device=d, **k)),
+]
+
+
+@pytest.mark.parametrize("name,make", CREATION, ids=[c[0] for c in CREATION])
+def test_creation_requires_grad(device, name, make):
+    t = make(device, requires_grad=True)
+    assert t.requires_grad and t.is_leaf and t.grad is None and t.grad_fn is None
+    assert not make(device).requires_grad
+    assert not make(device, requires_grad=False).requires_grad
+
+
+INT_CREATION = [
+    ("tensor", lambda d: vkt.tensor([1, 2], device=d, requires_grad=True)),
+    ("zeros_int64", lambda d: vkt.zeros(2, dtype=vkt.int64, device=d, requires_grad=True)),
+    ("ones_int32", lambda d: vkt.ones(2, dtype=vkt.int32, device=d, requires_grad=True)),
+    ("arange_int", lambda d: vkt.arange(3, device=d, requires_grad=True)),
+    ("full_bool", lambda d: vkt.full((2,), True, dtype=vkt.bool, device=d, requires_grad=True)),
+    ("requires_grad_", lambda d: vkt.ones(2, dtype=vkt.int64, device=d).requires_grad_()),
+    ("setter", lambda d: setattr(vkt.ones(2, dtype=vkt.uint8, device=d), "requires_grad", True)),
+]
+
+
+@pytest.mark.parametrize("name,make", INT_CREATION, ids=[c[0] for c in INT_CREATION])
+def test_requires_grad_on_integer_dtype_raises(device, name, make):
+    with pytest.raises(RuntimeError, match="(?i)only Tensors of floating point"):
+        make(device)
+
+
+def test_requires_grad_false_on_integer_dtype_is_allowed(device):
+    i = vkt.ones(2, dtype=vkt.int32, device=device)
+    assert i.requires_grad_(False) is i and not i.requires_grad
+    i.requires_grad = False
+
+
+def test_requires_grad_setter_and_requires_grad_(device):
+    x = vkt.ones(2, 3, device=device)
+    x.requires_grad = True
+    assert x.requires_grad and x.is_leaf
+    assert x.requires_grad_(False) is x and not x.requires_grad
+    assert x.requires_grad_() is x and x.requires_grad
+
+
+def test_requires_grad_of_non_leaf_cannot_change(device):
+    x = leaf(RNG_VALUES, device)
+    y = x * 2
+    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables."):
+        y.requires_grad = False
+    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables."):
+        y.requires_grad_(False)
+    assert y.requires_grad
+
+
+def test_requires_grad_propagates(device):
+    x = leaf(RNG_VALUES, device)
+    c = vkt.ones(4, 3, dtype=vkt.float64, device=device)
+    assert (x + c).requires_grad and not (x + c).is_leaf
+    assert not (c * c).requires_grad and (c * c).grad_fn is None and (c * c).is_leaf
+    assert (c.sum() * x).requires_grad
+
+
+def test_is_leaf(device):
+    x = leaf(RNG_VALUES, device)
+    assert x.is_leaf and vkt.ones(2, device=device).is_leaf
+    assert not (x * 2).is_leaf and not x[0].is_leaf and not x.view(12).is_leaf
+    assert x.detach().is_leaf and (x * 2).detach().is_leaf
+    with vkt.no_grad():
+        assert (x * 2).is_leaf
+
+
+def test_grad_read_write_none(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    assert x.grad is None
+    (x * x).sum().backward()
+    assert_close(x.grad, 2 * a, rtol=1e-12, atol=0)
+    x.grad = vkt.ones(4, 3, dtype=vkt.float64, device=device)
+    (x * 3).sum().backward()
+    assert_close(x.grad, np.full((4, 3), 4.0), rtol=0, atol=0)
+    x.grad = None
+    assert x.grad is None
+    x.sum().backward()
+    assert_close(x.grad, np.ones((4, 3)), rtol=0, atol=0)
+
+
+def test_grad_of_wrong_size_cannot_be_assigned(device):
+    x = leaf(RNG_VALUES, device)
+    with pytest.raises(RuntimeError, match="size"):
+        x.grad = vkt.ones(3, dtype=vkt.float64, device=device)
+
+
+def test_grad_of_a_non_contiguous_leaf(device):
+    a, g = data(3, 4), data(4, 3, seed=1)
+    x = vkt.tensor(a, device=device).T.detach().requires_grad_()
+    assert x.is_leaf and not x.is_contiguous()
+    (x * vkt.tensor(g, device=device)).sum().backward()
+    assert tuple(x.grad.shape) == (4, 3)
+    assert_close(x.grad, g, rtol=0, atol=0)
+
+
+def test_grad_lives_on_the_leaf_device_and_dtype(device):
+    for dtype in ["float32", "float64"]:
+        x = leaf(RNG_VALUES, device, dtype)
+        (x.exp() * 2).sum().backward()
+        assert x.grad.dtype == getattr(vkt, dtype) and x.grad.device == x.device
+        assert tuple(x.grad.shape) == (4, 3) and not x.grad.requires_grad
+
+
+NAMED = [  # expressions over namespace m whose grad_fn names torch fixes
+    ("mul", lambda m, x, y: x * y), ("add", lambda m, x, y: x + y), ("sub", lambda m, x, y: x - y),
+    ("div", lambda m, x, y: x / y), ("neg", lambda m, x, y: -x), ("exp", lambda m, x, y: x.exp()),
+    ("sum", lambda m, x, y: x.sum()), ("mean", lambda m, x, y: x.mean()), ("relu", lambda m, x, y: x.relu()),
+    ("mm", lambda m, x, y: x.mm(y.T)), ("view", lambda m, x, y: x.view(12)), ("pow", lambda m, x, y: x ** 2),
+    ("select", lambda m, x, y: x[0]), ("permute", lambda m, x, y: x.permute(1, 0)),
+]
+
+
+@pytest.mark.parametrize("name,f", NAMED, ids=[n[0] for n in NAMED])
+def test_grad_fn_name_as_torch(device, name, f):
+    x, y = leaf(RNG_VALUES, device), leaf(RNG_VALUES + 3, device)
+    want = f(torch, torch.tensor(RNG_VALUES, requires_grad=True), torch.tensor(RNG_VALUES + 3)).grad_fn.name()
+    assert f(vkt, x, y).grad_fn.name() == want
+
+
+def test_next_functions(device):
+    x = leaf(RNG_VALUES, device)
+    c = vkt.ones(4, 3, dtype=vkt.float64, device=device)
+    z = (x * c).exp()
+    assert z.grad_fn.name() == "ExpBackward0"
+    (mul, index), = z.grad_fn.next_functions
+    assert index == 0 and mul.name() == "MulBackward0"
+    (acc, i0), (none, i1) = mul.next_functions
+    assert none is None and (i0, i1) == (0, 0)
+    assert acc.name().endswith("AccumulateGrad")
+    assert x.grad_fn is None
+
+
+def test_accumulate_grad_node_holds_its_leaf(device):
+    x = leaf(RNG_VALUES, device)
+    (acc, _), = (x * 2).grad_fn.next_functions[:1]
+    assert acc.variable is x
+
+
+# ---- backward ----
+
+def test_backward_of_scalar(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    loss = (x * x).sum()
+    assert loss.requires_grad and tuple(loss.shape) == ()
+    assert loss.backward() is None
+    assert_close(x.grad, 2 * a, rtol=1e-12, atol=0)
+
+
+def test_backward_with_gradient(device):
+    a, g = data(4, 3), data(4, 3, seed=1)
+    x = leaf(a, device)
+    (x.sin() * 3).backward(gradient=vkt.tensor(g, device=device))
+    assert_close(x.grad, 3 * np.cos(a) * g, rtol=1e-12, atol=1e-15)
+
+
+def test_backward_on_a_leaf(device):
+    g = data(4, 3, seed=1)
+    x = leaf(RNG_VALUES, device)
+    x.backward(vkt.tensor(g, device=device))
+    assert_close(x.grad, g, rtol=0, atol=0)
+
+
+def test_backward_non_scalar_without_gradient_raises(device):
+    x = leaf(RNG_VALUES, device)
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        (x * 2).backward()
+
+
+def test_backward_gradient_of_wrong_shape_raises(device):
+    x = leaf(RNG_VALUES, device)
+    with pytest.raises(RuntimeError, match="Mismatch in shape"):
+        (x * 2).backward(vkt.ones(3, dtype=vkt.float64, device=device))
+
+
+def test_backward_without_grad_raises(device):
+    with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and does not have a grad_fn"):
+        vkt.ones(2, device=device).sum().backward()
+
+
+def test_backward_inputs(device):
+    a, b = data(4, 3), data(4, 3, seed=1)
+    x, y = leaf(a, device), leaf(b, device)
+    (x * y).sum().backward(inputs=[x])
+    assert_close(x.grad, b, rtol=0, atol=0)
+    assert y.grad is None
+    (x * y).sum().backward(inputs=y)
+    assert_close(y.grad, a, rtol=0, atol=0)
+    assert_close(x.grad, b, rtol=0, atol=0)
+
+
+def test_grad_accumulates_across_backward_calls(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    (x * x).sum().backward()
+    (x * 3).sum().backward()
+    assert_close(x.grad, 2 * a + 3, rtol=1e-12, atol=0)
+    x.grad.zero_()
+    x.exp().sum().backward()
+    assert_close(x.grad, np.exp(a), rtol=1e-12, atol=0)
+
+
+def test_grad_accumulates_over_paths_of_one_graph(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    y = x * 2
+    (y * y + y.exp() + x).sum().backward()
+    assert_close(x.grad, 8 * a + 2 * np.exp(2 * a) + 1, rtol=1e-12, atol=1e-12)
+
+
+def test_second_backward_without_retain_graph_raises(device):
+    x = leaf(RNG_VALUES, device)
+    loss = (x * 2).sin().sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        loss.backward()
+
+
+def test_retain_graph(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    loss = (x * 2).sin().sum()
+    loss.backward(retain_graph=True)
+    loss.backward(retain_graph=True)
+    loss.backward()
+    assert_close(x.grad, 3 * 2 * np.cos(2 * a), rtol=1e-12, atol=1e-15)
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        loss.backward()
+
+
+def test_autograd_backward(device):
+    a, g1, g2 = data(4, 3), data(4, 3, seed=1), data(3, seed=2)
+    x = leaf(a, device)
+    y1, y2 = x * 2, x.sum(0)
+    vkt.autograd.backward([y1, y2], [vkt.tensor(g1, device=device), vkt.tensor(g2, device=device)])
+    assert_close(x.grad, 2 * g1 + g2, rtol=1e-12, atol=0)
+    x.grad = None
+    vkt.autograd.backward((x * x).sum())
+    assert_close(x.grad, 2 * a, rtol=1e-12, atol=0)
+    y = leaf(a, device)
+    vkt.autograd.backward((x * y).sum(), inputs=[y])
+    assert_close(y.grad, a, rtol=0, atol=0)
+    assert_close(x.grad, 2 * a, rtol=1e-12, atol=0)
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_autograd_backward_create_graph(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    vkt.autograd.backward((x ** 3).sum(), create_graph=True)
+    g = x.grad
+    assert g.requires_grad
+    assert_close(values(g), 3 * a ** 2, rtol=1e-12, atol=0)
+    g2, = vkt.autograd.grad(g.sum(), x)
+    assert_close(g2, 6 * a, rtol=1e-12, atol=0)
+
+
+def test_autograd_grad(device):
+    a, b, g = data(4, 3), data(4, 3, seed=1), data(4, 3, seed=2)
+    x, y = leaf(a, device), leaf(b, device)
+    gx, gy = vkt.autograd.grad((x * y).sum(), [x, y])
+    assert_close(gx, b, rtol=0, atol=0)
+    assert_close(gy, a, rtol=0, atol=0)
+    assert x.grad is None and y.grad is None and not gx.requires_grad
+    result = vkt.autograd.grad((x * 3).sum(), x)
+    assert isinstance(result, tuple) and len(result) == 1
+    gx, = vkt.autograd.grad(x.exp(), x, grad_outputs=vkt.tensor(g, device=device))
+    assert_close(gx, np.exp(a) * g, rtol=1e-12, atol=0)
+
+
+def test_autograd_grad_of_an_intermediate(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    h = x.exp()
+    gh, = vkt.autograd.grad((h * h).sum(), h)
+    assert_close(gh, 2 * np.exp(a), rtol=1e-12, atol=0)
+
+
+def test_autograd_grad_frees_the_graph_unless_retained(device):
+    x = leaf(RNG_VALUES, device)
+    loss = x.sin().sum()
+    vkt.autograd.grad(loss, x, retain_graph=True)
+    vkt.autograd.grad(loss, x)
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        vkt.autograd.grad(loss, x)
+
+
+def test_autograd_grad_unused_input(device):
+    x, unused = leaf(RNG_VALUES, device), leaf(RNG_VALUES, device)
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        vkt.autograd.grad((x * 2).sum(), [x, unused])
+    gx, gu = vkt.autograd.grad((x * 2).sum(), [x, unused], allow_unused=True)
+    assert gu is None
+    assert_close(gx, np.full((4, 3), 2.0), rtol=0, atol=0)
+
+
+def test_autograd_grad_of_input_without_grad_raises(device):
+    x = leaf(RNG_VALUES, device)
+    with pytest.raises(RuntimeError, match="One of the differentiated Tensors does not require grad"):
+        vkt.autograd.grad((x * 2).sum(), [x, vkt.ones(2, device=device)])
+
+
+# ---- create_graph ----
+
+def test_double_backward_of_cube(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    g, = vkt.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    assert g.requires_grad and g.grad_fn is not None
+    assert_close(values(g), 3 * a ** 2, rtol=1e-12, atol=0)
+    g2, = vkt.autograd.grad(g.sum(), x, create_graph=True)
+    assert_close(values(g2), 6 * a, rtol=1e-12, atol=0)
+    g3, = vkt.autograd.grad(g2.sum(), x)
+    assert_close(g3, np.full((4, 3), 6.0), rtol=1e-12, atol=0)
+
+
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
+def test_backward_with_create_graph(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    (x ** 3).sum().backward(create_graph=True)
+    g = x.grad
+    assert g.requires_grad and g.grad_fn is not None
+    x.grad = None
+    g.sum().backward()
+    assert_close(x.grad, 6 * a, rtol=1e-12, atol=0)
+
+
+def test_gradient_penalty(device):
+    """WGAN-GP's penalty: the norm of d(critic)/d(input) pushed to 1; its gradient in the weights as torch's."""
+    xa, wa, va = data(5, 3), data(3, 4, seed=1), data(4, seed=2)
+
+    def penalty(m, x, w, v):
+        out = ((x @ w).tanh() @ v).sum()
+        g, = m.autograd.grad(out, x, create_graph=True)
+        return (((g * g).sum(1) + 1e-12).sqrt() - 1).square().mean()
+
+    x, w, v = leaf(xa, device), leaf(wa, device), leaf(va, device)
+    penalty(vkt, x, w, v).backward()
+    tx, tw, tv = (torch.tensor(a, requires_grad=True) for a in (xa, wa, va))
+    penalty(torch, tx, tw, tv).backward()
+    for got, want in [(x, tx), (w, tw), (v, tv)]:
+        assert_close(got.grad, want.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_hessian_vector_product(device):
+    """f = x.A.x / 2 + sum(x^3): H = (A + A^T) / 2 + diag(6x)."""
+    xa, aa, va = data(4), data(4, 4, seed=1), data(4, seed=2)
+    x, a, v = leaf(xa, device), vkt.tensor(aa, device=device), vkt.tensor(va, device=device)
+    hessian = (aa + aa.T) / 2 + np.diag(6 * xa)
+
+    def f():
+        return (x @ a @ x) / 2 + (x ** 3).sum()
+
+    g, = vkt.autograd.grad(f(), x, create_graph=True)
+    hv, = vkt.autograd.grad(g, x, grad_outputs=v)
+    assert_close(hv, hessian @ va, rtol=1e-10, atol=1e-12)
+    g, = vkt.autograd.grad(f(), x, create_graph=True)
+    hv, = vkt.autograd.grad((g * v).sum(), x)
+    assert_close(hv, hessian @ va, rtol=1e-10, atol=1e-12)
+
+
+# ---- grad modes ----
+
+def test_no_grad_context(device):
+    x = leaf(RNG_VALUES, device)
+    assert vkt.is_grad_enabled()
+    with vkt.no_grad():
+        assert not vkt.is_grad_enabled()
+        y = x * 2
+    assert vkt.is_grad_enabled()
+    assert not y.requires_grad and y.grad_fn is None
+    assert (x * 2).requires_grad
+
+
+def test_no_grad_decorator(device):
+    x = leaf(RNG_VALUES, device)
+
+    @vkt.no_grad()
+    def double(t):
+        assert not vkt.is_grad_enabled()
+        return t * 2
+
+    assert not double(x).requires_grad and vkt.is_grad_enabled()
+
+
+def test_enable_grad_inside_no_grad(device):
+    x = leaf(RNG_VALUES, device)
+
+    @vkt.enable_grad()
+    def double(t):
+        return t * 2
+
+    with vkt.no_grad():
+        with vkt.enable_grad():
+            assert vkt.is_grad_enabled()
+            assert (x * 2).requires_grad
+        assert not vkt.is_grad_enabled()
+        assert double(x).requires_grad and not (x * 2).requires_grad
+
+
+def test_set_grad_enabled(device):
+    x = leaf(RNG_VALUES, device)
+    with vkt.set_grad_enabled(False):
+        assert not vkt.is_grad_enabled() and not (x * 2).requires_grad
+        with vkt.set_grad_enabled(True):
+            assert (x * 2).requires_grad
+    assert vkt.is_grad_enabled()
+
+    @vkt.set_grad_enabled(False)
+    def double(t):
+        return t * 2
+
+    assert not double(x).requires_grad and vkt.is_grad_enabled()
+    try:
+        vkt.set_grad_enabled(False)
+        assert not vkt.is_grad_enabled() and not (x * 2).requires_grad
+    finally:
+        vkt.set_grad_enabled(True)
+    assert vkt.is_grad_enabled()
+
+
+def test_grad_mode_restored_after_exception():
+    with pytest.raises(ValueError):
+        with vkt.no_grad():
+            raise ValueError
+    assert vkt.is_grad_enabled()
+    with pytest.raises(ValueError):
+        with vkt.inference_mode():
+            raise ValueError
+    assert vkt.is_grad_enabled()
+
+
+def test_no_grad_update_of_a_leaf(device):
+    """The optimizer step: in place on a leaf that requires grad, allowed under no_grad."""
+    a = data(4, 3)
+    x = leaf(a, device)
+    (x * x).sum().backward()
+    with vkt.no_grad():
+        x.sub_(0.1 * x.grad)
+        x -= 0.1
+    assert x.is_leaf and x.requires_grad and x.grad_fn is None
+    assert_close(values(x), a - 0.2 * a - 0.1, rtol=1e-12, atol=1e-15)
+    x.grad = None
+    (x * 2).sum().backward()
+    assert_close(x.grad, np.full((4, 3), 2.0), rtol=0, atol=0)
+
+
+def test_inference_mode(device):
+    x = leaf(RNG_VALUES, device)
+    with vkt.inference_mode():
+        assert not vkt.is_grad_enabled()
+        y = x * 2
+    assert not y.requires_grad and y.grad_fn is None
+    assert_close(values(y), 2 * RNG_VALUES, rtol=0, atol=0)
+
+    @vkt.inference_mode()
+    def double(t):
+        return t * 2
+
+    assert not double(x).requires_grad and vkt.is_grad_enabled()
+    with vkt.inference_mode(False):
+        assert vkt.is_grad_enabled() and (x * 2).requires_grad
+
+
+def test_grad_mode_is_per_thread():
+    seen = {}
+
+    def worker():
+        seen["start"] = vkt.is_grad_enabled()
+        vkt.set_grad_enabled(False)
+        seen["after_set"] = vkt.is_grad_enabled()
+
+    with vkt.no_grad():
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join()
+        assert not vkt.is_grad_enabled()
+    assert seen == {"start": True, "after_set": False}
+    assert vkt.is_grad_enabled()
+
+
+# ---- hooks, retain_grad, detach ----
+
+def test_hook_sees_the_gradient(device):
+    a, w = data(4, 3), data(4, 3, seed=1)
+    x = leaf(a, device)
+    seen = []
+    x.register_hook(lambda g: seen.append(values(g)))
+    (x * 2 * vkt.tensor(w, device=device)).sum().backward()
+    assert len(seen) == 1
+    assert_close(seen[0], 2 * w, rtol=0, atol=0)
+    assert_close(x.grad, 2 * w, rtol=0, atol=0)
+
+
+def test_hook_of_a_tensor_used_twice_runs_once_on_the_sum(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    y = x * 2
+    seen = []
+    y.register_hook(lambda g: seen.append(values(g)))
+    x.register_hook(lambda g: seen.append(values(g)))
+    (y * y + y.sin()).sum().backward()
+    assert len(seen) == 2
+    assert_close(seen[0], 4 * a + np.cos(2 * a), rtol=1e-12, atol=1e-15)
+    assert_close(seen[1], 2 * seen[0], rtol=0, atol=0)
+
+
+def test_hook_replaces_the_gradient(device):
+    x = leaf(RNG_VALUES, device)
+    x.register_hook(lambda g: g * 10)
+    (x * 3).sum().backward()
+    assert_close(x.grad, np.full((4, 3), 30.0), rtol=0, atol=0)
+
+
+def test_hook_on_a_non_leaf_changes_what_flows_on(device):
+    x = leaf(RNG_VALUES, device)
+    y = x * 2
+    y.register_hook(lambda g: vkt.ones_like(g) * 5)
+    (y * y).sum().backward()
+    assert_close(x.grad, np.full((4, 3), 10.0), rtol=0, atol=0)
+
+
+def test_hooks_chain_in_registration_order(device):
+    x = leaf(RNG_VALUES, device)
+    x.register_hook(lambda g: g + 1)
+    x.register_hook(lambda g: None)
+    x.register_hook(lambda g: g * 2)
+    (x * 3).sum().backward()
+    assert_close(x.grad, np.full((4, 3), 8.0), rtol=0, atol=0)
+
+
+def test_hook_handle_remove(device):
+    x = leaf(RNG_VALUES, device)
+    calls = []
+    handle = x.register_hook(lambda g: calls.append(1) or g * 100)
+    handle.remove()
+    x.sum().backward()
+    assert calls == []
+    assert_close(x.grad, np.ones((4, 3)), rtol=0, atol=0)
+
+
+def test_register_hook_without_grad_raises(device):
+    with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
+        vkt.ones(2, device=device).register_hook(lambda g: g)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_retain_grad(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    y, z = x * 2, x * 3
+    y.retain_grad()
+    x.retain_grad()
+    (y * y + z).sum().backward()
+    assert_close(y.grad, 4 * a, rtol=1e-12, atol=0)
+    assert z.grad is None
+    assert_close(x.grad, 8 * a + 3, rtol=1e-12, atol=0)
+
+
+def test_detach(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    d = x.detach()
+    assert not d.requires_grad and d.is_leaf and d.grad_fn is None
+    (x * d).sum().backward()
+    assert_close(x.grad, a, rtol=0, atol=0)
+    d.add_(1)
+    assert_close(values(x), a + 1, rtol=0, atol=0)
+
+
+def test_detach_in_place(device):
+    x = leaf(RNG_VALUES, device)
+    y = x * 2
+    assert y.detach_() is y
+    assert not y.requires_grad and y.is_leaf and y.grad_fn is None
+    assert_close(values(y), 2 * RNG_VALUES, rtol=0, atol=0)
+
+
+# ---- in-place operations and the version counter ----
+
+MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+def test_modified_saved_input_raises(device):
+    x = leaf(RNG_VALUES, device)
+    b = x * 2
+    c = b.sin()
+    b.mul_(2)
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        c.sum().backward()
+
+
+def test_modified_saved_output_raises(device):
+    x = leaf(RNG_VALUES, device)
+    e = x.exp()
+    e.mul_(2)
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        e.sum().backward()
+
+
+def test_modified_through_detach_raises(device):
+    x = leaf(RNG_VALUES, device)
+    s = x.sin()
+    x.detach().add_(1)
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        s.sum().backward()
+
+
+def test_modified_through_a_view_raises(device):
+    x = leaf(RNG_VALUES, device)
+    y = x * 2
+    t = y.exp() * y
+    y[0].zero_()
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        t.sum().backward()
+
+
+@pytest.mark.parametrize("op", [lambda x: x.add_(1), lambda x: x.mul_(2), lambda x: x.zero_(),
+                                lambda x: x.copy_(x.detach() * 2), lambda x: x[0].mul_(2),
+                                lambda x: x.__setitem__(0, 1.0), lambda x: x.view(12).fill_(0)],
+                         ids=["add_", "mul_", "zero_", "copy_", "view_mul_", "setitem", "view_fill_"])
+def test_in_place_on_a_leaf_that_requires_grad_raises(device, op):
+    x = leaf(RNG_VALUES, device)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad is being used in an in-place operation."):
+        op(x)
+
+
+def test_in_place_on_a_non_leaf_is_differentiated(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    y = x * 2
+    y.add_(1)
+    y.mul_(3)
+    y.relu_()
+    assert y.grad_fn.name() == "ReluBackward0"
+    (y * y).sum().backward()
+    ref = np.maximum(3 * (2 * a + 1), 0)
+    assert_close(x.grad, 2 * ref * 6, rtol=1e-12, atol=0)
+
+
+def test_in_place_with_a_grad_operand_makes_a_tensor_require_grad(device):
+    a = data(4, 3)
+    x = leaf(a, device)
+    buf = vkt.zeros(4, 3, dtype=vkt.float64, device=device)
+    buf.add_(x)
+    assert buf.requires_grad and not buf.is_leaf
+    rows = vkt.zeros(2, 3, dtype=vkt.float64, device=device)
+    rows[1] = x[2]
+    assert rows.requires_grad
+    ((buf * buf).sum() + (rows * 5).sum()).backward()
+    want = 2 * a
+    want[2] += 5
+    assert_close(x.grad, want, rtol=1e-12, atol=0)
+
+
+# ---- custom Functions ----
+
+def exp_function():
+    class MyExp(vkt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.grad_enabled_in_forward = vkt.is_grad_enabled()
+            result = x.exp()
+            ctx.save_for_backward(result)
+            return result
+
+        @staticmethod
+        def backward(ctx, grad):
+            result, = ctx.saved_tensors
+            return grad * result
+
+    return MyExp
+
+
+def test_function_forward_and_backward(device):
+    a, g = data(4, 3), data(4, 3, seed=1)
+    x = leaf(a, device)
+    y = exp_function().apply(x)
+    assert y.requires_grad and not y.is_leaf and y.grad_fn.name() == "MyExpBackward"
+    assert_close(values(y), np.exp(a), rtol=1e-12, atol=0)
+    (y * 2).backward(vkt.tensor(g, device=device))
+    assert_close(x.grad, 2 * g * np.exp(a), rtol=1e-12, atol=0)
+
+
+def test_function_forward_runs_without_grad(device):
+    x = leaf(RNG_VALUES, device)
+    f = exp_function()
+    y = f.apply(x)
+    assert y.grad_fn is not None and vkt.is_grad_enabled()
+    assert not f.apply(vkt.ones(2, device=device)).requires_grad
+    with vkt.no_grad():
+        assert not f.apply(x).requires_grad
+
+
+def test_function_forward_sees_grad_disabled(device):
+    seen = []
+
+    class Probe(vkt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            seen.append(vkt.is_grad_enabled())
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    Probe.apply(leaf(RNG_VALUES, device)).sum().backward()
+    assert seen == [False]
+
+
+def test_function_needs_input_grad_and_non_tensor_arguments(device):
+    a, b = data(4, 3), data(4, 3, seed=1)
+    seen = []
+
+    class ScaledMul(vkt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, k):
+            ctx.save_for_backward(x, y)
+            ctx.k = k
+            return x * y * k
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, y = ctx.saved_tensors
+            seen.append(tuple(ctx.needs_input_grad))
+            gx = grad * y * ctx.k if ctx.needs_input_grad[0] else None
+            gy = grad * x * ctx.k if ctx.needs_input_grad[1] else None
+            return gx, gy, None
+
+    x, y = leaf(a, device), vkt.tensor(b, device=device)
+    ScaledMul.apply(x, y, 3.0).sum().backward()
+    assert seen == [(True, False, False)]
+    assert_close(x.grad, 3 * b, rtol=1e-12, atol=0)
+    y.requires_grad_()
+    ScaledMul.apply(x, y, 0.5).sum().backward()
+    assert seen[1] == (True, True, False)
+    assert_close(y.grad, 0.5 * a, rtol=1e-12, atol=0)
+
+
+def test_function_mark_non_differentiable(device):
+    class WithSign(vkt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            sign = x.sign()
+            ctx.mark_non_differentiable(sign)
+            return x * 2, sign
+
+        @staticmethod
+        def backward(ctx, grad, grad_sign):
+            return grad * 2
+
+    x = leaf(RNG_VALUES, device)
+    doubled, sign = WithSign.apply(x)
+    assert doubled.requires_grad and not sign.requires_grad
+    (doubled * sign).sum().backward()
+    assert_close(x.grad, 2 * np.sign(RNG_VALUES), rtol=0, atol=0)
+
+
+def test_function_with_two_outputs_one_used(device):
+    """As torch (materialize_grads), backward gets zeros for an output that took no part in the loss."""
+    class Two(vkt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga * 2 + gb * 3
+
+    x = leaf(RNG_VALUES, device)
+    first, _ = Two.apply(x)
+    first.sum().backward()
+    assert_close(x.grad, np.full((4, 3), 2.0), rtol=0, atol=0)
+
+
+def test_function_returning_wrong_number_of_gradients_raises(device):
+    class Bad(vkt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    x = leaf(RNG_VALUES, device)
+    with pytest.raises(RuntimeError, match="incorrect number of gradients"):
+        Bad.apply(x, x).sum().backward()
+
+
+def test_function_double_backward(device):
+    class Cube(vkt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, = ctx.saved_tensors
+            return grad * 3 * x ** 2
+
+    a = data(4, 3)
+    x = leaf(a, device)
+    g, = vkt.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
+    g2, = vkt.autograd.grad(g.sum(), x)
+    assert_close(g2, 6 * a, rtol=1e-12, atol=0)
+    assert vkt.autograd.gradgradcheck(Cube.apply, (leaf(data(2, 2), device),))
+
+
+# ---- gradcheck and gradgradcheck ----
+
+CHECKED = [
+    ("sin_mul", lambda x, y: (x * y).sin(), [(2, 3), (3,)]),
+    ("matmul_tanh", lambda x, y: (x @ y).tanh(), [(2, 3), (3, 2)]),
+    ("softmax", lambda x: x.softmax(-1), [(2, 3)]),
+    ("two_outputs", lambda x, y: (x * y, (x / (y * y + 1)).sum()), [(2, 3), (2, 3)]),
+]
+
+
+def needs_float64(device):
+    if device == "vulkan" and not vkt.vulkan.get_device_properties().shader_float64:
+        pytest.skip("this Vulkan adapter has no float64 shaders")
+
+
+@pytest.mark.parametrize("name,f,shapes", CHECKED, ids=[c[0] for c in CHECKED])
+def test_gradcheck_and_gradgradcheck(device, name, f, shapes):
+    needs_float64(device)
+    inputs = tuple(leaf(data(*s, seed=i), device) for i, s in enumerate(shapes))
+    assert vkt.autograd.gradcheck(f, inputs)
+    assert vkt.autograd.gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3)
+    assert vkt.autograd.gradgradcheck(f, inputs)
+
+
+def test_gradcheck_finds_a_wrong_backward(device):
+    needs_float64(device)
+
+    class Wrong(vkt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 3
+
+    with pytest.raises(RuntimeError):
+        vkt.autograd.gradcheck(Wrong.apply, (leaf(data(3), device),))
+    assert vkt.autograd.gradcheck(exp_function().apply, (leaf(data(3), device),))
+
+
+# ---- memory ----
+
+def allocated():
+    gc.collect()
+    vkt.vulkan.synchronize()
+    return vkt.vulkan.memory_allocated()
+
+
+def mlp_loss(x, w1, b1, w2):
+    return ((x @ w1 + b1).relu() @ w2).tanh().square().mean()
+
+
+def mlp(dev):
+    x = vkt.randn(16, 32, device=dev)
+    params = [vkt.randn(32, 64, device=dev, requires_grad=True), vkt.randn(64, device=dev, requires_grad=True),
+              vkt.randn(64, 8, device=dev, requires_grad=True)]
+    return x, params
+
+
+def test_memory_after_backward_is_parameters_and_grads(dev):
+    x, params = mlp(dev)
+    param_bytes = sum(p.numel() * 4 for p in params)
+    before = allocated()
+    loss = mlp_loss(x, *params)
+    assert allocated() > before + 4  # the saved activations
+    loss.backward()
+    assert allocated() == before + param_bytes + 4  # the grads and the 0-d loss
+    del loss
+    assert allocated() == before + param_bytes
+
+
+def test_memory_of_a_retained_graph_goes_with_its_output(dev):
+    x, params = mlp(dev)
+    before = allocated()
+    loss = mlp_loss(x, *params)
+    loss.backward(retain_graph=True)
+    assert allocated() > before + sum(p.numel() * 4 for p in params) + 4
+    del loss
+    assert allocated() == before + sum(p.numel() * 4 for p in params)
+
+
+def test_training_loop_keeps_memory_flat(dev):
+    x, params = mlp(dev)
+    for i in range(200):
+        loss = mlp_loss(x, *params)
+        loss.backward()
+        with vkt.no_grad():
+            for p in params:
+                p.sub_(0.01 * p.grad)
+                p.grad.zero_()
+        if i == 9:
+            mem = allocated()
+    assert allocated() == mem
+
+
+def test_autograd_grad_loop_keeps_memory_flat(dev):
+    x, params = mlp(dev)
+    for i in range(200):
+        grads = vkt.autograd.grad(mlp_loss(x, *params), params)
+        if i == 9:
+            mem = allocated()
+    assert allocated() == mem
+    assert all(p.grad is None for p in params) and len(grads) == 3
+
+
+# ---- threads ----
+
+def differentiate(device, seed, steps=10):
+    """Grads of a small graph, rebuilt each step, through backward and through autograd.grad."""
+    rng = np.random.default_rng(seed)
+    x = vkt.tensor(rng.standard_normal((4, 3)), device=device)
+    w = vkt.tensor(rng.standard_normal((3, 2)), device=device, requires_grad=True)
+    out = []
+    for i in range(steps):
+        loss = ((x @ w).tanh() * (i + 1)).softmax(0).square().sum()
+        loss.backward()
+        gw, = vkt.autograd.grad((x @ w).exp().sum() * i, w)
+        out += [values(w.grad), values(gw)]
+    return out
+
+
+def test_threads_differentiate_separate_graphs(device):
+    want = [differentiate(device, seed) for seed in (1, 2)]
+    got = [None, None]
+    barrier = threading.Barrier(2)
+
+    def worker(k):
+        barrier.wait()
+        got[k] = differentiate(device, k + 1)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for g, w in zip(got, want):
+        assert g is not None and len(g) == len(w)
+        for a, b in zip(g, w):
+            assert_close(a, b, rtol=0, atol=0)

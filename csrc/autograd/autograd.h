@@ -43,6 +43,7 @@ struct vkt_meta {
   vkt_node *acc;      /* leaves: their AccumulateGrad node while one exists (weak) */
   vkt_var grad;       /* .grad: t.storage NULL for None */
   vkt_hook *hooks;    /* leaves' hooks; a non-leaf's live on its grad_fn */
+  void *owner;        /* the binding's object that holds this tensor (weak): AccumulateGrad.variable */
 };
 
 /* What a node knows of each input and output: enough to make zeros, check and reduce a gradient. */

@@ -357,7 +357,8 @@ static const binary_row binary_rows[VKT_OP_COUNT] = {
     BR(VKT_OP_ATAN2, "Atan2Backward0", 3),
     BR(VKT_OP_HYPOT, "HypotBackward0", 7),
     BR(VKT_OP_COPYSIGN, "CopysignBackward0", 5),
-    BR(VKT_OP_LOGADDEXP, "LogaddexpBackward0", 3),   BR(VKT_OP_THRESHOLD_BACKWARD, "ThresholdBackwardBackward0", 2),
+    BR(VKT_OP_LOGADDEXP, "LogaddexpBackward0", 3),
+    BR(VKT_OP_THRESHOLD_BACKWARD, "ThresholdBackwardBackward0", 2),
 };
 
 vkt_status vkt_ag_binary(int id, const vkt_var *a, vkt_scalar sa, const vkt_var *b, vkt_scalar sb, vkt_scalar alpha,

@@ -99,8 +99,8 @@ vkt_status vkt_ag_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, 
     return st;
   const vkt_fn *fn = std ? &std_fn : &reduce_fns[id - VKT_OP_SUM];
   if (all_dims) /* PyTorch's names of the whole-tensor forms */
-    fn = id == VKT_OP_SUM    ? &sum_all_fn
-         : id == VKT_OP_MEAN ? &mean_all_fn
+    fn = id == VKT_OP_SUM                            ? &sum_all_fn
+         : id == VKT_OP_MEAN                         ? &mean_all_fn
          : id == VKT_OP_AMAX && !strcmp(name, "max") ? &max_all_fn
          : id == VKT_OP_AMIN && !strcmp(name, "min") ? &min_all_fn
                                                      : fn;

@@ -53,6 +53,15 @@ static PyObject *node_next(PyObject *self, void *c) {
   return t;
 }
 
+static PyObject *node_variable(PyObject *self, void *c) {
+  (void)c;
+  vkt_meta *leaf = ((py_node *)self)->node->leaf;
+  if (!leaf)
+    return PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute 'variable'",
+                        ((py_node *)self)->node->fn->name);
+  return Py_NewRef(leaf->owner ? (PyObject *)leaf->owner : Py_None);
+}
+
 static PyObject *node_repr(PyObject *self) {
   return PyUnicode_FromFormat("<%s object at %p>", ((py_node *)self)->node->fn->name, self);
 }
@@ -72,6 +81,7 @@ static PyMethodDef node_methods[] = {
 };
 static PyGetSetDef node_getset[] = {
     {"next_functions", node_next, NULL, "((node or None, output index), ...) of the inputs", NULL},
+    {"variable", node_variable, NULL, "AccumulateGrad: the leaf tensor it accumulates into", NULL},
     {NULL},
 };
 static PyType_Slot node_slots[] = {
@@ -99,6 +109,8 @@ static int set_requires_grad(PyObject *self, PyObject *value, void *c) {
   if (on < 0)
     return -1;
   vkt_status st = vkt_set_requires_grad(SELF_V, on);
+  if (!st && SELF_V->ag && !SELF_V->ag->owner)
+    SELF_V->ag->owner = self;
   return st ? (vkt_raise(st), -1) : 0;
 }
 
@@ -206,6 +218,8 @@ static PyObject *t_requires_grad_(PyObject *self, PyObject *args, PyObject *kwar
   if (!vkt_parse_args(args, kwargs, "|p", kw, &on))
     return NULL;
   vkt_status st = vkt_set_requires_grad(SELF_V, on);
+  if (!st && SELF_V->ag && !SELF_V->ag->owner)
+    SELF_V->ag->owner = self;
   return st ? vkt_raise(st) : Py_NewRef(self);
 }
 

@@ -12,11 +12,34 @@
 static PyMethodDef originals[MAX_GUARDED];
 static int nguarded;
 
-static const char *const outside_graph[] = {
-    "detach",           "new_zeros", "new_ones",    "new_empty",  "new_full",    "new_tensor",
-    "zeros_like",       "ones_like", "empty_like",  "rand_like",  "randn_like",  "full_like",
-    "randint_like",     "bernoulli", "multinomial", "normal",     "poisson",     "_run_backward",
-    "_function_record", "tensor",    "as_tensor",   "from_numpy", "from_dlpack", NULL};
+static const char *const outside_graph[] = {"detach",
+                                            "new_zeros",
+                                            "new_ones",
+                                            "new_empty",
+                                            "new_full",
+                                            "new_tensor",
+                                            "zeros_like",
+                                            "ones_like",
+                                            "empty_like",
+                                            "rand_like",
+                                            "randn_like",
+                                            "full_like",
+                                            "randint_like",
+                                            "bernoulli",
+                                            "multinomial",
+                                            "normal",
+                                            "poisson",
+                                            "_run_backward",
+                                            "_function_record",
+                                            "tensor",
+                                            "as_tensor",
+                                            "from_numpy",
+                                            "from_dlpack",
+                                            /* their tensor argument gives only a shape or dtype: */ "expand_as",
+                                            "view_as",
+                                            "reshape_as",
+                                            "type_as",
+                                            NULL};
 
 static bool requires_grad_in(PyObject *o, int depth) {
   if (vkt_is_tensor(o))
@@ -106,7 +129,8 @@ static inline int index_of(int digits) {
 #define T64(i) T16(i##0) T16(i##1) T16(i##2) T16(i##3)
 #define T256(i) T64(i##0) T64(i##1) T64(i##2) T64(i##3)
 T256(10)
-T256(11) T256(12) T256(13)
+T256(11)
+T256(12) T256(13)
 #define R1(i) tramp_##i,
 #define R4(i) R1(i##0) R1(i##1) R1(i##2) R1(i##3)
 #define R16(i) R4(i##0) R4(i##1) R4(i##2) R4(i##3)

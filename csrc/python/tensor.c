@@ -12,6 +12,8 @@ PyObject *vkt_wrap_var(vkt_var *v) {
   }
   o->v = *v;
   *v = (vkt_var){0};
+  if (o->v.ag && !o->v.ag->owner)
+    o->v.ag->owner = o;
   return (PyObject *)o;
 }
 
@@ -48,6 +50,8 @@ static PyObject *view_result(PyObject *self, vkt_status st, vkt_tensor *out, vkt
 
 static void tensor_dealloc(PyObject *self) {
   PyTypeObject *type = Py_TYPE(self);
+  if (SELF_V->ag && SELF_V->ag->owner == self)
+    SELF_V->ag->owner = NULL;
   vkt_var_release(SELF_V);
   PyObject_Free(self);
   Py_DECREF(type);

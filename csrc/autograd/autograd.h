@@ -199,6 +199,9 @@ vkt_status vkt_ag_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, 
 /* max/min along a dim: values and indices. */
 vkt_status vkt_ag_reduce_indices(int id, const vkt_var *x, int dim, bool keepdim, const char *name, vkt_var *values,
                                  vkt_tensor *indices);
+/* ||x||_ord over dims (linalg.vector_norm, norm). */
+vkt_status vkt_ag_vector_norm(const vkt_var *x, double ord, uint32_t dims, bool keepdim, int dtype, const char *name,
+                              vkt_var *out);
 vkt_status vkt_ag_softmax(int id, const vkt_var *x, int64_t dim, int dtype, vkt_var *out);
 vkt_status vkt_ag_cumsum(const vkt_var *x, int64_t dim, int dtype, vkt_var *out);
 /* Products with matmul's semantics (matmul, mm, bmm, dot, mv: fn checks its own rules). */

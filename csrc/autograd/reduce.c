@@ -1,5 +1,6 @@
 /* reduce.c (autograd): reductions, softmax, cumsum and the engine's sum back to a shape, with their
  * backward formulas. x is saved in slot 0, the result y in slot 1. */
+#include <math.h>
 #include <string.h>
 
 #include "../ops/reduce.h"
@@ -242,4 +243,49 @@ vkt_status vkt_ag_sum_to(const vkt_var *x, int ndim, const int64_t *shape, vkt_v
     st = vkt_ag_reshape(&summed, ndim, shape, false, out);
   vkt_var_release(&summed);
   return st;
+}
+
+/* ---- vector norms: ||x||_p over dims ---- */
+
+static void norm_backward(vkt_bw *b) {
+  double p = b->n->s[0].f;
+  const vkt_var *gx = NULL, *sign = un(b, VKT_OP_SIGN, X);
+  if (p == 0) {
+    gx = muls(b, X, 0);
+  } else if (p == 1) {
+    gx = mul(b, spread(b, g), sign);
+  } else if (isinf(p)) { /* shared evenly among the elements whose |x| is the norm, with x's sign */
+    const vkt_var *hit = bin(b, VKT_OP_EQ, un(b, VKT_OP_ABS, X), spread(b, Y));
+    const vkt_var *count = reduce(b, VKT_OP_SUM, cast(b, hit, IN(b, 0)->dtype), DIMS);
+    gx = mul(b, keep_where(b, hit, dvd(b, spread(b, g), count)), sign);
+  } else { /* sign(x) |x|^(p-1) / norm^(p-1), 0 where the norm is 0 */
+    const vkt_var *y = spread(b, Y);
+    const vkt_var *ratio =
+        p == 2 ? dvd(b, X, y) : mul(b, sign, bins(b, VKT_OP_POW, dvd(b, un(b, VKT_OP_ABS, X), y), p - 1));
+    gx = zero_where(b, bins(b, VKT_OP_EQ, y, 0), mul(b, spread(b, g), ratio));
+  }
+  SET(b, 0, gx);
+}
+
+static const vkt_fn norm_fn = {"LinalgVectorNormBackward0", norm_backward};
+
+vkt_status vkt_ag_vector_norm(const vkt_var *x, double ord, uint32_t dims, bool keepdim, int dtype, const char *name,
+                              vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_reduce_opts o = {.name = name, .dims = dims, .keepdim = keepdim, .dtype = dtype};
+  vkt_status st = vkt_vector_norm(&x->t, ord, &o, &out->t);
+  if (st || !vkt_dtypes[out->t.dtype].is_float)
+    return st;
+  vkt_node *n = vkt_node_begin(&norm_fn, 1, &x, 1);
+  if (n) {
+    for (int d = 0; d < x->t.ndim; d++)
+      n->dims |= dims & (1u << d);
+    n->flag = keepdim;
+    n->s[0] = (vkt_scalar){true, ord, 0};
+    vkt_node_save(n, 0, x, false, 0);
+    vkt_node_save(n, 1, out, true, 0);
+    vkt_node_output(n, 0, out);
+    vkt_node_decref(n);
+  }
+  return VKT_OK;
 }

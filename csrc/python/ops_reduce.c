@@ -377,9 +377,8 @@ static PyObject *f_vector_norm(PyObject *mod, PyObject *args, PyObject *kwargs) 
                      : parse_ord(ord_o, o.name, &ord, &fro)) < 0) ||
       norm_dims(dim, dtype_o, t, &o) < 0)
     return NULL;
-  o.keepdim = keepdim;
-  vkt_tensor out;
-  return vkt_py_result(vkt_vector_norm(t, ord, &o, &out), &out);
+  vkt_var out;
+  return vkt_py_var_result(vkt_ag_vector_norm(vkt_var_of(x), ord, o.dims, keepdim, o.dtype, o.name, &out), &out);
 }
 
 /* linalg.matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None) */
@@ -433,9 +432,9 @@ static PyObject *norm(PyObject *self, PyObject *args, PyObject *kwargs) {
     return PyErr_Format(PyExc_TypeError, "norm(): argument 'input' must be Tensor, not %R", (PyObject *)Py_TYPE(x));
   if ((p && p != Py_None && parse_ord(p, "norm", &ord, &fro) < 0) || norm_dims(dim, dtype_o, t, &o) < 0)
     return NULL;
-  o.keepdim = keepdim;
-  vkt_tensor out;
-  return vkt_py_result(vkt_vector_norm(t, fro ? 2 : ord, &o, &out), &out);
+  vkt_var out;
+  return vkt_py_var_result(vkt_ag_vector_norm(vkt_var_of(x), fro ? 2 : ord, o.dims, keepdim, o.dtype, o.name, &out),
+                           &out);
 }
 static PyObject *m_norm(PyObject *self, PyObject *args, PyObject *kwargs) { return norm(self, args, kwargs); }
 static PyObject *f_norm(PyObject *mod, PyObject *args, PyObject *kwargs) {

@@ -238,9 +238,8 @@ def small_op_chain(peer, n_ops=1000, size=256):
 def autograd_cases(peer, quick=False):
     """Issue 16's figures: forward + backward of the fused matmul_add_relu against eager relu(x @ w + b),
     forward + backward of softmax(x @ w).sum(), and the backward of a chain of 100 small ops; the leaves
-    require grad, gradients are reset to None between steps (as zero_grad does). The chain runs last: the
-    case after it ran ten times slower on the H100 (softmax: 87 ms, 9.7 ms in a process without the chain),
-    most likely the clocks of a GPU the chain left mostly idle; not yet confirmed."""
+    require grad, gradients are reset to None between steps (as zero_grad does). The softmax case takes ten
+    times longer here than in benchmarks/autograd_pieces.py (RESULTS.md, tenth session): not understood yet."""
     rng = np.random.default_rng(0)
     t = peer.torch
 

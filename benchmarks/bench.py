@@ -238,8 +238,7 @@ def small_op_chain(peer, n_ops=1000, size=256):
 def autograd_cases(peer, quick=False):
     """Issue 16's figures: forward + backward of the fused matmul_add_relu against eager relu(x @ w + b),
     forward + backward of softmax(x @ w).sum(), and the backward of a chain of 100 small ops; the leaves
-    require grad, gradients are reset to None between steps (as zero_grad does). The softmax case takes ten
-    times longer here than in benchmarks/autograd_pieces.py (RESULTS.md, tenth session): not understood yet."""
+    require grad, gradients are reset to None between steps (as zero_grad does)."""
     rng = np.random.default_rng(0)
     t = peer.torch
 
@@ -265,7 +264,7 @@ def autograd_cases(peer, quick=False):
            "flops": 3 * 2 * batch * size**3}
 
     size = 1024 if quick else 4096
-    arrays = [rng.standard_normal((size, size)).astype(np.float32) / np.sqrt(size) for _ in range(2)]
+    arrays = [(rng.standard_normal((size, size)) / np.sqrt(size)).astype(np.float32) for _ in range(2)]
     v, p = leaves(arrays, vkt), leaves(arrays, t) if t else None
     reps = matmul_reps(3 * 2 * size**3, quick)
     yield {"op": "softmax(x @ w).sum() fwd+bwd", "shape": f"{size}x{size}x{size}",

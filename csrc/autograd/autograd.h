@@ -199,6 +199,9 @@ vkt_status vkt_ag_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, 
 /* max/min along a dim: values and indices. */
 vkt_status vkt_ag_reduce_indices(int id, const vkt_var *x, int dim, bool keepdim, const char *name, vkt_var *values,
                                  vkt_tensor *indices);
+/* nansum (VKT_OP_SUM) and nanmean (VKT_OP_MEAN): composed of where, sum and div when recording. */
+vkt_status vkt_ag_nan_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, int dtype, const char *name,
+                             bool all_dims, vkt_var *out);
 /* ||x||_ord over dims (linalg.vector_norm, norm). */
 vkt_status vkt_ag_vector_norm(const vkt_var *x, double ord, uint32_t dims, bool keepdim, int dtype, const char *name,
                               vkt_var *out);

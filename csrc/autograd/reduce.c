@@ -289,3 +289,38 @@ vkt_status vkt_ag_vector_norm(const vkt_var *x, double ord, uint32_t dims, bool 
   }
   return VKT_OK;
 }
+
+/* ---- nansum, nanmean: the sum (mean) of the elements that are not NaN; NaN positions get no gradient ---- */
+
+vkt_status vkt_ag_nan_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, int dtype, const char *name,
+                             bool all_dims, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_reduce_opts o = {.name = name, .dims = dims, .keepdim = keepdim, .dtype = dtype, .all_dims = all_dims};
+  if (!vkt_grad_enabled() || !vkt_requires_grad(x))
+    return vkt_nan_reduce(id, &x->t, &o, &out->t);
+  vkt_tensor nan = {0}, kept = {0}, count = {0};
+  vkt_var clean = {0}, sum = {0};
+  const vkt_scalar none = {false, 0, 0};
+  vkt_status st = vkt_unary(VKT_OP_ISNAN, &x->t, none, none, NULL, &nan);
+  if (!st) /* where(isnan(x), 0, x): the gradient passes where x is a number */
+    st = vkt_ag_where(&nan, NULL, none, x, none, &clean);
+  if (!st)
+    st = vkt_ag_reduce(VKT_OP_SUM, &clean, dims, keepdim, dtype, 0, false, name, all_dims,
+                       id == VKT_OP_MEAN ? &sum : out);
+  if (!st && id == VKT_OP_MEAN) { /* divided by how many were numbers */
+    vkt_reduce_opts c = {.name = name, .dims = dims, .keepdim = keepdim, .dtype = -1, .all_dims = all_dims};
+    if (!(st = vkt_unary(VKT_OP_LOGICAL_NOT, &nan, none, none, NULL, &kept)) &&
+        !(st = vkt_reduce(VKT_OP_SUM, &kept, &c, &count, NULL))) {
+      vkt_var n = {count, NULL};
+      count = (vkt_tensor){0};
+      st = vkt_ag_binary(VKT_OP_DIV, &sum, none, &n, none, (vkt_scalar){false, 0, 1}, out);
+      vkt_var_release(&n);
+    }
+  }
+  vkt_tensor_release(&nan);
+  vkt_tensor_release(&kept);
+  vkt_tensor_release(&count);
+  vkt_var_release(&clean);
+  vkt_var_release(&sum);
+  return st;
+}

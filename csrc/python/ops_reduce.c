@@ -168,9 +168,10 @@ static PyObject *nan_reduce(PyObject *self, PyObject *args, PyObject *kwargs, co
   const vkt_tensor *t = vkt_tensor_of(c.x);
   if (parse_dims(r, &c, t, &o) < 0 || vkt_parse_dtype(c.dtype, &dtype, &given) < 0)
     return NULL;
-  o.keepdim = c.keepdim, o.dtype = given ? (int)dtype : -1;
-  vkt_tensor out;
-  return vkt_py_result(vkt_nan_reduce(r->id, t, &o, &out), &out);
+  vkt_var out;
+  return vkt_py_var_result(
+      vkt_ag_nan_reduce(r->id, vkt_var_of(c.x), o.dims, c.keepdim, given ? (int)dtype : -1, o.name, o.all_dims, &out),
+      &out);
 }
 
 /* logsumexp(input, dim, keepdim=False): dim is required */
@@ -193,8 +194,8 @@ static PyObject *logsumexp(PyObject *self, PyObject *args, PyObject *kwargs, con
 }
 
 /* A 2-tuple of new tensors (steals both references). */
-static PyObject *tuple2(vkt_tensor *a, vkt_tensor *b) {
-  PyObject *x = vkt_wrap(a), *y = vkt_wrap(b), *r = x && y ? PyTuple_Pack(2, x, y) : NULL;
+static PyObject *tuple2(vkt_var *a, vkt_var *b) {
+  PyObject *x = vkt_wrap_var(a), *y = vkt_wrap_var(b), *r = x && y ? PyTuple_Pack(2, x, y) : NULL;
   Py_XDECREF(x);
   Py_XDECREF(y);
   return r;
@@ -209,13 +210,13 @@ static PyObject *var_mean(PyObject *self, PyObject *args, PyObject *kwargs, cons
   const vkt_tensor *t = vkt_tensor_of(c.x);
   if (parse_correction(r, &c, &o) < 0 || parse_dims(r, &c, t, &o) < 0)
     return NULL;
-  o.keepdim = c.keepdim;
-  vkt_tensor v, m;
-  vkt_status st = vkt_reduce(VKT_OP_VAR, t, &o, &v, NULL);
+  const vkt_var *x = vkt_var_of(c.x);
+  vkt_var v, m;
+  vkt_status st = vkt_ag_reduce(VKT_OP_VAR, x, o.dims, c.keepdim, -1, o.correction, o.std, o.name, o.all_dims, &v);
   if (st)
     return vkt_raise(st);
-  if ((st = vkt_reduce(VKT_OP_MEAN, t, &o, &m, NULL))) {
-    vkt_tensor_release(&v);
+  if ((st = vkt_ag_reduce(VKT_OP_MEAN, x, o.dims, c.keepdim, -1, 0, false, o.name, o.all_dims, &m))) {
+    vkt_var_release(&v);
     return vkt_raise(st);
   }
   return tuple2(&v, &m);
@@ -305,15 +306,16 @@ static PyObject *aminmax(PyObject *self, PyObject *args, PyObject *kwargs) {
     if ((o.dims >> d & 1) && t->shape[d] == 0)
       return PyErr_Format(PyExc_RuntimeError, "aminmax(): cannot compute aminmax over an empty dimension as the "
                                               "operation has no identity.");
-  vkt_tensor lo, hi;
-  vkt_status st = vkt_reduce(VKT_OP_AMIN, t, &o, &lo, NULL);
+  const vkt_var *v = vkt_var_of(x);
+  vkt_var lo, hi;
+  vkt_status st = vkt_ag_reduce(VKT_OP_AMIN, v, o.dims, keepdim, -1, 0, false, o.name, o.all_dims, &lo);
   if (st)
     return vkt_raise(st);
-  if ((st = vkt_reduce(VKT_OP_AMAX, t, &o, &hi, NULL))) {
-    vkt_tensor_release(&lo);
+  if ((st = vkt_ag_reduce(VKT_OP_AMAX, v, o.dims, keepdim, -1, 0, false, o.name, o.all_dims, &hi))) {
+    vkt_var_release(&lo);
     return vkt_raise(st);
   }
-  PyObject *a = vkt_wrap(&lo), *b = vkt_wrap(&hi), *r = NULL;
+  PyObject *a = vkt_wrap_var(&lo), *b = vkt_wrap_var(&hi), *r = NULL;
   if (!type)
     type = PyStructSequence_NewType(&desc);
   if (a && b && type && (r = PyStructSequence_New(type))) {

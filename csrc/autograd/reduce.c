@@ -125,48 +125,15 @@ vkt_status vkt_ag_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, 
 
 /* ---- max/min along a dim: the gradient goes to the index each value came from ---- */
 
-static void select_backward(vkt_bw *b) {
-  const vkt_var *idx = S(b, 0), *gk = g;
-  if (!KEEP && gk) {
-    int64_t shape[VKT_MAX_DIMS];
-    for (int d = 0; d < IN(b, 0)->ndim; d++)
-      shape[d] = d == b->n->iv[0] ? 1 : IN(b, 0)->shape[d];
-    gk = reshape(b, gk, IN(b, 0)->ndim, shape);
-  }
-  vkt_var out = {0};
-  if (gk && idx)
-    SET(b, 0, keep(b, vkt_ag_scatter_add_zeros(gk, b->n->iv[0], &idx->t, IN(b, 0)->ndim, IN(b, 0)->shape, &out), &out));
-}
-
-static const vkt_fn max_fn = {"MaxBackward0", select_backward}, min_fn = {"MinBackward0", select_backward};
-
 vkt_status vkt_ag_reduce_indices(int id, const vkt_var *x, int dim, bool keepdim, const char *name, vkt_var *values,
                                  vkt_tensor *indices) {
   *values = (vkt_var){0};
   vkt_reduce_opts o = {name, x->t.ndim ? 1u << dim : 0, keepdim, -1, 0, false, false};
-  vkt_status st = vkt_reduce(id, &x->t, &o, &values->t, indices);
-  if (st || !vkt_dtypes[values->t.dtype].is_float)
+  vkt_tensor v = {0};
+  vkt_status st = vkt_reduce(id, &x->t, &o, &v, indices);
+  if (st)
     return st;
-  vkt_node *n = vkt_node_begin(id == VKT_OP_AMAX ? &max_fn : &min_fn, 1, &x, 1);
-  if (!n)
-    return VKT_OK;
-  n->iv[0] = dim;
-  n->flag = keepdim || !x->t.ndim;
-  vkt_var idx = {0};
-  vkt_tensor_share(&idx.t, indices);
-  if (!keepdim && x->t.ndim) {
-    int64_t shape[VKT_MAX_DIMS];
-    for (int d = 0; d < x->t.ndim; d++)
-      shape[d] = d == dim ? 1 : x->t.shape[d];
-    vkt_tensor_release(&idx.t);
-    st = vkt_view(&idx.t, indices, x->t.ndim, shape);
-  }
-  if (!st)
-    vkt_node_save(n, 0, &idx, false, 0);
-  vkt_var_release(&idx);
-  vkt_node_output(n, 0, values);
-  vkt_node_decref(n);
-  return st;
+  return vkt_ag_selected(x, dim, !keepdim, &v, indices, id == VKT_OP_AMAX ? "MaxBackward0" : "MinBackward0", values);
 }
 
 /* ---- softmax, log_softmax ---- */

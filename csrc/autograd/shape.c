@@ -434,20 +434,6 @@ static int index_ptrs(const index_list *l, const vkt_tensor **p) {
   return l->n;
 }
 
-static vkt_status mask_mismatch(const vkt_tensor *x, const vkt_tensor *mask, int at) {
-  char a[256], c[256];
-  for (int i = 0; i < mask->ndim; i++)
-    if (at + i >= x->ndim || mask->shape[i] != x->shape[at + i]) {
-      vkt_shape_str(mask->ndim, mask->shape, a, sizeof a);
-      vkt_shape_str(x->ndim, x->shape, c, sizeof c);
-      return vkt_fail(VKT_ERR_INDEX,
-                      "The shape of the mask %s at index %d does not match the shape of the indexed tensor %s at "
-                      "index %d",
-                      a, i, c, at + i);
-    }
-  return VKT_OK;
-}
-
 /* A mask's nonzero positions, one int64 index per dim it covers, appended to l on device. */
 static vkt_status mask_indices(const vkt_tensor *mask, int device, index_list *l) {
   vkt_tensor nz = {0}, moved = {0};
@@ -471,7 +457,7 @@ static vkt_status index_list_new(const vkt_tensor *x, int n, const vkt_tensor *c
   for (int i = 0, dim = 0; !st && i < n; i++) {
     const vkt_tensor *t = indices[i];
     if (t && (t->dtype == VKT_BOOL || t->dtype == VKT_UINT8) && t->ndim > 0) {
-      if (!(st = mask_mismatch(x, t, dim)))
+      if (!(st = vkt_check_mask(x, t, dim)))
         st = mask_indices(t, device, l);
       dim += t->ndim;
     } else if (l->n == VKT_MAX_DIMS) {

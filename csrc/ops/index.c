@@ -21,7 +21,7 @@ static void adv_release(adv *a) {
     vkt_tensor_release(&a->idx[k]);
 }
 
-static vkt_status check_mask(const vkt_tensor *x, const vkt_tensor *mask, int at) {
+vkt_status vkt_check_mask(const vkt_tensor *x, const vkt_tensor *mask, int at) {
   char a[256], b[256];
   for (int i = 0; i < mask->ndim; i++)
     if (at + i >= x->ndim || mask->shape[i] != x->shape[at + i]) {
@@ -77,7 +77,7 @@ static vkt_status adv_collect(const vkt_tensor *x, int n, const vkt_tensor *cons
     if (!t) {
       dim++;
     } else if (t->dtype == VKT_BOOL || t->dtype == VKT_UINT8) {
-      if (!(st = check_mask(x, t, dim)) && !(st = mask_positions(t, device, &a->idx[a->n])))
+      if (!(st = vkt_check_mask(x, t, dim)) && !(st = mask_positions(t, device, &a->idx[a->n])))
         for (int j = 0; j < t->ndim; j++)
           a->dims[a->n++] = dim++;
     } else if (t->dtype == VKT_INT32 || t->dtype == VKT_INT64) {
@@ -379,7 +379,7 @@ static vkt_status broadcast_values(const vkt_tensor *values, int ndim, const int
  * back (the general path reads the mask to the host). */
 static vkt_status mask_fill(const vkt_tensor *x, const vkt_tensor *mask, const vkt_tensor *value) {
   vkt_tensor m = {0}, v = {0};
-  vkt_status st = check_mask(x, mask, 0);
+  vkt_status st = vkt_check_mask(x, mask, 0);
   if (st || (st = vkt_to(&m, mask, vkt_tensor_device(x), VKT_BOOL)) || (st = vkt_view(&v, value, 0, NULL)))
     goto finish;
   for (; m.ndim < x->ndim; m.ndim++) /* x's trailing dims as size 1, to broadcast */

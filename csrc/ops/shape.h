@@ -59,6 +59,8 @@ vkt_status vkt_index_run_checked(vkt_op_id id, vkt_op_args *a, const vkt_index_c
  * whole dim; a bool or uint8 mask stands for as many dims as it has and is read to the host); int32 and
  * int64 indices may be negative. The indexed dims become the broadcast shape of the indices, in place of
  * the first of them when they are adjacent, else first. */
+/* IndexError where a boolean mask indexing x from dim `at` does not match x's shape there. */
+vkt_status vkt_check_mask(const vkt_tensor *x, const vkt_tensor *mask, int at);
 vkt_status vkt_index(const vkt_tensor *x, int n, const vkt_tensor *const *indices, vkt_tensor *out);
 /* x[indices] = values (broadcast to the indexing result), or += with accumulate (repeated indices add up). */
 vkt_status vkt_index_put_(const vkt_tensor *x, int n, const vkt_tensor *const *indices, const vkt_tensor *values,

@@ -116,6 +116,7 @@ static vkt_status gather_view(const vkt_var *gx, const geometry *geo, const vkt_
 
 static const vkt_fn reshape_fn = {"ViewBackward0", reshape_backward},
                     permute_fn = {"PermuteBackward0", permute_backward},
+                    transpose_fn = {"TransposeBackward0", permute_backward},
                     expand_fn = {"ExpandBackward0", expand_backward};
 
 /* Whether t reaches some storage element twice (a broadcast dim). */
@@ -140,7 +141,7 @@ vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, c
     return st;
   static vkt_fn strided_fns[16]; /* one row per view name: nodes keep a pointer to their row */
   const vkt_fn *fn = kind == VKT_VIEW_RESHAPE   ? &reshape_fn
-                     : kind == VKT_VIEW_PERMUTE ? &permute_fn
+                     : kind == VKT_VIEW_PERMUTE ? (strcmp(name, "TransposeBackward0") ? &permute_fn : &transpose_fn)
                      : kind == VKT_VIEW_EXPAND  ? &expand_fn
                                                 : NULL;
   if (!fn) {

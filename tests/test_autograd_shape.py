@@ -26,7 +26,7 @@ CASES = [
     ("narrow", lambda L, x, d: x.narrow(1, 1, 2), [(3, 4)], "SliceBackward0"),
     ("movedim", lambda L, x, d: x.movedim(0, 2), [(2, 3, 4)], "PermuteBackward0"),
     ("moveaxis", lambda L, x, d: L.moveaxis(x, [0, 1], [2, 0]), [(2, 3, 4)], "PermuteBackward0"),
-    ("swapaxes", lambda L, x, d: x.swapaxes(0, -1), [(2, 3, 4)], "PermuteBackward0"),  # views.c names all permutes
+    ("swapaxes", lambda L, x, d: x.swapaxes(0, -1), [(2, 3, 4)], "TransposeBackward0"),
     ("unflatten", lambda L, x, d: x.unflatten(1, (2, 2)), [(3, 4)], "ViewBackward0"),
     ("diagonal", lambda L, x, d: x.diagonal(1), [(3, 4)], "DiagonalBackward0"),
     ("diagonal3", lambda L, x, d: x.diagonal(0, 0, 2), [(3, 2, 4)], "DiagonalBackward0"),

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../autograd/shape.h"
+#include "../autograd/write.h"
 #include "../ops/reduce.h"
 #include "../ops/shape.h"
 #include "py.h"
@@ -188,6 +189,17 @@ static PyObject *trace(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   if (t->ndim != 2)
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "trace: expected a matrix, but got tensor with dim %d", t->ndim));
+  vkt_var *xv = vkt_var_of(x);
+  if (vkt_grad_enabled() && vkt_requires_grad(xv)) { /* the diagonal's view, summed: both recorded */
+    vkt_var dv = {0}, r;
+    vkt_status rs = vkt_diagonal(&d, t, 0, 0, 1);
+    if (!rs)
+      rs = vkt_ag_view(xv, &d, VKT_VIEW_STRIDED, NULL, "DiagonalBackward0", &dv);
+    if (!rs)
+      rs = vkt_ag_reduce(VKT_OP_SUM, &dv, 1u, false, -1, 0, false, "sum", true, &r);
+    vkt_var_release(&dv);
+    return vkt_py_var_result(rs, &r);
+  }
   vkt_reduce_opts o = {.name = "sum", .dims = 1u, .dtype = -1, .all_dims = true};
   vkt_status st = vkt_diagonal(&d, t, 0, 0, 1);
   if (!st)
@@ -253,6 +265,11 @@ static PyObject *repeat_interleave(PyObject *self, PyObject *args, PyObject *kwa
 }
 FUNCTION(repeat_interleave)
 
+static int vkt_dim_wrap_u(int64_t d, int ndim) {
+  int w = 0;
+  return vkt_dim_wrap(d, ndim, &w) ? 0 : w;
+}
+
 static PyObject *rot90(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *mkw[] = {"k", "dims", NULL}, *fkw[] = {"input", "k", "dims", NULL};
   PyObject *x = self, *dims_o = NULL;
@@ -265,7 +282,24 @@ static PyObject *rot90(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   if (n != 2)
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "expected total rotation dims == 2, but got dims = %d", n));
-  return vkt_py_result(vkt_rot90(&out, t, k, dims[0], dims[1]), &out);
+  vkt_status st = vkt_rot90(&out, t, k, dims[0], dims[1]);
+  vkt_var *xv = vkt_var_of(x);
+  if (st || !vkt_grad_enabled() || !vkt_requires_grad(xv))
+    return vkt_py_result(st, &out);
+  /* recorded as PyTorch composes it: flips and a transpose */
+  vkt_tensor_release(&out);
+  vkt_var f = {0}, r = {0};
+  int q = (int)(((k % 4) + 4) % 4);
+  uint32_t d0 = 1u << vkt_dim_wrap_u(dims[0], t->ndim), d1 = 1u << vkt_dim_wrap_u(dims[1], t->ndim);
+  if (q == 0)
+    return vkt_py_var_result(vkt_ag_clone(xv, VKT_PRESERVE_FORMAT, &r), &r);
+  st = vkt_ag_flip(xv, q == 1 ? d1 : q == 2 ? d0 | d1 : d0, &f);
+  if (!st && q == 2)
+    return vkt_py_var_result(st, &f);
+  if (!st)
+    st = vkt_ag_transpose(&f, dims[0], dims[1], &r);
+  vkt_var_release(&f);
+  return vkt_py_var_result(st, &r);
 }
 FUNCTION(rot90)
 
@@ -308,7 +342,9 @@ static PyObject *take(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!PARSE("O", mkw, fkw, &index_o) || !(t = tensor_arg(x, "take", "input")) ||
       !(index = tensor_arg(index_o, "take", "index")))
     return NULL;
-  return vkt_py_result(vkt_take(t, index, &out), &out);
+  vkt_var r;
+  (void)out;
+  return vkt_py_var_result(vkt_ag_take(vkt_var_of(x), index, &r), &r);
 }
 FUNCTION(take)
 
@@ -334,7 +370,9 @@ static PyObject *masked_select(PyObject *self, PyObject *args, PyObject *kwargs)
   if (!PARSE("O", mkw, fkw, &mask_o) || !(t = tensor_arg(x, "masked_select", "input")) ||
       !(mask = tensor_arg(mask_o, "masked_select", "mask")))
     return NULL;
-  return vkt_py_result(vkt_masked_select(t, mask, &out), &out);
+  vkt_var r;
+  (void)out;
+  return vkt_py_var_result(vkt_ag_masked_select(vkt_var_of(x), mask, &r), &r);
 }
 FUNCTION(masked_select)
 
@@ -343,10 +381,17 @@ static PyObject *masked_scatter(PyObject *self, PyObject *args, PyObject *kwargs
   PyObject *x = self, *mask_o, *src_o;
   vkt_tensor out = {0}, *t, *mask, *src;
   if (!PARSE("OO", mkw, fkw, &mask_o, &src_o) || !(t = tensor_arg(x, "masked_scatter", "input")) ||
-      !(mask = tensor_arg(mask_o, "masked_scatter", "mask")) ||
-      !(src = tensor_arg(src_o, "masked_scatter", "source")) ||
-      vkt_py_no_backward(inplace ? "masked_scatter_" : "masked_scatter", x, src_o, inplace) < 0)
+      !(mask = tensor_arg(mask_o, "masked_scatter", "mask")) || !(src = tensor_arg(src_o, "masked_scatter", "source")))
     return NULL;
+  vkt_var *xv = vkt_var_of(x), *sv = vkt_var_of(src_o), r;
+  int records =
+      inplace ? vkt_py_inplace_records(xv, sv) : vkt_grad_enabled() && (vkt_requires_grad(xv) || vkt_requires_grad(sv));
+  if (records < 0)
+    return NULL;
+  if (records) {
+    vkt_status rs = vkt_ag_write(VKT_WRITE_MASKED_SCATTER, xv, 0, mask, sv, (vkt_scalar){0}, true, &r);
+    return inplace ? vkt_py_inplace_result(x, rs, &r) : vkt_py_var_result(rs, &r);
+  }
   vkt_status st = inplace ? VKT_OK : vkt_clone(&out, t);
   if (!st && (st = vkt_masked_scatter_(inplace ? t : &out, mask, src)))
     vkt_tensor_release(&out);
@@ -366,13 +411,21 @@ static PyObject *index_fill(PyObject *self, PyObject *args, PyObject *kwargs, bo
   PyObject *x = self, *index_o, *value_o;
   long long dim;
   vkt_tensor out = {0}, v = {0}, *t, *index;
-  vkt_scalar s;
+  vkt_scalar s = {0};
   if (!PARSE("LOO", mkw, fkw, &dim, &index_o, &value_o) || !(t = tensor_arg(x, "index_fill", "input")) ||
-      !(index = tensor_arg(index_o, "index_fill", "index")) ||
-      vkt_py_no_backward(inplace ? "index_fill_" : "index_fill", x, value_o, inplace) < 0)
+      !(index = tensor_arg(index_o, "index_fill", "index")))
     return NULL;
   vkt_tensor *value = vkt_tensor_of(value_o);
   vkt_status st = VKT_OK;
+  vkt_var *xv = vkt_var_of(x), *vv = vkt_var_of(value_o), r;
+  int records =
+      inplace ? vkt_py_inplace_records(xv, vv) : vkt_grad_enabled() && (vkt_requires_grad(xv) || vkt_requires_grad(vv));
+  if (records < 0 || (records && !value && vkt_py_scalar(value_o, &s) < 0))
+    return NULL;
+  if (records) {
+    st = vkt_ag_write(VKT_WRITE_INDEX_FILL, xv, dim, index, vv, s, true, &r);
+    return inplace ? vkt_py_inplace_result(x, st, &r) : vkt_py_var_result(st, &r);
+  }
   if (!value) {
     if (vkt_py_scalar(value_o, &s) < 0)
       return NULL;
@@ -460,6 +513,22 @@ static vkt_status atleast(const vkt_tensor *t, int n, vkt_tensor *out) {
   return vkt_view(out, t, n, shape);
 }
 
+/* The same for a var: a view recorded (a reshape), or x itself. */
+static vkt_status atleast_var(const vkt_var *x, int n, bool column, vkt_var *out) {
+  vkt_tensor v;
+  *out = (vkt_var){0};
+  vkt_status st = column && x->t.ndim <= 1 ? vkt_view(&v, &x->t, 2, (int64_t[]){vkt_tensor_numel(&x->t), 1})
+                                           : atleast(&x->t, n, &v);
+  if (st)
+    return st;
+  if (!column && x->t.ndim >= n) {
+    vkt_tensor_release(&v);
+    vkt_var_share(out, x);
+    return VKT_OK;
+  }
+  return vkt_ag_view(x, &v, VKT_VIEW_RESHAPE, NULL, "ViewBackward0", out);
+}
+
 static PyObject *atleast_nd(PyObject *args, int n, const char *op) {
   bool one = PyTuple_Size(args) == 1 && vkt_is_tensor(PyTuple_GetItem(args, 0));
   PyObject *seq = tensor_seq(args, op), *r = NULL;
@@ -468,9 +537,9 @@ static PyObject *atleast_nd(PyObject *args, int n, const char *op) {
   Py_ssize_t count = PyList_Size(seq);
   r = PyTuple_New(count);
   for (Py_ssize_t i = 0; r && i < count; i++) {
-    vkt_tensor v;
-    vkt_status st = atleast(vkt_tensor_of(PyList_GetItem(seq, i)), n, &v);
-    PyObject *o = st ? vkt_raise(st) : vkt_wrap(&v);
+    vkt_var v;
+    vkt_status st = atleast_var(vkt_var_of(PyList_GetItem(seq, i)), n, false, &v);
+    PyObject *o = st ? vkt_raise(st) : vkt_wrap_var(&v);
     if (!o)
       Py_CLEAR(r);
     else
@@ -508,34 +577,31 @@ static PyObject *stack_kind(PyObject *args, PyObject *kwargs, int kind, const ch
   if (vkt_is_tensor(seq_o) || !(seq = PySequence_List(seq_o)))
     return PyErr_Format(PyExc_TypeError, "%s(): argument 'tensors' must be tuple of Tensors", op);
   Py_ssize_t n = PyList_Size(seq);
-  vkt_tensor *parts = calloc((size_t)n + 1, sizeof *parts);
-  const vkt_tensor **ps = calloc((size_t)n + 1, sizeof *ps);
+  vkt_var *parts = calloc((size_t)n + 1, sizeof *parts);
+  const vkt_var **ps = calloc((size_t)n + 1, sizeof *ps);
   vkt_status st = VKT_OK;
   if (!parts || !ps) {
     PyErr_NoMemory();
     goto finish;
   }
   for (Py_ssize_t i = 0; i < n && !st; i++) {
-    vkt_tensor *t = vkt_tensor_of(PyList_GetItem(seq, i));
+    vkt_var *t = vkt_var_of(PyList_GetItem(seq, i));
     if (!t) {
       PyErr_Format(PyExc_TypeError, "expected Tensor as element %zd in argument 0", i);
       goto finish;
     }
-    if (kind == COLUMN && t->ndim <= 1)
-      st = vkt_view(&parts[i], t, 2, (int64_t[]){vkt_tensor_numel(t), 1});
-    else
-      st = atleast(t, kind == H || kind == COLUMN ? 1 : kind == V ? 2 : 3, &parts[i]);
+    st = atleast_var(t, kind == H || kind == COLUMN ? 1 : kind == V ? 2 : 3, kind == COLUMN, &parts[i]);
     ps[i] = &parts[i];
   }
-  int64_t dim = kind == V ? 0 : kind == D ? 2 : n && parts[0].ndim == 1 && kind == H ? 0 : 1;
-  vkt_tensor out;
+  int64_t dim = kind == V ? 0 : kind == D ? 2 : n && parts[0].t.ndim == 1 && kind == H ? 0 : 1;
+  vkt_var out;
   if (st)
     vkt_raise(st);
   else
-    r = vkt_py_result(vkt_cat((int)n, ps, dim, &out), &out);
+    r = vkt_py_var_result(vkt_ag_cat((int)n, ps, dim, &out), &out);
 finish:
   for (Py_ssize_t i = 0; parts && i < n; i++)
-    vkt_tensor_release(&parts[i]);
+    vkt_var_release(&parts[i]);
   free(parts);
   free(ps);
   Py_XDECREF(seq);

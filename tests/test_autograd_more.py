@@ -69,9 +69,20 @@ CASES = [
     ("atleast_3d", lambda L, x, s, d: (lambda a, b: a * b.sum())(*L.atleast_3d(x, s)), (3,), (2, 3),
      "MulBackward0"),
     ("atleast_1d", lambda L, x, s, d: L.atleast_1d(x) * 2, (), None, "MulBackward0"),
+    ("broadcast_tensors", lambda L, x, s, d: (lambda a, b: a * b)(*L.broadcast_tensors(x, s)), (3, 1), (4,),
+     "MulBackward0"),
+    ("diag", lambda L, x, s, d: x.diag(1), (3, 4), None, "CloneBackward0"),
+    ("diag_neg", lambda L, x, s, d: L.diag(x, -1), (3, 3), None, "CloneBackward0"),
+    ("repeat_interleave", lambda L, x, s, d: x.repeat_interleave(2, 1), (3, 2), None, "IndexSelectBackward0"),
+    ("repeat_interleave_flat", lambda L, x, s, d: L.repeat_interleave(x, 3), (2, 2), None, "IndexSelectBackward0"),
+    ("repeat_interleave_t", lambda L, x, s, d: x.repeat_interleave(I(L, d, [2, 0, 1]), 0), (3, 2), None,
+     "IndexSelectBackward0"),
+    ("repeat_interleave_t1", lambda L, x, s, d: x.repeat_interleave(I(L, d, [2]), 0), (3, 2), None,
+     "IndexSelectBackward0"),
 ]
 # vkt composes these of other recorded ops: its node is the last one's
-COMPOSED = {"rot90_2", "take", "masked_select", "masked_select_bcast", "trace", "rot90", "rot90_3"}
+COMPOSED = {"diag", "diag_neg", "repeat_interleave", "repeat_interleave_flat", "repeat_interleave_t",
+            "repeat_interleave_t1", "rot90_2", "take", "masked_select", "masked_select_bcast", "trace", "rot90", "rot90_3"}
 
 
 def inplace(method):
@@ -128,7 +139,7 @@ def test_grad_matches_torch(device, name, fn, xs, ss, node):
         np.testing.assert_allclose(vs.grad.cpu().numpy(), ts.grad.numpy(), atol=1e-12)
 
 
-CHECKED = ["rot90", "hstack", "scatter", "scatter_value", "reduce_mean_noself", "index_add_alpha", "index_fill_tensor",
+CHECKED = ["rot90", "hstack", "diag", "repeat_interleave_t", "scatter", "scatter_value", "reduce_mean_noself", "index_add_alpha", "index_fill_tensor",
            "masked_scatter_bcast", "take", "masked_scatter_"]
 
 

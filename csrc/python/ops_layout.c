@@ -165,6 +165,17 @@ static PyObject *diag(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkt_tensor out, *t;
   if (!PARSE("|L", mkw, fkw, &k) || !(t = tensor_arg(x, "diag", "input")))
     return NULL;
+  vkt_var *xv = vkt_var_of(x);
+  if (t->ndim == 2 && vkt_grad_enabled() && vkt_requires_grad(xv)) { /* the diagonal's view, copied */
+    vkt_var dv = {0}, r;
+    vkt_status st = vkt_diagonal(&out, t, k, 0, 1);
+    if (!st)
+      st = vkt_ag_view(xv, &out, VKT_VIEW_STRIDED, NULL, "DiagonalBackward0", &dv);
+    if (!st)
+      st = vkt_ag_clone(&dv, VKT_CONTIGUOUS_FORMAT, &r);
+    vkt_var_release(&dv);
+    return vkt_py_var_result(st, &r);
+  }
   return vkt_py_result(vkt_diag(&out, t, k), &out);
 }
 FUNCTION(diag)
@@ -256,12 +267,50 @@ static PyObject *repeat_interleave(PyObject *self, PyObject *args, PyObject *kwa
   long long dim = dim_o == Py_None ? 0 : PyLong_AsLongLong(dim_o);
   if (dim == -1 && PyErr_Occurred())
     return NULL;
-  if ((r = vkt_tensor_of(repeats_o)))
-    return vkt_py_result(vkt_repeat_interleave_by(&out, t, r, dim_o == Py_None, dim), &out);
-  long long repeats = PyLong_AsLongLong(repeats_o);
+  r = vkt_tensor_of(repeats_o);
+  long long repeats = r ? 0 : PyLong_AsLongLong(repeats_o);
   if (repeats == -1 && PyErr_Occurred())
     return NULL;
-  return vkt_py_result(vkt_repeat_interleave(&out, t, repeats, dim_o == Py_None, dim), &out);
+  vkt_status st = r ? vkt_repeat_interleave_by(&out, t, r, dim_o == Py_None, dim)
+                    : vkt_repeat_interleave(&out, t, repeats, dim_o == Py_None, dim);
+  vkt_var *xv = vkt_var_of(x);
+  if (st || !vkt_grad_enabled() || !vkt_requires_grad(xv) || !vkt_dtypes[t->dtype].is_float)
+    return vkt_py_result(st, &out);
+  /* recorded: x (flattened for dim=None) read through the index repeat_interleave(repeats) makes, whose
+   * backward adds the gradient's repeats up */
+  int64_t nrep = out.shape[0], numel = vkt_tensor_numel(t);
+  int d = 0;
+  vkt_var src = {0}, res = {0};
+  vkt_tensor idx = {0}, counts = {0}, cpu = {0};
+  vkt_tensor_release(&out);
+  (void)nrep;
+  if (dim_o == Py_None)
+    st = vkt_ag_reshape(xv, 1, &numel, false, &src);
+  else if (!(st = vkt_dim_wrap(dim, t->ndim ? t->ndim : 1, &d)))
+    vkt_var_share(&src, xv);
+  if (!st && r) { /* one count for every index: spread over them */
+    int64_t len = src.t.ndim ? src.t.shape[d] : 1, one1 = 1;
+    vkt_tensor v1 = {0}, e = {0};
+    if (vkt_tensor_numel(r) == 1 && len != 1 && !(st = vkt_view(&v1, r, 1, &one1)) &&
+        !(st = vkt_expand(&e, &v1, 1, &len)) && !(st = vkt_contiguous(&counts, &e)))
+      r = &counts;
+    vkt_tensor_release(&v1);
+    vkt_tensor_release(&e);
+    if (!st)
+      st = vkt_repeat_interleave_by(&idx, NULL, r, true, 0);
+  } else if (!st) { /* counts: the int repeated for each index along d */
+    int64_t len = src.t.ndim ? src.t.shape[d] : 1;
+    if (!(st = vkt_tensor_empty(&cpu, vkt_tensor_device(r ? r : t), VKT_INT64, 1, &len)) &&
+        !(st = vkt_fill_(&cpu, (vkt_scalar){false, 0, repeats})))
+      st = vkt_repeat_interleave_by(&idx, NULL, &cpu, true, 0);
+  }
+  if (!st)
+    st = vkt_ag_index_select(&src, d, &idx, &res);
+  vkt_var_release(&src);
+  vkt_tensor_release(&idx);
+  vkt_tensor_release(&counts);
+  vkt_tensor_release(&cpu);
+  return vkt_py_var_result(st, &res);
 }
 FUNCTION(repeat_interleave)
 
@@ -485,8 +534,9 @@ static PyObject *broadcast_tensors(PyObject *m, PyObject *args) {
   }
   r = PyTuple_New(n);
   for (int i = 0; r && i < n; i++) {
-    vkt_tensor e;
-    PyObject *o = (st = vkt_expand(&e, ts[i], ndim, shape)) ? vkt_raise(st) : vkt_wrap(&e);
+    vkt_var e;
+    PyObject *o =
+        (st = vkt_ag_expand(vkt_var_of(PyList_GetItem(seq, i)), ndim, shape, &e)) ? vkt_raise(st) : vkt_wrap_var(&e);
     if (!o)
       Py_CLEAR(r);
     else

@@ -73,6 +73,8 @@ CASES = [
      "MulBackward0"),
     ("diag", lambda L, x, s, d: x.diag(1), (3, 4), None, "CloneBackward0"),
     ("diag_neg", lambda L, x, s, d: L.diag(x, -1), (3, 3), None, "CloneBackward0"),
+    ("diag1d", lambda L, x, s, d: x.diag(-1), (3,), None, "CopySlices"),
+    ("diag_embed", lambda L, x, s, d: x.diag_embed(1, 0, 2), (2, 3), None, "CopySlices"),
     ("repeat_interleave", lambda L, x, s, d: x.repeat_interleave(2, 1), (3, 2), None, "IndexSelectBackward0"),
     ("repeat_interleave_flat", lambda L, x, s, d: L.repeat_interleave(x, 3), (2, 2), None, "IndexSelectBackward0"),
     ("repeat_interleave_t", lambda L, x, s, d: x.repeat_interleave(I(L, d, [2, 0, 1]), 0), (3, 2), None,
@@ -81,7 +83,7 @@ CASES = [
      "IndexSelectBackward0"),
 ]
 # vkt composes these of other recorded ops: its node is the last one's
-COMPOSED = {"diag", "diag_neg", "repeat_interleave", "repeat_interleave_flat", "repeat_interleave_t",
+COMPOSED = {"diag", "diag_neg", "diag1d", "diag_embed", "repeat_interleave", "repeat_interleave_flat", "repeat_interleave_t",
             "repeat_interleave_t1", "rot90_2", "take", "masked_select", "masked_select_bcast", "trace", "rot90", "rot90_3"}
 
 
@@ -139,7 +141,7 @@ def test_grad_matches_torch(device, name, fn, xs, ss, node):
         np.testing.assert_allclose(vs.grad.cpu().numpy(), ts.grad.numpy(), atol=1e-12)
 
 
-CHECKED = ["rot90", "hstack", "diag", "repeat_interleave_t", "scatter", "scatter_value", "reduce_mean_noself", "index_add_alpha", "index_fill_tensor",
+CHECKED = ["rot90", "hstack", "diag", "diag_embed", "repeat_interleave_t", "scatter", "scatter_value", "reduce_mean_noself", "index_add_alpha", "index_fill_tensor",
            "masked_scatter_bcast", "take", "masked_scatter_"]
 
 

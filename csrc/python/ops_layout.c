@@ -158,6 +158,26 @@ static PyObject *diagonal(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 FUNCTION(diagonal)
 
+/* diag_embed recorded: x written through the diagonal view of zeros (CopySlices), so its gradient is the
+ * gradient's diagonal. */
+static PyObject *embed_recorded(const vkt_var *xv, int64_t offset, int64_t d1, int64_t d2) {
+  vkt_tensor shaped = {0}, view = {0};
+  vkt_var z = {0}, r;
+  vkt_status st = vkt_diag_embed(&shaped, &xv->t, offset, d1, d2); /* its errors, and the result's shape */
+  if (!st)
+    st = vkt_tensor_empty(&z.t, vkt_tensor_device(&shaped), shaped.dtype, shaped.ndim, shaped.shape);
+  if (!st)
+    st = vkt_fill_(&z.t, (vkt_scalar){false, 0, 0});
+  if (!st)
+    st = vkt_diagonal(&view, &z.t, offset, d1, d2);
+  if (!st)
+    st = vkt_ag_index_put(&z, &view, 0, NULL, xv, false, true, &r);
+  vkt_tensor_release(&shaped);
+  vkt_tensor_release(&view);
+  vkt_var_release(&z);
+  return vkt_py_var_result(st, &r);
+}
+
 static PyObject *diag(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *mkw[] = {"diagonal", NULL}, *fkw[] = {"input", "diagonal", NULL};
   PyObject *x = self;
@@ -176,6 +196,8 @@ static PyObject *diag(PyObject *self, PyObject *args, PyObject *kwargs) {
     vkt_var_release(&dv);
     return vkt_py_var_result(st, &r);
   }
+  if (t->ndim == 1 && vkt_grad_enabled() && vkt_requires_grad(xv) && vkt_dtypes[t->dtype].is_float)
+    return embed_recorded(xv, k, 0, 1);
   return vkt_py_result(vkt_diag(&out, t, k), &out);
 }
 FUNCTION(diag)
@@ -187,6 +209,9 @@ static PyObject *diag_embed(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkt_tensor out, *t;
   if (!PARSE("|LLL", mkw, fkw, &offset, &d1, &d2) || !(t = tensor_arg(x, "diag_embed", "input")))
     return NULL;
+  vkt_var *xv = vkt_var_of(x);
+  if (vkt_grad_enabled() && vkt_requires_grad(xv) && vkt_dtypes[t->dtype].is_float)
+    return embed_recorded(xv, offset, d1, d2);
   return vkt_py_result(vkt_diag_embed(&out, t, offset, d1, d2), &out);
 }
 FUNCTION(diag_embed)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../autograd/shape.h"
+#include "../autograd/write.h"
 #include "../ops/shape.h"
 #include "py.h"
 
@@ -392,6 +393,18 @@ static PyObject *f_index_put_(PyObject *m, PyObject *a, PyObject *k) {
 
 /* ---- scatter, scatter_add, index_copy, index_add: methods (in place with _) and functions ---- */
 
+/* Whether a write of src into x (in place or not) must be recorded; -1 with PyTorch's errors. */
+static int write_records(PyObject *x, PyObject *src_o, bool inplace) {
+  vkt_var *xv = vkt_var_of(x), *sv = src_o ? vkt_var_of(src_o) : NULL;
+  return inplace ? vkt_py_inplace_records(xv, sv)
+                 : vkt_grad_enabled() && (vkt_requires_grad(xv) || vkt_requires_grad(sv));
+}
+
+/* The recorded write (computed out of place), x then taking it in place. */
+static PyObject *write_recorded(PyObject *x, vkt_status st, vkt_var *r, bool inplace) {
+  return inplace ? vkt_py_inplace_result(x, st, r) : vkt_py_var_result(st, r);
+}
+
 /* A reduce= argument: scatter's "add"/"multiply" (legacy), or scatter_reduce's names; -1 with an error. */
 static int reduce_arg(PyObject *o, bool legacy, vkt_scatter_reduce *how) {
   static const char *names[] = {"sum", "prod", "mean", "amax", "amin"};
@@ -436,11 +449,24 @@ static PyObject *write_along(PyObject *self, PyObject *args, PyObject *kwargs, c
     return NULL;
   if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)))
     return PyErr_Format(PyExc_TypeError, "%s(): expected Tensor arguments for input and index", name);
-  if (vkt_py_no_backward(name, x, src_o, inplace) < 0)
-    return NULL;
   vkt_tensor *src = vkt_tensor_of(src_o);
-  vkt_scalar v;
+  vkt_scalar v = {0};
   vkt_status st = VKT_OK;
+  int records = write_records(x, src_o, inplace);
+  if (records && reduce_o != Py_None)
+    return records < 0 ? NULL
+                       : PyErr_Format(PyExc_RuntimeError,
+                                      "vkt: %s with reduce=%R has no backward (as in PyTorch); call it under "
+                                      "vkt.no_grad() or on .detach()ed tensors",
+                                      name, reduce_o);
+  if (records < 0 || (records && !src && (index_form || add || vkt_py_scalar(src_o, &v) < 0)))
+    return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "%s(): argument 'src' must be Tensor", name);
+  if (records) {
+    vkt_var r;
+    vkt_write_kind kind = index_form ? VKT_WRITE_INDEX_COPY : add ? VKT_WRITE_SCATTER_ADD : VKT_WRITE_SCATTER;
+    return write_recorded(x, vkt_ag_write(kind, vkt_var_of(x), dim, index, vkt_var_of(src_o), v, true, &r), &r,
+                          inplace);
+  }
   if (!src) { /* scatter(dim, index, value): the number broadcast over index's shape */
     if (index_form || add || vkt_py_scalar(src_o, &v) < 0)
       return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "%s(): argument 'src' must be Tensor", name);
@@ -493,9 +519,16 @@ static PyObject *index_add(PyObject *self, PyObject *args, PyObject *kwargs, boo
     return NULL;
   if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)) || !(src = vkt_tensor_of(src_o)))
     return PyErr_Format(PyExc_TypeError, "index_add(): expected Tensor arguments for input, index and source");
-  if (vkt_py_no_backward(inplace ? "index_add_" : "index_add", x, src_o, inplace) < 0)
+  int records = write_records(x, src_o, inplace);
+  if (records < 0)
     return NULL;
   vkt_status st = VKT_OK;
+  if (records && !(alpha.is_float && !vkt_dtypes[t->dtype].is_float)) {
+    vkt_var r;
+    return write_recorded(
+        x, vkt_ag_write(VKT_WRITE_INDEX_ADD, vkt_var_of(x), dim, index, vkt_var_of(src_o), alpha, true, &r), &r,
+        inplace);
+  }
   if (alpha.is_float && !vkt_dtypes[t->dtype].is_float)
     st = vkt_fail(VKT_ERR_RUNTIME, "For integral input tensors, argument alpha must not be a floating point number.");
   else if (alpha.is_float ? alpha.f != 1 : alpha.i != 1) /* scaled keeps source's dtype */
@@ -519,6 +552,8 @@ static PyObject *f_index_add(PyObject *m, PyObject *a, PyObject *k) {
   return index_add(NULL, a, k, false);
 }
 
+static const vkt_scalar one_ = {false, 0, 1};
+
 /* scatter_reduce(dim, index, src, reduce, *, include_self=True) */
 static PyObject *scatter_reduce(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
   static char *m_kw[] = {"dim", "index", "src", "reduce", "include_self", NULL};
@@ -534,8 +569,21 @@ static PyObject *scatter_reduce(PyObject *self, PyObject *args, PyObject *kwargs
     return NULL;
   if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)) || !(src = vkt_tensor_of(src_o)))
     return PyErr_Format(PyExc_TypeError, "scatter_reduce(): expected Tensor arguments for input, index and src");
-  if (vkt_py_no_backward(inplace ? "scatter_reduce_" : "scatter_reduce", x, src_o, inplace) < 0)
+  int records = write_records(x, src_o, inplace);
+  if (records && how != VKT_SCATTER_SUM && how != VKT_SCATTER_MEAN)
+    return records < 0 ? NULL
+                       : PyErr_Format(PyExc_RuntimeError,
+                                      "vkt: %s with reduce=%R has no backward yet (only sum and mean have); call it "
+                                      "under vkt.no_grad() or on .detach()ed tensors",
+                                      inplace ? "scatter_reduce_" : "scatter_reduce", reduce_o);
+  if (records < 0)
     return NULL;
+  if (records) {
+    vkt_var r;
+    vkt_write_kind kind = how == VKT_SCATTER_SUM ? VKT_WRITE_REDUCE_SUM : VKT_WRITE_REDUCE_MEAN;
+    return write_recorded(x, vkt_ag_write(kind, vkt_var_of(x), dim, index, vkt_var_of(src_o), one_, include_self, &r),
+                          &r, inplace);
+  }
   vkt_status st = inplace ? VKT_OK : vkt_clone(&out, t);
   if (!st && (st = vkt_scatter_reduce_(inplace ? t : &out, dim, index, src, how, include_self)))
     vkt_tensor_release(&out);

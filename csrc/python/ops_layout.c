@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../autograd/shape.h"
+#include "../autograd/write.h"
 #include "../ops/reduce.h"
 #include "../ops/shape.h"
 #include "py.h"
@@ -157,6 +158,26 @@ static PyObject *diagonal(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 FUNCTION(diagonal)
 
+/* diag_embed recorded: x written through the diagonal view of zeros (CopySlices), so its gradient is the
+ * gradient's diagonal. */
+static PyObject *embed_recorded(const vkt_var *xv, int64_t offset, int64_t d1, int64_t d2) {
+  vkt_tensor shaped = {0}, view = {0};
+  vkt_var z = {0}, r;
+  vkt_status st = vkt_diag_embed(&shaped, &xv->t, offset, d1, d2); /* its errors, and the result's shape */
+  if (!st)
+    st = vkt_tensor_empty(&z.t, vkt_tensor_device(&shaped), shaped.dtype, shaped.ndim, shaped.shape);
+  if (!st)
+    st = vkt_fill_(&z.t, (vkt_scalar){false, 0, 0});
+  if (!st)
+    st = vkt_diagonal(&view, &z.t, offset, d1, d2);
+  if (!st)
+    st = vkt_ag_index_put(&z, &view, 0, NULL, xv, false, true, &r);
+  vkt_tensor_release(&shaped);
+  vkt_tensor_release(&view);
+  vkt_var_release(&z);
+  return vkt_py_var_result(st, &r);
+}
+
 static PyObject *diag(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *mkw[] = {"diagonal", NULL}, *fkw[] = {"input", "diagonal", NULL};
   PyObject *x = self;
@@ -164,6 +185,19 @@ static PyObject *diag(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkt_tensor out, *t;
   if (!PARSE("|L", mkw, fkw, &k) || !(t = tensor_arg(x, "diag", "input")))
     return NULL;
+  vkt_var *xv = vkt_var_of(x);
+  if (t->ndim == 2 && vkt_grad_enabled() && vkt_requires_grad(xv)) { /* the diagonal's view, copied */
+    vkt_var dv = {0}, r;
+    vkt_status st = vkt_diagonal(&out, t, k, 0, 1);
+    if (!st)
+      st = vkt_ag_view(xv, &out, VKT_VIEW_STRIDED, NULL, "DiagonalBackward0", &dv);
+    if (!st)
+      st = vkt_ag_clone(&dv, VKT_CONTIGUOUS_FORMAT, &r);
+    vkt_var_release(&dv);
+    return vkt_py_var_result(st, &r);
+  }
+  if (t->ndim == 1 && vkt_grad_enabled() && vkt_requires_grad(xv) && vkt_dtypes[t->dtype].is_float)
+    return embed_recorded(xv, k, 0, 1);
   return vkt_py_result(vkt_diag(&out, t, k), &out);
 }
 FUNCTION(diag)
@@ -175,6 +209,9 @@ static PyObject *diag_embed(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkt_tensor out, *t;
   if (!PARSE("|LLL", mkw, fkw, &offset, &d1, &d2) || !(t = tensor_arg(x, "diag_embed", "input")))
     return NULL;
+  vkt_var *xv = vkt_var_of(x);
+  if (vkt_grad_enabled() && vkt_requires_grad(xv) && vkt_dtypes[t->dtype].is_float)
+    return embed_recorded(xv, offset, d1, d2);
   return vkt_py_result(vkt_diag_embed(&out, t, offset, d1, d2), &out);
 }
 FUNCTION(diag_embed)
@@ -188,6 +225,17 @@ static PyObject *trace(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   if (t->ndim != 2)
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "trace: expected a matrix, but got tensor with dim %d", t->ndim));
+  vkt_var *xv = vkt_var_of(x);
+  if (vkt_grad_enabled() && vkt_requires_grad(xv)) { /* the diagonal's view, summed: both recorded */
+    vkt_var dv = {0}, r;
+    vkt_status rs = vkt_diagonal(&d, t, 0, 0, 1);
+    if (!rs)
+      rs = vkt_ag_view(xv, &d, VKT_VIEW_STRIDED, NULL, "DiagonalBackward0", &dv);
+    if (!rs)
+      rs = vkt_ag_reduce(VKT_OP_SUM, &dv, 1u, false, -1, 0, false, "sum", true, &r);
+    vkt_var_release(&dv);
+    return vkt_py_var_result(rs, &r);
+  }
   vkt_reduce_opts o = {.name = "sum", .dims = 1u, .dtype = -1, .all_dims = true};
   vkt_status st = vkt_diagonal(&d, t, 0, 0, 1);
   if (!st)
@@ -244,14 +292,57 @@ static PyObject *repeat_interleave(PyObject *self, PyObject *args, PyObject *kwa
   long long dim = dim_o == Py_None ? 0 : PyLong_AsLongLong(dim_o);
   if (dim == -1 && PyErr_Occurred())
     return NULL;
-  if ((r = vkt_tensor_of(repeats_o)))
-    return vkt_py_result(vkt_repeat_interleave_by(&out, t, r, dim_o == Py_None, dim), &out);
-  long long repeats = PyLong_AsLongLong(repeats_o);
+  r = vkt_tensor_of(repeats_o);
+  long long repeats = r ? 0 : PyLong_AsLongLong(repeats_o);
   if (repeats == -1 && PyErr_Occurred())
     return NULL;
-  return vkt_py_result(vkt_repeat_interleave(&out, t, repeats, dim_o == Py_None, dim), &out);
+  vkt_status st = r ? vkt_repeat_interleave_by(&out, t, r, dim_o == Py_None, dim)
+                    : vkt_repeat_interleave(&out, t, repeats, dim_o == Py_None, dim);
+  vkt_var *xv = vkt_var_of(x);
+  if (st || !vkt_grad_enabled() || !vkt_requires_grad(xv) || !vkt_dtypes[t->dtype].is_float)
+    return vkt_py_result(st, &out);
+  /* recorded: x (flattened for dim=None) read through the index repeat_interleave(repeats) makes, whose
+   * backward adds the gradient's repeats up */
+  int64_t nrep = out.shape[0], numel = vkt_tensor_numel(t);
+  int d = 0;
+  vkt_var src = {0}, res = {0};
+  vkt_tensor idx = {0}, counts = {0}, cpu = {0};
+  vkt_tensor_release(&out);
+  (void)nrep;
+  if (dim_o == Py_None)
+    st = vkt_ag_reshape(xv, 1, &numel, false, &src);
+  else if (!(st = vkt_dim_wrap(dim, t->ndim ? t->ndim : 1, &d)))
+    vkt_var_share(&src, xv);
+  if (!st && r) { /* one count for every index: spread over them */
+    int64_t len = src.t.ndim ? src.t.shape[d] : 1, one1 = 1;
+    vkt_tensor v1 = {0}, e = {0};
+    if (vkt_tensor_numel(r) == 1 && len != 1 && !(st = vkt_view(&v1, r, 1, &one1)) &&
+        !(st = vkt_expand(&e, &v1, 1, &len)) && !(st = vkt_contiguous(&counts, &e)))
+      r = &counts;
+    vkt_tensor_release(&v1);
+    vkt_tensor_release(&e);
+    if (!st)
+      st = vkt_repeat_interleave_by(&idx, NULL, r, true, 0);
+  } else if (!st) { /* counts: the int repeated for each index along d */
+    int64_t len = src.t.ndim ? src.t.shape[d] : 1;
+    if (!(st = vkt_tensor_empty(&cpu, vkt_tensor_device(r ? r : t), VKT_INT64, 1, &len)) &&
+        !(st = vkt_fill_(&cpu, (vkt_scalar){false, 0, repeats})))
+      st = vkt_repeat_interleave_by(&idx, NULL, &cpu, true, 0);
+  }
+  if (!st)
+    st = vkt_ag_index_select(&src, d, &idx, &res);
+  vkt_var_release(&src);
+  vkt_tensor_release(&idx);
+  vkt_tensor_release(&counts);
+  vkt_tensor_release(&cpu);
+  return vkt_py_var_result(st, &res);
 }
 FUNCTION(repeat_interleave)
+
+static int vkt_dim_wrap_u(int64_t d, int ndim) {
+  int w = 0;
+  return vkt_dim_wrap(d, ndim, &w) ? 0 : w;
+}
 
 static PyObject *rot90(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *mkw[] = {"k", "dims", NULL}, *fkw[] = {"input", "k", "dims", NULL};
@@ -265,7 +356,24 @@ static PyObject *rot90(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   if (n != 2)
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "expected total rotation dims == 2, but got dims = %d", n));
-  return vkt_py_result(vkt_rot90(&out, t, k, dims[0], dims[1]), &out);
+  vkt_status st = vkt_rot90(&out, t, k, dims[0], dims[1]);
+  vkt_var *xv = vkt_var_of(x);
+  if (st || !vkt_grad_enabled() || !vkt_requires_grad(xv))
+    return vkt_py_result(st, &out);
+  /* recorded as PyTorch composes it: flips and a transpose */
+  vkt_tensor_release(&out);
+  vkt_var f = {0}, r = {0};
+  int q = (int)(((k % 4) + 4) % 4);
+  uint32_t d0 = 1u << vkt_dim_wrap_u(dims[0], t->ndim), d1 = 1u << vkt_dim_wrap_u(dims[1], t->ndim);
+  if (q == 0)
+    return vkt_py_var_result(vkt_ag_clone(xv, VKT_PRESERVE_FORMAT, &r), &r);
+  st = vkt_ag_flip(xv, q == 1 ? d1 : q == 2 ? d0 | d1 : d0, &f);
+  if (!st && q == 2)
+    return vkt_py_var_result(st, &f);
+  if (!st)
+    st = vkt_ag_transpose(&f, dims[0], dims[1], &r);
+  vkt_var_release(&f);
+  return vkt_py_var_result(st, &r);
 }
 FUNCTION(rot90)
 
@@ -308,7 +416,9 @@ static PyObject *take(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!PARSE("O", mkw, fkw, &index_o) || !(t = tensor_arg(x, "take", "input")) ||
       !(index = tensor_arg(index_o, "take", "index")))
     return NULL;
-  return vkt_py_result(vkt_take(t, index, &out), &out);
+  vkt_var r;
+  (void)out;
+  return vkt_py_var_result(vkt_ag_take(vkt_var_of(x), index, &r), &r);
 }
 FUNCTION(take)
 
@@ -334,7 +444,9 @@ static PyObject *masked_select(PyObject *self, PyObject *args, PyObject *kwargs)
   if (!PARSE("O", mkw, fkw, &mask_o) || !(t = tensor_arg(x, "masked_select", "input")) ||
       !(mask = tensor_arg(mask_o, "masked_select", "mask")))
     return NULL;
-  return vkt_py_result(vkt_masked_select(t, mask, &out), &out);
+  vkt_var r;
+  (void)out;
+  return vkt_py_var_result(vkt_ag_masked_select(vkt_var_of(x), mask, &r), &r);
 }
 FUNCTION(masked_select)
 
@@ -343,10 +455,17 @@ static PyObject *masked_scatter(PyObject *self, PyObject *args, PyObject *kwargs
   PyObject *x = self, *mask_o, *src_o;
   vkt_tensor out = {0}, *t, *mask, *src;
   if (!PARSE("OO", mkw, fkw, &mask_o, &src_o) || !(t = tensor_arg(x, "masked_scatter", "input")) ||
-      !(mask = tensor_arg(mask_o, "masked_scatter", "mask")) ||
-      !(src = tensor_arg(src_o, "masked_scatter", "source")) ||
-      vkt_py_no_backward(inplace ? "masked_scatter_" : "masked_scatter", x, src_o, inplace) < 0)
+      !(mask = tensor_arg(mask_o, "masked_scatter", "mask")) || !(src = tensor_arg(src_o, "masked_scatter", "source")))
     return NULL;
+  vkt_var *xv = vkt_var_of(x), *sv = vkt_var_of(src_o), r;
+  int records =
+      inplace ? vkt_py_inplace_records(xv, sv) : vkt_grad_enabled() && (vkt_requires_grad(xv) || vkt_requires_grad(sv));
+  if (records < 0)
+    return NULL;
+  if (records) {
+    vkt_status rs = vkt_ag_write(VKT_WRITE_MASKED_SCATTER, xv, 0, mask, sv, (vkt_scalar){0}, true, &r);
+    return inplace ? vkt_py_inplace_result(x, rs, &r) : vkt_py_var_result(rs, &r);
+  }
   vkt_status st = inplace ? VKT_OK : vkt_clone(&out, t);
   if (!st && (st = vkt_masked_scatter_(inplace ? t : &out, mask, src)))
     vkt_tensor_release(&out);
@@ -366,13 +485,21 @@ static PyObject *index_fill(PyObject *self, PyObject *args, PyObject *kwargs, bo
   PyObject *x = self, *index_o, *value_o;
   long long dim;
   vkt_tensor out = {0}, v = {0}, *t, *index;
-  vkt_scalar s;
+  vkt_scalar s = {0};
   if (!PARSE("LOO", mkw, fkw, &dim, &index_o, &value_o) || !(t = tensor_arg(x, "index_fill", "input")) ||
-      !(index = tensor_arg(index_o, "index_fill", "index")) ||
-      vkt_py_no_backward(inplace ? "index_fill_" : "index_fill", x, value_o, inplace) < 0)
+      !(index = tensor_arg(index_o, "index_fill", "index")))
     return NULL;
   vkt_tensor *value = vkt_tensor_of(value_o);
   vkt_status st = VKT_OK;
+  vkt_var *xv = vkt_var_of(x), *vv = vkt_var_of(value_o), r;
+  int records =
+      inplace ? vkt_py_inplace_records(xv, vv) : vkt_grad_enabled() && (vkt_requires_grad(xv) || vkt_requires_grad(vv));
+  if (records < 0 || (records && !value && vkt_py_scalar(value_o, &s) < 0))
+    return NULL;
+  if (records) {
+    st = vkt_ag_write(VKT_WRITE_INDEX_FILL, xv, dim, index, vv, s, true, &r);
+    return inplace ? vkt_py_inplace_result(x, st, &r) : vkt_py_var_result(st, &r);
+  }
   if (!value) {
     if (vkt_py_scalar(value_o, &s) < 0)
       return NULL;
@@ -432,8 +559,9 @@ static PyObject *broadcast_tensors(PyObject *m, PyObject *args) {
   }
   r = PyTuple_New(n);
   for (int i = 0; r && i < n; i++) {
-    vkt_tensor e;
-    PyObject *o = (st = vkt_expand(&e, ts[i], ndim, shape)) ? vkt_raise(st) : vkt_wrap(&e);
+    vkt_var e;
+    PyObject *o =
+        (st = vkt_ag_expand(vkt_var_of(PyList_GetItem(seq, i)), ndim, shape, &e)) ? vkt_raise(st) : vkt_wrap_var(&e);
     if (!o)
       Py_CLEAR(r);
     else
@@ -460,6 +588,22 @@ static vkt_status atleast(const vkt_tensor *t, int n, vkt_tensor *out) {
   return vkt_view(out, t, n, shape);
 }
 
+/* The same for a var: a view recorded (a reshape), or x itself. */
+static vkt_status atleast_var(const vkt_var *x, int n, bool column, vkt_var *out) {
+  vkt_tensor v;
+  *out = (vkt_var){0};
+  vkt_status st = column && x->t.ndim <= 1 ? vkt_view(&v, &x->t, 2, (int64_t[]){vkt_tensor_numel(&x->t), 1})
+                                           : atleast(&x->t, n, &v);
+  if (st)
+    return st;
+  if (!column && x->t.ndim >= n) {
+    vkt_tensor_release(&v);
+    vkt_var_share(out, x);
+    return VKT_OK;
+  }
+  return vkt_ag_view(x, &v, VKT_VIEW_RESHAPE, NULL, "ViewBackward0", out);
+}
+
 static PyObject *atleast_nd(PyObject *args, int n, const char *op) {
   bool one = PyTuple_Size(args) == 1 && vkt_is_tensor(PyTuple_GetItem(args, 0));
   PyObject *seq = tensor_seq(args, op), *r = NULL;
@@ -468,9 +612,9 @@ static PyObject *atleast_nd(PyObject *args, int n, const char *op) {
   Py_ssize_t count = PyList_Size(seq);
   r = PyTuple_New(count);
   for (Py_ssize_t i = 0; r && i < count; i++) {
-    vkt_tensor v;
-    vkt_status st = atleast(vkt_tensor_of(PyList_GetItem(seq, i)), n, &v);
-    PyObject *o = st ? vkt_raise(st) : vkt_wrap(&v);
+    vkt_var v;
+    vkt_status st = atleast_var(vkt_var_of(PyList_GetItem(seq, i)), n, false, &v);
+    PyObject *o = st ? vkt_raise(st) : vkt_wrap_var(&v);
     if (!o)
       Py_CLEAR(r);
     else
@@ -508,34 +652,31 @@ static PyObject *stack_kind(PyObject *args, PyObject *kwargs, int kind, const ch
   if (vkt_is_tensor(seq_o) || !(seq = PySequence_List(seq_o)))
     return PyErr_Format(PyExc_TypeError, "%s(): argument 'tensors' must be tuple of Tensors", op);
   Py_ssize_t n = PyList_Size(seq);
-  vkt_tensor *parts = calloc((size_t)n + 1, sizeof *parts);
-  const vkt_tensor **ps = calloc((size_t)n + 1, sizeof *ps);
+  vkt_var *parts = calloc((size_t)n + 1, sizeof *parts);
+  const vkt_var **ps = calloc((size_t)n + 1, sizeof *ps);
   vkt_status st = VKT_OK;
   if (!parts || !ps) {
     PyErr_NoMemory();
     goto finish;
   }
   for (Py_ssize_t i = 0; i < n && !st; i++) {
-    vkt_tensor *t = vkt_tensor_of(PyList_GetItem(seq, i));
+    vkt_var *t = vkt_var_of(PyList_GetItem(seq, i));
     if (!t) {
       PyErr_Format(PyExc_TypeError, "expected Tensor as element %zd in argument 0", i);
       goto finish;
     }
-    if (kind == COLUMN && t->ndim <= 1)
-      st = vkt_view(&parts[i], t, 2, (int64_t[]){vkt_tensor_numel(t), 1});
-    else
-      st = atleast(t, kind == H || kind == COLUMN ? 1 : kind == V ? 2 : 3, &parts[i]);
+    st = atleast_var(t, kind == H || kind == COLUMN ? 1 : kind == V ? 2 : 3, kind == COLUMN, &parts[i]);
     ps[i] = &parts[i];
   }
-  int64_t dim = kind == V ? 0 : kind == D ? 2 : n && parts[0].ndim == 1 && kind == H ? 0 : 1;
-  vkt_tensor out;
+  int64_t dim = kind == V ? 0 : kind == D ? 2 : n && parts[0].t.ndim == 1 && kind == H ? 0 : 1;
+  vkt_var out;
   if (st)
     vkt_raise(st);
   else
-    r = vkt_py_result(vkt_cat((int)n, ps, dim, &out), &out);
+    r = vkt_py_var_result(vkt_ag_cat((int)n, ps, dim, &out), &out);
 finish:
   for (Py_ssize_t i = 0; parts && i < n; i++)
-    vkt_tensor_release(&parts[i]);
+    vkt_var_release(&parts[i]);
   free(parts);
   free(ps);
   Py_XDECREF(seq);

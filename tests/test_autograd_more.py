@@ -1,0 +1,180 @@
+# Autograd of the writes along a dim or through a mask (scatter, scatter_add, scatter_reduce sum/mean,
+# index_copy, index_add, index_fill, masked_scatter), out of place and in place on a non-leaf, and of take,
+# masked_select and trace, against torch.autograd in float64: the same lambda runs on vkt and torch inputs,
+# the same random weights are backpropagated, and both inputs' gradients and the node names are compared;
+# a few cases also run vkt's gradcheck and gradgradcheck.
+import numpy as np
+import pytest
+import torch
+
+import vkt
+
+
+def I(L, d, v):
+    """An int64 index on d, in library L."""
+    return torch.tensor(v) if L is torch else vkt.tensor(v, device=d)
+
+
+def M(L, d, v):
+    """A bool mask on d, in library L."""
+    return torch.tensor(v, dtype=torch.bool) if L is torch else vkt.tensor(v, dtype=vkt.bool, device=d)
+
+
+IDX2 = [[0, 2, 1], [2, 0, 0]]  # scatter along 0 of a (3, 3): repeats in column 0 and 2... (scatter: unique per col)
+UNIQ = [[0, 2, 1], [2, 0, 0]]
+MASK = [[True, False, True], [False, True, True]]
+
+# name, op(L, x, s, d) -> tensor, x shape, s shape (None: no second input), grad_fn name
+CASES = [
+    ("scatter", lambda L, x, s, d: x.scatter(0, I(L, d, UNIQ), s), (3, 3), (2, 3), "ScatterBackward0"),
+    ("scatter_value", lambda L, x, s, d: x.scatter(1, I(L, d, [[2], [0], [1]]), 0.5), (3, 3), None, "ScatterBackward1"),
+    ("scatter_fn", lambda L, x, s, d: L.scatter(x, -1, I(L, d, [[1, 0]]), s), (2, 3), (1, 2), "ScatterBackward0"),
+    ("scatter_add", lambda L, x, s, d: x.scatter_add(0, I(L, d, [[0, 0, 1], [0, 2, 1]]), s), (3, 3), (2, 3),
+     "ScatterAddBackward0"),
+    ("reduce_sum", lambda L, x, s, d: x.scatter_reduce(0, I(L, d, [[0, 0, 1], [0, 2, 1]]), s, "sum"), (3, 3), (2, 3),
+     "ScatterReduceBackward0"),
+    ("reduce_sum_noself", lambda L, x, s, d: x.scatter_reduce(0, I(L, d, [[0, 0, 1], [0, 2, 1]]), s, "sum",
+                                                              include_self=False), (3, 3), (2, 3),
+     "ScatterReduceBackward0"),
+    ("reduce_mean", lambda L, x, s, d: x.scatter_reduce(0, I(L, d, [[0, 0, 1], [0, 2, 1]]), s, "mean"), (3, 3), (2, 3),
+     "ScatterReduceBackward0"),
+    ("reduce_mean_noself", lambda L, x, s, d: L.scatter_reduce(x, 0, I(L, d, [[0, 0, 1], [0, 2, 1]]), s, "mean",
+                                                               include_self=False), (3, 3), (2, 3),
+     "ScatterReduceBackward0"),
+    ("index_copy", lambda L, x, s, d: x.index_copy(1, I(L, d, [2, 0]), s), (3, 4), (3, 2), "IndexCopyBackward0"),
+    ("index_add", lambda L, x, s, d: x.index_add(0, I(L, d, [2, 0, 2]), s), (3, 4), (3, 4), "IndexAddBackward0"),
+    ("index_add_alpha", lambda L, x, s, d: L.index_add(x, 1, I(L, d, [1, 1]), s, alpha=-2.5), (3, 4), (3, 2),
+     "IndexAddBackward0"),
+    ("index_fill", lambda L, x, s, d: x.index_fill(1, I(L, d, [3, 0, 3]), -1.0), (3, 4), None, "IndexFillBackward0"),
+    ("index_fill_tensor", lambda L, x, s, d: x.index_fill(0, I(L, d, [2, 2, 0]), s), (3, 4), (),
+     "IndexFillBackward1"),
+    ("masked_scatter", lambda L, x, s, d: x.masked_scatter(M(L, d, MASK), s), (2, 3), (2, 3),
+     "MaskedScatterBackward0"),
+    ("masked_scatter_bcast", lambda L, x, s, d: x.masked_scatter(M(L, d, [True, False, True]), s), (2, 3), (5,),
+     "MaskedScatterBackward0"),
+    ("take", lambda L, x, s, d: L.take(x, I(L, d, [[5, 0], [-1, 5]])), (3, 4), None, "IndexBackward0"),
+    ("masked_select", lambda L, x, s, d: x.masked_select(M(L, d, MASK)), (2, 3), None, "IndexBackward0"),
+    ("masked_select_bcast", lambda L, x, s, d: L.masked_select(x, M(L, d, [True, False, True])), (2, 3), None,
+     "IndexBackward0"),
+    ("trace", lambda L, x, s, d: x.trace(), (3, 4), None, "SumBackward0"),
+    ("rot90", lambda L, x, s, d: x.rot90(), (3, 4), None, "PermuteBackward0"),
+    ("rot90_2", lambda L, x, s, d: L.rot90(x, 2, [1, 0]), (3, 4), None, "FlipBackward0"),
+    ("rot90_3", lambda L, x, s, d: x.rot90(-1, [0, 2]), (2, 3, 4), None, "PermuteBackward0"),
+    ("hstack", lambda L, x, s, d: L.hstack([x, s]), (3, 2), (3, 4), "CatBackward0"),
+    ("hstack1", lambda L, x, s, d: L.hstack([x, s]), (3,), (2,), "CatBackward0"),
+    ("vstack", lambda L, x, s, d: L.vstack([x, s]), (3,), (2, 3), "CatBackward0"),
+    ("dstack", lambda L, x, s, d: L.dstack((x, s)), (3,), (1, 3, 2), "CatBackward0"),
+    ("column_stack", lambda L, x, s, d: L.column_stack([x, s]), (3,), (3, 2), "CatBackward0"),
+    ("atleast_2d", lambda L, x, s, d: L.atleast_2d(x) * 2, (3,), None, "MulBackward0"),
+    ("atleast_3d", lambda L, x, s, d: (lambda a, b: a * b.sum())(*L.atleast_3d(x, s)), (3,), (2, 3),
+     "MulBackward0"),
+    ("atleast_1d", lambda L, x, s, d: L.atleast_1d(x) * 2, (), None, "MulBackward0"),
+    ("broadcast_tensors", lambda L, x, s, d: (lambda a, b: a * b)(*L.broadcast_tensors(x, s)), (3, 1), (4,),
+     "MulBackward0"),
+    ("diag", lambda L, x, s, d: x.diag(1), (3, 4), None, "CloneBackward0"),
+    ("diag_neg", lambda L, x, s, d: L.diag(x, -1), (3, 3), None, "CloneBackward0"),
+    ("diag1d", lambda L, x, s, d: x.diag(-1), (3,), None, "CopySlices"),
+    ("diag_embed", lambda L, x, s, d: x.diag_embed(1, 0, 2), (2, 3), None, "CopySlices"),
+    ("repeat_interleave", lambda L, x, s, d: x.repeat_interleave(2, 1), (3, 2), None, "IndexSelectBackward0"),
+    ("repeat_interleave_flat", lambda L, x, s, d: L.repeat_interleave(x, 3), (2, 2), None, "IndexSelectBackward0"),
+    ("repeat_interleave_t", lambda L, x, s, d: x.repeat_interleave(I(L, d, [2, 0, 1]), 0), (3, 2), None,
+     "IndexSelectBackward0"),
+    ("repeat_interleave_t1", lambda L, x, s, d: x.repeat_interleave(I(L, d, [2]), 0), (3, 2), None,
+     "IndexSelectBackward0"),
+]
+# vkt composes these of other recorded ops: its node is the last one's
+COMPOSED = {"diag", "diag_neg", "diag1d", "diag_embed", "repeat_interleave", "repeat_interleave_flat", "repeat_interleave_t",
+            "repeat_interleave_t1", "rot90_2", "take", "masked_select", "masked_select_bcast", "trace", "rot90", "rot90_3"}
+
+
+def inplace(method):
+    """The in-place form on a non-leaf: x * 1 written in place, so the node is the write's and x gets through it."""
+    return lambda L, x, s, d: method(L, x * 1, s, d)
+
+
+INPLACE = [
+    ("scatter_", lambda L, x, s, d: x.scatter_(0, I(L, d, UNIQ), s), (3, 3), (2, 3), "ScatterBackward0"),
+    ("scatter_add_", lambda L, x, s, d: x.scatter_add_(1, I(L, d, [[0, 0], [2, 1], [1, 1]]), s), (3, 3), (3, 2),
+     "ScatterAddBackward0"),
+    ("scatter_reduce_", lambda L, x, s, d: x.scatter_reduce_(0, I(L, d, [[0, 0, 1]]), s, "mean"), (3, 3), (1, 3),
+     "ScatterReduceBackward0"),
+    ("index_copy_", lambda L, x, s, d: x.index_copy_(0, I(L, d, [1]), s), (3, 4), (1, 4), "IndexCopyBackward0"),
+    ("index_add_", lambda L, x, s, d: x.index_add_(0, I(L, d, [1, 1]), s, alpha=2), (3, 4), (2, 4),
+     "IndexAddBackward0"),
+    ("index_fill_", lambda L, x, s, d: x.index_fill_(1, I(L, d, [0]), s), (3, 4), (), "IndexFillBackward1"),
+    ("masked_scatter_", lambda L, x, s, d: x.masked_scatter_(M(L, d, MASK), s), (2, 3), (4,),
+     "MaskedScatterBackward0"),
+]
+ALL = CASES + [(n, inplace(f), xs, ss, node) for n, f, xs, ss, node in INPLACE]
+
+
+def run(L, fn, a, b, dev):
+    mk = (lambda v: torch.tensor(v, requires_grad=True)) if L is torch else (
+        lambda v: vkt.tensor(v, device=dev, requires_grad=True))
+    x = mk(a)
+    s = mk(b) if b is not None else None
+    return x, s, fn(L, x, s, dev)
+
+
+def needs_float64(device):
+    if device == "vulkan" and not vkt.vulkan.get_device_properties().shader_float64:
+        pytest.skip("this Vulkan adapter has no float64 shaders")
+
+
+@pytest.mark.parametrize("name,fn,xs,ss,node", ALL, ids=[c[0] for c in ALL])
+def test_grad_matches_torch(device, name, fn, xs, ss, node):
+    needs_float64(device)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(xs)
+    b = rng.standard_normal(ss) if ss is not None else None
+    tx, ts, ty = run(torch, fn, a, b, device)
+    vx, vs, vy = run(vkt, fn, a, b, device)
+    assert tuple(vy.shape) == tuple(ty.shape)
+    np.testing.assert_allclose(vy.detach().cpu().numpy(), ty.detach().numpy())
+    assert vy.grad_fn.name() == node
+    assert name in COMPOSED or ty.grad_fn.name() == node
+    w = rng.standard_normal(tuple(ty.shape))
+    ty.backward(torch.tensor(w))
+    vy.backward(vkt.tensor(w, device=device))
+    np.testing.assert_allclose(vx.grad.cpu().numpy(), tx.grad.numpy(), atol=1e-12)
+    if ts is not None:
+        np.testing.assert_allclose(vs.grad.cpu().numpy(), ts.grad.numpy(), atol=1e-12)
+
+
+CHECKED = ["rot90", "hstack", "diag", "diag_embed", "repeat_interleave_t", "scatter", "scatter_value", "reduce_mean_noself", "index_add_alpha", "index_fill_tensor",
+           "masked_scatter_bcast", "take", "masked_scatter_"]
+
+
+@pytest.mark.parametrize("name", CHECKED)
+def test_gradcheck(device, name):
+    needs_float64(device)
+    _, fn, xs, ss, _ = next(c for c in ALL if c[0] == name)
+    rng = np.random.default_rng(1)
+    inputs = [vkt.tensor(rng.standard_normal(xs), device=device, requires_grad=True)]
+    if ss is not None:
+        inputs.append(vkt.tensor(rng.standard_normal(ss), device=device, requires_grad=True))
+    f = (lambda x, s: fn(vkt, x, s, device)) if ss is not None else (lambda x: fn(vkt, x, None, device))
+    assert vkt.autograd.gradcheck(f, tuple(inputs))
+    assert vkt.autograd.gradgradcheck(f, tuple(inputs))
+
+
+@pytest.mark.parametrize("reduce", ["prod", "amax", "amin"])
+def test_scatter_reduce_refused(device, reduce):
+    x = vkt.tensor(np.ones((2, 3)), device=device, requires_grad=True)
+    idx = vkt.tensor([[0, 1, 0]], device=device)
+    with pytest.raises(RuntimeError, match=reduce):
+        x.scatter_reduce(0, idx, x[:1] * 2, reduce)
+    with vkt.no_grad():
+        x.scatter_reduce(0, idx, x[:1] * 2, reduce)
+
+
+def test_scatter_legacy_reduce_refused(device):
+    x = vkt.tensor(np.ones((2, 3)), device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="reduce"):
+        x.scatter(0, vkt.tensor([[0, 1, 0]], device=device), x[:1] * 2, reduce="add")
+
+
+def test_inplace_on_leaf_refused(device):
+    x = vkt.tensor(np.ones((2, 3)), device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        x.index_fill_(0, vkt.tensor([0], device=device), 1.0)

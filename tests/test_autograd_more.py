@@ -178,3 +178,16 @@ def test_inplace_on_leaf_refused(device):
     x = vkt.tensor(np.ones((2, 3)), device=device, requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf"):
         x.index_fill_(0, vkt.tensor([0], device=device), 1.0)
+
+
+def test_meshgrid_grads_match_torch(device):
+    torch = pytest.importorskip("torch")
+    for indexing in ("ij", "xy"):
+        a, b = (vkt.tensor(v, dtype=vkt.float64, device=device, requires_grad=True) for v in ([1.0, 2.0, 3.0], [4.0, 5.0]))
+        ta, tb = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in ([1.0, 2.0, 3.0], [4.0, 5.0]))
+        x, y = vkt.meshgrid(a, b, indexing=indexing)
+        tx, ty = torch.meshgrid(ta, tb, indexing=indexing)
+        (x * y * y).sum().backward()
+        (tx * ty * ty).sum().backward()
+        np.testing.assert_allclose(a.grad.cpu().numpy(), ta.grad.numpy())
+        np.testing.assert_allclose(b.grad.cpu().numpy(), tb.grad.numpy())

@@ -149,6 +149,7 @@ ROWS = (
         row("lerp_tensor", lambda m, a, b, w: m.lerp(a, b, w), [(2, 3), (3,), (2, 3)]),
         row("nan_to_num", lambda m, x: m.nan_to_num(x), [(3, 4)]),
         row("norm", lambda m, x: x.norm(), [(3, 4)]),
+        row("round_times_x", lambda m, x: x.round(decimals=1) * x, [(3, 4)]),
         row("nansum", lambda m, x: m.nansum(m.where(x > 1.5, float("nan"), x), dim=1), [(3, 4)]),
         row("nanmean", lambda m, x: m.where(x > 1.5, float("nan"), x).nanmean(), [(3, 4)]),
         row("var_mean", lambda m, x: m.var_mean(x, dim=1), [(3, 4)]),

@@ -155,7 +155,26 @@ static PyObject *py_meshgrid(PyObject *m, PyObject *args, PyObject *kwargs) {
   }
   r = PyTuple_New(n);
   for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *o = r ? vkt_wrap(&outs[i]) : (vkt_tensor_release(&outs[i]), NULL);
+    /* autograd: each output is its input as a line along one dim, broadcast (a view and an expand) */
+    const vkt_var *x = vkt_var_of(PyTuple_GetItem(seq, i));
+    int at = ix[0] == 'x' && n > 1 && i < 2 ? 1 - (int)i : (int)i; /* as vkt_meshgrid places it */
+    int64_t line[VKT_MAX_DIMS], full[VKT_MAX_DIMS];
+    for (int d = 0; d < (int)n; d++)
+      full[d] = outs[i].shape[d], line[d] = d == at ? full[d] : 1;
+    vkt_var lined = {0}, v = {outs[i], NULL};
+    outs[i] = (vkt_tensor){0};
+    if (vkt_grad_enabled() && vkt_requires_grad(x)) {
+      vkt_var_release(&v);
+      vkt_status s2 = vkt_ag_reshape(x, (int)n, line, false, &lined);
+      if (!s2)
+        s2 = vkt_ag_expand(&lined, (int)n, full, &v);
+      vkt_var_release(&lined);
+      if (s2) {
+        vkt_raise(s2);
+        Py_CLEAR(r);
+      }
+    }
+    PyObject *o = r ? vkt_wrap_var(&v) : (vkt_var_release(&v), NULL);
     if (r && !o)
       Py_CLEAR(r);
     else if (r)

@@ -286,11 +286,22 @@ static PyObject *round_decimals(PyObject *self, PyObject *args, PyObject *kwargs
   vkt_tensor *t = vkt_tensor_of(x);
   if (!t)
     return PyErr_Format(PyExc_TypeError, "round(): argument 'input' must be Tensor, not %R", (PyObject *)Py_TYPE(x));
-  if (inplace) {
+  const vkt_var *v = vkt_var_of(x);
+  int records = inplace ? vkt_py_inplace_records(v, NULL) : 0;
+  if (records < 0)
+    return NULL;
+  if (inplace && !records) {
     vkt_status st = vkt_round_decimals(t, d, t, NULL);
     return st ? vkt_raise(st) : Py_NewRef(x);
   }
-  return vkt_py_result(vkt_round_decimals(t, d, NULL, &out), &out);
+  /* rounding's gradient is 0 almost everywhere: recorded as the round row's node */
+  vkt_var r = {0};
+  vkt_status st = vkt_round_decimals(t, d, NULL, &out);
+  if (!st) {
+    r.t = out;
+    st = vkt_ag_record_unary(d ? VKT_OP_ROUND_DECIMALS : VKT_OP_ROUND, v, (vkt_scalar){0}, (vkt_scalar){0}, &r);
+  }
+  return inplace ? vkt_py_inplace_result(x, st, &r) : vkt_py_var_result(st, &r);
 }
 
 static PyObject *m_round(PyObject *s, PyObject *a, PyObject *k) { return round_decimals(s, a, k, false); }

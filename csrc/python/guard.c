@@ -130,7 +130,8 @@ static inline int index_of(int digits) {
 #define T256(i) T64(i##0) T64(i##1) T64(i##2) T64(i##3)
 T256(10)
 T256(11)
-T256(12) T256(13)
+T256(12)
+T256(13)
 #define R1(i) tramp_##i,
 #define R4(i) R1(i##0) R1(i##1) R1(i##2) R1(i##3)
 #define R16(i) R4(i##0) R4(i##1) R4(i##2) R4(i##3)

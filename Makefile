@@ -75,7 +75,7 @@ build/glslang/done: | system
 
 .venv/installed: $(SOURCES) build/glslang/done | system .venv/bin/python
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,demo]'
 	touch $@
 
 clean:

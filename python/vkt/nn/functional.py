@@ -255,8 +255,9 @@ def _scale_row_grads(weight, index, rows, padding_idx, scale_grad_by_freq):
     return detached + (rows - detached) * scale
 
 
-def _normalized_dims(input, normalized_shape, weight, bias):
-    """normalized_shape as a tuple, checked against input's trailing sizes and the affine tensors."""
+def _normalized_dims(input, normalized_shape, weight, bias, rms=False):
+    """normalized_shape as a tuple, checked against input's trailing sizes and the affine tensors (with
+    layer_norm's or rms_norm's wording, which differ in torch)."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if not shape:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
@@ -265,9 +266,12 @@ def _normalized_dims(input, normalized_shape, weight, bias):
         if t is not None and tuple(t.shape) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(t.shape)} and normalized_shape = {list(shape)}")
-    if tuple(input.shape[input.dim() - len(shape):]) != shape or input.dim() < len(shape):
-        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
-                           f"[*, {', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")
+    if rms and input.dim() < len(shape):
+        raise ValueError(f"Input tensor must have at least {len(shape)} dimensions, but got {input.dim()}")
+    if input.dim() < len(shape) or tuple(input.shape[input.dim() - len(shape):]) != shape:
+        expected = ("[*" if rms else "[*, ") + ", ".join(str(s) for s in shape) + "]"
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape {expected}, but got "
+                           f"input of size{list(input.shape)}")
     return shape
 
 
@@ -290,7 +294,7 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) * weight over the trailing normalized_shape dims; eps=None is the
     machine epsilon of input's dtype."""
-    shape = _normalized_dims(input, normalized_shape, weight, None)
+    shape = _normalized_dims(input, normalized_shape, weight, None, rms=True)
     return _rms_norm(input, shape, weight, eps)
 
 

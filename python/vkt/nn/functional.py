@@ -458,8 +458,8 @@ def _check_class_target(input, target, weight, name):
     """The shape and dtype rules nll_loss and cross_entropy share for class-index targets."""
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    if target.dtype != _C.int64:
-        raise RuntimeError(f"expected scalar type Long but found {_type_name(target.dtype)}")
+    if target.dtype not in (_C.int64, _C.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_type_name(target.dtype)}")
     batch = tuple(input.shape[:1] + input.shape[2:]) if input.dim() > 1 else ()
     if input.dim() > 1 and target.dim() >= 1 and input.shape[0] != target.shape[0]:
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
@@ -492,7 +492,7 @@ def _class_dim(input):
 def _target_weights(input, target, weight, ignore_index):
     """(target with ignored entries set to class 0, each sample's weight: weight[t], 0 where ignored)."""
     keep = target != ignore_index
-    safe = _C.where(keep, target, 0)
+    safe = _C.where(keep, target, 0).to(_C.int64)  # a uint8 target indexes too
     w = keep.to(input.dtype)
     if weight is not None:
         w = w * weight.index_select(0, safe.reshape(-1)).reshape(target.shape)

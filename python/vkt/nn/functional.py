@@ -537,7 +537,7 @@ def _cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_ind
     nll = _nll_loss(logp, target, weight, reduction, ignore_index)
     if label_smoothing == 0:
         return nll
-    safe, tw = _target_weights(input, target, weight, ignore_index)
+    _, tw = _target_weights(input, target, weight, ignore_index)
     keep = (target != ignore_index).to(input.dtype)
     smooth = -((logp if w is None else logp * w).sum(dim)) * keep
     if reduction == "mean":

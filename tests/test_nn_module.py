@@ -417,6 +417,9 @@ def test_deepcopy_and_pickle_of_parameters_and_modules():
     assert names(m2.named_parameters()) == names(m.named_parameters())
     assert m2.blocks[3] is m2.table["a"] and m2.first.weight is not m.first.weight
     assert all(type(p) is nn.Parameter for p in m2.parameters())
+    lin = pickle.loads(pickle.dumps(nn.Sequential(nn.Linear(3, 2), nn.ReLU())))
+    assert repr(lin) == repr(torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU()))
+    assert isinstance(lin[0].weight, nn.Parameter) and lin[0](vkt.ones(1, 3)).shape == (1, 2)
 
 
 def test_get_submodule_parameter_buffer():
@@ -424,3 +427,52 @@ def test_get_submodule_parameter_buffer():
     assert m.get_submodule("") is m and m.get_submodule("blocks.2") is m.blocks[2]
     assert m.get_parameter("table.b.weight") is m.table["b"].weight
     assert m.get_buffer("first.running") is m.first.running
+
+
+def test_full_backward_hooks_match_torch(device):
+    x = np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32)
+    results = {}
+    for name in LIBS:
+        lib, nnmod = LIBS[name]
+        lin = nnmod.Linear(3, 2)
+        with lib.no_grad():
+            lin.weight.copy_(lib.tensor(np.arange(6, dtype=np.float32).reshape(2, 3) / 6))
+        seen = []
+
+        def hook(mod, grad_input, grad_output, seen=seen):
+            seen.append(("hook", [None if g is None else g.detach().cpu().numpy() for g in grad_input],
+                         [g.detach().cpu().numpy() for g in grad_output]))
+            return tuple(None if g is None else g * 2 for g in grad_input)
+
+        def pre_hook(mod, grad_output, seen=seen):
+            seen.append(("pre", len(grad_output)))
+            return (grad_output[0] * 3,)
+        if lib is vkt:
+            lin.to(device)
+        h = lin.register_full_backward_hook(hook)
+        lin.register_full_backward_pre_hook(pre_hook)
+        xs = lib.tensor(x, requires_grad=True) if lib is torch else vkt.tensor(x, device=device, requires_grad=True)
+        lin(xs).sum().backward()
+        first_grad = xs.grad.detach().cpu().numpy().copy()
+        h.remove()
+        frozen = lib.tensor(x) if lib is torch else vkt.tensor(x, device=device)
+        with pytest.warns(UserWarning, match="Full backward hook is firing"):  # no input needs a gradient
+            lin(frozen).sum().backward()
+        results[name] = (seen, first_grad, lin.weight.grad.detach().cpu().numpy())
+    (vseen, vgrad, vw), (tseen, tgrad, tw) = results["vkt"], results["torch"]
+    assert [s[0] for s in vseen] == [s[0] for s in tseen] == ["pre", "hook", "pre"]
+    for a, b in zip(vseen[1][1] + vseen[1][2], tseen[1][1] + tseen[1][2]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(vgrad, tgrad, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(vw, tw, rtol=1e-5, atol=1e-6)
+
+
+def test_full_backward_hook_without_input_grad():
+    for name in LIBS:
+        lib, nnmod = LIBS[name]
+        lin = nnmod.Linear(3, 2)
+        seen = []
+        lin.register_full_backward_hook(lambda m, gi, go: seen.append((gi, len(go))))
+        with pytest.warns(UserWarning, match="Full backward hook is firing when gradients are computed with respect"):
+            lin(lib.ones(2, 3)).sum().backward()
+        assert seen == [((None,), 1)], name

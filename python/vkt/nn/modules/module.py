@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from ... import _C
 from ...autograd import no_grad
 from ..parameter import Parameter
+from ._backward_hooks import call_with_backward_hooks
 
 __all__ = ["Module"]
 
@@ -97,6 +98,8 @@ class Module:
         setattr_("_forward_hooks_always_called", OrderedDict())
         setattr_("_forward_pre_hooks", OrderedDict())
         setattr_("_forward_pre_hooks_with_kwargs", OrderedDict())
+        setattr_("_backward_hooks", OrderedDict())
+        setattr_("_backward_pre_hooks", OrderedDict())
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
@@ -260,9 +263,6 @@ class Module:
         keys = (dir(self.__class__) + list(self.__dict__) + list(self._parameters) + list(self._modules)
                 + list(self._buffers))
         return sorted(key for key in keys if not key[0].isdigit())
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
 
     # ---- walking ----
 
@@ -507,6 +507,22 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) -> None or a new grad_input, when the gradients with respect
+        to the module's positional tensor inputs are computed (grad_input holds None for inputs that need none)."""
+        return self._add_hook(self._backward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) -> None or a new grad_output, before the module's backward runs."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def _add_hook(self, hooks, hook, prepend):
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
     def _run_pre_hooks(self, args, kwargs):
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -536,11 +552,15 @@ class Module:
         return result
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        backward_hooks = self._backward_hooks or self._backward_pre_hooks
+        if not (self._forward_pre_hooks or self._forward_hooks or backward_hooks):
             return self.forward(*args, **kwargs)
         args, kwargs = self._run_pre_hooks(args, kwargs)
         try:
-            result = self.forward(*args, **kwargs)
+            if backward_hooks:
+                result = call_with_backward_hooks(self, self.forward, args, kwargs)
+            else:
+                result = self.forward(*args, **kwargs)
         except Exception:
             if self._forward_hooks_always_called:
                 self._run_hooks(args, kwargs, None, only_always=True)

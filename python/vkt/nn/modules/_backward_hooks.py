@@ -73,24 +73,26 @@ class _HookInputs(Function):
         return (None,) + tuple(ctx.call.run_hooks(grads))
 
 
+def _wrap(function, call, items):
+    """items with every float tensor replaced by its identity through function (one node for all of them)."""
+    at = [i for i, x in enumerate(items) if _is_float_tensor(x)]
+    out = list(items)
+    for i, y in zip(at, function.apply(call, *(items[i] for i in at))):
+        out[i] = y
+    return out
+
+
 def call_with_backward_hooks(module, forward, args, kwargs):
     """forward(*args, **kwargs) with the module's backward hooks attached to its float tensor inputs (the
     positional ones, as torch) and outputs."""
-    positions = [i for i, a in enumerate(args) if _is_float_tensor(a)]
-    call = _Call(module, len(positions), any(args[i].requires_grad for i in positions))
+    inputs = [a for a in args if _is_float_tensor(a)]
+    call = _Call(module, len(inputs), any(a.requires_grad for a in inputs))
     if call.any_input_grad:
-        wrapped = _HookInputs.apply(call, *(args[i] for i in positions))
-        args = list(args)
-        for i, w in zip(positions, wrapped):
-            args[i] = w
+        args = _wrap(_HookInputs, call, args)
     result = forward(*args, **kwargs)
-    single = _is_float_tensor(result)
+    single = isinstance(result, _C.Tensor)
     outputs = (result,) if single else result
-    if not _C.is_grad_enabled() or not isinstance(outputs, tuple) or not any(_is_float_tensor(o) for o in outputs):
+    if not (_C.is_grad_enabled() and isinstance(outputs, tuple) and any(_is_float_tensor(o) for o in outputs)):
         return result
-    float_at = [i for i, o in enumerate(outputs) if _is_float_tensor(o)]
-    hooked = _HookOutputs.apply(call, *(outputs[i] for i in float_at))
-    outputs = list(outputs)
-    for i, h in zip(float_at, hooked):
-        outputs[i] = h
+    outputs = _wrap(_HookOutputs, call, outputs)
     return outputs[0] if single else tuple(outputs)

@@ -2,7 +2,8 @@
 
 Owns how parameters, buffers and child modules are registered (through attribute assignment), walked
 (named_* in registration order, shared members once), moved or cast in place (_apply, as torch's
-`param.data = ...`, so a Parameter keeps its identity), saved and loaded (state_dict), and the forward hooks.
+`param.data = ...`, so a Parameter keeps its identity), saved and loaded (state_dict), and the hooks
+around a call (forward ones here, backward ones in _backward_hooks.py).
 """
 import itertools
 import weakref
@@ -18,7 +19,8 @@ __all__ = ["Module"]
 
 
 def _typename(obj):
-    """torch.typename: a tensor's kind, or an object's qualified type name."""
+    """torch.typename, for error messages: "vkt.Tensor" for any tensor, else the qualified name of obj
+    (a class or function) or of its type."""
     if isinstance(obj, _C.Tensor):
         return "vkt.Tensor"
     module = getattr(obj, "__module__", "") or ""
@@ -40,11 +42,11 @@ class RemovableHandle:
 
     next_id = 0
 
-    def __init__(self, hooks_dict, *, extra_dict=None):
+    def __init__(self, hooks_dict, *, extra_dict=()):
         self.hooks_dict_ref = weakref.ref(hooks_dict)
         self.id = RemovableHandle.next_id
         RemovableHandle.next_id += 1
-        extras = [] if extra_dict is None else extra_dict if isinstance(extra_dict, list) else [extra_dict]
+        extras = extra_dict if isinstance(extra_dict, (list, tuple)) else [extra_dict]
         self.extra_dict_ref = tuple(weakref.ref(d) for d in extras)
 
     def remove(self):
@@ -81,10 +83,10 @@ class Module:
     call_super_init = False
 
     def __init__(self, *args, **kwargs):
-        if self.call_super_init is False and bool(kwargs):
+        if not self.call_super_init and kwargs:
             raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
                             f"'{next(iter(kwargs))}'")
-        if self.call_super_init is False and bool(args):
+        if not self.call_super_init and args:
             raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
                             f"{len(args) + 1} were given")
         setattr_ = super().__setattr__
@@ -107,19 +109,22 @@ class Module:
 
     # ---- registration ----
 
+    def _check_member_name(self, kind, name, members):
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in members:
+            raise KeyError(f"attribute '{name}' already exists")
+
     def register_buffer(self, name, tensor, persistent=True):
         """Adds a tensor that is state but not a parameter (BatchNorm's running_mean); persistent=False
         leaves it out of state_dict."""
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
-        if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_member_name("buffer", name, self._buffers)
         if tensor is not None and not isinstance(tensor, _C.Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(vkt Tensor or None required)")
@@ -133,14 +138,7 @@ class Module:
         """Adds a Parameter (or None, a declared but absent one, like Linear's bias=False)."""
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
-        if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
-        if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
-        if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_member_name("parameter", name, self._parameters)
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
                             "(vkt.nn.Parameter or None required)")

@@ -187,7 +187,13 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Zeroes whole channels of an (N, C, H, W) input with probability p; a 3-D input is read as (N, C, L),
-    as torch does (with a warning there)."""
+    with torch's warning."""
+    if input.dim() == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
     return _channel_dropout("dropout2d", input, p, training, inplace, 2, True)
 
 
@@ -198,7 +204,8 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 
 # ---- embedding, normalisation ----
 # layer_norm, rms_norm and embedding check their arguments, then call a `_name` function with the
-# signature of the single-kernel C op that will replace it (vkt.layer_norm, vkt.rms_norm, vkt.embedding).
+# signature of the single-kernel C op that will replace it (vkt.layer_norm, vkt.rms_norm, vkt.embedding,
+# whose trailing sparse=False _embedding leaves out).
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
@@ -231,8 +238,7 @@ def _embedding_renorm_(weight, input, max_norm, norm_type):
         weight.index_copy_(0, rows, selected * scale)
 
 
-def _embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    del sparse
+def _embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False):
     index = input.reshape(-1)
     rows = weight.index_select(0, index)
     if padding_idx >= 0 or scale_grad_by_freq:

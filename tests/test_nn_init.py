@@ -126,6 +126,21 @@ def test_kaiming_errors_and_empty():
         init.eye_(vkt.empty(3))
 
 
+@pytest.mark.parametrize("shape,groups", [((4, 3, 3), 1), ((6, 2, 3, 3), 2), ((2, 5, 3, 2, 4), 1), ((6, 4, 1), 3)])
+def test_dirac(shape, groups, device):
+    ref = torch.nn.init.dirac_(torch.empty(shape), groups)
+    np.testing.assert_array_equal(sample(device, init.dirac_, groups, shape=shape), ref.numpy())
+
+
+@pytest.mark.parametrize("shape,groups", [((3, 3), 1), ((5, 2, 3), 2)])
+def test_dirac_errors(shape, groups):
+    with pytest.raises(ValueError) as ref:
+        torch.nn.init.dirac_(torch.empty(shape), groups)
+    with pytest.raises(ValueError) as got:
+        init.dirac_(vkt.empty(*shape), groups)
+    assert str(got.value) == str(ref.value)
+
+
 @pytest.mark.parametrize("shape,gain", [((6, 4), 1.0), ((4, 6), 2.0), ((5, 2, 3), 1.0)])
 def test_orthogonal(shape, gain, device):
     v = sample(device, init.orthogonal_, gain, shape=shape).reshape(shape[0], -1)

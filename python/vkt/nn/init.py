@@ -8,7 +8,7 @@ import numpy as np
 from .. import _C
 from ..autograd import no_grad
 
-__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
+__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_"]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
@@ -86,6 +86,23 @@ def eye_(tensor):
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     return _fill(tensor, _C.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+
+
+def dirac_(tensor, groups=1):
+    """A 3-, 4- or 5-D convolution weight that passes its input through: 1 at the centre of the kernel
+    from each input channel to the output channel of the same index (within each of groups). The pattern
+    is built on the host and copied to the tensor's device."""
+    if tensor.dim() not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = tensor.shape[0] // groups
+    pattern = np.zeros(tuple(tensor.shape))
+    centre = tuple(k // 2 for k in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(out_per_group, tensor.shape[1])):
+            pattern[(g * out_per_group + d, d) + centre] = 1
+    return _fill(tensor, _C.tensor(pattern, dtype=tensor.dtype, device=tensor.device))
 
 
 def _calculate_fan_in_and_fan_out(tensor):

@@ -323,6 +323,9 @@ def test_to_keeps_parameter_identity(device):
     assert m.steps.dtype == vkt.int64 and m.first.weight.dtype == vkt.float64
     m.to(vkt.zeros(1, dtype=vkt.float32))
     assert weight.dtype == vkt.float32 and weight.device.type == "cpu"
+    assert m.half().first.weight.dtype == vkt.float16 and m.steps.dtype == vkt.int64
+    m.type(vkt.float64)  # every tensor, integer ones too, as torch's Module.type
+    assert weight.dtype == vkt.float64 and m.steps.dtype == vkt.float64
 
 
 def test_vulkan_method(dev):

@@ -1,0 +1,227 @@
+"""vkt.save and vkt.load: objects holding tensors (state dicts, optimizer states, checkpoints) to a file.
+
+The file is a zip archive (stored, not compressed, so every entry has its CRC-32 checked on reading):
+vkt/version, vkt/data.pkl (the object, pickled with each tensor, dtype and device as a persistent id)
+and vkt/data/<key>, each tensor's elements, C-contiguous and little-endian. A view is saved as its own
+elements only; a tensor that appears twice in the object is saved once and loads as one tensor.
+With weights_only=True the unpickler builds nothing but tensors, dtypes, devices and plain containers.
+"""
+import contextlib
+import io
+import os
+import pickle
+import zipfile
+
+import numpy as np
+
+from . import _C
+
+__all__ = ["save", "load"]
+
+_VERSION = b"1"
+_ROOT = "vkt/"
+_DTYPES = ("float32", "float64", "float16", "int32", "int64", "uint8", "bool")
+# The globals weights_only=True lets a pickle name: plain containers and values, never code.
+_SAFE_GLOBALS = {("collections", "OrderedDict"), ("builtins", "set"), ("builtins", "frozenset"),
+                 ("builtins", "complex"), ("builtins", "slice"), ("builtins", "range"), ("builtins", "bytearray")}
+
+
+@contextlib.contextmanager
+def _opened(f, mode):
+    """A binary file for f: a path is opened (and closed after), a file object is used as it is."""
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, mode) as fh:
+            yield fh
+    else:
+        yield f
+
+
+def _parameter_class():
+    from . import nn
+
+    return getattr(nn, "Parameter", None)
+
+
+# ---- saving ----
+
+
+class _Saver(pickle.Pickler):
+    def __init__(self, file, archive):
+        super().__init__(file, protocol=4)
+        self._archive = archive
+        self._keys = {}  # id(tensor) -> key; the tensors themselves stay in _held while saving
+        self._held = []
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _C.dtype):
+            return ("dtype", str(obj).removeprefix("vkt."))
+        if isinstance(obj, _C.device):
+            return ("device", str(obj))
+        if isinstance(obj, _C.Tensor):
+            return self._tensor_id(obj)
+        return None
+
+    def _tensor_id(self, t):
+        key = self._keys.get(id(t))
+        if key is None:
+            key = self._keys[id(t)] = str(len(self._keys))
+            self._held.append(t)
+            data = np.ascontiguousarray(t.detach().cpu().numpy())
+            with self._archive.open(_ROOT + "data/" + key, "w", force_zip64=True) as out:
+                out.write(data.astype(data.dtype.newbyteorder("<"), copy=False).reshape(-1).view(np.uint8))
+        parameter = _parameter_class()
+        kind = "parameter" if parameter is not None and isinstance(t, parameter) else "tensor"
+        return ("tensor", key, str(t.dtype).removeprefix("vkt."), tuple(t.shape), str(t.device), t.requires_grad, kind)
+
+
+def save(obj, f):
+    """Saves obj (tensors, nested dicts/lists/tuples of them, numbers, strings; with weights_only=False
+    at load, any picklable object) to f, a path or a binary file object opened for writing."""
+    with _opened(f, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr(_ROOT + "version", _VERSION)
+        pickled = io.BytesIO()
+        _Saver(pickled, archive).dump(obj)
+        archive.writestr(_ROOT + "data.pkl", pickled.getvalue())
+
+
+# ---- loading ----
+
+
+class _WeightsOnlyError(pickle.UnpicklingError):
+    pass
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, file, weights_only, persistent_load):
+        super().__init__(file)
+        self._weights_only = weights_only
+        self.persistent_load = persistent_load
+
+    def find_class(self, module, name):
+        if self._weights_only and (module, name) not in _SAFE_GLOBALS:
+            raise _WeightsOnlyError(
+                f"Weights only load failed: the file names GLOBAL {module}.{name}, which vkt.load with "
+                "weights_only=True does not load. Re-running vkt.load with weights_only=False will likely "
+                "succeed, but it can result in arbitrary code execution; do it only if you trust the file's source.")
+        return super().find_class(module, name)
+
+
+def _restore_location(map_location):
+    """A function from a CPU tensor and the device it was saved from to the tensor where it belongs."""
+    if map_location is None:
+        return lambda t, location: t.to(_saved_device(location))
+    if isinstance(map_location, (str, _C.device)):
+        target = _C.device(map_location)
+        return lambda t, location: t.to(target)
+    if isinstance(map_location, dict):
+        return lambda t, location: t.to(_saved_device(str(map_location.get(location, location))))
+    if callable(map_location):
+        def restore(t, location):
+            result = map_location(t, location)
+            return t.to(_saved_device(location)) if result is None else result
+        return restore
+    raise TypeError(f"map_location should be None, a string, a vkt.device, a dict or a callable, "
+                    f"but got {type(map_location).__name__}")
+
+
+def _saved_device(location):
+    device = _C.device(location)
+    if device.type != "vulkan":
+        return device
+    from . import vulkan
+
+    if not vulkan.is_available():
+        raise RuntimeError("Attempting to deserialize object on a Vulkan device but vkt.vulkan.is_available() is "
+                           "False. If you are running on a machine without Vulkan, please use vkt.load with "
+                           "map_location='cpu' to map your tensors to the CPU.")
+    if (device.index or 0) >= vulkan.device_count():
+        raise RuntimeError(f"Attempting to deserialize object on Vulkan device {device.index} but "
+                           f"vkt.vulkan.device_count() is {vulkan.device_count()}. Please use vkt.load with "
+                           "map_location to map your tensors to an existing device.")
+    return device
+
+
+class _Loader:
+    def __init__(self, archive, restore, weights_only):
+        self._archive = archive
+        self._restore = restore
+        self._weights_only = weights_only
+        self._tensors = {}  # key -> the loaded tensor, so a tensor saved once loads once
+        self._raised = None  # what persistent_load raised, to pass it on as it is
+
+    def _read(self, name):
+        try:
+            return self._archive.read(_ROOT + name)
+        except KeyError:
+            raise RuntimeError(f"vkt.load: the archive has no entry {_ROOT + name}; the file is incomplete or was "
+                               "not written by vkt.save") from None
+        except Exception as e:
+            raise RuntimeError(f"vkt.load: cannot read {_ROOT + name}: the file is corrupt ({e})") from e
+
+    def run(self):
+        version = self._read("version")
+        if version != _VERSION:
+            raise RuntimeError(f"vkt.load: unsupported file version {version[:16]!r} (this vkt reads {_VERSION!r})")
+        unpickler = _Unpickler(io.BytesIO(self._read("data.pkl")), self._weights_only, self._persistent_load)
+        try:
+            return unpickler.load()
+        except _WeightsOnlyError:
+            raise
+        except Exception as e:
+            if e is self._raised:
+                raise
+            raise RuntimeError(f"vkt.load: the pickled object in the file is corrupt ({type(e).__name__}: {e})") from e
+
+    def _persistent_load(self, pid):
+        try:
+            return self._object(pid)
+        except Exception as e:
+            self._raised = e
+            raise
+
+    def _object(self, pid):
+        if isinstance(pid, tuple) and len(pid) == 2 and pid[0] == "dtype" and pid[1] in _DTYPES:
+            return getattr(_C, pid[1])
+        if isinstance(pid, tuple) and len(pid) == 2 and pid[0] == "device" and isinstance(pid[1], str):
+            return _C.device(pid[1])
+        if isinstance(pid, tuple) and len(pid) == 7 and pid[0] == "tensor":
+            return self._tensor(*pid[1:])
+        raise RuntimeError(f"vkt.load: the file refers to an unknown object {pid!r:.80}")
+
+    def _tensor(self, key, dtype, shape, location, requires_grad, kind):
+        if key in self._tensors:
+            return self._tensors[key]
+        if dtype not in _DTYPES or not all(isinstance(n, int) and n >= 0 for n in shape):
+            raise RuntimeError(f"vkt.load: tensor {key} has an unknown dtype {dtype!r:.40} or a bad shape {shape!r:.80}")
+        data = self._read("data/" + str(key))
+        np_dtype = np.dtype(dtype).newbyteorder("<")
+        count = int(np.prod(shape, dtype=np.int64))
+        if len(data) != count * np_dtype.itemsize:
+            raise RuntimeError(f"vkt.load: tensor {key} of shape {list(shape)} and dtype {dtype} needs "
+                               f"{count * np_dtype.itemsize} bytes but the file holds {len(data)}")
+        host = _C.tensor(np.frombuffer(data, np_dtype).astype(np_dtype.newbyteorder("="), copy=False).reshape(shape))
+        t = self._restore(host, location).detach().requires_grad_(bool(requires_grad))
+        parameter = _parameter_class()
+        if kind == "parameter" and parameter is not None:
+            t = parameter(t, requires_grad=bool(requires_grad))
+        self._tensors[key] = t
+        return t
+
+
+def _open_archive(fh):
+    if not (hasattr(fh, "seekable") and fh.seekable()):
+        fh = io.BytesIO(fh.read())
+    try:
+        return zipfile.ZipFile(fh, "r")
+    except Exception as e:
+        raise RuntimeError(f"vkt.load: the file is not a vkt.save archive, or it is truncated or corrupt ({e})") from e
+
+
+def load(f, map_location=None, *, weights_only=True):
+    """Loads what vkt.save wrote to f (a path or a binary file object). map_location puts the tensors on a
+    device: None (where they were saved), "cpu", "vulkan", a vkt.device, a dict from saved location to
+    device, or a callable (tensor on the CPU, saved location) -> tensor or None (None: where saved).
+    weights_only=True refuses any pickled class beyond plain containers, raising pickle.UnpicklingError."""
+    restore = _restore_location(map_location)
+    with _opened(f, "rb") as fh, _open_archive(fh) as archive:
+        return _Loader(archive, restore, weights_only).run()

@@ -350,11 +350,11 @@ def collate(batch, *, collate_fn_map=None):
     if isinstance(elem, collections.abc.Mapping):
         return _same_container(elem, {k: collate([d[k] for d in batch], collate_fn_map=collate_fn_map) for k in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # a namedtuple
-        return type(elem)(*(collate(list(s), collate_fn_map=collate_fn_map) for s in zip(*batch)))
+        return type(elem)(*(collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         if any(len(b) != len(elem) for b in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        columns = [collate(list(s), collate_fn_map=collate_fn_map) for s in zip(*batch)]
+        columns = [collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch)]
         return columns if isinstance(elem, tuple) else _same_container(elem, columns)  # tuples give lists, as torch
     raise TypeError(_collate_err.format(type(elem)))
 

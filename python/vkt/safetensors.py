@@ -5,6 +5,7 @@ data), so vkt needs no safetensors package; every header is checked before any t
 bad file raises SafetensorError (a RuntimeError) saying what is wrong with it.
 """
 import json
+import math
 import struct
 
 import numpy as np
@@ -70,7 +71,7 @@ def _header(items, metadata):
 
 
 def _payload(t):
-    data = np.ascontiguousarray(t.detach().cpu().numpy())
+    data = np.asarray(t.detach().cpu().numpy(), order="C")
     return data.astype(data.dtype.newbyteorder("<"), copy=False).reshape(-1).view(np.uint8)
 
 
@@ -151,7 +152,7 @@ def _layout(header, data_bytes):
         if begin != end or stop < begin:
             raise _bad(f"invalid offset for tensor {name!r}: [{begin}, {stop}] does not start where the "
                        f"previous tensor ends ({end})")
-        if stop - begin != int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize:
+        if stop - begin != math.prod(shape) * np.dtype(dtype).itemsize:
             raise _bad(f"tensor invalid info: tensor {name!r} of shape {list(shape)} and dtype {dtype} does not "
                        f"fit its {stop - begin} bytes")
         end = stop

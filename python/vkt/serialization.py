@@ -8,6 +8,7 @@ With weights_only=True the unpickler builds nothing but tensors, dtypes, devices
 """
 import contextlib
 import io
+import math
 import os
 import pickle
 import zipfile
@@ -36,12 +37,6 @@ def _opened(f, mode):
         yield f
 
 
-def _parameter_class():
-    from . import nn
-
-    return getattr(nn, "Parameter", None)
-
-
 # ---- saving ----
 
 
@@ -66,12 +61,10 @@ class _Saver(pickle.Pickler):
         if key is None:
             key = self._keys[id(t)] = str(len(self._keys))
             self._held.append(t)
-            data = np.ascontiguousarray(t.detach().cpu().numpy())
+            data = np.asarray(t.detach().cpu().numpy(), order="C")
             with self._archive.open(_ROOT + "data/" + key, "w", force_zip64=True) as out:
                 out.write(data.astype(data.dtype.newbyteorder("<"), copy=False).reshape(-1).view(np.uint8))
-        parameter = _parameter_class()
-        kind = "parameter" if parameter is not None and isinstance(t, parameter) else "tensor"
-        return ("tensor", key, str(t.dtype).removeprefix("vkt."), tuple(t.shape), str(t.device), t.requires_grad, kind)
+        return ("tensor", key, str(t.dtype).removeprefix("vkt."), tuple(t.shape), str(t.device), t.requires_grad)
 
 
 def save(obj, f):
@@ -184,28 +177,29 @@ class _Loader:
             return getattr(_C, pid[1])
         if isinstance(pid, tuple) and len(pid) == 2 and pid[0] == "device" and isinstance(pid[1], str):
             return _C.device(pid[1])
-        if isinstance(pid, tuple) and len(pid) == 7 and pid[0] == "tensor":
+        if _is_tensor_id(pid):
             return self._tensor(*pid[1:])
-        raise RuntimeError(f"vkt.load: the file refers to an unknown object {pid!r:.80}")
+        raise RuntimeError(f"vkt.load: the file refers to an unknown or malformed object {pid!r:.80}")
 
-    def _tensor(self, key, dtype, shape, location, requires_grad, kind):
+    def _tensor(self, key, dtype, shape, location, requires_grad):
         if key in self._tensors:
             return self._tensors[key]
-        if dtype not in _DTYPES or not all(isinstance(n, int) and n >= 0 for n in shape):
-            raise RuntimeError(f"vkt.load: tensor {key} has an unknown dtype {dtype!r:.40} or a bad shape {shape!r:.80}")
-        data = self._read("data/" + str(key))
+        data = self._read("data/" + key)
         np_dtype = np.dtype(dtype).newbyteorder("<")
-        count = int(np.prod(shape, dtype=np.int64))
+        count = math.prod(shape)
         if len(data) != count * np_dtype.itemsize:
             raise RuntimeError(f"vkt.load: tensor {key} of shape {list(shape)} and dtype {dtype} needs "
                                f"{count * np_dtype.itemsize} bytes but the file holds {len(data)}")
         host = _C.tensor(np.frombuffer(data, np_dtype).astype(np_dtype.newbyteorder("="), copy=False).reshape(shape))
-        t = self._restore(host, location).detach().requires_grad_(bool(requires_grad))
-        parameter = _parameter_class()
-        if kind == "parameter" and parameter is not None:
-            t = parameter(t, requires_grad=bool(requires_grad))
-        self._tensors[key] = t
+        t = self._tensors[key] = self._restore(host, location).detach().requires_grad_(requires_grad)
         return t
+
+
+def _is_tensor_id(pid):
+    """Whether pid is ("tensor", key, dtype, shape, saved location, requires_grad) with fields of those kinds."""
+    return (isinstance(pid, tuple) and len(pid) == 6 and pid[0] == "tensor" and isinstance(pid[1], str) and
+            pid[2] in _DTYPES and isinstance(pid[3], tuple) and all(type(n) is int and n >= 0 for n in pid[3]) and
+            isinstance(pid[4], str) and isinstance(pid[5], bool))
 
 
 def _open_archive(fh):

@@ -156,8 +156,11 @@ def _layout(header, data_bytes):
             raise _bad(f"tensor invalid info: tensor {name!r} of shape {list(shape)} and dtype {dtype} does not "
                        f"fit its {stop - begin} bytes")
         end = stop
-    if end != data_bytes:
-        raise _bad(f"incomplete metadata, file not fully covered (the tensors use {end} bytes of data, the file "
+    if end > data_bytes:
+        raise _bad(f"tensor data past the end of the buffer (the tensors need {end} bytes of data, the buffer "
+                   f"holds {data_bytes})")
+    if end < data_bytes:
+        raise _bad(f"incomplete metadata, file not fully covered (the tensors use {end} bytes of data, the buffer "
                    f"holds {data_bytes})")
     return entries
 

@@ -504,7 +504,9 @@ class DataLoader:
         self.persistent_workers = persistent_workers
         self.device = None if device is None else _C.device(device)
         self._iterable = iterable
-        self.collate_fn = collate_fn or (default_collate if self._auto_collation else default_convert)
+        if collate_fn is None:
+            collate_fn = default_collate if self._auto_collation else default_convert
+        self.collate_fn = collate_fn
         self._initialized = True
 
     def __setattr__(self, attr, val):

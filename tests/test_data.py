@@ -337,6 +337,16 @@ def test_loader_uploads_batches_to_its_device(dev):
     assert isinstance(named, Point) and named.x.device.type == dev
 
 
+def test_loader_submits_the_recorded_step_before_the_next_batch(dev):
+    a = vkt.ones(64, 64, device=dev)
+    loader = iter(vdata.DataLoader([np.ones(3, np.float32)] * 4, batch_size=2, device=dev))
+    next(loader)
+    (a @ a).relu_()
+    assert vkt._C._stream_state(dev)[0]  # the step is recorded, not yet submitted
+    next(loader)
+    assert not vkt._C._stream_state(dev)[0]
+
+
 def test_tqdm_shows_the_loader_length():
     tqdm = pytest.importorskip("tqdm").tqdm
     loader = vdata.DataLoader(SAMPLES["tensors"]()[0], batch_size=4)

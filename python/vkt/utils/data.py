@@ -1,9 +1,10 @@
 """vkt.utils.data: datasets, samplers, collation and DataLoader, as torch.utils.data names them.
 
-Batches are made in this process (num_workers > 0 is accepted and runs here too): vkt ops and uploads
-do not wait for the GPU, so collating and uploading the next batch on the host overlaps the step the
-GPU is running. A TensorDataset (or a Subset of one) is batched with one index_select per tensor on
-the tensors' own device, so data already on the GPU never comes back to the host.
+Batches are made in this process (num_workers > 0 is accepted and runs here too). With device= a
+loader first submits what that device has recorded (the step just written), then collates the next
+batch on the host and uploads it; neither waits for the GPU, so the GPU runs the step meanwhile.
+A TensorDataset (or a Subset of one) is batched with one index_select per tensor on the tensors' own
+device, so data already on the GPU never comes back to the host.
 """
 import bisect
 import collections.abc
@@ -428,6 +429,7 @@ class _SingleProcessIter:
 
     def __init__(self, loader):
         self._loader = loader
+        self._gpu = loader.device if loader.device is not None and loader.device.type == "vulkan" else None
         self._fetch = self._fetch_stream if loader._iterable else self._fetch_indices
         self._rows = _tensor_rows(loader.dataset) if loader.collate_fn is default_collate else None
         self._source = iter(loader.dataset) if loader._iterable else iter(loader._index_sampler)
@@ -459,6 +461,8 @@ class _SingleProcessIter:
         return loader.collate_fn([dataset[i] for i in index])
 
     def __next__(self):
+        if self._gpu is not None:
+            _C._flush(self._gpu)
         data = self._fetch()
         return data if self._loader.device is None else _to_device(data, self._loader.device)
 
@@ -466,8 +470,9 @@ class _SingleProcessIter:
 class DataLoader:
     """Iterates over a dataset in batches, as torch.utils.data.DataLoader.
 
-    vkt additions and differences: device= (keyword) moves each batch there as it is made, an upload
-    that does not wait for the GPU; num_workers > 0 is validated as torch does but the batches are
+    vkt additions and differences: device= (keyword) moves each batch there as it is made, after
+    handing the GPU the work recorded since the last batch, so the host makes the batch while the GPU
+    runs that work; num_workers > 0 is validated as torch does but the batches are
     still made in this process (get_worker_info() is None); pin_memory has nothing to pin and is kept
     only as an attribute.
     """

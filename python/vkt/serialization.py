@@ -5,6 +5,7 @@ vkt/version, vkt/data.pkl (the object, pickled with each tensor, dtype and devic
 and vkt/data/<key>, each tensor's elements, C-contiguous and little-endian. A view is saved as its own
 elements only; a tensor that appears twice in the object is saved once and loads as one tensor.
 With weights_only=True the unpickler builds nothing but tensors, dtypes, devices and plain containers.
+vkt.load also reads what torch.save writes (PyTorch's zip format), rebuilding each tensor from its storage.
 """
 import contextlib
 import io
@@ -85,13 +86,16 @@ class _WeightsOnlyError(pickle.UnpicklingError):
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, file, weights_only, persistent_load):
+    def __init__(self, file, loader):
         super().__init__(file)
-        self._weights_only = weights_only
-        self.persistent_load = persistent_load
+        self._loader = loader
+        self.persistent_load = loader.persistent_load
 
     def find_class(self, module, name):
-        if self._weights_only and (module, name) not in _SAFE_GLOBALS:
+        known = self._loader.known_global(module, name)
+        if known is not None:
+            return known
+        if self._loader.weights_only and (module, name) not in _SAFE_GLOBALS:
             raise _WeightsOnlyError(
                 f"Weights only load failed: the file names GLOBAL {module}.{name}, which vkt.load with "
                 "weights_only=True does not load. Re-running vkt.load with weights_only=False will likely "
@@ -118,7 +122,11 @@ def _restore_location(map_location):
 
 
 def _saved_device(location):
-    device = _C.device(location)
+    try:
+        device = _C.device(location)
+    except RuntimeError:
+        raise RuntimeError(f"vkt.load: the file's tensors were saved on {location!r:.40}, a device vkt does not "
+                           f"have; pass map_location, e.g. 'cpu', 'vulkan' or {{{location!r:.40}: 'vulkan'}}") from None
     if device.type != "vulkan":
         return device
     from . import vulkan
@@ -135,27 +143,37 @@ def _saved_device(location):
 
 
 class _Loader:
-    def __init__(self, archive, restore, weights_only):
+    """Reads a vkt.save archive whose entries are under root."""
+
+    def __init__(self, archive, root, restore, weights_only):
         self._archive = archive
+        self._root = root
         self._restore = restore
-        self._weights_only = weights_only
+        self.weights_only = weights_only
         self._tensors = {}  # key -> the loaded tensor, so a tensor saved once loads once
         self._raised = None  # what persistent_load raised, to pass it on as it is
 
     def _read(self, name):
         try:
-            return self._archive.read(_ROOT + name)
+            return self._archive.read(self._root + name)
         except KeyError:
-            raise RuntimeError(f"vkt.load: the archive has no entry {_ROOT + name}; the file is incomplete or was "
-                               "not written by vkt.save") from None
+            raise RuntimeError(f"vkt.load: the archive has no entry {self._root + name}; the file is incomplete "
+                               "or was not written by vkt.save") from None
         except Exception as e:
-            raise RuntimeError(f"vkt.load: cannot read {_ROOT + name}: the file is corrupt ({e})") from e
+            raise RuntimeError(f"vkt.load: cannot read {self._root + name}: the file is corrupt ({e})") from e
 
-    def run(self):
+    def check_version(self):
         version = self._read("version")
         if version != _VERSION:
             raise RuntimeError(f"vkt.load: unsupported file version {version[:16]!r} (this vkt reads {_VERSION!r})")
-        unpickler = _Unpickler(io.BytesIO(self._read("data.pkl")), self._weights_only, self._persistent_load)
+
+    def known_global(self, module, name):
+        """What a global the pickle names stands for in this format (None: the unpickler decides)."""
+        return None
+
+    def run(self):
+        self.check_version()
+        unpickler = _Unpickler(io.BytesIO(self._read("data.pkl")), self)
         try:
             return unpickler.load()
         except _WeightsOnlyError:
@@ -165,7 +183,7 @@ class _Loader:
                 raise
             raise RuntimeError(f"vkt.load: the pickled object in the file is corrupt ({type(e).__name__}: {e})") from e
 
-    def _persistent_load(self, pid):
+    def persistent_load(self, pid):
         try:
             return self._object(pid)
         except Exception as e:
@@ -202,6 +220,98 @@ def _is_tensor_id(pid):
             isinstance(pid[4], str) and isinstance(pid[5], bool))
 
 
+# ---- PyTorch's format ----
+
+_TORCH_STORAGES = {"FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage": "float16",
+                   "IntStorage": "int32", "LongStorage": "int64", "ByteStorage": "uint8", "BoolStorage": "bool"}
+
+
+class _StorageType:
+    """A torch.<name> storage class named in a torch.save pickle; only its name is used."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+def _latin1(text, encoding):
+    """_codecs.encode as protocol-2 pickles use it for bytes objects, and nothing else."""
+    if encoding not in ("latin1", "latin-1") or not isinstance(text, str):
+        raise RuntimeError(f"vkt.load: unexpected _codecs.encode({type(text).__name__}, {encoding!r:.20})")
+    return text.encode("latin1")
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks):
+    """torch.nn.Parameter's record: vkt has no Parameter class, so the tensor (requiring grad as saved)."""
+    if not isinstance(data, _C.Tensor):
+        raise RuntimeError("vkt.load: a torch Parameter record without a tensor")
+    return data.requires_grad_(bool(requires_grad))
+
+
+class _TorchLoader(_Loader):
+    """Reads what torch.save writes: tensors are views (offset, size, stride) of typed storages."""
+
+    def check_version(self):
+        order = self._archive.NameToInfo.get(self._root + "byteorder")
+        if order is not None and self._read("byteorder") != b"little":
+            raise RuntimeError("vkt.load: the torch.save file is big-endian; vkt reads little-endian files only")
+
+    def known_global(self, module, name):
+        if module == "torch" and name.endswith("Storage"):
+            return _StorageType(name)
+        return {("torch._utils", "_rebuild_tensor_v2"): self._rebuild_tensor,
+                ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+                ("torch", "Size"): tuple, ("_codecs", "encode"): _latin1}.get((module, name))
+
+    def _object(self, pid):
+        if (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage" and isinstance(pid[1], _StorageType)
+                and isinstance(pid[2], str) and isinstance(pid[3], str) and type(pid[4]) is int and pid[4] >= 0):
+            return self._storage(*pid[1:])
+        raise RuntimeError(f"vkt.load: the torch.save file refers to an unknown or malformed object {pid!r:.80}")
+
+    def _storage(self, kind, key, location, numel):
+        """(elements as a NumPy array, saved location) of storage key, read once."""
+        if key not in self._tensors:
+            if kind.name not in _TORCH_STORAGES:
+                raise RuntimeError(f"vkt.load: the file holds a torch.{kind.name:.40}, whose dtype vkt does not have "
+                                   f"(vkt reads {', '.join(_TORCH_STORAGES)})")
+            dtype = np.dtype(_TORCH_STORAGES[kind.name]).newbyteorder("<")
+            data = self._read("data/" + key)
+            if len(data) != numel * dtype.itemsize:
+                raise RuntimeError(f"vkt.load: storage {key} of {numel} {kind.name} elements needs "
+                                   f"{numel * dtype.itemsize} bytes but the file holds {len(data)}")
+            self._tensors[key] = (np.frombuffer(data, dtype), location)
+        return self._tensors[key]
+
+    def _rebuild_tensor(self, storage, offset, size, stride, requires_grad, backward_hooks, metadata=None):
+        elements, location = storage
+        if not _fits(len(elements), offset, size, stride):
+            raise RuntimeError(f"vkt.load: a tensor of size {size!r:.60}, stride {stride!r:.60} and offset "
+                               f"{offset!r:.20} reaches past its storage of {len(elements)} elements")
+        view = np.lib.stride_tricks.as_strided(elements[offset:], size, [n * elements.itemsize for n in stride])
+        host = _C.tensor(np.array(view, dtype=elements.dtype.newbyteorder("=")))
+        return self._restore(host, location).detach().requires_grad_(bool(requires_grad))
+
+
+def _fits(numel, offset, size, stride):
+    """Whether the view (offset, size, stride) of a storage of numel elements stays inside it."""
+    ints = (isinstance(v, tuple) and all(type(n) is int and n >= 0 for n in v) for v in (size, stride))
+    if type(offset) is not int or offset < 0 or not all(ints) or len(size) != len(stride):
+        return False
+    return 0 in size or offset + sum((n - 1) * s for n, s in zip(size, stride)) < numel
+
+
+def _loader(archive, restore, weights_only):
+    """The reader for archive: vkt's format, or PyTorch's (one folder holding data.pkl)."""
+    names = archive.namelist()
+    if _ROOT + "version" in names:
+        return _Loader(archive, _ROOT, restore, weights_only)
+    torch_roots = [n[:-len("data.pkl")] for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
+    if torch_roots:
+        return _TorchLoader(archive, torch_roots[0], restore, weights_only)
+    raise RuntimeError(f"vkt.load: the archive has no entry {_ROOT}version; the file is incomplete or was not "
+                       "written by vkt.save or torch.save")
+
+
 def _open_archive(fh):
     if not (hasattr(fh, "seekable") and fh.seekable()):
         fh = io.BytesIO(fh.read())
@@ -212,10 +322,10 @@ def _open_archive(fh):
 
 
 def load(f, map_location=None, *, weights_only=True):
-    """Loads what vkt.save wrote to f (a path or a binary file object). map_location puts the tensors on a
-    device: None (where they were saved), "cpu", "vulkan", a vkt.device, a dict from saved location to
-    device, or a callable (tensor on the CPU, saved location) -> tensor or None (None: where saved).
-    weights_only=True refuses any pickled class beyond plain containers, raising pickle.UnpicklingError."""
+    """Loads what vkt.save (or torch.save) wrote to f, a path or a binary file object. map_location puts
+    the tensors on a device: None (where they were saved), "cpu", "vulkan", a vkt.device, a dict from saved
+    location to device, or a callable (tensor on the CPU, saved location) -> tensor or None (None: where
+    saved). weights_only=True refuses any pickled class beyond plain containers (pickle.UnpicklingError)."""
     restore = _restore_location(map_location)
     with _opened(f, "rb") as fh, _open_archive(fh) as archive:
-        return _Loader(archive, restore, weights_only).run()
+        return _loader(archive, restore, weights_only).run()

@@ -487,20 +487,11 @@ class DataLoader:
         iterable = isinstance(dataset, IterableDataset)
         if iterable:
             _check_iterable_options(shuffle, sampler, batch_sampler)
-        shuffle = bool(shuffle)
-        if sampler is not None and shuffle:
-            raise ValueError("sampler option is mutually exclusive with shuffle")
-        if batch_sampler is not None:
-            if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
-                                 "and drop_last")
-            batch_size, drop_last = None, False
-        elif batch_size is None and drop_last:
+        else:
+            batch_size, drop_last, sampler, batch_sampler = _samplers(
+                dataset, batch_size, bool(shuffle), sampler, batch_sampler, drop_last, generator)
+        if batch_size is None and drop_last:
             raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
-        if sampler is None and not iterable:
-            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
-        if batch_size is not None and batch_sampler is None and not iterable:
-            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.dataset, self.batch_size, self.drop_last = dataset, batch_size, drop_last
         self.sampler, self.batch_sampler, self.generator = sampler, batch_sampler, generator
         self.num_workers, self.prefetch_factor, self.timeout = num_workers, prefetch_factor, timeout
@@ -554,6 +545,22 @@ def _check_worker_options(num_workers, timeout, prefetch_factor, persistent_work
     if multiprocessing_context is not None and num_workers == 0:
         raise ValueError("multiprocessing_context can only be used with multi-process loading (num_workers > 0), "
                          f"but got num_workers={num_workers}")
+
+
+def _samplers(dataset, batch_size, shuffle, sampler, batch_sampler, drop_last, generator):
+    """(batch_size, drop_last, sampler, batch_sampler) of a map-style dataset's loader, as torch settles them."""
+    if sampler is not None and shuffle:
+        raise ValueError("sampler option is mutually exclusive with shuffle")
+    if batch_sampler is not None:
+        if batch_size != 1 or shuffle or sampler is not None or drop_last:
+            raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
+                             "and drop_last")
+        batch_size, drop_last = None, False
+    if sampler is None:
+        sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+    if batch_size is not None and batch_sampler is None:
+        batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+    return batch_size, drop_last, sampler, batch_sampler
 
 
 def _check_iterable_options(shuffle, sampler, batch_sampler):

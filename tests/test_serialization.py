@@ -113,6 +113,29 @@ def test_nested_state_dicts_keep_their_types(device):
     assert (got["epoch"], got["raw"], got["history"]) == (4, b"\x00\x01", [1.5, float("inf")])
 
 
+class Param(vkt.Tensor):
+    def __new__(cls, data, requires_grad=True):
+        return vkt._C._make_subclass(cls, data, requires_grad)
+
+
+def test_tensor_subclasses_load_as_themselves(monkeypatch):
+    p = Param(vkt.arange(3.0))
+    saved = io.BytesIO()
+    vkt.save({"p": p, "again": p, "frozen": Param(vkt.ones(2), requires_grad=False)}, saved)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed.*Param"):
+        vkt.load(io.BytesIO(saved.getvalue()))
+    got = vkt.load(io.BytesIO(saved.getvalue()), weights_only=False)
+    assert type(got["p"]) is Param and got["p"].requires_grad and got["p"].is_leaf and got["p"] is got["again"]
+    assert type(got["frozen"]) is Param and not got["frozen"].requires_grad and got["p"].tolist() == [0.0, 1.0, 2.0]
+    parameter = type("Parameter", (Param,), {"__module__": "vkt.nn"})  # what vkt.nn will define
+    monkeypatch.setattr(vkt.nn, "Parameter", parameter, raising=False)
+    saved = io.BytesIO()
+    vkt.save([parameter(vkt.ones(2))], saved)
+    assert type(vkt.load(io.BytesIO(saved.getvalue()))[0]) is parameter  # vkt.nn.Parameter passes weights_only
+    got = vkt.load(io.BytesIO(torch_saved({"w": torch.nn.Parameter(torch.ones(2))})))
+    assert type(got["w"]) is parameter and got["w"].requires_grad
+
+
 def test_requires_grad_is_kept_and_tensors_are_leaves():
     a = vkt.ones(3, requires_grad=True)
     loaded = round_trip({"leaf": a, "result": a * 2, "plain": vkt.ones(2)})
@@ -227,7 +250,7 @@ def pickled_tensor_id(pid):
 
 def one_tensor(dtype, shape, payload=None, location="cpu"):
     """A forged archive holding one tensor of dtype and shape, with payload as its data (None: no entry)."""
-    entries = {"vkt/version": b"1", "vkt/data.pkl": pickled_tensor_id(("tensor", "0", dtype, shape, location, False))}
+    entries = {"vkt/version": b"1", "vkt/data.pkl": pickled_tensor_id(("tensor", "0", dtype, shape, location, False, None))}
     if payload is not None:
         entries["vkt/data/0"] = payload
     return forged(entries)

@@ -3,8 +3,9 @@
 The file is a zip archive (stored, not compressed, so every entry has its CRC-32 checked on reading):
 vkt/version, vkt/data.pkl (the object, pickled with each tensor, dtype and device as a persistent id)
 and vkt/data/<key>, each tensor's elements, C-contiguous and little-endian. A view is saved as its own
-elements only; a tensor that appears twice in the object is saved once and loads as one tensor.
-With weights_only=True the unpickler builds nothing but tensors, dtypes, devices and plain containers.
+elements only; a tensor that appears twice in the object is saved once and loads as one tensor; a
+Tensor subclass (vkt.nn.Parameter) loads as that subclass. With weights_only=True the unpickler builds
+nothing but tensors (of vkt.nn.Parameter too), dtypes, devices and plain containers.
 vkt.load also reads what torch.save writes (PyTorch's zip format), rebuilding each tensor from its storage.
 """
 import contextlib
@@ -65,7 +66,9 @@ class _Saver(pickle.Pickler):
             data = np.asarray(t.detach().cpu().numpy(), order="C")
             with self._archive.open(_ROOT + "data/" + key, "w", force_zip64=True) as out:
                 out.write(data.astype(data.dtype.newbyteorder("<"), copy=False).reshape(-1).view(np.uint8))
-        return ("tensor", key, str(t.dtype).removeprefix("vkt."), tuple(t.shape), str(t.device), t.requires_grad)
+        subclass = None if type(t) is _C.Tensor else type(t)  # pickled by name, so find_class vets it at load
+        return ("tensor", key, str(t.dtype).removeprefix("vkt."), tuple(t.shape), str(t.device), t.requires_grad,
+                subclass)
 
 
 def save(obj, f):
@@ -95,12 +98,20 @@ class _Unpickler(pickle.Unpickler):
         known = self._loader.known_global(module, name)
         if known is not None:
             return known
-        if self._loader.weights_only and (module, name) not in _SAFE_GLOBALS:
+        if self._loader.weights_only and (module, name) not in _SAFE_GLOBALS and (module, name) != _parameter():
             raise _WeightsOnlyError(
                 f"Weights only load failed: the file names GLOBAL {module}.{name}, which vkt.load with "
                 "weights_only=True does not load. Re-running vkt.load with weights_only=False will likely "
                 "succeed, but it can result in arbitrary code execution; do it only if you trust the file's source.")
         return super().find_class(module, name)
+
+
+def _parameter():
+    """(module, name) of vkt.nn.Parameter, the one class weights_only=True loads, where vkt.nn defines it."""
+    from . import nn
+
+    cls = getattr(nn, "Parameter", None)
+    return None if cls is None else (cls.__module__, cls.__qualname__)
 
 
 def _restore_location(map_location):
@@ -199,7 +210,7 @@ class _Loader:
             return self._tensor(*pid[1:])
         raise RuntimeError(f"vkt.load: the file refers to an unknown or malformed object {pid!r:.80}")
 
-    def _tensor(self, key, dtype, shape, location, requires_grad):
+    def _tensor(self, key, dtype, shape, location, requires_grad, subclass):
         if key in self._tensors:
             return self._tensors[key]
         data = self._read("data/" + key)
@@ -209,15 +220,20 @@ class _Loader:
             raise RuntimeError(f"vkt.load: tensor {key} of shape {list(shape)} and dtype {dtype} needs "
                                f"{count * np_dtype.itemsize} bytes but the file holds {len(data)}")
         host = _C.tensor(np.frombuffer(data, np_dtype).astype(np_dtype.newbyteorder("="), copy=False).reshape(shape))
-        t = self._tensors[key] = self._restore(host, location).detach().requires_grad_(requires_grad)
+        t = self._restore(host, location).detach().requires_grad_(requires_grad)
+        if subclass is not None:
+            t = _C._make_subclass(subclass, t, requires_grad)
+        self._tensors[key] = t
         return t
 
 
 def _is_tensor_id(pid):
-    """Whether pid is ("tensor", key, dtype, shape, saved location, requires_grad) with fields of those kinds."""
-    return (isinstance(pid, tuple) and len(pid) == 6 and pid[0] == "tensor" and isinstance(pid[1], str) and
+    """Whether pid is ("tensor", key, dtype, shape, saved location, requires_grad, Tensor subclass or None)
+    with fields of those kinds."""
+    return (isinstance(pid, tuple) and len(pid) == 7 and pid[0] == "tensor" and isinstance(pid[1], str) and
             pid[2] in _DTYPES and isinstance(pid[3], tuple) and all(type(n) is int and n >= 0 for n in pid[3]) and
-            isinstance(pid[4], str) and isinstance(pid[5], bool))
+            isinstance(pid[4], str) and isinstance(pid[5], bool) and
+            (pid[6] is None or isinstance(pid[6], type) and issubclass(pid[6], _C.Tensor)))
 
 
 # ---- PyTorch's format ----
@@ -241,10 +257,15 @@ def _latin1(text, encoding):
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):
-    """torch.nn.Parameter's record: vkt has no Parameter class, so the tensor (requiring grad as saved)."""
+    """torch.nn.Parameter's record: a vkt.nn.Parameter (a tensor requiring grad as saved, where vkt.nn has none)."""
+    from . import nn
+
     if not isinstance(data, _C.Tensor):
         raise RuntimeError("vkt.load: a torch Parameter record without a tensor")
-    return data.requires_grad_(bool(requires_grad))
+    cls = getattr(nn, "Parameter", None)
+    if cls is None:
+        return data.requires_grad_(bool(requires_grad))
+    return _C._make_subclass(cls, data, bool(requires_grad))
 
 
 class _TorchLoader(_Loader):

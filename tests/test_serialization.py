@@ -250,7 +250,8 @@ def pickled_tensor_id(pid):
 
 def one_tensor(dtype, shape, payload=None, location="cpu"):
     """A forged archive holding one tensor of dtype and shape, with payload as its data (None: no entry)."""
-    entries = {"vkt/version": b"1", "vkt/data.pkl": pickled_tensor_id(("tensor", "0", dtype, shape, location, False, None))}
+    record = ("tensor", "0", dtype, shape, location, False, None)
+    entries = {"vkt/version": b"1", "vkt/data.pkl": pickled_tensor_id(record)}
     if payload is not None:
         entries["vkt/data/0"] = payload
     return forged(entries)
@@ -307,9 +308,10 @@ def test_torch_save_files_load(device):
     base = torch.arange(12.0).reshape(3, 4)
     state = model.state_dict()
     state.update({"half": torch.arange(6, dtype=torch.float16)[1:], "t": base.t(), "row": base[1],
-                  "every": base[:, ::2], "mask": torch.tensor([True, False]), "n": torch.tensor(7), "i32": torch.arange(3, dtype=torch.int32),
-                  "u8": torch.arange(3, dtype=torch.uint8), "f64": torch.ones(2, 2, dtype=torch.float64),
-                  "empty": torch.zeros(0, 3), "param": torch.nn.Parameter(torch.ones(2))})
+                  "every": base[:, ::2], "mask": torch.tensor([True, False]), "n": torch.tensor(7),
+                  "i32": torch.arange(3, dtype=torch.int32), "u8": torch.arange(3, dtype=torch.uint8),
+                  "f64": torch.ones(2, 2, dtype=torch.float64), "empty": torch.zeros(0, 3),
+                  "param": torch.nn.Parameter(torch.ones(2))})
     checkpoint = {"model": state, "optimizer": {"param_groups": [{"lr": 0.1, "betas": (0.9, 0.99)}]},
                   "tag": b"\x00\xff", "size": torch.Size([2, 3])}
     got = vkt.load(io.BytesIO(torch_saved(checkpoint)), map_location=device)

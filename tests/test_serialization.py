@@ -323,6 +323,16 @@ def test_torch_save_files_load(device):
     assert got["optimizer"] == checkpoint["optimizer"] and got["tag"] == b"\x00\xff" and got["size"] == (2, 3)
 
 
+def test_torch_file_saved_on_cuda_needs_map_location():
+    archive = zipfile.ZipFile(io.BytesIO(torch_saved({"w": torch.ones(2)})))
+    entries = {name: archive.read(name) for name in archive.namelist()}
+    entries["archive/data.pkl"] = entries["archive/data.pkl"].replace(b"X\x03\x00\x00\x00cpu",
+                                                                      b"X\x06\x00\x00\x00cuda:0")
+    with pytest.raises(RuntimeError, match="^vkt.load: the file's tensors were saved on 'cuda:0'"):
+        load_bytes(forged(entries))
+    assert load_bytes(forged(entries), map_location={"cuda:0": "cpu"})["w"].tolist() == [1.0, 1.0]
+
+
 def test_torch_save_files_refuse_what_vkt_lacks():
     with pytest.raises(RuntimeError, match="torch.BFloat16Storage, whose dtype vkt does not have"):
         load_bytes(torch_saved({"w": torch.ones(2, dtype=torch.bfloat16)}))

@@ -9,6 +9,7 @@ nothing but tensors (of vkt.nn.Parameter too), dtypes, devices and plain contain
 vkt.load also reads what torch.save writes (PyTorch's zip format), rebuilding each tensor from its storage.
 """
 import contextlib
+import functools
 import io
 import math
 import os
@@ -162,7 +163,7 @@ class _Loader:
         self._restore = restore
         self.weights_only = weights_only
         self._tensors = {}  # key -> the loaded tensor, so a tensor saved once loads once
-        self._raised = None  # what persistent_load raised, to pass it on as it is
+        self._raised = None  # what _own's call raised, to pass it on as it is
 
     def _read(self, name):
         try:
@@ -195,8 +196,12 @@ class _Loader:
             raise RuntimeError(f"vkt.load: the pickled object in the file is corrupt ({type(e).__name__}: {e})") from e
 
     def persistent_load(self, pid):
+        return self._own(self._object, pid)
+
+    def _own(self, fn, *args):
+        """fn(*args), remembering what it raises: run passes that on as it is, not as a corrupt pickle."""
         try:
-            return self._object(pid)
+            return fn(*args)
         except Exception as e:
             self._raised = e
             raise
@@ -279,7 +284,7 @@ class _TorchLoader(_Loader):
     def known_global(self, module, name):
         if module == "torch" and name.endswith("Storage"):
             return _StorageType(name)
-        return {("torch._utils", "_rebuild_tensor_v2"): self._rebuild_tensor,
+        return {("torch._utils", "_rebuild_tensor_v2"): functools.partial(self._own, self._rebuild_tensor),
                 ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
                 ("torch", "Size"): tuple, ("_codecs", "encode"): _latin1}.get((module, name))
 

@@ -64,6 +64,10 @@ def test_paths_and_file_objects(tmp_path):
         def read(self, n=-1):
             return self.data.read(n)
 
+    with pytest.raises(RuntimeError, match=f"Parent directory {tmp_path / 'no'} does not exist."):
+        vkt.save([], tmp_path / "no" / "d.pt")
+    with pytest.raises(FileNotFoundError):
+        vkt.load(tmp_path / "d.pt")
     for path in ["a.pt", "b.pt", "c.pt"]:
         assert_tensor(vkt.load(tmp_path / path)[0], ref, "cpu")
         with open(tmp_path / path, "rb") as f:

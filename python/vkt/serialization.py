@@ -75,6 +75,9 @@ class _Saver(pickle.Pickler):
 def save(obj, f):
     """Saves obj (tensors, nested dicts/lists/tuples of them, numbers, strings; with weights_only=False
     at load, any picklable object) to f, a path or a binary file object opened for writing."""
+    parent = os.path.dirname(os.path.abspath(f)) if isinstance(f, (str, os.PathLike)) else None
+    if parent is not None and not os.path.isdir(parent):
+        raise RuntimeError(f"Parent directory {parent} does not exist.")
     with _opened(f, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as archive:
         archive.writestr(_ROOT + "version", _VERSION)
         pickled = io.BytesIO()

@@ -58,13 +58,15 @@ def run_torch(op, x, w, b, g, nshape, **kw):
     return y.detach().numpy(), [None if t is None else t.grad.numpy() for t in leaves]
 
 
+# (op, which of weight and bias are given): 2-dim normalized shapes take the forms with both or neither
+FORMS = [("layer_norm", "wb"), ("layer_norm", "w"), ("layer_norm", ""), ("rms_norm", "w"), ("rms_norm", "")]
+FORWARD_BACKWARD = [(op, affine, shape, nshape) for op, affine in FORMS for shape, nshape in NORM_CASES
+                    if len(nshape) == 1 or affine != "w"]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
-@pytest.mark.parametrize("shape,nshape", NORM_CASES)
-@pytest.mark.parametrize("op,affine", [("layer_norm", "wb"), ("layer_norm", "w"), ("layer_norm", ""),
-                                       ("rms_norm", "w"), ("rms_norm", "")])
+@pytest.mark.parametrize("op,affine,shape,nshape", FORWARD_BACKWARD)
 def test_norm_forward_backward(device, op, affine, shape, nshape, dtype):
-    if len(nshape) == 2 and affine == "w":  # a short table: 2-dim normalized shapes with and without both
-        pytest.skip("covered by the other affine forms")
     x, w, b, g = arrays(shape, nshape, dtype, seed=len(shape) * 131 + sum(shape))
     w = w if "w" in affine else None
     b = b if "b" in affine else None
@@ -84,6 +86,7 @@ def test_norm_forward_backward(device, op, affine, shape, nshape, dtype):
         assert_close(got, want, rtol, atol * scale)
 
 
+@pytest.mark.filterwarnings("ignore:Mismatch dtype between input and weight")
 @pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
 def test_norm_half_input_float_weight(device, op):
     """A float16 input with float32 parameters: a float16 result, float32 parameter gradients (as torch)."""
@@ -285,11 +288,11 @@ def test_float32_takes_no_fallback(dev):
     assert vkt.vulkan.fallback_stats() == {}
 
 
-@pytest.mark.parametrize("n", [100, 3000, 5000])
+@pytest.mark.parametrize("n", [40, 3000])
 def test_long_rows_and_many_rows(device, n):
     """Rows past the register cache (8 x 256) are read again from memory; many rows give many blocks to the
     grad_weight column sums."""
-    rows = 300000 // n
+    rows = 120000 // n
     x, w, b, g = arrays((rows, n), (n,), "float32", seed=n)
     y, grads = run_vkt("layer_norm", x, w, b, g, (n,), "float32", device)
     ref, ref_grads = run_torch("layer_norm", x, w, b, g, (n,))

@@ -161,21 +161,23 @@ static int64_t column_blocks(const vkt_tensor *x, int64_t rows, int64_t n) {
   return want < most ? want : most;
 }
 
-/* part [k, blocks, n] summed over the blocks into dtype, and its k-th row viewed with x's last nd dims. */
+/* part [k, blocks, n] summed over the blocks into dtype: row k of it (k < 2) into outs[k], shaped as x's
+ * last nd dims. Each is its own reduction, so that each gradient has a storage of its own, which the
+ * engine can take as .grad without a copy. */
 static vkt_status sum_blocks(const vkt_tensor *part, const vkt_tensor *x, int nd, vkt_dtype dtype, vkt_tensor *gw,
                              vkt_tensor *gb) {
-  vkt_tensor total = {0}, row = {0};
-  vkt_reduce_opts o = {"sum", 2u, false, (int)dtype, 0, false, false};
-  vkt_status st = vkt_reduce(VKT_OP_SUM, part, &o, &total, NULL);
+  vkt_reduce_opts o = {"sum", 1u, false, (int)dtype, 0, false, false};
   vkt_tensor *outs[2] = {gw, gb};
-  for (int k = 0; k < 2 && !st; k++)
-    if (outs[k]) {
-      st = vkt_select(&row, &total, 0, k);
-      if (!st)
-        st = vkt_view(outs[k], &row, nd, x->shape + x->ndim - nd);
-      vkt_tensor_release(&row);
-    }
-  vkt_tensor_release(&total);
+  vkt_status st = VKT_OK;
+  for (int k = 0; k < 2 && !st; k++) {
+    vkt_tensor row = {0}, total = {0};
+    if (!outs[k])
+      continue;
+    if (!(st = vkt_select(&row, part, 0, k)) && !(st = vkt_reduce(VKT_OP_SUM, &row, &o, &total, NULL)))
+      st = vkt_view(outs[k], &total, nd, x->shape + x->ndim - nd);
+    vkt_tensor_release(&row);
+    vkt_tensor_release(&total);
+  }
   return st;
 }
 

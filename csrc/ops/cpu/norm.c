@@ -83,23 +83,34 @@ static void backward_rows(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
-/* Columns [begin, end) of out [k, blocks, n]: each block's sums of g xhat and (k == 2) of g. */
+/* Columns [begin, end) of out [k, blocks, n]: each block's sums of g xhat and (k == 2) of g, row by row so
+ * that the reads run along memory. */
 static void column_sums(void *ctx, int64_t begin, int64_t end) {
   norm_job *j = ctx;
   const vkt_op_args *a = j->a;
   int64_t blocks = a->out->shape[1], block_rows = a->iparam[1], rows = vkt_tensor_numel(a->in[0]) / j->n;
-  for (int64_t b = 0; b < blocks; b++)
-    for (int64_t c = begin; c < end; c++) {
-      double dw = 0, db = 0;
-      for (int64_t r = b * block_rows; r < rows && r < (b + 1) * block_rows; r++) {
+  double *dw = calloc(2 * (size_t)(end - begin), sizeof *dw), *db = dw + (end - begin);
+  if (!dw) {
+    j->failed = true;
+    return;
+  }
+  for (int64_t b = 0; b < blocks; b++) {
+    for (int64_t r = b * block_rows; r < rows && r < (b + 1) * block_rows; r++) {
+      double mean = load(a->in[2], 2 * r), rstd = load(a->in[2], 2 * r + 1);
+      for (int64_t c = begin; c < end; c++) {
         double g = load(a->in[0], r * j->n + c);
-        dw += g * (load(a->in[1], r * j->n + c) - load(a->in[2], 2 * r)) * load(a->in[2], 2 * r + 1);
-        db += g;
+        dw[c - begin] += g * (load(a->in[1], r * j->n + c) - mean) * rstd;
+        db[c - begin] += g;
       }
-      store(a->out, b * j->n + c, dw);
-      if (!j->rms)
-        store(a->out, (blocks + b) * j->n + c, db);
     }
+    for (int64_t c = begin; c < end; c++) {
+      store(a->out, b * j->n + c, dw[c - begin]);
+      if (!j->rms)
+        store(a->out, (blocks + b) * j->n + c, db[c - begin]);
+      dw[c - begin] = db[c - begin] = 0;
+    }
+  }
+  free(dw);
 }
 
 vkt_status vkt_cpu_norm(const vkt_op *op, const vkt_op_args *a) {

@@ -103,12 +103,20 @@ def test_norm_half_input_float_weight(device, op):
     assert_close(leaves[1].grad, ref_grads[1], 2e-2, 1e-1)
 
 
-def test_norm_non_contiguous_input(device):
-    x = np.random.default_rng(5).standard_normal((9, 6))
-    t = vkt.tensor(x, dtype=vkt.float32, device=device).t()
-    ref = torch.layer_norm(torch.tensor(x).t(), [9])
-    assert_close(vkt.layer_norm(t, (9,)), ref.numpy(), 1e-5, 1e-5)
-    assert_close(vkt.rms_norm(t[:, ::2], (5,)), torch.rms_norm(torch.tensor(x).t()[:, ::2], (5,)).numpy(), 1e-5, 1e-5)
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_norm_non_contiguous_input_and_gradient(device, op):
+    """A transposed, strided input and weight, and sum()'s broadcast gradient, are made dense first."""
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((10, 6)), rng.standard_normal(10)
+    got, ref = [], []
+    for m, make, out in [(vkt, lambda a: vkt.tensor(a, dtype=vkt.float32, device=device, requires_grad=True), got),
+                         (torch, lambda a: torch.tensor(a, requires_grad=True), ref)]:
+        xt, wt = make(x), make(w)
+        y = getattr(m, op)(xt.t()[:, ::2], (5,), wt[::2])
+        y.sum().backward()
+        out += [y.detach(), xt.grad, wt.grad]
+    for a, r in zip(got, ref):
+        assert_close(a, r.numpy(), 1e-5, 1e-5)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])

@@ -5,7 +5,9 @@
 // stages instead of float atomics). Tensors are contiguous; the host defines T (input storage), TW (weight
 // and bias storage), C (compute: float or double), W (invocations a row: a power of two up to
 // LOCAL_SIZE), CACHE (elements an invocation keeps in registers, where a row fits in W * 8), SUBGROUP
-// (W == LOCAL_SIZE and the adapter has subgroup arithmetic), HAS_WEIGHT and HAS_BIAS.
+// (W == LOCAL_SIZE and the adapter has subgroup arithmetic), HAS_WEIGHT and HAS_BIAS; and VEC where
+// rows and offsets are multiples of 4: the row kernels then move 4 elements a load (TV, TWV, CV: the
+// 4-vectors of T, TW, C), which takes a quarter of the load instructions.
 #include "common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_float64 : enable
@@ -25,22 +27,38 @@ layout(push_constant) uniform Push {
 #endif
 
 // Bindings, in order: FORWARD y, stats, x, weight, bias; BACKWARD grad_x, g, x, stats, weight;
-// COLUMNS partials, g, x, stats. stats is [rows, 2]: mean (0 for RMS), rstd, in C.
+// COLUMNS partials, g, x, stats: x is binding 2 in all three. stats is [rows, 2]: mean (0 for RMS), rstd,
+// in C.
+// An item is what an invocation loads at once: V elements of type TI (compute type CI).
+#ifdef VEC
+#define V 4u
+#define TI TV
+#define TWI TWV
+#define CI CV
+C hsum(CI v) { return (v.x + v.y) + (v.z + v.w); }
+#else
+#define V 1u
+#define TI T
+#define TWI TW
+#define CI C
+C hsum(CI v) { return v; }
+#endif
+#define NI (p.n / V) // items a row
+uint item_off(uint k) { return p.off[k] / V; }
+
 #if defined(OP_FORWARD)
-layout(std430, binding = 0) writeonly buffer Y { T y_[]; };
+layout(std430, binding = 0) writeonly buffer Y { TI y_[]; };
 layout(std430, binding = 1) writeonly buffer Stats { C stats_[]; };
-layout(std430, binding = 2) readonly buffer X { T x_[]; };
-layout(std430, binding = 3) readonly buffer Wt { TW w_[]; };
-layout(std430, binding = 4) readonly buffer Bias { TW b_[]; };
-#define X_AT 2
-#define W_AT 3
+layout(std430, binding = 2) readonly buffer X { TI x_[]; };
+layout(std430, binding = 3) readonly buffer Wt { TWI w_[]; };
+layout(std430, binding = 4) readonly buffer Bias { TWI b_[]; };
+#define W_AT 3 // the weight's binding
 #elif defined(OP_BACKWARD)
-layout(std430, binding = 0) writeonly buffer GX { T gx_[]; };
-layout(std430, binding = 1) readonly buffer G { T g_[]; };
-layout(std430, binding = 2) readonly buffer X { T x_[]; };
+layout(std430, binding = 0) writeonly buffer GX { TI gx_[]; };
+layout(std430, binding = 1) readonly buffer G { TI g_[]; };
+layout(std430, binding = 2) readonly buffer X { TI x_[]; };
 layout(std430, binding = 3) readonly buffer Stats { C stats_[]; };
-layout(std430, binding = 4) readonly buffer Wt { TW w_[]; };
-#define X_AT 2
+layout(std430, binding = 4) readonly buffer Wt { TWI w_[]; };
 #define W_AT 4
 #else
 layout(std430, binding = 0) writeonly buffer Part { C part_[]; };
@@ -50,11 +68,11 @@ layout(std430, binding = 3) readonly buffer Stats { C stats_[]; };
 #endif
 
 #if !defined(OP_COLUMNS)
-C weight(uint c) {
+CI weight(uint c) {
 #ifdef HAS_WEIGHT
-  return C(w_[p.off[W_AT] + c]);
+  return CI(w_[item_off(W_AT) + c]);
 #else
-  return C(1);
+  return CI(1);
 #endif
 }
 
@@ -96,15 +114,15 @@ C2 row_sum(C2 v) {
 }
 #endif
 
-// EACH(i, c): the invocation's elements c = lane + i * W of its row; with CACHE, i is a constant of an
+// EACH(i, c): the invocation's items c = lane + i * W of its row; with CACHE, i is a constant of an
 // unrolled loop, so v[i] arrays stay in registers and the row is read from memory once.
 #ifdef CACHE
-#define EACH(i, c) [[unroll]] for (uint i = 0, c = lane(); i < CACHE; i++, c += W) if (c < p.n)
+#define EACH(i, c) [[unroll]] for (uint i = 0, c = lane(); i < CACHE; i++, c += W) if (c < NI)
 #define KEEP(v, i, value) v[i] = (value)
 #define AT(v, i, value) v[i]
-#define REGS(v) C v[CACHE]
+#define REGS(v) CI v[CACHE]
 #else
-#define EACH(i, c) for (uint i = 0, c = lane(); c < p.n; i++, c += W)
+#define EACH(i, c) for (uint i = 0, c = lane(); c < NI; i++, c += W)
 #define KEEP(v, i, value)
 #define AT(v, i, value) (value)
 #define REGS(v)
@@ -116,30 +134,30 @@ C2 row_sum(C2 v) {
 void main() {
   uint r = row_of();
   bool real = r < p.rows;
-  uint base = p.off[X_AT] + min(r, p.rows - 1u) * p.n;
+  uint base = item_off(2) + min(r, p.rows - 1u) * NI;
   REGS(xv);
-  EACH(i, c) KEEP(xv, i, C(x_[base + c]));
+  EACH(i, c) KEEP(xv, i, CI(x_[base + c]));
   C mean = C(0);
 #ifndef RMS
   C2 s = C2(0);
-  EACH(i, c) s.x += AT(xv, i, C(x_[base + c]));
+  EACH(i, c) s.x += hsum(AT(xv, i, CI(x_[base + c])));
   mean = row_sum(s).x / C(p.n);
 #endif
   C2 q = C2(0);
   EACH(i, c) {
-    C d = AT(xv, i, C(x_[base + c])) - mean;
-    q.x += d * d;
+    CI d = AT(xv, i, CI(x_[base + c])) - mean;
+    q.x += hsum(d * d);
   }
   C rstd = inversesqrt(row_sum(q).x / C(p.n) + C(p.eps));
   if (!real)
     return;
-  uint dst = p.off[0] + r * p.n;
+  uint dst = item_off(0) + r * NI;
   EACH(i, c) {
-    C v = (AT(xv, i, C(x_[base + c])) - mean) * rstd * weight(c);
+    CI v = (AT(xv, i, CI(x_[base + c])) - mean) * rstd * weight(c);
 #ifdef HAS_BIAS
-    v += C(b_[p.off[4] + c]);
+    v += CI(b_[item_off(4) + c]);
 #endif
-    y_[dst + c] = T(v);
+    y_[dst + c] = TI(v);
   }
   if (lane() == 0u) {
     stats_[p.off[1] + 2u * r] = mean;
@@ -153,18 +171,18 @@ void main() {
 void main() {
   uint r = row_of();
   bool real = r < p.rows;
-  uint rr = min(r, p.rows - 1u), gbase = p.off[1] + rr * p.n, xbase = p.off[2] + rr * p.n;
+  uint rr = min(r, p.rows - 1u), gbase = item_off(1) + rr * NI, xbase = item_off(2) + rr * NI;
   C mean = stats_[p.off[3] + 2u * rr], rstd = stats_[p.off[3] + 2u * rr + 1u];
   REGS(gv);
   REGS(xv);
   EACH(i, c) {
-    KEEP(gv, i, C(g_[gbase + c]) * weight(c));
-    KEEP(xv, i, (C(x_[xbase + c]) - mean) * rstd);
+    KEEP(gv, i, CI(g_[gbase + c]) * weight(c));
+    KEEP(xv, i, (CI(x_[xbase + c]) - mean) * rstd);
   }
   C2 s = C2(0);
   EACH(i, c) {
-    C gw = AT(gv, i, C(g_[gbase + c]) * weight(c)), xh = AT(xv, i, (C(x_[xbase + c]) - mean) * rstd);
-    s += C2(gw, gw * xh);
+    CI gw = AT(gv, i, CI(g_[gbase + c]) * weight(c)), xh = AT(xv, i, (CI(x_[xbase + c]) - mean) * rstd);
+    s += C2(hsum(gw), hsum(gw * xh));
   }
   s = row_sum(s) / C(p.n);
 #ifdef RMS
@@ -172,10 +190,10 @@ void main() {
 #endif
   if (!real)
     return;
-  uint dst = p.off[0] + r * p.n;
+  uint dst = item_off(0) + r * NI;
   EACH(i, c) {
-    C gw = AT(gv, i, C(g_[gbase + c]) * weight(c)), xh = AT(xv, i, (C(x_[xbase + c]) - mean) * rstd);
-    gx_[dst + c] = T(rstd * (gw - s.x - xh * s.y));
+    CI gw = AT(gv, i, CI(g_[gbase + c]) * weight(c)), xh = AT(xv, i, (CI(x_[xbase + c]) - mean) * rstd);
+    gx_[dst + c] = TI(rstd * (gw - s.x - xh * s.y));
   }
 }
 

@@ -307,3 +307,13 @@ def test_long_rows_and_many_rows(device, n):
     assert_close(y, ref, 1e-4, 1e-4)
     for got, want in zip(grads, ref_grads):
         assert_close(got, want, 1e-4, 1e-3)
+
+
+@pytest.mark.parametrize("start", [0, 3, 4])
+def test_norm_of_a_view_at_an_offset(device, start):
+    """Rows of a multiple of 4 move 4 elements a load where every offset allows it, else one at a time."""
+    flat = np.random.default_rng(start).standard_normal(80)
+    w = vkt.tensor(np.linspace(0.5, 2, 36), dtype=vkt.float32, device=device)
+    x = vkt.tensor(flat, dtype=vkt.float32, device=device)[start:start + 72].reshape(2, 36)
+    ref = torch.layer_norm(torch.tensor(flat[start:start + 72]).reshape(2, 36), [36], torch.tensor(w.cpu().numpy()))
+    assert_close(vkt.layer_norm(x, [36], w), ref.numpy(), 1e-5, 1e-5)

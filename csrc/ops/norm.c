@@ -262,17 +262,32 @@ static uint32_t row_width(int64_t n) {
   return w;
 }
 
-static void defines_of(const vkt_op *op, const vkt_op_args *a, uint32_t w, char *buf, size_t size) {
+/* Whether the row kernels can move 4 elements a load: rows and every operand's offset multiples of 4. */
+static bool vectorised(const vkt_op *op, const vkt_op_args *a, int nt, const vkt_tensor *const *t) {
+  bool ok =
+      a->iparam[0] % 4 == 0 && op != &vkt_ops[VKT_OP_LAYER_NORM_COLUMNS] && op != &vkt_ops[VKT_OP_RMS_NORM_COLUMNS];
+  for (int k = 0; k < nt; k++)
+    ok = ok && t[k]->offset % 4 == 0;
+  return ok;
+}
+
+static const char *vec4_of(vkt_dtype d) { return d == VKT_FLOAT64 ? "dvec4" : d == VKT_FLOAT16 ? "f16vec4" : "vec4"; }
+
+static void defines_of(const vkt_op *op, const vkt_op_args *a, uint32_t w, bool vec, char *buf, size_t size) {
   const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
   bool forward = is_forward(op);
   const vkt_tensor *x = forward ? a->in[0] : a->in[1], *weight = forward ? a->in[1] : a->in[3];
-  int64_t n = a->iparam[0], cache = (n + w - 1) / w;
+  vkt_dtype wd = weight ? weight->dtype : x->dtype;
+  int64_t v = vec ? 4 : 1, items = (a->iparam[0] / v + w - 1) / w; /* an invocation's loads a row */
   int len = vkt_type_defines(buf, size, "T", x->dtype);
-  len += vkt_type_defines(buf + len, size - (size_t)len, "TW", weight ? weight->dtype : x->dtype);
+  len += vkt_type_defines(buf + len, size - (size_t)len, "TW", wd);
   len += vkt_type_defines(buf + len, size - (size_t)len, "C", a->compute);
   len += snprintf(buf + len, size - (size_t)len, "%s#define W %uu\n", op->define, w);
-  if (cache <= NORM_CACHE)
-    len += snprintf(buf + len, size - (size_t)len, "#define CACHE %lld\n", (long long)cache);
+  if (vec)
+    len += snprintf(buf + len, size - (size_t)len, "#define VEC\n#define TV %s\n#define TWV %s\n#define CV %s\n",
+                    vec4_of(x->dtype), vec4_of(wd), vec4_of(a->compute));
+  if (items * v <= NORM_CACHE)
+    len += snprintf(buf + len, size - (size_t)len, "#define CACHE %lld\n", (long long)items);
   if (w == 256 && p->subgroup_arithmetic && a->compute == VKT_FLOAT32)
     len += snprintf(buf + len, size - (size_t)len, "#define SUBGROUP\n");
   if (weight)
@@ -296,7 +311,7 @@ vkt_status vkt_norm_launch(const vkt_op *op, const vkt_op_args *a) {
     groups = (uint64_t)push.blocks * (uint64_t)((n + 31) / 32);
   }
   char defines[512];
-  defines_of(op, a, w, defines, sizeof defines);
+  defines_of(op, a, w, vectorised(op, a, nt, t), defines, sizeof defines);
   /* the forward writes y and stats; the backward's kernels their one output */
   return vkt_launch_flat(op->shader, defines, nt, t, is_forward(op) ? 3u : 1u, &push, sizeof push, groups * 256);
 }

@@ -315,5 +315,5 @@ def test_norm_of_a_view_at_an_offset(device, start):
     flat = np.random.default_rng(start).standard_normal(80)
     w = vkt.tensor(np.linspace(0.5, 2, 36), dtype=vkt.float32, device=device)
     x = vkt.tensor(flat, dtype=vkt.float32, device=device)[start:start + 72].reshape(2, 36)
-    ref = torch.layer_norm(torch.tensor(flat[start:start + 72]).reshape(2, 36), [36], torch.tensor(w.cpu().numpy()))
+    ref = torch.layer_norm(torch.tensor(flat[start:start + 72]).reshape(2, 36), [36], torch.tensor(w.cpu().numpy(), dtype=torch.float64))
     assert_close(vkt.layer_norm(x, [36], w), ref.numpy(), 1e-5, 1e-5)

@@ -275,6 +275,11 @@ def test_embedding_errors(device, k):
         fn(OnDevice(), vkt.zeros(5, 3, device=device))
 
 
+def test_embedding_index_on_another_device(dev):
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        vkt.embedding(vkt.zeros(5, 3, device=dev), vkt.tensor([1]))
+
+
 def test_embedding_sparse_is_refused(device):
     with pytest.raises(RuntimeError, match="vkt has no sparse tensors"):
         vkt.embedding(vkt.zeros(5, 3, device=device), vkt.tensor([1], device=device), sparse=True)

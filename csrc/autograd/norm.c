@@ -3,7 +3,6 @@
  * the row statistics recomputed from x; and embedding, a row gather whose backward adds the gradient's
  * rows into zeros at the index. */
 #include <float.h>
-#include <math.h>
 
 #include "../ops/norm.h"
 #include "../ops/reduce.h"
@@ -172,6 +171,8 @@ static vkt_status embedding_check(const vkt_var *w, const vkt_tensor *idx, bool 
                     vkt_torch_dtype_name(idx->dtype));
   if (w->t.ndim != 2)
     return vkt_fail(VKT_ERR_RUNTIME, "'weight' must be 2-D");
+  if (idx->ndim >= VKT_MAX_DIMS) /* the result has a dim more */
+    return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions, got %d", VKT_MAX_DIMS, idx->ndim + 1);
   return vkt_same_device(2, (const vkt_tensor *[]){&w->t, idx}, NULL);
 }
 

@@ -1,8 +1,6 @@
 """vkt.nn.functional: PyTorch's torch.nn.functional names over vkt's operators."""
 import warnings
 
-import numpy as np
-
 from .. import _C
 from ..autograd import no_grad
 
@@ -203,9 +201,8 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 
 
 # ---- embedding, normalisation ----
-# layer_norm, rms_norm and embedding check their arguments, then call a `_name` function with the
-# signature of the single-kernel C op that will replace it (vkt.layer_norm, vkt.rms_norm, vkt.embedding,
-# whose trailing sparse=False _embedding leaves out).
+# layer_norm, rms_norm and embedding check their arguments with torch's messages, then call their
+# single-kernel C op (vkt.layer_norm, vkt.rms_norm, vkt.embedding: one shader forward and backward).
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
@@ -221,11 +218,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         raise AssertionError("Padding_idx must be within num_embeddings")
     else:
         padding_idx += num
-    if sparse:
-        raise NotImplementedError("vkt.nn.functional.embedding: sparse gradients are not supported")
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
-    return _embedding(weight, input, padding_idx, scale_grad_by_freq)
+    return _C.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
 def _embedding_renorm_(weight, input, max_norm, norm_type):
@@ -236,29 +231,6 @@ def _embedding_renorm_(weight, input, max_norm, norm_type):
         norms = selected.norm(norm_type, 1, True)
         scale = _C.where(norms > max_norm, max_norm / (norms + 1e-7), _C.ones_like(norms))
         weight.index_copy_(0, rows, selected * scale)
-
-
-def _embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False):
-    index = input.reshape(-1)
-    rows = weight.index_select(0, index)
-    if padding_idx >= 0 or scale_grad_by_freq:
-        rows = _scale_row_grads(weight, index, rows, padding_idx, scale_grad_by_freq)
-    return rows.reshape(*input.shape, weight.shape[1])
-
-
-def _scale_row_grads(weight, index, rows, padding_idx, scale_grad_by_freq):
-    """rows with the same values, whose gradient is 0 for the padding row and divided by each index's count
-    in the batch with scale_grad_by_freq: detached + (rows - detached) * scale is rows exactly, and its
-    gradient is scale."""
-    scale = _C.ones(index.shape[0], 1, dtype=rows.dtype, device=rows.device)
-    if scale_grad_by_freq:
-        counts = _C.zeros(weight.shape[0], dtype=rows.dtype, device=rows.device)
-        counts = counts.scatter_add(0, index, _C.ones(index.shape[0], dtype=rows.dtype, device=rows.device))
-        scale = scale / counts.index_select(0, index).unsqueeze(1)
-    if padding_idx >= 0:
-        scale = scale * (index != padding_idx).to(rows.dtype).unsqueeze(1)
-    detached = rows.detach()
-    return detached + (rows - detached) * scale
 
 
 def _normalized_dims(input, normalized_shape, weight, bias, rms=False):
@@ -284,32 +256,14 @@ def _normalized_dims(input, normalized_shape, weight, bias, rms=False):
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the trailing normalized_shape dims."""
     shape = _normalized_dims(input, normalized_shape, weight, bias)
-    return _layer_norm(input, shape, weight, bias, eps)
-
-
-def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    dims = tuple(range(-len(normalized_shape), 0))
-    mean = input.mean(dims, keepdim=True)
-    centered = input - mean
-    y = centered * _C.rsqrt((centered * centered).mean(dims, keepdim=True) + eps)
-    if weight is not None:
-        y = y * weight
-    return y if bias is None else y + bias
+    return _C.layer_norm(input, shape, weight, bias, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) * weight over the trailing normalized_shape dims; eps=None is the
     machine epsilon of input's dtype."""
     shape = _normalized_dims(input, normalized_shape, weight, None, rms=True)
-    return _rms_norm(input, shape, weight, eps)
-
-
-def _rms_norm(input, normalized_shape, weight=None, eps=None):
-    if eps is None:
-        eps = float(np.finfo(str(input.dtype).split(".")[-1]).eps)
-    dims = tuple(range(-len(normalized_shape), 0))
-    y = input * _C.rsqrt((input * input).mean(dims, keepdim=True) + eps)
-    return y if weight is None else y * weight
+    return _C.rms_norm(input, shape, weight, eps)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

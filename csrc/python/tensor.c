@@ -664,7 +664,8 @@ NEW_METHOD(new_tensor, "tensor")
 /* Pickling and copy.copy: the values as a NumPy array, rebuilt on the same device. */
 static PyObject *t_reduce_ex(PyObject *self, PyObject *protocol) {
   (void)protocol;
-  PyObject *rebuild = PyObject_GetAttrString(PyType_GetModule((PyTypeObject *)vkt_state->tensor_type), "_rebuild_tensor");
+  PyObject *rebuild =
+      PyObject_GetAttrString(PyType_GetModule((PyTypeObject *)vkt_state->tensor_type), "_rebuild_tensor");
   PyObject *args = PyTuple_New(0), *kwargs = Py_BuildValue("{s:O}", "copy", Py_True);
   PyObject *array = args && kwargs ? vkt_tensor_array(self, args, kwargs) : NULL;
   PyObject *device = vkt_device_new(vkt_tensor_device(SELF));

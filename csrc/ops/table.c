@@ -17,6 +17,8 @@
   [ID] = {NAME, "reduce.comp", GLSL, vkt_reduce_supports, vkt_reduce_launch, vkt_cpu_reduce, NULL, NULL, FLAGS}
 #define SCAN(ID, NAME, GLSL)                                                                                           \
   [ID] = {NAME, "scan.comp", GLSL, vkt_scan_supports, vkt_scan_launch, vkt_cpu_scan, NULL, NULL, 0}
+#define LOSS(ID, NAME, GLSL, CPU)                                                                                      \
+  [ID] = {NAME, "loss.comp", GLSL, vkt_loss_supports, vkt_loss_launch, CPU, NULL, NULL, VKT_NO_FLOAT64}
 #define SHAPE(ID, NAME, SHADER, GLSL)                                                                                  \
   [ID] = {NAME, SHADER, GLSL, vkt_shape_supports, vkt_shape_launch, vkt_cpu_shape, NULL, NULL, 0}
 
@@ -168,8 +170,12 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     SHAPE(VKT_OP_SCATTER_PROD, "scatter_prod", "scatter.comp", "#define OP_PROD\n"),
     SHAPE(VKT_OP_SCATTER_AMAX, "scatter_amax", "scatter.comp", "#define OP_AMAX\n"),
     SHAPE(VKT_OP_SCATTER_AMIN, "scatter_amin", "scatter.comp", "#define OP_AMIN\n"),
+    LOSS(VKT_OP_CROSS_ENTROPY, "cross_entropy_loss", "#define OP_CE\n", vkt_cpu_loss),
+    LOSS(VKT_OP_NLL_LOSS, "nll_loss", "#define OP_NLL\n", vkt_cpu_loss),
+    LOSS(VKT_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_loss_backward", "#define OP_CE\n", vkt_cpu_loss_backward),
+    LOSS(VKT_OP_NLL_LOSS_BACKWARD, "nll_loss_backward", "#define OP_NLL\n", vkt_cpu_loss_backward),
 };
-static_assert(VKT_OP_COUNT == 130, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 134, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

@@ -1,0 +1,304 @@
+#version 450
+// loss.comp: cross_entropy (OP_CE) and nll_loss (OP_NLL), forward and BACKWARD. A row is the C class values
+// of one sample at one spatial position, `inner` elements apart (csrc/ops/loss.h). ROWS: a workgroup takes a
+// row of neighbouring elements (inner == 1), and reads it once: max and sum of exp(x - max) merged online,
+// with the sums a smoothed or probability target needs, then subgroup and workgroup merges. Otherwise an
+// invocation takes a row, so that neighbouring invocations read neighbouring spatial positions.
+// The forward writes per row its loss, target weight, log-sum-exp and target mass (loss.h's rows); the
+// backward writes (exp(x - lse) * mass - target's coefficient) * the loss's gradient for each element.
+// The host defines TI (input storage type), TO (output storage type), TI4/TO4 with VEC4 (rows read as
+// vec4s), INDEX64 or INDEX32 or PROB (the target), WEIGHT, SMOOTH (label_smoothing > 0), SUBGROUPS.
+#include "common.glsl"
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
+#ifdef SUBGROUPS
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+
+layout(push_constant) uniform Push {
+  uint rows, classes, inner;          // R, C, and the elements between a row's classes
+  uint x_offset, t_offset, w_offset;  // elements
+  uvec2 ignore;                       // ignore_index as an int64's (low, high) words
+  float smoothing;                    // label_smoothing
+} p;
+
+#ifdef BACKWARD
+#ifdef VEC4
+layout(std430, binding = 0) writeonly buffer Out { TO4 out4_[]; };
+#else
+layout(std430, binding = 0) writeonly buffer Out { TO out_[]; };
+#endif
+#else
+layout(std430, binding = 0) writeonly buffer Out { float out_[]; }; // (4, R): loss, weight, lse, mass
+#endif
+#ifdef VEC4
+layout(std430, binding = 1) readonly buffer In { TI4 in4_[]; };
+float x_at(uint i) { return float(in4_[i / 4u][i % 4u]); }
+#else
+layout(std430, binding = 1) readonly buffer In { TI in_[]; };
+float x_at(uint i) { return float(in_[i]); }
+#endif
+#if defined(PROB) && defined(VEC4)
+layout(std430, binding = 2) readonly buffer Target { TI4 target4_[]; };
+#elif defined(PROB)
+layout(std430, binding = 2) readonly buffer Target { TI target_[]; };
+#elif defined(INDEX64)
+layout(std430, binding = 2) readonly buffer Target { uvec2 target_[]; }; // int64 as (low, high)
+#else
+layout(std430, binding = 2) readonly buffer Target { int target_[]; };
+#endif
+#ifdef BACKWARD
+layout(std430, binding = 3) readonly buffer Pack { float pack_[]; }; // lse[R], mass[R], grad[R], weight[C]
+#else
+layout(std430, binding = 3) writeonly buffer Err { uint err_[]; };
+#endif
+#if defined(WEIGHT) && defined(BACKWARD)
+float weight_at(uint c) { return pack_[3u * p.rows + c]; }
+#elif defined(WEIGHT)
+layout(std430, binding = 4) readonly buffer Weight { TI weight_[]; };
+float weight_at(uint c) { return float(weight_[p.w_offset + c]); }
+#else
+float weight_at(uint c) { return 1.0; }
+#endif
+
+#ifdef PROB
+#define COEFS // every class weighs in: with its probability, smoothed
+#elif defined(SMOOTH) && !defined(OP_NLL)
+#define COEFS // every class weighs in: ls / C of its weight
+#endif
+
+// The row's target class as an int64's (low, high) words, and whether it lies in [0, C).
+uvec2 target_of(uint r) {
+#ifdef INDEX64
+  return target_[p.t_offset + r];
+#else
+  int t = target_[p.t_offset + r];
+  return uvec2(uint(t), t < 0 ? 0xffffffffu : 0u);
+#endif
+}
+bool in_range(uvec2 t) { return t.y == 0u && t.x < p.classes; }
+
+// What class c weighs in the smoothed target, without the target class's own (1 - ls) * weight: its
+// weight times its smoothed probability; ls / C of its weight; or nothing.
+float coef(uint c, float prob) {
+#ifdef PROB
+  return weight_at(c) * (prob * (1.0 - p.smoothing) + p.smoothing / float(p.classes));
+#elif defined(COEFS)
+  return weight_at(c) * (p.smoothing / float(p.classes));
+#else
+  return 0.0;
+#endif
+}
+
+// Where row r's class 0 lies in the input (elements).
+uint row_base(uint r) { return p.x_offset + (r / p.inner) * p.classes * p.inner + r % p.inner; }
+
+#ifdef ROWS
+#define FIRST gl_LocalInvocationID.x
+#define STEP uint(LOCAL_SIZE)
+uint row() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
+#else
+#define FIRST 0u
+#define STEP 1u
+uint row() { return linear_id(); }
+#endif
+#ifdef VEC4
+#define WIDTH 4u
+#else
+#define WIDTH 1u
+#endif
+#define UNROLL 4u // loads in flight per invocation
+
+#ifndef BACKWARD
+// ---- forward ----
+// Max m, sum of exp(x - m), and the sums of coef * x and of coef, over the elements an invocation saw.
+struct Acc {
+  float m, s, ux, u;
+};
+
+// exp(from - to), where a sum kept against max from is now kept against to >= from (1 where equal: -inf).
+float rescale(float from, float to) { return from == to ? 1.0 : exp(from - to); }
+
+Acc merge(Acc a, Acc b) {
+  float m = max(a.m, b.m);
+  return Acc(m, a.s * rescale(a.m, m) + b.s * rescale(b.m, m), a.ux + b.ux, a.u + b.u);
+}
+
+// Adds WIDTH values of one row (v, of classes c..c+WIDTH) to a: the max first, so one rescale serves them.
+Acc add(Acc a, vec4 v, vec4 prob, uint c) {
+  float vm = v[0];
+  for (uint k = 1; k < WIDTH; k++)
+    vm = max(vm, v[k]);
+  if (vm > a.m) {
+    a.s *= exp(a.m - vm);
+    a.m = vm;
+  }
+  float base = max(a.m, -3.402823466e38); // a max of -inf so far: exp(-inf - base) is 0, not NaN
+  for (uint k = 0; k < WIDTH; k++) {
+    a.s += exp(v[k] - base);
+#ifdef COEFS
+    float w = coef(c + k, prob[k]);
+    a.ux += w * v[k];
+    a.u += w;
+#endif
+  }
+  return a;
+}
+
+#ifdef ROWS
+#ifdef SUBGROUPS
+shared Acc sh_acc[LOCAL_SIZE];
+// Each subgroup merges its own, then every invocation merges the subgroups' in order.
+Acc group_merge(Acc a) {
+  float m = subgroupMax(a.m);
+  a = Acc(m, subgroupAdd(a.s * rescale(a.m, m)), subgroupAdd(a.ux), subgroupAdd(a.u));
+  if (subgroupElect())
+    sh_acc[gl_SubgroupID] = a;
+  barrier();
+  Acc r = sh_acc[0];
+  for (uint i = 1; i < gl_NumSubgroups; i++)
+    r = merge(r, sh_acc[i]);
+  return r;
+}
+#else
+shared Acc sh_acc[LOCAL_SIZE];
+Acc group_merge(Acc a) {
+  uint t = gl_LocalInvocationID.x;
+  sh_acc[t] = a;
+  barrier();
+  for (uint s = LOCAL_SIZE / 2; s > 0u; s >>= 1) {
+    if (t < s)
+      sh_acc[t] = merge(sh_acc[t], sh_acc[t + s]);
+    barrier();
+  }
+  return sh_acc[0];
+}
+#endif
+#else
+Acc group_merge(Acc a) { return a; }
+#endif
+
+vec4 load4(uint base, uint c) {
+#ifdef VEC4
+  return vec4(in4_[(base + c) / 4u]);
+#else
+  return vec4(x_at(base + c * p.inner), 0.0, 0.0, 0.0);
+#endif
+}
+
+vec4 prob4(uint base, uint c) {
+#if defined(PROB) && defined(VEC4)
+  return vec4(target4_[(base - p.x_offset + p.t_offset + c) / 4u]);
+#elif defined(PROB)
+  return vec4(float(target_[base - p.x_offset + p.t_offset + c * p.inner]), 0.0, 0.0, 0.0);
+#else
+  return vec4(0.0);
+#endif
+}
+
+// The row's accumulators: UNROLL loads of WIDTH classes in flight, then merged in order.
+Acc row_acc(uint base) {
+  Acc a = Acc(-1.0 / 0.0, 0.0, 0.0, 0.0);
+  uint n = p.classes / WIDTH;
+  for (uint i = FIRST; i < n; i += UNROLL * STEP) {
+    vec4 v[UNROLL], q[UNROLL];
+    [[unroll]] for (uint k = 0; k < UNROLL; k++) {
+      uint j = min(i + k * STEP, n - 1u);
+      v[k] = load4(base, j * WIDTH);
+      q[k] = prob4(base, j * WIDTH);
+    }
+    [[unroll]] for (uint k = 0; k < UNROLL; k++)
+      if (i + k * STEP < n)
+        a = add(a, v[k], q[k], (i + k * STEP) * WIDTH);
+  }
+  return group_merge(a);
+}
+
+void forward(uint r) {
+  uint base = row_base(r);
+#ifdef OP_NLL
+  Acc a = Acc(0.0, 1.0, 0.0, 0.0);
+#else
+  Acc a = row_acc(base);
+#endif
+  if (FIRST != 0u)
+    return;
+  float lse = a.m + log(a.s), loss, wt = 1.0, mass;
+#ifdef PROB
+  loss = lse * a.u - a.ux;
+  mass = a.u;
+#else
+  uvec2 t = target_of(r);
+  bool ignored = t == p.ignore;
+  if (!ignored && !in_range(t))
+    err_[0] = 1u; // every invocation that writes it writes the same word: no atomic needed
+  bool valid = !ignored && in_range(t);
+  wt = valid ? weight_at(t.x) : 0.0;
+  float xt = valid ? x_at(base + t.x * p.inner) : 0.0;
+#ifdef OP_NLL
+  loss = -wt * xt;
+  mass = wt;
+#else
+  float keep = 1.0 - p.smoothing;
+  loss = valid ? keep * wt * (lse - xt) + (lse * a.u - a.ux) : 0.0;
+  mass = valid ? keep * wt + a.u : 0.0;
+#endif
+#endif
+  out_[r] = loss;
+  out_[p.rows + r] = wt;
+  out_[2u * p.rows + r] = lse;
+  out_[3u * p.rows + r] = mass;
+}
+
+#else
+// ---- backward ----
+void backward(uint r) {
+  uint base = row_base(r);
+  float lse = pack_[r], mass = pack_[p.rows + r], g = pack_[2u * p.rows + r];
+#ifdef PROB
+  bool valid = true;
+  uint t = 0xffffffffu;
+  float wt = 0.0;
+#else
+  uvec2 t2 = target_of(r);
+  bool valid = t2 != p.ignore && in_range(t2);
+  uint t = valid ? t2.x : 0xffffffffu;
+  float wt = valid ? (1.0 - p.smoothing) * weight_at(t) : 0.0;
+#endif
+  uint n = p.classes / WIDTH;
+  for (uint i = FIRST; i < n; i += STEP) {
+    uint c = i * WIDTH;
+#ifdef VEC4
+    vec4 x = vec4(in4_[(base + c) / 4u]);
+    vec4 q = prob4(base, c);
+#else
+    vec4 x = vec4(x_at(base + c * p.inner), 0.0, 0.0, 0.0);
+    vec4 q = prob4(base, c);
+#endif
+    vec4 gx;
+    for (uint k = 0; k < WIDTH; k++) {
+#ifdef OP_NLL
+      gx[k] = c + k == t ? -g * weight_at(t) : 0.0;
+#else
+      float own = c + k == t ? wt : 0.0;
+      gx[k] = valid ? g * (exp(x[k] - lse) * mass - own - coef(c + k, q[k])) : 0.0;
+#endif
+    }
+#ifdef VEC4
+    out4_[(base - p.x_offset + c) / 4u] = TO4(gx);
+#else
+    out_[base - p.x_offset + c * p.inner] = TO(gx[0]);
+#endif
+  }
+}
+#endif
+
+void main() {
+  uint r = row();
+  if (r >= p.rows)
+    return;
+#ifdef BACKWARD
+  backward(r);
+#else
+  forward(r);
+#endif
+}

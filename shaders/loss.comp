@@ -66,6 +66,7 @@ float weight_at(uint c) { return 1.0; }
 #define COEFS // every class weighs in: ls / C of its weight
 #endif
 
+#ifndef PROB
 // The row's target class as an int64's (low, high) words, and whether it lies in [0, C).
 uvec2 target_of(uint r) {
 #ifdef INDEX64
@@ -76,6 +77,7 @@ uvec2 target_of(uint r) {
 #endif
 }
 bool in_range(uvec2 t) { return t.y == 0u && t.x < p.classes; }
+#endif
 
 // What class c weighs in the smoothed target, without the target class's own (1 - ls) * weight: its
 // weight times its smoothed probability; ls / C of its weight; or nothing.
@@ -107,6 +109,24 @@ uint row() { return linear_id(); }
 #define WIDTH 1u
 #endif
 #define UNROLL 4u // loads in flight per invocation
+
+vec4 load4(uint base, uint c) {
+#ifdef VEC4
+  return vec4(in4_[(base + c) / 4u]);
+#else
+  return vec4(x_at(base + c * p.inner), 0.0, 0.0, 0.0);
+#endif
+}
+
+vec4 prob4(uint base, uint c) {
+#if defined(PROB) && defined(VEC4)
+  return vec4(target4_[(base - p.x_offset + p.t_offset + c) / 4u]);
+#elif defined(PROB)
+  return vec4(float(target_[base - p.x_offset + p.t_offset + c * p.inner]), 0.0, 0.0, 0.0);
+#else
+  return vec4(0.0);
+#endif
+}
 
 #ifndef BACKWARD
 // ---- forward ----
@@ -176,24 +196,6 @@ Acc group_merge(Acc a) {
 #else
 Acc group_merge(Acc a) { return a; }
 #endif
-
-vec4 load4(uint base, uint c) {
-#ifdef VEC4
-  return vec4(in4_[(base + c) / 4u]);
-#else
-  return vec4(x_at(base + c * p.inner), 0.0, 0.0, 0.0);
-#endif
-}
-
-vec4 prob4(uint base, uint c) {
-#if defined(PROB) && defined(VEC4)
-  return vec4(target4_[(base - p.x_offset + p.t_offset + c) / 4u]);
-#elif defined(PROB)
-  return vec4(float(target_[base - p.x_offset + p.t_offset + c * p.inner]), 0.0, 0.0, 0.0);
-#else
-  return vec4(0.0);
-#endif
-}
 
 // The row's accumulators: UNROLL loads of WIDTH classes in flight, then merged in order.
 Acc row_acc(uint base) {
@@ -267,13 +269,7 @@ void backward(uint r) {
   uint n = p.classes / WIDTH;
   for (uint i = FIRST; i < n; i += STEP) {
     uint c = i * WIDTH;
-#ifdef VEC4
-    vec4 x = vec4(in4_[(base + c) / 4u]);
-    vec4 q = prob4(base, c);
-#else
-    vec4 x = vec4(x_at(base + c * p.inner), 0.0, 0.0, 0.0);
-    vec4 q = prob4(base, c);
-#endif
+    vec4 x = load4(base, c), q = prob4(base, c);
     vec4 gx;
     for (uint k = 0; k < WIDTH; k++) {
 #ifdef OP_NLL

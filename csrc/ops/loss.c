@@ -91,11 +91,9 @@ static vkt_status check_index_target(const vkt_tensor *x, const vkt_tensor *t, c
     return vkt_fail(VKT_ERR_RUNTIME, "label_smoothing must be between 0.0 and 1.0. Got: %g", o->label_smoothing);
   if (x->ndim == 0)
     return vkt_fail(VKT_ERR_VALUE, "Expected 1 or more dimensions (got 0)");
-  if (x->ndim != 1 && t->ndim == 0)
-    return vkt_fail(VKT_ERR_INDEX, "Dimension specified as 0 but tensor has no dimensions");
-  if (x->ndim != 1 && x->shape[0] != t->shape[0])
+  if (x->ndim != 1 && (t->ndim == 0 || x->shape[0] != t->shape[0])) /* a 0-d target's batch is 0, as PyTorch says */
     return vkt_fail(VKT_ERR_VALUE, "Expected input batch_size (%lld) to match target batch_size (%lld).",
-                    (long long)x->shape[0], (long long)t->shape[0]);
+                    (long long)x->shape[0], (long long)(t->ndim ? t->shape[0] : 0));
   if ((st = x->ndim <= 2 ? check_flat(x, t) : check_spatial(x, t)))
     return st;
   /* PyTorch takes int64 and uint8; vkt takes int32 too, the index type of its shaders without int64 */
@@ -126,8 +124,8 @@ static vkt_status check(const vkt_tensor *x, const vkt_tensor *t, const vkt_loss
   if (st)
     return st;
   if (!vkt_dtypes[x->dtype].is_float)
-    return vkt_fail(VKT_ERR_NOTIMPL, "\"%s\" not implemented for '%s'", o->nll ? "nll_loss" : "cross_entropy_loss",
-                    vkt_torch_dtype_name(x->dtype));
+    return vkt_fail(VKT_ERR_NOTIMPL, "\"%s\" not implemented for '%s'",
+                    o->nll ? "nll_loss_out_frame" : "log_softmax_lastdim_kernel_impl", vkt_torch_dtype_name(x->dtype));
   *prob = !o->nll && x->ndim == t->ndim && !memcmp(x->shape, t->shape, sizeof(int64_t) * (size_t)x->ndim);
   return *prob ? check_prob_target(x, t, o) : check_index_target(x, t, o);
 }
@@ -343,6 +341,10 @@ bool vkt_loss_supports(const vkt_op *op, const vkt_op_args *a, const char **why)
   const vkt_tensor *x = a->in[0];
   if (x->dtype == VKT_FLOAT64) {
     *why = "GLSL has no float64 exp or log";
+    return false;
+  }
+  if (vkt_tensor_numel(x) == 0) { /* rows of no classes: every target is out of bounds, an error to raise */
+    *why = "an input of no classes";
     return false;
   }
   if (!vkt_dtype_storable(p, x->dtype, why) || !vkt_bindable(a->out, why))

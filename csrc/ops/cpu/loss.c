@@ -44,13 +44,14 @@ static double coef(const row *w, const vkt_tensor *weight, int64_t weight_at, in
 static double row_lse(const row *w, double *ux, double *u) {
   const vkt_tensor *x = w->a->in[0], *weight = w->a->in[2];
   double m = -INFINITY, s = 0;
-  bool nan = false;
+  bool nan = false, coefs = w->prob || w->ls > 0;
   *ux = *u = 0;
   for (int64_t c = 0; c < w->g.c; c++) {
-    double v = load(x, w->base + c * w->g.s), k = coef(w, weight, 0, c);
+    double v = load(x, w->base + c * w->g.s), k = coefs ? coef(w, weight, 0, c) : 0;
     nan = nan || isnan(v);
     m = v > m ? v : m;
-    *ux += k * v, *u += k;
+    if (coefs) /* else no class but the target weighs in: a -inf logit elsewhere must not make a NaN */
+      *ux += k * v, *u += k;
   }
   for (int64_t c = 0; c < w->g.c && !isinf(m); c++)
     s += exp(load(x, w->base + c * w->g.s) - m);

@@ -253,37 +253,58 @@ void forward(uint r) {
 
 #else
 // ---- backward ----
-void backward(uint r) {
-  uint base = row_base(r);
-  float lse = pack_[r], mass = pack_[p.rows + r], g = pack_[2u * p.rows + r];
-#ifdef PROB
-  bool valid = true;
-  uint t = 0xffffffffu;
-  float wt = 0.0;
-#else
-  uvec2 t2 = target_of(r);
-  bool valid = t2 != p.ignore && in_range(t2);
-  uint t = valid ? t2.x : 0xffffffffu;
-  float wt = valid ? (1.0 - p.smoothing) * weight_at(t) : 0.0;
+// What a row's gradient needs besides x: its log-sum-exp, target mass, the loss's gradient, and its target.
+struct Row {
+  uint base;
+  float lse, mass, g;
+  bool valid;  // not ignored
+  uint t;      // the target class (none: ~0u)
+  float wt;    // (1 - ls) * its weight
+};
+
+Row row_of(uint r) {
+  Row w = Row(row_base(r), pack_[r], pack_[p.rows + r], pack_[2u * p.rows + r], true, 0xffffffffu, 0.0);
+#ifndef PROB
+  uvec2 t = target_of(r);
+  w.valid = t != p.ignore && in_range(t);
+  w.t = w.valid ? t.x : 0xffffffffu;
+  w.wt = w.valid ? (1.0 - p.smoothing) * weight_at(w.t) : 0.0;
 #endif
-  uint n = p.classes / WIDTH;
-  for (uint i = FIRST; i < n; i += STEP) {
-    uint c = i * WIDTH;
-    vec4 x = load4(base, c), q = prob4(base, c);
-    vec4 gx;
-    for (uint k = 0; k < WIDTH; k++) {
+  return w;
+}
+
+// Writes the gradient of classes c..c+WIDTH.
+void store_grads(Row w, uint c, vec4 x, vec4 q) {
+  vec4 gx;
+  for (uint k = 0; k < WIDTH; k++) {
 #ifdef OP_NLL
-      gx[k] = c + k == t ? -g * weight_at(t) : 0.0;
+    gx[k] = c + k == w.t ? -w.g * weight_at(w.t) : 0.0;
 #else
-      float own = c + k == t ? wt : 0.0;
-      gx[k] = valid ? g * (exp(x[k] - lse) * mass - own - coef(c + k, q[k])) : 0.0;
+    float own = c + k == w.t ? w.wt : 0.0;
+    gx[k] = w.valid ? w.g * (exp(x[k] - w.lse) * w.mass - own - coef(c + k, q[k])) : 0.0;
 #endif
-    }
+  }
 #ifdef VEC4
-    out4_[(base - p.x_offset + c) / 4u] = TO4(gx);
+  out4_[(w.base - p.x_offset + c) / 4u] = TO4(gx);
 #else
-    out_[base - p.x_offset + c * p.inner] = TO(gx[0]);
+  out_[w.base - p.x_offset + c * p.inner] = TO(gx[0]);
 #endif
+}
+
+// UNROLL loads in flight, as the forward's.
+void backward(uint r) {
+  Row w = row_of(r);
+  uint n = p.classes / WIDTH;
+  for (uint i = FIRST; i < n; i += UNROLL * STEP) {
+    vec4 x[UNROLL], q[UNROLL];
+    [[unroll]] for (uint k = 0; k < UNROLL; k++) {
+      uint j = min(i + k * STEP, n - 1u);
+      x[k] = load4(w.base, j * WIDTH);
+      q[k] = prob4(w.base, j * WIDTH);
+    }
+    [[unroll]] for (uint k = 0; k < UNROLL; k++)
+      if (i + k * STEP < n)
+        store_grads(w, (i + k * STEP) * WIDTH, x[k], q[k]);
   }
 }
 #endif

@@ -6,8 +6,8 @@
 // invocation takes a row, so that neighbouring invocations read neighbouring spatial positions.
 // The forward writes per row its loss, target weight, log-sum-exp and target mass (loss.h's rows); the
 // backward writes (exp(x - lse) * mass - target's coefficient) * the loss's gradient for each element.
-// The host defines TI (input storage type), TO (output storage type), TI4/TO4 with VEC4 (rows read as
-// vec4s), INDEX64 or INDEX32 or PROB (the target), WEIGHT, SMOOTH (label_smoothing > 0), SUBGROUPS.
+// The host defines TI (input storage type), TO (output storage type), TI4/TO4 with VEC4 (a row's whole vec4s
+// read as such), INDEX64 or INDEX32 or PROB (the target), WEIGHT, SMOOTH (label_smoothing > 0), SUBGROUPS.
 #include "common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
 #ifdef SUBGROUPS
@@ -24,8 +24,10 @@ layout(push_constant) uniform Push {
 #ifdef BACKWARD
 #ifdef VEC4
 layout(std430, binding = 0) writeonly buffer Out { TO4 out4_[]; };
+void store1(uint i, float v) { out4_[i / 4u][i % 4u] = TO(v); }
 #else
 layout(std430, binding = 0) writeonly buffer Out { TO out_[]; };
+void store1(uint i, float v) { out_[i] = TO(v); }
 #endif
 #else
 layout(std430, binding = 0) writeonly buffer Out { float out_[]; }; // (4, R): loss, weight, lse, mass
@@ -39,8 +41,10 @@ float x_at(uint i) { return float(in_[i]); }
 #endif
 #if defined(PROB) && defined(VEC4)
 layout(std430, binding = 2) readonly buffer Target { TI4 target4_[]; };
+float prob_at(uint i) { return float(target4_[i / 4u][i % 4u]); }
 #elif defined(PROB)
 layout(std430, binding = 2) readonly buffer Target { TI target_[]; };
+float prob_at(uint i) { return float(target_[i]); }
 #elif defined(INDEX64)
 layout(std430, binding = 2) readonly buffer Target { uvec2 target_[]; }; // int64 as (low, high)
 #else
@@ -103,30 +107,48 @@ uint row() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 #define STEP 1u
 uint row() { return linear_id(); }
 #endif
-#ifdef VEC4
-#define WIDTH 4u
-#else
-#define WIDTH 1u
-#endif
 #define UNROLL 4u // loads in flight per invocation
 
-vec4 load4(uint base, uint c) {
+// ---- reading a row ----
+// With VEC4 (rows of neighbouring elements, the input and a probability target at multiples of 4 elements)
+// the row's classes from its first multiple of 4 elements on are read as whole vec4s, the few before and
+// after them one at a time ("lone" classes); without, every class is lone.
+struct Span {
+  uint head, vecs; // lone classes before the first whole vec4; whole vec4s
+};
+
+Span span_of(uint base) {
 #ifdef VEC4
-  return vec4(in4_[(base + c) / 4u]);
+  uint head = min((4u - base % 4u) % 4u, p.classes);
+  return Span(head, (p.classes - head) / 4u);
 #else
-  return vec4(x_at(base + c * p.inner), 0.0, 0.0, 0.0);
+  return Span(0u, 0u);
 #endif
 }
 
-vec4 prob4(uint base, uint c) {
-#if defined(PROB) && defined(VEC4)
+uint lone_count(Span s) { return p.classes - 4u * s.vecs; }
+uint lone_class(Span s, uint e) { return e < s.head ? e : e + 4u * s.vecs; } // e < lone_count(s)
+
+float x_of(uint base, uint c) { return x_at(base + c * p.inner); }
+// A probability target's class c of the row at base (0 for class indices).
+float prob_of(uint base, uint c) {
+#ifdef PROB
+  return prob_at(base - p.x_offset + p.t_offset + c * p.inner);
+#else
+  return 0.0;
+#endif
+}
+
+#ifdef VEC4
+vec4 x4_of(uint base, uint c) { return vec4(in4_[(base + c) / 4u]); }
+vec4 prob4_of(uint base, uint c) {
+#ifdef PROB
   return vec4(target4_[(base - p.x_offset + p.t_offset + c) / 4u]);
-#elif defined(PROB)
-  return vec4(float(target_[base - p.x_offset + p.t_offset + c * p.inner]), 0.0, 0.0, 0.0);
 #else
   return vec4(0.0);
 #endif
 }
+#endif
 
 #ifndef BACKWARD
 // ---- forward ----
@@ -143,30 +165,44 @@ Acc merge(Acc a, Acc b) {
   return Acc(m, a.s * rescale(a.m, m) + b.s * rescale(b.m, m), a.ux + b.ux, a.u + b.u);
 }
 
-// Adds WIDTH values of one row (v, of classes c..c+WIDTH) to a: the max first, so one rescale serves them.
-Acc add(Acc a, vec4 v, vec4 prob, uint c) {
-  float vm = v[0];
-  for (uint k = 1; k < WIDTH; k++)
-    vm = max(vm, v[k]);
+// Raises a's max to vm where that is larger, rescaling its sum; the max to subtract, never -inf (exp(-inf -
+// -inf) would be NaN, where a row's -inf elements add nothing).
+float raise_max(inout Acc a, float vm) {
   if (vm > a.m) {
     a.s *= exp(a.m - vm);
     a.m = vm;
   }
-  float base = max(a.m, -3.402823466e38); // a max of -inf so far: exp(-inf - base) is 0, not NaN
-  for (uint k = 0; k < WIDTH; k++) {
-    a.s += exp(v[k] - base);
+  return max(a.m, -3.402823466e38);
+}
+
+void add_coef(inout Acc a, float v, float q, uint c) {
 #ifdef COEFS
-    float w = coef(c + k, prob[k]);
-    a.ux += w * v[k];
-    a.u += w;
+  float w = coef(c, q);
+  a.ux += w * v;
+  a.u += w;
 #endif
-  }
+}
+
+Acc add1(Acc a, float v, float q, uint c) {
+  float base = raise_max(a, v);
+  a.s += exp(v - base);
+  add_coef(a, v, q, c);
+  return a;
+}
+
+// Classes c..c+3 at once: one rescale serves the four.
+Acc add4(Acc a, vec4 v, vec4 q, uint c) {
+  float base = raise_max(a, max(max(v.x, v.y), max(v.z, v.w)));
+  vec4 e = exp(v - base);
+  a.s += (e.x + e.y) + (e.z + e.w);
+  [[unroll]] for (uint k = 0; k < 4u; k++)
+    add_coef(a, v[k], q[k], c + k);
   return a;
 }
 
 #ifdef ROWS
-#ifdef SUBGROUPS
 shared Acc sh_acc[LOCAL_SIZE];
+#ifdef SUBGROUPS
 // Each subgroup merges its own, then every invocation merges the subgroups' in order.
 Acc group_merge(Acc a) {
   float m = subgroupMax(a.m);
@@ -180,7 +216,6 @@ Acc group_merge(Acc a) {
   return r;
 }
 #else
-shared Acc sh_acc[LOCAL_SIZE];
 Acc group_merge(Acc a) {
   uint t = gl_LocalInvocationID.x;
   sh_acc[t] = a;
@@ -197,20 +232,34 @@ Acc group_merge(Acc a) {
 Acc group_merge(Acc a) { return a; }
 #endif
 
-// The row's accumulators: UNROLL loads of WIDTH classes in flight, then merged in order.
+// The row's accumulators: UNROLL loads in flight per invocation, whole vec4s first, then the lone classes.
 Acc row_acc(uint base) {
   Acc a = Acc(-1.0 / 0.0, 0.0, 0.0, 0.0);
-  uint n = p.classes / WIDTH;
-  for (uint i = FIRST; i < n; i += UNROLL * STEP) {
+  Span sp = span_of(base);
+#ifdef VEC4
+  for (uint i = FIRST; i < sp.vecs; i += UNROLL * STEP) {
     vec4 v[UNROLL], q[UNROLL];
     [[unroll]] for (uint k = 0; k < UNROLL; k++) {
-      uint j = min(i + k * STEP, n - 1u);
-      v[k] = load4(base, j * WIDTH);
-      q[k] = prob4(base, j * WIDTH);
+      uint c = sp.head + 4u * min(i + k * STEP, sp.vecs - 1u);
+      v[k] = x4_of(base, c);
+      q[k] = prob4_of(base, c);
+    }
+    [[unroll]] for (uint k = 0; k < UNROLL; k++)
+      if (i + k * STEP < sp.vecs)
+        a = add4(a, v[k], q[k], sp.head + 4u * (i + k * STEP));
+  }
+#endif
+  uint n = lone_count(sp);
+  for (uint i = FIRST; i < n; i += UNROLL * STEP) {
+    float v[UNROLL], q[UNROLL];
+    [[unroll]] for (uint k = 0; k < UNROLL; k++) {
+      uint c = lone_class(sp, min(i + k * STEP, n - 1u));
+      v[k] = x_of(base, c);
+      q[k] = prob_of(base, c);
     }
     [[unroll]] for (uint k = 0; k < UNROLL; k++)
       if (i + k * STEP < n)
-        a = add(a, v[k], q[k], (i + k * STEP) * WIDTH);
+        a = add1(a, v[k], q[k], lone_class(sp, i + k * STEP));
   }
   return group_merge(a);
 }
@@ -235,7 +284,7 @@ void forward(uint r) {
     err_[0] = 1u; // every invocation that writes it writes the same word: no atomic needed
   bool valid = !ignored && in_range(t);
   wt = valid ? weight_at(t.x) : 0.0;
-  float xt = valid ? x_at(base + t.x * p.inner) : 0.0;
+  float xt = valid ? x_of(base, t.x) : 0.0;
 #ifdef OP_NLL
   loss = -wt * xt;
   mass = wt;
@@ -257,9 +306,9 @@ void forward(uint r) {
 struct Row {
   uint base;
   float lse, mass, g;
-  bool valid;  // not ignored
-  uint t;      // the target class (none: ~0u)
-  float wt;    // (1 - ls) * its weight
+  bool valid; // not ignored
+  uint t;     // the target class (none: ~0u)
+  float wt;   // (1 - ls) * its weight
 };
 
 Row row_of(uint r) {
@@ -273,38 +322,50 @@ Row row_of(uint r) {
   return w;
 }
 
-// Writes the gradient of classes c..c+WIDTH.
-void store_grads(Row w, uint c, vec4 x, vec4 q) {
-  vec4 gx;
-  for (uint k = 0; k < WIDTH; k++) {
+// d loss / d x of class c (value x, target probability q).
+float grad_of(Row w, uint c, float x, float q) {
 #ifdef OP_NLL
-    gx[k] = c + k == w.t ? -w.g * weight_at(w.t) : 0.0;
+  return c == w.t ? -w.g * weight_at(w.t) : 0.0;
 #else
-    float own = c + k == w.t ? w.wt : 0.0;
-    gx[k] = w.valid ? w.g * (exp(x[k] - w.lse) * w.mass - own - coef(c + k, q[k])) : 0.0;
-#endif
-  }
-#ifdef VEC4
-  out4_[(w.base - p.x_offset + c) / 4u] = TO4(gx);
-#else
-  out_[w.base - p.x_offset + c * p.inner] = TO(gx[0]);
+  float own = c == w.t ? w.wt : 0.0;
+  return w.valid ? w.g * (exp(x - w.lse) * w.mass - own - coef(c, q)) : 0.0;
 #endif
 }
 
-// UNROLL loads in flight, as the forward's.
+// UNROLL loads in flight, as the forward's: whole vec4s, then the lone classes.
 void backward(uint r) {
   Row w = row_of(r);
-  uint n = p.classes / WIDTH;
-  for (uint i = FIRST; i < n; i += UNROLL * STEP) {
+  Span sp = span_of(w.base);
+  uint out_base = w.base - p.x_offset;
+#ifdef VEC4
+  for (uint i = FIRST; i < sp.vecs; i += UNROLL * STEP) {
     vec4 x[UNROLL], q[UNROLL];
     [[unroll]] for (uint k = 0; k < UNROLL; k++) {
-      uint j = min(i + k * STEP, n - 1u);
-      x[k] = load4(w.base, j * WIDTH);
-      q[k] = prob4(w.base, j * WIDTH);
+      uint c = sp.head + 4u * min(i + k * STEP, sp.vecs - 1u);
+      x[k] = x4_of(w.base, c);
+      q[k] = prob4_of(w.base, c);
     }
-    [[unroll]] for (uint k = 0; k < UNROLL; k++)
+    [[unroll]] for (uint k = 0; k < UNROLL; k++) {
+      uint c = sp.head + 4u * (i + k * STEP);
+      if (i + k * STEP < sp.vecs)
+        out4_[(out_base + c) / 4u] = TO4(vec4(grad_of(w, c, x[k].x, q[k].x), grad_of(w, c + 1u, x[k].y, q[k].y),
+                                              grad_of(w, c + 2u, x[k].z, q[k].z), grad_of(w, c + 3u, x[k].w, q[k].w)));
+    }
+  }
+#endif
+  uint n = lone_count(sp);
+  for (uint i = FIRST; i < n; i += UNROLL * STEP) {
+    float x[UNROLL], q[UNROLL];
+    [[unroll]] for (uint k = 0; k < UNROLL; k++) {
+      uint c = lone_class(sp, min(i + k * STEP, n - 1u));
+      x[k] = x_of(w.base, c);
+      q[k] = prob_of(w.base, c);
+    }
+    [[unroll]] for (uint k = 0; k < UNROLL; k++) {
+      uint c = lone_class(sp, i + k * STEP);
       if (i + k * STEP < n)
-        store_grads(w, (i + k * STEP) * WIDTH, x[k], q[k]);
+        store1(out_base + c * p.inner, grad_of(w, c, x[k], q[k]));
+    }
   }
 }
 #endif

@@ -126,6 +126,21 @@ def test_strided_operands(device):
     assert_close(got, ref.numpy(), rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("prob", [False, True])
+def test_offset_operands(device, prob):
+    """Contiguous rows that start off a multiple of 4 elements (a slice) read and write the same values."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((5, 7)).astype(np.float32)
+    t = rng.random((5, 7)).astype(np.float32) if prob else rng.integers(0, 7, 5)
+    tx = torch.tensor(x[1:], requires_grad=True)
+    F.cross_entropy(tx, torch.tensor(t[1:]), reduction="sum").backward()
+    vx = vkt.tensor(x, device=device, requires_grad=True)
+    y = vkt._C.cross_entropy_loss(vx[1:], vkt.tensor(t, device=device)[1:], reduction="sum")
+    y.backward()
+    assert_close(vx.grad[1:], tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert_close(vx.grad[0], np.zeros(7))
+
+
 def test_all_ignored_and_empty(device):
     """mean over no counted target is NaN (0 / 0), sum is 0, and the gradients are zeros, as in torch."""
     x = vkt.tensor(np.ones((3, 4)), device=device, requires_grad=True)

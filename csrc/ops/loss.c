@@ -357,10 +357,11 @@ bool vkt_loss_supports(const vkt_op *op, const vkt_op_args *a, const char **why)
   return vkt_tensor_numel(x) < UINT32_MAX - 256;
 }
 
-/* Rows of neighbouring elements, and class counts of fours at a multiple of 4 elements, read as vec4s. */
+/* Rows of neighbouring elements, the input (and a probability target) at a multiple of 4 elements: the rows'
+ * whole vec4s are read as such, and written so by the backward, whose output starts at 0 too. */
 static bool vec4_rows(const vkt_op_args *a, const vkt_loss_shape *g) {
   bool prob = a->flags & VKT_LOSS_PROB;
-  return g->s == 1 && g->c % 4 == 0 && a->in[0]->offset % 4 == 0 && (!prob || a->in[1]->offset % 4 == 0);
+  return g->s == 1 && a->in[0]->offset % 4 == 0 && (!prob || a->in[1]->offset % 4 == 0);
 }
 
 static void defines_of(const vkt_op *op, const vkt_op_args *a, const vkt_loss_shape *g, bool rows, char *buf,

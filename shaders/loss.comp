@@ -15,10 +15,11 @@
 #endif
 
 layout(push_constant) uniform Push {
-  uint rows, classes, inner;          // R, C, and the elements between a row's classes
-  uint x_offset, t_offset, w_offset;  // elements
-  uvec2 ignore;                       // ignore_index as an int64's (low, high) words
-  float smoothing;                    // label_smoothing
+  uvec2 ignore;                         // ignore_index as an int64's (low, high) words
+  uint rows, row_stride, classes, inner; // R, (forward) the output's elements a row, C, and the elements
+                                        // between a row's classes
+  uint x_offset, t_offset, w_offset;    // elements
+  float smoothing;                      // label_smoothing
 } p;
 
 #ifdef BACKWARD
@@ -30,7 +31,7 @@ layout(std430, binding = 0) writeonly buffer Out { TO out_[]; };
 void store1(uint i, float v) { out_[i] = TO(v); }
 #endif
 #else
-layout(std430, binding = 0) writeonly buffer Out { float out_[]; }; // (4, R): loss, weight, lse, mass
+layout(std430, binding = 0) writeonly buffer Out { float out_[]; }; // (4, row_stride): loss, weight, lse, mass
 #endif
 #ifdef VEC4
 layout(std430, binding = 1) readonly buffer In { TI4 in4_[]; };
@@ -295,9 +296,9 @@ void forward(uint r) {
 #endif
 #endif
   out_[r] = loss;
-  out_[p.rows + r] = wt;
-  out_[2u * p.rows + r] = lse;
-  out_[3u * p.rows + r] = mass;
+  out_[p.row_stride + r] = wt;
+  out_[2u * p.row_stride + r] = lse;
+  out_[3u * p.row_stride + r] = mass;
 }
 
 #else
@@ -372,11 +373,14 @@ void backward(uint r) {
 
 void main() {
   uint r = row();
-  if (r >= p.rows)
-    return;
 #ifdef BACKWARD
-  backward(r);
+  if (r < p.rows)
+    backward(r);
 #else
-  forward(r);
+  if (r < p.rows)
+    forward(r);
+  else if (r < p.row_stride && FIRST == 0u) // the padding: zeros, for the sums over rows
+    for (uint k = 0; k < 4u; k++)
+      out_[k * p.row_stride + r] = 0.0;
 #endif
 }

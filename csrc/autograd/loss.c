@@ -57,8 +57,8 @@ static const vkt_var *along(vkt_bw *b, const vkt_var *v, bool per_class) {
 static const vkt_var *target_grad(vkt_bw *b, const vkt_var *g, const vkt_var *x) {
   loss_state *ls = b->n->extra;
   vkt_var lse = {0}, w = {0}, total = {0};
-  int64_t r = ls->s.rows.shape[1];
-  if (!g || !x || vkt_as_strided(&lse.t, &ls->s.rows, 1, &r, (const int64_t[]){1}, VKT_LOSS_LSE * r))
+  if (!g || !x ||
+      vkt_as_strided(&lse.t, &ls->s.rows, 1, &ls->s.r, (const int64_t[]){1}, VKT_LOSS_LSE * ls->s.rows.shape[1]))
     return NULL;
   const vkt_var *lse_v = keep(b, VKT_OK, &lse), *gr = g;
   if (ls->o.reduction == VKT_REDUCTION_MEAN) {

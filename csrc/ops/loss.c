@@ -153,7 +153,8 @@ static vkt_status run_rows(const vkt_tensor *x, const vkt_tensor *t, const vkt_t
                            bool prob, vkt_loss_saved *s) {
   vkt_loss_shape g = vkt_loss_shape_of(x);
   vkt_tensor flag = {0};
-  int64_t shape[2] = {VKT_LOSS_ROWS, g.r};
+  int64_t shape[2] = {VKT_LOSS_ROWS, (g.r + VKT_LOSS_PAD - 1) / VKT_LOSS_PAD * VKT_LOSS_PAD};
+  s->r = g.r;
   vkt_status st = vkt_tensor_empty(&s->rows, vkt_tensor_device(x), vkt_natural_compute(x->dtype), 2, shape);
   if (st || g.r == 0 || (st = vkt_index_flag_new(x, &flag)))
     return st;
@@ -170,25 +171,31 @@ static vkt_status run_rows(const vkt_tensor *x, const vkt_tensor *t, const vkt_t
   return st;
 }
 
-/* Row k of s->rows, viewed as (R). */
-static vkt_status row_view(const vkt_loss_saved *s, int k, vkt_tensor *out) {
-  return vkt_as_strided(out, &s->rows, 1, &s->rows.shape[1], (const int64_t[]){1}, k * s->rows.shape[1]);
+/* Rows k.. k + n - 1 of s->rows without their padding, viewed as (n, R). */
+static vkt_status row_view(const vkt_loss_saved *s, int k, int n, vkt_tensor *out) {
+  int64_t pad = s->rows.shape[1];
+  return vkt_as_strided(out, &s->rows, 2, (const int64_t[]){n, s->r}, (const int64_t[]){pad, 1}, k * pad);
 }
 
 /* The per-row losses reduced as o asks, in dtype; s->total := the sum of the weights. */
 static vkt_status reduce_rows(vkt_loss_saved *s, const vkt_loss_opts *o, vkt_dtype dtype, int ndim,
                               const int64_t *shape, vkt_tensor *loss) {
-  vkt_tensor losses = {0}, shaped = {0}, both = {0}, sums = {0}, sum = {0}, mean = {0};
-  vkt_reduce_opts sum_rows = {.name = "sum", .dims = 2u, .dtype = -1};
+  vkt_tensor losses = {0}, shaped = {0}, both = {0}, part = {0}, sums = {0}, sum = {0}, mean = {0};
+  vkt_reduce_opts sum_parts = {.name = "sum", .dims = 4u, .dtype = -1},
+                  sum_rows = {.name = "sum", .dims = 2u, .dtype = -1};
   vkt_status st;
   if (o->reduction == VKT_REDUCTION_NONE) {
-    if (!(st = row_view(s, VKT_LOSS_LOSS, &losses)) && !(st = vkt_view(&shaped, &losses, ndim, shape)))
+    if (!(st = row_view(s, VKT_LOSS_LOSS, 1, &losses)) && !(st = vkt_view(&shaped, &losses, ndim, shape)))
       st = vkt_copy_as(loss, &shaped, vkt_tensor_device(&shaped), dtype, VKT_CONTIGUOUS_FORMAT);
     goto finish;
   }
-  /* rows 0 and 1 together: (2, R), summed along R in one dispatch */
-  if ((st = vkt_slice(&both, &s->rows, 0, 0, 2, 1)) || (st = vkt_reduce(VKT_OP_SUM, &both, &sum_rows, &sums, NULL)) ||
-      (st = vkt_select(&sum, &sums, 0, 0)) || (st = vkt_select(&s->total, &sums, 0, 1)))
+  /* rows 0 and 1 together, each cut into VKT_LOSS_PAD parts: (2, PAD, R / PAD), summed along the parts, then
+   * along PAD: two dispatches of many workgroups each, where one workgroup a row would take all of R */
+  int64_t parts[3] = {2, VKT_LOSS_PAD, s->rows.shape[1] / VKT_LOSS_PAD};
+  if ((st = vkt_slice(&both, &s->rows, 0, 0, 2, 1)) || (st = vkt_view(&shaped, &both, 3, parts)) ||
+      (st = vkt_reduce(VKT_OP_SUM, &shaped, &sum_parts, &part, NULL)) ||
+      (st = vkt_reduce(VKT_OP_SUM, &part, &sum_rows, &sums, NULL)) || (st = vkt_select(&sum, &sums, 0, 0)) ||
+      (st = vkt_select(&s->total, &sums, 0, 1)))
     goto finish;
   if (o->reduction == VKT_REDUCTION_SUM) {
     st = vkt_copy_as(loss, &sum, vkt_tensor_device(&sum), dtype, VKT_CONTIGUOUS_FORMAT);
@@ -198,7 +205,7 @@ static vkt_status reduce_rows(vkt_loss_saved *s, const vkt_loss_opts *o, vkt_dty
   if (!(st = vkt_binary(VKT_OP_DIV, num, den, (vkt_scalar){false, 0, 1}, NULL, &mean)))
     st = vkt_to(loss, &mean, vkt_tensor_device(&mean), dtype);
 finish:
-  vkt_tensor *tmp[] = {&losses, &shaped, &both, &sums, &sum, &mean};
+  vkt_tensor *tmp[] = {&losses, &shaped, &both, &part, &sums, &sum, &mean};
   for (size_t k = 0; k < sizeof tmp / sizeof *tmp; k++)
     vkt_tensor_release(tmp[k]);
   return st;
@@ -277,13 +284,14 @@ static vkt_status row_grads(const vkt_tensor *grad, const vkt_loss_opts *o, cons
 /* The backward kernel's per-row and per-class values in one tensor: lse[R], mass[R], grad[R], weight[C]. */
 static vkt_status pack_new(const vkt_tensor *grad, const vkt_tensor *w, const vkt_loss_opts *o, const vkt_loss_saved *s,
                            vkt_tensor *pack) {
-  int64_t r = s->rows.shape[1], n = 3 * r + (w ? w->shape[0] : 0);
-  vkt_tensor part = {0}, src = {0};
+  int64_t r = s->r, n = 3 * r + (w ? w->shape[0] : 0);
+  vkt_tensor part = {0}, src = {0}, both = {0};
   vkt_status st = vkt_tensor_empty(pack, vkt_tensor_device(&s->rows), s->rows.dtype, 1, &n);
-  if (!st && !(st = vkt_slice(&part, pack, 0, 0, 2 * r, 1)) &&
-      !(st = vkt_as_strided(&src, &s->rows, 1, (const int64_t[]){2 * r}, (const int64_t[]){1}, VKT_LOSS_LSE * r)))
-    st = vkt_copy_(&part, &src);
+  if (!st && !(st = vkt_slice(&part, pack, 0, 0, 2 * r, 1)) && !(st = row_view(s, VKT_LOSS_LSE, 2, &src)) &&
+      !(st = vkt_view(&both, &part, 2, src.shape)))
+    st = vkt_copy_(&both, &src);
   vkt_tensor_release(&part);
+  vkt_tensor_release(&both);
   if (!st && !(st = vkt_slice(&part, pack, 0, 2 * r, 3 * r, 1)))
     st = row_grads(grad, o, s, &part);
   vkt_tensor_release(&part);
@@ -326,11 +334,12 @@ vkt_status vkt_cross_entropy_backward(const vkt_tensor *grad, const vkt_tensor *
 /* ---- the shader path ---- */
 
 typedef struct {
-  uint32_t rows, classes, inner;
-  uint32_t offset[3]; /* elements: input, target, weight */
-  uint32_t ignore[2]; /* ignore_index's low and high words */
+  uint32_t ignore[2];                        /* ignore_index's low and high words */
+  uint32_t rows, row_stride, classes, inner; /* row_stride: the forward's output, elements */
+  uint32_t offset[3];                        /* elements: input, target, weight */
   float smoothing;
 } loss_push;
+static_assert(sizeof(loss_push) == 40, "loss_push must match shaders/loss.comp");
 
 static bool backward_op(const vkt_op *op) {
   return op == &vkt_ops[VKT_OP_CROSS_ENTROPY_BACKWARD] || op == &vkt_ops[VKT_OP_NLL_LOSS_BACKWARD];
@@ -384,16 +393,19 @@ vkt_status vkt_loss_launch(const vkt_op *op, const vkt_op_args *a) {
   vkt_loss_shape g = vkt_loss_shape_of(a->in[0]);
   bool nll_forward = op == &vkt_ops[VKT_OP_NLL_LOSS], rows = g.s == 1 && !nll_forward;
   uint64_t ignore = (uint64_t)a->iparam[0];
-  loss_push push = {(uint32_t)g.r,
+  loss_push push = {{(uint32_t)ignore, (uint32_t)(ignore >> 32)},
+                    (uint32_t)g.r,
+                    (uint32_t)a->out->shape[a->out->ndim - 1],
                     (uint32_t)g.c,
                     (uint32_t)g.s,
                     {(uint32_t)a->in[0]->offset, (uint32_t)a->in[1]->offset, a->in[2] ? (uint32_t)a->in[2]->offset : 0},
-                    {(uint32_t)ignore, (uint32_t)(ignore >> 32)},
                     (float)a->param[0].f};
   char defines[1024];
   defines_of(op, a, &g, rows, defines, sizeof defines);
   const vkt_tensor *t[5] = {a->out, a->in[0], a->in[1], backward_op(op) ? a->in[2] : a->out2, a->in[2]};
   int nt = !backward_op(op) && a->in[2] ? 5 : 4;
   unsigned writes = backward_op(op) ? 1u : 1u | 8u;
-  return vkt_launch_flat(op->shader, defines, nt, t, writes, &push, sizeof push, (uint64_t)g.r * (rows ? 256 : 1));
+  /* the forward writes the padding of its rows too (zeros) */
+  uint64_t n = backward_op(op) ? (uint64_t)g.r : push.row_stride;
+  return vkt_launch_flat(op->shader, defines, nt, t, writes, &push, sizeof push, n * (rows ? 256 : 1));
 }

@@ -17,14 +17,17 @@ typedef struct {
   bool nll;               /* the input holds log-probabilities: nll_loss */
 } vkt_loss_opts;
 
-/* What the forward leaves for the backward. rows is (VKT_LOSS_ROWS, R) in the compute dtype (float32 for
- * float16 inputs): per row its loss, its target's weight (0 where ignored; 1 for probability targets), the
- * log-sum-exp of its logits, and the mass of its smoothed, weighted target (the sum over classes of what the
- * backward subtracts from softmax * mass). total is the 0-d sum of the weights, mean's divisor. */
+/* What the forward leaves for the backward. rows is (VKT_LOSS_ROWS, R rounded up to VKT_LOSS_PAD) in the
+ * compute dtype (float32 for float16 inputs): per row its loss, its target's weight (0 where ignored; 1 for
+ * probability targets), the log-sum-exp of its logits, and the mass of its smoothed, weighted target (the sum
+ * over classes of what the backward subtracts from softmax * mass). The padding (zeros in the first two) lets
+ * the sums over rows split into VKT_LOSS_PAD equal parts. total is the 0-d sum of the weights, mean's divisor. */
 #define VKT_LOSS_ROWS 4
+#define VKT_LOSS_PAD 256
 enum { VKT_LOSS_LOSS, VKT_LOSS_WEIGHT, VKT_LOSS_LSE, VKT_LOSS_MASS };
 typedef struct {
   vkt_tensor rows, total;
+  int64_t r; /* rows of the input: the first r of each row of rows */
 } vkt_loss_saved;
 
 /* vkt_op_args of the four rows: in = {input, target, weight (forward) or the backward's pack}; out2 the

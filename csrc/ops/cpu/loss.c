@@ -84,7 +84,7 @@ static vkt_status forward_row(const vkt_op_args *a, bool nll, int64_t r) {
   double v[VKT_LOSS_ROWS] = {
       [VKT_LOSS_LOSS] = loss, [VKT_LOSS_WEIGHT] = wt, [VKT_LOSS_LSE] = lse, [VKT_LOSS_MASS] = mass};
   for (int k = 0; k < VKT_LOSS_ROWS; k++)
-    store(a->out, k * w.g.r + r, v[k]);
+    store(a->out, k * a->out->shape[1] + r, v[k]);
   return VKT_OK;
 }
 
@@ -94,6 +94,9 @@ vkt_status vkt_cpu_loss(const vkt_op *op, const vkt_op_args *a) {
   vkt_status st = VKT_OK;
   for (int64_t r = 0; r < g.r && !st; r++)
     st = forward_row(a, nll, r);
+  for (int64_t r = g.r; r < a->out->shape[1]; r++) /* the padding: zeros, for the sums over rows */
+    for (int k = 0; k < VKT_LOSS_ROWS; k++)
+      store(a->out, k * a->out->shape[1] + r, 0);
   return st;
 }
 

@@ -239,21 +239,31 @@ def test_weight_requires_grad_refused(device):
         vkt._C.nll_loss(x, vkt.tensor(np.array([1, 2, 3]), device=device), w)
 
 
-def test_grad_fn_and_double_backward(device):
+def test_grad_fn_and_create_graph(device):
+    """The node's names; under create_graph the gradient is recorded (ops instead of the kernel), equal to the
+    kernel's, and has a backward of its own."""
     x = vkt.tensor(np.random.default_rng(3).standard_normal((3, 5)), device=device, requires_grad=True)
     t = vkt.tensor(np.array([1, 2, 3]), device=device)
+    w = vkt.tensor(np.arange(1.0, 6.0), device=device)
     assert vkt._C.nll_loss(x, t).grad_fn.name() == "NllLossBackward0"
-    y = vkt._C.cross_entropy_loss(x, t)
+    assert vkt._C.nll_loss(x.reshape(3, 5, 1), t.reshape(3, 1)).grad_fn.name() == "NllLoss2DBackward0"
+    y = vkt._C.cross_entropy_loss(x, t, w, label_smoothing=0.2)
     assert y.grad_fn.name() == "CrossEntropyLossBackward0"
     (g,) = vkt.autograd.grad(y, x, create_graph=True)
-    assert g.requires_grad
-    with pytest.raises(RuntimeError, match="cross_entropy_loss has no double backward"):
-        g.sum().backward()
+    (plain,) = vkt.autograd.grad(vkt._C.cross_entropy_loss(x, t, w, label_smoothing=0.2), x)
+    assert g.requires_grad and not plain.requires_grad
+    assert_close(g, to_numpy(plain), rtol=1e-12, atol=1e-12)
+    (g2,) = vkt.autograd.grad((g * g).sum(), x)
+    tx = torch.tensor(to_numpy(x), requires_grad=True)
+    (tg,) = torch.autograd.grad(F.cross_entropy(tx, torch.tensor(to_numpy(t)), torch.tensor(to_numpy(w)),
+                                                label_smoothing=0.2), tx, create_graph=True)
+    (tg2,) = torch.autograd.grad((tg * tg).sum(), tx)
+    assert_close(g2, tg2.numpy(), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_gradcheck(case):
-    """First-order gradients against finite differences, float64 on the cpu device."""
+    """Gradients and gradients of gradients (create_graph) against finite differences, float64 on the cpu."""
     _, weight, ignore, smoothing, prob = case
     x, t, w = make((3, 4, 2), weight, ignore, prob, "float64")
     vx = vkt.tensor(x, requires_grad=True)
@@ -261,10 +271,14 @@ def test_gradcheck(case):
     vw = None if w is None else vkt.tensor(w)
     kw = {"ignore_index": -100 if ignore is None else ignore, "label_smoothing": smoothing}
     for reduction in REDUCTIONS:
-        assert vkt.autograd.gradcheck(
-            lambda a, b: vkt._C.cross_entropy_loss(a, b, vw, reduction=reduction, **kw), (vx, vt))
-    if not prob:
-        assert vkt.autograd.gradcheck(lambda a: vkt._C.nll_loss(a, vt, vw, ignore_index=kw["ignore_index"]), (vx,))
+        def ce(a, b):
+            return vkt._C.cross_entropy_loss(a, b, vw, reduction=reduction, **kw)
+
+        def nll(a):
+            return vkt._C.nll_loss(a, vt, vw, reduction=reduction, ignore_index=kw["ignore_index"])
+        assert vkt.autograd.gradcheck(ce, (vx, vt)) and vkt.autograd.gradgradcheck(ce, (vx, vt))
+        if not prob:
+            assert vkt.autograd.gradcheck(nll, (vx,)) and vkt.autograd.gradgradcheck(nll, (vx,))
 
 
 def test_float32_takes_no_fallback(dev):

@@ -1,7 +1,7 @@
 /* loss.c: cross_entropy and nll_loss: PyTorch's checks of shapes and dtypes, the forward (one kernel over the
- * rows, then a sum over them for mean and sum), the backward (one kernel over the elements), and their shader
- * path: loss.comp, a workgroup a row where rows are dense, else an invocation a row. The CPU kernels are
- * cpu/loss.c. */
+ * rows, then two sums over them for mean and sum), the backward (one kernel writing every element of the input's
+ * gradient), and their shader path: loss.comp, a workgroup a row where a row's elements are neighbours, else an
+ * invocation a row. The CPU kernels are cpu/loss.c. */
 #include <stdio.h>
 #include <string.h>
 
@@ -307,8 +307,7 @@ static vkt_status pack_new(const vkt_tensor *grad, const vkt_tensor *w, const vk
 vkt_status vkt_cross_entropy_backward(const vkt_tensor *grad, const vkt_tensor *x, const vkt_tensor *target,
                                       const vkt_loss_opts *o, const vkt_loss_saved *s, vkt_tensor *out) {
   vkt_tensor xc = {0}, tc = {0}, wc = {0}, pack = {0};
-  vkt_loss_shape g = vkt_loss_shape_of(x);
-  bool prob = !o->nll && x->ndim == target->ndim && vkt_dtypes[target->dtype].is_float;
+  bool prob = vkt_dtypes[target->dtype].is_float; /* the forward checked the pair */
   vkt_status st = vkt_tensor_empty(out, vkt_tensor_device(x), x->dtype, x->ndim, x->shape);
   if (st || vkt_tensor_numel(out) == 0)
     return st;
@@ -322,7 +321,6 @@ vkt_status vkt_cross_entropy_backward(const vkt_tensor *grad, const vkt_tensor *
                      .flags = prob ? VKT_LOSS_PROB : 0};
     st = vkt_op_run(o->nll ? VKT_OP_NLL_LOSS_BACKWARD : VKT_OP_CROSS_ENTROPY_BACKWARD, &a);
   }
-  (void)g;
   vkt_tensor *tmp[] = {&xc, &tc, &wc, &pack};
   for (size_t k = 0; k < sizeof tmp / sizeof *tmp; k++)
     vkt_tensor_release(tmp[k]);
@@ -361,7 +359,7 @@ bool vkt_loss_supports(const vkt_op *op, const vkt_op_args *a, const char **why)
   for (int k = 0; k < 3; k++)
     if (a->in[k] && !vkt_bindable(a->in[k], why))
       return false;
-  (void)op;
+  (void)op; /* one rule for the four rows */
   *why = "more than 2^32 elements";
   return vkt_tensor_numel(x) < UINT32_MAX - 256;
 }

@@ -141,6 +141,18 @@ def test_offset_operands(device, prob):
     assert_close(vx.grad[0], np.zeros(7))
 
 
+@pytest.mark.parametrize("nll", [False, True])
+def test_1d_input_with_1d_target(device, nll):
+    """A (C) input takes a 0-d target or a (1) one; the unreduced loss is 0-d either way, as in torch."""
+    x = np.random.default_rng(5).standard_normal(6)
+    fn, tfn = (vkt._C.nll_loss, F.nll_loss) if nll else (vkt._C.cross_entropy_loss, F.cross_entropy)
+    for t in [np.array(4), np.array([4])]:
+        ref = tfn(torch.tensor(x), torch.tensor(t), reduction="none").numpy()
+        got = fn(vkt.tensor(x, device=device), vkt.tensor(t, device=device), reduction="none")
+        assert got.shape == ()
+        assert_close(got, ref, rtol=1e-12, atol=1e-12)
+
+
 def test_all_ignored_and_empty(device):
     """mean over no counted target is NaN (0 / 0), sum is 0, and the gradients are zeros, as in torch."""
     x = vkt.tensor(np.ones((3, 4)), device=device, requires_grad=True)

@@ -168,9 +168,10 @@ def test_all_ignored_and_empty(device):
 
 
 def test_extreme_logits(device):
-    """Large logits do not overflow (the max is subtracted); -inf logits of other classes are fine."""
-    x = np.array([[1000.0, 0.0, -1000.0], [-np.inf, 2.0, 1.0]])
-    t = np.array([1, 2])
+    """Large logits do not overflow (the max is subtracted); -inf logits of other classes are fine; a NaN makes
+    its row's loss NaN."""
+    x = np.array([[1000.0, 0.0, -1000.0], [-np.inf, 2.0, 1.0], [1.0, np.nan, 0.0]])
+    t = np.array([1, 2, 0])
     ref = F.cross_entropy(torch.tensor(x), torch.tensor(t), reduction="none").numpy()
     got = vkt._C.cross_entropy_loss(vkt.tensor(x.astype(np.float32), device=device), vkt.tensor(t, device=device),
                                     reduction="none")

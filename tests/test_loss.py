@@ -116,6 +116,22 @@ def test_other_index_dtypes(device, target_dtype):
     assert_close(got, ref.numpy(), rtol=1e-5, atol=1e-5)
 
 
+def test_probabilities_promote(device):
+    """float32 logits with float64 probabilities: the loss and both gradients in the dtypes torch gives."""
+    x, t, w = make((3, 5), False, None, True, "float32")
+    tx, tt = torch.tensor(x, dtype=torch.float32, requires_grad=True), torch.tensor(t, requires_grad=True)
+    ref = F.cross_entropy(tx, tt, label_smoothing=0.1)
+    ref.backward()
+    vx = vkt.tensor(x.astype(np.float32), device=device, requires_grad=True)
+    vt = vkt.tensor(t, device=device, requires_grad=True)
+    got = vkt._C.cross_entropy_loss(vx, vt, label_smoothing=0.1)
+    got.backward()
+    assert got.dtype == vkt.float64 and vx.grad.dtype == vkt.float32 and vt.grad.dtype == vkt.float64
+    assert_close(got, ref.detach().numpy(), rtol=1e-6, atol=1e-6)
+    assert_close(vx.grad, tx.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert_close(vt.grad, tt.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
 def test_strided_operands(device):
     """A transposed input and a sliced target read as their values, not their storage."""
     x = np.random.default_rng(2).standard_normal((9, 4))

@@ -4,6 +4,7 @@
  * of elementwise ops. x is saved in slot 0, the target in 1; the options, the class weights and the forward's
  * per-row values live in the node's extra. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "formula.h"
 #include "loss.h"
@@ -161,10 +162,28 @@ static vkt_status record(const vkt_var *x, const vkt_var *target, const vkt_var 
   return VKT_OK;
 }
 
+/* Probability targets: PyTorch's loss is then ops in the promoted dtype of input and target, so the lower of the
+ * two is cast (recorded) first. *xp and *tp are new references to x and t, or to the cast one. */
+static vkt_status promote(const vkt_var *x, const vkt_var *t, const vkt_loss_opts *o, vkt_var *xp, vkt_var *tp) {
+  static const int rank[VKT_DTYPE_COUNT] = {[VKT_FLOAT16] = 1, [VKT_FLOAT32] = 2, [VKT_FLOAT64] = 3};
+  vkt_var_share(xp, x);
+  vkt_var_share(tp, t);
+  bool prob = !o->nll && x->t.ndim == t->t.ndim && !memcmp(x->t.shape, t->t.shape, sizeof(int64_t) * (size_t)x->t.ndim);
+  if (!prob || !rank[x->t.dtype] || !rank[t->t.dtype] || x->t.dtype == t->t.dtype)
+    return VKT_OK;
+  vkt_var *low = rank[x->t.dtype] < rank[t->t.dtype] ? xp : tp, cast = {0};
+  vkt_dtype to = rank[x->t.dtype] < rank[t->t.dtype] ? t->t.dtype : x->t.dtype;
+  vkt_status st = vkt_ag_cast(low, vkt_tensor_device(&low->t), to, VKT_PRESERVE_FORMAT, false, &cast);
+  vkt_var_release(low);
+  *low = cast;
+  return st;
+}
+
 vkt_status vkt_ag_cross_entropy(const vkt_var *x, const vkt_var *target, const vkt_var *weight, const vkt_loss_opts *o,
                                 vkt_var *out) {
   vkt_loss_opts opts = *o;
   vkt_loss_saved s = {0};
+  vkt_var xp = {0}, tp = {0};
   *out = (vkt_var){0};
   if (vkt_grad_enabled() && vkt_requires_grad(weight))
     return vkt_fail(VKT_ERR_RUNTIME,
@@ -173,9 +192,13 @@ vkt_status vkt_ag_cross_entropy(const vkt_var *x, const vkt_var *target, const v
                     o->nll ? "nll_loss_forward" : "cross_entropy_loss");
   opts.weight = weight ? &weight->t : NULL;
   bool records = vkt_grad_enabled() && (vkt_requires_grad(x) || vkt_requires_grad(target));
-  vkt_status st = vkt_cross_entropy(&x->t, &target->t, &opts, &out->t, records ? &s : NULL);
-  if (!st && records && (st = record(x, target, weight, &opts, &s, out)))
+  vkt_status st = promote(x, target, o, &xp, &tp);
+  if (!st)
+    st = vkt_cross_entropy(&xp.t, &tp.t, &opts, &out->t, records ? &s : NULL);
+  if (!st && records && (st = record(&xp, &tp, weight, &opts, &s, out)))
     vkt_var_release(out);
   vkt_loss_saved_release(&s);
+  vkt_var_release(&xp);
+  vkt_var_release(&tp);
   return st;
 }

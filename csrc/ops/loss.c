@@ -111,7 +111,7 @@ static vkt_status check_prob_target(const vkt_tensor *x, const vkt_tensor *t, co
     return vkt_fail(VKT_ERR_RUNTIME, "ignore_index is not supported for floating point target");
   if (x->ndim == 0)
     return vkt_fail(VKT_ERR_VALUE, "Expected 1 or more dimensions (got 0)");
-  if (t->dtype != x->dtype) /* PyTorch promotes the two; vkt asks for one dtype */
+  if (t->dtype != x->dtype) /* the autograd entry point casts the two to their promoted dtype first */
     return vkt_fail(VKT_ERR_RUNTIME, "expected scalar type %s but found %s", vkt_torch_dtype_name(x->dtype),
                     vkt_torch_dtype_name(t->dtype));
   return check_weight(x, o->weight, false);

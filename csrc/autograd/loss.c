@@ -121,7 +121,7 @@ static const vkt_var *target_grad(vkt_bw *b, const vkt_var *g, const vkt_var *x)
   const vkt_var *gx = mul(b, logp, row_grad(b, g));
   if (ls->o.weight)
     gx = mul(b, gx, along(b, held(b, &ls->weight), true));
-  return muls(b, gx, ls->o.label_smoothing - 1);
+  return cast(b, muls(b, gx, ls->o.label_smoothing - 1), IN(b, 1)->dtype);
 }
 
 static void loss_backward(vkt_bw *b) {

@@ -157,6 +157,11 @@ typedef enum {
   VKT_OP_RMS_NORM_BACKWARD,
   VKT_OP_LAYER_NORM_COLUMNS,
   VKT_OP_RMS_NORM_COLUMNS,
+  /* classification losses (loss.c): forward over rows, backward over elements */
+  VKT_OP_CROSS_ENTROPY,
+  VKT_OP_NLL_LOSS,
+  VKT_OP_CROSS_ENTROPY_BACKWARD,
+  VKT_OP_NLL_LOSS_BACKWARD,
   VKT_OP_COUNT
 } vkt_op_id;
 
@@ -263,5 +268,9 @@ vkt_status vkt_cpu_shape(const vkt_op *op, const vkt_op_args *a);
 bool vkt_norm_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_norm_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_norm(const vkt_op *op, const vkt_op_args *a);
+bool vkt_loss_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_loss_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_loss(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_loss_backward(const vkt_op *op, const vkt_op_args *a);
 
 #endif

@@ -139,5 +139,6 @@ extern PyMethodDef vkt_index_methods[], vkt_index_functions[];
 extern PyMethodDef vkt_layout_methods[], vkt_layout_functions[], vkt_creation_functions[];
 /* The number protocol and comparisons of Tensor (ops_elementwise.c). */
 extern PyType_Slot vkt_number_slots[];
+extern PyMethodDef vkt_optim_functions[]; /* ops_optim.c: the fused optimizer step */
 
 #endif

@@ -367,3 +367,29 @@ def test_repr():
     opt = vkt.optim.SGD([vkt.ones(1, requires_grad=True)], lr=0.5)
     topt = torch.optim.SGD([torch.ones(1, requires_grad=True)], lr=0.5)
     assert repr(opt) == repr(topt)
+
+
+def test_step_hooks_and_user_subclass():
+    calls = []
+    p = vkt.ones(2, requires_grad=True)
+    opt = vkt.optim.SGD([p], lr=0.5)
+    pre = opt.register_step_pre_hook(lambda o, args, kwargs: calls.append(("pre", vkt.is_grad_enabled())))
+    opt.register_step_post_hook(lambda o, args, kwargs: calls.append(("post", vkt.is_grad_enabled())))
+    p.grad = vkt.ones(2)
+    opt.step()
+    pre.remove()
+    opt.step()
+    assert calls == [("pre", True), ("post", True), ("post", True)]
+    assert_close(p.detach(), np.zeros(2, np.float32), rtol=0, atol=0)
+
+    class Halve(vkt.optim.Optimizer):  # a user's optimizer: its step runs as written (grad mode kept), hooked
+        def __init__(self, params):
+            super().__init__(params, {"lr": 0.5})
+
+        def step(self, closure=None):
+            calls.append(("user", vkt.is_grad_enabled()))
+
+    h = Halve([p])
+    h.register_step_post_hook(lambda o, args, kwargs: calls.append(("user-post", None)))
+    h.step()
+    assert calls[-2:] == [("user", True), ("user-post", None)]

@@ -168,8 +168,8 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     SHAPE(VKT_OP_SCATTER_PROD, "scatter_prod", "scatter.comp", "#define OP_PROD\n"),
     SHAPE(VKT_OP_SCATTER_AMAX, "scatter_amax", "scatter.comp", "#define OP_AMAX\n"),
     SHAPE(VKT_OP_SCATTER_AMIN, "scatter_amin", "scatter.comp", "#define OP_AMIN\n"),
-    [VKT_OP_OPTIMIZER_STEP] = {"optimizer_step", "optim.comp", "", vkt_optim_supports, vkt_optim_launch,
-                               vkt_cpu_optim, NULL, NULL, 0},
+    [VKT_OP_OPTIMIZER_STEP] = {"optimizer_step", "optim.comp", "", vkt_optim_supports, vkt_optim_launch, vkt_cpu_optim,
+                               NULL, NULL, 0},
 };
 static_assert(VKT_OP_COUNT == 131, "a new op needs its row in vkt_ops");
 

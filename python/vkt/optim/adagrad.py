@@ -1,6 +1,7 @@
 """Adagrad, as torch.optim.Adagrad: lr_decay, weight decay, initial_accumulator_value, eps, maximize; its
 state is made for every parameter at construction, as torch's is."""
 from .. import _C
+from ..autograd import no_grad
 from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _scalar
 
 __all__ = ["Adagrad"]
@@ -38,6 +39,7 @@ class Adagrad(Optimizer):
             group.setdefault("differentiable", False)
             group.setdefault("fused", None)
 
+    @no_grad()
     def step(self, closure=None):
         """One step over every parameter with a gradient; returns closure() when given."""
         loss = self._closure(closure)

@@ -2,6 +2,7 @@
 the bias corrections are computed on the host from each parameter's step count and passed to one fused
 kernel per parameter."""
 from .. import _C
+from ..autograd import no_grad
 from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _scalar
 
 __all__ = ["Adam"]
@@ -51,6 +52,7 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = self._new_state(p)
         return state
 
+    @no_grad()
     def step(self, closure=None):
         """One step over every parameter with a gradient; returns closure() when given."""
         loss = self._closure(closure)

@@ -8,7 +8,7 @@ from copy import deepcopy
 from itertools import chain
 
 from .. import _C
-from ..autograd import enable_grad, no_grad
+from ..autograd import enable_grad
 
 __all__ = ["Optimizer", "required"]
 
@@ -54,7 +54,7 @@ def _scalar(x):
 
 
 def _step_hooked(step):
-    """Runs the step under no_grad, between the optimizer's pre- and post-hooks."""
+    """Runs the step between the optimizer's pre- and post-hooks."""
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
@@ -65,8 +65,7 @@ def _step_hooked(step):
                     raise RuntimeError(
                         f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {result}.")
                 args, kwargs = result
-        with no_grad():
-            out = step(self, *args, **kwargs)
+        out = step(self, *args, **kwargs)
         for hook in list(self._optimizer_step_post_hooks.values()):
             hook(self, args, kwargs)
         return out

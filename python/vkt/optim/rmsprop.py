@@ -1,6 +1,7 @@
 """RMSprop, as torch.optim.RMSprop: alpha, momentum, centered, weight decay, maximize; one fused kernel per
 parameter."""
 from .. import _C
+from ..autograd import no_grad
 from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _scalar
 
 __all__ = ["RMSprop"]
@@ -44,6 +45,7 @@ class RMSprop(Optimizer):
                 state["grad_avg"] = self._new_state(p)
         return state
 
+    @no_grad()
     def step(self, closure=None):
         """One step over every parameter with a gradient; returns closure() when given."""
         loss = self._closure(closure)

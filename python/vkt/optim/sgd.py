@@ -1,6 +1,7 @@
 """SGD with momentum, dampening, Nesterov momentum, weight decay and maximize, as torch.optim.SGD; each
 parameter's step is one fused kernel."""
 from .. import _C
+from ..autograd import no_grad
 from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _scalar
 
 __all__ = ["SGD"]
@@ -31,6 +32,7 @@ class SGD(Optimizer):
             group.setdefault("differentiable", False)
             group.setdefault("fused", False)
 
+    @no_grad()
     def step(self, closure=None):
         """One step over every parameter with a gradient; returns closure() when given."""
         loss = self._closure(closure)

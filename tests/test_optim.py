@@ -393,3 +393,16 @@ def test_step_hooks_and_user_subclass():
     h.register_step_post_hook(lambda o, args, kwargs: calls.append(("user-post", None)))
     h.step()
     assert calls[-2:] == [("user", True), ("user-post", None)]
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (2, 0, 3)])
+def test_zero_d_and_empty_params(shape, device):
+    tp = torch.full(shape, 0.5, requires_grad=True)
+    vp = vkt.full(shape, 0.5, device=device, requires_grad=True)
+    for lib, p in ((torch, tp), (vkt, vp)):
+        opt = lib.optim.Adam([p], lr=0.1, amsgrad=True)
+        for _ in range(3):
+            p.grad = lib.full(shape, 2.0, **({} if lib is torch else {"device": device}))
+            opt.step()
+        assert tuple(opt.state[p]["exp_avg"].shape) == shape
+    assert_close(vp.detach(), tp.detach().numpy())

@@ -188,17 +188,17 @@ vkt_status vkt_optim_step(const vkt_optim_hyper *h, const vkt_tensor *param, con
   vkt_status st = check(h, param, grad, nstate, state);
   if (st || vkt_tensor_numel(param) == 0)
     return st;
-  bool dense = vkt_tensor_is_contiguous(param);
-  if ((st = vkt_contiguous(&g, grad)) || (st = dense ? VKT_OK : vkt_clone(&p, param)))
+  bool contiguous = vkt_tensor_is_contiguous(param);
+  if ((st = vkt_contiguous(&g, grad)) || (st = contiguous ? VKT_OK : vkt_clone(&p, param)))
     goto finish;
-  vkt_optim_args o = {.base = {.out = dense ? param : &p,
+  vkt_optim_args o = {.base = {.out = contiguous ? param : &p,
                                .in = {&g},
                                .nin = 1,
                                .compute = param->dtype == VKT_FLOAT64 ? VKT_FLOAT64 : VKT_FLOAT32},
                       .hyper = h,
                       .nstate = nstate};
   memcpy(o.state, state, sizeof *state * (size_t)nstate);
-  if (!(st = run(&o)) && !dense) /* a strided view steps on a contiguous copy, written back */
+  if (!(st = run(&o)) && !contiguous) /* a strided view steps on a contiguous copy, written back */
     st = vkt_copy_(param, &p);
 finish:
   vkt_tensor_release(&g);

@@ -32,6 +32,12 @@ def make(lib, opt, kind):
         "OneCycleLR": lambda: s.OneCycleLR(opt, max_lr=[1.0, 2.0], total_steps=EPOCHS + 1),
         "OneCycleLR-linear-3": lambda: s.OneCycleLR(opt, max_lr=1.0, epochs=4, steps_per_epoch=8,
                                                     anneal_strategy="linear", three_phase=True, pct_start=0.25),
+        "MultiplicativeLR": lambda: s.MultiplicativeLR(opt, lr_lambda=lambda e: 0.9 if e % 3 else 1.1),
+        "ConstantLR": lambda: s.ConstantLR(opt, factor=0.5, total_iters=4),
+        "PolynomialLR": lambda: s.PolynomialLR(opt, total_iters=20, power=2.0),
+        "CosineAnnealingWarmRestarts": lambda: s.CosineAnnealingWarmRestarts(opt, T_0=4, T_mult=2, eta_min=0.001),
+        "ChainedScheduler": lambda: s.ChainedScheduler([s.ConstantLR(opt, factor=0.2, total_iters=3),
+                                                        s.ExponentialLR(opt, gamma=0.9)]),
         "SequentialLR": lambda: s.SequentialLR(opt, [s.LinearLR(opt, start_factor=0.1, total_iters=5),
                                                      s.CosineAnnealingLR(opt, T_max=10),
                                                      s.ExponentialLR(opt, gamma=0.8)], milestones=[5, 15]),
@@ -39,7 +45,8 @@ def make(lib, opt, kind):
 
 
 KINDS = ["StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LambdaLR", "LinearLR", "OneCycleLR",
-         "OneCycleLR-linear-3", "SequentialLR"]
+         "OneCycleLR-linear-3", "SequentialLR", "MultiplicativeLR", "ConstantLR", "PolynomialLR",
+         "CosineAnnealingWarmRestarts", "ChainedScheduler"]
 
 
 def momenta(opt):
@@ -64,7 +71,7 @@ def test_sequence(kind, name):
 
 
 @pytest.mark.parametrize("kind", ["StepLR", "MultiStepLR", "CosineAnnealingLR", "SequentialLR", "LambdaLR",
-                                  "OneCycleLR"])
+                                  "OneCycleLR", "ChainedScheduler", "CosineAnnealingWarmRestarts"])
 def test_state_dict_round_trip(kind):
     """Halfway, a new scheduler over the same optimizer loads the first's state and carries on."""
     results = []
@@ -79,7 +86,8 @@ def test_state_dict_round_trip(kind):
     assert results[1] == results[0]
 
 
-@pytest.mark.parametrize("kind", ["StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR"])
+@pytest.mark.parametrize("kind", ["StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
+                                  "ConstantLR", "PolynomialLR", "CosineAnnealingWarmRestarts"])
 def test_closed_form(kind):
     results = []
     for lib, opt in zip((torch, vkt), optimizers()):
@@ -138,6 +146,13 @@ ERRORS = [
     lambda s, opt: s.SequentialLR(opt, [s.StepLR(opt, 2)], milestones=[3]),
     lambda s, opt: s.SequentialLR(opt, [], milestones=[]),
     lambda s, opt: s.StepLR(opt, step_size=1, last_epoch=3),
+    lambda s, opt: s.ConstantLR(opt, factor=2.0),
+    lambda s, opt: s.MultiplicativeLR(opt, lr_lambda=0.5),
+    lambda s, opt: s.CosineAnnealingWarmRestarts(opt, T_0=0),
+    lambda s, opt: s.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=0),
+    lambda s, opt: s.CosineAnnealingWarmRestarts(opt, T_0=2).step(-1),
+    lambda s, opt: s.ChainedScheduler([]),
+    lambda s, opt: s.ChainedScheduler([s.ReduceLROnPlateau(opt)]),
 ]
 
 

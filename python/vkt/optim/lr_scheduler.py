@@ -11,8 +11,9 @@ from weakref import ref
 from .. import _C
 from .optimizer import Optimizer
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "LinearLR", "ExponentialLR", "SequentialLR",
-           "CosineAnnealingLR", "ReduceLROnPlateau", "OneCycleLR"]
+__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
+           "ExponentialLR", "PolynomialLR", "SequentialLR", "ChainedScheduler", "CosineAnnealingLR",
+           "CosineAnnealingWarmRestarts", "ReduceLROnPlateau", "OneCycleLR"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. "
@@ -158,8 +159,9 @@ class LRScheduler:
         self._last_lr = _group_values(self.optimizer, "lr")
 
 
-class LambdaLR(LRScheduler):
-    """lr = initial_lr * lr_lambda(epoch), one function or one per group."""
+class _WithLambdas(LRScheduler):
+    """LambdaLR's and MultiplicativeLR's functions: one for every group, or one per group; in state_dict,
+    each that is a callable object by its __dict__ (plain functions are not saved)."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
@@ -172,7 +174,6 @@ class LambdaLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
-        """As the base's, with each lambda that is a callable object's __dict__ (functions are not saved)."""
         state_dict = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "lr_lambdas")}
         state_dict["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
                                     for fn in self.lr_lambdas]
@@ -186,9 +187,30 @@ class LambdaLR(LRScheduler):
             if fn is not None:
                 self.lr_lambdas[idx].__dict__.update(fn)
 
+
+class LambdaLR(_WithLambdas):
+    """lr = initial_lr * lr_lambda(epoch), one function or one per group."""
+
     def get_lr(self):
         _warn_get_lr_called_within_step(self)
         return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_WithLambdas):
+    """lr *= lr_lambda(epoch) every epoch, one function or one per group."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        for fn in lr_lambda if isinstance(lr_lambda, (list, tuple)) else [lr_lambda]:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, lr_lambda, last_epoch)
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * lmbda(self.last_epoch)
+                for lmbda, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
 
 
 class StepLR(LRScheduler):
@@ -256,6 +278,49 @@ class LinearLR(LRScheduler):
                            * min(self.total_iters, self.last_epoch) / self.total_iters) for base_lr in self.base_lrs]
 
 
+class ConstantLR(LRScheduler):
+    """lr * factor for the first total_iters epochs, then lr."""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return _group_values(self.optimizer, "lr")
+        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """lr decays as (1 - epoch / total_iters) ** power, then stays."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _group_values(self.optimizer, "lr")
+        decay = ((1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [group["lr"] * decay for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base_lr in self.base_lrs]
+
+
 class ExponentialLR(LRScheduler):
     """lr *= gamma every epoch."""
 
@@ -273,13 +338,14 @@ class ExponentialLR(LRScheduler):
         return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
 
 
-class SequentialLR(LRScheduler):
-    """Runs schedulers one after another, switching at the milestones."""
+class _OfSchedulers(LRScheduler):
+    """SequentialLR's and ChainedScheduler's checks of their schedulers, and their state_dict: each inner
+    scheduler's own."""
 
-    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+    def _check_schedulers(self, optimizer, schedulers, what):
         name = self.__class__.__name__
         if len(schedulers) < 1:
-            raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
+            raise ValueError(f"{name} expects at least one scheduler{what}, but got no scheduler.")
         for idx, scheduler in enumerate(schedulers):
             if not hasattr(scheduler, "optimizer"):
                 raise TypeError(f"{name} at index {idx} should have `optimizer` as its attribute.")
@@ -291,6 +357,25 @@ class SequentialLR(LRScheduler):
                 raise ValueError(f"{name} expects all schedulers to belong to the same optimizer, but got scheduler "
                                  f"{scheduler.__class__.__name__} at index {idx} has {scheduler.optimizer}, which is "
                                  f"different from {optimizer.__class__.__name__}.")
+
+    def state_dict(self):
+        state_dict = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
+        state_dict["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state_dict
+
+    def load_state_dict(self, state_dict):
+        schedulers = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        state_dict["_schedulers"] = schedulers
+        for idx, s in enumerate(schedulers):
+            self._schedulers[idx].load_state_dict(s)
+
+
+class SequentialLR(_OfSchedulers):
+    """Runs schedulers one after another, switching at the milestones."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        self._check_schedulers(optimizer, schedulers, "")
         if len(milestones) != len(schedulers) - 1:
             raise ValueError("Sequential Schedulers expects number of schedulers provided to be one more than the "
                              f"number of milestone points, but got number of schedulers {len(schedulers)} and the "
@@ -326,17 +411,22 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self):
-        state_dict = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
-        state_dict["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state_dict
 
-    def load_state_dict(self, state_dict):
-        schedulers = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
-        state_dict["_schedulers"] = schedulers
-        for idx, s in enumerate(schedulers):
-            self._schedulers[idx].load_state_dict(s)
+class ChainedScheduler(_OfSchedulers):
+    """Steps every scheduler each epoch, their changes to the lr compounding."""
+
+    def __init__(self, schedulers, optimizer=None):
+        if optimizer is None and len(schedulers) > 0:
+            optimizer = schedulers[0].optimizer
+        self._check_schedulers(optimizer, schedulers, " to be chained")
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
+
+    def step(self):
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -364,6 +454,59 @@ class CosineAnnealingLR(LRScheduler):
     def _get_closed_form_lr(self):
         return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base_lr in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing restarted every T_i epochs, T_i starting at T_0 and growing by T_mult."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch=None):
+        """The next epoch, or epoch (a float counts fractions of an epoch)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            self._restart_at(epoch)
+        self.last_epoch = math.floor(epoch)
+        with _Flag(self, "_get_lr_called_within_step"):
+            for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+                _set_group_value(group, "lr", lr)
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+    def _restart_at(self, epoch):
+        if epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        if epoch < self.T_0:
+            self.T_i, self.T_cur = self.T_0, epoch
+        elif self.T_mult == 1:
+            self.T_cur = epoch % self.T_0
+        else:
+            n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+            self.T_i = self.T_0 * self.T_mult**n
 
 
 class ReduceLROnPlateau(LRScheduler):

@@ -406,3 +406,19 @@ def test_zero_d_and_empty_params(shape, device):
             opt.step()
         assert tuple(opt.state[p]["exp_avg"].shape) == shape
     assert_close(vp.detach(), tp.detach().numpy())
+
+
+def test_named_params_and_tensor_lr(device):
+    """(name, param) pairs give the groups param_names; a 1-element Tensor lr works as its number."""
+    arrays, cs, ds = start()
+    runs = []
+    for lib, dev in ((torch, "cpu"), (vkt, device)):
+        r = Run(lib, dev, arrays, cs, ds, "SGD", dict(lr=0.01))
+        r.opt = lib.optim.Adam([(f"p{i}", p) for i, p in enumerate(r.params)], lr=lib.tensor(0.01))
+        r.run(20)
+        runs.append(r)
+    compare(runs[1], runs[0])
+    sd = runs[1].opt.state_dict()
+    assert sd["param_groups"][0]["param_names"] == ["p0", "p1", "p2", "p3"]
+    with pytest.raises(ValueError, match="Tensor lr must be 1-element"):
+        vkt.optim.SGD(runs[1].params, lr=vkt.ones(2))

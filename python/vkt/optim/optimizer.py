@@ -75,6 +75,8 @@ def _step_hooked(step):
 
 
 class _Handle:
+    """A registered hook's handle: remove() unregisters it."""
+
     _next_id = 0
 
     def __init__(self, hooks):

@@ -44,12 +44,11 @@ class Adagrad(Optimizer):
         """One step over every parameter with a gradient; returns closure() when given."""
         loss = self._closure(closure)
         for group in self.param_groups:
+            hyper = dict(lr=_scalar(group["lr"]), lr_decay=group["lr_decay"], eps=group["eps"],
+                         weight_decay=_scalar(group["weight_decay"]), maximize=group["maximize"])
             for p in group["params"]:
                 if p.grad is None:
                     continue
                 state = self.state[p]
-                _C._optimizer_step_("adagrad", p, p.grad, (state["sum"],), lr=_scalar(group["lr"]),
-                                    lr_decay=group["lr_decay"], eps=group["eps"],
-                                    weight_decay=_scalar(group["weight_decay"]), step=self._next_step(state),
-                                    maximize=group["maximize"])
+                _C._optimizer_step_("adagrad", p, p.grad, (state["sum"],), step=self._next_step(state), **hyper)
         return loss

@@ -59,13 +59,13 @@ class Adam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = (_scalar(b) for b in group["betas"])
             amsgrad = group["amsgrad"]
+            hyper = dict(lr=_scalar(group["lr"]), beta1=beta1, beta2=beta2, eps=group["eps"],
+                         weight_decay=_scalar(group["weight_decay"]), amsgrad=amsgrad, maximize=group["maximize"],
+                         decoupled=group["decoupled_weight_decay"])
             for p in group["params"]:
                 if p.grad is None:
                     continue
                 state = self._state_of(p, amsgrad)
                 tensors = (state["exp_avg"], state["exp_avg_sq"]) + ((state["max_exp_avg_sq"],) if amsgrad else ())
-                _C._optimizer_step_("adam", p, p.grad, tensors, lr=_scalar(group["lr"]), beta1=beta1, beta2=beta2,
-                                    eps=group["eps"], weight_decay=_scalar(group["weight_decay"]),
-                                    step=self._next_step(state), amsgrad=amsgrad, maximize=group["maximize"],
-                                    decoupled=group["decoupled_weight_decay"])
+                _C._optimizer_step_("adam", p, p.grad, tensors, step=self._next_step(state), **hyper)
         return loss

@@ -51,6 +51,8 @@ class RMSprop(Optimizer):
         loss = self._closure(closure)
         for group in self.param_groups:
             momentum, centered = group["momentum"], group["centered"]
+            hyper = dict(lr=_scalar(group["lr"]), alpha=group["alpha"], eps=group["eps"], momentum=momentum,
+                         weight_decay=_scalar(group["weight_decay"]), centered=centered, maximize=group["maximize"])
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -58,7 +60,5 @@ class RMSprop(Optimizer):
                 self._next_step(state)
                 tensors = ((state["square_avg"],) + ((state["momentum_buffer"],) if momentum > 0 else ())
                            + ((state["grad_avg"],) if centered else ()))
-                _C._optimizer_step_("rmsprop", p, p.grad, tensors, lr=_scalar(group["lr"]), alpha=group["alpha"],
-                                    eps=group["eps"], weight_decay=_scalar(group["weight_decay"]), momentum=momentum,
-                                    centered=centered, maximize=group["maximize"])
+                _C._optimizer_step_("rmsprop", p, p.grad, tensors, **hyper)
         return loss

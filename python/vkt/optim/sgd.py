@@ -37,7 +37,9 @@ class SGD(Optimizer):
         """One step over every parameter with a gradient; returns closure() when given."""
         loss = self._closure(closure)
         for group in self.param_groups:
-            lr, momentum = _scalar(group["lr"]), group["momentum"]
+            momentum = group["momentum"]
+            hyper = dict(lr=_scalar(group["lr"]), weight_decay=_scalar(group["weight_decay"]), momentum=momentum,
+                         dampening=group["dampening"], nesterov=group["nesterov"], maximize=group["maximize"])
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -46,8 +48,5 @@ class SGD(Optimizer):
                 first = momentum != 0 and buf is None
                 if first:
                     buf = state["momentum_buffer"] = self._new_state(p, None)
-                _C._optimizer_step_("sgd", p, p.grad, () if buf is None else (buf,), lr=lr,
-                                    weight_decay=_scalar(group["weight_decay"]), momentum=momentum,
-                                    dampening=group["dampening"], nesterov=group["nesterov"],
-                                    maximize=group["maximize"], first=first)
+                _C._optimizer_step_("sgd", p, p.grad, () if buf is None else (buf,), first=first, **hyper)
         return loss

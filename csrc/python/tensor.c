@@ -53,7 +53,8 @@ static void tensor_dealloc(PyObject *self) {
   if (SELF_V->ag && SELF_V->ag->owner == self)
     SELF_V->ag->owner = NULL;
   vkt_var_release(SELF_V);
-  PyObject_Free(self);
+  freefunc free_self = (freefunc)PyType_GetSlot(type, Py_tp_free); /* a subclass (Parameter) may be GC-tracked */
+  free_self(self);
   Py_DECREF(type);
 }
 
@@ -631,7 +632,7 @@ static PyObject *t_type_as(PyObject *self, PyObject *other) {
 /* new_zeros(size, dtype=None, device=None) and the others: the module's creation function fn with
  * self's dtype and device where the call gives none. */
 static PyObject *new_like(PyObject *self, PyObject *args, PyObject *kwargs, const char *fn) {
-  PyObject *f = PyObject_GetAttrString(PyType_GetModule(Py_TYPE(self)), fn);
+  PyObject *f = PyObject_GetAttrString(PyType_GetModule((PyTypeObject *)vkt_state->tensor_type), fn);
   PyObject *kw = kwargs ? PyDict_Copy(kwargs) : PyDict_New(), *r = NULL;
   PyObject *device = vkt_device_new(vkt_tensor_device(SELF));
   const char *keys[] = {"dtype", "device"};
@@ -663,7 +664,7 @@ NEW_METHOD(new_tensor, "tensor")
 /* Pickling and copy.copy: the values as a NumPy array, rebuilt on the same device. */
 static PyObject *t_reduce_ex(PyObject *self, PyObject *protocol) {
   (void)protocol;
-  PyObject *rebuild = PyObject_GetAttrString(PyType_GetModule(Py_TYPE(self)), "_rebuild_tensor");
+  PyObject *rebuild = PyObject_GetAttrString(PyType_GetModule((PyTypeObject *)vkt_state->tensor_type), "_rebuild_tensor");
   PyObject *args = PyTuple_New(0), *kwargs = Py_BuildValue("{s:O}", "copy", Py_True);
   PyObject *array = args && kwargs ? vkt_tensor_array(self, args, kwargs) : NULL;
   PyObject *device = vkt_device_new(vkt_tensor_device(SELF));
@@ -900,8 +901,9 @@ int vkt_tensor_type_add(PyObject *module, vkt_py_state *state) {
   PyType_Slot *slots = concat(sizeof *slots, 3, (void *const[]){tensor_slots, vkt_number_slots, extra}, ns);
   if (!methods || !slots || !getset)
     return PyErr_NoMemory(), -1;
-  PyType_Spec spec = {"vkt.Tensor", sizeof(vkt_py_tensor), 0,
-                      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
+  PyType_Spec spec = {
+      "vkt.Tensor", sizeof(vkt_py_tensor), 0,
+      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
   state->tensor_type = PyType_FromModuleAndSpec(module, &spec, NULL);
   return state->tensor_type ? PyModule_AddObjectRef(module, "Tensor", state->tensor_type) : -1;
 }

@@ -422,3 +422,34 @@ def test_named_params_and_tensor_lr(device):
     assert sd["param_groups"][0]["param_names"] == ["p0", "p1", "p2", "p3"]
     with pytest.raises(ValueError, match="Tensor lr must be 1-element"):
         vkt.optim.SGD(runs[1].params, lr=vkt.ones(2))
+
+
+def test_training_a_model(device):
+    """vkt.nn's Linear layers trained by AdamW under a cosine schedule, from torch's weights: torch's
+    trajectory (loss and parameters) with grads from autograd, and no fallback on vulkan."""
+    torch.manual_seed(0)
+    tmodel = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+    vmodel = vkt.nn.Sequential(vkt.nn.Linear(5, 8), vkt.nn.Tanh(), vkt.nn.Linear(8, 2)).to(device)
+    vmodel.load_state_dict({k: vkt.tensor(v.detach().numpy(), device=device) for k, v in tmodel.state_dict().items()})
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((16, 5)).astype(np.float32), rng.standard_normal((16, 2)).astype(np.float32)
+    losses = []
+    vkt.vulkan.reset_fallback_stats()
+    for lib, model, dev in ((torch, tmodel, {}), (vkt, vmodel, {"device": device})):
+        opt = lib.optim.AdamW(model.parameters(), lr=0.01, weight_decay=0.1)
+        sched = lib.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=20)
+        X, Y = lib.tensor(x, **dev), lib.tensor(y, **dev)
+        out = []
+        for _ in range(20):
+            opt.zero_grad()
+            loss = ((model(X) - Y) ** 2).mean()
+            loss.backward()
+            opt.step()
+            sched.step()
+            out.append(loss.item())
+        losses.append(out)
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-4)
+    for (name, t), v in zip(tmodel.named_parameters(), vmodel.parameters()):
+        assert_close(v.detach(), t.detach().numpy(), rtol=1e-4, atol=1e-5)
+    if device == "vulkan":
+        assert vkt.vulkan.fallback_stats() == {}

@@ -100,6 +100,9 @@ def test_trajectory(case, device):
     compare(got, ref)
     assert_close(got.values()[3], arrays[3], rtol=0, atol=0)  # grad None: skipped
     assert len(got.opt.state[got.params[3]]) == len(ref.opt.state[ref.params[3]])
+    sd, tsd = got.opt.state_dict(), ref.opt.state_dict()
+    assert sd["param_groups"] == tsd["param_groups"]
+    assert {k: list(v) for k, v in sd["state"].items()} == {k: list(v) for k, v in tsd["state"].items()}
     if device == "vulkan":
         assert vkt.vulkan.fallback_stats() == {}
 

@@ -43,8 +43,10 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                state = self.state[p]
-                buf = state.get("momentum_buffer") if momentum != 0 else None
+                buf = None
+                if momentum != 0:  # without momentum SGD keeps no state, not even an empty entry
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
                 first = momentum != 0 and buf is None
                 if first:
                     buf = state["momentum_buffer"] = self._new_state(p, None)

@@ -182,8 +182,10 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     LOSS(VKT_OP_NLL_LOSS, "nll_loss", "#define OP_NLL\n", vkt_cpu_loss),
     LOSS(VKT_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_loss_backward", "#define OP_CE\n", vkt_cpu_loss_backward),
     LOSS(VKT_OP_NLL_LOSS_BACKWARD, "nll_loss_backward", "#define OP_NLL\n", vkt_cpu_loss_backward),
+    [VKT_OP_OPTIMIZER_STEP] = {"optimizer_step", "optim.comp", "", vkt_optim_supports, vkt_optim_launch, vkt_cpu_optim,
+                               NULL, NULL, 0},
 };
-static_assert(VKT_OP_COUNT == 140, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 141, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

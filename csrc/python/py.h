@@ -141,5 +141,6 @@ extern PyMethodDef vkt_nn_functions[]; /* layer_norm, rms_norm, embedding (ops_n
 extern PyMethodDef vkt_loss_functions[]; /* cross_entropy_loss, nll_loss */
 /* The number protocol and comparisons of Tensor (ops_elementwise.c). */
 extern PyType_Slot vkt_number_slots[];
+extern PyMethodDef vkt_optim_functions[]; /* ops_optim.c: the fused optimizer step */
 
 #endif

@@ -90,3 +90,4 @@ def log_softmax(input, dim, dtype=None):
 
 def linear(input, weight, bias=None):
     return _C.linear(input, weight, bias)
+from ._spatial import *  # noqa: F401,F403

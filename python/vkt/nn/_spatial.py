@@ -494,9 +494,9 @@ def _interp_sizes(input, size, scale_factor, recompute_scale_factor):
     return sizes, [None] * dim if recompute_scale_factor else [float(s) for s in scales]
 
 
-def _kernel_scale(n, out, scale):
-    """PyTorch's compute_scales_value in float32: 1/scale when given, else in/out."""
-    return np.float32(1.0 / scale) if scale is not None and scale > 0 else np.float32(n) / np.float32(out)
+def _kernel_scale(n, out, scale, acc=np.float32):
+    """PyTorch's compute_scales_value in its accumulation type: 1/scale when given, else in/out."""
+    return acc(1.0 / scale) if scale is not None and scale > 0 else acc(n) / acc(out)
 
 
 def _nearest_index(n, out, scale, exact):
@@ -506,18 +506,19 @@ def _nearest_index(n, out, scale, exact):
     return np.minimum(src, n - 1)
 
 
-def _linear_source(n, out, scale, align_corners, cubic):
-    """PyTorch's area_pixel_compute_source_index over every output position, in float32."""
-    dst = np.arange(out, dtype=np.float32)
+def _linear_source(n, out, scale, align_corners, cubic, acc):
+    """PyTorch's area_pixel_compute_source_index over every output position, in the accumulation type
+    (float64 for float64 inputs, else float32)."""
+    dst = np.arange(out, dtype=acc)
     if align_corners:
-        s = np.float32((n - 1) / (out - 1)) if out > 1 else np.float32(0)
+        s = acc(n - 1) / acc(out - 1) if out > 1 else acc(0)
         return dst * s
-    src = _kernel_scale(n, out, scale) * (dst + np.float32(0.5)) - np.float32(0.5)
-    return src if cubic else np.maximum(src, np.float32(0))
+    src = _kernel_scale(n, out, scale, acc) * (dst + acc(0.5)) - acc(0.5)
+    return src if cubic else np.maximum(src, acc(0))
 
 
-def _linear_matrix(n, out, scale, align_corners):
-    src = _linear_source(n, out, scale, align_corners, cubic=False)
+def _linear_matrix(n, out, scale, align_corners, acc):
+    src = _linear_source(n, out, scale, align_corners, False, acc)
     i0 = src.astype(np.int64)
     i1 = i0 + (i0 < n - 1)
     lam = (src - i0).astype(np.float64)
@@ -538,8 +539,8 @@ def _cubic_weights(t, a=-0.75):
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
-def _cubic_matrix(n, out, scale, align_corners):
-    src = _linear_source(n, out, scale, align_corners, cubic=True)
+def _cubic_matrix(n, out, scale, align_corners, acc):
+    src = _linear_source(n, out, scale, align_corners, True, acc)
     i0 = np.floor(src).astype(np.int64)
     weights = _cubic_weights((src - i0).astype(np.float64))
     m = np.zeros((out, n))
@@ -577,6 +578,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             "Input and output sizes should be greater than 0, but got input ("
             + ", ".join(f"{c}: {n}" for c, n in zip(names, spatial)) + ") output ("
             + ", ".join(f"{c}: {o}" for c, o in zip(names, sizes)) + ")")
+    acc = np.float64 if input.dtype == _C.float64 else np.float32
     out = input
     for i, (n, o, s) in enumerate(zip(spatial, sizes, scales)):
         dim = i + 2
@@ -585,9 +587,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         elif mode == "area":
             out = _apply_along(out, dim, _adaptive_matrix(n, o))
         elif mode == "bicubic":
-            out = _apply_along(out, dim, _cubic_matrix(n, o, s, bool(align_corners)))
+            out = _apply_along(out, dim, _cubic_matrix(n, o, s, bool(align_corners), acc))
         else:
-            out = _apply_along(out, dim, _linear_matrix(n, o, s, bool(align_corners)))
+            out = _apply_along(out, dim, _linear_matrix(n, o, s, bool(align_corners), acc))
     return out
 
 
@@ -614,8 +616,7 @@ def _repeat_kv_heads(query, key, value):
     """Grouped-query attention: each key/value head serves H_q / H_kv query heads."""
     hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
     if hq % hk or hq % hv:
-        raise RuntimeError(
-            "Number of heads in key and value must divide the number of heads in query")
+        raise RuntimeError("Number of heads in key and value must divide the number of heads in ")  # sic, PyTorch's
     return key.repeat_interleave(hq // hk, dim=-3), value.repeat_interleave(hq // hv, dim=-3)
 
 
@@ -643,7 +644,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     weights = _safe_softmax(scores)
     if dropout_p > 0.0:
         keep = _C.rand(*weights.shape, device=weights.device, dtype=weights.dtype) >= dropout_p
-        weights = weights * keep / (1.0 - dropout_p)
+        weights = weights * keep * (0.0 if dropout_p >= 1.0 else 1.0 / (1.0 - dropout_p))
     return weights @ value
 
 

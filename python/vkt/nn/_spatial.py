@@ -1,6 +1,6 @@
 """vkt.nn.functional's spatial and attention functions: convolution, pooling, padding, interpolation,
-attention and batch/group normalisation, composed from vkt's differentiable operators (strided views,
-matmul, reductions, index ops), so forward and backward both run on the tensor's device."""
+attention and batch/group normalisation, composed from vkt's differentiable operators (gathers with
+host-built indices, matmul, reductions), so forward and backward both run on the tensor's device."""
 import math
 
 import numpy as np
@@ -23,6 +23,10 @@ def _as_tuple(value, n):
     if isinstance(value, int):
         return (value,) * n
     return tuple(value)
+
+
+def _np_dtype(t):
+    return np.dtype(str(t.dtype).split(".")[-1])
 
 
 def _host_tensor(array, like):
@@ -407,12 +411,12 @@ def _avg_divisor(size, kernel, stride, pad, out):
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    if input.dim() < 3:
+    if input.dim() < 3:  # PyTorch 2.13's avg_pool2d fails this way on a 1-D or 2-D input
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-max(input.dim(), 1)}, "
             f"{max(input.dim(), 1) - 1}], but got -3)")
     _check_pool_input(input)
-    if divisor_override is not None and divisor_override == 0:
+    if divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     kernel, stride, padding, _, out = _pool_geometry(
         "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
@@ -433,10 +437,6 @@ def _adaptive_matrix(size, out):
         start, end = (i * size) // out, -((-(i + 1) * size) // out)
         m[i, start:end] = 1.0 / (end - start)
     return m
-
-
-def _np_dtype(t):
-    return np.dtype(str(t.dtype).split(".")[-1])
 
 
 def _apply_along(x, dim, matrix):

@@ -310,3 +310,23 @@ def test_conv_dtype_mismatch(device):
     x = vkt.zeros(1, 2, 5, 5, device=device)
     with pytest.raises(RuntimeError, match="should be the same"):
         F.conv2d(x, vkt.zeros(3, 2, 3, 3, device=device, dtype=vkt.float64))
+
+
+# Second derivatives: every function is composed of differentiable ops, so create_graph works through it.
+GRADGRAD = [
+    ("conv2d", lambda x, w: F.conv2d(x, w, stride=2, padding=1, groups=2), [(1, 2, 4, 5), (2, 1, 3, 3)]),
+    ("conv_transpose2d", lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1), [(1, 2, 3, 3), (2, 1, 2, 3)]),
+    ("max_pool2d", lambda x: F.max_pool2d(x, 2, 1, 1), [(1, 1, 3, 4)]),
+    ("avg_pool2d", lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), [(1, 1, 4, 5)]),
+    ("interpolate", lambda x: F.interpolate(x, scale_factor=1.5, mode="bicubic"), [(1, 1, 3, 4)]),
+    ("sdpa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), [(1, 3, 4), (1, 3, 4), (1, 3, 2)]),
+    ("batch_norm", lambda x: F.batch_norm(x, None, None, training=True), [(3, 2, 2)]),
+    ("group_norm", lambda x, w: F.group_norm(x, 2, w), [(2, 4, 3), (4,)]),
+]
+
+
+@pytest.mark.parametrize("name,call,shapes", GRADGRAD, ids=[g[0] for g in GRADGRAD])
+def test_gradgradcheck(name, call, shapes):
+    rng = np.random.default_rng(6)
+    inputs = [vkt.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes]
+    assert vkt.autograd.gradgradcheck(call, inputs)

@@ -319,7 +319,8 @@ GRADGRAD = [
     ("max_pool2d", lambda x: F.max_pool2d(x, 2, 1, 1), [(1, 1, 3, 4)]),
     ("avg_pool2d", lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), [(1, 1, 4, 5)]),
     ("interpolate", lambda x: F.interpolate(x, scale_factor=1.5, mode="bicubic"), [(1, 1, 3, 4)]),
-    ("sdpa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), [(1, 3, 4), (1, 3, 4), (1, 3, 2)]),
+    ("sdpa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+     [(1, 3, 4), (1, 3, 4), (1, 3, 2)]),
     ("batch_norm", lambda x: F.batch_norm(x, None, None, training=True), [(3, 2, 2)]),
     ("group_norm", lambda x, w: F.group_norm(x, 2, w), [(2, 4, 3), (4,)]),
 ]

@@ -14,6 +14,7 @@ from conftest import assert_close, to_numpy
 CONFIGS = [("cpu", "float64"), ("cpu", "float32"), ("vulkan", "float32")]
 TOL = {"float64": 1e-9, "float32": 2e-4}
 
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel lengths")
 BOOL_MASK = np.random.default_rng(7).random((4, 5)) > 0.3
 BOOL_MASK[2] = False  # a fully masked row: PyTorch's attention gives it zeros, not NaN
 

@@ -73,26 +73,25 @@ class _ConvNd(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def extra_repr(self):
-        s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding != (0,) * len(self.padding):
-            s += ", padding={padding}"
+            s += f", padding={self.padding}"
         if self.dilation != (1,) * len(self.dilation):
-            s += ", dilation={dilation}"
+            s += f", dilation={self.dilation}"
         if self.output_padding != (0,) * len(self.output_padding):
-            s += ", output_padding={output_padding}"
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
-            s += ", groups={groups}"
+            s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
         if self.padding_mode != "zeros":
-            s += ", padding_mode={padding_mode}"
-        return s.format(**self.__dict__)
+            s += f", padding_mode={self.padding_mode}"
+        return s
 
 
 class _Conv(_ConvNd):
-    """Conv1d and Conv2d: a padding mode other than zeros pads first, then convolves unpadded."""
-
-    _nd = 2
+    """Conv1d and Conv2d (_nd spatial dims): a padding mode other than zeros pads first, then convolves
+    unpadded."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", device=None, dtype=None):

@@ -90,6 +90,12 @@ CASES = [
      [(2, 3, 4, 5)]),
     ("interpolate_bicubic_align", lambda F, T, x: F.interpolate(
         x, size=(5, 9), mode="bicubic", align_corners=True), [(1, 2, 4, 5)]),
+    ("interpolate_bilinear_antialias_down", lambda F, T, x: F.interpolate(
+        x, size=(3, 2), mode="bilinear", antialias=True), [(2, 3, 7, 9)]),
+    ("interpolate_bicubic_antialias", lambda F, T, x: F.interpolate(
+        x, scale_factor=(0.4, 1.5), mode="bicubic", antialias=True), [(2, 3, 8, 5)]),
+    ("interpolate_bilinear_antialias_align", lambda F, T, x: F.interpolate(
+        x, size=(4, 3), mode="bilinear", antialias=True, align_corners=True), [(1, 2, 9, 7)]),
     ("interpolate_linear", lambda F, T, x: F.interpolate(x, size=8, mode="linear"), [(2, 3, 5)]),
     ("interpolate_trilinear", lambda F, T, x: F.interpolate(x, scale_factor=1.5, mode="trilinear"),
      [(1, 2, 3, 4, 5)]),
@@ -282,6 +288,9 @@ ERRORS = [
     ("interpolate_bad_mode", lambda F, T: F.interpolate(T(_t(1, 2, 3, 4)), size=3, mode="foo")),
     ("interpolate_zero_size", lambda F, T: F.interpolate(T(_t(1, 2, 3, 4)), size=0)),
     ("interpolate_zero_scaled", lambda F, T: F.interpolate(T(_t(1, 2, 3, 4)), scale_factor=0.1)),
+    ("interpolate_antialias_nearest", lambda F, T: F.interpolate(T(_t(1, 2, 3, 4)), size=3, antialias=True)),
+    ("interpolate_antialias_3d", lambda F, T: F.interpolate(T(_t(1, 2, 3)), size=3, mode="bilinear",
+                                                            antialias=True)),
     ("interpolate_recompute_size", lambda F, T: F.interpolate(
         T(_t(1, 2, 3, 4)), size=3, recompute_scale_factor=True)),
     ("sdpa_mask_and_causal", lambda F, T: F.scaled_dot_product_attention(

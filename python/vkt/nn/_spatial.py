@@ -506,14 +506,21 @@ def _nearest_index(n, out, scale, exact):
     return np.minimum(src, n - 1)
 
 
+def _area_scale(n, out, scale, align_corners, acc):
+    """PyTorch's area_pixel_compute_scale: input pixels per output pixel."""
+    if align_corners:
+        return acc(n - 1) / acc(out - 1) if out > 1 else acc(0)
+    return _kernel_scale(n, out, scale, acc)
+
+
 def _linear_source(n, out, scale, align_corners, cubic, acc):
     """PyTorch's area_pixel_compute_source_index over every output position, in the accumulation type
     (float64 for float64 inputs, else float32)."""
     dst = np.arange(out, dtype=acc)
+    s = _area_scale(n, out, scale, align_corners, acc)
     if align_corners:
-        s = acc(n - 1) / acc(out - 1) if out > 1 else acc(0)
         return dst * s
-    src = _kernel_scale(n, out, scale, acc) * (dst + acc(0.5)) - acc(0.5)
+    src = s * (dst + acc(0.5)) - acc(0.5)
     return src if cubic else np.maximum(src, acc(0))
 
 
@@ -549,13 +556,42 @@ def _cubic_matrix(n, out, scale, align_corners, acc):
     return m
 
 
+def _antialias_filter(x, cubic):
+    """The antialiasing filters: the triangle, or Keys' cubic with A = -0.5 (not -0.75)."""
+    x = np.abs(x)
+    if not cubic:
+        return np.maximum(0.0, 1.0 - x)
+    a = -0.5
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+
+
+def _antialias_matrix(n, out, scale, align_corners, cubic, acc):
+    """PyTorch's antialiased weights: when shrinking, the filter is stretched by the scale so every input
+    pixel contributes; each row is normalised to sum to 1."""
+    s = float(_area_scale(n, out, scale, align_corners, acc))
+    support = (2.0 if cubic else 1.0) * max(s, 1.0)
+    m = np.zeros((out, n))
+    for i in range(out):
+        center = s * (i + 0.5)
+        lo, hi = max(int(center - support + 0.5), 0), min(int(center + support + 0.5), n)
+        w = _antialias_filter((np.arange(lo, hi) - center + 0.5) / max(s, 1.0), cubic)
+        m[i, lo:hi] = w / w.sum() if w.sum() != 0 else w
+    return m
+
+
 def _check_interp_mode(input, mode, align_corners, antialias):
     if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
         raise ValueError(
             "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | "
             "trilinear")
-    if antialias:
-        raise NotImplementedError("vkt: interpolate(antialias=True) is not implemented")
+    if antialias and (mode not in ("bilinear", "bicubic", "lanczos") or input.dim() != 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D tensor as "
+            "input")
+    if mode == "lanczos":
+        raise NotImplementedError("vkt: interpolate(mode='lanczos') is not implemented")
     if input.dim() not in (3, 4, 5) or mode not in ("nearest", "nearest-exact", "area", *_LINEAR_DIMS):
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: "
@@ -567,8 +603,9 @@ def _check_interp_mode(input, mode, align_corners, antialias):
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Separable resampling: nearest modes gather along each spatial dim (index_select); linear, cubic
-    and area modes apply a host-built (out, in) weight matrix along each spatial dim (one matmul each)."""
+    """Separable resampling: nearest modes gather along each spatial dim (index_select); linear, cubic,
+    antialiased and area modes apply a host-built (out, in) weight matrix along each spatial dim (one
+    matmul each)."""
     _check_interp_mode(input, mode, align_corners, antialias)
     sizes, scales = _interp_sizes(input, size, scale_factor, recompute_scale_factor)
     spatial = list(input.shape[2:])
@@ -584,6 +621,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         dim = i + 2
         if mode in ("nearest", "nearest-exact"):
             out = out.index_select(dim, _host_tensor(_nearest_index(n, o, s, mode == "nearest-exact"), input))
+        elif antialias:
+            out = _apply_along(out, dim, _antialias_matrix(n, o, s, bool(align_corners), mode == "bicubic", acc))
         elif mode == "area":
             out = _apply_along(out, dim, _adaptive_matrix(n, o))
         elif mode == "bicubic":

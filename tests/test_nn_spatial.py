@@ -157,6 +157,20 @@ def test_matches_torch(name, call, shapes, config, request):
         assert_close(g, r, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("call", [
+    lambda F, x: F.conv2d(x, x.new_zeros((4, 3, 3, 3)), padding=1),
+    lambda F, x: F.conv_transpose2d(x, x.new_zeros((3, 2, 3, 3)), stride=2),
+    lambda F, x: F.max_pool2d(x, 2),
+    lambda F, x: F.avg_pool2d(x, 3, padding=1),
+    lambda F, x: F.adaptive_avg_pool2d(x, 2),
+    lambda F, x: F.interpolate(x, scale_factor=2, mode="bilinear"),
+    lambda F, x: F.group_norm(x, 3),
+])
+def test_empty_batch(device, call):
+    got = call(F, vkt.zeros(0, 3, 5, 5, device=device))
+    assert got.shape == tuple(call(TF, torch.zeros(0, 3, 5, 5)).shape)
+
+
 def test_dtype_follows_input(device):
     x = vkt.zeros(1, 2, 5, 5, device=device)
     w = vkt.zeros(3, 2, 3, 3, device=device)

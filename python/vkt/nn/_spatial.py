@@ -370,14 +370,14 @@ def _pool_windows(input, kernel, stride, padding, dilation, out, value):
     extent = [(o - 1) * s + d * (k - 1) + 1 for o, s, d, k in zip(out, stride, dilation, kernel)]
     h, w = input.shape[-2:]
     pads = (padding[1], extent[1] - w - padding[1], padding[0], extent[0] - h - padding[0])
-    x = pad(input.reshape(-1, h, w), pads, value=value)
+    x = pad(input.reshape(math.prod(input.shape[:-2]), h, w), pads, value=value)
     index = _host_tensor(_window_index(out, kernel, stride, dilation, extent[1], False), input)
-    windows = x.reshape(x.shape[0], -1).index_select(-1, index)
+    windows = x.reshape(x.shape[0], extent[0] * extent[1]).index_select(-1, index)
     return windows.reshape(x.shape[0], out[0], out[1], kernel[0] * kernel[1])
 
 
 def _check_pool_input(input):
-    if input.dim() not in (3, 4) or input.numel() == 0:
+    if input.dim() not in (3, 4) or 0 in input.shape[-3:]:  # an empty batch is allowed
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
 
 
@@ -747,7 +747,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
             raise RuntimeError(
                 f"Expected {name} to be a vector of size equal to the number of channels in input, but got "
                 f"{name} of shape {_size_list(t)} and input of shape {_size_list(input)}")
-    x = input.reshape(n, num_groups, -1)
+    x = input.reshape(n, num_groups, c // num_groups * math.prod(input.shape[2:]))
     var, mean = _C.var_mean(x, dim=-1, keepdim=True, correction=0)
     out = ((x - mean) * (var + eps).rsqrt()).reshape(input.shape)
     shape = _channel_shape(input)

@@ -529,7 +529,31 @@ PyMethodDef vkt_autograd_methods[] = {
     {NULL},
 };
 
+/* _make_subclass(cls, data, requires_grad=False): a leaf of the Tensor subclass cls (vkt.nn.Parameter) that
+ * shares data's storage, outside data's graph; torch.Tensor._make_subclass. */
+static PyObject *py_make_subclass(PyObject *module, PyObject *args) {
+  (void)module;
+  PyObject *cls, *data;
+  int requires_grad = 0;
+  if (!PyArg_ParseTuple(args, "OO|p:_make_subclass", &cls, &data, &requires_grad))
+    return NULL;
+  if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, (PyTypeObject *)vkt_state->tensor_type))
+    return PyErr_Format(PyExc_TypeError, "_make_subclass(): cls must be a subclass of vkt.Tensor");
+  vkt_var *v = vkt_var_of(data);
+  if (!v)
+    return PyErr_Format(PyExc_TypeError, "_make_subclass(): argument 'data' must be Tensor, not %R", Py_TYPE(data));
+  allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)cls, Py_tp_alloc);
+  PyObject *self = alloc((PyTypeObject *)cls, 0);
+  if (!self)
+    return NULL;
+  vkt_detach(SELF_V, v);
+  if (requires_grad && set_requires_grad(self, Py_True, NULL) < 0)
+    Py_CLEAR(self);
+  return self;
+}
+
 PyMethodDef vkt_autograd_functions[] = {
+    {"_make_subclass", py_make_subclass, METH_VARARGS, "_make_subclass(cls, data, requires_grad=False)"},
     {"_run_backward", py_run_backward, METH_VARARGS, "the engine behind vkt.autograd.backward and grad"},
     {"_add_hook", py_add_hook, METH_VARARGS, "_add_hook(tensor, fn): the hook's id"},
     {"_remove_hook", py_remove_hook, METH_VARARGS, "_remove_hook(tensor, id)"},

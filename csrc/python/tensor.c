@@ -53,7 +53,8 @@ static void tensor_dealloc(PyObject *self) {
   if (SELF_V->ag && SELF_V->ag->owner == self)
     SELF_V->ag->owner = NULL;
   vkt_var_release(SELF_V);
-  PyObject_Free(self);
+  freefunc free_self = (freefunc)PyType_GetSlot(type, Py_tp_free); /* a subclass (Parameter) may be GC-tracked */
+  free_self(self);
   Py_DECREF(type);
 }
 
@@ -900,8 +901,9 @@ int vkt_tensor_type_add(PyObject *module, vkt_py_state *state) {
   PyType_Slot *slots = concat(sizeof *slots, 3, (void *const[]){tensor_slots, vkt_number_slots, extra}, ns);
   if (!methods || !slots || !getset)
     return PyErr_NoMemory(), -1;
-  PyType_Spec spec = {"vkt.Tensor", sizeof(vkt_py_tensor), 0,
-                      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
+  PyType_Spec spec = {
+      "vkt.Tensor", sizeof(vkt_py_tensor), 0,
+      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
   state->tensor_type = PyType_FromModuleAndSpec(module, &spec, NULL);
   return state->tensor_type ? PyModule_AddObjectRef(module, "Tensor", state->tensor_type) : -1;
 }

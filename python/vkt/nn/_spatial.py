@@ -10,7 +10,8 @@ from ..autograd import no_grad
 
 __all__ = [
     "conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad",
-    "interpolate", "scaled_dot_product_attention", "batch_norm", "group_norm",
+    "interpolate", "scaled_dot_product_attention", "batch_norm", "group_norm", "unfold", "fold", "pixel_shuffle",
+    "pixel_unshuffle", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
 ]
 
 
@@ -228,14 +229,31 @@ def _window_index(out, kernel, stride, dilation, width, kernel_first):
     return (index if kernel_first else index.transpose(2, 3, 0, 1)).reshape(-1)
 
 
-def _conv2d_padded(x, weight, stride, dilation, groups):
-    """im2col as one gather from the padded input (N, C, Hp, Wp), then one batched matmul per call:
-    (G, O/G, C/G*kh*kw) @ (N, G, C/G*kh*kw, Ho*Wo)."""
+def _im2col(x, kernel, stride, dilation, blocks):
+    """(N, C*kh*kw, Ho*Wo) columns of the padded x (N, C, Hp, Wp): one gather."""
     n, c, hp, wp = x.shape
+    index = _host_tensor(_window_index(blocks, kernel, stride, dilation, wp, True), x)
+    cols = x.reshape(n, c, hp * wp).index_select(-1, index)
+    return cols.reshape(n, c * kernel[0] * kernel[1], blocks[0] * blocks[1])
+
+
+def _col2im(cols, blocks, kernel, stride, dilation, full, crop):
+    """The adjoint of _im2col: columns (N, C, kh*kw*Ho*Wo) summed into their windows' places in a full
+    (Hf, Wf) plane by one index_add, then cropped to crop = ((top, height), (left, width))."""
+    n, c = cols.shape[:2]
+    index = _host_tensor(_window_index(blocks, kernel, stride, dilation, full[1], True), cols)
+    out = cols.new_zeros((n, c, full[0] * full[1])).index_add(-1, index, cols).reshape(n, c, *full)
+    (top, height), (left, width) = crop
+    return out[:, :, top:top + height, left:left + width]
+
+
+def _conv2d_padded(x, weight, stride, dilation, groups):
+    """im2col of the padded input (N, C, Hp, Wp), then one batched matmul per call:
+    (G, O/G, C/G*kh*kw) @ (N, G, C/G*kh*kw, Ho*Wo)."""
+    n = x.shape[0]
     o, cg, kh, kw = weight.shape
     ho, wo = _conv_output_size(x, (kh, kw), stride, dilation)
-    index = _host_tensor(_window_index((ho, wo), (kh, kw), stride, dilation, wp, True), x)
-    cols = x.reshape(n, c, hp * wp).index_select(-1, index).reshape(n, groups, cg * kh * kw, ho * wo)
+    cols = _im2col(x, (kh, kw), stride, dilation, (ho, wo)).reshape(n, groups, cg * kh * kw, ho * wo)
     out = weight.reshape(groups, o // groups, cg * kh * kw) @ cols
     return out.reshape(n, o, ho, wo)
 
@@ -309,13 +327,131 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
         )
     cols = weight.reshape(groups, c // groups, og * kh * kw).mT @ x.reshape(n, groups, c // groups, h * w)
     cols = cols.reshape(n, og * groups, kh * kw * h * w)
-    index = _host_tensor(_window_index((h, w), (kh, kw), stride, dilation, full[1], True), x)
-    out = x.new_zeros((n, og * groups, full[0] * full[1])).index_add(-1, index, cols)
-    out = out.reshape(n, og * groups, full[0], full[1])
-    out = out[:, :, padding[0]:padding[0] + out_size[0], padding[1]:padding[1] + out_size[1]]
+    out = _col2im(cols, (h, w), (kh, kw), stride, dilation, full, tuple(zip(padding, out_size)))
     if bias is not None:
         out = out + bias.reshape(-1, 1, 1)
     return out if batched else out.squeeze(0)
+
+
+# --- sliding blocks -----------------------------------------------------------------------------
+
+def _block_params(kernel_size, dilation, padding, stride):
+    """unfold/fold's four pairs, with im2col's checks and messages."""
+    params = []
+    for name, value in (("kernel_size", kernel_size), ("dilation", dilation), ("padding", padding),
+                        ("stride", stride)):
+        value = _as_tuple(value, 2)
+        if len(value) != 2:
+            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(value)}")
+        params.append(value)
+    kernel, dilation, padding, stride = params
+    for name, value, low in (("kernel size", kernel, 1), ("stride", stride, 1), ("dilation", dilation, 1)):
+        if min(value) < low:
+            raise RuntimeError(f"{name} should be greater than zero, but got {name.split()[0]}_height: "
+                               f"{value[0]} {name.split()[0]}_width: {value[1]}")
+    if min(padding) < 0:
+        raise RuntimeError(
+            f"padding should be non-negative, but got pad_height: {padding[0]} pad_width: {padding[1]}")
+    return kernel, dilation, padding, stride
+
+
+def _blocks(size, kernel, dilation, padding, stride):
+    return tuple((s + 2 * p - d * (k - 1) - 1) // st + 1
+                 for s, k, d, p, st in zip(size, kernel, dilation, padding, stride))
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: (N, C, H, W) -> (N, C*kh*kw, L), one gather from the padded input."""
+    kernel, dilation, padding, stride = _block_params(kernel_size, dilation, padding, stride)
+    if input.dim() not in (3, 4) or 0 in input.shape[-3:]:
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for "
+            f"input, but got: {_size_list(input)}")
+    x = input if input.dim() == 4 else input.unsqueeze(0)
+    blocks = _blocks(x.shape[2:], kernel, dilation, padding, stride)
+    if min(blocks) < 1:
+        raise RuntimeError(
+            f"Given input with spatial size {tuple(x.shape[2:])}, kernel_size={kernel}, dilation={dilation}, "
+            f"padding={padding}, calculated shape of the array of sliding blocks as {blocks}, but its components "
+            "must be at least one.")
+    x = pad(x, (padding[1], padding[1], padding[0], padding[0])) if any(padding) else x
+    cols = _im2col(x, kernel, stride, dilation, blocks)
+    return cols if input.dim() == 4 else cols.squeeze(0)
+
+
+def _check_fold_input(input, output_size, kernel, dilation, padding, stride):
+    if input.dim() not in (2, 3) or 0 in input.shape[-2:]:
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions "
+            f"for input, but got: {_size_list(input)}")
+    channels, length = input.shape[-2:]
+    if channels % (kernel[0] * kernel[1]):
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got "
+            f"input.size(1)={channels} and kernel_size={kernel}.")
+    blocks = _blocks(output_size, kernel, dilation, padding, stride)
+    if blocks[0] * blocks[1] != length:
+        raise RuntimeError(
+            f"Given output_size={output_size}, kernel_size={kernel}, dilation={dilation}, padding={padding}, "
+            f"stride={stride}, expected size of input's dimension 2 to match the calculated number of sliding "
+            f"blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got input.size(2)={length}.")
+    return blocks
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im, unfold's adjoint: (N, C*kh*kw, L) -> (N, C, H, W), overlapping values summed (index_add)."""
+    output_size = _as_tuple(output_size, 2)
+    if len(output_size) != 2:
+        raise RuntimeError(f"It is expected output_size equals to 2, but got size {len(output_size)}")
+    kernel, dilation, padding, stride = _block_params(kernel_size, dilation, padding, stride)
+    blocks = _check_fold_input(input, output_size, kernel, dilation, padding, stride)
+    cols = input if input.dim() == 3 else input.unsqueeze(0)
+    n, c = cols.shape[0], cols.shape[1] // (kernel[0] * kernel[1])
+    full = tuple(s + 2 * p for s, p in zip(output_size, padding))
+    out = _col2im(cols.reshape(n, c, cols.shape[1] // c * cols.shape[2]), blocks, kernel, stride, dilation, full,
+                  tuple(zip(padding, output_size)))
+    return out if input.dim() == 3 else out.squeeze(0)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): a reshape, a permute and a copy."""
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"pixel_shuffle expects input to have at least 3 dimensions, but got input with {input.dim()} "
+            "dimension(s)")
+    *lead, c, h, w = input.shape
+    r = upscale_factor
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, "
+            f"but input.size(-3)={c} is not divisible by {r * r}")
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    k = len(lead)
+    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W): pixel_shuffle's inverse."""
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with {input.dim()} "
+            "dimension(s)")
+    *lead, c, h, w = input.shape
+    r = downscale_factor
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    for name, size, dim in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but input.size({dim})={size} "
+                f"is not divisible by {r}")
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    k = len(lead)
+    x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
 
 
 # --- pooling ------------------------------------------------------------------------------------
@@ -458,6 +594,72 @@ def adaptive_avg_pool2d(input, output_size):
         n = input.shape[dim]
         out = _apply_along(out, dim, _adaptive_matrix(n, n if size is None else size))
     return out
+
+
+def _pool1d_param(name, what, value):
+    value = _as_tuple(value, 1)
+    if len(value) != 1:
+        raise RuntimeError(f"{name}() argument '{what}' should contain one int (got {len(value)})")
+    return value[0]
+
+
+def _check_pool1d_dims(input, name):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 'self' (while "
+            f"checking arguments for {name})")
+
+
+def _check_max_pool1d(input, kernel, stride, padding, dilation, ceil_mode):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but "
+            f"got:{_size_list(input)}")
+    for what, value in (("kernel_size", kernel), ("stride", stride), ("padding", padding), ("dilation", dilation)):
+        if len(value) != 1:
+            raise RuntimeError(
+                f"max_pool1d() {what} must be an int, list of ints or tuple of ints of size 1 but got size "
+                f"{len(value)}")
+    if stride[0] <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {stride[0]}")
+    if dilation[0] <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {dilation[0]}")
+    if padding[0] > kernel[0] // 2:
+        raise RuntimeError(
+            f"max_pool1d() padding should be at most half of kernel size, but got padding={padding[0]} and "
+            f"kernel_size={kernel[0]}")
+    out = _pool_output_size(input.shape[-1], kernel[0], padding[0], stride[0], dilation[0], ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """max_pool2d over a height of 1; its indices along the length are the 1-D ones."""
+    kernel = _as_tuple(kernel_size, 1)
+    stride = kernel if stride is None or stride == [] or stride == () else _as_tuple(stride, 1)
+    padding, dilation = _as_tuple(padding, 1), _as_tuple(dilation, 1)
+    _check_max_pool1d(input, kernel, stride, padding, dilation, ceil_mode)
+    out = max_pool2d(input.unsqueeze(-2), (1, kernel[0]), (1, stride[0]), (0, padding[0]), (1, dilation[0]),
+                     ceil_mode, return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    _check_pool1d_dims(input, "avg_pool1d")
+    kernel = _pool1d_param("avg_pool1d", "kernel_size", kernel_size)
+    stride = kernel if stride is None or stride == [] or stride == () else _pool1d_param(
+        "avg_pool1d", "stride", stride)
+    padding = _pool1d_param("avg_pool1d", "padding", padding)
+    out = avg_pool2d(input.unsqueeze(-2), (1, kernel), (1, stride), (0, padding), ceil_mode, count_include_pad)
+    return out.squeeze(-2)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    _check_pool1d_dims(input, "adaptive_avg_pool1d")
+    size = _pool1d_param("adaptive_avg_pool1d", "output_size", output_size)
+    return _apply_along(input, input.dim() - 1, _adaptive_matrix(input.shape[-1], size))
 
 
 # --- interpolation ------------------------------------------------------------------------------

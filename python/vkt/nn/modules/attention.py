@@ -23,6 +23,17 @@ def _float_mask(mask, dtype):
     return zeros(*mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, float("-inf"))
 
 
+
+def _check_attn_mask(mask, batch_heads, lq, lk):
+    if mask.dim() == 2 and tuple(mask.shape) != (lq, lk):
+        raise RuntimeError(f"The shape of the 2D attn_mask is {mask.shape}, but should be {(lq, lk)}.")
+    if mask.dim() == 3 and tuple(mask.shape) != (batch_heads, lq, lk):
+        raise RuntimeError(
+            f"The shape of the 3D attn_mask is {mask.shape}, but should be {(batch_heads, lq, lk)}.")
+    if mask.dim() not in (2, 3):
+        raise RuntimeError(f"attn_mask's dimension {mask.dim()} is not supported")
+
+
 class MultiheadAttention(Module):
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
                  kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
@@ -147,13 +158,3 @@ class MultiheadAttention(Module):
             weights = F.dropout(weights, p)
         out = self.out_proj((weights @ v).transpose(1, 2).reshape(n, lq, self.embed_dim))
         return out, weights.mean(dim=1) if average_attn_weights else weights
-
-
-def _check_attn_mask(mask, batch_heads, lq, lk):
-    if mask.dim() == 2 and tuple(mask.shape) != (lq, lk):
-        raise RuntimeError(f"The shape of the 2D attn_mask is {mask.shape}, but should be {(lq, lk)}.")
-    if mask.dim() == 3 and tuple(mask.shape) != (batch_heads, lq, lk):
-        raise RuntimeError(
-            f"The shape of the 3D attn_mask is {mask.shape}, but should be {(batch_heads, lq, lk)}.")
-    if mask.dim() not in (2, 3):
-        raise RuntimeError(f"attn_mask's dimension {mask.dim()} is not supported")

@@ -23,7 +23,6 @@ def _float_mask(mask, dtype):
     return zeros(*mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, float("-inf"))
 
 
-
 def _check_attn_mask(mask, batch_heads, lq, lk):
     if mask.dim() == 2 and tuple(mask.shape) != (lq, lk):
         raise RuntimeError(f"The shape of the 2D attn_mask is {mask.shape}, but should be {(lq, lk)}.")

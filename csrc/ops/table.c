@@ -17,6 +17,8 @@
   [ID] = {NAME, "reduce.comp", GLSL, vkt_reduce_supports, vkt_reduce_launch, vkt_cpu_reduce, NULL, NULL, FLAGS}
 #define SCAN(ID, NAME, GLSL)                                                                                           \
   [ID] = {NAME, "scan.comp", GLSL, vkt_scan_supports, vkt_scan_launch, vkt_cpu_scan, NULL, NULL, 0}
+#define NORM(ID, NAME, GLSL)                                                                                           \
+  [ID] = {NAME, "norm.comp", GLSL, vkt_norm_supports, vkt_norm_launch, vkt_cpu_norm, NULL, NULL, 0}
 #define SHAPE(ID, NAME, SHADER, GLSL)                                                                                  \
   [ID] = {NAME, SHADER, GLSL, vkt_shape_supports, vkt_shape_launch, vkt_cpu_shape, NULL, NULL, 0}
 
@@ -168,8 +170,14 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     SHAPE(VKT_OP_SCATTER_PROD, "scatter_prod", "scatter.comp", "#define OP_PROD\n"),
     SHAPE(VKT_OP_SCATTER_AMAX, "scatter_amax", "scatter.comp", "#define OP_AMAX\n"),
     SHAPE(VKT_OP_SCATTER_AMIN, "scatter_amin", "scatter.comp", "#define OP_AMIN\n"),
+    NORM(VKT_OP_LAYER_NORM, "layer_norm", "#define OP_FORWARD\n"),
+    NORM(VKT_OP_RMS_NORM, "rms_norm", "#define OP_FORWARD\n#define RMS\n"),
+    NORM(VKT_OP_LAYER_NORM_BACKWARD, "layer_norm_backward", "#define OP_BACKWARD\n"),
+    NORM(VKT_OP_RMS_NORM_BACKWARD, "rms_norm_backward", "#define OP_BACKWARD\n#define RMS\n"),
+    NORM(VKT_OP_LAYER_NORM_COLUMNS, "layer_norm_backward_weight", "#define OP_COLUMNS\n"),
+    NORM(VKT_OP_RMS_NORM_COLUMNS, "rms_norm_backward_weight", "#define OP_COLUMNS\n#define RMS\n"),
 };
-static_assert(VKT_OP_COUNT == 130, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 136, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 
@@ -208,7 +216,7 @@ void vkt_fallback_reset(void) { nfallbacks = 0; }
 /* Runs the CPU kernel on host copies of a's tensors and writes the results back to the device. */
 static vkt_status fallback(const vkt_op *op, const vkt_op_args *a) {
   vkt_op_args h = *a;
-  vkt_tensor in[3] = {0}, out = {0}, out2 = {0};
+  vkt_tensor in[4] = {0}, out = {0}, out2 = {0};
   vkt_status st = VKT_OK;
   for (int k = 0; k < a->nin && !st; k++)
     if (a->in[k]) {
@@ -224,7 +232,7 @@ static vkt_status fallback(const vkt_op *op, const vkt_op_args *a) {
   }
   if (!st && !(st = op->cpu(op, &h)) && !(st = vkt_copy_(a->out, &out)) && a->out2)
     st = vkt_copy_(a->out2, &out2);
-  for (int k = 0; k < 3; k++)
+  for (int k = 0; k < 4; k++)
     vkt_tensor_release(&in[k]);
   vkt_tensor_release(&out);
   vkt_tensor_release(&out2);

@@ -150,6 +150,13 @@ typedef enum {
   VKT_OP_SCATTER_PROD,
   VKT_OP_SCATTER_AMAX,
   VKT_OP_SCATTER_AMIN,
+  /* normalisation over each row's trailing elements (norm.c): forward, grad_input, grad_weight/bias partials */
+  VKT_OP_LAYER_NORM,
+  VKT_OP_RMS_NORM,
+  VKT_OP_LAYER_NORM_BACKWARD,
+  VKT_OP_RMS_NORM_BACKWARD,
+  VKT_OP_LAYER_NORM_COLUMNS,
+  VKT_OP_RMS_NORM_COLUMNS,
   VKT_OP_COUNT
 } vkt_op_id;
 
@@ -164,7 +171,7 @@ typedef struct {
   const vkt_tensor *out;
   const vkt_tensor *out2; /* a second output: the indices of max/min along a dim; the error word of
                              gather, scatter and index_wrap (an int32 the shader sets to 1 on a bad index) */
-  const vkt_tensor *in[3];
+  const vkt_tensor *in[4];
   int nin;
   vkt_scalar_side scalar; /* binary: one operand is param[0] instead of a tensor */
   vkt_dtype compute;      /* the dtype the math runs in */
@@ -253,5 +260,8 @@ vkt_status vkt_cpu_matmul(const vkt_op *op, const vkt_op_args *a);
 bool vkt_shape_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_shape_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_shape(const vkt_op *op, const vkt_op_args *a);
+bool vkt_norm_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_norm_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_norm(const vkt_op *op, const vkt_op_args *a);
 
 #endif

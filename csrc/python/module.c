@@ -343,6 +343,19 @@ static PyObject *py_synchronize(PyObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* Submits what the device has recorded without waiting for it: the DataLoader hands the GPU the step
+ * recorded so far before it makes the next batch on the host. */
+static PyObject *py_flush(PyObject *self, PyObject *args) {
+  (void)self;
+  vkt_device *dev = device_arg(args);
+  if (!dev)
+    return NULL;
+  vkt_status st = vkt_stream_flush(dev);
+  if (st)
+    return vkt_raise(st);
+  Py_RETURN_NONE;
+}
+
 static PyObject *py_stream_state(PyObject *self, PyObject *args) {
   (void)self;
   vkt_device *dev = device_arg(args);
@@ -549,6 +562,7 @@ static PyMethodDef module_methods[] = {
     {"_choice_reason", py_choice_reason, METH_NOARGS, NULL},
     {"_cache_dir", py_cache_dir, METH_NOARGS, NULL},
     {"_synchronize", py_synchronize, METH_VARARGS, NULL},
+    {"_flush", py_flush, METH_VARARGS, NULL},
     {"_memory_stats", py_memory_stats, METH_VARARGS, NULL},
     {"_empty_cache", py_empty_cache, METH_VARARGS, NULL},
     {"_reset_peak_memory_stats", py_reset_peak, METH_VARARGS, NULL},
@@ -569,10 +583,10 @@ static PyMethodDef module_methods[] = {
 };
 
 static int add_functions(PyObject *module) {
-  PyMethodDef *families[] = {vkt_elementwise_functions, vkt_reduce_functions,  vkt_matmul_functions,
-                             vkt_shape_functions,       vkt_cpu_functions,     vkt_elementwise_more_functions,
-                             vkt_sort_functions,        vkt_index_functions,   vkt_layout_functions,
-                             vkt_creation_functions,    vkt_autograd_functions};
+  PyMethodDef *families[] = {vkt_elementwise_functions, vkt_reduce_functions,   vkt_matmul_functions,
+                             vkt_shape_functions,       vkt_cpu_functions,      vkt_elementwise_more_functions,
+                             vkt_sort_functions,        vkt_index_functions,    vkt_layout_functions,
+                             vkt_creation_functions,    vkt_autograd_functions, vkt_nn_functions};
   for (size_t i = 0; i < sizeof families / sizeof *families; i++)
     if (vkt_guard_methods(families[i]) < 0 || PyModule_AddFunctions(module, families[i]) < 0)
       return -1;

@@ -632,7 +632,7 @@ static PyObject *t_type_as(PyObject *self, PyObject *other) {
 /* new_zeros(size, dtype=None, device=None) and the others: the module's creation function fn with
  * self's dtype and device where the call gives none. */
 static PyObject *new_like(PyObject *self, PyObject *args, PyObject *kwargs, const char *fn) {
-  PyObject *f = PyObject_GetAttrString(PyType_GetModule(Py_TYPE(self)), fn);
+  PyObject *f = PyObject_GetAttrString(PyType_GetModule((PyTypeObject *)vkt_state->tensor_type), fn);
   PyObject *kw = kwargs ? PyDict_Copy(kwargs) : PyDict_New(), *r = NULL;
   PyObject *device = vkt_device_new(vkt_tensor_device(SELF));
   const char *keys[] = {"dtype", "device"};
@@ -664,7 +664,7 @@ NEW_METHOD(new_tensor, "tensor")
 /* Pickling and copy.copy: the values as a NumPy array, rebuilt on the same device. */
 static PyObject *t_reduce_ex(PyObject *self, PyObject *protocol) {
   (void)protocol;
-  PyObject *rebuild = PyObject_GetAttrString(PyType_GetModule(Py_TYPE(self)), "_rebuild_tensor");
+  PyObject *rebuild = PyObject_GetAttrString(PyType_GetModule((PyTypeObject *)vkt_state->tensor_type), "_rebuild_tensor");
   PyObject *args = PyTuple_New(0), *kwargs = Py_BuildValue("{s:O}", "copy", Py_True);
   PyObject *array = args && kwargs ? vkt_tensor_array(self, args, kwargs) : NULL;
   PyObject *device = vkt_device_new(vkt_tensor_device(SELF));

@@ -13,6 +13,9 @@ for _name in ("tensor", "zeros", "ones", "empty", "rand", "randn", "full", "zero
     if hasattr(_C, _name):
         globals()[_name] = autograd._with_requires_grad(getattr(_C, _name))
 from .functional import cross, einsum, ger, inner, kron, outer, tensordot  # noqa: E402,F401
+from . import safetensors, utils  # noqa: E402,F401
+from .random import Generator  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401
 
 
 def _shutdown():

@@ -247,3 +247,23 @@ def test_conv_transpose2d_output_size_errors():
             m(x, output_size=(20, 11))
         with pytest.raises(ValueError, match="output_size must have 2 or 4 elements"):
             m(x, output_size=(9,))
+
+
+def test_small_cnn_and_encoder_train_on_device(device):
+    """The layers together, dropout active: forward, backward into every parameter, no CPU fallback."""
+    nn = vkt.nn
+    cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Conv2d(4, 8, 3, stride=2, padding=1, padding_mode="reflect"), nn.GroupNorm(2, 8),
+                        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 3)).to(device)
+    encoder = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.5, batch_first=True).to(device)
+    if device == "vulkan":
+        vkt.vulkan.reset_fallback_stats()
+    loss = cnn(vkt.randn(2, 3, 9, 11, device=device)).sum()
+    attended, weights = encoder.self_attn(*[vkt.randn(2, 5, 8, device=device)] * 3)
+    loss = loss + encoder(vkt.randn(2, 5, 8, device=device)).sum() + attended.sum() + weights.sum()
+    loss.backward()
+    if device == "vulkan":
+        assert vkt.vulkan.fallback_stats() == {}, "an op fell back to the CPU"
+    for module in (cnn, encoder):
+        assert all(p.grad is not None for p in module.parameters())
+    assert np.isfinite(float(loss.item()))

@@ -949,9 +949,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
             raise RuntimeError(
                 f"Expected {name} to be a vector of size equal to the number of channels in input, but got "
                 f"{name} of shape {_size_list(t)} and input of shape {_size_list(input)}")
-    x = input.reshape(n, num_groups, c // num_groups * math.prod(input.shape[2:]))
-    var, mean = _C.var_mean(x, dim=-1, keepdim=True, correction=0)
-    out = ((x - mean) * (var + eps).rsqrt()).reshape(input.shape)
+    group = c // num_groups * math.prod(input.shape[2:])
+    # each (sample, group) is one row of layer_norm's fused kernel; the affine is per channel, not per row
+    out = _C.layer_norm(input.reshape(n, num_groups, group), (group,), eps=eps).reshape(input.shape)
     shape = _channel_shape(input)
     if weight is not None:
         out = out * weight.reshape(shape)

@@ -35,6 +35,8 @@ CASES = [
     ("conv2d_unbatched", lambda F, T, x, w, b: F.conv2d(x, w, b, stride=2, padding=2),
      [(3, 7, 9), (4, 3, 5, 5), (4,)]),
     ("conv2d_1x1", lambda F, T, x, w: F.conv2d(x, w), [(2, 5, 3, 4), (3, 5, 1, 1)]),
+    ("conv2d_1x1_pad_groups", lambda F, T, x, w: F.conv2d(x, w, padding=1, groups=2), [(2, 4, 3, 4), (6, 2, 1, 1)]),
+    ("conv2d_1x1_strided", lambda F, T, x, w: F.conv2d(x, w, stride=2), [(2, 4, 5, 4), (3, 4, 1, 1)]),
     ("conv1d", lambda F, T, x, w, b: F.conv1d(x, w, b, stride=2, padding=2), [(2, 3, 11), (5, 3, 5), (5,)]),
     ("conv1d_groups_dilation", lambda F, T, x, w: F.conv1d(x, w, padding="same", dilation=3, groups=2),
      [(2, 4, 11), (4, 2, 3)]),

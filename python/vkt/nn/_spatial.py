@@ -230,8 +230,11 @@ def _window_index(out, kernel, stride, dilation, width, kernel_first):
 
 
 def _im2col(x, kernel, stride, dilation, blocks):
-    """(N, C*kh*kw, Ho*Wo) columns of the padded x (N, C, Hp, Wp): one gather."""
+    """(N, C*kh*kw, Ho*Wo) columns of the padded x (N, C, Hp, Wp): one gather, or none for a 1x1 kernel
+    at stride 1, whose columns are the input itself."""
     n, c, hp, wp = x.shape
+    if kernel == (1, 1) and tuple(stride) == (1, 1):
+        return x.reshape(n, c, hp * wp)
     index = _host_tensor(_window_index(blocks, kernel, stride, dilation, wp, True), x)
     cols = x.reshape(n, c, hp * wp).index_select(-1, index)
     return cols.reshape(n, c * kernel[0] * kernel[1], blocks[0] * blocks[1])

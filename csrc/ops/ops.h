@@ -107,4 +107,33 @@ int vkt_fallback_count(void);
 void vkt_fallback_get(int i, const char **op, const char **reason, uint64_t *count);
 void vkt_fallback_reset(void);
 
+/* ---- optimizer steps (optim.c) ---- */
+
+typedef enum { VKT_OPTIM_SGD, VKT_OPTIM_ADAM, VKT_OPTIM_RMSPROP, VKT_OPTIM_ADAGRAD } vkt_optim_algo;
+
+/* flags: as shaders/optim.comp's */
+#define VKT_OPTIM_MAXIMIZE 1u
+#define VKT_OPTIM_NESTEROV 2u
+#define VKT_OPTIM_FIRST 4u     /* SGD's first step with momentum: the buffer is set to the gradient */
+#define VKT_OPTIM_DECOUPLED 8u /* AdamW's weight decay */
+#define VKT_OPTIM_MOMENTUM 16u /* SGD and RMSprop keep a momentum buffer */
+#define VKT_OPTIM_AMSGRAD 32u
+#define VKT_OPTIM_CENTERED 64u
+
+/* PyTorch's hyperparameters, as its optimizers name them; those an algorithm does not use are ignored. */
+typedef struct {
+  vkt_optim_algo algo;
+  unsigned flags;
+  double lr, weight_decay, momentum, dampening, beta1, beta2, eps, alpha, lr_decay;
+  double step; /* the parameter's step count, this step included (Adam's bias corrections, Adagrad's decay) */
+} vkt_optim_hyper;
+
+/* One step of h's algorithm on param (any view) with grad (its shape and dtype) and the algorithm's
+ * state in PyTorch's order: SGD [momentum_buffer], Adam [exp_avg, exp_avg_sq, max_exp_avg_sq],
+ * RMSprop [square_avg, momentum_buffer, grad_avg], Adagrad [sum], the optional ones present only as the
+ * flags say. State tensors are contiguous, of param's shape, dtype and device; all of them and param are
+ * written in place (their versions bumped) by one kernel. */
+vkt_status vkt_optim_step(const vkt_optim_hyper *h, const vkt_tensor *param, const vkt_tensor *grad, int nstate,
+                          const vkt_tensor *const *state);
+
 #endif

@@ -19,6 +19,8 @@
   [ID] = {NAME, "scan.comp", GLSL, vkt_scan_supports, vkt_scan_launch, vkt_cpu_scan, NULL, NULL, 0}
 #define NORM(ID, NAME, GLSL)                                                                                           \
   [ID] = {NAME, "norm.comp", GLSL, vkt_norm_supports, vkt_norm_launch, vkt_cpu_norm, NULL, NULL, 0}
+#define LOSS(ID, NAME, GLSL, CPU)                                                                                      \
+  [ID] = {NAME, "loss.comp", GLSL, vkt_loss_supports, vkt_loss_launch, CPU, NULL, NULL, VKT_NO_FLOAT64}
 #define SHAPE(ID, NAME, SHADER, GLSL)                                                                                  \
   [ID] = {NAME, SHADER, GLSL, vkt_shape_supports, vkt_shape_launch, vkt_cpu_shape, NULL, NULL, 0}
 
@@ -176,8 +178,14 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     NORM(VKT_OP_RMS_NORM_BACKWARD, "rms_norm_backward", "#define OP_BACKWARD\n#define RMS\n"),
     NORM(VKT_OP_LAYER_NORM_COLUMNS, "layer_norm_backward_weight", "#define OP_COLUMNS\n"),
     NORM(VKT_OP_RMS_NORM_COLUMNS, "rms_norm_backward_weight", "#define OP_COLUMNS\n#define RMS\n"),
+    LOSS(VKT_OP_CROSS_ENTROPY, "cross_entropy_loss", "#define OP_CE\n", vkt_cpu_loss),
+    LOSS(VKT_OP_NLL_LOSS, "nll_loss", "#define OP_NLL\n", vkt_cpu_loss),
+    LOSS(VKT_OP_CROSS_ENTROPY_BACKWARD, "cross_entropy_loss_backward", "#define OP_CE\n", vkt_cpu_loss_backward),
+    LOSS(VKT_OP_NLL_LOSS_BACKWARD, "nll_loss_backward", "#define OP_NLL\n", vkt_cpu_loss_backward),
+    [VKT_OP_OPTIMIZER_STEP] = {"optimizer_step", "optim.comp", "", vkt_optim_supports, vkt_optim_launch, vkt_cpu_optim,
+                               NULL, NULL, 0},
 };
-static_assert(VKT_OP_COUNT == 136, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 141, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

@@ -157,6 +157,13 @@ typedef enum {
   VKT_OP_RMS_NORM_BACKWARD,
   VKT_OP_LAYER_NORM_COLUMNS,
   VKT_OP_RMS_NORM_COLUMNS,
+  /* classification losses (loss.c): forward over rows, backward over elements */
+  VKT_OP_CROSS_ENTROPY,
+  VKT_OP_NLL_LOSS,
+  VKT_OP_CROSS_ENTROPY_BACKWARD,
+  VKT_OP_NLL_LOSS_BACKWARD,
+  /* one optimizer step over one parameter, its state updated in the same pass (optim.c) */
+  VKT_OP_OPTIMIZER_STEP,
   VKT_OP_COUNT
 } vkt_op_id;
 
@@ -263,5 +270,23 @@ vkt_status vkt_cpu_shape(const vkt_op *op, const vkt_op_args *a);
 bool vkt_norm_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_norm_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_norm(const vkt_op *op, const vkt_op_args *a);
+bool vkt_loss_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_loss_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_loss(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_loss_backward(const vkt_op *op, const vkt_op_args *a);
+/* The optimizer step's args: base first, so its launch and CPU kernel take &args.base as a vkt_op_args
+ * and cast it back. base.out is the (contiguous) parameter, base.in[0] its gradient. */
+typedef struct {
+  vkt_op_args base;
+  const vkt_optim_hyper *hyper;
+  int nstate;
+  const vkt_tensor *state[3]; /* contiguous, the parameter's shape and dtype */
+} vkt_optim_args;
+bool vkt_optim_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_optim_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_optim(const vkt_op *op, const vkt_op_args *a);
+/* Each algorithm's per-element step constants (the push constants h[] of shaders/optim.comp), in the
+ * compute type's precision; from the hyperparameters and the step count. */
+void vkt_optim_constants(const vkt_optim_hyper *h, double c[8]);
 
 #endif

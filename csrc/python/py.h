@@ -138,7 +138,9 @@ int vkt_py_write_value(const vkt_tensor *dst, PyObject *value);
 extern PyMethodDef vkt_index_methods[], vkt_index_functions[];
 extern PyMethodDef vkt_layout_methods[], vkt_layout_functions[], vkt_creation_functions[];
 extern PyMethodDef vkt_nn_functions[]; /* layer_norm, rms_norm, embedding (ops_nn.c) */
+extern PyMethodDef vkt_loss_functions[]; /* cross_entropy_loss, nll_loss */
 /* The number protocol and comparisons of Tensor (ops_elementwise.c). */
 extern PyType_Slot vkt_number_slots[];
+extern PyMethodDef vkt_optim_functions[]; /* ops_optim.c: the fused optimizer step */
 
 #endif

@@ -6,6 +6,7 @@ __version__ = "0.1.0"
 from . import _C
 from ._C import *  # noqa: F401,F403  Tensor, dtypes, creation functions and every operator
 from . import autograd, linalg, nn, vulkan  # noqa: E402
+from . import optim  # noqa: E402,F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
 
 for _name in ("tensor", "zeros", "ones", "empty", "rand", "randn", "full", "zeros_like", "ones_like", "empty_like",

@@ -505,3 +505,6 @@ def _cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_ind
     else:
         smooth = _reduce(smooth, reduction)
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / classes)
+
+
+from ._spatial import *  # noqa: E402,F401,F403

@@ -1,10 +1,15 @@
 """vkt.nn's layers, re-exported by vkt.nn."""
 from .activation import *  # noqa: F401,F403
+from .attention import MultiheadAttention  # noqa: F401
+from .batchnorm import BatchNorm1d, BatchNorm2d, GroupNorm  # noqa: F401
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
+from .conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .linear import Bilinear, Identity, Linear  # noqa: F401
 from .loss import *  # noqa: F401,F403
 from .module import Module  # noqa: F401
 from .normalization import LayerNorm, RMSNorm  # noqa: F401
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d  # noqa: F401
 from .sparse import Embedding  # noqa: F401
+from .transformer import TransformerEncoderLayer  # noqa: F401

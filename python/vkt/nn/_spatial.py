@@ -1,0 +1,963 @@
+"""vkt.nn.functional's spatial and attention functions: convolution, pooling, padding, interpolation,
+attention and batch/group normalisation, composed from vkt's differentiable operators (gathers with
+host-built indices, matmul, reductions), so forward and backward both run on the tensor's device."""
+import math
+
+import numpy as np
+
+from .. import _C
+from ..autograd import no_grad
+
+__all__ = [
+    "conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad",
+    "interpolate", "scaled_dot_product_attention", "batch_norm", "group_norm", "unfold", "fold", "pixel_shuffle",
+    "pixel_unshuffle", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
+]
+
+
+def _size_list(t):
+    return "[" + ", ".join(str(s) for s in t.shape) + "]"
+
+
+def _as_tuple(value, n):
+    """An int or a sequence as an n-tuple, as PyTorch's argument parser turns an int into an IntArrayRef[n]."""
+    if isinstance(value, int):
+        return (value,) * n
+    return tuple(value)
+
+
+def _np_dtype(t):
+    return np.dtype(str(t.dtype).split(".")[-1])
+
+
+def _host_tensor(array, like):
+    """A constant built on the host (indices, interpolation weights) on `like`'s device."""
+    return _C.tensor(array, device=like.device)
+
+
+# --- padding ------------------------------------------------------------------------------------
+
+def _check_pad_length(input, pad):
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but got padding "
+            f"length {len(pad)} and input of dimension {input.dim()}"
+        )
+
+
+def _pad_constant(input, pad, value):
+    """One filled tensor of the padded shape and one write of the (cropped) input into its interior."""
+    shape = list(input.shape)
+    src, dst = [slice(None)] * input.dim(), [slice(None)] * input.dim()
+    for i in range(len(pad) // 2):
+        dim, left, right = input.dim() - 1 - i, pad[2 * i], pad[2 * i + 1]
+        size = shape[dim] + left + right
+        if size < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
+        src[dim] = slice(max(-left, 0), shape[dim] - max(-right, 0))
+        dst[dim] = slice(max(left, 0), size - max(right, 0))
+        shape[dim] = size
+    if all(p <= 0 for p in pad):
+        return input[tuple(src)].clone()
+    out = input.new_full(shape, 0.0 if value is None else value)
+    out[tuple(dst)] = input[tuple(src)]
+    return out
+
+
+def _pad_source_index(n, left, right, mode):
+    """For each output position along a padded dim, the input position it copies. Circular padding
+    wraps around what is left after a negative pad's crop, as PyTorch's."""
+    if mode == "circular":
+        start, kept = max(-left, 0), n - max(-left, 0) - max(-right, 0)
+        return start + np.arange(-max(left, 0), kept + max(right, 0)) % kept
+    i = np.arange(-left, n + right)
+    if mode == "reflect":
+        i = np.abs(i)
+        return np.where(i >= n, 2 * (n - 1) - i, i)
+    return np.clip(i, 0, n - 1)
+
+
+def _check_pad_mode(input, pad, mode):
+    nd = len(pad) // 2
+    if input.dim() not in (nd + 1, nd + 2) or nd > 3:
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
+    padded = input.shape[input.dim() - nd:]
+    if any(s == 0 for s in input.shape[1:]):
+        raise RuntimeError(
+            f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with possibly 0 batch size and other non-zero "
+            f"dimensions for input, but got: {_size_list(input)}"
+        )
+    for i in range(nd):
+        left, right, n = pad[2 * i], pad[2 * i + 1], padded[nd - 1 - i]
+        if mode == "reflect" and (left >= n or right >= n):
+            raise RuntimeError(
+                f"Argument #4: Padding size should be less than the corresponding input dimension, but got: "
+                f"padding ({left}, {right}) at dimension {input.dim() - 1 - i} of input {_size_list(input)}"
+            )
+        if mode == "circular" and (left > n or right > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+
+
+def pad(input, pad, mode="constant", value=None):
+    pad = tuple(int(p) for p in pad)
+    _check_pad_length(input, pad)
+    if mode == "constant":
+        return _pad_constant(input, pad, value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    _check_pad_mode(input, pad, mode)
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.dim() - 1 - i
+        index = _pad_source_index(input.shape[dim], pad[2 * i], pad[2 * i + 1], mode)
+        out = out.index_select(dim, _host_tensor(index, input))
+    return out
+
+
+# --- convolution --------------------------------------------------------------------------------
+
+def _conv_param(name, value, nd):
+    """PyTorch's expand_param_if_needed: an int or a one-element list repeats to nd entries."""
+    value = _as_tuple(value, nd)
+    if len(value) == 1:
+        value = value * nd
+    if len(value) != nd:
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of {nd} values to match the convolution "
+            f"dimensions, but got {name}=[{', '.join(str(v) for v in value)}]"
+        )
+    return value
+
+
+def _check_conv_input(input, weight, bias, nd, name):
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got input of size: "
+            f"{_size_list(input)}"
+        )
+    if input.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
+        raise RuntimeError(
+            f"Input type ({input.dtype}) and weight type ({weight.dtype}) should be the same"
+            + ("" if bias is None else f" and bias type ({bias.dtype})")
+        )
+
+
+def _same_padding(kernel, dilation, stride):
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    pads = []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        pads.append((total // 2, total - total // 2))
+    return pads
+
+
+def _conv_padding(padding, kernel, stride, dilation):
+    """Padding as (left, right) per spatial dim; "same" puts an odd total's extra element on the right."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [(0, 0)] * len(kernel)
+        if padding == "same":
+            return _same_padding(kernel, dilation, stride)
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    padding = _conv_param("padding", padding, len(kernel))
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    return [(p, p) for p in padding]
+
+
+def _check_conv_shapes(input, weight, bias, groups, transposed):
+    """The checks and messages of PyTorch's check_shape_forward; input is batched here."""
+    out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    if weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but got weight "
+            f"of size [{_size_list(weight)}] instead"
+        )
+    expected = weight.shape[0] if transposed else weight.shape[1] * groups
+    if input.shape[1] != expected:
+        prefix = "transposed=1" if transposed else f"groups={groups}"
+        raise RuntimeError(
+            f"Given {prefix}, weight of size {_size_list(weight)}, expected input{_size_list(input)} to have "
+            f"{expected} channels, but got {input.shape[1]} channels instead"
+        )
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_channels):
+        raise RuntimeError(
+            f"Given weight of size {_size_list(weight)}, expected bias to be 1-dimensional with {out_channels} "
+            f"elements, but got bias of size {_size_list(bias)} instead"
+        )
+
+
+def _check_conv_args(stride, dilation, groups):
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+
+
+def _conv_output_size(x, kernel, stride, dilation):
+    """Output extents of a valid convolution of the (already padded) x; errors as PyTorch's."""
+    spatial = x.shape[2:]
+    extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    if any(e > s for e, s in zip(extent, spatial)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, spatial))}). Kernel size: "
+            f"({' x '.join(map(str, extent))}). Kernel size can't be greater than actual input size"
+        )
+    return [(s - e) // st + 1 for s, e, st in zip(spatial, extent, stride)]
+
+
+def _window_index(out, kernel, stride, dilation, width, kernel_first):
+    """Flat positions in a (padded) H*W plane of every window element, ordered (kh, kw, Ho, Wo) when
+    kernel_first, else (Ho, Wo, kh, kw). im2col gathers with these (index_select), whose backward sums
+    overlapping windows (a backward through an overlapping strided view would not); col2im of the
+    transposed convolution scatters with them (index_add)."""
+    i, j, y, x = np.meshgrid(*(np.arange(n) for n in (*kernel, *out)), indexing="ij")
+    index = (y * stride[0] + i * dilation[0]) * width + x * stride[1] + j * dilation[1]
+    return (index if kernel_first else index.transpose(2, 3, 0, 1)).reshape(-1)
+
+
+def _im2col(x, kernel, stride, dilation, blocks):
+    """(N, C*kh*kw, Ho*Wo) columns of the padded x (N, C, Hp, Wp): one gather, or none for a 1x1 kernel
+    at stride 1, whose columns are the input itself."""
+    n, c, hp, wp = x.shape
+    if kernel == (1, 1) and tuple(stride) == (1, 1):
+        return x.reshape(n, c, hp * wp)
+    index = _host_tensor(_window_index(blocks, kernel, stride, dilation, wp, True), x)
+    cols = x.reshape(n, c, hp * wp).index_select(-1, index)
+    return cols.reshape(n, c * kernel[0] * kernel[1], blocks[0] * blocks[1])
+
+
+def _col2im(cols, blocks, kernel, stride, dilation, full, crop):
+    """The adjoint of _im2col: columns (N, C, kh*kw*Ho*Wo) summed into their windows' places in a full
+    (Hf, Wf) plane by one index_add, then cropped to crop = ((top, height), (left, width))."""
+    n, c = cols.shape[:2]
+    index = _host_tensor(_window_index(blocks, kernel, stride, dilation, full[1], True), cols)
+    out = cols.new_zeros((n, c, full[0] * full[1])).index_add(-1, index, cols).reshape(n, c, *full)
+    (top, height), (left, width) = crop
+    return out[:, :, top:top + height, left:left + width]
+
+
+def _conv2d_padded(x, weight, stride, dilation, groups):
+    """im2col of the padded input (N, C, Hp, Wp), then one batched matmul per call:
+    (G, O/G, C/G*kh*kw) @ (N, G, C/G*kh*kw, Ho*Wo)."""
+    n = x.shape[0]
+    o, cg, kh, kw = weight.shape
+    ho, wo = _conv_output_size(x, (kh, kw), stride, dilation)
+    cols = _im2col(x, (kh, kw), stride, dilation, (ho, wo)).reshape(n, groups, cg * kh * kw, ho * wo)
+    out = weight.reshape(groups, o // groups, cg * kh * kw) @ cols
+    return out.reshape(n, o, ho, wo)
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    """conv1d and conv2d: a 1-D convolution is a 2-D one over a height of 1."""
+    _check_conv_input(input, weight, bias, nd, name)
+    batched = input.dim() == nd + 2
+    x = input if batched else input.unsqueeze(0)
+    stride = _conv_param("stride", _as_tuple(stride, nd), weight.dim() - 2)
+    dilation = _conv_param("dilation", _as_tuple(dilation, nd), weight.dim() - 2)
+    _check_conv_args(stride, dilation, groups)
+    pads = _conv_padding(padding, weight.shape[2:], stride, dilation)
+    _check_conv_shapes(x, weight, bias, groups, transposed=False)
+    if nd == 1:
+        x, weight = x.unsqueeze(2), weight.unsqueeze(2)
+        stride, dilation, pads = (1,) + stride, (1,) + dilation, [(0, 0)] + pads
+    flat = tuple(p for pair in reversed(pads) for p in pair)
+    if any(flat):
+        x = pad(x, flat)
+    out = _conv2d_padded(x, weight, stride, dilation, groups)
+    if bias is not None:
+        out = out + bias.reshape(-1, 1, 1)
+    if nd == 1:
+        out = out.squeeze(2)
+    return out if batched else out.squeeze(0)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def _check_output_padding(output_padding, stride, dilation):
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got output_padding_height: "
+            f"{output_padding[0]} output_padding_width: {output_padding[1]} stride_height: {stride[0]} "
+            f"stride_width: {stride[1]} dilation_height: {dilation[0]} dilation_width: {dilation[1]}"
+        )
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The adjoint of conv2d: one matmul to columns (W^T x), then col2im as one index_add that sums the
+    overlapping windows into the uncropped output, cropped by `padding`."""
+    _check_conv_input(input, weight, bias, 2, "conv_transpose2d")
+    batched = input.dim() == 4
+    x = input if batched else input.unsqueeze(0)
+    stride, padding, output_padding, dilation = (
+        _conv_param(name, _as_tuple(v, 2), weight.dim() - 2)
+        for name, v in (("stride", stride), ("padding", padding), ("output_padding", output_padding),
+                        ("dilation", dilation))
+    )
+    _check_conv_args(stride, dilation, groups)
+    if any(p < 0 for p in padding) or any(p < 0 for p in output_padding):
+        raise RuntimeError("negative padding is not supported")
+    _check_output_padding(output_padding, stride, dilation)
+    _check_conv_shapes(x, weight, bias, groups, transposed=True)
+    n, c, h, w = x.shape
+    _, og, kh, kw = weight.shape
+    full = [(s - 1) * st + d * (k - 1) + 1 + op
+            for s, st, d, k, op in zip((h, w), stride, dilation, (kh, kw), output_padding)]
+    out_size = [f - 2 * p for f, p in zip(full, padding)]
+    if any(s <= 0 for s in out_size):
+        raise RuntimeError(
+            f"Given input size per channel: ({h} x {w}). Calculated output size per channel: "
+            f"({out_size[0]} x {out_size[1]}). Output size is too small"
+        )
+    cols = weight.reshape(groups, c // groups, og * kh * kw).mT @ x.reshape(n, groups, c // groups, h * w)
+    cols = cols.reshape(n, og * groups, kh * kw * h * w)
+    out = _col2im(cols, (h, w), (kh, kw), stride, dilation, full, tuple(zip(padding, out_size)))
+    if bias is not None:
+        out = out + bias.reshape(-1, 1, 1)
+    return out if batched else out.squeeze(0)
+
+
+# --- sliding blocks -----------------------------------------------------------------------------
+
+def _block_params(kernel_size, dilation, padding, stride):
+    """unfold/fold's four pairs, with im2col's checks and messages."""
+    params = []
+    for name, value in (("kernel_size", kernel_size), ("dilation", dilation), ("padding", padding),
+                        ("stride", stride)):
+        value = _as_tuple(value, 2)
+        if len(value) != 2:
+            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(value)}")
+        params.append(value)
+    kernel, dilation, padding, stride = params
+    for name, value, low in (("kernel size", kernel, 1), ("stride", stride, 1), ("dilation", dilation, 1)):
+        if min(value) < low:
+            raise RuntimeError(f"{name} should be greater than zero, but got {name.split()[0]}_height: "
+                               f"{value[0]} {name.split()[0]}_width: {value[1]}")
+    if min(padding) < 0:
+        raise RuntimeError(
+            f"padding should be non-negative, but got pad_height: {padding[0]} pad_width: {padding[1]}")
+    return kernel, dilation, padding, stride
+
+
+def _blocks(size, kernel, dilation, padding, stride):
+    return tuple((s + 2 * p - d * (k - 1) - 1) // st + 1
+                 for s, k, d, p, st in zip(size, kernel, dilation, padding, stride))
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: (N, C, H, W) -> (N, C*kh*kw, L), one gather from the padded input."""
+    kernel, dilation, padding, stride = _block_params(kernel_size, dilation, padding, stride)
+    if input.dim() not in (3, 4) or 0 in input.shape[-3:]:
+        raise RuntimeError(
+            "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for "
+            f"input, but got: {_size_list(input)}")
+    x = input if input.dim() == 4 else input.unsqueeze(0)
+    blocks = _blocks(x.shape[2:], kernel, dilation, padding, stride)
+    if min(blocks) < 1:
+        raise RuntimeError(
+            f"Given input with spatial size {tuple(x.shape[2:])}, kernel_size={kernel}, dilation={dilation}, "
+            f"padding={padding}, calculated shape of the array of sliding blocks as {blocks}, but its components "
+            "must be at least one.")
+    x = pad(x, (padding[1], padding[1], padding[0], padding[0])) if any(padding) else x
+    cols = _im2col(x, kernel, stride, dilation, blocks)
+    return cols if input.dim() == 4 else cols.squeeze(0)
+
+
+def _check_fold_input(input, output_size, kernel, dilation, padding, stride):
+    if input.dim() not in (2, 3) or 0 in input.shape[-2:]:
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero dimensions "
+            f"for input, but got: {_size_list(input)}")
+    channels, length = input.shape[-2:]
+    if channels % (kernel[0] * kernel[1]):
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got "
+            f"input.size(1)={channels} and kernel_size={kernel}.")
+    blocks = _blocks(output_size, kernel, dilation, padding, stride)
+    if blocks[0] * blocks[1] != length:
+        raise RuntimeError(
+            f"Given output_size={output_size}, kernel_size={kernel}, dilation={dilation}, padding={padding}, "
+            f"stride={stride}, expected size of input's dimension 2 to match the calculated number of sliding "
+            f"blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got input.size(2)={length}.")
+    return blocks
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im, unfold's adjoint: (N, C*kh*kw, L) -> (N, C, H, W), overlapping values summed (index_add)."""
+    output_size = _as_tuple(output_size, 2)
+    if len(output_size) != 2:
+        raise RuntimeError(f"It is expected output_size equals to 2, but got size {len(output_size)}")
+    kernel, dilation, padding, stride = _block_params(kernel_size, dilation, padding, stride)
+    blocks = _check_fold_input(input, output_size, kernel, dilation, padding, stride)
+    cols = input if input.dim() == 3 else input.unsqueeze(0)
+    n, c = cols.shape[0], cols.shape[1] // (kernel[0] * kernel[1])
+    full = tuple(s + 2 * p for s, p in zip(output_size, padding))
+    out = _col2im(cols.reshape(n, c, cols.shape[1] // c * cols.shape[2]), blocks, kernel, stride, dilation, full,
+                  tuple(zip(padding, output_size)))
+    return out if input.dim() == 3 else out.squeeze(0)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): a reshape, a permute and a copy."""
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"pixel_shuffle expects input to have at least 3 dimensions, but got input with {input.dim()} "
+            "dimension(s)")
+    *lead, c, h, w = input.shape
+    r = upscale_factor
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, "
+            f"but input.size(-3)={c} is not divisible by {r * r}")
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    k = len(lead)
+    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W): pixel_shuffle's inverse."""
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with {input.dim()} "
+            "dimension(s)")
+    *lead, c, h, w = input.shape
+    r = downscale_factor
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    for name, size, dim in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but input.size({dim})={size} "
+                f"is not divisible by {r}")
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    k = len(lead)
+    x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+# --- pooling ------------------------------------------------------------------------------------
+
+def _pool_param(name, what, value):
+    value = _as_tuple(value, 2)
+    if len(value) == 1:
+        value = value * 2
+    if len(value) != 2:
+        raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of two ints")
+    return value
+
+
+def _pool_output_size(size, kernel, pad, stride, dilation, ceil_mode):
+    """PyTorch's pooling_output_shape: a ceil_mode window must start inside the input or left padding."""
+    out = (size + 2 * pad - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _pool_geometry(name, input, kernel_size, stride, padding, dilation, ceil_mode):
+    kernel = _pool_param(name, "kernel_size", kernel_size)
+    stride = kernel if stride is None or stride == [] or stride == () else _pool_param(
+        name, "stride", stride)
+    padding = _pool_param(name, "padding", padding)
+    dilation = _pool_param(name, "dilation", dilation)
+    if any(s == 0 for s in stride):
+        raise RuntimeError("stride should not be zero")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(
+            f"dilation should be greater than zero, but got dilationH: {dilation[0]} dilationW: {dilation[1]}")
+    for k, p, d in zip(kernel, padding, dilation):
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and "
+                f"dilation={d}")
+    h, w = input.shape[-2:]
+    out = [_pool_output_size(s, k, p, st, d, ceil_mode)
+           for s, k, p, st, d in zip((h, w), kernel, padding, stride, dilation)]
+    if any(o < 1 for o in out):
+        c = input.shape[-3]
+        raise RuntimeError(
+            f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{out[0]}x{out[1]}). "
+            "Output size is too small")
+    return kernel, stride, padding, dilation, out
+
+
+def _pool_windows(input, kernel, stride, padding, dilation, out, value):
+    """The pooling windows (B, Ho, Wo, kh*kw), gathered from the input padded with `value`, its right
+    padding extended (or cropped) to exactly the extent the windows reach."""
+    extent = [(o - 1) * s + d * (k - 1) + 1 for o, s, d, k in zip(out, stride, dilation, kernel)]
+    h, w = input.shape[-2:]
+    pads = (padding[1], extent[1] - w - padding[1], padding[0], extent[0] - h - padding[0])
+    x = pad(input.reshape(math.prod(input.shape[:-2]), h, w), pads, value=value)
+    index = _host_tensor(_window_index(out, kernel, stride, dilation, extent[1], False), input)
+    windows = x.reshape(x.shape[0], extent[0] * extent[1]).index_select(-1, index)
+    return windows.reshape(x.shape[0], out[0], out[1], kernel[0] * kernel[1])
+
+
+def _check_pool_input(input):
+    if input.dim() not in (3, 4) or 0 in input.shape[-3:]:  # an empty batch is allowed
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over each window's kh*kw values padded with -inf; the gradient (and the index) go to the
+    window's first maximum, as PyTorch's."""
+    _check_pool_input(input)
+    kernel, stride, padding, dilation, out = _pool_geometry(
+        "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+    windows = _pool_windows(input, kernel, stride, padding, dilation, out, float("-inf"))
+    values, argmax = windows.max(dim=-1)
+    shape = (*input.shape[:-2], *out)
+    values = values.reshape(shape)
+    if not return_indices:
+        return values
+    w = input.shape[-1]
+    rows = np.arange(out[0]).reshape(-1, 1) * stride[0] - padding[0]
+    cols = np.arange(out[1]).reshape(1, -1) * stride[1] - padding[1]
+    base = _host_tensor((rows * w + cols).astype(np.int64), input)
+    offset = (argmax // kernel[1]) * (dilation[0] * w) + (argmax % kernel[1]) * dilation[1]
+    return values, (base + offset).reshape(shape)
+
+
+def _avg_divisor(size, kernel, stride, pad, out):
+    """Per output position along one dim: (window extent clipped to input+padding, clipped to input)."""
+    start = np.arange(out) * stride - pad
+    end = np.minimum(start + kernel, size + pad)
+    with_pad = end - start
+    return with_pad, np.minimum(end, size) - np.maximum(start, 0)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    if input.dim() < 3:  # PyTorch 2.13's avg_pool2d fails this way on a 1-D or 2-D input
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-max(input.dim(), 1)}, "
+            f"{max(input.dim(), 1) - 1}], but got -3)")
+    _check_pool_input(input)
+    if divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    kernel, stride, padding, _, out = _pool_geometry(
+        "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
+    windows = _pool_windows(input, kernel, stride, padding, (1, 1), out, 0.0)
+    total = windows.sum(dim=-1).reshape(*input.shape[:-2], *out)
+    if divisor_override is not None:
+        return total / divisor_override
+    h_pad, h_in = _avg_divisor(input.shape[-2], kernel[0], stride[0], padding[0], out[0])
+    w_pad, w_in = _avg_divisor(input.shape[-1], kernel[1], stride[1], padding[1], out[1])
+    divisor = np.outer(h_pad, w_pad) if count_include_pad else np.outer(h_in, w_in)
+    return total / _host_tensor(divisor.astype(_np_dtype(input)), input)
+
+
+def _adaptive_matrix(size, out):
+    """(out, size) averaging weights: row i averages [floor(i*size/out), ceil((i+1)*size/out))."""
+    m = np.zeros((out, size))
+    for i in range(out):
+        start, end = (i * size) // out, -((-(i + 1) * size) // out)
+        m[i, start:end] = 1.0 / (end - start)
+    return m
+
+
+def _apply_along(x, dim, matrix):
+    """matrix (out, size) applied along `dim` of x: one matmul over a transposed view."""
+    m = _host_tensor(matrix.astype(_np_dtype(x)), x)
+    return (x.transpose(dim, -1) @ m.mT).transpose(dim, -1)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Separable: an average over a rectangle is an average over rows of averages over columns, so two
+    small matmuls with host-built averaging matrices."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_size_list(input)}")
+    output_size = _as_tuple(output_size, 2)
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    out = input
+    for dim, size in ((input.dim() - 2, output_size[0]), (input.dim() - 1, output_size[1])):
+        n = input.shape[dim]
+        out = _apply_along(out, dim, _adaptive_matrix(n, n if size is None else size))
+    return out
+
+
+def _pool1d_param(name, what, value):
+    value = _as_tuple(value, 1)
+    if len(value) != 1:
+        raise RuntimeError(f"{name}() argument '{what}' should contain one int (got {len(value)})")
+    return value[0]
+
+
+def _check_pool1d_dims(input, name):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for argument #1 'self' (while "
+            f"checking arguments for {name})")
+
+
+def _check_max_pool1d(input, kernel, stride, padding, dilation, ceil_mode):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but "
+            f"got:{_size_list(input)}")
+    for what, value in (("kernel_size", kernel), ("stride", stride), ("padding", padding), ("dilation", dilation)):
+        if len(value) != 1:
+            raise RuntimeError(
+                f"max_pool1d() {what} must be an int, list of ints or tuple of ints of size 1 but got size "
+                f"{len(value)}")
+    if stride[0] <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {stride[0]}")
+    if dilation[0] <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {dilation[0]}")
+    if padding[0] > kernel[0] // 2:
+        raise RuntimeError(
+            f"max_pool1d() padding should be at most half of kernel size, but got padding={padding[0]} and "
+            f"kernel_size={kernel[0]}")
+    out = _pool_output_size(input.shape[-1], kernel[0], padding[0], stride[0], dilation[0], ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """max_pool2d over a height of 1; its indices along the length are the 1-D ones."""
+    kernel = _as_tuple(kernel_size, 1)
+    stride = kernel if stride is None or stride == [] or stride == () else _as_tuple(stride, 1)
+    padding, dilation = _as_tuple(padding, 1), _as_tuple(dilation, 1)
+    _check_max_pool1d(input, kernel, stride, padding, dilation, ceil_mode)
+    out = max_pool2d(input.unsqueeze(-2), (1, kernel[0]), (1, stride[0]), (0, padding[0]), (1, dilation[0]),
+                     ceil_mode, return_indices)
+    if return_indices:
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    _check_pool1d_dims(input, "avg_pool1d")
+    kernel = _pool1d_param("avg_pool1d", "kernel_size", kernel_size)
+    stride = kernel if stride is None or stride == [] or stride == () else _pool1d_param(
+        "avg_pool1d", "stride", stride)
+    padding = _pool1d_param("avg_pool1d", "padding", padding)
+    out = avg_pool2d(input.unsqueeze(-2), (1, kernel), (1, stride), (0, padding), ceil_mode, count_include_pad)
+    return out.squeeze(-2)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    _check_pool1d_dims(input, "adaptive_avg_pool1d")
+    size = _pool1d_param("adaptive_avg_pool1d", "output_size", output_size)
+    return _apply_along(input, input.dim() - 1, _adaptive_matrix(input.shape[-1], size))
+
+
+# --- interpolation ------------------------------------------------------------------------------
+
+_INTERP_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+_LINEAR_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _interp_sizes(input, size, scale_factor, recompute_scale_factor):
+    """Output sizes and the scales the kernels use (None: in/out), as torch.nn.functional.interpolate."""
+    dim = input.dim() - 2
+    spatial = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        sizes = _as_tuple(size, dim)
+        if len(sizes) != dim:
+            raise ValueError(
+                "Input and output must have the same number of spatial dimensions, but got input with spatial "
+                f"dimensions of {spatial} and output size of {size}. Please provide input tensor in (N, C, d1, "
+                "d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
+        return list(sizes), [None] * dim
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    scales = (scale_factor,) * dim if isinstance(scale_factor, (int, float)) else tuple(scale_factor)
+    if len(scales) != dim:
+        raise ValueError(
+            "Input and scale_factor must have the same number of spatial dimensions, but got input with spatial "
+            f"dimensions of {spatial} and scale_factor of shape {scale_factor}. Please provide input tensor in "
+            "(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+    sizes = [math.floor(float(n) * float(s)) for n, s in zip(spatial, scales)]
+    return sizes, [None] * dim if recompute_scale_factor else [float(s) for s in scales]
+
+
+def _kernel_scale(n, out, scale, acc=np.float32):
+    """PyTorch's compute_scales_value in its accumulation type: 1/scale when given, else in/out."""
+    return acc(1.0 / scale) if scale is not None and scale > 0 else acc(n) / acc(out)
+
+
+def _nearest_index(n, out, scale, exact):
+    s = _kernel_scale(n, out, scale)
+    dst = np.arange(out, dtype=np.float32)
+    src = np.floor((dst + np.float32(0.5)) * s if exact else dst * s).astype(np.int64)
+    return np.minimum(src, n - 1)
+
+
+def _area_scale(n, out, scale, align_corners, acc):
+    """PyTorch's area_pixel_compute_scale: input pixels per output pixel."""
+    if align_corners:
+        return acc(n - 1) / acc(out - 1) if out > 1 else acc(0)
+    return _kernel_scale(n, out, scale, acc)
+
+
+def _linear_source(n, out, scale, align_corners, cubic, acc):
+    """PyTorch's area_pixel_compute_source_index over every output position, in the accumulation type
+    (float64 for float64 inputs, else float32)."""
+    dst = np.arange(out, dtype=acc)
+    s = _area_scale(n, out, scale, align_corners, acc)
+    if align_corners:
+        return dst * s
+    src = s * (dst + acc(0.5)) - acc(0.5)
+    return src if cubic else np.maximum(src, acc(0))
+
+
+def _linear_matrix(n, out, scale, align_corners, acc):
+    src = _linear_source(n, out, scale, align_corners, False, acc)
+    i0 = src.astype(np.int64)
+    i1 = i0 + (i0 < n - 1)
+    lam = (src - i0).astype(np.float64)
+    m = np.zeros((out, n))
+    np.add.at(m, (np.arange(out), i0), 1.0 - lam)
+    np.add.at(m, (np.arange(out), i1), lam)
+    return m
+
+
+def _cubic_weights(t, a=-0.75):
+    """Keys' cubic convolution weights for the four taps at offsets -1, 0, 1, 2 (PyTorch's A = -0.75)."""
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _cubic_matrix(n, out, scale, align_corners, acc):
+    src = _linear_source(n, out, scale, align_corners, True, acc)
+    i0 = np.floor(src).astype(np.int64)
+    weights = _cubic_weights((src - i0).astype(np.float64))
+    m = np.zeros((out, n))
+    for tap, w in zip(range(-1, 3), weights):
+        np.add.at(m, (np.arange(out), np.clip(i0 + tap, 0, n - 1)), w)
+    return m
+
+
+def _antialias_filter(x, cubic):
+    """The antialiasing filters: the triangle, or Keys' cubic with A = -0.5 (not -0.75)."""
+    x = np.abs(x)
+    if not cubic:
+        return np.maximum(0.0, 1.0 - x)
+    a = -0.5
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+
+
+def _antialias_matrix(n, out, scale, align_corners, cubic, acc):
+    """PyTorch's antialiased weights: when shrinking, the filter is stretched by the scale so every input
+    pixel contributes; each row is normalised to sum to 1."""
+    s = float(_area_scale(n, out, scale, align_corners, acc))
+    support = (2.0 if cubic else 1.0) * max(s, 1.0)
+    m = np.zeros((out, n))
+    for i in range(out):
+        center = s * (i + 0.5)
+        lo, hi = max(int(center - support + 0.5), 0), min(int(center + support + 0.5), n)
+        w = _antialias_filter((np.arange(lo, hi) - center + 0.5) / max(s, 1.0), cubic)
+        m[i, lo:hi] = w / w.sum() if w.sum() != 0 else w
+    return m
+
+
+def _check_interp_mode(input, mode, align_corners, antialias):
+    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
+        raise ValueError(
+            "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | "
+            "trilinear")
+    if antialias and (mode not in ("bilinear", "bicubic", "lanczos") or input.dim() != 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D tensor as "
+            "input")
+    if mode == "lanczos":
+        raise NotImplementedError("vkt: interpolate(mode='lanczos') is not implemented")
+    if input.dim() not in (3, 4, 5) or mode not in ("nearest", "nearest-exact", "area", *_LINEAR_DIMS):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: "
+            f"{_INTERP_MODES} (got {mode})")
+    need = _LINEAR_DIMS.get(mode)
+    if need is not None and input.dim() != need + 2:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need + 2}D input")
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Separable resampling: nearest modes gather along each spatial dim (index_select); linear, cubic,
+    antialiased and area modes apply a host-built (out, in) weight matrix along each spatial dim (one
+    matmul each)."""
+    _check_interp_mode(input, mode, align_corners, antialias)
+    sizes, scales = _interp_sizes(input, size, scale_factor, recompute_scale_factor)
+    spatial = list(input.shape[2:])
+    if any(o <= 0 for o in sizes) or any(n <= 0 for n in spatial):
+        names = "DHW"[3 - len(spatial):]
+        raise RuntimeError(
+            "Input and output sizes should be greater than 0, but got input ("
+            + ", ".join(f"{c}: {n}" for c, n in zip(names, spatial)) + ") output ("
+            + ", ".join(f"{c}: {o}" for c, o in zip(names, sizes)) + ")")
+    acc = np.float64 if input.dtype == _C.float64 else np.float32
+    out = input
+    for i, (n, o, s) in enumerate(zip(spatial, sizes, scales)):
+        dim = i + 2
+        if mode in ("nearest", "nearest-exact"):
+            out = out.index_select(dim, _host_tensor(_nearest_index(n, o, s, mode == "nearest-exact"), input))
+        elif antialias:
+            out = _apply_along(out, dim, _antialias_matrix(n, o, s, bool(align_corners), mode == "bicubic", acc))
+        elif mode == "area":
+            out = _apply_along(out, dim, _adaptive_matrix(n, o))
+        elif mode == "bicubic":
+            out = _apply_along(out, dim, _cubic_matrix(n, o, s, bool(align_corners), acc))
+        else:
+            out = _apply_along(out, dim, _linear_matrix(n, o, s, bool(align_corners), acc))
+    return out
+
+
+# --- attention ----------------------------------------------------------------------------------
+
+def _check_attention(query, key, value, attn_mask, is_causal):
+    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+        raise RuntimeError(
+            "Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+            f"{query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead.")
+    if not (query.dtype == key.dtype == value.dtype):
+        raise RuntimeError(
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead.")
+    if attn_mask is not None and attn_mask.dtype not in (_C.bool, query.dtype):
+        raise RuntimeError(
+            "Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: "
+            f"{attn_mask.dtype} and  query.dtype: {query.dtype} instead.")
+    if attn_mask is not None and is_causal:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+
+
+def _repeat_kv_heads(query, key, value):
+    """Grouped-query attention: each key/value head serves H_q / H_kv query heads."""
+    hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+    if hq % hk or hq % hv:
+        raise RuntimeError("Number of heads in key and value must divide the number of heads in ")  # sic, PyTorch's
+    return key.repeat_interleave(hq // hk, dim=-3), value.repeat_interleave(hq // hv, dim=-3)
+
+
+def _safe_softmax(scores):
+    """Softmax over the last dim whose fully masked rows (all -inf) are 0 rather than NaN, as PyTorch's
+    math attention."""
+    masked = (scores == float("-inf")).all(dim=-1, keepdim=True)
+    return _C.where(masked, scores.new_zeros(()), scores.softmax(-1))
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    _check_attention(query, key, value, attn_mask, is_causal)
+    if enable_gqa and query.dim() >= 3 and key.dim() >= 3:
+        key, value = _repeat_kv_heads(query, key, value)
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.mT) * scale
+    if is_causal:
+        causal = np.tril(np.ones((query.shape[-2], key.shape[-2]), dtype=bool))
+        scores = scores.masked_fill(_host_tensor(~causal, query), float("-inf"))
+    elif attn_mask is not None and attn_mask.dtype == _C.bool:
+        scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+    elif attn_mask is not None:
+        scores = scores + attn_mask
+    weights = _safe_softmax(scores)
+    if dropout_p > 0.0:
+        keep = _C.rand(*weights.shape, device=weights.device, dtype=weights.dtype) >= dropout_p
+        weights = weights * keep * (0.0 if dropout_p >= 1.0 else 1.0 / (1.0 - dropout_p))
+    return weights @ value
+
+
+# --- normalisation ------------------------------------------------------------------------------
+
+def _channel_shape(input):
+    """The shape that broadcasts a per-channel (dim 1) vector over the input."""
+    return (-1,) + (1,) * (input.dim() - 2)
+
+
+def _check_batch_norm(input, running_mean, running_var, weight, bias, training):
+    c = input.shape[1] if input.dim() > 1 else 0
+    if training:
+        count = input.numel() // max(c, 1)
+        if count == 1:
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size "
+                f"torch.Size({list(input.shape)})")
+    elif running_mean is None or running_var is None:
+        raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                    ("running_var", running_var)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+               eps=1e-05):
+    """Training normalises by the batch's biased variance and moves the running stats (in place, under
+    no_grad) towards the batch mean and the unbiased variance; evaluation uses the running stats."""
+    _check_batch_norm(input, running_mean, running_var, weight, bias, training)
+    shape = _channel_shape(input)
+    dims = (0,) + tuple(range(2, input.dim()))
+    if training:
+        var, mean = _C.var_mean(input, dim=dims, correction=0)
+        if running_mean is not None and running_var is not None:
+            count = input.numel() // input.shape[1]
+            with no_grad():
+                running_mean.mul_(1.0 - momentum).add_(mean.detach() * momentum)
+                running_var.mul_(1.0 - momentum).add_(var.detach() * (momentum * count / (count - 1)))
+    else:
+        mean, var = running_mean, running_var
+    out = (input - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt()
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    n, c = input.shape[:2]
+    if c % num_groups:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but got input of shape "
+            f"{_size_list(input)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != c):
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in input, but got "
+                f"{name} of shape {_size_list(t)} and input of shape {_size_list(input)}")
+    group = c // num_groups * math.prod(input.shape[2:])
+    # each (sample, group) is one row of layer_norm's fused kernel; the affine is per channel, not per row
+    out = _C.layer_norm(input.reshape(n, num_groups, group), (group,), eps=eps).reshape(input.shape)
+    shape = _channel_shape(input)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out

@@ -411,8 +411,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
-# nll_loss and cross_entropy check their arguments, then call a `_name` function with the signature of
-# the single-kernel C op that will replace it (vkt._C.nll_loss, vkt._C.cross_entropy_loss).
+# nll_loss and cross_entropy check their arguments with torch's messages, then call their single-kernel
+# C op (vkt._C.nll_loss, vkt._C.cross_entropy_loss).
 
 def _check_class_target(input, target, weight, name):
     """The shape and dtype rules nll_loss and cross_entropy share for class-index targets."""
@@ -442,30 +442,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     "mean" divides by the sum of the weights of the targets not ignored."""
     reduction = _reduction(reduction, size_average, reduce)
     _check_class_target(input, target, weight, "nll_loss")
-    return _nll_loss(input, target, weight, reduction, ignore_index)
-
-
-def _class_dim(input):
-    return 1 if input.dim() > 1 else 0
-
-
-def _target_weights(input, target, weight, ignore_index):
-    """(target with ignored entries set to class 0, each sample's weight: weight[t], 0 where ignored)."""
-    keep = target != ignore_index
-    safe = _C.where(keep, target, 0).to(_C.int64)  # a uint8 target indexes too
-    w = keep.to(input.dtype)
-    if weight is not None:
-        w = w * weight.index_select(0, safe.reshape(-1)).reshape(target.shape)
-    return safe, w
-
-
-def _nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):
-    safe, w = _target_weights(input, target, weight, ignore_index)
-    picked = input.gather(_class_dim(input), safe.unsqueeze(_class_dim(input))).squeeze(_class_dim(input))
-    loss = -picked * w
-    if reduction == "mean":
-        return loss.sum() / w.sum()
-    return _reduce(loss, reduction)
+    return _C.nll_loss(input, target, weight, reduction, ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
@@ -481,30 +458,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise RuntimeError("Expected target size {}, got {}".format(list(input.shape), list(target.shape)))
     else:
         _check_class_target(input, target, weight, "cross_entropy")
-    return _cross_entropy_loss(input, target, weight, reduction, ignore_index, label_smoothing)
-
-
-def _cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_index=-100, label_smoothing=0.0):
-    dim = _class_dim(input)
-    classes = input.shape[dim]
-    logp = _C.log_softmax(input, dim)
-    w = None if weight is None else weight.reshape((-1,) + (1,) * (input.dim() - dim - 1))
-    if target.dtype.is_floating_point:
-        if label_smoothing > 0:
-            target = target * (1 - label_smoothing) + label_smoothing / classes
-        loss = -((logp * target if w is None else logp * target * w).sum(dim))
-        return loss.sum() / (input.numel() // classes) if reduction == "mean" else _reduce(loss, reduction)
-    nll = _nll_loss(logp, target, weight, reduction, ignore_index)
-    if label_smoothing == 0:
-        return nll
-    _, tw = _target_weights(input, target, weight, ignore_index)
-    keep = (target != ignore_index).to(input.dtype)
-    smooth = -((logp if w is None else logp * w).sum(dim)) * keep
-    if reduction == "mean":
-        smooth = smooth.sum() / (keep.sum() if weight is None else tw.sum())
-    else:
-        smooth = _reduce(smooth, reduction)
-    return (1 - label_smoothing) * nll + smooth * (label_smoothing / classes)
+    return _C.cross_entropy_loss(input, target, weight, reduction, ignore_index, label_smoothing)
 
 
 from ._spatial import *  # noqa: E402,F401,F403

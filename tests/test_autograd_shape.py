@@ -53,6 +53,8 @@ CASES = [
     ("index_pair", lambda L, x, d: x[I(d, [0, 2, 2])(L), I(d, [1, 1, 3])(L)], [(3, 4)], "IndexBackward0"),
     ("index_mixed", lambda L, x, d: x[1:, [0, 3, 0]], [(3, 4)], "IndexBackward0"),
     ("index_list", lambda L, x, d: x[:, [[0, 1], [1, 1]]], [(3, 4)], "IndexBackward0"),
+    # windows that share elements (im2col's view): each element's gradient sums over its windows
+    ("as_strided_overlap", lambda L, x, d: x.as_strided((3, 3), (1, 1)), [(3, 4)], "AsStridedBackward0"),
 ]
 
 

@@ -74,6 +74,55 @@ static void record_geometry(const vkt_fn *fn, const vkt_var *x, const geometry *
   vkt_node_decref(n);
 }
 
+/* Whether two elements of a view can share a storage element: sorted by stride, each dim's stride must
+ * pass the extent of the smaller dims (a sufficient test; a broadcast dim overlaps). */
+static bool view_overlaps(int ndim, const int64_t *shape, const int64_t *strides) {
+  int order[VKT_MAX_DIMS], n = 0;
+  for (int d = 0; d < ndim; d++) {
+    if (shape[d] == 0)
+      return false;
+    if (shape[d] > 1)
+      order[n++] = d;
+  }
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && llabs(strides[order[j]]) < llabs(strides[order[j - 1]]); j--) {
+      int t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  int64_t extent = 0; /* elements: the largest offset the smaller dims reach */
+  for (int i = 0; i < n; i++) {
+    int64_t stride = llabs(strides[order[i]]);
+    if (stride <= extent)
+      return true;
+    extent += (shape[order[i]] - 1) * stride;
+  }
+  return false;
+}
+
+/* span[position of each view element] += grad, for a view whose elements share storage: the positions
+ * are computed on the host (int64, grad's shape) and summed by index_put_'s accumulate. */
+static vkt_status scatter_add_overlapping(const vkt_tensor *span, const vkt_tensor *grad, const geometry *geo) {
+  vkt_tensor host = {0}, pos = {0};
+  vkt_status st = vkt_tensor_empty(&host, VKT_CPU, VKT_INT64, grad->ndim, grad->shape);
+  if (!st) {
+    int64_t *p = (int64_t *)vkt_tensor_host(&host), n = vkt_tensor_numel(&host), index[VKT_MAX_DIMS] = {0};
+    for (int64_t i = 0; i < n; i++) {
+      p[i] = geo->voffset - geo->lo;
+      for (int d = 0; d < grad->ndim; d++)
+        p[i] += index[d] * geo->vstrides[d];
+      for (int d = grad->ndim - 1; d >= 0 && ++index[d] == grad->shape[d]; d--)
+        index[d] = 0;
+    }
+    st = vkt_to(&pos, &host, vkt_tensor_device(span), VKT_INT64);
+  }
+  if (!st)
+    st = vkt_index_put_trusted(span, 1, (const vkt_tensor *[]){&pos}, grad, true);
+  vkt_tensor_release(&host);
+  vkt_tensor_release(&pos);
+  return st;
+}
+
 static vkt_status scatter_view(const vkt_var *gv, const geometry *geo, const vkt_shape_info *x, vkt_var *out) {
   vkt_tensor span = {0}, zx = {0}, zv = {0};
   *out = (vkt_var){0};
@@ -82,9 +131,11 @@ static vkt_status scatter_view(const vkt_var *gv, const geometry *geo, const vkt
     st = vkt_fill_(&span, (vkt_scalar){false, 0, 0});
   if (!st)
     st = vkt_as_strided(&zx, &span, x->ndim, x->shape, geo->strides, geo->offset - geo->lo);
-  if (!st)
+  if (!st && view_overlaps(gv->t.ndim, gv->t.shape, geo->vstrides))
+    st = scatter_add_overlapping(&span, &gv->t, geo);
+  else if (!st)
     st = vkt_as_strided(&zv, &span, gv->t.ndim, gv->t.shape, geo->vstrides, geo->voffset - geo->lo);
-  if (!st)
+  if (!st && zv.storage)
     st = vkt_copy_(&zv, &gv->t);
   if (!st) {
     out->t = zx;

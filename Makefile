@@ -1,6 +1,7 @@
 # make test: installs what is missing (system packages, a .venv with vkt and its test dependencies),
 #            then runs the test suite with the Khronos validation layer on.
-# make demo: the same set-up, then the main job: benchmarks/demo.py on the best adapter.
+# make demo: the same set-up, then the main job: a small network trained on the digits (examples/digits.py),
+#            and the fused matmul + bias + relu against NumPy (benchmarks/demo.py), on the best adapter.
 # make fuzz: the differential fuzz tests (tests/test_fuzz.py) with the long Hypothesis profile.
 # make asan: the extension built with AddressSanitizer and UBSan into build/asan, the suite run on it.
 # A second run skips the steps that are done.
@@ -44,6 +45,7 @@ asan: .venv/installed
 	  $(PY) -m pytest -q -p no:cacheprovider --capture=sys $(ASAN_TESTS)
 
 demo: .venv/installed
+	$(PY) examples/digits.py
 	$(PY) benchmarks/demo.py
 
 bench: .venv/installed

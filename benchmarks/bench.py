@@ -369,9 +369,90 @@ def cpu_cases(peer, n=2**22, matmul=1024, n_ops=1000):
            "vkt": timed(lambda: chain(small), nothing, 1) / n_ops, "peer": timed(lambda: chain(psmall), nothing, 1) / n_ops}
 
 
+def training_cases(peer, quick=False):
+    """Issue 17's figures: one AdamW training step of an MLP 784-1024-1024-10 at batch 256 (forward,
+    cross-entropy, backward, step), layer_norm forward + backward of (8192, 1024), cross_entropy forward +
+    backward of (8192, 32000) logits, and one AdamW step over 100M parameters in 100 tensors. Both sides start
+    from the same weights; gradients are reset to None between steps."""
+    rng = np.random.default_rng(0)
+    t = peer.torch
+
+    def on(lib, a, grad=False):
+        if lib is vkt:
+            return vkt.tensor(a, device="vulkan", requires_grad=grad)
+        return peer.array(a).requires_grad_(grad)
+
+    def mlp_step(lib, nn, optim, x, y):
+        model = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 10))
+        if lib is vkt:
+            model = model.to("vulkan")
+        else:
+            model = model.cuda()
+        for prm, a in zip(model.parameters(), weights):
+            with lib.no_grad():
+                prm.copy_(on(lib, a))
+        opt = optim.AdamW(model.parameters(), lr=1e-3)
+        loss_fn = nn.CrossEntropyLoss()
+
+        def run():
+            opt.zero_grad(set_to_none=True)
+            loss_fn(model(x), y).backward()
+            opt.step()
+        return run
+
+    batch = 64 if quick else 256
+    shapes = ((1024, 784), (1024,), (1024, 1024), (1024,), (10, 1024), (10,))
+    weights = [(rng.standard_normal(s) * 0.03).astype(np.float32) for s in shapes]
+    xa, ya = rng.standard_normal((batch, 784)).astype(np.float32), rng.integers(0, 10, batch)
+    vrun = mlp_step(vkt, vkt.nn, vkt.optim, on(vkt, xa), on(vkt, ya))
+    prun = mlp_step(t, t.nn, t.optim, on(t, xa), on(t, ya)) if t else None
+    yield {"op": "MLP 784-1024-1024-10 AdamW training step", "shape": f"batch {batch}",
+           "vkt": timed(vrun, vsync, 20), "peer": timed(prun, peer.sync, 20) if t else None,
+           "flops": 3 * 2 * batch * (784 * 1024 + 1024 * 1024 + 1024 * 10)}
+
+    def fwd_bwd(fn, leaves):
+        def run():
+            for leaf in leaves:
+                leaf.grad = None
+            fn().backward()
+        return run
+
+    rows, width = (1024, 1024) if quick else (8192, 1024)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((rows, width), (width,), (width,))]
+    v = [on(vkt, a, True) for a in arrays]
+    p = [on(t, a, True) for a in arrays] if t else None
+    ln = lambda lib, x: lambda: lib.nn.functional.layer_norm(x[0], (width,), x[1], x[2]).sum()  # noqa: E731
+    yield {"op": "layer_norm fwd+bwd", "shape": f"{rows}x{width}",
+           "vkt": timed(fwd_bwd(ln(vkt, v), v), vsync, 50),
+           "peer": timed(fwd_bwd(ln(t, p), p), peer.sync, 50) if t else None, "bytes": 5 * 4 * rows * width}
+
+    rows, classes = (1024, 4096) if quick else (8192, 32000)
+    logits, target = rng.standard_normal((rows, classes)).astype(np.float32), rng.integers(0, classes, rows)
+    v, p = [on(vkt, logits, True)], [on(t, logits, True)] if t else None
+    ce = lambda lib, x, y: lambda: lib.nn.functional.cross_entropy(x[0], y)  # noqa: E731
+    yield {"op": "cross_entropy fwd+bwd", "shape": f"{rows}x{classes}",
+           "vkt": timed(fwd_bwd(ce(vkt, v, on(vkt, target)), v), vsync, 20),
+           "peer": timed(fwd_bwd(ce(t, p, on(t, target)), p), peer.sync, 20) if t else None,
+           "bytes": 3 * 4 * rows * classes}
+
+    count, size = (10, 100_000) if quick else (100, 1_000_000)
+    arrays = [rng.standard_normal(size).astype(np.float32) for _ in range(count)]
+
+    def adamw(lib, optim):
+        params = [on(lib, a, True) for a in arrays]
+        for prm in params:
+            prm.grad = lib.ones_like(prm) * 1e-3
+        opt = optim.AdamW(params, lr=1e-3)
+        return opt.step
+
+    yield {"op": f"AdamW step, {count} tensors", "shape": f"{count * size / 1e6:g}M float32",
+           "vkt": timed(adamw(vkt, vkt.optim), vsync, 10),
+           "peer": timed(adamw(t, t.optim), peer.sync, 10) if t else None, "bytes": 4 * 7 * count * size}
+
+
 CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "views": view_cases, "matmul": matmul_cases,
          "sort": sort_cases, "chain": small_op_chain,
-         "autograd": autograd_cases, "transfer": transfers, "startup": first_result, "cpu": cpu_cases}
+         "autograd": autograd_cases, "training": training_cases, "transfer": transfers, "startup": first_result, "cpu": cpu_cases}
 
 
 def fmt(row):
@@ -399,7 +480,7 @@ def main():
         if args.quick:
             kwargs = {"elementwise": {"n": 2**20}, "reduce": {"n": 2**20}, "views": {"n": 2**20},
                       "transfer": {"mib": 16}, "chain": {"n_ops": 200}, "matmul": {"quick": True},
-                      "sort": {"quick": True}, "autograd": {"quick": True}, "cpu": {"n": 2**20, "matmul": 256, "n_ops": 200}}.get(g, {})
+                      "sort": {"quick": True}, "autograd": {"quick": True}, "training": {"quick": True}, "cpu": {"n": 2**20, "matmul": 256, "n_ops": 200}}.get(g, {})
         sized = ("elementwise", "reduce", "views")
         gen = CASES[g](peer, kwargs.get("n", 2**26)) if g in sized else CASES[g](peer, **kwargs)
         for row in gen:

@@ -172,3 +172,13 @@ def orthogonal_(tensor, gain=1):
     q = q.T if rows < cols else q
     values = _C.tensor(q.reshape(tuple(tensor.shape)) * gain, dtype=tensor.dtype, device=tensor.device)
     return _fill(tensor, values)
+
+
+def _default_weight_and_bias_(weight, bias):
+    """PyTorch's default initialisation of Linear and the convolutions: kaiming_uniform_ with a=sqrt(5) for
+    the weight, and the bias (if any) from U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)

@@ -1,6 +1,5 @@
 """Convolution modules (Conv1d, Conv2d, ConvTranspose2d): PyTorch's parameters, initialisation and
 padding modes over vkt.nn.functional's convolutions."""
-import math
 
 from ... import empty
 from .. import functional as F
@@ -66,11 +65,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        init._default_weight_and_bias_(self.weight, self.bias)
 
     def extra_repr(self):
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"

@@ -377,3 +377,21 @@ def test_generator_api_matches_torch():
         g.set_state(vkt.zeros(48))
     with pytest.raises(TypeError):
         g.set_state([1, 2])
+
+
+@pytest.mark.parametrize("device", ["cpu"] + (["vulkan"] if vkt.vulkan.is_available() else []))
+def test_creation_draws_from_a_generator(device):
+    def g():
+        return vkt.Generator().manual_seed(7)
+    for make in (lambda **k: vkt.rand(2, 3, **k), lambda **k: vkt.randn(4, dtype=vkt.float64, **k),
+                 lambda **k: vkt.randint(2, 9, (5,), **k), lambda **k: vkt.randint(9, size=(2, 2), **k),
+                 lambda **k: vkt.randperm(6, **k)):
+        a, b = make(generator=g(), device=device), make(generator=g(), device=device)
+        assert a.device.type == device and np.array_equal(a.cpu().numpy(), b.cpu().numpy())
+    assert vkt.randn(3, generator=g(), requires_grad=True).requires_grad
+    assert sorted(vkt.randperm(6, generator=g()).tolist()) == list(range(6))
+    assert ((vkt.randint(2, 9, (100,), generator=g()) >= 2) & (vkt.randint(2, 9, (100,)) < 9)).all()
+    with pytest.raises(TypeError, match="generator"):
+        vkt.rand(2, generator=3)
+    with pytest.raises(TypeError, match="generator"):
+        vkt.zeros(2, generator=g())

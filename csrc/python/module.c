@@ -68,7 +68,7 @@ static int parse_creation(PyObject *args, PyObject *kwargs, bool like, creation 
         device = value;
       else if (strcmp(k, "size") == 0 && !like && PyTuple_Size(args) == 0)
         args = value;
-      else if (strcmp(k, "requires_grad") != 0 && strcmp(k, "generator") != 0) {
+      else if (strcmp(k, "requires_grad") != 0) {
         PyErr_Format(PyExc_TypeError, "got an unexpected keyword argument '%s'", k);
         return -1;
       }

@@ -9,10 +9,14 @@ from . import autograd, linalg, nn, vulkan  # noqa: E402
 from . import optim  # noqa: E402,F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
 
+from . import random as _random  # noqa: E402
+
+for _name, _draw in _random.DRAWS.items():
+    globals()[_name] = _random._with_generator(getattr(_C, _name), _draw)
 for _name in ("tensor", "zeros", "ones", "empty", "rand", "randn", "full", "zeros_like", "ones_like", "empty_like",
               "rand_like", "randn_like", "full_like", "arange", "linspace", "logspace", "eye", "as_tensor"):
     if hasattr(_C, _name):
-        globals()[_name] = autograd._with_requires_grad(getattr(_C, _name))
+        globals()[_name] = autograd._with_requires_grad(globals()[_name])
 from .functional import cross, einsum, ger, inner, kron, outer, tensordot  # noqa: E402,F401
 from . import safetensors, utils  # noqa: E402,F401
 from .random import Generator  # noqa: E402,F401

@@ -1,8 +1,12 @@
 """vkt.random: Generator, a random-number generator object with torch.Generator's API.
 
-It serves the host-side randomness of vkt.utils.data (shuffling, random_split, samplers): a NumPy PCG64
-stream seeded by manual_seed, whose state travels as a uint8 tensor like torch's.
+It serves the host-side randomness of vkt.utils.data (shuffling, random_split, samplers) and the
+generator= argument of rand, randn, randint and randperm: a NumPy PCG64 stream seeded by manual_seed,
+whose state travels as a uint8 tensor like torch's. Values drawn from a Generator are made on the host
+and copied to the tensor's device; without one, those functions draw on the device from vkt.manual_seed's
+stream.
 """
+import functools
 import os
 
 import numpy as np
@@ -90,3 +94,46 @@ class Generator:
 def _global_generator():
     """A fresh Generator seeded from vkt's global random stream, so vkt.manual_seed makes it reproducible."""
     return Generator().manual_seed(int(_C.randint(0, (1 << 63) - 1, ()).item()))
+
+
+def _draw_rand(rng, args, kwargs):
+    return _C.empty(*args, **kwargs), lambda shape: rng.random(shape)
+
+
+def _draw_randn(rng, args, kwargs):
+    return _C.empty(*args, **kwargs), lambda shape: rng.standard_normal(shape)
+
+
+def _draw_randint(rng, args, kwargs):
+    """randint(high, size) or randint(low, high, size), as keywords too; int64 unless dtype= says."""
+    pos = list(args)
+    size = kwargs.pop("size") if "size" in kwargs else pos.pop()
+    high = kwargs.pop("high") if "high" in kwargs else pos.pop()
+    low = kwargs.pop("low") if "low" in kwargs else (pos.pop() if pos else 0)
+    kwargs.setdefault("dtype", _C.int64)
+    return _C.empty(size, **kwargs), lambda shape: rng.integers(low, high, shape)
+
+
+def _draw_randperm(rng, args, kwargs):
+    kwargs.setdefault("dtype", _C.int64)
+    return _C.empty(*args, **kwargs), lambda shape: rng.permutation(shape[0])
+
+
+def _with_generator(create, draw):
+    """create(..., generator=g): without g, create itself (the device's stream); with g, the values drawn
+    from g on the host by draw's sampler and copied into a tensor shaped, typed and placed as create's."""
+
+    @functools.wraps(create)
+    def wrapped(*args, generator=None, **kwargs):
+        if generator is None:
+            return create(*args, **kwargs)
+        if not isinstance(generator, Generator):
+            raise TypeError(f"{create.__name__}(): argument 'generator' must be vkt.Generator, not "
+                            f"{type(generator).__name__}")
+        out, sample = draw(np.random.Generator(generator._bits), args, dict(kwargs))
+        values = np.asarray(sample(tuple(out.shape)))
+        return out.copy_(_C.tensor(values.astype(np.float64 if out.dtype.is_floating_point else np.int64)))
+    return wrapped
+
+
+DRAWS = {"rand": _draw_rand, "randn": _draw_randn, "randint": _draw_randint, "randperm": _draw_randperm}

@@ -144,6 +144,29 @@ def test_matrix_norm(device):
     close(vkt.linalg.matrix_norm(x, dtype=vkt.float64), torch.linalg.matrix_norm(t), "float64")
 
 
+@pytest.mark.parametrize("args,kwargs", [((), {}), ((1,), {}), ((math.inf,), {}), (("fro",), {}), ((), {"dim": 1}),
+                                         ((3,), {"dim": (0,)}), ((), {"dim": (0, 1), "keepdim": True}),
+                                         ((-1,), {}), ((0,), {"dim": 0}), ((-math.inf,), {"dim": (1, 0)})])
+def test_linalg_norm(args, kwargs, device):
+    a = data((3, 4), "float32", seed=4)
+    close(vkt.linalg.norm(vkt.tensor(a, device=device), *args, **kwargs),
+          torch.linalg.norm(torch.tensor(a).double(), *args, **kwargs).float(), "float32")
+    v = data((5,), "float32", seed=5)
+    close(vkt.linalg.norm(vkt.tensor(v, device=device), 3), torch.linalg.norm(torch.tensor(v).double(), 3).float(),
+          "float32")
+
+
+@pytest.mark.parametrize("call", [lambda L: L.linalg.norm(L.ones(2, 2, 2), 2), lambda L: L.linalg.norm(L.ones(3), "fro"),
+                                  lambda L: L.linalg.norm(L.ones(3, 3), dim=(0, 1, 2)),
+                                  lambda L: L.linalg.norm(L.ones(3, 3), "fro", dim=0)])
+def test_linalg_norm_errors(call):
+    with pytest.raises(RuntimeError) as want:
+        call(torch)
+    with pytest.raises(RuntimeError) as got:
+        call(vkt)
+    assert str(got.value) == str(want.value)
+
+
 @pytest.mark.parametrize("call,error,match", [
     (lambda x: vkt.linalg.vector_norm(x.int()), RuntimeError,
      "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Int"),

@@ -1,4 +1,31 @@
-"""vkt.linalg: the linear-algebra namespace, as torch.linalg (the functions are C, in vkt._C)."""
+"""vkt.linalg: the linear-algebra namespace, as torch.linalg (vector_norm and matrix_norm are C, in vkt._C;
+norm chooses between them as torch.linalg.norm does)."""
 from ._C import _linalg_matrix_norm as matrix_norm  # noqa: F401
 from ._C import _linalg_vector_norm as vector_norm  # noqa: F401
 from .functional import linalg_cross as cross  # noqa: F401,E402
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
+    """A vector norm over one dim (or all of A), or a matrix norm over two: ord and dim decide, as in
+    torch.linalg.norm. A string ord ('fro', 'nuc') is a matrix norm."""
+    if out is not None:
+        raise TypeError("linalg.norm(): out= is not supported by vkt")
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None:
+        dim = tuple(dim)
+        if len(dim) not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
+    elif ord is not None:
+        if A.ndim not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                               f"Got {A.ndim}D.")
+        dim = tuple(range(A.ndim))
+    if isinstance(ord, str) or (dim is not None and len(dim) == 2):
+        if A.ndim < 2:
+            raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+        if dim is not None and len(dim) != 2:
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {', '.join(map(str, dim))}")
+        return matrix_norm(A, "fro" if ord is None else ord, dim if dim is not None else (-2, -1), keepdim,
+                           dtype=dtype)
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)

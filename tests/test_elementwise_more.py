@@ -50,6 +50,18 @@ def test_pow_number_exponents(device):
     assert np.signbit(to_numpy(vkt.tensor([-0.0], device=device) ** 0.5))[0]  # sqrt(-0.0), as PyTorch's
 
 
+def test_bool_pow_bool_stays_bool(device):
+    torch = pytest.importorskip("torch")
+    for e in (True, False, 2, 0.5):
+        got, want = vkt.tensor([True, False], device=device) ** e, torch.tensor([True, False]) ** e
+        assert got.tolist() == want.tolist() and str(got.dtype)[4:] == str(want.dtype)[6:]
+    x = vkt.tensor([True, False], device=device)
+    x **= False
+    assert x.tolist() == [True, True]
+    with pytest.raises(NotImplementedError, match="pow"):
+        vkt.tensor([True], device=device) ** vkt.tensor([True], device=device)
+
+
 def test_pow_tensor_exponent_issue_cases(device):
     torch = pytest.importorskip("torch")
     x, tx = both(device, torch, [0.0, NAN, NAN])

@@ -235,6 +235,10 @@ vkt_status vkt_binary_params(int id, vkt_operand a, vkt_operand b, vkt_scalar p0
     nbool += t[k] ? t[k]->dtype == VKT_BOOL : ops[k].is_bool;
   if ((op->flags & VKT_NO_BOOL) && nbool)
     return bool_refused(op, nbool);
+  if (id == VKT_OP_POW && compute == VKT_BOOL && a.t && !b.t) { /* x ** True is x, x ** False is True */
+    vkt_operand not_e = {.s = {false, 0, !b.s.i}, .is_bool = true};
+    return vkt_binary_params(VKT_OP_LOGICAL_OR, a, not_e, p0, p1, into, result);
+  }
   if ((st = check_kernel(op, compute)))
     return st;
   if ((op->flags & VKT_FLOAT_ONLY) && !vkt_dtypes[compute].is_float)

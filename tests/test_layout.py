@@ -40,6 +40,9 @@ CASES = [
     ("repeat_interleave_tensor", lambda m, x: x.repeat_interleave(m.tensor([2, 0, 1, 3], device=x.device), dim=1)),
     ("repeat_interleave_one", lambda m, x: m.repeat_interleave(x, m.tensor([2], device=x.device))),
     ("repeat_interleave_alone", lambda m, x: m.repeat_interleave(m.tensor([1, 0, 3], device=x.device))),
+    ("repeat_interleave_output_size", lambda m, x: x.repeat_interleave(2, dim=-1, output_size=10)),
+    ("repeat_interleave_tensor_output_size",
+     lambda m, x: m.repeat_interleave(x, m.tensor([2], device=x.device), output_size=120)),
     ("rot90", lambda m, x: m.rot90(x)),
     ("rot90_k", lambda m, x: x.rot90(3, (1, 2))),
     ("rot90_2", lambda m, x: x.rot90(-2, (0, 2))),
@@ -103,6 +106,8 @@ def test_trace(device):
     lambda m, x: m.take(x, m.tensor([60], device=x.device)), lambda m, x: m.take(x, m.tensor([-61], device=x.device)),
     lambda m, x: x.index_fill(0, m.tensor([3], device=x.device), 1.0),
     lambda m, x: x.masked_scatter(x > 0, x[0].long()),
+    lambda m, x: x.repeat_interleave(2, dim=1, output_size=7),
+    lambda m, x: x.repeat_interleave(m.tensor([1, 2, 0, 1], device=x.device), dim=1, output_size=5),
 ])
 def test_layout_errors(device, call):
     with pytest.raises(Exception) as ref:

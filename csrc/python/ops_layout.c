@@ -278,16 +278,36 @@ static PyObject *tile(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 FUNCTION(tile)
 
-/* repeat_interleave(repeats, dim=None), repeats an int or a tensor; vkt.repeat_interleave(repeats) alone. */
+/* The result's length along the repeated dim against output_size (PyTorch's hint, checked here: vkt reads
+ * the repeats' sum back either way). */
+static vkt_status check_output_size(vkt_status st, vkt_tensor *out, bool flat, long long dim, bool by_tensor,
+                                    long long output_size) {
+  if (st || output_size < 0)
+    return st;
+  int64_t got = out->shape[flat ? 0 : (dim < 0 ? dim + out->ndim : dim)];
+  if (got == output_size)
+    return VKT_OK;
+  vkt_tensor_release(out);
+  return by_tensor ? vkt_fail(VKT_ERR_RUNTIME, "allocated size does not match required size")
+                   : vkt_fail(VKT_ERR_RUNTIME, "repeat_interleave: Invalid output_size, expected %lld but got %lld",
+                              (long long)got, output_size);
+}
+
+/* repeat_interleave(repeats, dim=None, *, output_size=None), repeats an int or a tensor;
+ * vkt.repeat_interleave(repeats) alone. */
 static PyObject *repeat_interleave(PyObject *self, PyObject *args, PyObject *kwargs) {
-  static char *mkw[] = {"repeats", "dim", NULL}, *fkw[] = {"input", "repeats", "dim", NULL};
-  PyObject *x = self, *repeats_o = NULL, *dim_o = Py_None;
+  static char *mkw[] = {"repeats", "dim", "output_size", NULL},
+              *fkw[] = {"input", "repeats", "dim", "output_size", NULL};
+  PyObject *x = self, *repeats_o = NULL, *dim_o = Py_None, *size_o = Py_None;
   vkt_tensor out, *t = NULL, *r;
   if (!self && PyTuple_Size(args) == 1 && !kwargs) /* repeat_interleave(repeats) */
     return (r = tensor_arg(PyTuple_GetItem(args, 0), "repeat_interleave", "repeats"))
                ? vkt_py_result(vkt_repeat_interleave_by(&out, NULL, r, true, 0), &out)
                : NULL;
-  if (!PARSE("O|O", mkw, fkw, &repeats_o, &dim_o) || !(t = tensor_arg(x, "repeat_interleave", "input")))
+  if (!PARSE("O|O$O", mkw, fkw, &repeats_o, &dim_o, &size_o) || !(t = tensor_arg(x, "repeat_interleave", "input")))
+    return NULL;
+  long long output_size = size_o == Py_None ? -1 : PyLong_AsLongLong(size_o);
+  if (output_size == -1 && PyErr_Occurred())
     return NULL;
   long long dim = dim_o == Py_None ? 0 : PyLong_AsLongLong(dim_o);
   if (dim == -1 && PyErr_Occurred())
@@ -298,6 +318,7 @@ static PyObject *repeat_interleave(PyObject *self, PyObject *args, PyObject *kwa
     return NULL;
   vkt_status st = r ? vkt_repeat_interleave_by(&out, t, r, dim_o == Py_None, dim)
                     : vkt_repeat_interleave(&out, t, repeats, dim_o == Py_None, dim);
+  st = check_output_size(st, &out, dim_o == Py_None, dim, r != NULL, output_size);
   vkt_var *xv = vkt_var_of(x);
   if (st || !vkt_grad_enabled() || !vkt_requires_grad(xv) || !vkt_dtypes[t->dtype].is_float)
     return vkt_py_result(st, &out);

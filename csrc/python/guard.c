@@ -137,7 +137,7 @@ T256(13)
 #define R16(i) R4(i##0) R4(i##1) R4(i##2) R4(i##3)
 #define R64(i) R16(i##0) R16(i##1) R16(i##2) R16(i##3)
 #define R256(i) R64(i##0) R64(i##1) R64(i##2) R64(i##3)
-    static PyCFunctionWithKeywords trampolines[MAX_GUARDED] = {R256(10) R256(11) R256(12) R256(13)};
+static PyCFunctionWithKeywords trampolines[MAX_GUARDED] = {R256(10) R256(11) R256(12) R256(13)};
 
 static bool listed(const char *name) {
   for (int i = 0; outside_graph[i]; i++)

@@ -137,7 +137,7 @@ PyObject *vkt_py_getitem_advanced(PyObject *self, PyObject *key);
 int vkt_py_write_value(const vkt_tensor *dst, PyObject *value);
 extern PyMethodDef vkt_index_methods[], vkt_index_functions[];
 extern PyMethodDef vkt_layout_methods[], vkt_layout_functions[], vkt_creation_functions[];
-extern PyMethodDef vkt_nn_functions[]; /* layer_norm, rms_norm, embedding (ops_nn.c) */
+extern PyMethodDef vkt_nn_functions[];   /* layer_norm, rms_norm, embedding (ops_nn.c) */
 extern PyMethodDef vkt_loss_functions[]; /* cross_entropy_loss, nll_loss */
 /* The number protocol and comparisons of Tensor (ops_elementwise.c). */
 extern PyType_Slot vkt_number_slots[];

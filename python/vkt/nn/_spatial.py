@@ -1,6 +1,7 @@
 """vkt.nn.functional's spatial and attention functions: convolution, pooling, padding, interpolation,
 attention and batch/group normalisation, composed from vkt's differentiable operators (gathers with
 host-built indices, matmul, reductions), so forward and backward both run on the tensor's device."""
+import functools
 import math
 
 import numpy as np
@@ -229,13 +230,25 @@ def _window_index(out, kernel, stride, dilation, width, kernel_first):
     return (index if kernel_first else index.transpose(2, 3, 0, 1)).reshape(-1)
 
 
+@functools.lru_cache(maxsize=256)
+def _window_index_on(device, out, kernel, stride, dilation, width, kernel_first):
+    """_window_index as an int64 tensor on device, made once per geometry: the convolutions and pools of a
+    training loop reuse it instead of building and uploading it every step (it is only ever read)."""
+    return _C.tensor(_window_index(out, kernel, stride, dilation, width, kernel_first), device=device)
+
+
+def _window_index_like(like, out, kernel, stride, dilation, width, kernel_first):
+    return _window_index_on(str(like.device), *(tuple(v) for v in (out, kernel, stride, dilation)), width,
+                            kernel_first)
+
+
 def _im2col(x, kernel, stride, dilation, blocks):
     """(N, C*kh*kw, Ho*Wo) columns of the padded x (N, C, Hp, Wp): one gather, or none for a 1x1 kernel
     at stride 1, whose columns are the input itself."""
     n, c, hp, wp = x.shape
     if kernel == (1, 1) and tuple(stride) == (1, 1):
         return x.reshape(n, c, hp * wp)
-    index = _host_tensor(_window_index(blocks, kernel, stride, dilation, wp, True), x)
+    index = _window_index_like(x, blocks, kernel, stride, dilation, wp, True)
     cols = x.reshape(n, c, hp * wp).index_select(-1, index)
     return cols.reshape(n, c * kernel[0] * kernel[1], blocks[0] * blocks[1])
 
@@ -244,7 +257,7 @@ def _col2im(cols, blocks, kernel, stride, dilation, full, crop):
     """The adjoint of _im2col: columns (N, C, kh*kw*Ho*Wo) summed into their windows' places in a full
     (Hf, Wf) plane by one index_add, then cropped to crop = ((top, height), (left, width))."""
     n, c = cols.shape[:2]
-    index = _host_tensor(_window_index(blocks, kernel, stride, dilation, full[1], True), cols)
+    index = _window_index_like(cols, blocks, kernel, stride, dilation, full[1], True)
     out = cols.new_zeros((n, c, full[0] * full[1])).index_add(-1, index, cols).reshape(n, c, *full)
     (top, height), (left, width) = crop
     return out[:, :, top:top + height, left:left + width]
@@ -510,7 +523,7 @@ def _pool_windows(input, kernel, stride, padding, dilation, out, value):
     h, w = input.shape[-2:]
     pads = (padding[1], extent[1] - w - padding[1], padding[0], extent[0] - h - padding[0])
     x = pad(input.reshape(math.prod(input.shape[:-2]), h, w), pads, value=value)
-    index = _host_tensor(_window_index(out, kernel, stride, dilation, extent[1], False), input)
+    index = _window_index_like(input, out, kernel, stride, dilation, extent[1], False)
     windows = x.reshape(x.shape[0], extent[0] * extent[1]).index_select(-1, index)
     return windows.reshape(x.shape[0], out[0], out[1], kernel[0] * kernel[1])
 

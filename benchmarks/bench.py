@@ -31,26 +31,30 @@ WARM_UP_S = 0.3  # seconds of calls before timing
 def warm_up(fn, sync):
     """Calls fn for WARM_UP_S seconds (twice at least): a GPU left idle while the CPU prepared the case
     lowers its clock, and short timing loops do not bring it back (an H100 ran matmuls at 735-1350 MHz
-    of 1980, 1.3-2.5 times slower, after two calls of warm-up)."""
-    t0, calls = time.perf_counter(), 0
+    of 1980, 1.3-2.5 times slower, after two calls of warm-up). Results are held until the device is done,
+    as in timed()."""
+    t0, calls, kept = time.perf_counter(), 0, []
     while calls < 2 or time.perf_counter() - t0 < WARM_UP_S:
-        fn()
+        kept.append(fn())
         calls += 1
         if calls % 8 == 0:
             sync()
+            kept.clear()
     sync()
 
 
 def timed(fn, sync, reps):
-    """Seconds per call of fn, best of 3 rounds of reps calls each, after warm_up."""
+    """Seconds per call of fn, best of 3 rounds of reps calls each, after warm_up. The round holds fn's
+    results until the device is done: vkt computes a pending (fused) result only when something needs
+    it, and one nobody holds is never computed."""
     warm_up(fn, sync)
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
+        kept = [fn() for _ in range(reps)]
         sync()
         best = min(best, (time.perf_counter() - t0) / reps)
+        del kept
     return best
 
 
@@ -450,9 +454,83 @@ def training_cases(peer, quick=False):
            "peer": timed(adamw(t, t.optim), peer.sync, 10) if t else None, "bytes": 4 * 7 * count * size}
 
 
+def unfused(fn):
+    """fn run with vkt's fusion off."""
+    def run():
+        vkt.vulkan.set_fusion(False)
+        try:
+            return fn()
+        finally:
+            vkt.vulkan.set_fusion(True)
+    return run
+
+
+def fusion_cases(peer, quick=False):
+    """Issue 19's figures: an elementwise chain against PyTorch eager and torch.compile, gelu(x @ w + b)
+    against torch.compile, a layer-norm-style chain with two reductions against eager, the MLP training
+    step and a chain of small ops with vkt's fusion on and off."""
+    rng = np.random.default_rng(0)
+    t = peer.torch
+    compiled = None
+    if t:
+        try:
+            compiled = t.compile
+            compiled(lambda a: a + 1)(t.ones(4, device="cuda"))
+        except Exception as e:  # noqa: BLE001 - no compiler on this machine: the rows say so
+            print(f"torch.compile unavailable: {type(e).__name__}: {e}", file=sys.stderr)
+            compiled = None
+
+    def rows(op, shape, lib_fn, arrays, reps, **extra):
+        v = [vkt.tensor(a, device="vulkan") for a in arrays]
+        p = [peer.array(a) for a in arrays] if t else None
+        vrun = lambda: lib_fn(vkt, *v)  # noqa: E731
+        eager = (lambda: lib_fn(t, *p)) if t else None
+        yield {"op": f"{op} (peer: eager)", "shape": shape, "vkt": timed(vrun, vsync, reps),
+               "peer": timed(eager, peer.sync, reps) if t else None, **extra}
+        yield {"op": f"{op} unfused (peer: eager)", "shape": shape, "vkt": timed(unfused(vrun), vsync, reps),
+               "peer": timed(eager, peer.sync, reps) if t else None, **extra}
+        if compiled:
+            fn = compiled(lambda *a: lib_fn(t, *a))
+            yield {"op": f"{op} (peer: torch.compile)", "shape": shape, "vkt": timed(vrun, vsync, reps),
+                   "peer": timed(lambda: fn(*p), peer.sync, reps), **extra}
+
+    n = 2**20 if quick else 2**24
+    chain = lambda lib, x: lib.sigmoid(lib.relu(x * 1.5 + 0.5) * x)  # noqa: E731
+    yield from rows("sigmoid(relu(x * 1.5 + 0.5) * x)", f"2^{int(np.log2(n))} float32", chain,
+                    [rng.standard_normal(n).astype(np.float32)], 50, bytes=8 * n)
+
+    b, m = (2, 256) if quick else (8, 1024)
+    lin = lambda lib, x, w, bias: lib.nn.functional.gelu(x @ w + bias)  # noqa: E731
+    yield from rows("gelu(x @ w + b)", f"{b}x{m}x{m}x{m}", lin,
+                    [rng.standard_normal(s).astype(np.float32) * 0.05 for s in ((b, m, m), (m, m), (m,))], 20,
+                    flops=2 * b * m**3)
+
+    rows_, width = (1024, 1024) if quick else (8192, 1024)
+
+    def ln(lib, x, g, bias):
+        mean = x.mean(-1, keepdim=True)
+        var = x.var(-1, keepdim=True, unbiased=False)
+        return (x - mean) * lib.rsqrt(var + 1e-5) * g + bias
+    yield from rows("layer-norm chain, two reductions", f"{rows_}x{width}", ln,
+                    [rng.standard_normal(s).astype(np.float32) for s in ((rows_, width), (width,), (width,))], 50,
+                    bytes=3 * 4 * rows_ * width)
+
+    yield next(training_cases(peer, quick))  # its first row is the MLP's step
+    vkt.vulkan.set_fusion(False)
+    try:
+        row = next(training_cases(peer, quick))
+        yield {**row, "op": row["op"] + " unfused"}
+        for row in small_op_chain(peer, 200 if quick else 1000):
+            yield {**row, "op": row["op"] + " unfused"}
+    finally:
+        vkt.vulkan.set_fusion(True)
+    yield from small_op_chain(peer, 200 if quick else 1000)
+
+
 CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "views": view_cases, "matmul": matmul_cases,
          "sort": sort_cases, "chain": small_op_chain,
-         "autograd": autograd_cases, "training": training_cases, "transfer": transfers, "startup": first_result, "cpu": cpu_cases}
+         "autograd": autograd_cases, "training": training_cases, "fusion": fusion_cases, "transfer": transfers,
+         "startup": first_result, "cpu": cpu_cases}
 
 
 def fmt(row):
@@ -480,7 +558,8 @@ def main():
         if args.quick:
             kwargs = {"elementwise": {"n": 2**20}, "reduce": {"n": 2**20}, "views": {"n": 2**20},
                       "transfer": {"mib": 16}, "chain": {"n_ops": 200}, "matmul": {"quick": True},
-                      "sort": {"quick": True}, "autograd": {"quick": True}, "training": {"quick": True}, "cpu": {"n": 2**20, "matmul": 256, "n_ops": 200}}.get(g, {})
+                      "sort": {"quick": True}, "autograd": {"quick": True}, "training": {"quick": True}, "fusion": {"quick": True},
+                      "cpu": {"n": 2**20, "matmul": 256, "n_ops": 200}}.get(g, {})
         sized = ("elementwise", "reduce", "views")
         gen = CASES[g](peer, kwargs.get("n", 2**26)) if g in sized else CASES[g](peer, **kwargs)
         for row in gen:

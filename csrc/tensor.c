@@ -17,7 +17,7 @@ static void advise_huge_pages(void *p, uint64_t nbytes) {
     madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* a hint: refused or not, the memory is the same */
 }
 
-vkt_status vkt_storage_new(int device, uint64_t nbytes, vkt_storage **out) {
+static vkt_status storage_new(int device, uint64_t nbytes, bool lazy, vkt_storage **out) {
   vkt_storage *s = calloc(1, sizeof *s);
   if (!s)
     return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
@@ -32,9 +32,8 @@ vkt_status vkt_storage_new(int device, uint64_t nbytes, vkt_storage **out) {
       st = vkt_fail(VKT_ERR_NOMEM, "out of host memory allocating %llu bytes", (unsigned long long)nbytes);
     else if (nbytes >= HUGE_MIN)
       advise_huge_pages(s->host, nbytes);
-  } else if (!(st = vkt_device_get(device, &s->dev))) {
-    if (!(st = vkt_mem_alloc(s->dev, nbytes, &s->alloc)))
-      s->last_use = s->alloc.last_use; /* host access waits for the range's previous owner too */
+  } else if (!(st = vkt_device_get(device, &s->dev)) && !lazy) {
+    st = vkt_storage_allocate(s);
   }
   if (st) {
     free(s->host);
@@ -43,6 +42,21 @@ vkt_status vkt_storage_new(int device, uint64_t nbytes, vkt_storage **out) {
   }
   *out = s;
   return VKT_OK;
+}
+
+vkt_status vkt_storage_new(int device, uint64_t nbytes, vkt_storage **out) {
+  return storage_new(device, nbytes, false, out);
+}
+
+vkt_status vkt_storage_new_lazy(int device, uint64_t nbytes, vkt_storage **out) {
+  return storage_new(device, nbytes, true, out);
+}
+
+vkt_status vkt_storage_allocate(vkt_storage *s) {
+  vkt_status st = vkt_mem_alloc(s->dev, s->nbytes, &s->alloc);
+  if (!st)
+    s->last_use = s->alloc.last_use; /* host access waits for the range's previous owner too */
+  return st;
 }
 
 vkt_status vkt_storage_borrow(void *host, uint64_t nbytes, void *owner, void (*release)(void *), vkt_storage **out) {
@@ -60,6 +74,8 @@ void vkt_storage_incref(vkt_storage *s) { __atomic_add_fetch(&s->refcount, 1, __
 void vkt_storage_decref(vkt_storage *s) {
   if (!s || __atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) != 0)
     return;
+  if (s->pending)
+    s->forget(s->pending);
   if (s->release)
     s->release(s->owner);
   else if (s->dev && vkt_runtime_available()) /* after shutdown the device and its blocks are gone */
@@ -85,7 +101,8 @@ void vkt_shape_str(int ndim, const int64_t *shape, char *buf, size_t n) {
     snprintf(buf + k, n - k, "]");
 }
 
-vkt_status vkt_tensor_empty(vkt_tensor *out, int device, vkt_dtype dtype, int ndim, const int64_t *shape) {
+static vkt_status tensor_empty(vkt_tensor *out, int device, vkt_dtype dtype, int ndim, const int64_t *shape,
+                               bool lazy) {
   char s[512];
   if (ndim > VKT_MAX_DIMS)
     return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions, got %d", VKT_MAX_DIMS, ndim);
@@ -106,11 +123,19 @@ vkt_status vkt_tensor_empty(vkt_tensor *out, int device, vkt_dtype dtype, int nd
   if (ndim > 0) /* shape may be NULL for a 0-d tensor, and memcpy's arguments must not be */
     memcpy(t.shape, shape, sizeof *shape * (size_t)ndim);
   set_contiguous(&t);
-  vkt_status st = vkt_storage_new(device, (uint64_t)bytes, &t.storage);
+  vkt_status st = storage_new(device, (uint64_t)bytes, lazy, &t.storage);
   if (st)
     return st;
   *out = t;
   return VKT_OK;
+}
+
+vkt_status vkt_tensor_empty(vkt_tensor *out, int device, vkt_dtype dtype, int ndim, const int64_t *shape) {
+  return tensor_empty(out, device, dtype, ndim, shape, false);
+}
+
+vkt_status vkt_tensor_empty_lazy(vkt_tensor *out, int device, vkt_dtype dtype, int ndim, const int64_t *shape) {
+  return tensor_empty(out, device, dtype, ndim, shape, true);
 }
 
 void vkt_tensor_share(vkt_tensor *out, const vkt_tensor *src) {

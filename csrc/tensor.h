@@ -19,6 +19,12 @@ typedef struct {
   vkt_alloc alloc;   /* device range */
   uint64_t last_use; /* newest batch that reads or writes the range */
   uint32_t version;  /* bumped by every write: autograd's check that a saved tensor is unchanged */
+  /* Fusion (csrc/ops/fuse.c): the pending expression whose value this storage will hold (its range is
+   * then allocated only when it is computed), how many pending expressions read this storage, and what
+   * drops the expression when the last reference goes. */
+  void *pending;
+  int readers;
+  void (*forget)(void *pending);
 } vkt_storage;
 
 typedef struct {
@@ -31,12 +37,17 @@ typedef struct {
 } vkt_tensor;
 
 vkt_status vkt_storage_new(int device, uint64_t nbytes, vkt_storage **out);
+/* A device storage whose range vkt_storage_allocate takes later (a pending result's). */
+vkt_status vkt_storage_new_lazy(int device, uint64_t nbytes, vkt_storage **out);
+vkt_status vkt_storage_allocate(vkt_storage *s);
 vkt_status vkt_storage_borrow(void *host, uint64_t nbytes, void *owner, void (*release)(void *), vkt_storage **out);
 void vkt_storage_incref(vkt_storage *s);
 void vkt_storage_decref(vkt_storage *s);
 
 /* A new contiguous tensor; shape is checked (no negative size, byte count fits). */
 vkt_status vkt_tensor_empty(vkt_tensor *out, int device, vkt_dtype dtype, int ndim, const int64_t *shape);
+/* The same over a lazy storage (vkt_storage_new_lazy) on a Vulkan device. */
+vkt_status vkt_tensor_empty_lazy(vkt_tensor *out, int device, vkt_dtype dtype, int ndim, const int64_t *shape);
 /* PyTorch's memory formats: how a new tensor made like another is laid out. */
 typedef enum {
   VKT_PRESERVE_FORMAT,   /* dense in the order of the source's strides where it has one, else row-major */

@@ -36,7 +36,8 @@ void main() {
     uint i = element(k);
     if (i < p.n) {
       locate(i, NOPS, idx);
-      out_[idx[0]] = STORE(OP(x[k], y[k]));
+      precise VT v = OP(x[k], y[k]); // as in fused.comp: no contraction, so fused and unfused results agree
+      out_[idx[0]] = STORE(v);
     }
   }
 }

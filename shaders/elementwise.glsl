@@ -1,7 +1,8 @@
 // elementwise.glsl: what the elementwise shaders share: the push constants (shape, per-operand strides
 // and offsets, the op's scalars), dtype plumbing and strided indexing. Operand 0 is the output.
 // The host defines TO, TA, TB, TC (storage types), C and one of C_FLOAT, C_FLOAT64, C_INT, C_INT64
-// (the compute type), STORE(v) (compute -> TO), and CONTIGUOUS when every operand is dense.
+// (the compute type), STORE(v) (compute -> TO), VT (the type of an op's value: bool for comparisons, else C),
+// and CONTIGUOUS when every operand is dense.
 #ifndef VKT_ELEMENTWISE_GLSL
 #define VKT_ELEMENTWISE_GLSL
 
@@ -10,7 +11,12 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
 
 #define MAX_RANK 4
+#ifndef MAX_OPS // operands, the output's included (fused.comp has more)
 #define MAX_OPS 4
+#endif
+#ifndef NPARAMS // the op's scalars (fused.comp: every fused op's)
+#define NPARAMS 2
+#endif
 
 layout(push_constant) uniform Push {
   uint n;                          // elements of the output
@@ -18,7 +24,7 @@ layout(push_constant) uniform Push {
   uint offset[MAX_OPS];            // elements
   uint shape[MAX_RANK];
   uint stride[MAX_OPS * MAX_RANK]; // elements, operand-major
-  uvec2 param[2];                  // the op's scalars, as bits of the compute type
+  uvec2 param[NPARAMS];            // the op's scalars, as bits of the compute type
 } p;
 
 #if defined(C_FLOAT64)

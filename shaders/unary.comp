@@ -20,7 +20,8 @@ void main() {
     uint i = element(k);
     if (i < p.n) {
       locate(i, 2, idx);
-      out_[idx[0]] = STORE(OP(x[k]));
+      precise VT v = OP(x[k]); // as in fused.comp: no contraction, so fused and unfused results agree
+      out_[idx[0]] = STORE(v);
     }
   }
 }

@@ -31,6 +31,15 @@ def dev():
     return "vulkan"
 
 
+@pytest.fixture
+def unfused(dev):
+    """The vulkan device with fusion off: for tests of the stream itself (batches, barriers, dispatch
+    counts), where each op must record its dispatch when it is called."""
+    vkt.vulkan.set_fusion(False)
+    yield dev
+    vkt.vulkan.set_fusion(True)
+
+
 @pytest.fixture(params=["cpu", "vulkan"])
 def device(request):
     """Each test that takes `device` runs on the cpu device and on the vulkan device."""

@@ -105,7 +105,8 @@ def test_synchronize_waits_for_submitted_batches(dev):
     assert np.all(np.asarray(x) == n)
 
 
-def test_barriers_within_batches(dev):
+def test_barriers_within_batches(unfused):
+    dev = unfused
     # Each batch waits for the one before it (a timeline semaphore), so a dispatch reading what an earlier
     # batch wrote needs no barrier; within a batch, one reading what an earlier dispatch wrote needs one,
     # and one touching nothing written since needs none.

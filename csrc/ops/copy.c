@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "table.h"
+#include "fuse.h"
 
 #define COPY_MAX_RANK 8
 
@@ -22,7 +22,7 @@ static_assert(sizeof(copy_push) <= 128, "copy_push must fit Vulkan's smallest pu
 /* ---- the strided-copy shader ---- */
 
 static bool bindable(const vkt_storage *s) {
-  return s->alloc.size <= vkt_device_props(s->dev)->max_storage_buffer_range;
+  return (s->nbytes + 3) / 4 * 4 <= vkt_device_props(s->dev)->max_storage_buffer_range;
 }
 
 /* Whether the shader can copy src into dst: same device and dtype, within binding limits. */
@@ -70,6 +70,8 @@ static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, copy
   uint64_t batch = 0;
   int size = vkt_dtype_size(dst->dtype);
   vkt_status st;
+  if ((st = vkt_fuse_ready(s, false)) || (st = vkt_fuse_ready(d, true)))
+    return st;
   if (vkt_tensor_is_contiguous(dst) && vkt_tensor_is_contiguous(src)) {
     st = vkt_mem_copy(dev, &s->alloc, (uint64_t)src->offset * size, &d->alloc, (uint64_t)dst->offset * size,
                       (uint64_t)p->n * size, &batch);
@@ -105,11 +107,10 @@ vkt_status vkt_host_view(const vkt_tensor *src, vkt_tensor *out) {
   int64_t lo, hi;
   int size = vkt_dtype_size(src->dtype);
   vkt_tensor_extent(src, &lo, &hi);
-  vkt_storage *h;
-  vkt_status st = vkt_storage_new(VKT_CPU, (uint64_t)(hi - lo) * size, &h);
-  if (st)
+  vkt_storage *h, *s = src->storage;
+  vkt_status st = vkt_fuse_ready(s, false);
+  if (st || (st = vkt_storage_new(VKT_CPU, (uint64_t)(hi - lo) * size, &h)))
     return st;
-  vkt_storage *s = src->storage;
   if ((st = vkt_mem_download(s->dev, &s->alloc, (uint64_t)lo * size, h->host, (uint64_t)(hi - lo) * size,
                              s->last_use))) {
     vkt_storage_decref(h);
@@ -124,8 +125,10 @@ vkt_status vkt_host_view(const vkt_tensor *src, vkt_tensor *out) {
 static vkt_status upload_contiguous(const vkt_tensor *dst, const void *host) {
   vkt_storage *d = dst->storage;
   int size = vkt_dtype_size(dst->dtype);
-  return vkt_mem_upload(d->dev, &d->alloc, (uint64_t)dst->offset * size, host, (uint64_t)vkt_tensor_numel(dst) * size,
-                        &d->last_use);
+  vkt_status st = vkt_fuse_ready(d, true);
+  return st ? st
+            : vkt_mem_upload(d->dev, &d->alloc, (uint64_t)dst->offset * size, host,
+                             (uint64_t)vkt_tensor_numel(dst) * size, &d->last_use);
 }
 
 static vkt_status copy_through_host(const vkt_tensor *dst, const vkt_tensor *src) {
@@ -177,6 +180,9 @@ finish:
 }
 
 vkt_status vkt_copy_(const vkt_tensor *dst, const vkt_tensor *src) {
+  vkt_status ready = vkt_fuse_ready(src->storage, false);
+  if (ready || (ready = vkt_fuse_ready(dst->storage, true)))
+    return ready;
   dst->storage->version++;
   if (vkt_tensor_numel(dst) == 0)
     return VKT_OK;
@@ -244,7 +250,8 @@ vkt_status vkt_read(const vkt_tensor *src, void *host) {
   if (st)
     return st;
   vkt_storage *s = c.storage;
-  st = vkt_mem_download(s->dev, &s->alloc, (uint64_t)c.offset * vkt_dtype_size(c.dtype), host, nbytes, s->last_use);
+  if (!(st = vkt_fuse_ready(s, false)))
+    st = vkt_mem_download(s->dev, &s->alloc, (uint64_t)c.offset * vkt_dtype_size(c.dtype), host, nbytes, s->last_use);
   vkt_tensor_release(&c);
   return st;
 }
@@ -286,12 +293,14 @@ vkt_status vkt_fill_(const vkt_tensor *t, vkt_scalar v) {
   uint64_t off = (uint64_t)t->offset * size;
   /* vkCmdFillBuffer writes whole words; allocations are rounded up to 4 bytes, so a view reaching
    * the end of its storage may be filled to the next word. */
+  vkt_status st = vkt_fuse_ready(s, true);
+  if (st)
+    return st;
   if (vkt_tensor_is_contiguous(t) && fill_word(t->dtype, v, &word) && off % 4 == 0 &&
       (bytes % 4 == 0 || off + bytes == s->nbytes))
     return vkt_mem_fill(s->dev, &s->alloc, off, (bytes + 3) / 4 * 4, word, &s->last_use);
   vkt_tensor h = {0};
-  vkt_status st = vkt_tensor_empty(&h, VKT_CPU, t->dtype, t->ndim, t->shape);
-  if (st)
+  if ((st = vkt_tensor_empty(&h, VKT_CPU, t->dtype, t->ndim, t->shape)))
     return st;
   vkt_cpu_fill(&h, v);
   st = vkt_copy_(t, &h);

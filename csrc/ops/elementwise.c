@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "table.h"
+#include "fuse.h"
 
 /* PyTorch's names of the dtypes, for its messages. */
 static const char *const torch_names[VKT_DTYPE_COUNT] = {
@@ -106,23 +106,36 @@ static vkt_status check_into(const vkt_tensor *into, vkt_dtype result, int ndim,
  * and writes in memory order (a relu of a transpose ran at 0.30 of PyTorch's speed on an H100 into a
  * row-major result). Row-major where every operand is broadcast. */
 static vkt_status new_result(const vkt_op_args *args, int device, vkt_dtype dtype, int ndim, const int64_t *shape,
-                             vkt_tensor *out) {
+                             bool lazy, vkt_tensor *out) {
+  vkt_status (*empty)(vkt_tensor *, int, vkt_dtype, int, const int64_t *) =
+      lazy ? vkt_tensor_empty_lazy : vkt_tensor_empty;
   int order[VKT_MAX_DIMS];
   int k = 0;
   while (k < args->nin && (args->in[k]->ndim != ndim || !vkt_tensor_stride_order(args->in[k], order)))
     k++;
   if (k == args->nin)
-    return vkt_tensor_empty(out, device, dtype, ndim, shape);
+    return empty(out, device, dtype, ndim, shape);
   int64_t sorted[VKT_MAX_DIMS], strides[VKT_MAX_DIMS];
   for (int d = 0; d < ndim; d++)
     sorted[d] = shape[order[d]];
-  vkt_status st = vkt_tensor_empty(out, device, dtype, ndim, sorted);
+  vkt_status st = empty(out, device, dtype, ndim, sorted);
   if (st)
     return st;
   memcpy(strides, out->strides, sizeof strides);
   for (int d = 0; d < ndim; d++)
     out->shape[order[d]] = sorted[d], out->strides[order[d]] = strides[d];
   return VKT_OK;
+}
+
+/* A new result on a Vulkan device is pending (fuse.h) when the op's shader can run it; else its memory
+ * is taken now and the op runs. */
+static vkt_status run_or_defer(int id, vkt_op_args *args) {
+  const vkt_op *op = &vkt_ops[id];
+  const char *why;
+  if (op->supports(op, args, &why))
+    return vkt_fuse_defer(id, args);
+  vkt_status st = vkt_storage_allocate(args->out->storage);
+  return st ? st : vkt_op_run(id, args);
 }
 
 /* Runs the op into `into` when given, else into a new tensor; casts through a temporary when the
@@ -135,11 +148,12 @@ static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_
     args->out = into;
     return vkt_tensor_numel(into) > 0 ? vkt_op_run(id, args) : VKT_OK;
   }
-  if ((st = new_result(args, device, out_dtype, ndim, shape, &out)))
+  bool defer = !into && device != VKT_CPU && vkt_fuse_enabled();
+  if ((st = new_result(args, device, out_dtype, ndim, shape, defer, &out)))
     return st;
   args->out = &out;
   if (vkt_tensor_numel(&out) > 0)
-    st = vkt_op_run(id, args);
+    st = defer ? run_or_defer(id, args) : vkt_op_run(id, args);
   if (!st && into)
     st = vkt_copy_(into, &out);
   if (st || into)
@@ -329,24 +343,6 @@ static int operands(const vkt_op_args *a, const vkt_tensor **t) {
   return a->nin + 1;
 }
 
-/* vkt_merge_dims over the operands' dims taken in the order of out's strides (t[0]), so that the
- * shader's invocations walk out in memory order, and a transposed out with transposed operands merges
- * as dense ones do (H100, relu of a transpose: 1.70 ms walking it row by row, against 0.18 dense). */
-static int merge_in_out_order(int n, const vkt_tensor **t, int64_t *shape, int64_t *strides) {
-  int order[VKT_MAX_DIMS];
-  if (!vkt_tensor_stride_order(t[0], order))
-    return vkt_merge_dims(n, t, shape, strides);
-  vkt_tensor sorted[EW_MAX_OPS]; /* the operands' shapes and strides only, in that order */
-  const vkt_tensor *s[EW_MAX_OPS];
-  for (int k = 0; k < n; k++) {
-    sorted[k] = (vkt_tensor){.ndim = t[k]->ndim};
-    for (int d = 0; d < t[k]->ndim; d++)
-      sorted[k].shape[d] = t[k]->shape[order[d]], sorted[k].strides[d] = t[k]->strides[order[d]];
-    s[k] = &sorted[k];
-  }
-  return vkt_merge_dims(n, s, shape, strides);
-}
-
 bool vkt_elementwise_supports(const vkt_op *op, const vkt_op_args *a, const char **why) {
   const vkt_tensor *t[EW_MAX_OPS];
   int n = operands(a, t);
@@ -359,49 +355,37 @@ bool vkt_elementwise_supports(const vkt_op *op, const vkt_op_args *a, const char
     return false;
   int64_t shape[VKT_MAX_DIMS], strides[EW_MAX_OPS * VKT_MAX_DIMS];
   *why = "more than 4 dimensions that cannot be merged";
-  if (merge_in_out_order(n, t, shape, strides) > EW_MAX_RANK)
+  if (vkt_merge_in_out_order(n, t, shape, strides) > EW_MAX_RANK)
     return false;
   *why = "more than 2^32 elements";
   return vkt_tensor_numel(a->out) <= UINT32_MAX;
 }
 
-static void encode(vkt_dtype compute, vkt_scalar v, uint32_t out[2]) {
-  double f = v.is_float ? v.f : (double)v.i;
-  int64_t i = v.is_float ? (int64_t)v.f : v.i;
-  out[0] = out[1] = 0;
-  if (compute == VKT_FLOAT64) {
-    memcpy(out, &f, 8);
-  } else if (vkt_dtypes[compute].is_float) {
-    float g = (float)f;
-    memcpy(out, &g, 4);
-  } else if (compute == VKT_INT64) {
-    memcpy(out, &i, 8);
-  } else {
-    int32_t j = (int32_t)i;
-    memcpy(out, &j, 4);
-  }
-}
-
-static const char *store_expr(const vkt_op *op, const vkt_op_args *a) {
-  if (op->flags & VKT_BOOL_OUT)
-    return "#define STORE(v) TO((v) ? 1 : 0)\n";
-  if (a->out->dtype == VKT_BOOL)
-    return "#define STORE(v) TO((v) != C(0) ? 1 : 0)\n";
-  if (!vkt_dtypes[a->compute].is_float || vkt_dtypes[a->out->dtype].is_float)
-    return "#define STORE(v) TO(v)\n";
+int vkt_store_define(char *buf, size_t n, const char *name, const char *type, bool bool_value, vkt_dtype compute,
+                     vkt_dtype out) {
+  if (bool_value)
+    return snprintf(buf, n, "#define %s(v) %s((v) ? 1 : 0)\n", name, type);
+  if (out == VKT_BOOL)
+    return snprintf(buf, n, "#define %s(v) %s((v) != C(0) ? 1 : 0)\n", name, type);
+  if (!vkt_dtypes[compute].is_float || vkt_dtypes[out].is_float)
+    return snprintf(buf, n, "#define %s(v) %s(v)\n", name, type);
   /* float -> integer: NaN, inf and out-of-range values become the most negative integer, as on the
    * CPU (cpu/copy.c), not whatever the adapter's conversion does; uint8 keeps int32's low byte. */
-  if (a->out->dtype == VKT_INT64)
-    return "#define STORE(v) TO((v) >= C(-9223372036854775808.0) && (v) < C(9223372036854775808.0) ? "
-           "int64_t(v) : (int64_t(1) << 63))\n";
-  return "#define STORE(v) TO((v) >= C(-2147483648.0) && (v) < C(2147483648.0) ? int(v) : int(0x80000000u))\n";
+  if (out == VKT_INT64)
+    return snprintf(buf, n,
+                    "#define %s(v) %s((v) >= C(-9223372036854775808.0) && (v) < C(9223372036854775808.0) ? "
+                    "int64_t(v) : (int64_t(1) << 63))\n",
+                    name, type);
+  return snprintf(buf, n,
+                  "#define %s(v) %s((v) >= C(-2147483648.0) && (v) < C(2147483648.0) ? int(v) : int(0x80000000u))\n",
+                  name, type);
 }
 
 vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
   const vkt_tensor *t[EW_MAX_OPS];
   int n = operands(a, t);
   int64_t shape[VKT_MAX_DIMS], strides[EW_MAX_OPS * VKT_MAX_DIMS];
-  int rank = merge_in_out_order(n, t, shape, strides);
+  int rank = vkt_merge_in_out_order(n, t, shape, strides);
   ew_push push = {.n = (uint32_t)vkt_tensor_numel(a->out), .rank = (uint32_t)rank};
   bool contiguous = true;
   for (int d = 0; d < rank; d++) {
@@ -413,8 +397,8 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
   }
   for (int k = 0; k < n; k++)
     push.offset[k] = (uint32_t)t[k]->offset;
-  encode(a->compute, a->param[0], push.param[0]);
-  encode(a->compute, a->param[1], push.param[1]);
+  vkt_scalar_bits(a->compute, a->param[0], push.param[0]);
+  vkt_scalar_bits(a->compute, a->param[1], push.param[1]);
 
   char defines[1024];
   static const char *const names[] = {"TO", "TA", "TB", "TC"};
@@ -431,7 +415,11 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
   len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "C", a->compute);
   len += snprintf(defines + len, sizeof defines - (size_t)len, "#define OUT_BITS %d\n",
                   8 * (int)vkt_dtype_size(a->out->dtype));
-  len += snprintf(defines + len, sizeof defines - (size_t)len, "%s%s%s%s", store_expr(op, a), op->define,
+  bool bool_value = (op->flags & VKT_BOOL_OUT) != 0;
+  len += vkt_store_define(defines + len, sizeof defines - (size_t)len, "STORE", "TO", bool_value, a->compute,
+                          a->out->dtype);
+  len += snprintf(defines + len, sizeof defines - (size_t)len, "#define VT %s\n%s%s%s", bool_value ? "bool" : "C",
+                  op->define,
                   a->scalar == VKT_SCALAR_RHS   ? "#define RHS_SCALAR\n"
                   : a->scalar == VKT_SCALAR_LHS ? "#define LHS_SCALAR\n"
                                                 : "",

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cpu/math.h"
+#include "fuse.h"
 #include "table.h"
 
 #define EW vkt_elementwise_supports, vkt_elementwise_launch, vkt_cpu_elementwise
@@ -247,11 +248,34 @@ static vkt_status fallback(const vkt_op *op, const vkt_op_args *a) {
   return st;
 }
 
+/* Pending values the op reads are computed, and pending expressions that read what it writes. */
+static vkt_status ready(vkt_op_id id, const vkt_op_args *a) {
+  vkt_status st = VKT_OK;
+  for (int k = 0; k < a->nin && !st; k++)
+    if (a->in[k])
+      st = vkt_fuse_ready(a->in[k]->storage, false);
+  if (!st)
+    st = vkt_fuse_ready(a->out->storage, true);
+  if (!st && a->out2)
+    st = vkt_fuse_ready(a->out2->storage, true);
+  if (id == VKT_OP_OPTIMIZER_STEP) {
+    const vkt_optim_args *o = (const vkt_optim_args *)a;
+    for (int k = 0; k < o->nstate && !st; k++)
+      st = vkt_fuse_ready(o->state[k]->storage, true);
+  }
+  return st;
+}
+
 vkt_status vkt_op_run(vkt_op_id id, const vkt_op_args *a) {
   const vkt_op *op = &vkt_ops[id];
-  a->out->storage->version++;
-  if (vkt_tensor_device(a->out) == VKT_CPU)
+  if (vkt_tensor_device(a->out) == VKT_CPU) {
+    a->out->storage->version++;
     return op->cpu(op, a);
+  }
+  vkt_status st = ready(id, a);
+  if (st)
+    return st;
+  a->out->storage->version++;
   const char *why = "no shader";
   if (op->supports && op->supports(op, a, &why))
     return op->launch(op, a);
@@ -275,7 +299,7 @@ bool vkt_dtype_storable(const vkt_adapter_props *p, vkt_dtype d, const char **wh
 bool vkt_bindable(const vkt_tensor *t, const char **why) {
   const vkt_storage *s = t->storage;
   *why = "a tensor is larger than maxStorageBufferRange";
-  return s->alloc.size <= vkt_device_props(s->dev)->max_storage_buffer_range;
+  return (s->nbytes + 3) / 4 * 4 <= vkt_device_props(s->dev)->max_storage_buffer_range;
 }
 
 bool vkt_operands_fit(const vkt_adapter_props *p, vkt_dtype compute, int n, const vkt_tensor *const *t,
@@ -288,18 +312,39 @@ bool vkt_operands_fit(const vkt_adapter_props *p, vkt_dtype compute, int n, cons
   return true;
 }
 
-int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d) {
+const char *vkt_storage_type(vkt_dtype d) {
   static const char *const storage[VKT_DTYPE_COUNT] = {
       [VKT_FLOAT32] = "float", [VKT_FLOAT64] = "double", [VKT_FLOAT16] = "float16_t", [VKT_INT32] = "int",
       [VKT_INT64] = "int64_t", [VKT_UINT8] = "uint8_t",  [VKT_BOOL] = "uint8_t"};
+  return storage[d];
+}
+
+int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d) {
   if (strcmp(name, "C") != 0)
-    return snprintf(buf, n, "#define %s %s\n", name, storage[d]);
+    return snprintf(buf, n, "#define %s %s\n", name, vkt_storage_type(d));
   switch (d) {
   case VKT_FLOAT32:
   case VKT_FLOAT16: return snprintf(buf, n, "#define C float\n#define C_FLOAT\n");
   case VKT_FLOAT64: return snprintf(buf, n, "#define C double\n#define C_FLOAT64\n");
   case VKT_INT64: return snprintf(buf, n, "#define C int64_t\n#define C_INT64\n");
   default: return snprintf(buf, n, "#define C int\n#define C_INT\n");
+  }
+}
+
+void vkt_scalar_bits(vkt_dtype compute, vkt_scalar v, uint32_t out[2]) {
+  double f = v.is_float ? v.f : (double)v.i;
+  int64_t i = v.is_float ? (int64_t)v.f : v.i;
+  out[0] = out[1] = 0;
+  if (compute == VKT_FLOAT64) {
+    memcpy(out, &f, 8);
+  } else if (vkt_dtypes[compute].is_float) {
+    float g = (float)f;
+    memcpy(out, &g, 4);
+  } else if (compute == VKT_INT64) {
+    memcpy(out, &i, 8);
+  } else {
+    int32_t j = (int32_t)i;
+    memcpy(out, &j, 4);
   }
 }
 
@@ -355,6 +400,21 @@ vkt_status vkt_same_device(int n, const vkt_tensor *const *t, int *device) {
   if (device)
     *device = first;
   return VKT_OK;
+}
+
+int vkt_merge_in_out_order(int n, const vkt_tensor *const *t, int64_t *shape, int64_t *strides) {
+  int order[VKT_MAX_DIMS];
+  if (!vkt_tensor_stride_order(t[0], order))
+    return vkt_merge_dims(n, t, shape, strides);
+  vkt_tensor sorted[VKT_MAX_BOUND]; /* the operands' shapes and strides only, in that order */
+  const vkt_tensor *s[VKT_MAX_BOUND];
+  for (int k = 0; k < n; k++) {
+    sorted[k] = (vkt_tensor){.ndim = t[k]->ndim};
+    for (int d = 0; d < t[k]->ndim; d++)
+      sorted[k].shape[d] = t[k]->shape[order[d]], sorted[k].strides[d] = t[k]->strides[order[d]];
+    s[k] = &sorted[k];
+  }
+  return vkt_merge_dims(n, s, shape, strides);
 }
 
 int vkt_merge_dims(int nops, const vkt_tensor *const *t, int64_t *shape, int64_t *strides) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ops/fuse.h"
 #include "py.h"
 
 PyObject *vkt_raise(vkt_status st) {
@@ -337,8 +338,8 @@ static PyObject *py_synchronize(PyObject *self, PyObject *args) {
   vkt_device *dev = device_arg(args);
   if (!dev)
     return NULL;
-  vkt_status st = vkt_stream_synchronize(dev);
-  if (st)
+  vkt_status st = vkt_fuse_flush();
+  if (st || (st = vkt_stream_synchronize(dev)))
     return vkt_raise(st);
   Py_RETURN_NONE;
 }
@@ -350,8 +351,8 @@ static PyObject *py_flush(PyObject *self, PyObject *args) {
   vkt_device *dev = device_arg(args);
   if (!dev)
     return NULL;
-  vkt_status st = vkt_stream_flush(dev);
-  if (st)
+  vkt_status st = vkt_fuse_flush();
+  if (st || (st = vkt_stream_flush(dev)))
     return vkt_raise(st);
   Py_RETURN_NONE;
 }
@@ -369,6 +370,48 @@ static PyObject *py_barriers(PyObject *self, PyObject *args) {
   (void)self;
   vkt_device *dev = device_arg(args);
   return dev ? PyLong_FromUnsignedLongLong(vkt_stream_barriers(dev)) : NULL;
+}
+
+static PyObject *py_set_fusion(PyObject *self, PyObject *on) {
+  (void)self;
+  int b = PyObject_IsTrue(on);
+  if (b < 0)
+    return NULL;
+  vkt_status st = vkt_fuse_set_enabled(b);
+  if (st)
+    return vkt_raise(st);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_fusion_enabled(PyObject *self, PyObject *args) {
+  (void)self, (void)args;
+  return PyBool_FromLong(vkt_fuse_enabled());
+}
+
+/* (the device's index, dispatches it recorded, fused launches, [(op list, launches) per fused kernel]) */
+static PyObject *py_kernel_stats(PyObject *self, PyObject *args) {
+  (void)self;
+  vkt_device *dev = device_arg(args);
+  if (!dev)
+    return NULL;
+  PyObject *kernels = PyList_New(0);
+  for (int i = 0; kernels && i < vkt_fuse_kernel_count(); i++) {
+    const vkt_fuse_kernel_stat *k = vkt_fuse_kernel(i);
+    PyObject *row = Py_BuildValue("(sK)", k->ops, (unsigned long long)k->launches);
+    if (!row || PyList_Append(kernels, row) < 0)
+      Py_CLEAR(kernels);
+    Py_XDECREF(row);
+  }
+  if (!kernels)
+    return NULL;
+  return Py_BuildValue("(iKKN)", vkt_device_index(dev), (unsigned long long)vkt_stream_dispatched(dev),
+                       (unsigned long long)vkt_fuse_launches(), kernels);
+}
+
+static PyObject *py_reset_kernel_stats(PyObject *self, PyObject *args) {
+  (void)self, (void)args;
+  vkt_fuse_reset_stats();
+  Py_RETURN_NONE;
 }
 
 static PyObject *py_memory_stats(PyObject *self, PyObject *args) {
@@ -577,6 +620,11 @@ static PyMethodDef module_methods[] = {
     {"_stream_state", py_stream_state, METH_VARARGS,
      "(a batch is being recorded, every batch has finished) of a device"},
     {"_barriers", py_barriers, METH_VARARGS, "the barriers a device's batches have recorded"},
+    {"_set_fusion", py_set_fusion, METH_O, "turns the deferral of elementwise ops on or off"},
+    {"_fusion_enabled", py_fusion_enabled, METH_NOARGS, NULL},
+    {"_kernel_stats", py_kernel_stats, METH_VARARGS,
+     "(device index, dispatches it recorded, fused launches, [(op list, launches) of each fused kernel])"},
+    {"_reset_kernel_stats", py_reset_kernel_stats, METH_NOARGS, NULL},
     {"_compiler_has_coop2", py_compiler_has_coop2, METH_NOARGS, "whether glslang compiles GL_NV_cooperative_matrix2"},
     {"_shutdown", py_shutdown, METH_NOARGS, "destroys every Vulkan object; vkt is unusable afterwards"},
     {NULL, NULL, 0, NULL},
@@ -602,8 +650,12 @@ static void warn_fallback(const char *op, const char *reason) {
 }
 
 /* Waits on the GPU let other Python threads run. */
-static void *release_gil(void) { return PyEval_SaveThread(); }
-static void restore_gil(void *token) { PyEval_RestoreThread(token); }
+/* A fused kernel being made keeps the GIL through its waits: another thread would see it half made. */
+static void *release_gil(void) { return vkt_fuse_busy() ? NULL : PyEval_SaveThread(); }
+static void restore_gil(void *token) {
+  if (token)
+    PyEval_RestoreThread(token);
+}
 
 static int module_exec(PyObject *module) {
   vkt_py_state *state = PyModule_GetState(module);

@@ -155,6 +155,7 @@ vkt_status vkt_stream_synchronize(vkt_device *dev);
 bool vkt_stream_is_recording(vkt_device *dev);
 bool vkt_stream_idle(vkt_device *dev);
 uint64_t vkt_stream_barriers(vkt_device *dev);
+uint64_t vkt_stream_dispatched(vkt_device *dev); /* dispatches recorded over the device's life */
 uint64_t vkt_stream_recording(vkt_device *dev);
 
 /* ---- pipelines ---- */

@@ -148,6 +148,7 @@ void vkt_stream_touch(vkt_device *dev, VkCommandBuffer cmd, const vkt_access *ac
   for (int i = 0; i < n; i++)
     dev->accesses[dev->naccesses++] = acc[i];
   dev->dispatches++;
+  dev->dispatched++;
 }
 
 vkt_status vkt_stream_flush(vkt_device *dev) {
@@ -215,6 +216,7 @@ bool vkt_stream_idle(vkt_device *dev) {
 uint64_t vkt_stream_recording(vkt_device *dev) { return dev->next_id; }
 
 uint64_t vkt_stream_barriers(vkt_device *dev) { return dev->barriers; }
+uint64_t vkt_stream_dispatched(vkt_device *dev) { return dev->dispatched; }
 
 /* A descriptor set from the current batch's pool; a spent pool ends the batch. */
 static vkt_status alloc_set(vkt_device *dev, vkt_pipeline *pipe, VkCommandBuffer *cmd, VkDescriptorSet *set) {
@@ -245,6 +247,8 @@ vkt_status vkt_stream_dispatch(vkt_device *dev, vkt_pipeline *pipe, const vkt_bi
   vkt_access acc[VKT_MAX_BINDINGS];
   for (int i = 0; i < nbindings; i++) {
     const vkt_binding *b = &bindings[i];
+    if (!b->alloc->block) /* a pending result's storage reached a dispatch uncomputed: a bug, not a crash */
+      return vkt_fail(VKT_ERR_RUNTIME, "internal error: binding %d of a dispatch has no memory", i);
     infos[i] = (VkDescriptorBufferInfo){b->alloc->block->buffer, b->alloc->offset + b->offset, b->size};
     writes[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                                        .dstSet = set,

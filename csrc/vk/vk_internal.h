@@ -198,6 +198,7 @@ struct vkt_device {
   int cur;                               /* slot being recorded */
   bool recording;                        /* slots[cur].cmd has begun */
   uint32_t dispatches;                   /* in the current batch */
+  uint64_t dispatched;                   /* recorded, over the device's life */
   uint64_t next_id;                      /* id of the batch being recorded */
   uint64_t completed;                    /* every batch <= completed has finished */
   vkt_access accesses[VKT_MAX_ACCESSES]; /* since the batch's last barrier */

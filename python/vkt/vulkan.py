@@ -120,6 +120,36 @@ def reset_fallback_stats():
     _C._reset_fallback_stats()
 
 
+def set_fusion(enabled):
+    """Turns automatic fusion on or off (VKT_FUSION=0 starts with it off). On, an elementwise op on a
+    Vulkan tensor records nothing at once: its result is pending, and the chain of pending ops under a
+    value becomes one kernel when the value is needed. Turning it off computes what is pending."""
+    _C._set_fusion(bool(enabled))
+
+
+def fusion_enabled():
+    return _C._fusion_enabled()
+
+
+_dispatch_base = {}
+
+
+def kernel_stats(device=None):
+    """What the device has run since reset_kernel_stats(): {"dispatches": kernels recorded (fused ones
+    included), "fused_launches": launches of fused kernels, "fused_kernels": [(op list, launches), ...]
+    one row per fused kernel, e.g. ("mul add relu mul sigmoid", 1)}. Pending ops are not counted until
+    they run: synchronize() first to see everything."""
+    index, dispatches, launches, kernels = _C._kernel_stats(device)
+    return {"dispatches": dispatches - _dispatch_base.get(index, 0), "fused_launches": launches,
+            "fused_kernels": kernels}
+
+
+def reset_kernel_stats(device=None):
+    index, dispatches, _, _ = _C._kernel_stats(device)
+    _dispatch_base[index] = dispatches
+    _C._reset_kernel_stats()
+
+
 def cache_dir():
     """Where compiled SPIR-V and the pipeline cache are kept."""
     return _C._cache_dir()

@@ -1,0 +1,526 @@
+/* fuse.c: pending elementwise expressions and the kernels generated from them (fuse.h says when).
+ *
+ * A pending node is one op over up to three input views; an input whose storage is pending itself is an
+ * edge of the expression when it reads that node's result as it was made (same view) in the same compute
+ * type; any other pending input is computed first and read as a tensor (a "cut"). One kernel evaluates
+ * the nodes in order per element, each value rounded through its result dtype as a stored value would
+ * be, and stores the root and every node whose storage is referenced from outside the expression. */
+#include "fuse.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+  MAX_NODES = 24,   /* ops in one kernel */
+  MAX_OPERANDS = 8, /* buffers it binds: results written, then tensors read */
+  MAX_LEAVES = 6,   /* tensors an expression reads, repeats counted */
+  MAX_PARAMS = 8,   /* scalars in its push constants */
+  MAX_RANK = 4,     /* elementwise.glsl's */
+  MAX_KERNELS = 256 /* kernel_stats() rows */
+};
+
+typedef struct node node;
+struct node {
+  vkt_op_id op;
+  vkt_dtype compute;
+  vkt_scalar_side scalar;
+  vkt_scalar param[2];
+  unsigned uses; /* bit p: the op's GLSL reads param[p] */
+  int nin;
+  vkt_tensor in[3];         /* owned references */
+  vkt_tensor view;          /* the result; its storage owns this node, so the reference is not counted */
+  int size, leaves, params; /* over the expression under this node, repeats counted: the limits */
+  node *prev, *next;        /* the live pending nodes */
+};
+
+static node *live;
+static int busy;
+static int enabled = -1; /* -1: VKT_FUSION not read yet */
+
+bool vkt_fuse_busy(void) { return busy > 0; }
+
+bool vkt_fuse_enabled(void) {
+  if (enabled < 0) {
+    const char *env = getenv("VKT_FUSION");
+    enabled = !(env && strcmp(env, "0") == 0);
+  }
+  return enabled;
+}
+
+vkt_status vkt_fuse_set_enabled(bool on) {
+  enabled = on;
+  return on ? VKT_OK : vkt_fuse_flush();
+}
+
+/* ---- statistics ---- */
+
+typedef struct {
+  uint64_t hash, launches;
+  char *ops;
+} kernel_row;
+static kernel_row kernels[MAX_KERNELS];
+static int nkernels;
+static uint64_t launches;
+
+uint64_t vkt_fuse_launches(void) { return launches; }
+int vkt_fuse_kernel_count(void) { return nkernels; }
+
+const vkt_fuse_kernel_stat *vkt_fuse_kernel(int i) {
+  static vkt_fuse_kernel_stat row;
+  row = (vkt_fuse_kernel_stat){kernels[i].ops, kernels[i].launches};
+  return &row;
+}
+
+void vkt_fuse_reset_stats(void) {
+  for (int i = 0; i < nkernels; i++)
+    free(kernels[i].ops);
+  nkernels = 0;
+  launches = 0;
+}
+
+static uint64_t fnv1a(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return h;
+}
+
+/* Counts a launch of the kernel made from defines; a new one is printed under VKT_FUSION_DEBUG=1. */
+static void count_launch(const char *defines, const char *ops) {
+  uint64_t h = fnv1a(defines);
+  launches++;
+  for (int i = 0; i < nkernels; i++)
+    if (kernels[i].hash == h) {
+      kernels[i].launches++;
+      return;
+    }
+  const char *debug = getenv("VKT_FUSION_DEBUG");
+  if (debug && strcmp(debug, "1") == 0)
+    fprintf(stderr, "vkt: fused kernel: %s\n%s\n", ops, defines);
+  char *copy = nkernels < MAX_KERNELS ? strdup(ops) : NULL;
+  if (copy)
+    kernels[nkernels++] = (kernel_row){h, 1, copy};
+}
+
+/* ---- pending nodes ---- */
+
+static void unlink_node(node *n) {
+  if (n->prev)
+    n->prev->next = n->next;
+  else
+    live = n->next;
+  if (n->next)
+    n->next->prev = n->prev;
+}
+
+static void release_node(node *n) {
+  for (int k = 0; k < n->nin; k++) {
+    n->in[k].storage->readers--;
+    vkt_tensor_release(&n->in[k]);
+  }
+  free(n);
+}
+
+/* A pending result's last reference is gone: nothing will read it. */
+static void forget(void *pending) {
+  node *n = pending;
+  unlink_node(n);
+  n->view.storage->pending = NULL;
+  release_node(n);
+}
+
+static node *pending_of(const vkt_tensor *t) { return t->storage->pending; }
+
+/* The op's GLSL, the part after "#define OP(x) " or "#define OP(x, y) "; where has none. */
+static const char *glsl_of(vkt_op_id op) {
+  const char *d = vkt_ops[op].define, *close = strchr(d, ')');
+  return close ? close + 2 : "";
+}
+
+static unsigned params_used(vkt_op_id op, vkt_scalar_side scalar) {
+  const char *g = glsl_of(op);
+  return (strstr(g, "P0") || scalar != VKT_SCALAR_NONE ? 1u : 0u) | (strstr(g, "P1") ? 2u : 0u);
+}
+
+static void measure(node *n) {
+  n->size = 1, n->leaves = 0, n->params = __builtin_popcount(n->uses);
+  for (int k = 0; k < n->nin; k++) {
+    node *m = pending_of(&n->in[k]);
+    n->size += m ? m->size : 0;
+    n->leaves += m ? m->leaves : 1;
+    n->params += m ? m->params : 0;
+  }
+}
+
+static vkt_status compute(vkt_storage *s);
+
+/* Computes the largest pending inputs of n until the expression under n fits one kernel. */
+static vkt_status fit(node *n) {
+  vkt_status st = VKT_OK;
+  for (measure(n); !st && (n->size > MAX_NODES || n->leaves > MAX_LEAVES || n->params > MAX_PARAMS); measure(n)) {
+    node *big = NULL;
+    for (int k = 0; k < n->nin; k++) {
+      node *m = pending_of(&n->in[k]);
+      if (m && (!big || m->size > big->size))
+        big = m;
+    }
+    st = compute(big->view.storage);
+  }
+  return st;
+}
+
+vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a) {
+  node *n = calloc(1, sizeof *n);
+  if (!n)
+    return vkt_fail(VKT_ERR_NOMEM, "out of host memory for a pending op");
+  *n = (node){.op = id,
+              .compute = a->compute,
+              .scalar = a->scalar,
+              .param = {a->param[0], a->param[1]},
+              .uses = params_used(id, a->scalar),
+              .nin = a->nin,
+              .view = *a->out};
+  for (int k = 0; k < a->nin; k++) {
+    vkt_tensor_share(&n->in[k], a->in[k]);
+    n->in[k].storage->readers++;
+  }
+  vkt_status st = fit(n);
+  if (st) {
+    release_node(n);
+    return st;
+  }
+  vkt_storage *s = a->out->storage;
+  s->pending = n;
+  s->forget = forget;
+  n->next = live;
+  if (live)
+    live->prev = n;
+  live = n;
+  return VKT_OK;
+}
+
+/* ---- plans: the nodes, tensors and results of one kernel ---- */
+
+typedef struct {
+  vkt_dtype compute;
+  node *node[MAX_NODES]; /* inputs before the nodes that read them; the root last */
+  int nnodes;
+  const vkt_tensor *leaf[MAX_LEAVES];
+  int nleaves;
+  node *out[MAX_OPERANDS]; /* the root first */
+  int nout;
+  node *cut; /* set when this pending node must be computed first */
+} plan;
+
+static bool same_view(const vkt_tensor *a, const vkt_tensor *b) {
+  return a->storage == b->storage && a->dtype == b->dtype && a->ndim == b->ndim && a->offset == b->offset &&
+         memcmp(a->shape, b->shape, sizeof *a->shape * (size_t)a->ndim) == 0 &&
+         memcmp(a->strides, b->strides, sizeof *a->strides * (size_t)a->ndim) == 0;
+}
+
+static int node_index(const plan *p, const node *n) {
+  for (int i = 0; i < p->nnodes; i++)
+    if (p->node[i] == n)
+      return i;
+  return -1;
+}
+
+static int leaf_index(const plan *p, const vkt_tensor *t) {
+  for (int j = 0; j < p->nleaves; j++)
+    if (same_view(p->leaf[j], t))
+      return j;
+  return -1;
+}
+
+static void collect(plan *p, node *n) {
+  for (int k = 0; k < n->nin && !p->cut; k++) {
+    const vkt_tensor *in = &n->in[k];
+    node *m = pending_of(in);
+    if (!m) {
+      if (leaf_index(p, in) < 0)
+        p->leaf[p->nleaves++] = in; /* fit() keeps these within MAX_LEAVES */
+    } else if (!same_view(in, &m->view) || m->compute != p->compute) {
+      p->cut = m;
+    } else if (node_index(p, m) < 0) {
+      collect(p, m);
+    }
+  }
+  if (!p->cut)
+    p->node[p->nnodes++] = n;
+}
+
+/* Whether a node's result is referenced from outside the plan: by a tensor the user holds, a saved
+ * tensor, a view, or a pending node of another expression. */
+static bool referenced(const plan *p, const node *n) {
+  int edges = 0;
+  for (int i = 0; i < p->nnodes; i++)
+    for (int k = 0; k < p->node[i]->nin; k++)
+      edges += p->node[i]->in[k].storage == n->view.storage;
+  return n->view.storage->refcount > edges;
+}
+
+/* The operands in binding order: results, then tensors read. */
+static int operands(const plan *p, const vkt_tensor **t) {
+  int n = 0;
+  for (int i = 0; i < p->nout; i++)
+    t[n++] = &p->out[i]->view;
+  for (int j = 0; j < p->nleaves; j++)
+    t[n++] = p->leaf[j];
+  return n;
+}
+
+static void make_plan(plan *p, node *root) {
+  *p = (plan){.compute = root->compute};
+  collect(p, root);
+  if (p->cut)
+    return;
+  p->out[p->nout++] = root;
+  for (int i = 0; i < p->nnodes - 1; i++)
+    if (referenced(p, p->node[i]))
+      p->out[p->nout++] = p->node[i];
+  if (p->nout + p->nleaves > MAX_OPERANDS) {
+    p->cut = p->out[1]; /* written anyway: computed on its own, it is read as a tensor */
+    return;
+  }
+  const vkt_tensor *t[MAX_OPERANDS];
+  int64_t shape[VKT_MAX_DIMS], strides[MAX_OPERANDS * VKT_MAX_DIMS];
+  if (p->nnodes > 1 && vkt_merge_in_out_order(operands(p, t), t, shape, strides) > MAX_RANK)
+    p->cut = p->node[p->nnodes - 2]; /* alone, an op's operands merge (its supports() said so) */
+}
+
+/* ---- the generated kernel ---- */
+
+typedef struct {
+  char *text;
+  size_t len, cap;
+  bool full;
+} text;
+
+static void add(text *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(text *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = b->full ? -1 : vsnprintf(b->text + b->len, b->cap - b->len, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= b->cap - b->len)
+    b->full = true;
+  else
+    b->len += (size_t)n;
+}
+
+/* The GLSL of operand k of node i: a node's value, a tensor's loaded element, or the node's scalar. */
+static void operand(text *b, const plan *p, const node *n, int k, const int *slot) {
+  bool lhs = n->scalar == VKT_SCALAR_LHS;
+  if (n->scalar != VKT_SCALAR_NONE && k == (lhs ? 0 : 1)) {
+    add(b, "decode(p.param[%d])", slot[0]);
+    return;
+  }
+  const vkt_tensor *in = &n->in[n->scalar == VKT_SCALAR_LHS ? k - 1 : k];
+  node *m = pending_of(in);
+  if (m)
+    add(b, "v%d", node_index(p, m));
+  else
+    add(b, "l%d[k]", leaf_index(p, in));
+}
+
+/* The #define lines of fused.comp for plan p, its scalars numbered in node order; the op names in ops. */
+static void generate(const plan *p, int nparams, text *b, text *ops) {
+  const vkt_tensor *t[MAX_OPERANDS];
+  int n = operands(p, t);
+  char line[512];
+  vkt_type_defines(line, sizeof line, "C", p->compute);
+  add(b, "%s#define OUT_BITS %d\n", line, 8 * (int)vkt_dtype_size(p->compute));
+  add(b, "#define NOPS %d\n#define MAX_OPS %d\n#define NPARAMS %d\n", n, n, nparams ? nparams : 1);
+  for (int i = 0; i < p->nnodes; i++) {
+    const node *d = p->node[i];
+    bool binary = d->nin + (d->scalar != VKT_SCALAR_NONE) == 2;
+    if (d->op != VKT_OP_WHERE)
+      add(b, "#define OP%d(x, %sP0, P1) %s", i, binary ? "y, " : "", glsl_of(d->op));
+    char name[16];
+    snprintf(name, sizeof name, "ST%d", i);
+    vkt_store_define(line, sizeof line, name, vkt_storage_type(d->view.dtype),
+                     (vkt_ops[d->op].flags & VKT_BOOL_OUT) != 0, d->compute, d->view.dtype);
+    add(b, "%s", line);
+    add(ops, "%s%s", i ? " " : "", vkt_ops[d->op].name);
+  }
+  add(b, "#define FUSED_BUFFERS");
+  for (int k = 0; k < n; k++)
+    add(b, " layout(std430, binding = %d) %s restrict buffer B%d { %s b%d_[]; };", k,
+        k < p->nout ? "writeonly" : "readonly", k, vkt_storage_type(t[k]->dtype), k);
+  add(b, "\n#define FUSED_DECLARE");
+  for (int j = 0; j < p->nleaves; j++)
+    add(b, " C l%d[ELEMS];", j);
+  add(b, "\n#define FUSED_LOAD(k)");
+  for (int j = 0; j < p->nleaves; j++)
+    add(b, " l%d[k] = C(b%d_[idx[%d]]);", j, p->nout + j, p->nout + j);
+  add(b, "\n#define FUSED_EVAL(k)");
+  for (int i = 0, slot = 0; i < p->nnodes; i++) {
+    const node *d = p->node[i];
+    int s[2] = {slot, slot + (d->uses & 1u)};
+    add(b, " precise C v%d = C(ST%d(", i, i);
+    if (d->op == VKT_OP_WHERE) {
+      add(b, "(");
+      operand(b, p, d, 0, s);
+      add(b, ") != C(0) ? ");
+      operand(b, p, d, 1, s);
+      add(b, " : ");
+      operand(b, p, d, 2, s);
+    } else {
+      add(b, "OP%d(", i);
+      for (int k = 0; k < d->nin + (d->scalar != VKT_SCALAR_NONE); k++) {
+        operand(b, p, d, k, s);
+        add(b, ", ");
+      }
+      for (int q = 0; q < 2; q++) {
+        if (d->uses >> q & 1u)
+          add(b, "decode(p.param[%d])", s[q]);
+        else
+          add(b, "C(0)");
+        add(b, q ? ")" : ", ");
+      }
+    }
+    add(b, "));");
+    slot += __builtin_popcount(d->uses);
+  }
+  for (int o = 0; o < p->nout; o++)
+    add(b, " b%d_[idx[%d]] = %s(v%d);", o, o, vkt_storage_type(p->out[o]->view.dtype), node_index(p, p->out[o]));
+  add(b, "\n");
+}
+
+/* elementwise.glsl's push constants for nops operands: n, rank, offset[nops], shape[4], stride[nops * 4],
+ * then the scalars (at least one slot), 8-byte aligned. Returns the word count. */
+static uint32_t push_words(const plan *p, const vkt_tensor *const *t, int nops, int rank, const int64_t *shape,
+                           const int64_t *strides, uint32_t *w) {
+  uint32_t n = 0;
+  w[n++] = (uint32_t)vkt_tensor_numel(t[0]);
+  w[n++] = (uint32_t)rank;
+  for (int k = 0; k < nops; k++)
+    w[n++] = (uint32_t)t[k]->offset;
+  for (int d = 0; d < MAX_RANK; d++)
+    w[n++] = d < rank ? (uint32_t)shape[d] : 1u;
+  for (int k = 0; k < nops; k++)
+    for (int d = 0; d < MAX_RANK; d++)
+      w[n++] = d < rank ? (uint32_t)strides[k * VKT_MAX_DIMS + d] : 0u;
+  if (n % 2)
+    w[n++] = 0;
+  uint32_t first = n;
+  for (int i = 0; i < p->nnodes; i++)
+    for (int q = 0; q < 2; q++)
+      if (p->node[i]->uses >> q & 1u) {
+        vkt_scalar_bits(p->node[i]->compute, p->node[i]->param[q], &w[n]);
+        n += 2;
+      }
+  if (n == first)
+    w[n++] = 0, w[n++] = 0;
+  return n;
+}
+
+/* One op alone runs its own shader, as without fusion. */
+static vkt_status launch_alone(node *n) {
+  const vkt_op *op = &vkt_ops[n->op];
+  vkt_op_args a = {
+      .out = &n->view, .nin = n->nin, .scalar = n->scalar, .compute = n->compute, .param = {n->param[0], n->param[1]}};
+  for (int k = 0; k < n->nin; k++)
+    a.in[k] = &n->in[k];
+  return op->launch(op, &a);
+}
+
+static vkt_status launch(const plan *p) {
+  const vkt_tensor *t[MAX_OPERANDS] = {0};
+  int n = operands(p, t);
+  vkt_status st = VKT_OK;
+  for (int o = 0; o < p->nout && !st; o++)
+    if (!t[o]->storage->alloc.segment)
+      st = vkt_storage_allocate(t[o]->storage);
+  if (st || p->nnodes == 1)
+    return st ? st : launch_alone(p->node[0]);
+  int64_t shape[VKT_MAX_DIMS], strides[MAX_OPERANDS * VKT_MAX_DIMS];
+  int rank = vkt_merge_in_out_order(n, t, shape, strides);
+  bool contiguous = rank <= 1;
+  for (int k = 0; k < n && contiguous; k++)
+    contiguous = rank == 0 || strides[k * VKT_MAX_DIMS] == 1;
+  uint32_t words[128];
+  int nparams = 0;
+  for (int i = 0; i < p->nnodes; i++)
+    nparams += __builtin_popcount(p->node[i]->uses);
+  uint32_t push_size = 4 * push_words(p, t, n, rank, shape, strides, words);
+
+  char defines_buf[8192], ops_buf[512];
+  text defines = {defines_buf, 0, sizeof defines_buf, false}, ops = {ops_buf, 0, sizeof ops_buf, false};
+  ops_buf[0] = '\0';
+  generate(p, nparams, &defines, &ops);
+  if (contiguous)
+    add(&defines, "#define CONTIGUOUS\n");
+  if (defines.full)
+    return vkt_fail(VKT_ERR_RUNTIME, "a fused kernel's source is longer than %zu bytes", sizeof defines_buf);
+  vkt_device *dev = t[0]->storage->dev;
+  vkt_pipeline *pipe;
+  if ((st = vkt_pipeline_get(dev, "fused.comp", defines_buf, n, push_size, &pipe)))
+    return st;
+  vkt_binding b[MAX_OPERANDS];
+  for (int k = 0; k < n; k++)
+    b[k] = (vkt_binding){&t[k]->storage->alloc, 0, t[k]->storage->alloc.size, k < p->nout};
+  uint32_t groups[3];
+  uint64_t batch = 0;
+  uint32_t per_group = contiguous ? 256 * 4 : 256; /* elementwise.glsl: LOCAL_SIZE * ELEMS */
+  vkt_groups_for(dev, (words[0] + per_group - 1) / per_group, groups);
+  if ((st = vkt_stream_dispatch(dev, pipe, b, n, words, push_size, groups, &batch)))
+    return st;
+  for (int k = 0; k < n; k++)
+    vkt_storage_touched(t[k]->storage, batch);
+  count_launch(defines_buf, ops_buf);
+  return VKT_OK;
+}
+
+/* The results now hold their values: their nodes go, and with them every intermediate only they read. */
+static void finish(const plan *p) {
+  node *done[MAX_OPERANDS];
+  for (int o = 0; o < p->nout; o++) {
+    done[o] = p->out[o];
+    done[o]->view.storage->pending = NULL;
+    unlink_node(done[o]);
+  }
+  for (int o = 0; o < p->nout; o++)
+    release_node(done[o]);
+}
+
+static vkt_status compute(vkt_storage *s) {
+  vkt_status st = VKT_OK;
+  busy++;
+  while (!st && s->pending) {
+    plan p;
+    make_plan(&p, s->pending);
+    if (p.cut) {
+      st = compute(p.cut->view.storage);
+    } else if (!(st = launch(&p))) {
+      finish(&p);
+    }
+  }
+  busy--;
+  return st;
+}
+
+vkt_status vkt_fuse_compute(vkt_storage *s, bool write) {
+  vkt_status st = s->pending ? compute(s) : VKT_OK;
+  while (!st && write && s->readers > 0) {
+    node *r = live;
+    while (r &&
+           !(r->in[0].storage == s || (r->nin > 1 && r->in[1].storage == s) || (r->nin > 2 && r->in[2].storage == s)))
+      r = r->next;
+    st = compute(r->view.storage);
+  }
+  return st;
+}
+
+vkt_status vkt_fuse_flush(void) {
+  vkt_status st = VKT_OK;
+  while (!st && live) {
+    node *root = live; /* one nothing pending reads: the top of an expression */
+    while (root->next && root->view.storage->readers > 0)
+      root = root->next;
+    st = compute(root->view.storage);
+  }
+  return st;
+}

@@ -1,0 +1,42 @@
+/* fuse.h: automatic fusion (DESIGN.md, "Fusion"). On a Vulkan device an elementwise op whose shader
+ * can run it does not dispatch: its result's storage holds a pending expression over the op's inputs,
+ * which may be pending themselves, and no memory. When anything needs the value (GPU work that reads or
+ * writes the storage, a host read, synchronize) the whole pending expression under it becomes one
+ * generated kernel (shaders/fused.comp), which also writes every pending intermediate still referenced
+ * elsewhere; the others are never written nor allocated. */
+#ifndef VKT_FUSE_H
+#define VKT_FUSE_H
+
+#include "table.h"
+
+/* VKT_FUSION=0 at start-up, or vkt.vulkan.set_fusion(False), turns deferral off (pending results are
+ * computed first). */
+bool vkt_fuse_enabled(void);
+vkt_status vkt_fuse_set_enabled(bool on);
+
+/* Makes a->out, a lazy tensor (vkt_tensor_empty_lazy) whose op the shader supports, the pending result
+ * of op id over a's inputs. */
+vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a);
+
+/* Computes what GPU or host work on storage s needs first: s's own pending value, and before a write,
+ * every pending expression that reads s. */
+vkt_status vkt_fuse_compute(vkt_storage *s, bool write);
+static inline vkt_status vkt_fuse_ready(vkt_storage *s, bool write) {
+  return s->pending || (write && s->readers) ? vkt_fuse_compute(s, write) : VKT_OK;
+}
+/* Computes every pending expression (synchronize, flush). */
+vkt_status vkt_fuse_flush(void);
+/* Whether a fused kernel is being made: waits then keep the GIL, so no other thread sees it half made. */
+bool vkt_fuse_busy(void);
+
+/* kernel_stats(): fused launches, and each fused kernel's op list with its launch count. */
+typedef struct {
+  const char *ops; /* "mul add relu" */
+  uint64_t launches;
+} vkt_fuse_kernel_stat;
+uint64_t vkt_fuse_launches(void);
+int vkt_fuse_kernel_count(void);
+const vkt_fuse_kernel_stat *vkt_fuse_kernel(int i);
+void vkt_fuse_reset_stats(void);
+
+#endif

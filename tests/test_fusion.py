@@ -1,0 +1,284 @@
+# Automatic fusion (issue 19): pending elementwise chains become one kernel on a Vulkan device.
+# Checks what fuses (kernel_stats), that results are bit-identical to the unfused path and close to
+# NumPy's float64, that intermediates are written only when referenced, and that in-place writes,
+# views, reads and threads in the middle of a chain see the right values.
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import vkt
+from conftest import assert_close
+
+
+@pytest.fixture
+def fusion(dev):
+    vkt.vulkan.set_fusion(True)
+    vkt.vulkan.synchronize()
+    vkt.vulkan.reset_kernel_stats()
+    yield dev
+    vkt.vulkan.set_fusion(True)
+
+
+def run(fn, *arrays, fused=True):
+    """fn over vulkan copies of arrays, with fusion on or off, as NumPy arrays."""
+    vkt.vulkan.set_fusion(fused)
+    try:
+        out = fn(*[vkt.tensor(a, device="vulkan") for a in arrays])
+        outs = out if isinstance(out, tuple) else (out,)
+        return tuple(o.cpu().numpy() for o in outs)
+    finally:
+        vkt.vulkan.set_fusion(True)
+
+
+def assert_same_bits(fn, *arrays):
+    fused, unfused = run(fn, *arrays, fused=True), run(fn, *arrays, fused=False)
+    for a, b in zip(fused, unfused):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert np.array_equal(a.view(np.uint8), b.view(np.uint8)), (a, b)
+    return fused
+
+
+def stats():
+    vkt.vulkan.synchronize()
+    return vkt.vulkan.kernel_stats()
+
+
+def test_chain_is_one_kernel(fusion):
+    x = vkt.tensor(np.linspace(-3, 3, 1000, dtype=np.float32), device="vulkan")
+    vkt.vulkan.synchronize()
+    vkt.vulkan.reset_kernel_stats()
+    y = ((x * 1.5 + 0.5).relu() * x).sigmoid()
+    assert vkt.vulkan.kernel_stats()["dispatches"] == 0  # nothing ran yet: the chain is pending
+    got = y.cpu().numpy()
+    s = stats()
+    assert s["dispatches"] == 1 and s["fused_kernels"] == [("mul add relu mul sigmoid", 1)]
+    xn = np.linspace(-3, 3, 1000).astype(np.float32).astype(np.float64)
+    assert_close(got, 1 / (1 + np.exp(-(np.maximum(xn * 1.5 + 0.5, 0) * xn))), rtol=1e-6, atol=1e-6)
+
+
+def test_matches_unfused_bitwise():
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((37, 29)).astype(np.float32), rng.standard_normal((29,)).astype(np.float32)
+    assert_same_bits(lambda a, b: vkt.nn.functional.gelu(a * b + 0.25) - vkt.tanh(a) / (b.abs() + 1), x, y)
+    assert_same_bits(lambda a, b: (a.exp() * 0.5 + b).log1p().clamp(-1, 2) ** 2, x, y)
+
+
+def test_constants_do_not_recompile(fusion):
+    x = vkt.ones(64, device="vulkan")
+    for c in (0.5, 1.5, 2.5):
+        (x * c + c).cpu()
+    assert stats()["fused_kernels"] == [("mul add", 3)]
+
+
+def test_intermediates_kept_are_written_once(fusion):
+    x = vkt.tensor(np.arange(12, dtype=np.float32).reshape(3, 4), device="vulkan")
+    vkt.vulkan.synchronize()
+    vkt.vulkan.reset_kernel_stats()
+    y = x * 2
+    z = y + 1
+    w = (z * y).neg()
+    np.testing.assert_array_equal(w.cpu().numpy(), -((x.cpu().numpy() * 2 + 1) * x.cpu().numpy() * 2))
+    assert stats()["dispatches"] == 1  # y and z are written by the kernel that computes w
+    np.testing.assert_array_equal(y.cpu().numpy(), x.cpu().numpy() * 2)
+    np.testing.assert_array_equal(z.cpu().numpy(), x.cpu().numpy() * 2 + 1)
+    assert stats()["dispatches"] == 1
+
+
+def test_dropped_intermediates_allocate_nothing(fusion):
+    x = vkt.ones(1 << 16, device="vulkan")
+    vkt.vulkan.synchronize()
+    base = vkt.vulkan.memory_allocated()
+    vkt.vulkan.reset_peak_memory_stats()
+    y = ((x * 1.5 + 0.5).relu() * x).sigmoid()
+    vkt.vulkan.synchronize()
+    assert vkt.vulkan.max_memory_allocated() - base == 4 << 16  # the output only
+    del y
+
+
+def test_in_place_write_to_an_input_computes_readers_first(fusion):
+    x = vkt.tensor([1.0, 2.0, 3.0], device="vulkan")
+    y = x * 2
+    x.add_(10)
+    np.testing.assert_array_equal(y.cpu().numpy(), [2, 4, 6])
+    x[0] = 100
+    z = x + 1
+    x.fill_(0)
+    np.testing.assert_array_equal(z.cpu().numpy(), [101, 13, 14])
+
+
+def test_in_place_on_a_pending_result(fusion):
+    x = vkt.tensor([1.0, -2.0, 3.0], device="vulkan")
+    y = x * 2
+    y.add_(1)
+    y.relu_()
+    y[1] = 7
+    np.testing.assert_array_equal((y + 0).cpu().numpy(), [3, 7, 7])
+
+
+def test_views_of_pending_results(fusion):
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    x = vkt.tensor(a, device="vulkan")
+    y = x * 2 - 1
+    np.testing.assert_array_equal((y[1:, ::2] + 1).cpu().numpy(), (a * 2 - 1)[1:, ::2] + 1)
+    y = x * 3
+    np.testing.assert_array_equal((y.t() * y.t()).cpu().numpy(), ((a * 3) ** 2).T)
+    y = x + 1
+    np.testing.assert_array_equal((y.reshape(6, 4) - 1).cpu().numpy(), a.reshape(6, 4))
+    y = x - 1
+    np.testing.assert_array_equal((y[0] * y).cpu().numpy(), (a - 1)[0] * (a - 1))  # broadcast of a pending row
+
+
+def test_read_in_the_middle(fusion):
+    x = vkt.tensor([1.0, 2.0], device="vulkan")
+    y = x * 3
+    assert y.tolist() == [3.0, 6.0]
+    assert (y + 1).tolist() == [4.0, 7.0]
+    assert float((x * 2).sum()) == 6.0  # a reduction computes what it reads
+
+
+def test_broadcast_strided_and_dtypes():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((5, 1, 7)).astype(np.float32)
+    b = rng.standard_normal((3, 1)).astype(np.float32)
+    got = assert_same_bits(lambda x, y: (x * y + x.permute(0, 2, 1)[:, :1, :] * 2).sigmoid(), a, b)
+    ref = 1 / (1 + np.exp(-(a * b + a.transpose(0, 2, 1)[:, :1, :] * 2)))
+    assert_close(got[0], ref, rtol=1e-5, atol=1e-6)
+    h = rng.standard_normal(100).astype(np.float16)
+    assert_same_bits(lambda x: (x * 3 + 1).relu() * x, h)  # float16 values rounded between ops, as stored
+    i = rng.integers(-50, 50, 100).astype(np.int32)
+    assert_same_bits(lambda x: ((x * 3 + 7) // 4) % 5 - (x > 0).int(), i)
+    assert_same_bits(lambda x: vkt.where(x > 0, x * 2, -x), a)  # a comparison feeds where
+    assert_same_bits(lambda x: ((x > 0) & (x < 1)).logical_not(), a)
+
+
+def test_mixed_compute_types_cut_the_chain(fusion):
+    i = vkt.tensor(np.arange(10, dtype=np.int32), device="vulkan")
+    f = vkt.tensor(np.linspace(0, 1, 10, dtype=np.float32), device="vulkan")
+    out = ((i * 2) + f * 0.5).exp()
+    ref = np.exp((np.arange(10) * 2 + np.linspace(0, 1, 10).astype(np.float32) * 0.5).astype(np.float32))
+    assert_close(out.cpu().numpy(), ref, rtol=1e-6, atol=0)
+
+
+def test_long_chains_and_many_inputs(fusion):
+    x = vkt.ones(10, device="vulkan")
+    y = x
+    for _ in range(200):
+        y = y * 1.01 + 0.01
+    ref = np.float32(1)
+    for _ in range(200):
+        ref = np.float32(ref * np.float32(1.01)) + np.float32(0.01)
+    assert_close(y.cpu().numpy(), np.full(10, ref), rtol=1e-6, atol=0)
+    ts = [vkt.full((10,), float(k), device="vulkan") for k in range(20)]
+    total = ts[0]
+    for t in ts[1:]:
+        total = total + t
+    np.testing.assert_array_equal(total.cpu().numpy(), np.full(10, 190.0))
+    assert max(len(ops.split()) for ops, _ in stats()["fused_kernels"]) <= 24
+
+
+def test_threads_see_their_own_values(fusion):
+    errors = []
+
+    def work(k):
+        try:
+            x = vkt.full((257,), float(k), device="vulkan")
+            for _ in range(20):
+                y = (x * 2 + k).relu() - x
+                if not np.array_equal(y.cpu().numpy(), np.full(257, k + k, np.float32)):
+                    errors.append(k)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_errors_are_raised_at_the_op(fusion):
+    x = vkt.ones(3, device="vulkan")
+    with pytest.raises(RuntimeError, match="must match the size"):
+        x * 2 + vkt.ones(4, device="vulkan")
+    with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
+        (x > 0).relu()
+    assert (x * 2).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_autograd_through_fused_chains(fusion):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((8, 5)).astype(np.float32)
+
+    def grads(fused):
+        vkt.vulkan.set_fusion(fused)
+        x = vkt.tensor(a, device="vulkan", requires_grad=True)
+        y = (vkt.nn.functional.silu(x * 1.5 + 0.5) * x).tanh().sum()
+        y.backward()
+        vkt.vulkan.set_fusion(True)
+        return y.item(), x.grad.cpu().numpy()
+
+    (vf, gf), (vu, gu) = grads(True), grads(False)
+    assert vf == vu and np.array_equal(gf, gu)
+
+
+def test_turning_fusion_off(dev):
+    x = vkt.ones(4, device="vulkan")
+    y = x * 2 + 1
+    vkt.vulkan.set_fusion(False)
+    assert not vkt.vulkan.fusion_enabled()
+    vkt.vulkan.reset_kernel_stats()
+    z = x * 2 + 1
+    assert vkt.vulkan.kernel_stats()["dispatches"] == 2  # recorded at once
+    vkt.vulkan.set_fusion(True)
+    assert y.tolist() == z.tolist() == [3.0] * 4
+    code = "import vkt; print(vkt.vulkan.fusion_enabled())"
+    out = subprocess.run([sys.executable, "-c", code], env={**__import__("os").environ, "VKT_FUSION": "0"},
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# The ops of the random chains, with their float64 NumPy forms (well conditioned: no division, no floor).
+ERF = np.vectorize(__import__("math").erf)
+UNARY = {"relu": lambda u: np.maximum(u, 0), "sigmoid": lambda u: 1 / (1 + np.exp(-u)), "tanh": np.tanh,
+         "neg": np.negative, "abs": np.abs, "exp": np.exp, "sin": np.sin, "square": np.square,
+         "silu": lambda u: u / (1 + np.exp(-u)), "gelu": lambda u: 0.5 * u * (1 + ERF(u / np.sqrt(2))),
+         "softplus": lambda u: np.log1p(np.exp(u))}
+BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
+          "atan2": np.arctan2, "hypot": np.hypot}
+NN = ("silu", "gelu", "softplus")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(sorted(UNARY) + sorted(BINARY)), st.integers(0, 99), st.integers(0, 99),
+                          st.booleans()), min_size=1, max_size=12))
+def test_random_chains_match_unfused_and_numpy(dev, steps):
+    """Random DAGs of unary and binary ops over two broadcast inputs, intermediates kept or dropped at
+    random: fused results equal unfused ones bit for bit, and NumPy's float64 ones closely."""
+    rng = np.random.default_rng(len(steps))
+    a = (rng.standard_normal((4, 6)) * 0.5).astype(np.float32)
+    b = (rng.standard_normal((6,)) * 0.5).astype(np.float32)
+
+    def chain(x, y, numpy):
+        vals, kept = [x, y], []
+        for op, i, j, keep in steps:
+            u, v = vals[i % len(vals)], vals[j % len(vals)]
+            if numpy:
+                r = (UNARY[op](u) if op in UNARY else BINARY[op](u, v)).clip(-3, 3)
+            else:
+                f = getattr(vkt.nn.functional if op in NN else vkt, op)
+                r = (f(u) if op in UNARY else f(u, v)).clamp(-3, 3)  # bounded, so exp stays tame
+            vals.append(r)
+            if keep:
+                kept.append(r)
+        return tuple([vals[-1]] + kept)
+
+    got = assert_same_bits(lambda x, y: chain(x, y, False), a, b)
+    ref = chain(a.astype(np.float64), b.astype(np.float64), True)
+    for g, r in zip(got, ref):
+        assert_close(g, np.broadcast_to(r, g.shape), rtol=1e-3, atol=1e-3)

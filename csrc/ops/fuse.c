@@ -23,7 +23,9 @@ enum {
    * on 2^24 floats then synchronize: 0.064-0.072 ms a call with none computed before, the recording of
    * the whole loop exposed). */
   MAX_ROOTS = 4,
-  MAX_KERNELS = 256 /* kernel_stats() rows */
+  MAX_KERNELS = 256, /* kernel_stats() rows */
+  CACHE_SLOTS = 256, /* generated kernels remembered by structure */
+  MAX_KEY = 512      /* bytes of a structure */
 };
 
 typedef struct node node;
@@ -85,28 +87,24 @@ void vkt_fuse_reset_stats(void) {
   launches = 0;
 }
 
-static uint64_t fnv1a(const char *s) {
+static uint64_t fnv1a(const void *data, size_t n) {
+  const unsigned char *b = data;
   uint64_t h = 0xcbf29ce484222325ull;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ b[i]) * 0x100000001b3ull;
   return h;
 }
 
-/* Counts a launch of the kernel made from defines; a new one is printed under VKT_FUSION_DEBUG=1. */
-static void count_launch(const char *defines, const char *ops) {
-  uint64_t h = fnv1a(defines);
-  launches++;
+/* The kernel_stats() row of a kernel's structure (hash), made on its first launch. */
+static int stats_row(uint64_t hash, const char *ops) {
   for (int i = 0; i < nkernels; i++)
-    if (kernels[i].hash == h) {
-      kernels[i].launches++;
-      return;
-    }
-  const char *debug = getenv("VKT_FUSION_DEBUG");
-  if (debug && strcmp(debug, "1") == 0)
-    fprintf(stderr, "vkt: fused kernel: %s\n%s\n", ops, defines);
+    if (kernels[i].hash == hash)
+      return i;
   char *copy = nkernels < MAX_KERNELS ? strdup(ops) : NULL;
-  if (copy)
-    kernels[nkernels++] = (kernel_row){h, 1, copy};
+  if (!copy)
+    return -1;
+  kernels[nkernels] = (kernel_row){hash, 0, copy};
+  return nkernels++;
 }
 
 /* ---- pending nodes ---- */
@@ -442,6 +440,95 @@ static vkt_status launch_alone(node *n) {
   return op->launch(op, &a);
 }
 
+/* What a generated kernel's GLSL depends on, as bytes: equal keys, equal kernels. The constants are not
+ * in it (they are push constants), nor the sizes and strides. */
+typedef struct {
+  unsigned char b[MAX_KEY];
+  size_t n;
+} kernel_key;
+
+static void key_add(kernel_key *k, int v) { k->b[k->n++] = (unsigned char)v; }
+
+static void key_of(const plan *p, bool contiguous, kernel_key *k) {
+  k->n = 0;
+  key_add(k, p->compute), key_add(k, p->nnodes), key_add(k, p->nout), key_add(k, p->nleaves), key_add(k, contiguous);
+  for (int i = 0; i < p->nnodes; i++) {
+    const node *d = p->node[i];
+    key_add(k, d->op), key_add(k, d->op >> 8), key_add(k, d->scalar), key_add(k, (int)d->uses);
+    key_add(k, d->nin), key_add(k, d->view.dtype);
+    for (int j = 0; j < d->nin; j++) {
+      node *m = pending_of(&d->in[j]);
+      key_add(k, m ? node_index(p, m) : 128 + leaf_index(p, &d->in[j]));
+    }
+  }
+  for (int o = 0; o < p->nout; o++)
+    key_add(k, node_index(p, p->out[o]));
+  for (int j = 0; j < p->nleaves; j++)
+    key_add(k, p->leaf[j]->dtype);
+}
+
+typedef struct {
+  uint64_t hash;
+  kernel_key key;
+  const vkt_device *dev;
+  vkt_pipeline *pipe;
+} cached_kernel;
+static cached_kernel *cache[CACHE_SLOTS];
+
+/* The pipeline of plan p's kernel: remembered by structure, else generated (and printed under
+ * VKT_FUSION_DEBUG=1) and compiled through the pipeline cache. */
+static vkt_status pipeline_of(const plan *p, vkt_device *dev, int nops, bool contiguous, uint32_t push_size,
+                              vkt_pipeline **pipe, uint64_t *hash) {
+  kernel_key key;
+  key_of(p, contiguous, &key);
+  *hash = fnv1a(key.b, key.n);
+  cached_kernel **slot = &cache[*hash % CACHE_SLOTS];
+  if (*slot && (*slot)->hash == *hash && (*slot)->dev == dev && (*slot)->key.n == key.n &&
+      memcmp((*slot)->key.b, key.b, key.n) == 0) {
+    *pipe = (*slot)->pipe;
+    return VKT_OK;
+  }
+  int nparams = 0;
+  for (int i = 0; i < p->nnodes; i++)
+    nparams += __builtin_popcount(p->node[i]->uses);
+  char defines_buf[8192], ops_buf[512] = "";
+  text defines = {defines_buf, 0, sizeof defines_buf, false}, ops = {ops_buf, 0, sizeof ops_buf, false};
+  generate(p, nparams, &defines, &ops);
+  if (contiguous)
+    add(&defines, "#define CONTIGUOUS\n");
+  if (defines.full)
+    return vkt_fail(VKT_ERR_RUNTIME, "a fused kernel's source is longer than %zu bytes", sizeof defines_buf);
+  const char *debug = getenv("VKT_FUSION_DEBUG");
+  if (debug && strcmp(debug, "1") == 0)
+    fprintf(stderr, "vkt: fused kernel: %s\n%s\n", ops_buf, defines_buf);
+  vkt_status st = vkt_pipeline_get(dev, "fused.comp", defines_buf, nops, push_size, pipe);
+  if (st)
+    return st;
+  if (!*slot)
+    *slot = malloc(sizeof **slot);
+  if (*slot)
+    **slot = (cached_kernel){*hash, key, dev, *pipe};
+  stats_row(*hash, ops_buf);
+  return VKT_OK;
+}
+
+/* Counts a launch of the kernel with this structure hash in kernel_stats(). */
+static void count_launch(const plan *p, uint64_t hash) {
+  char ops[512] = "";
+  int row = -1;
+  for (int i = 0; i < nkernels && row < 0; i++)
+    row = kernels[i].hash == hash ? i : -1;
+  if (row < 0) { /* a kernel compiled before reset_kernel_stats() */
+    text t = {ops, 0, sizeof ops, false};
+    for (int i = 0; i < p->nnodes; i++)
+      add(&t, "%s%s", i ? " " : "", vkt_ops[p->node[i]->op].name);
+    row = stats_row(hash, ops);
+  }
+  launches++;
+  if (row >= 0)
+    kernels[row].launches++;
+}
+
 static vkt_status launch(const plan *p) {
   const vkt_tensor *t[MAX_OPERANDS] = {0};
   int n = operands(p, t);
@@ -457,22 +544,11 @@ static vkt_status launch(const plan *p) {
   for (int k = 0; k < n && contiguous; k++)
     contiguous = rank == 0 || strides[k * VKT_MAX_DIMS] == 1;
   uint32_t words[128];
-  int nparams = 0;
-  for (int i = 0; i < p->nnodes; i++)
-    nparams += __builtin_popcount(p->node[i]->uses);
   uint32_t push_size = 4 * push_words(p, t, n, rank, shape, strides, words);
-
-  char defines_buf[8192], ops_buf[512];
-  text defines = {defines_buf, 0, sizeof defines_buf, false}, ops = {ops_buf, 0, sizeof ops_buf, false};
-  ops_buf[0] = '\0';
-  generate(p, nparams, &defines, &ops);
-  if (contiguous)
-    add(&defines, "#define CONTIGUOUS\n");
-  if (defines.full)
-    return vkt_fail(VKT_ERR_RUNTIME, "a fused kernel's source is longer than %zu bytes", sizeof defines_buf);
   vkt_device *dev = t[0]->storage->dev;
   vkt_pipeline *pipe;
-  if ((st = vkt_pipeline_get(dev, "fused.comp", defines_buf, n, push_size, &pipe)))
+  uint64_t hash;
+  if ((st = pipeline_of(p, dev, n, contiguous, push_size, &pipe, &hash)))
     return st;
   vkt_binding b[MAX_OPERANDS];
   for (int k = 0; k < n; k++)
@@ -485,7 +561,7 @@ static vkt_status launch(const plan *p) {
     return st;
   for (int k = 0; k < n; k++)
     vkt_storage_touched(t[k]->storage, batch);
-  count_launch(defines_buf, ops_buf);
+  count_launch(p, hash);
   return VKT_OK;
 }
 

@@ -13,6 +13,9 @@ from hypothesis import strategies as st
 
 import vkt
 from conftest import assert_close
+from test_ops import BINARY as OP_BINARY
+from test_ops import UNARY as OP_UNARY
+from test_ops import make
 
 
 @pytest.fixture
@@ -68,6 +71,28 @@ def test_matches_unfused_bitwise():
     assert_same_bits(lambda a, b: (a.exp() * 0.5 + b).log1p().clamp(-1, 2) ** 2, x, y)
 
 
+UNARY_CASES = [(r, d) for r in OP_UNARY for d in ("float32", "float16", "int32", "int64", "uint8", "bool") if d in r[4]]
+BINARY_CASES = [(r, d) for r in OP_BINARY for d in ("float32", "float16", "int32", "int64") if d in r[3]]
+
+
+@pytest.mark.parametrize("row, dtype", UNARY_CASES, ids=[f"{r[0]}-{d}" for r, d in UNARY_CASES])
+def test_every_unary_op_fuses_bitwise(row, dtype):
+    """Each op of the op tests' table between two others, transposed: the same bits as unfused."""
+    name, fn, _, domain, dtypes = row
+    x = make((5, 7), "t", dtype, domain)
+    if dtype == "bool":  # nothing arithmetic keeps bool: the op alone
+        assert_same_bits(fn, x)
+    else:
+        assert_same_bits(lambda a: fn(a * 1) * 1, x)
+
+
+@pytest.mark.parametrize("row, dtype", BINARY_CASES, ids=[f"{r[0]}-{d}" for r, d in BINARY_CASES])
+def test_every_binary_op_fuses_bitwise(row, dtype):
+    name, fn, _, dtypes, domain = row
+    a, b = make((6, 4), "s", dtype, "any", 1), make((1, 4), "c", dtype, domain, 2)
+    assert_same_bits(lambda x, y: fn(x * 1, y + 0) * 1, a, b)
+
+
 def test_constants_do_not_recompile(fusion):
     x = vkt.ones(64, device="vulkan")
     for c in (0.5, 1.5, 2.5):
@@ -118,6 +143,34 @@ def test_in_place_on_a_pending_result(fusion):
     y.relu_()
     y[1] = 7
     np.testing.assert_array_equal((y + 0).cpu().numpy(), [3, 7, 7])
+
+
+def test_in_place_chains_stay_one_kernel(fusion):
+    a = np.linspace(-2, 2, 64, dtype=np.float32)
+    x = vkt.tensor(a, device="vulkan")
+    vkt.vulkan.synchronize()
+    vkt.vulkan.reset_kernel_stats()
+    y = x * 2
+    y.add_(1).relu_()
+    y.mul_(x)
+    np.testing.assert_array_equal(y.cpu().numpy(), np.maximum(a * 2 + 1, 0) * a)
+    assert stats()["dispatches"] == 1
+    y = x * 2
+    z = y + 1  # reads the old y: computed before y changes
+    y.sub_(5)
+    np.testing.assert_array_equal(z.cpu().numpy(), a * 2 + 1)
+    np.testing.assert_array_equal(y.cpu().numpy(), a * 2 - 5)
+    sq = vkt.tensor(a.reshape(8, 8), device="vulkan") * 3
+    sq.add_(sq.t())
+    np.testing.assert_array_equal(sq.cpu().numpy(), a.reshape(8, 8) * 3 + (a.reshape(8, 8) * 3).T)
+
+
+def test_in_place_on_a_saved_pending_result_is_caught(fusion):
+    x = vkt.tensor([0.5, 1.5], device="vulkan", requires_grad=True)
+    y = x.exp()  # exp saves its result for backward
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
 
 
 def test_views_of_pending_results(fusion):

@@ -144,9 +144,14 @@ static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_
                            const vkt_tensor *into, vkt_tensor *result) {
   vkt_tensor out = {0};
   vkt_status st;
-  if (into && into->dtype == out_dtype) { /* nothing to run on an empty one (a launch of 0 crashed) */
+  if (into && into->dtype == out_dtype) {
     args->out = into;
-    return vkt_tensor_numel(into) > 0 ? vkt_op_run(id, args) : VKT_OK;
+    if (vkt_tensor_numel(into) == 0) /* nothing to run on an empty one (a launch of 0 crashed) */
+      return VKT_OK;
+    bool deferred = false;
+    if (into->storage->pending && (st = vkt_fuse_defer_into(id, args, &deferred)))
+      return st;
+    return deferred ? VKT_OK : vkt_op_run(id, args);
   }
   bool defer = !into && device != VKT_CPU && vkt_fuse_enabled();
   if ((st = new_result(args, device, out_dtype, ndim, shape, defer, &out)))

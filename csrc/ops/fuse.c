@@ -214,6 +214,42 @@ vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a) {
   return computed_oldest_root();
 }
 
+static bool same_view(const vkt_tensor *a, const vkt_tensor *b);
+
+vkt_status vkt_fuse_defer_into(vkt_op_id id, const vkt_op_args *a, bool *deferred) {
+  vkt_storage *s = a->out->storage, *moved;
+  node *old = s->pending;
+  const vkt_op *op = &vkt_ops[id];
+  const char *why;
+  *deferred = false;
+  if (s->readers > 0 || !same_view(a->out, &old->view) || !op->supports(op, a, &why))
+    return VKT_OK;
+  vkt_status st = vkt_storage_new_lazy(s->device, s->nbytes, &moved);
+  if (st)
+    return st;
+  s->pending = NULL;
+  old->view.storage = moved;
+  moved->pending = old;
+  moved->forget = forget;
+  vkt_op_args b = *a;
+  vkt_tensor in[3];
+  for (int k = 0; k < a->nin; k++)
+    if (a->in[k]->storage == s) {
+      in[k] = *a->in[k];
+      in[k].storage = moved;
+      b.in[k] = &in[k];
+    }
+  s->version++;
+  if ((st = vkt_fuse_defer(id, &b)) && moved->pending == old) { /* the old value stays where it was */
+    moved->pending = NULL;
+    old->view.storage = s;
+    s->pending = old;
+  }
+  vkt_storage_decref(moved); /* the new op holds it where it reads the old value */
+  *deferred = !st;
+  return st;
+}
+
 /* ---- plans: the nodes, tensors and results of one kernel ---- */
 
 typedef struct {

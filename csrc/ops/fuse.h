@@ -18,6 +18,11 @@ vkt_status vkt_fuse_set_enabled(bool on);
  * of op id over a's inputs. */
 vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a);
 
+/* An in-place op whose output a->out is all of a pending result (its own view) becomes that storage's
+ * pending value, reading the old one from a new storage: `y.mul_(2).add_(1)` stays one expression.
+ * *deferred is false (and nothing changed) where it cannot: the op then runs as usual. */
+vkt_status vkt_fuse_defer_into(vkt_op_id id, const vkt_op_args *a, bool *deferred);
+
 /* Computes what GPU or host work on storage s needs first: s's own pending value, and before a write,
  * every pending expression that reads s. */
 vkt_status vkt_fuse_compute(vkt_storage *s, bool write);

@@ -1,0 +1,127 @@
+/* kernels.c: the C side of vkt.RawKernel and vkt.ElementwiseKernel (python/vkt/kernels.py builds the
+ * GLSL and packs the scalars): compiling a source to a pipeline, and launching one over tensors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/user_kernel.h"
+#include "py.h"
+
+#define PIPELINE_CAPSULE "vkt.pipeline"
+
+/* _kernel_compile(device, source, nbindings, push_size): a capsule of the pipeline (it lives as long as
+ * its device), or the compiler's log (a str) when the source does not compile. */
+static PyObject *py_kernel_compile(PyObject *self, PyObject *args) {
+  (void)self;
+  int device, nbindings;
+  unsigned int push_size;
+  const char *source;
+  if (!PyArg_ParseTuple(args, "isiI", &device, &source, &nbindings, &push_size))
+    return NULL;
+  vkt_pipeline *pipe = NULL;
+  char *log = NULL;
+  vkt_status st = vkt_kernel_compile(device, source, nbindings, push_size, &pipe, &log);
+  if (log) {
+    PyObject *text = PyUnicode_DecodeUTF8(log, (Py_ssize_t)strlen(log), "replace");
+    free(log);
+    return text;
+  }
+  return st ? vkt_raise(st) : PyCapsule_New(pipe, PIPELINE_CAPSULE, NULL);
+}
+
+/* The tensors of a tuple, borrowed from their Python objects. */
+static int tensors_of(PyObject *tuple, const vkt_tensor **t) {
+  Py_ssize_t n = PyTuple_Size(tuple);
+  if (n < 0)
+    return -1;
+  if (n > VKT_MAX_BOUND)
+    return PyErr_Format(PyExc_ValueError, "a kernel takes at most %d tensor arguments, got %zd", VKT_MAX_BOUND, n), -1;
+  for (Py_ssize_t k = 0; k < n; k++) {
+    PyObject *o = PyTuple_GetItem(tuple, k);
+    if (!o || !vkt_is_tensor(o))
+      return PyErr_SetString(PyExc_TypeError, "expected a tuple of tensors"), -1;
+    t[k] = &((vkt_py_tensor *)o)->v.t;
+  }
+  return (int)n;
+}
+
+/* _kernel_launch(pipeline, tensors, writes, push, grid): records the kernel; bit k of writes marks
+ * tensors[k] as written; push is the push-constant bytes; grid the workgroups (x, y, z). */
+static PyObject *py_kernel_launch(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *capsule, *tensors;
+  unsigned int writes;
+  const char *push;
+  Py_ssize_t push_size;
+  long long grid[3];
+  if (!PyArg_ParseTuple(args, "OO!Iy#(LLL)", &capsule, &PyTuple_Type, &tensors, &writes, &push, &push_size, &grid[0],
+                        &grid[1], &grid[2]))
+    return NULL;
+  vkt_pipeline *pipe = PyCapsule_GetPointer(capsule, PIPELINE_CAPSULE);
+  const vkt_tensor *t[VKT_MAX_BOUND];
+  int n = pipe ? tensors_of(tensors, t) : -1;
+  if (n < 0)
+    return NULL;
+  int64_t g[3] = {grid[0], grid[1], grid[2]};
+  vkt_status st = vkt_kernel_launch(pipe, n, t, writes, push, (uint32_t)push_size, g);
+  return st ? vkt_raise(st) : Py_NewRef(Py_None);
+}
+
+/* _kernel_launch_elementwise(pipeline, tensors, nout): the outputs first, inputs already broadcast. */
+static PyObject *py_kernel_launch_elementwise(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *capsule, *tensors;
+  int nout;
+  if (!PyArg_ParseTuple(args, "OO!i", &capsule, &PyTuple_Type, &tensors, &nout))
+    return NULL;
+  vkt_pipeline *pipe = PyCapsule_GetPointer(capsule, PIPELINE_CAPSULE);
+  const vkt_tensor *t[VKT_MAX_BOUND];
+  int n = pipe ? tensors_of(tensors, t) : -1;
+  if (n < 0)
+    return NULL;
+  vkt_status st = vkt_kernel_launch_elementwise(pipe, n, t, nout);
+  return st ? vkt_raise(st) : Py_NewRef(Py_None);
+}
+
+static PyObject *py_kernel_elementwise_push_size(PyObject *self, PyObject *arg) {
+  (void)self;
+  long n = PyLong_AsLong(arg);
+  if (n == -1 && PyErr_Occurred())
+    return NULL;
+  if (n < 1 || n > VKT_MAX_BOUND)
+    return PyErr_Format(PyExc_ValueError, "an ElementwiseKernel has 1 to %d operands, got %ld", VKT_MAX_BOUND, n);
+  return PyLong_FromUnsignedLong(vkt_kernel_elementwise_push_size((int)n));
+}
+
+/* _kernel_limits(device): what a kernel's header and checks need of the adapter. */
+static PyObject *py_kernel_limits(PyObject *self, PyObject *arg) {
+  (void)self;
+  long device = PyLong_AsLong(arg);
+  vkt_device *dev = NULL;
+  if (device == -1 && PyErr_Occurred())
+    return NULL;
+  vkt_status st = vkt_device_get((int)device, &dev);
+  if (st)
+    return vkt_raise(st);
+  const vkt_adapter_props *p = vkt_device_props(dev);
+  return Py_BuildValue(
+      "{s:(III),s:I,s:I,s:(III),s:O,s:O,s:O,s:O,s:O,s:O}", "max_workgroup_size", p->max_workgroup_size[0],
+      p->max_workgroup_size[1], p->max_workgroup_size[2], "max_workgroup_invocations", p->max_workgroup_invocations,
+      "max_push_constants", p->max_push_constants, "max_workgroup_count", p->max_workgroup_count[0],
+      p->max_workgroup_count[1], p->max_workgroup_count[2], "int64", p->int64 ? Py_True : Py_False, "float64",
+      p->float64 ? Py_True : Py_False, "float16", p->float16 ? Py_True : Py_False, "int8_storage",
+      p->int8_storage ? Py_True : Py_False, "subgroup_arithmetic", p->subgroup_arithmetic ? Py_True : Py_False,
+      "robust_buffer_access", p->robust_buffer_access ? Py_True : Py_False);
+}
+
+PyMethodDef vkt_kernel_functions[] = {
+    {"_kernel_limits", py_kernel_limits, METH_O,
+     "_kernel_limits(device): the adapter's limits and features for kernels"},
+    {"_kernel_compile", py_kernel_compile, METH_VARARGS,
+     "_kernel_compile(device, source, nbindings, push_size): a pipeline, or the compiler's log"},
+    {"_kernel_launch", py_kernel_launch, METH_VARARGS, "_kernel_launch(pipeline, tensors, writes, push, grid)"},
+    {"_kernel_launch_elementwise", py_kernel_launch_elementwise, METH_VARARGS,
+     "_kernel_launch_elementwise(pipeline, tensors, nout)"},
+    {"_kernel_elementwise_push_size", py_kernel_elementwise_push_size, METH_O,
+     "push-constant bytes of an ElementwiseKernel over n operands"},
+    {NULL, NULL, 0, NULL},
+};

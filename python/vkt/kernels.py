@@ -141,6 +141,7 @@ class RawKernel:
         self.defines = dict(defines or {})
         self.signature = _parse_signature(signature) if signature is not None else None
         self.cpu = cpu
+        self._codes = "".join(_PUSH_CODES[t] for t, _ in self.signature) if self.signature is not None else None
         self._pipelines = {}  # (device index, tensors, push bytes) -> pipeline
 
     def full_source(self, device, nbuffers, push_size):
@@ -205,6 +206,12 @@ class RawKernel:
         return mask
 
     def __call__(self, *args, grid, outputs=None):
+        # the common case in one C call; anything it does not take (a first launch, the cpu device, a bad
+        # argument) comes back NotImplemented for the checks below
+        if _C._kernel_call(self._pipelines, args, grid, outputs, self._codes) is NotImplemented:
+            self._checked_call(args, grid, outputs)
+
+    def _checked_call(self, args, grid, outputs):
         tensors, scalars = [], []
         for i, a in enumerate(args):
             if isinstance(a, _C.Tensor):

@@ -8,6 +8,7 @@
 #include "py.h"
 
 #define PIPELINE_CAPSULE "vkt.pipeline"
+#define PUSH_MAX 256 /* bytes the fast path packs; a longer block takes the checked path, which names the limit */
 
 /* _kernel_compile(device, source, nbindings, push_size): a capsule of the pipeline (it lives as long as
  * its device), or the compiler's log (a str) when the source does not compile. */
@@ -77,10 +78,12 @@ static bool push_scalar(PyObject *v, char code, unsigned char *push, size_t *len
   bool inferred = !code;
   if (inferred)
     code = is_float ? 'f' : 'i';
-  if (*len + 4 > 256)
+  if (*len + 4 > PUSH_MAX)
     return false;
   if (code == 'f') {
     float f = (float)PyFloat_AsDouble(v);
+    if (f == -1.0f && PyErr_Occurred()) /* an int too large for a double */
+      return PyErr_Clear(), false;
     memcpy(push + *len, &f, 4);
   } else {
     long long x = is_float ? 0 : PyLong_AsLongLongAndOverflow(v, &overflow);
@@ -122,10 +125,14 @@ static long long writes_of(PyObject *outputs, PyObject *args, PyObject *const *t
   return mask;
 }
 
+/* grid as (x, y, z) workgroups from an int or 1 to 3 positive ints; false otherwise. */
 static bool grid_of(PyObject *grid, int64_t g[3]) {
   g[0] = g[1] = g[2] = 1;
-  if (PyLong_Check(grid) && !PyBool_Check(grid))
-    return (g[0] = PyLong_AsLongLong(grid)) >= 1;
+  if (PyLong_Check(grid) && !PyBool_Check(grid)) {
+    g[0] = PyLong_AsLongLong(grid);
+    PyErr_Clear(); /* an overflow reads as -1: the checked path names it */
+    return g[0] >= 1;
+  }
   Py_ssize_t n = PyTuple_Check(grid) ? PyTuple_Size(grid) : 0;
   for (Py_ssize_t i = 0; i < n && n <= 3; i++) {
     PyObject *v = PyTuple_GetItem(grid, i);
@@ -148,7 +155,7 @@ static PyObject *py_kernel_call(PyObject *self, PyObject *args) {
     return NULL;
   const char *code = codes == Py_None ? NULL : PyUnicode_AsUTF8AndSize(codes, NULL);
   const vkt_tensor *t[VKT_MAX_BOUND];
-  unsigned char push[256];
+  unsigned char push[PUSH_MAX];
   size_t len = 0;
   int n = 0, nscalars = 0;
   int64_t g[3];

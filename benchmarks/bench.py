@@ -527,10 +527,49 @@ def fusion_cases(peer, quick=False):
     yield from small_op_chain(peer, 200 if quick else 1000)
 
 
+def kernel_cases(peer, quick=False, n_ops=1000):
+    """Issue 18's figures: examples/custom_kernel.py's RawKernel (a plain tiled shader) against the built-in
+    vkt.matmul_add_relu at the same shape (the peer: eager relu(x @ w + b)); then the recording cost of one
+    RawKernel launch over 256 floats against one built-in op's (fusion off, so it dispatches too), no sync."""
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    import custom_kernel
+
+    rng = np.random.default_rng(0)
+    t = peer.torch
+    batch, size = (2, 256) if quick else (8, 1024)
+    lhs, rhs, bias = (rng.standard_normal(s).astype(np.float32) for s in ((batch, size, size), (size, size), (size,)))
+    x, w, b = (vkt.tensor(v, device="vulkan") for v in (lhs, rhs, bias))
+    px, pw, pb = (peer.array(v) for v in (lhs, rhs, bias))
+    relu = t.relu if t else (lambda v: np.maximum(v, 0))
+    reps = matmul_reps(2 * batch * size**3, quick)
+    peer_time = timed(lambda: relu(px @ pw + pb), peer.sync, reps)
+    shape = f"{batch}x{size}x{size}x{size}"
+    for label, fn in (("RawKernel matmul+bias+relu (example)", lambda: custom_kernel.fused_matmul_add_relu(x, w, b)),
+                      ("vkt.matmul_add_relu, same shape", lambda: vkt.matmul_add_relu(x, w, b))):
+        yield {"op": label, "shape": shape, "vkt": timed(fn, vsync, reps), "peer": peer_time,
+               "flops": 2 * batch * size**3}
+    scale = vkt.RawKernel("""
+layout(std430, binding = 0) buffer X { float x[]; };
+void main() { x[gl_GlobalInvocationID.x] *= p.factor; }
+""", signature="float factor", workgroup_size=256)
+    v, pv = vkt.ones(256, device="vulkan"), peer.array(np.ones(256, np.float32))
+
+    def launches(fn):
+        for _ in range(n_ops):
+            fn()
+
+    yield {"op": f"RawKernel launch x{n_ops} (no synchronize)", "shape": "256 float32",
+           "vkt": timed(lambda: launches(lambda: scale(v, 1.0001, grid=1, outputs=(v,))), vsync, 1) / n_ops,
+           "peer": timed(lambda: launches(lambda: pv.__imul__(1.0001)), peer.sync, 1) / n_ops}
+    yield {"op": f"built-in op launch x{n_ops} (fusion off)", "shape": "256 float32",
+           "vkt": timed(unfused(lambda: launches(lambda: v.mul_(1.0001))), vsync, 1) / n_ops,
+           "peer": timed(lambda: launches(lambda: pv.__imul__(1.0001)), peer.sync, 1) / n_ops}
+
+
 CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "views": view_cases, "matmul": matmul_cases,
          "sort": sort_cases, "chain": small_op_chain,
          "autograd": autograd_cases, "training": training_cases, "fusion": fusion_cases, "transfer": transfers,
-         "startup": first_result, "cpu": cpu_cases}
+         "startup": first_result, "cpu": cpu_cases, "kernels": kernel_cases}
 
 
 def fmt(row):
@@ -559,6 +598,7 @@ def main():
             kwargs = {"elementwise": {"n": 2**20}, "reduce": {"n": 2**20}, "views": {"n": 2**20},
                       "transfer": {"mib": 16}, "chain": {"n_ops": 200}, "matmul": {"quick": True},
                       "sort": {"quick": True}, "autograd": {"quick": True}, "training": {"quick": True}, "fusion": {"quick": True},
+                      "kernels": {"quick": True, "n_ops": 200},
                       "cpu": {"n": 2**20, "matmul": 256, "n_ops": 200}}.get(g, {})
         sized = ("elementwise", "reduce", "views")
         gen = CASES[g](peer, kwargs.get("n", 2**26)) if g in sized else CASES[g](peer, **kwargs)

@@ -32,3 +32,15 @@ def test_cpu_share_of_the_suite_without_loader():
     assert passed > 1000, summary
     assert not re.search(r"\d+ (failed|errors?)\b", summary), summary  # "15 xfailed" is expected
     assert vkt.__file__  # the subprocess imported the same vkt (run_python puts it first on the path)
+
+
+def test_user_kernels_without_loader():
+    """A RawKernel on the cpu device: a RuntimeError, or its cpu= function where given."""
+    r = run_python(
+        "import vkt\n"
+        "k = vkt.RawKernel('void main() {}', cpu=lambda t, n: t.add_(n))\n"
+        "t = vkt.zeros(3); k(t, 2, grid=1); print(t.tolist())\n"
+        "try:\n    vkt.RawKernel('void main() {}')(t, grid=1)\n"
+        "except RuntimeError as e:\n    print('RuntimeError', 'cpu=' in str(e))\n", env=NO_LOADER)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:2] == ["[2.0, 2.0, 2.0]", "RuntimeError True"]

@@ -117,7 +117,8 @@ extern PyMethodDef vkt_elementwise_more_methods[], vkt_elementwise_more_function
 extern PyMethodDef vkt_reduce_methods[], vkt_reduce_functions[];
 extern PyMethodDef vkt_matmul_methods[], vkt_matmul_functions[];
 extern PyMethodDef vkt_shape_methods[], vkt_shape_functions[];
-extern PyMethodDef vkt_cpu_functions[]; /* cpu.c */
+extern PyMethodDef vkt_cpu_functions[];    /* cpu.c */
+extern PyMethodDef vkt_kernel_functions[]; /* kernels.c */
 /* autograd.c: Tensor's autograd attributes and methods, vkt._C's autograd functions, the Node type. */
 extern PyMethodDef vkt_autograd_methods[], vkt_autograd_functions[];
 extern PyGetSetDef vkt_autograd_getset[];

@@ -295,6 +295,11 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   for (int i = 0; i < 3; i++)
     p->max_workgroup_count[i] = pr->limits.maxComputeWorkGroupCount[i];
   p->max_workgroup_invocations = pr->limits.maxComputeWorkGroupInvocations;
+  p->max_workgroup_size[0] = pr->limits.maxComputeWorkGroupSize[0];
+  p->max_workgroup_size[1] = pr->limits.maxComputeWorkGroupSize[1];
+  p->max_workgroup_size[2] = pr->limits.maxComputeWorkGroupSize[2];
+  p->max_push_constants = pr->limits.maxPushConstantsSize;
+  p->min_storage_offset_alignment = (uint32_t)pr->limits.minStorageBufferOffsetAlignment;
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);
@@ -309,6 +314,7 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   vkGetPhysicalDeviceFeatures2(pd, &f);
   p->float64 = f.features.shaderFloat64;
   p->int64 = f.features.shaderInt64;
+  p->robust_buffer_access = f.features.robustBufferAccess;
   p->int16_storage = f11.storageBuffer16BitAccess && f.features.shaderInt16;
   p->float16 = p->int16_storage && f12.shaderFloat16;
   p->int8_storage = f12.storageBuffer8BitAccess && f12.shaderInt8;
@@ -504,7 +510,11 @@ static vkt_status create_device(int index, vkt_device *dev) {
   VkPhysicalDeviceFeatures2 f = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
       .pNext = &f11,
-      .features = {.shaderFloat64 = p->float64, .shaderInt64 = p->int64, .shaderInt16 = p->int16_storage}};
+      /* bounds-checked bindings, so a user kernel's stray write cannot reach a neighbouring tensor */
+      .features = {.robustBufferAccess = p->robust_buffer_access,
+                   .shaderFloat64 = p->float64,
+                   .shaderInt64 = p->int64,
+                   .shaderInt16 = p->int16_storage}};
   const char *ext[6];
   uint32_t next = 0;
   if (p->push_descriptor)

@@ -89,10 +89,16 @@ static bool buf_add(vkt_buf *b, const char *s, size_t n) {
 
 /* Resolves `#include "name"` lines against the embedded sources (glslang 12's C API has no include
  * callback). Headers guard themselves against double inclusion. */
+static vkt_status expand_text(const char *name, const char *src, vkt_buf *out, int depth);
+
 static vkt_status expand(const char *name, vkt_buf *out, int depth) {
   const char *src = find_source(name);
   if (!src)
     return vkt_fail(VKT_ERR_RUNTIME, "no shader source named %s", name);
+  return expand_text(name, src, out, depth);
+}
+
+static vkt_status expand_text(const char *name, const char *src, vkt_buf *out, int depth) {
   if (depth > 8)
     return vkt_fail(VKT_ERR_RUNTIME, "shader includes nest too deep at %s", name);
   while (*src) {
@@ -119,7 +125,9 @@ bool vkt_compiler_has_coop2(void) {
 #endif
 }
 
-static vkt_status compile(const char *name, const char *source, const char *defines, uint32_t **words, size_t *nwords) {
+/* A parse or link error is returned with glslang's log in the message, or, given log, in *log alone. */
+static vkt_status compile(const char *name, const char *source, const char *defines, uint32_t **words, size_t *nwords,
+                          char **log) {
   static bool initialized;
   vkt_status st = VKT_OK;
   glslang_shader_t *shader = NULL;
@@ -147,13 +155,21 @@ static vkt_status compile(const char *name, const char *source, const char *defi
   }
   glslang_shader_set_preamble(shader, defines);
   if (!glslang_shader_preprocess(shader, &input) || !glslang_shader_parse(shader, &input)) {
-    st = vkt_fail(VKT_ERR_RUNTIME, "compiling shader %s [%s]: %s", name, defines, glslang_shader_get_info_log(shader));
+    const char *info = glslang_shader_get_info_log(shader);
+    st = log ? vkt_fail(VKT_ERR_RUNTIME, "%s does not compile", name)
+             : vkt_fail(VKT_ERR_RUNTIME, "compiling shader %s [%s]: %s", name, defines, info);
+    if (log)
+      *log = strdup(info);
     goto finish;
   }
   program = glslang_program_create();
   glslang_program_add_shader(program, shader);
   if (!glslang_program_link(program, input.messages)) {
-    st = vkt_fail(VKT_ERR_RUNTIME, "linking shader %s: %s", name, glslang_program_get_info_log(program));
+    const char *info = glslang_program_get_info_log(program);
+    st = log ? vkt_fail(VKT_ERR_RUNTIME, "%s does not link", name)
+             : vkt_fail(VKT_ERR_RUNTIME, "linking shader %s: %s", name, info);
+    if (log)
+      *log = strdup(info);
     goto finish;
   }
   glslang_program_SPIRV_generate(program, GLSLANG_STAGE_COMPUTE);
@@ -231,10 +247,11 @@ static uint32_t *spirv_cached(const char *path, size_t *nwords) {
   return NULL;
 }
 
-static vkt_status get_spirv(vkt_device *dev, const char *shader, const char *defines, uint32_t **words,
-                            size_t *nwords) {
+/* The SPIR-V of a source (an embedded shader's text, or source when given), from the disk cache or compiled. */
+static vkt_status get_spirv(vkt_device *dev, const char *shader, const char *source, const char *defines,
+                            uint32_t **words, size_t *nwords, char **log) {
   vkt_buf src = {0};
-  vkt_status st = expand(shader, &src, 0);
+  vkt_status st = source ? expand_text(shader, source, &src, 0) : expand(shader, &src, 0);
   if (st)
     goto finish;
   uint64_t h = fnv1a(src.text, src.len, 0xcbf29ce484222325ull);
@@ -247,7 +264,7 @@ static vkt_status get_spirv(vkt_device *dev, const char *shader, const char *def
   snprintf(path, sizeof path, "%s/%016llx.spv", dir, (unsigned long long)h);
   if ((*words = spirv_cached(path, nwords)))
     goto finish;
-  if ((st = compile(shader, src.text, defines, words, nwords)) ||
+  if ((st = compile(shader, src.text, defines, words, nwords, log)) ||
       (dev->props->coop_khr && (st = vkt_spirv_coop_khr(words, nwords))))
     goto finish;
   uint64_t check = fnv1a(*words, *nwords * 4, 0xcbf29ce484222325ull);
@@ -261,7 +278,7 @@ vkt_status vkt_shader_spirv(const char *shader, const char *defines, bool coop_k
   vkt_buf src = {0};
   vkt_status st = expand(shader, &src, 0);
   *words = NULL;
-  if (!st && !(st = compile(shader, src.text, defines, words, nwords)) && coop_khr)
+  if (!st && !(st = compile(shader, src.text, defines, words, nwords, NULL)) && coop_khr)
     st = vkt_spirv_coop_khr(words, nwords);
   free(src.text);
   return st;
@@ -365,7 +382,8 @@ static void print_stats(vkt_device *dev, VkPipeline pipeline, const char *shader
   }
 }
 
-static vkt_status build(vkt_device *dev, vkt_pipeline *p, const char *shader, const char *defines, uint32_t push_size) {
+static vkt_status build(vkt_device *dev, vkt_pipeline *p, const char *shader, const char *source, const char *defines,
+                        uint32_t push_size, char **log) {
   vkt_status st = VKT_OK;
   uint32_t *words = NULL;
   size_t nwords = 0;
@@ -389,7 +407,7 @@ static vkt_status build(vkt_device *dev, vkt_pipeline *p, const char *shader, co
                                    .pushConstantRangeCount = push_size ? 1 : 0,
                                    .pPushConstantRanges = &range};
   VKT_VK_CHECK(vkCreatePipelineLayout(dev->device, &pl, NULL, &p->layout));
-  if ((st = get_spirv(dev, shader, defines, &words, &nwords)))
+  if ((st = get_spirv(dev, shader, source, defines, &words, &nwords, log)))
     goto finish;
   VkShaderModuleCreateInfo mi = {
       .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = nwords * 4, .pCode = words};
@@ -412,8 +430,10 @@ finish:
   return st;
 }
 
-vkt_status vkt_pipeline_get(vkt_device *dev, const char *shader, const char *defines, int nbindings, uint32_t push_size,
-                            vkt_pipeline **out) {
+/* Looks up, or builds and keeps, the pipeline keyed by shader and defines (a user's source is keyed by
+ * USER_KEY and its text). */
+static vkt_status pipeline_get(vkt_device *dev, const char *shader, const char *source, const char *defines,
+                               int nbindings, uint32_t push_size, vkt_pipeline **out, char **log) {
   size_t ls = strlen(shader), ld = strlen(defines);
   uint64_t h = fnv1a(defines, ld, fnv1a(shader, ls, 0xcbf29ce484222325ull));
   vkt_pipeline **bucket = &dev->pipelines[h % VKT_PIPELINE_BUCKETS];
@@ -424,7 +444,8 @@ vkt_status vkt_pipeline_get(vkt_device *dev, const char *shader, const char *def
       return VKT_OK;
     }
   if (nbindings > VKT_MAX_BINDINGS)
-    return vkt_fail(VKT_ERR_RUNTIME, "shader %s binds %d buffers, more than %d", shader, nbindings, VKT_MAX_BINDINGS);
+    return vkt_fail(VKT_ERR_RUNTIME, "shader %s binds %d buffers, more than %d", source ? "kernel" : shader, nbindings,
+                    VKT_MAX_BINDINGS);
   vkt_pipeline *p = calloc(1, sizeof *p);
   char *key = malloc(ls + ld + 2);
   if (!p || !key) {
@@ -435,7 +456,8 @@ vkt_status vkt_pipeline_get(vkt_device *dev, const char *shader, const char *def
   p->key = key;
   p->hash = h;
   p->nbindings = nbindings;
-  vkt_status st = build(dev, p, shader, defines, push_size);
+  vkt_status st = source ? build(dev, p, "the kernel", source, "", push_size, log)
+                         : build(dev, p, shader, NULL, defines, push_size, log);
   if (st) {
     pipeline_free(dev, p);
     return st;
@@ -444,4 +466,18 @@ vkt_status vkt_pipeline_get(vkt_device *dev, const char *shader, const char *def
   *bucket = p;
   *out = p;
   return VKT_OK;
+}
+
+vkt_status vkt_pipeline_get(vkt_device *dev, const char *shader, const char *defines, int nbindings, uint32_t push_size,
+                            vkt_pipeline **out) {
+  return pipeline_get(dev, shader, NULL, defines, nbindings, push_size, out, NULL);
+}
+
+/* No embedded shader's name starts with this byte, so a user's source never meets a built-in key. */
+#define USER_KEY "\x01"
+
+vkt_status vkt_pipeline_get_source(vkt_device *dev, const char *source, int nbindings, uint32_t push_size,
+                                   vkt_pipeline **out, char **log) {
+  *log = NULL;
+  return pipeline_get(dev, USER_KEY, source, source, nbindings, push_size, out, log);
 }

@@ -48,6 +48,10 @@ typedef struct {
   bool push_descriptor;
   bool float32_atomic_add; /* VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd: scatter adds natively */
   uint8_t uuid[16];
+  uint32_t max_workgroup_size[3];
+  uint32_t max_push_constants;           /* bytes */
+  uint32_t min_storage_offset_alignment; /* bytes, of a storage buffer binding's offset */
+  bool robust_buffer_access;             /* enabled where present: out-of-bounds writes are dropped */
 } vkt_adapter_props;
 
 /* Sorts adapter indices best first: discrete > integrated > virtual > CPU > other, then by more
@@ -164,6 +168,12 @@ uint64_t vkt_stream_recording(vkt_device *dev);
  * storage buffers and push_size bytes of push constants. Cached in memory and on disk. */
 vkt_status vkt_pipeline_get(vkt_device *dev, const char *shader, const char *defines, int nbindings, uint32_t push_size,
                             vkt_pipeline **out);
+
+/* The compute pipeline for a whole GLSL source (a user's kernel, or one vkt generated), whose #include
+ * lines name vkt's shader headers; cached in memory and on disk like vkt_pipeline_get's. A compile error
+ * sets *log (the caller frees it) to glslang's log and returns VKT_ERR_RUNTIME. */
+vkt_status vkt_pipeline_get_source(vkt_device *dev, const char *source, int nbindings, uint32_t push_size,
+                                   vkt_pipeline **out, char **log);
 
 /* Splits n workgroups over x and y within the adapter's limits; shaders rebuild the linear id. */
 void vkt_groups_for(const vkt_device *dev, uint64_t n, uint32_t groups[3]);

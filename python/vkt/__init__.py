@@ -21,6 +21,7 @@ from .functional import cross, einsum, ger, inner, kron, outer, tensordot  # noq
 from . import safetensors, utils  # noqa: E402,F401
 from .random import Generator  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
+from .kernels import ElementwiseKernel, KernelCompileError, RawKernel  # noqa: E402,F401
 
 
 def _shutdown():

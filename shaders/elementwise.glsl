@@ -2,7 +2,9 @@
 // and offsets, the op's scalars), dtype plumbing and strided indexing. Operand 0 is the output.
 // The host defines TO, TA, TB, TC (storage types), C and one of C_FLOAT, C_FLOAT64, C_INT, C_INT64
 // (the compute type), STORE(v) (compute -> TO), VT (the type of an op's value: bool for comparisons, else C),
-// and CONTIGUOUS when every operand is dense.
+// and CONTIGUOUS when every operand is dense; fused.comp's dense kernels also define COMPACT_PUSH, which
+// leaves the shape and strides out of the push constants so that eight operands fit the 128 bytes every
+// adapter has.
 #ifndef VKT_ELEMENTWISE_GLSL
 #define VKT_ELEMENTWISE_GLSL
 
@@ -22,8 +24,10 @@ layout(push_constant) uniform Push {
   uint n;                          // elements of the output
   uint rank;                       // dimensions after merging
   uint offset[MAX_OPS];            // elements
+#ifndef COMPACT_PUSH
   uint shape[MAX_RANK];
   uint stride[MAX_OPS * MAX_RANK]; // elements, operand-major
+#endif
   uvec2 param[NPARAMS];            // the op's scalars, as bits of the compute type
 } p;
 

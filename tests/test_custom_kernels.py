@@ -285,9 +285,7 @@ def test_kernel_in_autograd_function_gradcheck():
     assert vkt.autograd.gradcheck(Square.apply, (x,))
 
 
-def test_example_custom_kernel(unfused):
-    # unfused: the reference's backward fuses into a kernel with more push constants than lavapipe's 128
-    # bytes (a validation error of main's fusion, not of the kernel)
+def test_example_custom_kernel(dev):
     import custom_kernel
 
     diffs = custom_kernel.check("vulkan", batch=2, m=33, k=20, n=17)

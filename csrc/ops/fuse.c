@@ -320,12 +320,44 @@ static int operands(const plan *p, const vkt_tensor **t) {
   return n;
 }
 
+/* The operands' layout after merging dimensions: dense when every operand is stride-1 over one dimension. */
+typedef struct {
+  const vkt_tensor *t[MAX_OPERANDS];
+  int n, rank;
+  int64_t shape[VKT_MAX_DIMS], strides[MAX_OPERANDS * VKT_MAX_DIMS];
+  bool contiguous;
+} layout;
+
+static void layout_of(const plan *p, layout *l) {
+  l->n = operands(p, l->t);
+  l->rank = vkt_merge_in_out_order(l->n, l->t, l->shape, l->strides);
+  l->contiguous = l->rank <= 1;
+  for (int k = 0; k < l->n && l->contiguous; k++)
+    l->contiguous = l->rank == 0 || l->strides[k * VKT_MAX_DIMS] == 1;
+}
+
+static int params_of(const plan *p) {
+  int n = 0;
+  for (int i = 0; i < p->nnodes; i++)
+    n += __builtin_popcount(p->node[i]->uses);
+  return n;
+}
+
+/* Bytes of elementwise.glsl's push constants: n, rank, offset[nops], then unless dense shape[4] and
+ * stride[nops * 4], then the scalars (at least one slot), 8-byte aligned. */
+static uint32_t push_bytes(int nops, bool contiguous, int nparams) {
+  uint32_t words = 2 + (uint32_t)nops + (contiguous ? 0 : MAX_RANK + MAX_RANK * (uint32_t)nops);
+  return 4 * (words + words % 2) + 8 * (uint32_t)(nparams ? nparams : 1);
+}
+
 static void make_plan(plan *p, node *root) {
   *p = (plan){.compute = root->compute};
   collect(p, root);
   if (p->cut)
     return;
   p->out[p->nout++] = root;
+  if (p->nnodes == 1)
+    return;
   for (int i = 0; i < p->nnodes - 1; i++)
     if (referenced(p, p->node[i]))
       p->out[p->nout++] = p->node[i];
@@ -333,10 +365,12 @@ static void make_plan(plan *p, node *root) {
     p->cut = p->out[1]; /* written anyway: computed on its own, it is read as a tensor */
     return;
   }
-  const vkt_tensor *t[MAX_OPERANDS];
-  int64_t shape[VKT_MAX_DIMS], strides[MAX_OPERANDS * VKT_MAX_DIMS];
-  if (p->nnodes > 1 && vkt_merge_in_out_order(operands(p, t), t, shape, strides) > MAX_RANK)
-    p->cut = p->node[p->nnodes - 2]; /* alone, an op's operands merge (its supports() said so) */
+  layout l;
+  layout_of(p, &l);
+  uint32_t limit = vkt_device_props(root->view.storage->dev)->max_push_constants;
+  if (l.rank > MAX_RANK || push_bytes(l.n, l.contiguous, params_of(p)) > limit)
+    /* alone, an op's operands merge (its supports() said so) and its own shader's constants fit */
+    p->cut = p->nout > 1 ? p->out[1] : p->node[p->nnodes - 2];
 }
 
 /* ---- the generated kernel ---- */
@@ -438,20 +472,20 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
   add(b, "\n");
 }
 
-/* elementwise.glsl's push constants for nops operands: n, rank, offset[nops], shape[4], stride[nops * 4],
- * then the scalars (at least one slot), 8-byte aligned. Returns the word count. */
-static uint32_t push_words(const plan *p, const vkt_tensor *const *t, int nops, int rank, const int64_t *shape,
-                           const int64_t *strides, uint32_t *w) {
+/* Writes elementwise.glsl's push constants (push_bytes() says which) into w; returns the byte count. */
+static uint32_t push_words(const plan *p, const layout *l, uint32_t *w) {
   uint32_t n = 0;
-  w[n++] = (uint32_t)vkt_tensor_numel(t[0]);
-  w[n++] = (uint32_t)rank;
-  for (int k = 0; k < nops; k++)
-    w[n++] = (uint32_t)t[k]->offset;
-  for (int d = 0; d < MAX_RANK; d++)
-    w[n++] = d < rank ? (uint32_t)shape[d] : 1u;
-  for (int k = 0; k < nops; k++)
+  w[n++] = (uint32_t)vkt_tensor_numel(l->t[0]);
+  w[n++] = (uint32_t)l->rank;
+  for (int k = 0; k < l->n; k++)
+    w[n++] = (uint32_t)l->t[k]->offset;
+  if (!l->contiguous) {
     for (int d = 0; d < MAX_RANK; d++)
-      w[n++] = d < rank ? (uint32_t)strides[k * VKT_MAX_DIMS + d] : 0u;
+      w[n++] = d < l->rank ? (uint32_t)l->shape[d] : 1u;
+    for (int k = 0; k < l->n; k++)
+      for (int d = 0; d < MAX_RANK; d++)
+        w[n++] = d < l->rank ? (uint32_t)l->strides[k * VKT_MAX_DIMS + d] : 0u;
+  }
   if (n % 2)
     w[n++] = 0;
   uint32_t first = n;
@@ -463,7 +497,7 @@ static uint32_t push_words(const plan *p, const vkt_tensor *const *t, int nops, 
       }
   if (n == first)
     w[n++] = 0, w[n++] = 0;
-  return n;
+  return 4 * n;
 }
 
 /* One op alone runs its own shader, as without fusion. */
@@ -524,14 +558,12 @@ static vkt_status pipeline_of(const plan *p, vkt_device *dev, int nops, bool con
     *pipe = (*slot)->pipe;
     return VKT_OK;
   }
-  int nparams = 0;
-  for (int i = 0; i < p->nnodes; i++)
-    nparams += __builtin_popcount(p->node[i]->uses);
+  int nparams = params_of(p);
   char defines_buf[8192], ops_buf[512] = "";
   text defines = {defines_buf, 0, sizeof defines_buf, false}, ops = {ops_buf, 0, sizeof ops_buf, false};
   generate(p, nparams, &defines, &ops);
   if (contiguous)
-    add(&defines, "#define CONTIGUOUS\n");
+    add(&defines, "#define CONTIGUOUS\n#define COMPACT_PUSH\n");
   if (defines.full)
     return vkt_fail(VKT_ERR_RUNTIME, "a fused kernel's source is longer than %zu bytes", sizeof defines_buf);
   const char *debug = getenv("VKT_FUSION_DEBUG");
@@ -566,37 +598,32 @@ static void count_launch(const plan *p, uint64_t hash) {
 }
 
 static vkt_status launch(const plan *p) {
-  const vkt_tensor *t[MAX_OPERANDS] = {0};
-  int n = operands(p, t);
   vkt_status st = VKT_OK;
   for (int o = 0; o < p->nout && !st; o++)
-    if (!t[o]->storage->alloc.segment)
-      st = vkt_storage_allocate(t[o]->storage);
+    if (!p->out[o]->view.storage->alloc.segment)
+      st = vkt_storage_allocate(p->out[o]->view.storage);
   if (st || p->nnodes == 1)
     return st ? st : launch_alone(p->node[0]);
-  int64_t shape[VKT_MAX_DIMS], strides[MAX_OPERANDS * VKT_MAX_DIMS];
-  int rank = vkt_merge_in_out_order(n, t, shape, strides);
-  bool contiguous = rank <= 1;
-  for (int k = 0; k < n && contiguous; k++)
-    contiguous = rank == 0 || strides[k * VKT_MAX_DIMS] == 1;
+  layout l;
+  layout_of(p, &l);
   uint32_t words[128];
-  uint32_t push_size = 4 * push_words(p, t, n, rank, shape, strides, words);
-  vkt_device *dev = t[0]->storage->dev;
+  uint32_t push_size = push_words(p, &l, words);
+  vkt_device *dev = l.t[0]->storage->dev;
   vkt_pipeline *pipe;
   uint64_t hash;
-  if ((st = pipeline_of(p, dev, n, contiguous, push_size, &pipe, &hash)))
+  if ((st = pipeline_of(p, dev, l.n, l.contiguous, push_size, &pipe, &hash)))
     return st;
   vkt_binding b[MAX_OPERANDS];
-  for (int k = 0; k < n; k++)
-    b[k] = (vkt_binding){&t[k]->storage->alloc, 0, t[k]->storage->alloc.size, k < p->nout};
+  for (int k = 0; k < l.n; k++)
+    b[k] = (vkt_binding){&l.t[k]->storage->alloc, 0, l.t[k]->storage->alloc.size, k < p->nout};
   uint32_t groups[3];
   uint64_t batch = 0;
-  uint32_t per_group = contiguous ? 256 * 4 : 256; /* elementwise.glsl: LOCAL_SIZE * ELEMS */
+  uint32_t per_group = l.contiguous ? 256 * 4 : 256; /* elementwise.glsl: LOCAL_SIZE * ELEMS */
   vkt_groups_for(dev, (words[0] + per_group - 1) / per_group, groups);
-  if ((st = vkt_stream_dispatch(dev, pipe, b, n, words, push_size, groups, &batch)))
+  if ((st = vkt_stream_dispatch(dev, pipe, b, l.n, words, push_size, groups, &batch)))
     return st;
-  for (int k = 0; k < n; k++)
-    vkt_storage_touched(t[k]->storage, batch);
+  for (int k = 0; k < l.n; k++)
+    vkt_storage_touched(l.t[k]->storage, batch);
   count_launch(p, hash);
   return VKT_OK;
 }

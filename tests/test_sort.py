@@ -145,6 +145,27 @@ def test_topk_bench_shape(device):
     assert vkt.vulkan.fallback_stats() == {}
 
 
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d != "bool"])
+def test_topk_small_k(dtype, device):
+    # k <= 32 of rows longer than a block: a workgroup a row keeps each invocation's best k, then merges them;
+    # ties, NaN and inf, both directions, strided rows, a sorted row (every value is kept for a while), a row
+    # length short of the loads' unrolling, rows along dim 0; k = 33 takes the block selection
+    vkt.vulkan.reset_fallback_stats()
+    a = data((3, 5000), dtype, seed=3)
+    a[2] = np.arange(5000) % 200
+    for arr, mk in layouts(a):
+        x, t = mk(device), torch.tensor(arr)
+        for k in (1, 8, 32, 33):
+            for largest in (True, False):
+                consistent(x, 1, x.topk(k, 1, largest), t.topk(k, 1, largest), f"topk {k} {largest}")
+        consistent(x, 1, x.kthvalue(5, 1), torch.kthvalue(t, 5, 1), "kthvalue")
+    b = data((2049, 2), dtype, seed=4)
+    x, t = vkt.tensor(b, device=device), torch.tensor(b)
+    for largest in (True, False):
+        consistent(x, 0, x.topk(32, 0, largest), t.topk(32, 0, largest), f"topk dim 0 {largest}")
+    assert vkt.vulkan.fallback_stats() == {}
+
+
 @pytest.mark.parametrize("call,error,match", [
     (lambda x: x.sort(2), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
     (lambda x: x.topk(4), RuntimeError, "selected index k out of range"),

@@ -89,6 +89,19 @@ uint key_of(TX v) {
   return k ^ p.flip;
 }
 
+// The value behind a key: key_of inverted, so the last pass reads no values back from x, but for the keys
+// of zero and of NaN, which stand for several bit patterns (-0.0 and +0.0; every NaN).
+TX value_of(uint key, uint idx) {
+  uint k = key ^ p.flip;
+#ifdef KEY_FLOAT
+  if (k == 0x80000000u || k == 0xffffffffu)
+    return x_[p.x_offset + idx];
+  return TX(uintBitsToFloat((k & 0x80000000u) != 0u ? k & 0x7fffffffu : ~k));
+#else
+  return TX(int(k ^ 0x80000000u));
+#endif
+}
+
 uint digit_of(uint key) { return (key >> p.shift) & (RADIX - 1u); }
 
 // Element i of the pass's input: its key and position.
@@ -164,13 +177,77 @@ shared uint sidx[TILE];
 shared uint start[RADIX]; // where each digit's run starts in the sorted tile
 shared uint dest[RADIX];  // ... and in the pass's output
 
-void main() {
-  uint lid = gl_LocalInvocationID.x, tile = gl_WorkGroupID.x, first = tile * TILE;
-  uint valid = min(p.n - first, uint(TILE));
+#ifdef MULTISPLIT
+#extension GL_KHR_shader_subgroup_ballot : require
+// Each subgroup's count of each digit, two subgroups a word (16 bits each: a tile holds at most 2^16
+// elements), [subgroup / 2][digit]; then each subgroup's first place in its digit's run of the tile.
+shared uint sg_count[(SUBGROUPS + 1) / 2 * RADIX];
+
+uint half_of(uint word, uint sg) { return (word >> (16u * (sg & 1u))) & 0xffffu; }
+
+// The tile sorted by the digit in shared memory, stably, in one pass over it (a warp-level multisplit):
+// a subgroup takes a run of the tile, gl_SubgroupSize elements at a time; the lanes holding the same digit
+// find each other from eight ballots of its bits, so each knows its rank among them and one of them adds
+// their count to the subgroup's. The subgroups' counts, scanned per digit, and the digits' starts then
+// place every element. start[] ends as each digit's start in the tile.
+void sort_tile(uint first, uint valid) {
+  uint lid = gl_LocalInvocationID.x, sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
+  for (uint w = lid; w < (SUBGROUPS + 1) / 2 * RADIX; w += LOCAL_SIZE)
+    sg_count[w] = 0u;
+  barrier();
+  uint k[ITEMS], ix[ITEMS], rank[ITEMS];
+  uint word_base = (sg >> 1) * RADIX, run = sg * gl_SubgroupSize * ITEMS;
+  for (uint e = 0; e < ITEMS; e++) {
+    uint j = run + e * gl_SubgroupSize + lane, key = 0xffffffffu, idx = 0u;
+    bool ok = j < valid;
+    if (ok)
+      load(first + j, key, idx);
+    uint d = digit_of(key);
+    uvec4 peers = subgroupBallot(ok);
+    [[unroll]] for (uint b = 0; b < 8u; b++) {
+      bool bit = ((d >> b) & 1u) != 0u;
+      uvec4 m = subgroupBallot(bit);
+      peers &= bit ? m : ~m;
+    }
+    uint below = subgroupBallotExclusiveBitCount(peers);
+    uint base = ok ? half_of(sg_count[word_base + d], sg) : 0u;
+    subgroupBarrier(); // every lane has read the count before one of them adds to it
+    if (ok && below == 0u)
+      atomicAdd(sg_count[word_base + d], subgroupBallotBitCount(peers) << (16u * (sg & 1u)));
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    k[e] = key, ix[e] = idx, rank[e] = ok ? base + below : 0xffffffffu;
+  }
+  barrier();
+  uint total = 0u, unused;
+  if (lid < RADIX)
+    for (uint w = lid; w < (SUBGROUPS + 1) / 2 * RADIX; w += RADIX) { // a digit's column: exclusive scan
+      uint c = sg_count[w], lo = c & 0xffffu;
+      sg_count[w] = total | ((total + lo) << 16);
+      total += lo + (c >> 16);
+    }
+  uint at = workgroup_exclusive(total, unused);
+  if (lid < RADIX)
+    start[lid] = at;
+  barrier();
+  for (uint e = 0; e < ITEMS; e++) {
+    if (rank[e] != 0xffffffffu) {
+      uint d = digit_of(k[e]), to = start[d] + half_of(sg_count[word_base + d], sg) + rank[e];
+      skeys[to] = k[e];
+      sidx[to] = ix[e];
+    }
+  }
+  barrier();
+}
+#else
+// The tile sorted by the digit in shared memory, stably: loaded in its order, then eight 1-bit splits,
+// each keeping the order within its zeros and its ones. start[] ends as each digit's start in the tile.
+void sort_tile(uint first, uint valid) {
+  uint lid = gl_LocalInvocationID.x;
   for (uint d = lid; d < RADIX; d += LOCAL_SIZE)
     start[d] = 0u;
   barrier();
-  // The tile in its order, past the end as keys above any digit (they stay last: the splits are stable).
+  // past the end: keys above any digit (they stay last: the splits are stable)
   for (uint e = 0; e < ITEMS; e++) {
     uint j = e * LOCAL_SIZE + lid, key = 0xffffffffu, idx = 0u;
     if (j < valid) {
@@ -181,7 +258,6 @@ void main() {
     sidx[j] = idx;
   }
   barrier();
-  // Sorted by the digit, one bit at a time: each split keeps the order within its zeros and its ones.
   for (uint bit = 0; bit < 8; bit++) {
     uint k[ITEMS], ix[ITEMS], zeros = 0u, all_zeros;
     for (uint e = 0; e < ITEMS; e++) {
@@ -197,12 +273,21 @@ void main() {
     }
     barrier();
   }
-  // Each digit's run: its start in the tile (the histogram's exclusive scan) and in the output.
   uint count = lid < RADIX ? start[lid] : 0u, unused;
   uint at = workgroup_exclusive(count, unused);
+  if (lid < RADIX)
+    start[lid] = at;
+  barrier();
+}
+#endif
+
+void main() {
+  uint lid = gl_LocalInvocationID.x, tile = gl_WorkGroupID.x, first = tile * TILE;
+  uint valid = min(p.n - first, uint(TILE));
+  sort_tile(first, valid);
+  // Each digit's run in the output: where the scanned histograms put it.
   if (lid < RADIX) {
     uint slot = lid * p.tiles + tile;
-    start[lid] = at;
     dest[lid] = COUNTS(slot) + SUMS(slot / TILE);
   }
   barrier();
@@ -211,7 +296,7 @@ void main() {
     if (j < valid) {
       uint key = skeys[j], d = digit_of(key), out_at = dest[d] + j - start[d];
 #ifdef LAST
-      values_[p.out_offset[0] + out_at] = x_[p.x_offset + sidx[j]];
+      values_[p.out_offset[0] + out_at] = value_of(key, sidx[j]);
       indices_[p.out_offset[1] + out_at] = int64_t(sidx[j]);
 #else
       keys_out[out_at] = key;

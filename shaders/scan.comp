@@ -7,16 +7,17 @@
 // A long row is reduce, scan of the totals (this shader again), scan: it reads the row twice and writes it
 // once, and every output is rounded once from the compute type.
 // The host defines TO, TI, C (storage, storage, compute types; C_FLOAT/C_FLOAT64/C_INT/C_INT64), LOAD(x),
-// STORE(v), ITEMS (elements an invocation takes in a block), the binding numbers B_IDX (IDX_T indices out),
-// B_IIDX (element positions in, when the input is an aux tensor of totals), B_SEED and B_SIDX, and
-// SUBGROUP_SCAN for the block modes of float32 cumsum and cumprod where the adapter has subgroup arithmetic:
-// coalesced loads and stores through shared memory and subgroup scans, so a pass runs at memory speed.
+// STORE(v), the binding numbers B_IDX (IDX_T indices out), B_IIDX (element positions in, when the input is
+// an aux tensor of totals), B_SEED and B_SIDX, and SUBGROUP_SCAN for the block modes of float32 cumsum and
+// cumprod where the adapter has subgroup arithmetic: coalesced loads and stores through shared memory and
+// subgroup scans, so a pass runs at memory speed.
 #include "common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
 
 #define MAX_RANK 4
-#define BLOCK (ITEMS * uint(LOCAL_SIZE)) // elements a workgroup takes (scan.c's block_of)
+#define ITEMS 8u                         // elements an invocation takes in a block
+#define BLOCK (ITEMS * uint(LOCAL_SIZE)) // elements a workgroup takes (scan.c's SCAN_BLOCK)
 
 layout(push_constant) uniform Push {
   uint nout, n, nblocks, krank;   // rows; elements a row; blocks a row (BLOCK_* modes)

@@ -1,5 +1,5 @@
 /* scan.c: the scan family's front-end (result dtypes, PyTorch's dims) and its shader path, scan.comp:
- * short rows take an invocation each; long ones are cut into blocks (items_of * SCAN_LOCAL elements), whose totals
+ * short rows take an invocation each; long ones are cut into blocks of SCAN_BLOCK elements, whose totals
  * (one workgroup a block) are scanned in turn by this same path, and then every block is scanned from the
  * total of the blocks before it. */
 #include <stdio.h>
@@ -48,8 +48,7 @@ finish:
 /* ---- the shader path ---- */
 
 #define SCAN_MAX_RANK 4
-#define SCAN_LOCAL 256        /* invocations a workgroup */
-#define SCAN_MAX_BLOCK 4096   /* elements a workgroup scans, at most */
+#define SCAN_BLOCK 2048       /* elements a workgroup scans: scan.comp's ITEMS * LOCAL_SIZE */
 #define SCAN_SHORT_ROW 64     /* rows up to this long take an invocation each */
 #define SCAN_APART_ROWS 16384 /* ... and any row of as many rows lying side by side (a column scan) */
 
@@ -88,19 +87,15 @@ bool vkt_scan_supports(const vkt_op *op, const vkt_op_args *a, const char **why)
   if (l.krank > SCAN_MAX_RANK)
     return false;
   *why = "more than 2^32 elements";
-  return (uint64_t)l.nout * (uint64_t)l.nred <= UINT32_MAX - SCAN_MAX_BLOCK;
+  return (uint64_t)l.nout * (uint64_t)l.nred <= UINT32_MAX - SCAN_BLOCK;
 }
 
-/* float32 sums and products take scan.comp's SUBGROUP_SCAN blocks, 16 elements an invocation, where the
- * adapter has subgroup arithmetic and room for the block in shared memory (with a word of skew every 32). */
+/* float32 sums and products take scan.comp's SUBGROUP_SCAN blocks where the adapter has subgroup arithmetic
+ * (the block, with a word of skew every 32, and the subgroups' totals fit the 16 KiB every adapter has). */
 static bool subgroup_scan(const scan_job *j) {
   const vkt_adapter_props *p = vkt_device_props(j->out->storage->dev);
-  return !j->idx && j->compute == VKT_FLOAT32 && p->subgroup_arithmetic &&
-         p->max_shared_memory >= 4 * (SCAN_MAX_BLOCK + SCAN_MAX_BLOCK / 32 + SCAN_LOCAL);
+  return !j->idx && j->compute == VKT_FLOAT32 && p->subgroup_arithmetic;
 }
-
-/* Elements an invocation takes in a block: scan.comp's ITEMS. */
-static uint32_t items_of(const scan_job *j) { return subgroup_scan(j) ? SCAN_MAX_BLOCK / SCAN_LOCAL : 8; }
 
 static scan_push push_of(const scan_job *j, const vkt_reduce_layout *l, uint32_t nblocks) {
   scan_push p = {.nout = (uint32_t)l->nout,
@@ -139,10 +134,9 @@ static vkt_status dispatch(const vkt_op *op, const scan_job *j, scan_mode mode, 
   len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "C", j->compute);
   len += vkt_conversion_defines(defines + len, sizeof defines - (size_t)len, j->in->dtype, j->out->dtype, j->compute);
   snprintf(defines + len, sizeof defines - (size_t)len,
-           "%s%s#define B_IDX %d\n#define B_IIDX %d\n#define B_SEED %d\n#define B_SIDX %d\n#define IDX_T %s\n"
-           "#define ITEMS %uu\n%s%s%s%s",
+           "%s%s#define B_IDX %d\n#define B_IIDX %d\n#define B_SEED %d\n#define B_SIDX %d\n#define IDX_T %s\n%s%s%s%s",
            op->define, modes[mode], b_idx, b_iidx, b_seed, b_sidx,
-           j->idx && j->idx->dtype == VKT_INT64 ? "int64_t" : "uint", items_of(j), j->idx ? "#define INDICES\n" : "",
+           j->idx && j->idx->dtype == VKT_INT64 ? "int64_t" : "uint", j->idx ? "#define INDICES\n" : "",
            j->in_idx ? "#define IN_INDICES\n" : "", j->seed ? "#define SEED\n" : "",
            subgroup_scan(j) ? "#define SUBGROUP_SCAN\n" : "");
   scan_push push = push_of(j, l, nblocks);
@@ -172,7 +166,7 @@ static vkt_status scan(const vkt_op *op, const scan_job *j) {
   bool apart = l.rrank && l.rstride[0] != 1 && l.nout >= SCAN_APART_ROWS;
   if (l.nred <= SCAN_SHORT_ROW || apart)
     return dispatch(op, j, SCAN_PER_THREAD, &l, 1);
-  uint32_t block = items_of(j) * SCAN_LOCAL, nblocks = (uint32_t)((l.nred + block - 1) / block);
+  uint32_t nblocks = (uint32_t)((l.nred + SCAN_BLOCK - 1) / SCAN_BLOCK);
   if (nblocks == 1)
     return dispatch(op, j, SCAN_SCAN, &l, 1);
   vkt_tensor tot = {0}, tot_idx = {0}, pre = {0}, pre_idx = {0};

@@ -123,13 +123,16 @@ void main() {
   for (uint d = lid; d < RADIX; d += LOCAL_SIZE)
     hist[d] = 0u;
   barrier();
-  for (uint e = 0; e < ITEMS; e++) {
-    uint i = tile * TILE + e * LOCAL_SIZE + lid, key, idx;
-    if (i < p.n) {
-      load(i, key, idx);
-      atomicAdd(hist[digit_of(key)], 1u);
-    }
+  uint keys[ITEMS];
+  [[unroll]] for (uint e = 0; e < ITEMS; e++) { // all loads first, then the atomics
+    uint i = tile * TILE + e * LOCAL_SIZE + lid, idx;
+    keys[e] = 0u;
+    if (i < p.n)
+      load(i, keys[e], idx);
   }
+  [[unroll]] for (uint e = 0; e < ITEMS; e++)
+    if (tile * TILE + e * LOCAL_SIZE + lid < p.n)
+      atomicAdd(hist[digit_of(keys[e])], 1u);
   barrier();
   for (uint d = lid; d < RADIX; d += LOCAL_SIZE)
     COUNTS(d * p.tiles + tile) = hist[d];
@@ -197,12 +200,15 @@ void sort_tile(uint first, uint valid) {
   barrier();
   uint k[ITEMS], ix[ITEMS], rank[ITEMS];
   uint word_base = (sg >> 1) * RADIX, run = sg * gl_SubgroupSize * ITEMS;
-  for (uint e = 0; e < ITEMS; e++) {
-    uint j = run + e * gl_SubgroupSize + lane, key = 0xffffffffu, idx = 0u;
-    bool ok = j < valid;
-    if (ok)
-      load(first + j, key, idx);
-    uint d = digit_of(key);
+  [[unroll]] for (uint e = 0; e < ITEMS; e++) { // all loads first: the ballots below wait on none of them
+    uint j = run + e * gl_SubgroupSize + lane;
+    k[e] = 0xffffffffu, ix[e] = 0u;
+    if (j < valid)
+      load(first + j, k[e], ix[e]);
+  }
+  [[unroll]] for (uint e = 0; e < ITEMS; e++) {
+    bool ok = run + e * gl_SubgroupSize + lane < valid;
+    uint d = digit_of(k[e]);
     uvec4 peers = subgroupBallot(ok);
     [[unroll]] for (uint b = 0; b < 8u; b++) {
       bool bit = ((d >> b) & 1u) != 0u;
@@ -216,7 +222,7 @@ void sort_tile(uint first, uint valid) {
       atomicAdd(sg_count[word_base + d], subgroupBallotBitCount(peers) << (16u * (sg & 1u)));
     subgroupMemoryBarrierShared();
     subgroupBarrier();
-    k[e] = key, ix[e] = idx, rank[e] = ok ? base + below : 0xffffffffu;
+    rank[e] = ok ? base + below : 0xffffffffu;
   }
   barrier();
   uint total = 0u, unused;

@@ -115,7 +115,7 @@ def test_long_rows(n, k, device):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
-@pytest.mark.parametrize("shape,dim", [((5000,), 0), ((3, 20001), 1), ((2, 2, 4099), -1)])
+@pytest.mark.parametrize("shape,dim", [((5000,), 0), ((8192,), 0), ((3, 20001), 1), ((2, 2, 4099), -1)])
 def test_radix_rows(dtype, shape, dim, device):
     """Long dense rows of float32 and int32 take the radix sort on vulkan: stable, NaN largest, -0.0 as
     +0.0 (so ties with 0.0 keep their order), both directions, rows at offsets of a bigger tensor."""

@@ -5,8 +5,9 @@
 // SCATTER (a tile sorted by the digit in shared memory, stably, then written to its runs). The sort keeps
 // each key's position, so equal keys keep their order: the sort is stable. The first pass reads the user's
 // values and makes keys of them (FIRST); the last writes the sorted values and int64 positions (LAST).
-// The host defines TX (the values' storage type), KEY_FLOAT or KEY_INT, ITEMS (elements an invocation), and
-// SUBGROUP_SCAN where the adapter has subgroup arithmetic.
+// The host defines TX (the values' storage type), KEY_FLOAT or KEY_INT, ITEMS (elements an invocation),
+// SUBGROUP_SCAN where the adapter has subgroup arithmetic, and MULTISPLIT with SUBGROUPS (subgroups a
+// workgroup) where it has subgroup ballots.
 #include "common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : enable
 

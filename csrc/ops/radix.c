@@ -16,10 +16,11 @@ typedef struct {
 } radix_push;
 
 /* Whether the scatter ranks a tile's digits with ballots (radix.comp's MULTISPLIT): subgroups of a power of two
- * invocations that divide the workgroup. */
+ * invocations that divide the workgroup, at most the 128 a ballot's uvec4 holds. Shaders compile to SPIR-V 1.3,
+ * so a compute subgroup has the adapter's subgroupSize invocations, which SUBGROUPS counts on. */
 static bool multisplit(const vkt_adapter_props *p) {
   uint32_t s = p->subgroup_size;
-  return p->subgroup_ballot && s >= 4 && s <= RADIX_LOCAL && (s & (s - 1)) == 0;
+  return p->subgroup_ballot && s >= 4 && s <= 128 && (s & (s - 1)) == 0;
 }
 
 /* The elements an invocation takes: 16 where the scatter's shared memory (two words an element, three

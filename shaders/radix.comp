@@ -105,13 +105,21 @@ TX value_of(uint key, uint idx) {
 
 uint digit_of(uint key) { return (key >> p.shift) & (RADIX - 1u); }
 
+// The key of element i of the pass's input.
+uint key_at(uint i) {
+#ifdef FIRST
+  return key_of(x_[p.x_offset + i]);
+#else
+  return keys_in[i];
+#endif
+}
+
 // Element i of the pass's input: its key and position.
 void load(uint i, out uint key, out uint idx) {
+  key = key_at(i);
 #ifdef FIRST
-  key = key_of(x_[p.x_offset + i]);
   idx = i;
 #else
-  key = keys_in[i];
   idx = idx_in[i];
 #endif
 }
@@ -126,10 +134,8 @@ void main() {
   barrier();
   uint keys[ITEMS];
   [[unroll]] for (uint e = 0; e < ITEMS; e++) { // all loads first, then the atomics
-    uint i = tile * TILE + e * LOCAL_SIZE + lid, idx;
-    keys[e] = 0u;
-    if (i < p.n)
-      load(i, keys[e], idx);
+    uint i = tile * TILE + e * LOCAL_SIZE + lid;
+    keys[e] = i < p.n ? key_at(i) : 0u;
   }
   [[unroll]] for (uint e = 0; e < ITEMS; e++)
     if (tile * TILE + e * LOCAL_SIZE + lid < p.n)

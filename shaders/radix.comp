@@ -5,8 +5,9 @@
 // SCATTER (a tile sorted by the digit in shared memory, stably, then written to its runs). The sort keeps
 // each key's position, so equal keys keep their order: the sort is stable. The first pass reads the user's
 // values and makes keys of them (FIRST); the last writes the sorted values and int64 positions (LAST).
-// The host defines TX (the values' storage type), KEY_FLOAT or KEY_INT, ITEMS (elements an invocation), and
-// SUBGROUP_SCAN where the adapter has subgroup arithmetic.
+// The host defines TX (the values' storage type), KEY_FLOAT or KEY_INT, ITEMS (elements an invocation),
+// SUBGROUP_SCAN where the adapter has subgroup arithmetic, and MULTISPLIT with SUBGROUPS (subgroups a
+// workgroup) where it has subgroup ballots.
 #include "common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : enable
 
@@ -89,15 +90,36 @@ uint key_of(TX v) {
   return k ^ p.flip;
 }
 
+// The value behind a key: key_of inverted, so the last pass reads no values back from x, but for the keys
+// of zero and of NaN, which stand for several bit patterns (-0.0 and +0.0; every NaN).
+TX value_of(uint key, uint idx) {
+  uint k = key ^ p.flip;
+#ifdef KEY_FLOAT
+  if (k == 0x80000000u || k == 0xffffffffu)
+    return x_[p.x_offset + idx];
+  return TX(uintBitsToFloat((k & 0x80000000u) != 0u ? k & 0x7fffffffu : ~k));
+#else
+  return TX(int(k ^ 0x80000000u));
+#endif
+}
+
 uint digit_of(uint key) { return (key >> p.shift) & (RADIX - 1u); }
+
+// The key of element i of the pass's input.
+uint key_at(uint i) {
+#ifdef FIRST
+  return key_of(x_[p.x_offset + i]);
+#else
+  return keys_in[i];
+#endif
+}
 
 // Element i of the pass's input: its key and position.
 void load(uint i, out uint key, out uint idx) {
+  key = key_at(i);
 #ifdef FIRST
-  key = key_of(x_[p.x_offset + i]);
   idx = i;
 #else
-  key = keys_in[i];
   idx = idx_in[i];
 #endif
 }
@@ -110,13 +132,14 @@ void main() {
   for (uint d = lid; d < RADIX; d += LOCAL_SIZE)
     hist[d] = 0u;
   barrier();
-  for (uint e = 0; e < ITEMS; e++) {
-    uint i = tile * TILE + e * LOCAL_SIZE + lid, key, idx;
-    if (i < p.n) {
-      load(i, key, idx);
-      atomicAdd(hist[digit_of(key)], 1u);
-    }
+  uint keys[ITEMS];
+  [[unroll]] for (uint e = 0; e < ITEMS; e++) { // all loads first, then the atomics
+    uint i = tile * TILE + e * LOCAL_SIZE + lid;
+    keys[e] = i < p.n ? key_at(i) : 0u;
   }
+  [[unroll]] for (uint e = 0; e < ITEMS; e++)
+    if (tile * TILE + e * LOCAL_SIZE + lid < p.n)
+      atomicAdd(hist[digit_of(keys[e])], 1u);
   barrier();
   for (uint d = lid; d < RADIX; d += LOCAL_SIZE)
     COUNTS(d * p.tiles + tile) = hist[d];
@@ -164,13 +187,80 @@ shared uint sidx[TILE];
 shared uint start[RADIX]; // where each digit's run starts in the sorted tile
 shared uint dest[RADIX];  // ... and in the pass's output
 
-void main() {
-  uint lid = gl_LocalInvocationID.x, tile = gl_WorkGroupID.x, first = tile * TILE;
-  uint valid = min(p.n - first, uint(TILE));
+#ifdef MULTISPLIT
+#extension GL_KHR_shader_subgroup_ballot : require
+// Each subgroup's count of each digit, two subgroups a word (16 bits each: a tile holds at most 2^16
+// elements), [subgroup / 2][digit]; then each subgroup's first place in its digit's run of the tile.
+shared uint sg_count[(SUBGROUPS + 1) / 2 * RADIX];
+
+uint half_of(uint word, uint sg) { return (word >> (16u * (sg & 1u))) & 0xffffu; }
+
+// The tile sorted by the digit in shared memory, stably, in one pass over it (a warp-level multisplit):
+// a subgroup takes a run of the tile, gl_SubgroupSize elements at a time; the lanes holding the same digit
+// find each other from eight ballots of its bits, so each knows its rank among them and one of them adds
+// their count to the subgroup's. The subgroups' counts, scanned per digit, and the digits' starts then
+// place every element. start[] ends as each digit's start in the tile.
+void sort_tile(uint first, uint valid) {
+  uint lid = gl_LocalInvocationID.x, sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
+  for (uint w = lid; w < (SUBGROUPS + 1) / 2 * RADIX; w += LOCAL_SIZE)
+    sg_count[w] = 0u;
+  barrier();
+  uint k[ITEMS], ix[ITEMS], rank[ITEMS];
+  uint word_base = (sg >> 1) * RADIX, run = sg * gl_SubgroupSize * ITEMS;
+  [[unroll]] for (uint e = 0; e < ITEMS; e++) { // all loads first: the ballots below wait on none of them
+    uint j = run + e * gl_SubgroupSize + lane;
+    k[e] = 0xffffffffu, ix[e] = 0u;
+    if (j < valid)
+      load(first + j, k[e], ix[e]);
+  }
+  [[unroll]] for (uint e = 0; e < ITEMS; e++) {
+    bool ok = run + e * gl_SubgroupSize + lane < valid;
+    uint d = digit_of(k[e]);
+    uvec4 peers = subgroupBallot(ok);
+    [[unroll]] for (uint b = 0; b < 8u; b++) {
+      bool bit = ((d >> b) & 1u) != 0u;
+      uvec4 m = subgroupBallot(bit);
+      peers &= bit ? m : ~m;
+    }
+    uint below = subgroupBallotExclusiveBitCount(peers);
+    uint base = ok ? half_of(sg_count[word_base + d], sg) : 0u;
+    subgroupBarrier(); // every lane has read the count before one of them adds to it
+    if (ok && below == 0u)
+      atomicAdd(sg_count[word_base + d], subgroupBallotBitCount(peers) << (16u * (sg & 1u)));
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    rank[e] = ok ? base + below : 0xffffffffu;
+  }
+  barrier();
+  uint total = 0u, unused;
+  if (lid < RADIX)
+    for (uint w = lid; w < (SUBGROUPS + 1) / 2 * RADIX; w += RADIX) { // a digit's column: exclusive scan
+      uint c = sg_count[w], lo = c & 0xffffu;
+      sg_count[w] = total | ((total + lo) << 16);
+      total += lo + (c >> 16);
+    }
+  uint at = workgroup_exclusive(total, unused);
+  if (lid < RADIX)
+    start[lid] = at;
+  barrier();
+  for (uint e = 0; e < ITEMS; e++) {
+    if (rank[e] != 0xffffffffu) {
+      uint d = digit_of(k[e]), to = start[d] + half_of(sg_count[word_base + d], sg) + rank[e];
+      skeys[to] = k[e];
+      sidx[to] = ix[e];
+    }
+  }
+  barrier();
+}
+#else
+// The tile sorted by the digit in shared memory, stably: loaded in its order, then eight 1-bit splits,
+// each keeping the order within its zeros and its ones. start[] ends as each digit's start in the tile.
+void sort_tile(uint first, uint valid) {
+  uint lid = gl_LocalInvocationID.x;
   for (uint d = lid; d < RADIX; d += LOCAL_SIZE)
     start[d] = 0u;
   barrier();
-  // The tile in its order, past the end as keys above any digit (they stay last: the splits are stable).
+  // past the end: keys above any digit (they stay last: the splits are stable)
   for (uint e = 0; e < ITEMS; e++) {
     uint j = e * LOCAL_SIZE + lid, key = 0xffffffffu, idx = 0u;
     if (j < valid) {
@@ -181,7 +271,6 @@ void main() {
     sidx[j] = idx;
   }
   barrier();
-  // Sorted by the digit, one bit at a time: each split keeps the order within its zeros and its ones.
   for (uint bit = 0; bit < 8; bit++) {
     uint k[ITEMS], ix[ITEMS], zeros = 0u, all_zeros;
     for (uint e = 0; e < ITEMS; e++) {
@@ -197,12 +286,21 @@ void main() {
     }
     barrier();
   }
-  // Each digit's run: its start in the tile (the histogram's exclusive scan) and in the output.
   uint count = lid < RADIX ? start[lid] : 0u, unused;
   uint at = workgroup_exclusive(count, unused);
+  if (lid < RADIX)
+    start[lid] = at;
+  barrier();
+}
+#endif
+
+void main() {
+  uint lid = gl_LocalInvocationID.x, tile = gl_WorkGroupID.x, first = tile * TILE;
+  uint valid = min(p.n - first, uint(TILE));
+  sort_tile(first, valid);
+  // Each digit's run in the output: where the scanned histograms put it.
   if (lid < RADIX) {
     uint slot = lid * p.tiles + tile;
-    start[lid] = at;
     dest[lid] = COUNTS(slot) + SUMS(slot / TILE);
   }
   barrier();
@@ -211,7 +309,7 @@ void main() {
     if (j < valid) {
       uint key = skeys[j], d = digit_of(key), out_at = dest[d] + j - start[d];
 #ifdef LAST
-      values_[p.out_offset[0] + out_at] = x_[p.x_offset + sidx[j]];
+      values_[p.out_offset[0] + out_at] = value_of(key, sidx[j]);
       indices_[p.out_offset[1] + out_at] = int64_t(sidx[j]);
 #else
       keys_out[out_at] = key;

@@ -8,7 +8,9 @@
 // once, and every output is rounded once from the compute type.
 // The host defines TO, TI, C (storage, storage, compute types; C_FLOAT/C_FLOAT64/C_INT/C_INT64), LOAD(x),
 // STORE(v), the binding numbers B_IDX (IDX_T indices out), B_IIDX (element positions in, when the input is
-// an aux tensor of totals), B_SEED and B_SIDX.
+// an aux tensor of totals), B_SEED and B_SIDX, and SUBGROUP_SCAN for the block modes of float32 cumsum and
+// cumprod where the adapter has subgroup arithmetic: coalesced loads and stores through shared memory and
+// subgroup scans, so a pass runs at memory speed.
 #include "common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
@@ -115,6 +117,87 @@ void main() {
     a = combine(a, load(base.x, j));
     store(base.y, j, a);
   }
+}
+
+#elif defined(SUBGROUP_SCAN)
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#ifdef OP_SUM
+#define OPC(a, b) ((a) + (b))
+#define ID C(0)
+#define SUB_EXCLUSIVE(v) subgroupExclusiveAdd(v)
+#else
+#define OPC(a, b) ((a) * (b))
+#define ID C(1)
+#define SUB_EXCLUSIVE(v) subgroupExclusiveMul(v)
+#endif
+// A skew of one word every 32: an invocation's ITEMS neighbours (ITEMS a power of two up to 32) and a
+// subgroup's coalesced run both fall in distinct banks.
+#define PAD(i) ((i) + ((i) >> 5u))
+shared C sh_x[PAD(BLOCK)];
+shared C sh_sub[LOCAL_SIZE]; // each subgroup's total, by subgroup
+
+// The exclusive scan of v over the workgroup's invocations, and the total: each subgroup scans its own,
+// then adds the totals of the subgroups before it.
+C group_exclusive(C v, out C total) {
+  C ex = SUB_EXCLUSIVE(v);
+  if (gl_SubgroupInvocationID == gl_SubgroupSize - 1u)
+    sh_sub[gl_SubgroupID] = OPC(ex, v);
+  barrier();
+  C before = ID;
+  total = ID;
+  for (uint s = 0; s < gl_NumSubgroups; s++) {
+    C w = sh_sub[s];
+    if (s < gl_SubgroupID)
+      before = OPC(before, w);
+    total = OPC(total, w);
+  }
+  return OPC(before, ex);
+}
+
+void main() {
+  uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  if (g >= p.nout * p.nblocks) // a whole workgroup leaves, so the barriers stay uniform
+    return;
+  uint row = g / p.nblocks, blk = g % p.nblocks, t = gl_LocalInvocationID.x, first = blk * BLOCK;
+  uvec2 base = kept_at(row);
+  C total;
+#ifdef BLOCK_REDUCE
+  // a sum or product in any order: neighbours in the row go to neighbouring invocations
+  C a = ID;
+  [[unroll]] for (uint k = 0; k < ITEMS; k++) {
+    uint j = first + k * uint(LOCAL_SIZE) + t;
+    if (j < p.n)
+      a = OPC(a, LOAD(in_[base.x + j * p.rstride_in]));
+  }
+  group_exclusive(a, total);
+  if (t == 0u)
+    out_[g] = STORE(total);
+#else
+  // loaded coalesced, then scanned as ITEMS neighbours an invocation, then stored coalesced
+  [[unroll]] for (uint k = 0; k < ITEMS; k++) {
+    uint j = first + k * uint(LOCAL_SIZE) + t;
+    sh_x[PAD(k * uint(LOCAL_SIZE) + t)] = j < p.n ? LOAD(in_[base.x + j * p.rstride_in]) : ID;
+  }
+  barrier();
+  C e[ITEMS], a = ID;
+  [[unroll]] for (uint k = 0; k < ITEMS; k++) {
+    a = OPC(a, sh_x[PAD(t * ITEMS + k)]);
+    e[k] = a;
+  }
+  C before = group_exclusive(a, total);
+#ifdef SEED
+  if (blk > 0u)
+    before = OPC(seed_[g - 1u], before);
+#endif
+  [[unroll]] for (uint k = 0; k < ITEMS; k++)
+    sh_x[PAD(t * ITEMS + k)] = OPC(before, e[k]);
+  barrier();
+  [[unroll]] for (uint k = 0; k < ITEMS; k++) {
+    uint j = first + k * uint(LOCAL_SIZE) + t;
+    if (j < p.n)
+      out_[base.y + j * p.rstride_out] = STORE(sh_x[PAD(k * uint(LOCAL_SIZE) + t)]);
+  }
+#endif
 }
 
 #else

@@ -91,6 +91,19 @@ def test_three_levels(op, device):
     check(op, OP[op][1](vkt.tensor(a, device=device), 0), OP[op][2](torch.tensor(a), 0))
 
 
+@pytest.mark.parametrize("n", [2047, 2048, 2049, 3 * 2048 + 1])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_block_edges(n, dtype, device):
+    # float32 sums and products take 2048-element blocks through shared memory and subgroup scans: rows
+    # around a block's length, strided and transposed rows
+    vkt.vulkan.reset_fallback_stats()
+    for op in ("cumsum", "cumprod"):
+        a = data((2, n), dtype, op, seed=n)
+        for _, arr, make in layouts(a):
+            check(op, OP[op][1](make(device), 1), OP[op][2](torch.tensor(arr), 1))
+    assert vkt.vulkan.fallback_stats() == {}
+
+
 def test_float_rounding(device):
     # random floats: not exact, within the rounding of a float32 sum
     a = np.random.default_rng(3).random((3, 10000)).astype(np.float32)

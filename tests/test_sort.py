@@ -115,7 +115,7 @@ def test_long_rows(n, k, device):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
-@pytest.mark.parametrize("shape,dim", [((5000,), 0), ((3, 20001), 1), ((2, 2, 4099), -1)])
+@pytest.mark.parametrize("shape,dim", [((5000,), 0), ((8192,), 0), ((3, 20001), 1), ((2, 2, 4099), -1)])
 def test_radix_rows(dtype, shape, dim, device):
     """Long dense rows of float32 and int32 take the radix sort on vulkan: stable, NaN largest, -0.0 as
     +0.0 (so ties with 0.0 keep their order), both directions, rows at offsets of a bigger tensor."""
@@ -142,6 +142,27 @@ def test_topk_bench_shape(device):
     r = x.topk(8)
     same(r.values, t.topk(8).values, "values")
     same(r.indices, t.topk(8).indices, "indices")
+    assert vkt.vulkan.fallback_stats() == {}
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d != "bool"])
+def test_topk_small_k(dtype, device):
+    # k <= 32 of rows longer than a block: a workgroup a row keeps each invocation's best k, then merges them;
+    # ties, NaN and inf, both directions, strided rows, a sorted row (every value is kept for a while), a row
+    # length short of the loads' unrolling, rows along dim 0; k = 33 takes the block selection
+    vkt.vulkan.reset_fallback_stats()
+    a = data((3, 5000), dtype, seed=3)
+    a[2] = np.arange(5000) % 200
+    for arr, mk in layouts(a):
+        x, t = mk(device), torch.tensor(arr)
+        for k in (1, 8, 32, 33):
+            for largest in (True, False):
+                consistent(x, 1, x.topk(k, 1, largest), t.topk(k, 1, largest), f"topk {k} {largest}")
+        consistent(x, 1, x.kthvalue(5, 1), torch.kthvalue(t, 5, 1), "kthvalue")
+    b = data((2049, 2), dtype, seed=4)
+    x, t = vkt.tensor(b, device=device), torch.tensor(b)
+    for largest in (True, False):
+        consistent(x, 0, x.topk(32, 0, largest), t.topk(32, 0, largest), f"topk dim 0 {largest}")
     assert vkt.vulkan.fallback_stats() == {}
 
 

@@ -15,11 +15,23 @@ typedef struct {
   uint32_t x_offset, out_offset[2]; /* elements: x's first, values' and indices' */
 } radix_push;
 
-/* The elements an invocation takes: 16 where the scatter's shared memory (two words an element, and
- * three 256-entry tables) fits the adapter, else fewer. */
+/* Whether the scatter ranks a tile's digits with ballots (radix.comp's MULTISPLIT): subgroups of a power of two
+ * invocations that divide the workgroup, at most the 128 a ballot's uvec4 holds. Shaders compile to SPIR-V 1.3,
+ * so a compute subgroup has the adapter's subgroupSize invocations, which SUBGROUPS counts on. */
+static bool multisplit(const vkt_adapter_props *p) {
+  uint32_t s = p->subgroup_size;
+  return p->subgroup_ballot && s >= 4 && s <= 128 && (s & (s - 1)) == 0;
+}
+
+/* The elements an invocation takes: 16 where the scatter's shared memory (two words an element, three
+ * 256-entry tables, and the multisplit's counts: a word a digit for every two subgroups) fits the adapter, else
+ * fewer. */
 static int items_for(const vkt_adapter_props *p) {
+  uint64_t fixed = 3 * RADIX * 4;
+  if (multisplit(p))
+    fixed += (uint64_t)(RADIX_LOCAL / p->subgroup_size + 1) / 2 * RADIX * 4;
   int items = 16;
-  while (items > 1 && (uint64_t)8 * RADIX_LOCAL * items + 3 * RADIX * 4 > p->max_shared_memory)
+  while (items > 1 && (uint64_t)8 * RADIX_LOCAL * items + fixed > p->max_shared_memory)
     items /= 2;
   return items;
 }
@@ -54,12 +66,15 @@ static vkt_status dispatch(radix_sort *s, radix_kernel kernel, int pass, const r
   static const char *const names[] = {"#define COUNT\n", "#define SCAN_CHUNKS\n", "#define SCAN_SUMS\n",
                                       "#define SCATTER\n"};
   vkt_device *dev = s->x->storage->dev;
+  const vkt_adapter_props *props = vkt_device_props(dev);
   bool first = pass == 0, last = pass == 3;
-  char defines[256];
-  snprintf(defines, sizeof defines, "#define TX %s\n#define %s\n#define LOCAL_SIZE %d\n#define ITEMS %d\n%s%s%s%s",
+  char defines[320], split[64] = "";
+  if (multisplit(props))
+    snprintf(split, sizeof split, "#define MULTISPLIT\n#define SUBGROUPS %u\n", RADIX_LOCAL / props->subgroup_size);
+  snprintf(defines, sizeof defines, "#define TX %s\n#define %s\n#define LOCAL_SIZE %d\n#define ITEMS %d\n%s%s%s%s%s",
            s->x->dtype == VKT_FLOAT32 ? "float" : "int", s->x->dtype == VKT_FLOAT32 ? "KEY_FLOAT" : "KEY_INT",
            RADIX_LOCAL, s->items, names[kernel], first ? "#define FIRST\n" : "", last ? "#define LAST\n" : "",
-           vkt_device_props(dev)->subgroup_arithmetic ? "#define SUBGROUP_SCAN\n" : "");
+           props->subgroup_arithmetic ? "#define SUBGROUP_SCAN\n" : "", split);
   /* binding k: x, keys in, positions in, keys out, positions out, the scan buffer, values, indices */
   const vkt_tensor *t[8] = {
       s->x,     &s->keys[pass % 2], &s->idx[pass % 2], &s->keys[1 - pass % 2], &s->idx[1 - pass % 2],

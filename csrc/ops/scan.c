@@ -90,6 +90,13 @@ bool vkt_scan_supports(const vkt_op *op, const vkt_op_args *a, const char **why)
   return (uint64_t)l.nout * (uint64_t)l.nred <= UINT32_MAX - SCAN_BLOCK;
 }
 
+/* float32 sums and products take scan.comp's SUBGROUP_SCAN blocks where the adapter has subgroup arithmetic
+ * (the block, with a word of skew every 32, and the subgroups' totals fit the 16 KiB every adapter has). */
+static bool subgroup_scan(const scan_job *j) {
+  const vkt_adapter_props *p = vkt_device_props(j->out->storage->dev);
+  return !j->idx && j->compute == VKT_FLOAT32 && p->subgroup_arithmetic;
+}
+
 static scan_push push_of(const scan_job *j, const vkt_reduce_layout *l, uint32_t nblocks) {
   scan_push p = {.nout = (uint32_t)l->nout,
                  .n = (uint32_t)l->nred,
@@ -127,10 +134,11 @@ static vkt_status dispatch(const vkt_op *op, const scan_job *j, scan_mode mode, 
   len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "C", j->compute);
   len += vkt_conversion_defines(defines + len, sizeof defines - (size_t)len, j->in->dtype, j->out->dtype, j->compute);
   snprintf(defines + len, sizeof defines - (size_t)len,
-           "%s%s#define B_IDX %d\n#define B_IIDX %d\n#define B_SEED %d\n#define B_SIDX %d\n#define IDX_T %s\n%s%s%s",
+           "%s%s#define B_IDX %d\n#define B_IIDX %d\n#define B_SEED %d\n#define B_SIDX %d\n#define IDX_T %s\n%s%s%s%s",
            op->define, modes[mode], b_idx, b_iidx, b_seed, b_sidx,
            j->idx && j->idx->dtype == VKT_INT64 ? "int64_t" : "uint", j->idx ? "#define INDICES\n" : "",
-           j->in_idx ? "#define IN_INDICES\n" : "", j->seed ? "#define SEED\n" : "");
+           j->in_idx ? "#define IN_INDICES\n" : "", j->seed ? "#define SEED\n" : "",
+           subgroup_scan(j) ? "#define SUBGROUP_SCAN\n" : "");
   scan_push push = push_of(j, l, nblocks);
   vkt_device *dev = j->out->storage->dev;
   vkt_pipeline *pipe;

@@ -1,9 +1,9 @@
 /* sort.c: sort, topk, kthvalue, median, nanmedian and mode: their front-ends (PyTorch's checks and shapes) and the
  * shader path, sort.comp's bitonic network. A row that fits a block is sorted by one workgroup in shared memory. A
  * longer one is padded to a power of two P, its blocks sorted, and the network finished by global compare-exchange
- * passes (steps wider than a block) and shared-memory passes (the rest of each stage). topk with k at most half a block
- * sorts blocks and keeps each block's best k, again and again until one block holds them all: for k = 8 of 32768, two
- * passes. The CPU kernel is cpu/sort.c. */
+ * passes (steps wider than a block) and shared-memory passes (the rest of each stage). topk of a long row with k at
+ * most 32 takes topk.comp, one read of the row; with k at most half a block, it sorts blocks and keeps each block's
+ * best k, again and again until one block holds them all. The CPU kernel is cpu/sort.c. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -486,6 +486,56 @@ static vkt_status radix_rows(const vkt_op_args *a, int d, uint64_t rows) {
   return st;
 }
 
+/* Small k of long rows: topk.comp, a workgroup a row, reads each row once. */
+#define TOPK_MAX_K 32
+
+typedef struct {
+  uint32_t nout, n, krank;
+  uint32_t rstride_in, rstride_out, in_offset, out_offset, idx_offset; /* elements */
+  uint32_t kshape[SORT_MAX_RANK], kstride[2 * SORT_MAX_RANK];
+} topk_push;
+static_assert(sizeof(topk_push) == 80, "topk_push must match shaders/topk.comp");
+
+static vkt_status topk_rows(const sort_ctx *c, uint32_t m) {
+  const vkt_op_args *a = c->a;
+  sort_push sp = push_of(c, (uint32_t)c->l.nred, 0, 0, 0, 1);
+  topk_push push = {.nout = sp.nout,
+                    .n = sp.n,
+                    .krank = sp.krank,
+                    .rstride_in = sp.rstride_in,
+                    .rstride_out = sp.rstride_out,
+                    .in_offset = sp.in_offset,
+                    .out_offset = sp.out_offset,
+                    .idx_offset = sp.idx_offset};
+  memcpy(push.kshape, sp.kshape, sizeof push.kshape);
+  memcpy(push.kstride, sp.kstride, sizeof push.kstride);
+  char defines[1024];
+  int len = vkt_type_defines(defines, sizeof defines, "TO", a->out->dtype);
+  len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "TI", a->in[0]->dtype);
+  len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "C", a->compute);
+  len +=
+      vkt_conversion_defines(defines + len, sizeof defines - (size_t)len, a->in[0]->dtype, a->out->dtype, a->compute);
+  snprintf(defines + len, sizeof defines - (size_t)len, "#define K %uu\n%s", m,
+           a->flags & VKT_SORT_DESCENDING ? "#define DESCENDING\n" : "");
+  const vkt_tensor *t[3] = {a->out, a->out2, a->in[0]};
+  vkt_device *dev = a->out->storage->dev;
+  vkt_pipeline *pipe;
+  vkt_status st = vkt_pipeline_get(dev, "topk.comp", defines, 3, sizeof push, &pipe);
+  if (st)
+    return st;
+  vkt_binding b[3];
+  for (int k = 0; k < 3; k++)
+    b[k] = (vkt_binding){&t[k]->storage->alloc, 0, t[k]->storage->alloc.size, k < 2};
+  uint32_t groups[3];
+  uint64_t batch = 0;
+  vkt_groups_for(dev, push.nout, groups);
+  if ((st = vkt_stream_dispatch(dev, pipe, b, 3, &push, sizeof push, groups, &batch)))
+    return st;
+  for (int k = 0; k < 3; k++)
+    vkt_storage_touched(t[k]->storage, batch);
+  return VKT_OK;
+}
+
 vkt_status vkt_sort_launch(const vkt_op *op, const vkt_op_args *a) {
   (void)op;
   sort_ctx c = {.a = a};
@@ -499,6 +549,8 @@ vkt_status vkt_sort_launch(const vkt_op *op, const vkt_op_args *a) {
     sort_push push = push_of(&c, n, 0, 0, c.block, 1);
     return pass(&c, SORT_LOCAL, true, false, true, false, &push, c.l.nout);
   }
+  if (m <= TOPK_MAX_K)
+    return topk_rows(&c, m);
   if (radix_takes(a, c.d, n, m, c.l.nout))
     return radix_rows(a, c.d, c.l.nout);
   c.block = cap;

@@ -285,6 +285,8 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   p->subgroup_size = sub.subgroupSize;
   p->subgroup_arithmetic = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                            (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+  p->subgroup_ballot =
+      (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (sub.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT);
   p->max_storage_buffer_range = pr->limits.maxStorageBufferRange;
   p->max_shared_memory = pr->limits.maxComputeSharedMemorySize;
   /* VKT_SHARED_MEMORY_LIMIT: plan shaders for at most this many bytes a workgroup, as on a smaller adapter */

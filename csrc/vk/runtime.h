@@ -33,6 +33,7 @@ typedef struct {
   uint64_t device_local_bytes; /* largest device-local heap */
   uint32_t subgroup_size;
   bool subgroup_arithmetic;          /* subgroupAdd and the scans, in compute shaders */
+  bool subgroup_ballot;              /* subgroupBallot and its bit counts, in compute shaders */
   uint64_t max_storage_buffer_range; /* bytes */
   uint32_t max_shared_memory;        /* bytes per workgroup */
   uint32_t max_workgroup_count[3];

@@ -164,6 +164,8 @@ typedef enum {
   VKT_OP_NLL_LOSS_BACKWARD,
   /* one optimizer step over one parameter, its state updated in the same pass (optim.c) */
   VKT_OP_OPTIMIZER_STEP,
+  /* linear algebra (linalg.c): the batched Jacobi SVD */
+  VKT_OP_SVD,
   VKT_OP_COUNT
 } vkt_op_id;
 

@@ -400,15 +400,12 @@ static PyObject *f_matrix_norm(PyObject *mod, PyObject *args, PyObject *kwargs) 
   if (!t)
     return PyErr_Format(PyExc_TypeError, "linalg_matrix_norm(): argument 'A' must be Tensor, not %R",
                         (PyObject *)Py_TYPE(x));
+  if (ord_o && vkt_py_sv_ord(ord_o) >= 0)
+    return vkt_py_matrix_norm_sv(args, kwargs);
   if (ord_o && parse_ord(ord_o, "linalg.matrix_norm", &ord, &fro) < 0)
     return NULL;
   if (!fro && !isinf(ord) && ord != 1 && ord != -1)
-    return vkt_raise(ord == 2 || ord == -2
-                         ? vkt_fail(VKT_ERR_RUNTIME,
-                                    "linalg.matrix_norm: ord %g needs singular values, which vkt "
-                                    "does not compute",
-                                    ord)
-                         : vkt_fail(VKT_ERR_RUNTIME, "linalg.matrix_norm: Order %g not supported.", ord));
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "linalg.matrix_norm: Order %g not supported.", ord));
   if (dim && !PyArg_ParseTuple(dim, "LL:matrix_norm", &d0, &d1))
     return NULL;
   if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0)

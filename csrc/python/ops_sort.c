@@ -383,6 +383,21 @@ static PyObject *f_argwhere(PyObject *mod, PyObject *args, PyObject *kwargs) {
   return nonzero(NULL, args, kwargs, "argwhere");
 }
 
+/* unique's dim: an int, with PyTorch's errors (its unique(dim=) is unique_dim(input, dim, ...)) */
+static int unique_dim_arg(PyObject *o, bool consecutive, int64_t *d) {
+  if (PyIndex_Check(o) && !PyBool_Check(o)) {
+    *d = PyLong_AsLongLong(o);
+    return *d == -1 && PyErr_Occurred() ? -1 : 0;
+  }
+  PyObject *type = PyType_GetName(Py_TYPE(o));
+  if (type)
+    PyErr_Format(PyExc_TypeError, "%s must be int, not %U",
+                 consecutive ? "unique_consecutive(): argument 'dim'" : "unique_dim(): argument 'dim' (position 2)",
+                 type);
+  Py_XDECREF(type);
+  return -1;
+}
+
 /* unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None) and
  * unique_consecutive(input, return_inverse=False, return_counts=False, dim=None): the values, or a tuple
  * with the inverse and/or counts after them. Always sorted, which sorted=False allows; with dim, of the slices
@@ -405,7 +420,7 @@ static PyObject *unique(PyObject *self, PyObject *args, PyObject *kwargs, bool c
       bool_arg(cnt_o, &want_cnt) < 0)
     return NULL;
   int64_t d = 0;
-  if (dim != Py_None && int_arg(dim, name, "dim", (consecutive ? 4 : 5) - (self != NULL), &d) < 0)
+  if (dim != Py_None && unique_dim_arg(dim, consecutive, &d) < 0)
     return NULL;
   vkt_tensor values, inverse, counts;
   vkt_status st =

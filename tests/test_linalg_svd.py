@@ -112,6 +112,9 @@ def test_matrix_norm_dtype_and_norm(device):
     for ord in ["nuc", 2, -2]:
         assert_close(vkt.linalg.norm(x[0], ord), torch.linalg.norm(t[0], ord).numpy(), rtol=2e-5)
         assert_close(vkt.linalg.norm(x, ord, dim=(1, 2)), torch.linalg.norm(t, ord, dim=(1, 2)).numpy(), rtol=2e-5)
+    for call in [lambda L, y: L.norm(y[0], "nuc"), lambda L, y: y.norm("nuc", dim=(0, 2), keepdim=True),
+                 lambda L, y: y.norm("nuc", dim=[2, 1], dtype=L.float64)]:
+        assert_close(call(vkt, x), call(torch, t).numpy(), rtol=2e-5)
     for shape in [(0, 3), (2, 0, 0)]:  # no singular values: 'nuc' and 2 are 0
         for ord in ["nuc", 2]:
             assert_close(vkt.linalg.matrix_norm(vkt.zeros(*shape, device=device), ord),
@@ -135,6 +138,9 @@ def test_matrix_norm_dtype_and_norm(device):
     lambda L: L.linalg.matrix_norm(L.ones(3, 3), 3),
     lambda L: L.linalg.matrix_norm(L.ones(0, 3), -2),
     lambda L: L.linalg.norm(L.ones(3), "nuc"),
+    lambda L: L.norm(L.ones(3), "nuc"),
+    lambda L: L.norm(L.ones(2, 3, 4), "nuc"),
+    lambda L: L.ones(2, 3).norm("nuc", dim=1),
 ])
 def test_errors(call):
     with pytest.raises(Exception) as want:

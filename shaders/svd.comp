@@ -2,7 +2,7 @@
 // svd.comp: the one-sided Jacobi SVD of one [m, n] matrix per invocation, the steps of csrc/ops/cpu/svd.c
 // run in place in the output block (linalg.h's layout): L (A, or A^T when A is wide, r x cl) sits where U
 // (tall) or V (wide) goes, J (c x c) where the other goes, so no scratch memory is needed. T is the
-// storage and compute type (float or double), EPS its machine epsilon.
+// storage and compute type (float or double), EPS its machine epsilon, MAX_SWEEPS linalg.h's.
 #include "common.glsl"
 
 layout(push_constant) uniform Push {
@@ -115,7 +115,7 @@ void main() {
     for (uint j = 0u; j < c; j++)
       J(i, j) = i == j ? T(1) : T(0);
   bool rotated = true;
-  for (int sweep = 0; sweep < 60 && rotated; sweep++) {
+  for (int sweep = 0; sweep < MAX_SWEEPS && rotated; sweep++) {
     rotated = false;
     for (uint q0 = 0u; q0 + 1u < c; q0++)
       for (uint q1 = q0 + 1u; q1 < c; q1++)

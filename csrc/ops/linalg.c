@@ -99,10 +99,26 @@ typedef struct {
 } svd_push;
 static_assert(sizeof(svd_push) == 44, "svd_push must match shaders/svd.comp");
 
+/* The most loop iterations one invocation of svd.comp can run: every sweep rotating every pair, then the
+ * norms, the sort and the completion of every column. */
+static int64_t loop_iterations(const vkt_svd_layout *l) {
+  int64_t r = l->m > l->n ? l->m : l->n, c = l->k, cl = l->m >= l->n ? l->cu : l->cv;
+  int64_t sweep = c * (c - 1) / 2 * (2 * r + c + 1) + c;
+  return VKT_SVD_MAX_SWEEPS * sweep + c * (2 * r + 2 * c) + cl * (3 * r * cl + 3 * r);
+}
+
 bool vkt_svd_supports(const vkt_op *op, const vkt_op_args *a, const char **why) {
   (void)op;
   const vkt_tensor *t[2] = {a->out, a->in[0]};
-  if (!vkt_operands_fit(vkt_device_props(a->out->storage->dev), a->out->dtype, 2, t, why))
+  const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
+  vkt_svd_layout l;
+  vkt_svd_layout_of(a->in[0]->shape[1], a->in[0]->shape[2], a->iparam[0] != 0, &l);
+  if (!vkt_operands_fit(p, a->out->dtype, 2, t, why))
+    return false;
+  /* llvmpipe (lavapipe) ends every loop of a shader once 65535 iterations of them all have run
+   * (LP_MAX_TGSI_LOOP_ITERATIONS): a matrix that could need more (past about 8 x 8) would come back wrong */
+  *why = "lavapipe stops a shader after 65535 loop iterations, which the SVD of a matrix this large can pass";
+  if (p->type == VKT_ADAPTER_CPU && loop_iterations(&l) > 65535)
     return false;
   *why = "more than 2^32 elements";
   return vkt_tensor_numel(a->out) <= UINT32_MAX && vkt_tensor_numel(a->in[0]) <= UINT32_MAX;
@@ -125,7 +141,7 @@ vkt_status vkt_svd_launch(const vkt_op *op, const vkt_op_args *a) {
                    (uint32_t)a->out->offset};
   char defines[160];
   bool f64 = a->out->dtype == VKT_FLOAT64;
-  snprintf(defines, sizeof defines, "#define T %s\n#define EPS %s\n", f64 ? "double" : "float",
-           f64 ? "2.220446049250313e-16lf" : "1.1920929e-07");
+  snprintf(defines, sizeof defines, "#define T %s\n#define EPS %s\n#define MAX_SWEEPS %d\n", f64 ? "double" : "float",
+           f64 ? "2.220446049250313e-16lf" : "1.1920929e-07", VKT_SVD_MAX_SWEEPS);
   return vkt_launch_flat(op->shader, defines, 2, t, 1u, &push, sizeof push, push.batch);
 }

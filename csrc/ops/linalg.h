@@ -15,6 +15,9 @@ typedef struct {
 
 void vkt_svd_layout_of(int64_t m, int64_t n, bool full, vkt_svd_layout *l);
 
+/* Jacobi sweeps before the kernels stop rotating: far past the 6 to 12 that matrices of these sizes need. */
+#define VKT_SVD_MAX_SWEEPS 60
+
 /* A = U diag(S) Vh over A's last two dims, batched over the rest: new *u, *s, *vh (views of one buffer),
  * u [..., m, cu], s [..., k], vh [..., cv, n]; PyTorch's errors for linalg.svd. */
 vkt_status vkt_svd(const vkt_tensor *a, bool full, vkt_tensor *u, vkt_tensor *s, vkt_tensor *vh);

@@ -10,8 +10,6 @@
 #include "../linalg.h"
 #include "threads.h"
 
-#define SVD_MAX_SWEEPS 60
-
 /* One matrix in scratch memory: L is r x cl (row-major; its first c columns are the data), J is c x c. */
 typedef struct {
   int64_t r, c, cl;
@@ -86,7 +84,7 @@ static void decompose(svd_work *w) {
   for (int64_t i = 0; i < w->c * w->c; i++)
     w->j[i] = i % (w->c + 1) == 0;
   bool rotated = true;
-  for (int sweep = 0; sweep < SVD_MAX_SWEEPS && rotated; sweep++) {
+  for (int sweep = 0; sweep < VKT_SVD_MAX_SWEEPS && rotated; sweep++) {
     rotated = false;
     for (int64_t p = 0; p + 1 < w->c; p++)
       for (int64_t q = p + 1; q < w->c; q++)

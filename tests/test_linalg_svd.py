@@ -173,6 +173,13 @@ def test_gradcheck(device, shape):
         assert gradcheck(gauge_free(full), (x,))
 
 
+def test_gradgradcheck(device):
+    # create_graph: svdvals' backward goes through svd again, so second derivatives see U and Vh move
+    x = vkt.tensor(np.random.default_rng(10).standard_normal((2, 4, 3)), device=device, requires_grad=True)
+    assert vkt.autograd.gradgradcheck(vkt.linalg.svdvals, (x,))
+    assert vkt.autograd.gradgradcheck(lambda a: vkt.linalg.matrix_norm(a, "nuc"), (x,))
+
+
 def test_gradients_match_torch(device):
     a = np.random.default_rng(8).standard_normal((2, 5, 3))
     x = vkt.tensor(a, device=device, requires_grad=True)

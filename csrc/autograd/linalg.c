@@ -22,11 +22,18 @@ static const vkt_var *lift(vkt_bw *b, const vkt_var *x, bool row) {
 
 static const vkt_var *mT(vkt_bw *b, const vkt_var *x) { return transpose(b, x, -2, -1); }
 
-/* ---- svdvals: saved 0 U, 1 Vh; the gradient U diag(gS) Vh ---- */
+/* ---- svdvals: saved 0 U, 1 Vh, 2 A; the gradient U diag(gS) Vh ---- */
 
 static void svdvals_backward(vkt_bw *b) {
-  const vkt_var *u = S(b, 0), *vh = S(b, 1), *g = G(b, 0);
-  SET(b, 0, matmul(b, mul(b, u, lift(b, g, true)), vh));
+  const vkt_var *u = S(b, 0), *vh = S(b, 1), *a = vkt_grad_enabled() ? S(b, 2) : NULL;
+  if (a) { /* recorded (create_graph): U and Vh from A again through svd, so that their dependence on A counts */
+    vkt_var outs[3];
+    vkt_status st = vkt_ag_svd(a, false, &outs[0], &outs[1], &outs[2]);
+    u = keep(b, st, &outs[0]);
+    keep(b, st, &outs[1]);
+    vh = keep(b, st, &outs[2]);
+  }
+  SET(b, 0, matmul(b, mul(b, u, lift(b, G(b, 0), true)), vh));
 }
 static const vkt_fn svdvals_fn = {"LinalgSvdBackward0", svdvals_backward};
 
@@ -38,6 +45,7 @@ vkt_status vkt_ag_svdvals(const vkt_var *a, vkt_var *out) {
   if (n) {
     vkt_node_save(n, 0, &u, false, 0);
     vkt_node_save(n, 1, &vh, false, 0);
+    vkt_node_save(n, 2, a, false, 0);
     vkt_node_output(n, 0, out);
     vkt_node_decref(n);
   }

@@ -22,8 +22,4 @@ void vkt_svd_layout_of(int64_t m, int64_t n, bool full, vkt_svd_layout *l);
  * u [..., m, cu], s [..., k], vh [..., cv, n]; PyTorch's errors for linalg.svd. */
 vkt_status vkt_svd(const vkt_tensor *a, bool full, vkt_tensor *u, vkt_tensor *s, vkt_tensor *vh);
 
-bool vkt_svd_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
-vkt_status vkt_svd_launch(const vkt_op *op, const vkt_op_args *a);
-vkt_status vkt_cpu_svd(const vkt_op *op, const vkt_op_args *a);
-
 #endif

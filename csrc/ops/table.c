@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "cpu/math.h"
-#include "linalg.h"
 #include "table.h"
 
 #define EW vkt_elementwise_supports, vkt_elementwise_launch, vkt_cpu_elementwise

@@ -175,8 +175,6 @@ def test_linalg_norm_errors(call):
     (lambda x: vkt.linalg.vector_norm(x[:0], math.inf), RuntimeError, "cannot compute the inf norm on an empty tensor"),
     (lambda x: vkt.linalg.matrix_norm(x[0]), RuntimeError, "must have at least 2 dimensions"),
     (lambda x: vkt.linalg.matrix_norm(x, "abc"), RuntimeError, "linalg.matrix_norm: Order abc not supported."),
-    (lambda x: vkt.linalg.matrix_norm(x, "nuc"), RuntimeError, "singular values"),
-    (lambda x: vkt.linalg.matrix_norm(x, 2), RuntimeError, "singular values"),
     (lambda x: x.aminmax(dim=1) if False else x[:, :0].aminmax(dim=1), RuntimeError,
      "cannot compute aminmax over an empty dimension"),
     (lambda x: x.logsumexp(), TypeError, "missing 1 required positional arguments"),

@@ -265,11 +265,6 @@ def test_unique(shape, device):
     assert vkt.vulkan.fallback_stats() == {}
 
 
-def test_unique_dim_refused(device):
-    with pytest.raises(NotImplementedError, match="dim=None only"):
-        vkt.unique(vkt.ones(2, 3, device=device), dim=0)
-
-
 # ---- searchsorted and bucketize ----
 
 

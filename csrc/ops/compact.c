@@ -1,12 +1,14 @@
 /* compact.c: nonzero, unique and unique_consecutive: a device-side flag per element, its inclusive scan
  * (the output position of every selected element), the count read back to the host to size the output
  * (as PyTorch does), then compact.comp writes the selected elements (or their coordinates, or positions)
- * to their places. The CPU kernel is cpu/compact.c. */
+ * to their places. unique(dim=) does the same over rows: the slices along dim sorted lexicographically,
+ * each compared with the one before it. The CPU kernel is cpu/compact.c. */
 #include <stdio.h>
 #include <string.h>
 
 #include "reduce.h"
 #include "scan.h"
+#include "shape.h"
 
 static const vkt_scalar one = {false, 0, 1};
 
@@ -146,6 +148,131 @@ finish:
     vkt_tensor_release(values);
   vkt_tensor *tmp[] = {&flat, &sv, &si, &flags, &prefix, &group, &inv};
   for (int k = 0; k < 7; k++)
+    vkt_tensor_release(tmp[k]);
+  return st;
+}
+
+/* ---- unique over slices (dim=): each slice along dim a row of a [n, m] matrix ---- */
+
+/* The rows' lexicographic order: one stable sort per column from the last, each keeping the order the
+ * later columns made (a least-significant-digit sort), so a row of m elements costs m sorts. */
+static vkt_status lex_order(const vkt_tensor *rows, vkt_tensor *perm) {
+  vkt_tensor col = {0}, key = {0}, sv = {0}, si = {0}, next = {0};
+  vkt_status st = vkt_arange(perm, vkt_tensor_device(rows), VKT_INT64, (vkt_scalar){false, 0, 0},
+                             (vkt_scalar){false, 0, rows->shape[0]}, one);
+  for (int64_t j = rows->shape[1] - 1; !st && j >= 0; j--) {
+    if (!(st = vkt_select(&col, rows, 1, j)) && !(st = vkt_index_select_trusted(&col, 0, perm, &key)) &&
+        !(st = vkt_sort(&key, 0, false, &sv, &si)) && !(st = vkt_index_select_trusted(perm, 0, &si, &next))) {
+      vkt_tensor_release(perm);
+      *perm = next, next = (vkt_tensor){0};
+    }
+    vkt_tensor *tmp[] = {&col, &key, &sv, &si};
+    for (int k = 0; k < 4; k++)
+      vkt_tensor_release(tmp[k]);
+  }
+  if (st)
+    vkt_tensor_release(perm);
+  return st;
+}
+
+/* flags[0] = true, flags[i] = any(rows[i] != rows[i - 1]): where a new group of equal rows starts. */
+static vkt_status row_starts(const vkt_tensor *rows, vkt_tensor *flags) {
+  int64_t n = rows->shape[0];
+  vkt_tensor head = {0}, rest = {0}, a = {0}, b = {0}, ne = {0}, any = {0};
+  vkt_reduce_opts o = {.name = "any", .dims = 2u, .dtype = -1};
+  vkt_status st = vkt_tensor_empty(flags, vkt_tensor_device(rows), VKT_BOOL, 1, &n);
+  if (st || n == 0)
+    return st;
+  if (!(st = vkt_slice(&head, flags, 0, 0, 1, 1)) && !(st = vkt_fill_(&head, one)) && n > 1 &&
+      !(st = vkt_slice(&a, rows, 0, 1, n, 1)) && !(st = vkt_slice(&b, rows, 0, 0, n - 1, 1)) &&
+      !(st = vkt_binary(VKT_OP_NE, (vkt_operand){.t = &a}, (vkt_operand){.t = &b}, one, NULL, &ne)) &&
+      !(st = vkt_reduce(VKT_OP_ANY, &ne, &o, &any, NULL)) && !(st = vkt_slice(&rest, flags, 0, 1, n, 1)))
+    st = vkt_copy_(&rest, &any);
+  vkt_tensor *tmp[] = {&head, &rest, &a, &b, &ne, &any};
+  for (int k = 0; k < 6; k++)
+    vkt_tensor_release(tmp[k]);
+  if (st)
+    vkt_tensor_release(flags);
+  return st;
+}
+
+/* x with dim moved first, as a contiguous [n, m] matrix (and the moved shape, for the way back). */
+static vkt_status rows_of(const vkt_tensor *x, int dim, vkt_tensor *rows, int64_t *moved_shape) {
+  vkt_tensor moved = {0}, dense = {0};
+  int64_t src = dim, dst = 0, shape[2] = {x->shape[dim], 1};
+  vkt_status st = vkt_movedim(&moved, x, 1, &src, &dst);
+  for (int d = 0; !st && d < x->ndim; d++) {
+    moved_shape[d] = moved.shape[d];
+    shape[1] *= d > 0 ? moved.shape[d] : 1;
+  }
+  if (!st && !(st = vkt_contiguous(&dense, &moved)))
+    st = vkt_view(rows, &dense, 2, shape);
+  vkt_tensor_release(&moved);
+  vkt_tensor_release(&dense);
+  return st;
+}
+
+static vkt_status check_dim(const vkt_tensor *x, int64_t dim, int *d) {
+  if (x->ndim == 0)
+    return vkt_fail(VKT_ERR_INDEX, "Dimension specified as %lld but tensor has no dimensions", (long long)dim);
+  vkt_status st = vkt_dim_wrap(dim, x->ndim, d);
+  for (int k = 0; !st && k < x->ndim; k++)
+    if (k != *d && x->shape[k] == 0)
+      return vkt_fail(VKT_ERR_RUNTIME, "There are 0 sized dimensions, and they aren't selected, so unique cannot be "
+                                       "applied");
+  return st;
+}
+
+/* The distinct rows (first of each group, in group order) put back as slices along dim. */
+static vkt_status group_values(const vkt_tensor *x, int dim, const vkt_tensor *sorted, const vkt_tensor *prefix,
+                               int64_t groups, int64_t *moved_shape, vkt_tensor *values) {
+  vkt_tensor starts = {0}, picked = {0}, shaped = {0}, back = {0};
+  int64_t src = 0, dst = dim;
+  moved_shape[0] = groups;
+  vkt_status st = vkt_tensor_empty(&starts, vkt_tensor_device(x), VKT_INT64, 1, &groups);
+  if (!st && !(st = compact(VKT_COMPACT_INDEX, &starts, prefix, NULL)) &&
+      !(st = vkt_index_select_trusted(sorted, 0, &starts, &picked)) &&
+      !(st = vkt_view(&shaped, &picked, x->ndim, moved_shape)) && !(st = vkt_movedim(&back, &shaped, 1, &src, &dst)))
+    st = vkt_contiguous(values, &back);
+  vkt_tensor *tmp[] = {&starts, &picked, &shaped, &back};
+  for (int k = 0; k < 4; k++)
+    vkt_tensor_release(tmp[k]);
+  return st;
+}
+
+vkt_status vkt_unique_dim(const vkt_tensor *x, int64_t dim, bool consecutive, vkt_tensor *values, vkt_tensor *inverse,
+                          vkt_tensor *counts) {
+  vkt_tensor rows = {0}, perm = {0}, sorted = {0}, flags = {0}, prefix = {0}, group = {0};
+  int64_t moved_shape[VKT_MAX_DIMS], groups = 0;
+  int d;
+  vkt_status st = check_dim(x, dim, &d);
+  *values = (vkt_tensor){0};
+  if (st || (st = rows_of(x, d, &rows, moved_shape)))
+    return st;
+  if (consecutive)
+    vkt_tensor_share(&sorted, &rows);
+  else if ((st = lex_order(&rows, &perm)) || (st = vkt_index_select_trusted(&rows, 0, &perm, &sorted)))
+    goto finish;
+  if ((st = row_starts(&sorted, &flags)) || (st = vkt_scan(VKT_OP_CUMSUM, &flags, 0, VKT_INT64, &prefix, NULL)) ||
+      (st = last_count(&prefix, &groups)) || (st = group_values(x, d, &sorted, &prefix, groups, moved_shape, values)))
+    goto finish;
+  if (inverse) { /* each slice's group: its prefix count less one, put back in x's order */
+    if ((st = vkt_binary(VKT_OP_SUB, (vkt_operand){.t = &prefix}, (vkt_operand){.s = one}, one, NULL, &group)))
+      goto finish;
+    if (consecutive)
+      vkt_tensor_share(inverse, &group);
+    else if (!(st = vkt_tensor_empty(inverse, vkt_tensor_device(x), VKT_INT64, 1, prefix.shape)))
+      st = compact(VKT_COMPACT_SCATTER, inverse, &perm, &group);
+    if (st)
+      goto finish;
+  }
+  if (counts && (st = group_counts(&prefix, groups, counts)) && inverse)
+    vkt_tensor_release(inverse);
+finish:
+  if (st)
+    vkt_tensor_release(values);
+  vkt_tensor *tmp[] = {&rows, &perm, &sorted, &flags, &prefix, &group};
+  for (int k = 0; k < 6; k++)
     vkt_tensor_release(tmp[k]);
   return st;
 }

@@ -42,6 +42,10 @@ vkt_status vkt_nonzero(const vkt_tensor *x, vkt_tensor *out);
  * element (x's shape) and each value's count, each where asked for (inverse, counts non-NULL). */
 vkt_status vkt_unique(const vkt_tensor *x, bool consecutive, vkt_tensor *values, vkt_tensor *inverse,
                       vkt_tensor *counts);
+/* The same over the slices of x along dim (unique(dim=)): the distinct slices in lexicographic order (consecutive:
+ * of runs of equal slices, in x's order), each slice's group (int64 [x.shape[dim]]) and each group's size. */
+vkt_status vkt_unique_dim(const vkt_tensor *x, int64_t dim, bool consecutive, vkt_tensor *values, vkt_tensor *inverse,
+                          vkt_tensor *counts);
 
 /* ---- searchsorted and bucketize (search.c) ---- */
 

@@ -185,8 +185,10 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     LOSS(VKT_OP_NLL_LOSS_BACKWARD, "nll_loss_backward", "#define OP_NLL\n", vkt_cpu_loss_backward),
     [VKT_OP_OPTIMIZER_STEP] = {"optimizer_step", "optim.comp", "", vkt_optim_supports, vkt_optim_launch, vkt_cpu_optim,
                                NULL, NULL, 0},
+    /* linear algebra */
+    [VKT_OP_SVD] = {"svd", "svd.comp", "", vkt_svd_supports, vkt_svd_launch, vkt_cpu_svd, NULL, NULL, 0},
 };
-static_assert(VKT_OP_COUNT == 141, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 142, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

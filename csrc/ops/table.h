@@ -164,6 +164,8 @@ typedef enum {
   VKT_OP_NLL_LOSS_BACKWARD,
   /* one optimizer step over one parameter, its state updated in the same pass (optim.c) */
   VKT_OP_OPTIMIZER_STEP,
+  /* linear algebra (linalg.c): the batched Jacobi SVD */
+  VKT_OP_SVD,
   VKT_OP_COUNT
 } vkt_op_id;
 
@@ -286,6 +288,9 @@ bool vkt_loss_supports(const vkt_op *op, const vkt_op_args *a, const char **why)
 vkt_status vkt_loss_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_loss(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_loss_backward(const vkt_op *op, const vkt_op_args *a);
+bool vkt_svd_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_svd_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_svd(const vkt_op *op, const vkt_op_args *a);
 /* The optimizer step's args: base first, so its launch and CPU kernel take &args.base as a vkt_op_args
  * and cast it back. base.out is the (contiguous) parameter, base.in[0] its gradient. */
 typedef struct {

@@ -635,7 +635,8 @@ static int add_functions(PyObject *module) {
                              vkt_shape_functions,       vkt_cpu_functions,      vkt_elementwise_more_functions,
                              vkt_sort_functions,        vkt_index_functions,    vkt_layout_functions,
                              vkt_creation_functions,    vkt_autograd_functions, vkt_nn_functions,
-                             vkt_loss_functions,        vkt_optim_functions,    vkt_kernel_functions};
+                             vkt_loss_functions,        vkt_optim_functions,    vkt_kernel_functions,
+                             vkt_linalg_functions};
   for (size_t i = 0; i < sizeof families / sizeof *families; i++)
     if (vkt_guard_methods(families[i]) < 0 || PyModule_AddFunctions(module, families[i]) < 0)
       return -1;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../autograd/linalg.h"
 #include "../ops/reduce.h"
 
 /* How each binding parses and what it runs. */
@@ -333,16 +334,12 @@ static PyObject *f_aminmax(PyObject *mod, PyObject *args, PyObject *kwargs) {
   return aminmax(NULL, args, kwargs);
 }
 
-/* An ord / p argument: a number (inf included) into *v, or the string fro (*fro) or nuc, which needs the
- * singular values vkt does not compute. */
+/* An ord / p argument: a number (inf included) into *v, or the string fro (*fro); the callers take nuc first. */
 static int parse_ord(PyObject *o, const char *name, double *v, bool *fro) {
   *fro = false;
   if (PyUnicode_Check(o)) {
     if (PyUnicode_CompareWithASCIIString(o, "fro") == 0)
       return *fro = true, 0;
-    if (PyUnicode_CompareWithASCIIString(o, "nuc") == 0)
-      return PyErr_Format(PyExc_RuntimeError, "%s: ord 'nuc' needs singular values, which vkt does not compute", name),
-             -1;
     return PyErr_Format(PyExc_RuntimeError, "%s: Order %U not supported.", name, o), -1;
   }
   *v = PyFloat_AsDouble(o);
@@ -400,15 +397,12 @@ static PyObject *f_matrix_norm(PyObject *mod, PyObject *args, PyObject *kwargs) 
   if (!t)
     return PyErr_Format(PyExc_TypeError, "linalg_matrix_norm(): argument 'A' must be Tensor, not %R",
                         (PyObject *)Py_TYPE(x));
+  if (ord_o && vkt_py_sv_ord(ord_o) >= 0)
+    return vkt_py_matrix_norm_sv(args, kwargs);
   if (ord_o && parse_ord(ord_o, "linalg.matrix_norm", &ord, &fro) < 0)
     return NULL;
   if (!fro && !isinf(ord) && ord != 1 && ord != -1)
-    return vkt_raise(ord == 2 || ord == -2
-                         ? vkt_fail(VKT_ERR_RUNTIME,
-                                    "linalg.matrix_norm: ord %g needs singular values, which vkt "
-                                    "does not compute",
-                                    ord)
-                         : vkt_fail(VKT_ERR_RUNTIME, "linalg.matrix_norm: Order %g not supported.", ord));
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "linalg.matrix_norm: Order %g not supported.", ord));
   if (dim && !PyArg_ParseTuple(dim, "LL:matrix_norm", &d0, &d1))
     return NULL;
   if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0)
@@ -417,7 +411,34 @@ static PyObject *f_matrix_norm(PyObject *mod, PyObject *args, PyObject *kwargs) 
   return vkt_py_result(vkt_matrix_norm(t, fro, ord, d0, d1, keepdim, given ? (int)dtype : -1, &out), &out);
 }
 
-/* norm(input, p='fro', dim=None, keepdim=False, dtype=None): fro is the 2-norm over dim */
+/* norm(p='nuc'): linalg.matrix_norm over the two dims of dim (None: every dim), as torch.norm hands it over */
+static PyObject *nuclear_norm(const vkt_var *x, PyObject *dim, int keepdim, PyObject *dtype_o) {
+  uint32_t mask;
+  vkt_dtype dtype;
+  bool given;
+  int64_t d[2];
+  int n = 0;
+  char got[64] = "";
+  if (x->t.ndim < 2)
+    return vkt_raise(
+        vkt_fail(VKT_ERR_RUNTIME, "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."));
+  if (vkt_py_dims(dim, x->t.ndim, &mask) < 0 || vkt_parse_dtype(dtype_o, &dtype, &given) < 0)
+    return NULL;
+  for (int k = 0; k < x->t.ndim; k++)
+    if (mask >> k & 1) {
+      snprintf(got + strlen(got), sizeof got - strlen(got), n ? " %d" : "%d", k);
+      if (n < 2)
+        d[n] = k;
+      n++;
+    }
+  if (n != 2)
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "linalg.matrix_norm: dim must be a 2-tuple. Got %s", got));
+  vkt_var out;
+  vkt_status st = vkt_ag_matrix_norm_sv(x, VKT_SV_NUC, d[0], d[1], keepdim, given ? (int)dtype : -1, &out);
+  return vkt_py_var_result(st, &out);
+}
+
+/* norm(input, p='fro', dim=None, keepdim=False, dtype=None): fro is the 2-norm over dim; nuc the nuclear norm */
 static PyObject *norm(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"input", "p", "dim", "keepdim", "dtype", NULL};
   PyObject *x = self, *p = NULL, *dim = Py_None, *dtype_o = Py_None;
@@ -432,6 +453,8 @@ static PyObject *norm(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   if (!t)
     return PyErr_Format(PyExc_TypeError, "norm(): argument 'input' must be Tensor, not %R", (PyObject *)Py_TYPE(x));
+  if (p && PyUnicode_Check(p) && PyUnicode_CompareWithASCIIString(p, "nuc") == 0)
+    return nuclear_norm(vkt_var_of(x), dim, keepdim, dtype_o);
   if ((p && p != Py_None && parse_ord(p, "norm", &ord, &fro) < 0) || norm_dims(dim, dtype_o, t, &o) < 0)
     return NULL;
   vkt_var out;

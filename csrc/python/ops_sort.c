@@ -383,9 +383,25 @@ static PyObject *f_argwhere(PyObject *mod, PyObject *args, PyObject *kwargs) {
   return nonzero(NULL, args, kwargs, "argwhere");
 }
 
+/* unique's dim: an int, with PyTorch's errors (its unique(dim=) is unique_dim(input, dim, ...)) */
+static int unique_dim_arg(PyObject *o, bool consecutive, int64_t *d) {
+  if (PyIndex_Check(o) && !PyBool_Check(o)) {
+    *d = PyLong_AsLongLong(o);
+    return *d == -1 && PyErr_Occurred() ? -1 : 0;
+  }
+  PyObject *type = PyType_GetName(Py_TYPE(o));
+  if (type)
+    PyErr_Format(PyExc_TypeError, "%s must be int, not %U",
+                 consecutive ? "unique_consecutive(): argument 'dim'" : "unique_dim(): argument 'dim' (position 2)",
+                 type);
+  Py_XDECREF(type);
+  return -1;
+}
+
 /* unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None) and
  * unique_consecutive(input, return_inverse=False, return_counts=False, dim=None): the values, or a tuple
- * with the inverse and/or counts after them. Always sorted, which sorted=False allows. */
+ * with the inverse and/or counts after them. Always sorted, which sorted=False allows; with dim, of the slices
+ * along dim (sorted lexicographically). */
 static PyObject *unique(PyObject *self, PyObject *args, PyObject *kwargs, bool consecutive) {
   static char *kw[] = {"input", "sorted", "return_inverse", "return_counts", "dim", NULL};
   static char *kw_c[] = {"input", "return_inverse", "return_counts", "dim", NULL};
@@ -403,10 +419,14 @@ static PyObject *unique(PyObject *self, PyObject *args, PyObject *kwargs, bool c
   if (!ok || !(t = input_of(x, name)) || bool_arg(sorted_o, &sorted) < 0 || bool_arg(inv_o, &want_inv) < 0 ||
       bool_arg(cnt_o, &want_cnt) < 0)
     return NULL;
-  if (dim != Py_None)
-    return PyErr_Format(PyExc_NotImplementedError, "%s(): vkt takes dim=None only (the distinct elements)", name);
+  int64_t d = 0;
+  if (dim != Py_None && unique_dim_arg(dim, consecutive, &d) < 0)
+    return NULL;
   vkt_tensor values, inverse, counts;
-  vkt_status st = vkt_unique(t, consecutive, &values, want_inv ? &inverse : NULL, want_cnt ? &counts : NULL);
+  vkt_status st =
+      dim == Py_None
+          ? vkt_unique(t, consecutive, &values, want_inv ? &inverse : NULL, want_cnt ? &counts : NULL)
+          : vkt_unique_dim(t, d, consecutive, &values, want_inv ? &inverse : NULL, want_cnt ? &counts : NULL);
   if (st)
     return vkt_raise(st);
   if (!want_inv && !want_cnt)

@@ -128,6 +128,11 @@ int vkt_autograd_add(PyObject *module);
 int vkt_guard_methods(PyMethodDef *defs);
 void vkt_cpu_locate_blas(void);
 extern PyMethodDef vkt_sort_methods[], vkt_sort_functions[]; /* scans, sorting and selection */
+/* ops_linalg.c: svd, svdvals; matrix_norm's ords of singular values ('nuc', 2, -2: vkt_py_sv_ord is their
+ * vkt_sv_norm, else -1), which ops_reduce.c's matrix_norm hands to vkt_py_matrix_norm_sv with its arguments. */
+extern PyMethodDef vkt_linalg_functions[];
+int vkt_py_sv_ord(PyObject *ord);
+PyObject *vkt_py_matrix_norm_sv(PyObject *args, PyObject *kwargs);
 /* Tensor slots the families own: a @ b, and t[key] = value. */
 PyObject *vkt_py_matmul(PyObject *a, PyObject *b);
 int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value);

@@ -1,6 +1,8 @@
-"""vkt.linalg: the linear-algebra namespace, as torch.linalg (vector_norm and matrix_norm are C, in vkt._C;
-norm chooses between them as torch.linalg.norm does)."""
+"""vkt.linalg: the linear-algebra namespace, as torch.linalg (vector_norm, matrix_norm, svd and svdvals are C,
+in vkt._C; norm chooses between the norms as torch.linalg.norm does)."""
 from ._C import _linalg_matrix_norm as matrix_norm  # noqa: F401
+from ._C import _linalg_svd as svd  # noqa: F401
+from ._C import _linalg_svdvals as svdvals  # noqa: F401
 from ._C import _linalg_vector_norm as vector_norm  # noqa: F401
 from .functional import linalg_cross as cross  # noqa: F401,E402
 

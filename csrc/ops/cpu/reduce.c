@@ -127,31 +127,33 @@ PROD_DENSE(prod_f64, double, double)
 PROD_DENSE(prod_i32, int32_t, uint64_t) /* wrapping, as the int64 math does */
 PROD_DENSE(prod_i64, int64_t, uint64_t)
 
-/* The position of the first NaN, else of the first element that no other is CMP than (n >= 1). */
+/* The position of the first NaN, else of the first element that no other is CMP than (n >= 1): 16 lanes of
+ * extremes where a NaN sticks, then a search for the extreme 16 elements a step (an OR of compares) before the
+ * element by element one, so that both passes vectorise. */
 #define BEST_DENSE(NAME, T, CMP)                                                                                       \
   VKT_SIMD static int64_t NAME(const T *p, int64_t n) {                                                                \
-    T lane[8], m;                                                                                                      \
-    int64_t nans = 0, r = 0, at = 0;                                                                                   \
-    for (int k = 0; k < 8; k++)                                                                                        \
+    T lane[16], m;                                                                                                     \
+    int64_t r = 0, at = 0;                                                                                             \
+    for (int k = 0; k < 16; k++)                                                                                       \
       lane[k] = p[0];                                                                                                  \
-    for (; r + 8 <= n; r += 8)                                                                                         \
-      for (int k = 0; k < 8; k++) {                                                                                    \
-        nans += p[r + k] != p[r + k];                                                                                  \
-        lane[k] = p[r + k] CMP lane[k] ? p[r + k] : lane[k];                                                           \
-      }                                                                                                                \
-    for (; r < n; r++) {                                                                                               \
-      nans += p[r] != p[r];                                                                                            \
-      lane[0] = p[r] CMP lane[0] ? p[r] : lane[0];                                                                     \
-    }                                                                                                                  \
+    for (; r + 16 <= n; r += 16)                                                                                       \
+      for (int k = 0; k < 16; k++)                                                                                     \
+        lane[k] = lane[k] == lane[k] && (p[r + k] CMP lane[k] || p[r + k] != p[r + k]) ? p[r + k] : lane[k];           \
+    for (; r < n; r++)                                                                                                 \
+      lane[0] = lane[0] == lane[0] && (p[r] CMP lane[0] || p[r] != p[r]) ? p[r] : lane[0];                             \
     m = lane[0];                                                                                                       \
-    for (int k = 1; k < 8; k++)                                                                                        \
-      m = lane[k] CMP m ? lane[k] : m;                                                                                 \
-    if (nans)                                                                                                          \
-      while (p[at] == p[at])                                                                                           \
-        at++;                                                                                                          \
-    else                                                                                                               \
-      while (p[at] != m)                                                                                               \
-        at++;                                                                                                          \
+    for (int k = 1; k < 16; k++)                                                                                       \
+      m = m == m && (lane[k] CMP m || lane[k] != lane[k]) ? lane[k] : m;                                               \
+    bool nan = m != m;                                                                                                 \
+    for (; at + 16 <= n; at += 16) {                                                                                   \
+      int hit = 0;                                                                                                     \
+      for (int k = 0; k < 16; k++)                                                                                     \
+        hit |= nan ? p[at + k] != p[at + k] : p[at + k] == m;                                                          \
+      if (hit)                                                                                                         \
+        break;                                                                                                         \
+    }                                                                                                                  \
+    while (nan ? p[at] == p[at] : p[at] != m)                                                                          \
+      at++;                                                                                                            \
     return at;                                                                                                         \
   }
 BEST_DENSE(max_f32, float, >)
@@ -275,7 +277,7 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
 
 /* softmax_row's math on a dense row of float32 or float64 computed in its own dtype and written densely: a NaN
  * anywhere makes the max NaN, and so every output. */
-#define SOFTMAX_DENSE(NAME, T)                                                                                         \
+#define SOFTMAX_DENSE(NAME, T, EXP)                                                                                    \
   VKT_SIMD static void NAME(const T *x, T *y, int64_t n, bool log_out) {                                               \
     T lane[8], m;                                                                                                      \
     int nans = 0;                                                                                                      \
@@ -297,15 +299,19 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
     bool nan = nans > 0;                                                                                               \
     double acc[8] = {0}, s = 0, mm = nan ? NAN : (double)m;                                                            \
     r = 0;                                                                                                             \
-    for (; r + 8 <= n; r += 8) /* 8 partial sums, so that the loop vectorises */                                       \
-      for (int k = 0; k < 8; k++) {                                                                                    \
-        double e = vkt_exp((double)x[r + k] - mm);                                                                     \
-        acc[k] += e;                                                                                                   \
-        if (!log_out)                                                                                                  \
+    if (log_out) /* 8 partial sums, so that the loops vectorise; softmax keeps each exp for its last pass */           \
+      for (; r + 8 <= n; r += 8)                                                                                       \
+        for (int k = 0; k < 8; k++)                                                                                    \
+          acc[k] += EXP(x[r + k], mm);                                                                                 \
+    else                                                                                                               \
+      for (; r + 8 <= n; r += 8)                                                                                       \
+        for (int k = 0; k < 8; k++) {                                                                                  \
+          double e = EXP(x[r + k], mm);                                                                                \
+          acc[k] += e;                                                                                                 \
           y[r + k] = (T)e;                                                                                             \
-      }                                                                                                                \
+        }                                                                                                              \
     for (; r < n; r++) {                                                                                               \
-      double e = vkt_exp((double)x[r] - mm);                                                                           \
+      double e = EXP(x[r], mm);                                                                                        \
       s += e;                                                                                                          \
       if (!log_out)                                                                                                    \
         y[r] = (T)e;                                                                                                   \
@@ -319,8 +325,11 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
       for (r = 0; r < n; r++)                                                                                          \
         y[r] = (T)((double)y[r] / s);                                                                                  \
   }
-SOFTMAX_DENSE(softmax_f32, float)
-SOFTMAX_DENSE(softmax_f64, double)
+/* float32 rows take exp in float32, as PyTorch does: twice the lanes and half the polynomial of float64's. */
+#define EXP_F32(x, m) ((double)vkt_expf((x) - (float)(m)))
+#define EXP_F64(x, m) vkt_exp((double)(x) - (m))
+SOFTMAX_DENSE(softmax_f32, float, EXP_F32)
+SOFTMAX_DENSE(softmax_f64, double, EXP_F64)
 
 /* Whether a softmax row takes softmax_f32/f64. */
 static bool dense_softmax(const vkt_op_args *a, const vkt_reduce_layout *l) {

@@ -317,13 +317,13 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
         y[r] = (T)e;                                                                                                   \
     }                                                                                                                  \
     s += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));                            \
-    double ls = log(s);                                                                                                \
+    double ls = log(s), inv = 1 / s;                                                                                   \
     if (log_out)                                                                                                       \
       for (r = 0; r < n; r++)                                                                                          \
         y[r] = (T)(((double)x[r] - mm) - ls);                                                                          \
-    else /* the exps stored above, whose second rounding (float32) stays within an ulp */                              \
+    else /* the exps stored above times 1 / s (a multiply an element, not a division), as PyTorch does */              \
       for (r = 0; r < n; r++)                                                                                          \
-        y[r] = (T)((double)y[r] / s);                                                                                  \
+        y[r] = (T)((double)y[r] * inv);                                                                                \
   }
 /* float32 rows take exp in float32, as PyTorch does: twice the lanes and half the polynomial of float64's. */
 #define EXP_F32(x, m) ((double)vkt_expf((x) - (float)(m)))

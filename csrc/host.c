@@ -1,7 +1,8 @@
 /* host.c: the cpu device's tensor memory. glibc hands a freed block at the top of its heap back to the kernel,
  * so the next tensor of that size faults every page in again: in `x * 2 + 1` at 2^22 float32 the temporary of
- * `x * 2` did so on each call, half of the page faults and the time (NumPy writes the `+ 1` into its temporary
- * instead). The last few freed large blocks are kept here and handed out again to a tensor of the same size. */
+ * `x * 2` did so on each call (perf stat over 140 calls: 150,784 page faults, 68,807 with this cache, NumPy's
+ * `a * 2 + 1` 83,277, which writes the `+ 1` into its temporary). The last few freed large blocks are kept here
+ * and handed out again to a tensor of the same size. */
 #include "host.h"
 
 #include <pthread.h>

@@ -1,7 +1,8 @@
 /* cpu/reduce.c: the reduce family on strided host views, row by row over the layout the shader uses, rows
  * shared among the pool's threads. Float math runs in double (sums pairwise, as NumPy's), integer math in int64
- * with wrap-around; var takes two passes and softmax three, as in the shader. Sums of float32 and float64 read
- * dense rows in place and softmax's exp vectorises (vkt_exp); a whole-tensor sum is split into fixed blocks
+ * with wrap-around; var takes two passes and softmax three, as in the shader. Sums, products, extremes and var
+ * of float32, float64, int32 and int64 read dense rows in place through typed loops, and softmax's exp vectorises
+ * (vkt_expf for float32 rows, vkt_exp for float64); a whole-tensor sum is split into fixed blocks
  * summed in parallel and column sums add whole rows at a time, so that no result depends on the number of
  * threads. The cpu device's kernel and the shader's reference. */
 #include <math.h>

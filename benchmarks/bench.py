@@ -341,6 +341,12 @@ def cpu_cases(peer, n=2**22, matmul=1024, n_ops=1000):
     b = rng.standard_normal(n, dtype=np.float32)
     rows = a.reshape(-1, 4096)
     x, y, xr = vkt.tensor(a), vkt.tensor(b), vkt.tensor(rows)
+    ah, au, am = a.astype(np.float16), (a * 50).astype(np.uint8), a > 0
+    h, u, m = vkt.tensor(ah), vkt.tensor(au), vkt.tensor(am)
+
+    def log_softmax(r):
+        shifted = r - r.max(1, keepdims=True)
+        return shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
 
     def nothing():
         pass
@@ -354,7 +360,15 @@ def cpu_cases(peer, n=2**22, matmul=1024, n_ops=1000):
              ("mean (all)", lambda: x.mean(), lambda: a.mean(), 1),
              ("sum (dim=1)", lambda: xr.sum(dim=1), lambda: rows.sum(1), 1),
              ("sum (dim=0)", lambda: xr.sum(dim=0), lambda: rows.sum(0), 1),
-             ("softmax (dim=1)", lambda: xr.softmax(dim=1), lambda: np.exp(rows - rows.max(1, keepdims=True)), 2)]
+             ("softmax (dim=1)", lambda: xr.softmax(dim=1), lambda: np.exp(rows - rows.max(1, keepdims=True)), 2),
+             ("log_softmax (dim=1)", lambda: xr.log_softmax(dim=1), lambda: log_softmax(rows), 2),
+             ("prod (dim=1)", lambda: xr.prod(dim=1), lambda: rows.prod(1), 1),
+             ("amax (dim=1)", lambda: xr.amax(dim=1), lambda: rows.max(1), 1),
+             ("argmax (dim=1)", lambda: xr.argmax(dim=1), lambda: rows.argmax(1), 1),
+             ("var (dim=1)", lambda: xr.var(dim=1), lambda: rows.var(1, ddof=1), 1),
+             ("add float16", lambda: h + h, lambda: ah + ah, 1.5),
+             ("add uint8", lambda: u + u, lambda: au + au, 0.75),
+             ("logical_and bool", lambda: m & m, lambda: am & am, 0.75)]
     for name, run, ref, passes in cases:
         yield {"op": f"cpu {name}", "shape": size, "vkt": timed(run, nothing, 20), "peer": timed(ref, nothing, 20),
                "bytes": passes * a.nbytes}

@@ -1,6 +1,8 @@
 /* tensor.c: storage lifetime and the view operations, which only rewrite shape, strides and offset. */
 #include "tensor.h"
 
+#include "host.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,7 @@ static vkt_status storage_new(int device, uint64_t nbytes, bool lazy, vkt_storag
   vkt_status st = VKT_OK;
   if (device == VKT_CPU) {
     /* 64-byte alignment suits SIMD loads and DLPack consumers. */
-    s->host = aligned_alloc(64, (nbytes + 63) / 64 * 64 + 64);
+    s->host = vkt_host_alloc(nbytes);
     if (!s->host)
       st = vkt_fail(VKT_ERR_NOMEM, "out of host memory allocating %llu bytes", (unsigned long long)nbytes);
     else if (nbytes >= HUGE_MIN)
@@ -36,7 +38,7 @@ static vkt_status storage_new(int device, uint64_t nbytes, bool lazy, vkt_storag
     st = vkt_storage_allocate(s);
   }
   if (st) {
-    free(s->host);
+    vkt_host_free(s->host, nbytes);
     free(s);
     return st;
   }
@@ -81,7 +83,7 @@ void vkt_storage_decref(vkt_storage *s) {
   else if (s->dev && vkt_runtime_available()) /* after shutdown the device and its blocks are gone */
     vkt_mem_free(s->dev, &s->alloc, s->last_use);
   else
-    free(s->host);
+    vkt_host_free(s->host, s->nbytes);
   free(s);
 }
 

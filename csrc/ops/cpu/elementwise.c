@@ -36,7 +36,7 @@ static vkt_scalar as_compute(vkt_scalar v, vkt_dtype compute) {
   return (vkt_scalar){true, f, 0};
 }
 
-/* One element through vkt_scalar: mixed dtypes, float16, uint8, bool, where. */
+/* One element through vkt_scalar: mixed dtypes and where, which have no typed loop. */
 static void generic_one(const ew_job *j, char *const *p) {
   const vkt_op_args *a = j->a;
   const vkt_op *op = j->op;

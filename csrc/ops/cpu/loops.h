@@ -14,8 +14,9 @@
 typedef void vkt_math_loop(char *o, const char *x, const char *y, int64_t n, const int64_t *strides,
                            const vkt_op_args *args);
 
-/* The compute dtypes with typed loops, and which operands are scalars. */
-enum { VKT_LOOP_F32, VKT_LOOP_F64, VKT_LOOP_I32, VKT_LOOP_I64, VKT_LOOP_DTYPES };
+/* The compute dtypes with typed loops (bool computes as uint8 with a bool output), and which operands are
+ * scalars. */
+enum { VKT_LOOP_F32, VKT_LOOP_F64, VKT_LOOP_I32, VKT_LOOP_I64, VKT_LOOP_F16, VKT_LOOP_U8, VKT_LOOP_DTYPES };
 enum { VKT_LOOP_TENSORS, VKT_LOOP_Y_SCALAR, VKT_LOOP_X_SCALAR, VKT_LOOP_FORMS };
 
 /* An op's loops: [dtype][bool output][form]. */
@@ -85,7 +86,11 @@ vkt_math_loop *vkt_math_loop_for(const vkt_op *op, const vkt_op_args *a);
   VKT_LOOP_FORMS_OF(name##_i32, int32_t, int32_t, int64_t, VKT_EXPR_I, VKT_PARAMS_I, name)                             \
   VKT_LOOP_FORMS_OF(name##_i32b, uint8_t, int32_t, int64_t, VKT_EXPR_IB, VKT_PARAMS_I, name)                           \
   VKT_LOOP_FORMS_OF(name##_i64, int64_t, int64_t, int64_t, VKT_EXPR_I, VKT_PARAMS_I, name)                             \
-  VKT_LOOP_FORMS_OF(name##_i64b, uint8_t, int64_t, int64_t, VKT_EXPR_IB, VKT_PARAMS_I, name)
+  VKT_LOOP_FORMS_OF(name##_i64b, uint8_t, int64_t, int64_t, VKT_EXPR_IB, VKT_PARAMS_I, name)                           \
+  VKT_LOOP_FORMS_OF(name##_f16, _Float16, _Float16, double, VKT_EXPR_F, VKT_PARAMS_F, name)                            \
+  VKT_LOOP_FORMS_OF(name##_f16b, uint8_t, _Float16, double, VKT_EXPR_FB, VKT_PARAMS_F, name)                           \
+  VKT_LOOP_FORMS_OF(name##_u8, uint8_t, uint8_t, int64_t, VKT_EXPR_I, VKT_PARAMS_I, name)                              \
+  VKT_LOOP_FORMS_OF(name##_u8b, uint8_t, uint8_t, int64_t, VKT_EXPR_IB, VKT_PARAMS_I, name)
 
 #define VKT_LOOP_ROW(name, dt)                                                                                         \
   {                                                                                                                    \
@@ -94,6 +99,8 @@ vkt_math_loop *vkt_math_loop_for(const vkt_op *op, const vkt_op_args *a);
     }                                                                                                                  \
   }
 #define VKT_MATH_LOOPS_ENTRY(name)                                                                                     \
-  {vkt_f_##name, {VKT_LOOP_ROW(name, f32), VKT_LOOP_ROW(name, f64), VKT_LOOP_ROW(name, i32), VKT_LOOP_ROW(name, i64)}},
+  {vkt_f_##name,                                                                                                       \
+   {VKT_LOOP_ROW(name, f32), VKT_LOOP_ROW(name, f64), VKT_LOOP_ROW(name, i32), VKT_LOOP_ROW(name, i64),                \
+    VKT_LOOP_ROW(name, f16), VKT_LOOP_ROW(name, u8)}},
 
 #endif

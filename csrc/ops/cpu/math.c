@@ -253,6 +253,9 @@ static int loop_dtype(vkt_dtype d) {
   case VKT_FLOAT64: return VKT_LOOP_F64;
   case VKT_INT32: return VKT_LOOP_I32;
   case VKT_INT64: return VKT_LOOP_I64;
+  case VKT_FLOAT16: return VKT_LOOP_F16; /* rounded once, from float64 to float16, as the generic path does */
+  case VKT_UINT8:
+  case VKT_BOOL: return VKT_LOOP_U8;
   default: return -1;
   }
 }

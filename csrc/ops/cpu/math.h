@@ -63,4 +63,29 @@ static inline double vkt_exp(double x) {
   return p * s1 * s2;
 }
 
+/* exp(x) of a float32 in float32 arithmetic, as vkt_exp computes it in float64: softmax's float32 rows take it,
+ * where the float64 exp's degree-13 polynomial on half the lanes cost it half of NumPy's speed. e^r by its Taylor
+ * series to degree 7 (|r| <= ln 2 / 2: truncation below 6e-9); within 2 ulp of the float32 of libm's exp. */
+static inline float vkt_expf(float x) {
+  const float shifter = 0x1.8p23f;
+  float xc = x < -104.0f ? -104.0f : x > 89.0f ? 89.0f : x, k = xc * 0x1.715476p0f + shifter, n = k - shifter;
+  float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f; /* Cephes' split of ln 2: n times the high part is exact */
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  int32_t kb, shifter_bits;
+  memcpy(&kb, &k, sizeof kb);
+  memcpy(&shifter_bits, &shifter, sizeof shifter_bits);
+  int32_t n1 = (kb - shifter_bits) >> 1, n2 = (kb - shifter_bits) - n1, e1 = (n1 + 127) << 23, e2 = (n2 + 127) << 23;
+  float s1, s2;
+  memcpy(&s1, &e1, sizeof s1);
+  memcpy(&s2, &e2, sizeof s2);
+  return p * s1 * s2;
+}
+
 #endif

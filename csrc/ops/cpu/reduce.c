@@ -1,7 +1,8 @@
 /* cpu/reduce.c: the reduce family on strided host views, row by row over the layout the shader uses, rows
  * shared among the pool's threads. Float math runs in double (sums pairwise, as NumPy's), integer math in int64
- * with wrap-around; var takes two passes and softmax three, as in the shader. Sums of float32 and float64 read
- * dense rows in place and softmax's exp vectorises (vkt_exp); a whole-tensor sum is split into fixed blocks
+ * with wrap-around; var takes two passes and softmax three, as in the shader. Sums, products, extremes and var
+ * of float32, float64, int32 and int64 read dense rows in place through typed loops, and softmax's exp vectorises
+ * (vkt_expf for float32 rows, vkt_exp for float64); a whole-tensor sum is split into fixed blocks
  * summed in parallel and column sums add whole rows at a time, so that no result depends on the number of
  * threads. The cpu device's kernel and the shader's reference. */
 #include <math.h>
@@ -35,30 +36,34 @@ static vkt_scalar load(const row *w, int64_t r) {
  * compiler vectorises), blocks combined by halving. The error grows with log(n), not n, and there is no
  * compensation term, whose inf - inf would turn an infinite sum into NaN. */
 #define PW_BLOCK 128
-#define PAIRWISE(NAME, T)                                                                                              \
-  VKT_SIMD static double NAME(const T *p, int64_t n) {                                                                 \
+#define PAIRWISE(NAME, T, V)                                                                                           \
+  VKT_SIMD static double NAME(const T *p, int64_t n, double shift) {                                                   \
     if (n > PW_BLOCK) {                                                                                                \
       int64_t h = n / 2;                                                                                               \
       h -= h % 8;                                                                                                      \
-      return NAME(p, h) + NAME(p + h, n - h);                                                                          \
+      return NAME(p, h, shift) + NAME(p + h, n - h, shift);                                                            \
     }                                                                                                                  \
     double s = 0;                                                                                                      \
     int64_t i = 0;                                                                                                     \
     if (n >= 8) {                                                                                                      \
       double r[8];                                                                                                     \
       for (int k = 0; k < 8; k++)                                                                                      \
-        r[k] = (double)p[k];                                                                                           \
+        r[k] = V(p[k]);                                                                                                \
       for (i = 8; i + 8 <= n; i += 8)                                                                                  \
         for (int k = 0; k < 8; k++)                                                                                    \
-          r[k] += (double)p[i + k];                                                                                    \
+          r[k] += V(p[i + k]);                                                                                         \
       s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));                                           \
     }                                                                                                                  \
     for (; i < n; i++)                                                                                                 \
-      s += (double)p[i];                                                                                               \
+      s += V(p[i]);                                                                                                    \
     return s;                                                                                                          \
   }
-PAIRWISE(pairwise_f32, float)
-PAIRWISE(pairwise_f64, double)
+#define PLAIN(x) ((void)shift, (double)(x))
+#define SQUARED(x) (((double)(x)-shift) * ((double)(x)-shift))
+PAIRWISE(pairwise_f32, float, PLAIN)
+PAIRWISE(pairwise_f64, double, PLAIN)
+PAIRWISE(squares_f32, float, SQUARED) /* var's second pass, with the mean as shift */
+PAIRWISE(squares_f64, double, SQUARED)
 
 /* Elements [lo, lo + n) of the row, (x - shift)^power, summed pairwise: leaves of PW_BLOCK loaded elements. */
 static double sum_range(const row *w, int64_t lo, int64_t n, double shift, int power) {
@@ -72,7 +77,7 @@ static double sum_range(const row *w, int64_t lo, int64_t n, double shift, int p
     double x = load(w, lo + i).f - shift;
     buf[i] = power == 2 ? x * x : x;
   }
-  return pairwise_f64(buf, n);
+  return pairwise_f64(buf, n, 0);
 }
 
 /* The row's elements where they lie in one dense run (NULL elsewhere). */
@@ -98,18 +103,94 @@ static vkt_scalar sum_row(const row *w, double shift, int power) {
   }
   bool plain = run && power == 1 && shift == 0 && w->dtype == w->compute;
   if (plain && w->dtype == VKT_FLOAT32)
-    return (vkt_scalar){true, pairwise_f32((const float *)run, w->l->nred), 0};
+    return (vkt_scalar){true, pairwise_f32((const float *)run, w->l->nred, 0), 0};
   if (plain && w->dtype == VKT_FLOAT64)
-    return (vkt_scalar){true, pairwise_f64((const double *)run, w->l->nred), 0};
+    return (vkt_scalar){true, pairwise_f64((const double *)run, w->l->nred, 0), 0};
   return (vkt_scalar){true, sum_range(w, 0, w->l->nred, shift, power), 0};
+}
+
+/* Typed loops over a dense run of float32, float64, int32 or int64 (dense_typed says when), which the compiler
+ * vectorises: 8 lanes of products, and of extremes with a NaN count, where the generic loops load element by
+ * element through vkt_scalar. */
+#define PROD_DENSE(NAME, T, ACC)                                                                                       \
+  VKT_SIMD static ACC NAME(const T *p, int64_t n) {                                                                    \
+    ACC lane[8] = {1, 1, 1, 1, 1, 1, 1, 1};                                                                            \
+    int64_t r = 0;                                                                                                     \
+    for (; r + 8 <= n; r += 8)                                                                                         \
+      for (int k = 0; k < 8; k++)                                                                                      \
+        lane[k] *= (ACC)p[r + k];                                                                                      \
+    for (; r < n; r++)                                                                                                 \
+      lane[0] *= (ACC)p[r];                                                                                            \
+    return ((lane[0] * lane[1]) * (lane[2] * lane[3])) * ((lane[4] * lane[5]) * (lane[6] * lane[7]));                  \
+  }
+PROD_DENSE(prod_f32, float, double)
+PROD_DENSE(prod_f64, double, double)
+PROD_DENSE(prod_i32, int32_t, uint64_t) /* wrapping, as the int64 math does */
+PROD_DENSE(prod_i64, int64_t, uint64_t)
+
+/* The position of the first NaN, else of the first element that no other is CMP than (n >= 1): 16 lanes of
+ * extremes where a NaN sticks, then a search for the extreme 16 elements a step (an OR of compares) before the
+ * element by element one, so that both passes vectorise. */
+#define BEST_DENSE(NAME, T, CMP)                                                                                       \
+  VKT_SIMD static int64_t NAME(const T *p, int64_t n) {                                                                \
+    T lane[16], m;                                                                                                     \
+    int64_t r = 0, at = 0;                                                                                             \
+    for (int k = 0; k < 16; k++)                                                                                       \
+      lane[k] = p[0];                                                                                                  \
+    for (; r + 16 <= n; r += 16)                                                                                       \
+      for (int k = 0; k < 16; k++)                                                                                     \
+        lane[k] = lane[k] == lane[k] && (p[r + k] CMP lane[k] || p[r + k] != p[r + k]) ? p[r + k] : lane[k];           \
+    for (; r < n; r++)                                                                                                 \
+      lane[0] = lane[0] == lane[0] && (p[r] CMP lane[0] || p[r] != p[r]) ? p[r] : lane[0];                             \
+    m = lane[0];                                                                                                       \
+    for (int k = 1; k < 16; k++)                                                                                       \
+      m = m == m && (lane[k] CMP m || lane[k] != lane[k]) ? lane[k] : m;                                               \
+    bool nan = m != m;                                                                                                 \
+    for (; at + 16 <= n; at += 16) {                                                                                   \
+      int hit = 0;                                                                                                     \
+      for (int k = 0; k < 16; k++)                                                                                     \
+        hit |= nan ? p[at + k] != p[at + k] : p[at + k] == m;                                                          \
+      if (hit)                                                                                                         \
+        break;                                                                                                         \
+    }                                                                                                                  \
+    while (nan ? p[at] == p[at] : p[at] != m)                                                                          \
+      at++;                                                                                                            \
+    return at;                                                                                                         \
+  }
+BEST_DENSE(max_f32, float, >)
+BEST_DENSE(max_f64, double, >)
+BEST_DENSE(max_i32, int32_t, >)
+BEST_DENSE(max_i64, int64_t, >)
+BEST_DENSE(min_f32, float, <)
+BEST_DENSE(min_f64, double, <)
+BEST_DENSE(min_i32, int32_t, <)
+BEST_DENSE(min_i64, int64_t, <)
+
+/* The row's elements when they lie densely in a dtype with typed loops and convert exactly to the compute type
+ * (NULL elsewhere). */
+static const char *dense_typed(const row *w) {
+  vkt_dtype d = w->dtype, c = w->compute;
+  bool typed = d == VKT_FLOAT32 || d == VKT_FLOAT64 || d == VKT_INT32 || d == VKT_INT64;
+  if (!typed || vkt_dtypes[d].is_float != vkt_dtypes[c].is_float || vkt_dtype_size(c) < vkt_dtype_size(d))
+    return NULL;
+  return dense_run(w);
 }
 
 /* prod, all, any */
 static vkt_scalar fold_row(const row *w, int id) {
   bool fl = vkt_dtypes[w->compute].is_float;
+  const char *run = id == VKT_OP_PROD ? dense_typed(w) : NULL;
+  int64_t n = w->l->nred;
+  switch (run ? w->dtype : VKT_DTYPE_COUNT) {
+  case VKT_FLOAT32: return (vkt_scalar){true, prod_f32((const float *)run, n), 0};
+  case VKT_FLOAT64: return (vkt_scalar){true, prod_f64((const double *)run, n), 0};
+  case VKT_INT32: return (vkt_scalar){false, 0, (int64_t)prod_i32((const int32_t *)run, n)};
+  case VKT_INT64: return (vkt_scalar){false, 0, (int64_t)prod_i64((const int64_t *)run, n)};
+  default: break;
+  }
   double f = 1;
   uint64_t i = 1;
-  for (int64_t r = 0; r < w->l->nred; r++) {
+  for (int64_t r = 0; r < n; r++) {
     vkt_scalar v = load(w, r);
     if (id != VKT_OP_PROD) {
       if ((fl ? v.f != 0 : v.i != 0) != (id == VKT_OP_ALL))
@@ -127,8 +208,18 @@ static vkt_scalar fold_row(const row *w, int id) {
 
 /* The row's largest (smallest) element and its position: the first NaN, else the first extreme. */
 static int64_t best_row(const row *w, bool largest, vkt_scalar *best) {
-  int64_t at = 0;
-  *best = load(w, 0);
+  const char *run = dense_typed(w);
+  int64_t at = 0, n = w->l->nred;
+  switch (run ? w->dtype : VKT_DTYPE_COUNT) {
+  case VKT_FLOAT32: at = largest ? max_f32((const float *)run, n) : min_f32((const float *)run, n); break;
+  case VKT_FLOAT64: at = largest ? max_f64((const double *)run, n) : min_f64((const double *)run, n); break;
+  case VKT_INT32: at = largest ? max_i32((const int32_t *)run, n) : min_i32((const int32_t *)run, n); break;
+  case VKT_INT64: at = largest ? max_i64((const int64_t *)run, n) : min_i64((const int64_t *)run, n); break;
+  default: break;
+  }
+  *best = load(w, at);
+  if (run)
+    return at;
   for (int64_t r = 1; r < w->l->nred && !(best->is_float && isnan(best->f)); r++) {
     vkt_scalar v = load(w, r);
     bool better = v.is_float ? isnan(v.f) || (largest ? v.f > best->f : v.f < best->f)
@@ -140,7 +231,14 @@ static int64_t best_row(const row *w, bool largest, vkt_scalar *best) {
 }
 
 static double var_row(const row *w, const vkt_op_args *a) {
-  double n = (double)w->l->nred, mean = sum_row(w, 0, 1).f / n, m2 = sum_row(w, mean, 2).f;
+  const char *run = vkt_dtypes[w->dtype].is_float ? dense_typed(w) : NULL;
+  double n = (double)w->l->nred, mean = sum_row(w, 0, 1).f / n, m2;
+  if (run && w->dtype == VKT_FLOAT32)
+    m2 = squares_f32((const float *)run, w->l->nred, mean);
+  else if (run && w->dtype == VKT_FLOAT64)
+    m2 = squares_f64((const double *)run, w->l->nred, mean);
+  else
+    m2 = sum_row(w, mean, 2).f;
   double d = fmax(n - a->param[0].f, 0), v = d > 0 ? m2 / d : m2 > 0 ? INFINITY : NAN;
   return a->flags & VKT_REDUCE_SQRT ? sqrt(v) : v;
 }
@@ -180,7 +278,7 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
 
 /* softmax_row's math on a dense row of float32 or float64 computed in its own dtype and written densely: a NaN
  * anywhere makes the max NaN, and so every output. */
-#define SOFTMAX_DENSE(NAME, T)                                                                                         \
+#define SOFTMAX_DENSE(NAME, T, EXP)                                                                                    \
   VKT_SIMD static void NAME(const T *x, T *y, int64_t n, bool log_out) {                                               \
     T lane[8], m;                                                                                                      \
     int nans = 0;                                                                                                      \
@@ -202,22 +300,37 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
     bool nan = nans > 0;                                                                                               \
     double acc[8] = {0}, s = 0, mm = nan ? NAN : (double)m;                                                            \
     r = 0;                                                                                                             \
-    for (; r + 8 <= n; r += 8) /* 8 partial sums, so that the loop vectorises */                                       \
-      for (int k = 0; k < 8; k++)                                                                                      \
-        acc[k] += vkt_exp((double)x[r + k] - mm);                                                                      \
-    for (; r < n; r++)                                                                                                 \
-      s += vkt_exp((double)x[r] - mm);                                                                                 \
+    if (log_out) /* 8 partial sums, so that the loops vectorise; softmax keeps each exp for its last pass */           \
+      for (; r + 8 <= n; r += 8)                                                                                       \
+        for (int k = 0; k < 8; k++)                                                                                    \
+          acc[k] += EXP(x[r + k], mm);                                                                                 \
+    else                                                                                                               \
+      for (; r + 8 <= n; r += 8)                                                                                       \
+        for (int k = 0; k < 8; k++) {                                                                                  \
+          double e = EXP(x[r + k], mm);                                                                                \
+          acc[k] += e;                                                                                                 \
+          y[r + k] = (T)e;                                                                                             \
+        }                                                                                                              \
+    for (; r < n; r++) {                                                                                               \
+      double e = EXP(x[r], mm);                                                                                        \
+      s += e;                                                                                                          \
+      if (!log_out)                                                                                                    \
+        y[r] = (T)e;                                                                                                   \
+    }                                                                                                                  \
     s += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));                            \
-    double ls = log(s);                                                                                                \
+    double ls = log(s), inv = 1 / s;                                                                                   \
     if (log_out)                                                                                                       \
       for (r = 0; r < n; r++)                                                                                          \
         y[r] = (T)(((double)x[r] - mm) - ls);                                                                          \
-    else                                                                                                               \
+    else /* the exps stored above times 1 / s (a multiply an element, not a division), as PyTorch does */              \
       for (r = 0; r < n; r++)                                                                                          \
-        y[r] = (T)(vkt_exp((double)x[r] - mm) / s);                                                                    \
+        y[r] = (T)((double)y[r] * inv);                                                                                \
   }
-SOFTMAX_DENSE(softmax_f32, float)
-SOFTMAX_DENSE(softmax_f64, double)
+/* float32 rows take exp in float32, as PyTorch does: twice the lanes and half the polynomial of float64's. */
+#define EXP_F32(x, m) ((double)vkt_expf((x) - (float)(m)))
+#define EXP_F64(x, m) vkt_exp((double)(x) - (m))
+SOFTMAX_DENSE(softmax_f32, float, EXP_F32)
+SOFTMAX_DENSE(softmax_f64, double, EXP_F64)
 
 /* Whether a softmax row takes softmax_f32/f64. */
 static bool dense_softmax(const vkt_op_args *a, const vkt_reduce_layout *l) {
@@ -280,8 +393,8 @@ static void blocks_part(void *ctx, int64_t b0, int64_t b1) {
   int64_t n = j->l->nred;
   for (int64_t b = b0; b < b1; b++) {
     int64_t lo = b * SUM_BLOCK, len = n - lo < SUM_BLOCK ? n - lo : SUM_BLOCK;
-    j->partial[b] = j->a->in[0]->dtype == VKT_FLOAT32 ? pairwise_f32((const float *)in + lo, len)
-                                                      : pairwise_f64((const double *)in + lo, len);
+    j->partial[b] = j->a->in[0]->dtype == VKT_FLOAT32 ? pairwise_f32((const float *)in + lo, len, 0)
+                                                      : pairwise_f64((const double *)in + lo, len, 0);
   }
 }
 
@@ -291,7 +404,7 @@ static vkt_status whole_sum(red_job *j) {
   if (!(j->partial = malloc(sizeof(double) * (size_t)nblocks)))
     return vkt_fail(VKT_ERR_NOMEM, "out of host memory for a sum");
   vkt_parallel_for(nblocks, 1, blocks_part, j);
-  double s = pairwise_f64(j->partial, nblocks) / (j->id == VKT_OP_MEAN ? (double)j->l->nred : 1);
+  double s = pairwise_f64(j->partial, nblocks, 0) / (j->id == VKT_OP_MEAN ? (double)j->l->nred : 1);
   free(j->partial);
   vkt_scalar_store(j->a->out->dtype, (vkt_scalar){true, s, 0}, vkt_tensor_host(j->a->out));
   return VKT_OK;

@@ -1,0 +1,151 @@
+# The cpu device's typed loops (issue 20) against PyTorch: prod, amax/amin, argmax/argmin, max/min with
+# indices and var/std over dense rows of float32, float64, int32 and int64; softmax and log_softmax over dense
+# rows; elementwise ops of float16, uint8 and bool. Each case also runs on a transposed view, which takes the
+# generic loops, so both paths are held to the same answers (NaN first, first of ties, -0.0 against 0.0).
+import numpy as np
+import pytest
+import torch
+
+import vkt
+from conftest import assert_close
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*degrees of freedom")  # var of one element, as PyTorch warns
+RNG = np.random.default_rng(2020)
+LENGTHS = [1, 7, 8, 9, 300]  # a row: shorter than a lane block, one block, a remainder, several pairwise leaves
+
+
+def rows(n, dtype, special):
+    """(3, n) of dtype: random values, then a row's specials placed at its front, middle and end."""
+    if dtype.startswith("int"):
+        a = RNG.integers(-3, 4, (3, n)).astype(dtype)  # few values: ties
+    else:
+        a = RNG.standard_normal((3, n)).astype(dtype)
+        a[1, :: max(n // 3, 1)] = 0.0
+        a[1, 1 % n] = -0.0
+    for r, at in enumerate((0, n // 2, n - 1)):
+        if special == "nan" and not dtype.startswith("int"):
+            a[r, at] = np.nan
+        elif special == "inf" and not dtype.startswith("int"):
+            a[r, at] = np.inf if r % 2 else -np.inf
+    return a
+
+
+def both_layouts(a):
+    """The array as dense rows, and as the transpose of a contiguous copy of its transpose (strided rows)."""
+    return [vkt.tensor(a), vkt.tensor(np.ascontiguousarray(a.T)).t()]
+
+
+REDUCTIONS = [
+    ("prod", lambda t: t.prod(dim=1), 1e-5),
+    ("amax", lambda t: t.amax(dim=1), 0),
+    ("amin", lambda t: t.amin(dim=1), 0),
+    ("argmax", lambda t: t.argmax(dim=1), 0),
+    ("argmin", lambda t: t.argmin(dim=1), 0),
+    ("max values", lambda t: t.max(dim=1)[0], 0),
+    ("max indices", lambda t: t.max(dim=1)[1], 0),
+    ("min indices", lambda t: t.min(dim=1)[1], 0),
+]
+
+
+@pytest.mark.parametrize("special", ["none", "nan", "inf"])
+@pytest.mark.parametrize("n", LENGTHS)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("name,fn,rtol", REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
+def test_reduction_rows(name, fn, rtol, dtype, n, special):
+    a = rows(n, dtype, special)
+    if name == "prod" and dtype.startswith("float"):  # factors near 1: no float32 underflow in PyTorch's product
+        a = np.where(np.isfinite(a) & (a != 0), np.sign(a) * (1 + np.abs(a) / 10), a).astype(dtype)
+    ref = fn(torch.from_numpy(a)).numpy()
+    for t in both_layouts(a):
+        got = fn(t).numpy()
+        assert got.dtype == ref.dtype
+        if rtol:
+            assert_close(got, ref, rtol=rtol, atol=0)
+        else:  # positions and extremes exactly, the sign of a zero included
+            np.testing.assert_array_equal(got, ref)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(ref))
+
+
+@pytest.mark.parametrize("special", ["none", "nan", "inf"])
+@pytest.mark.parametrize("n", LENGTHS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["var", "std"])
+@pytest.mark.parametrize("correction", [0, 1])
+def test_var_rows(op, correction, dtype, n, special):
+    a = rows(n, dtype, special)
+    ref = getattr(torch.from_numpy(a), op)(dim=1, correction=correction).numpy()
+    for t in both_layouts(a):
+        assert_close(getattr(t, op)(dim=1, correction=correction), ref, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_integer_prod_wraps_and_small_cases(dtype):
+    a = np.full((2, 40), 7, dtype=dtype)
+    ref = torch.from_numpy(a).prod(dim=1).numpy()
+    assert_close(vkt.tensor(a).prod(dim=1), ref, rtol=1e-6, atol=0)
+    zero_d = np.array(3, dtype=dtype)
+    for fn in (lambda t: t.prod(), lambda t: t.amax(), lambda t: t.argmax()):
+        np.testing.assert_array_equal(fn(vkt.tensor(zero_d)).numpy(), fn(torch.from_numpy(zero_d)).numpy())
+    empty = np.zeros((0, 5), dtype=dtype)
+    for fn in (lambda t: t.prod(dim=1), lambda t: t.amax(dim=1), lambda t: t.argmax(dim=1)):
+        assert fn(vkt.tensor(empty)).shape == tuple(fn(torch.from_numpy(empty)).shape)
+
+
+@pytest.mark.parametrize("special", ["none", "nan", "inf"])
+@pytest.mark.parametrize("n", LENGTHS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_rows(op, dtype, n, special):
+    a = rows(n, dtype, special)
+    if special == "inf":
+        a[a == np.inf] = -np.inf  # a row of +inf makes NaN in both; -inf is the masked case
+    ref = getattr(torch.from_numpy(a), op)(dim=1).numpy()
+    tol = 2e-6 if dtype == "float32" else 1e-12
+    for t in both_layouts(a):
+        assert_close(getattr(t, op)(dim=1), ref, rtol=tol, atol=tol)
+
+
+BINARY = [
+    ("add", lambda x, y: x + y),
+    ("sub", lambda x, y: x - y),
+    ("mul", lambda x, y: x * y),
+    ("maximum", lambda x, y: x.maximum(y)),
+    ("eq", lambda x, y: x == y),
+    ("lt", lambda x, y: x < y),
+    ("scalar rhs", lambda x, y: x * 3),
+    ("scalar lhs", lambda x, y: 2 - x),
+]
+SMALL = {"float16": lambda s: np.asarray(RNG.standard_normal(s) * 8, dtype=np.float16),
+         "uint8": lambda s: RNG.integers(0, 256, s).astype(np.uint8),
+         "bool": lambda s: RNG.integers(0, 2, s).astype(bool)}
+
+
+# PyTorch refuses bool subtraction and promotes bool * 3 to int64: those are not bool loops.
+SMALL_CASES = [(name, fn, dtype) for name, fn in BINARY for dtype in SMALL
+               if not (dtype == "bool" and name in ("sub", "scalar rhs", "scalar lhs"))]
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (5,), (33, 17)], ids=str)
+@pytest.mark.parametrize("name,fn,dtype", SMALL_CASES, ids=[f"{c[0]}-{c[2]}" for c in SMALL_CASES])
+def test_small_dtype_elementwise(name, fn, dtype, shape):
+    a, b = SMALL[dtype](shape), SMALL[dtype](shape)
+    ref = fn(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    views = [(vkt.tensor(a), vkt.tensor(b))]
+    if len(shape) == 2:  # strided operands: the generic loops
+        views.append((vkt.tensor(np.ascontiguousarray(a.T)).t(), vkt.tensor(b)))
+    for x, y in views:
+        got = fn(x, y).numpy()
+        assert got.dtype == ref.dtype
+        if dtype == "float16":
+            assert_close(got, ref, rtol=1e-3, atol=1e-3)
+        else:
+            np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("fn", [lambda x, y: x & y, lambda x, y: x.logical_and(y), lambda x, y: ~x,
+                                lambda x, y: x.logical_not()], ids=["and", "logical_and", "invert", "logical_not"])
+@pytest.mark.parametrize("dtype", ["uint8", "bool"])
+def test_small_dtype_logic(fn, dtype):
+    a, b = SMALL[dtype]((9, 11)), SMALL[dtype]((9, 11))
+    np.testing.assert_array_equal(fn(vkt.tensor(a), vkt.tensor(b)).numpy(),
+                                  fn(torch.from_numpy(a), torch.from_numpy(b)).numpy())

@@ -4,6 +4,9 @@
 // read their row again after the first merge instead of keeping it, which keeps shared memory small.
 #include "reduce.glsl"
 
+#ifdef FUSED // reduce_fused.glsl binds the expression's tensors first and defines load()
+layout(std430, binding = NOPS) writeonly buffer Out { TO out_[]; };
+#else
 layout(std430, binding = 0) writeonly buffer Out { TO out_[]; };
 layout(std430, binding = 1) readonly buffer In { TI in_[]; };
 #ifdef WITH_INDICES
@@ -11,6 +14,7 @@ layout(std430, binding = 2) writeonly buffer Idx { int64_t idx_[]; };
 #endif
 
 C load(uint i) { return LOAD(in_[i]); }
+#endif
 
 // Elements r + i * STEP (i < ROW_RUN) of the row at base, and whether each lies in it. The loops over a row
 // take them ROW_RUN at a time, so that an invocation has that many reads in flight (H100, softmax of rows of

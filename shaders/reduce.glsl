@@ -2,7 +2,8 @@
 // index space, each merged to at most 4 dims), index decomposition, and the accumulators: a compensated
 // sum, the best (largest or smallest) value with its position, and a fold for prod/all/any.
 // The host defines TO, TI (storage types), C and one of C_FLOAT, C_FLOAT64, C_INT, C_INT64 (the compute
-// type), LOAD(x) and STORE(v), the op's OP_* define, and PER_THREAD for short rows or COLUMNS.
+// type), LOAD(x) and STORE(v), the op's OP_* define, and PER_THREAD for short rows or COLUMNS; or, where
+// the input is a pending expression computed in the load, FUSED (reduce_fused.glsl) instead of TI.
 #ifndef VKT_REDUCE_GLSL
 #define VKT_REDUCE_GLSL
 
@@ -12,6 +13,9 @@
 
 #define MAX_RANK 4
 
+#ifdef FUSED
+#include "reduce_fused.glsl"
+#else
 layout(push_constant) uniform Push {
   uint nout, nred;                 // output rows; elements reduced into each
   uint krank, rrank;               // kept / reduced dims after merging
@@ -50,6 +54,7 @@ uvec2 red_at(uint r) {
   return at;
 #endif
 }
+#endif
 
 // A workgroup takes a row and its invocations stride through it; with PER_THREAD an invocation takes a
 // whole row; with COLUMNS a workgroup takes 32 rows that start next to each other in memory while their

@@ -5,19 +5,19 @@
  * type; any other pending input is computed first and read as a tensor (a "cut"). One kernel evaluates
  * the nodes in order per element, each value rounded through its result dtype as a stored value would
  * be, and stores the root and every node whose storage is referenced from outside the expression. */
-#include "fuse.h"
+#include "fuse_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define same_view vkt_fuse_same_view /* fuse_internal.h's, under their short names here */
+#define add vkt_fuse_add
+
 enum {
-  MAX_NODES = 24,   /* ops in one kernel */
-  MAX_OPERANDS = 8, /* buffers it binds: results written, then tensors read */
-  MAX_LEAVES = 6,   /* tensors an expression reads, repeats counted */
-  MAX_PARAMS = 8,   /* scalars in its push constants */
-  MAX_RANK = 4,     /* elementwise.glsl's */
+  MAX_PARAMS = 8, /* scalars in its push constants */
+  MAX_RANK = 4,   /* elementwise.glsl's */
   /* Expressions nothing pending reads, waiting to be needed: past this many the oldest is computed, so the
    * GPU works while the host records more instead of idling until a read (H100, 50 calls of a 5-op chain
    * on 2^24 floats then synchronize: 0.064-0.072 ms a call with none computed before, the recording of
@@ -26,20 +26,6 @@ enum {
   MAX_KERNELS = 256, /* kernel_stats() rows */
   CACHE_SLOTS = 256, /* generated kernels remembered by structure */
   MAX_KEY = 512      /* bytes of a structure */
-};
-
-typedef struct node node;
-struct node {
-  vkt_op_id op;
-  vkt_dtype compute;
-  vkt_scalar_side scalar;
-  vkt_scalar param[2];
-  unsigned uses; /* bit p: the op's GLSL reads param[p] */
-  int nin;
-  vkt_tensor in[3];         /* owned references */
-  vkt_tensor view;          /* the result; its storage owns this node, so the reference is not counted */
-  int size, leaves, params; /* over the expression under this node, repeats counted: the limits */
-  node *prev, *next;        /* the live pending nodes */
 };
 
 static node *live;
@@ -87,7 +73,7 @@ void vkt_fuse_reset_stats(void) {
   launches = 0;
 }
 
-static uint64_t fnv1a(const void *data, size_t n) {
+uint64_t vkt_fuse_hash(const void *data, size_t n) {
   const unsigned char *b = data;
   uint64_t h = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < n; i++)
@@ -151,6 +137,7 @@ static void measure(node *n) {
   n->size = 1, n->leaves = 0, n->params = __builtin_popcount(n->uses);
   for (int k = 0; k < n->nin; k++) {
     node *m = pending_of(&n->in[k]);
+    m = m && !vkt_fuse_is_reduction(m->op) ? m : NULL; /* read as a tensor */
     n->size += m ? m->size : 0;
     n->leaves += m ? m->leaves : 1;
     n->params += m ? m->params : 0;
@@ -194,7 +181,9 @@ vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a) {
               .param = {a->param[0], a->param[1]},
               .uses = params_used(id, a->scalar),
               .nin = a->nin,
-              .view = *a->out};
+              .view = *a->out,
+              .dims = a->dims,
+              .flags = a->flags};
   for (int k = 0; k < a->nin; k++) {
     vkt_tensor_share(&n->in[k], a->in[k]);
     n->in[k].storage->readers++;
@@ -213,8 +202,6 @@ vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a) {
   live = n;
   return computed_oldest_root();
 }
-
-static bool same_view(const vkt_tensor *a, const vkt_tensor *b);
 
 vkt_status vkt_fuse_defer_into(vkt_op_id id, const vkt_op_args *a, bool *deferred) {
   vkt_storage *s = a->out->storage, *moved;
@@ -252,23 +239,6 @@ vkt_status vkt_fuse_defer_into(vkt_op_id id, const vkt_op_args *a, bool *deferre
 
 /* ---- plans: the nodes, tensors and results of one kernel ---- */
 
-typedef struct {
-  vkt_dtype compute;
-  node *node[MAX_NODES]; /* inputs before the nodes that read them; the root last */
-  int nnodes;
-  const vkt_tensor *leaf[MAX_LEAVES];
-  int nleaves;
-  node *out[MAX_OPERANDS]; /* the root first */
-  int nout;
-  node *cut; /* set when this pending node must be computed first */
-} plan;
-
-static bool same_view(const vkt_tensor *a, const vkt_tensor *b) {
-  return a->storage == b->storage && a->dtype == b->dtype && a->ndim == b->ndim && a->offset == b->offset &&
-         memcmp(a->shape, b->shape, sizeof *a->shape * (size_t)a->ndim) == 0 &&
-         memcmp(a->strides, b->strides, sizeof *a->strides * (size_t)a->ndim) == 0;
-}
-
 static int node_index(const plan *p, const node *n) {
   for (int i = 0; i < p->nnodes; i++)
     if (p->node[i] == n)
@@ -290,7 +260,7 @@ static void collect(plan *p, node *n) {
     if (!m) {
       if (leaf_index(p, in) < 0)
         p->leaf[p->nleaves++] = in; /* fit() keeps these within MAX_LEAVES */
-    } else if (!same_view(in, &m->view) || m->compute != p->compute) {
+    } else if (!same_view(in, &m->view) || m->compute != p->compute || vkt_fuse_is_reduction(m->op)) {
       p->cut = m;
     } else if (node_index(p, m) < 0) {
       collect(p, m);
@@ -352,6 +322,10 @@ static uint32_t push_bytes(int nops, bool contiguous, int nparams) {
 
 static void make_plan(plan *p, node *root) {
   *p = (plan){.compute = root->compute};
+  if (vkt_fuse_is_reduction(root->op)) { /* fuse_reduce.c plans what it reads */
+    p->out[p->nout++] = root;
+    return;
+  }
   collect(p, root);
   if (p->cut)
     return;
@@ -375,14 +349,7 @@ static void make_plan(plan *p, node *root) {
 
 /* ---- the generated kernel ---- */
 
-typedef struct {
-  char *text;
-  size_t len, cap;
-  bool full;
-} text;
-
-static void add(text *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(text *b, const char *fmt, ...) {
+void vkt_fuse_add(text *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int n = b->full ? -1 : vsnprintf(b->text + b->len, b->cap - b->len, fmt, ap);
@@ -488,16 +455,20 @@ static uint32_t push_words(const plan *p, const layout *l, uint32_t *w) {
   }
   if (n % 2)
     w[n++] = 0;
-  uint32_t first = n;
+  return 4 * (n + vkt_fuse_scalar_words(p, &w[n]));
+}
+
+uint32_t vkt_fuse_scalar_words(const plan *p, uint32_t *w) {
+  uint32_t n = 0;
   for (int i = 0; i < p->nnodes; i++)
     for (int q = 0; q < 2; q++)
       if (p->node[i]->uses >> q & 1u) {
         vkt_scalar_bits(p->node[i]->compute, p->node[i]->param[q], &w[n]);
         n += 2;
       }
-  if (n == first)
+  if (n == 0)
     w[n++] = 0, w[n++] = 0;
-  return 4 * n;
+  return n;
 }
 
 /* One op alone runs its own shader, as without fusion. */
@@ -551,7 +522,7 @@ static vkt_status pipeline_of(const plan *p, vkt_device *dev, int nops, bool con
                               vkt_pipeline **pipe, uint64_t *hash) {
   kernel_key key;
   key_of(p, contiguous, &key);
-  *hash = fnv1a(key.b, key.n);
+  *hash = vkt_fuse_hash(key.b, key.n);
   cached_kernel **slot = &cache[*hash % CACHE_SLOTS];
   if (*slot && (*slot)->hash == *hash && (*slot)->dev == dev && (*slot)->key.n == key.n &&
       memcmp((*slot)->key.b, key.b, key.n) == 0) {
@@ -592,6 +563,13 @@ static void count_launch(const plan *p, uint64_t hash) {
       add(&t, "%s%s", i ? " " : "", vkt_ops[p->node[i]->op].name);
     row = stats_row(hash, ops);
   }
+  launches++;
+  if (row >= 0)
+    kernels[row].launches++;
+}
+
+void vkt_fuse_count(uint64_t hash, const char *ops) {
+  int row = stats_row(hash, ops);
   launches++;
   if (row >= 0)
     kernels[row].launches++;
@@ -646,7 +624,10 @@ static vkt_status compute(vkt_storage *s) {
   while (!st && s->pending) {
     plan p;
     make_plan(&p, s->pending);
-    if (p.cut) {
+    if (vkt_fuse_is_reduction(p.out[0]->op)) {
+      if (!(st = vkt_fuse_reduce_launch(p.out[0])))
+        finish(&p);
+    } else if (p.cut) {
       st = compute(p.cut->view.storage);
     } else if (!(st = launch(&p))) {
       finish(&p);
@@ -677,4 +658,27 @@ vkt_status vkt_fuse_flush(void) {
     st = compute(root->view.storage);
   }
   return st;
+}
+
+/* ---- shared with fuse_reduce.c (fuse_internal.h) ---- */
+
+void vkt_fuse_plan_read(plan *p, node *root) {
+  *p = (plan){.compute = root->compute};
+  collect(p, root);
+  if (!p->cut && root->view.storage->refcount > 1) /* the reader's edge is the one reference expected */
+    p->cut = root;
+  for (int i = 0; i < p->nnodes - 1 && !p->cut; i++)
+    if (referenced(p, p->node[i]))
+      p->cut = p->node[i];
+}
+
+void vkt_fuse_generate(const plan *p, text *b, text *ops) { generate(p, params_of(p), b, ops); }
+
+size_t vkt_fuse_key(const plan *p, unsigned char *key, size_t cap) {
+  kernel_key k;
+  key_of(p, false, &k);
+  if (k.n > cap)
+    return 0;
+  memcpy(key, k.b, k.n);
+  return k.n;
 }

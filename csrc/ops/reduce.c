@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fuse.h"
 #include "reduce.h"
 
 /* ---- front-ends ---- */
@@ -90,10 +91,10 @@ static vkt_scalar identity(int id) {
   }
 }
 
-/* A new tensor of the reduction's result shape in *t, and in *view the same storage shaped like the input
- * with size-1 reduced dims, which is what the kernels index. */
-static vkt_status alloc_out(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_dtype dtype, int device, vkt_tensor *t,
-                            vkt_tensor *view) {
+/* A new tensor of the reduction's result shape in *t (lazy: its memory taken when it is computed), and in
+ * *view the same storage shaped like the input with size-1 reduced dims, which is what the kernels index. */
+static vkt_status alloc_out(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_dtype dtype, int device, bool lazy,
+                            vkt_tensor *t, vkt_tensor *view) {
   int64_t full[VKT_MAX_DIMS], kept[VKT_MAX_DIMS];
   int nkept = 0;
   for (int d = 0; d < x->ndim; d++) {
@@ -102,7 +103,7 @@ static vkt_status alloc_out(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_d
     if (!reduced || o->keepdim)
       kept[nkept++] = full[d];
   }
-  vkt_status st = vkt_tensor_empty(t, device, dtype, nkept, kept);
+  vkt_status st = (lazy ? vkt_tensor_empty_lazy : vkt_tensor_empty)(t, device, dtype, nkept, kept);
   if (!st && (st = vkt_view(view, t, x->ndim, full)))
     vkt_tensor_release(t);
   return st;
@@ -177,8 +178,10 @@ vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt
   *out = (vkt_tensor){0};
   if (indices)
     *indices = (vkt_tensor){0};
-  if ((st = alloc_out(x, o, dtype, vkt_tensor_device(x), out, &view)) ||
-      (indices && (st = alloc_out(x, o, VKT_INT64, vkt_tensor_device(x), indices, &iview))))
+  /* a pending expression it reads is computed in its load (fuse.h) */
+  bool defer = !indices && nred > 0 && vkt_fuse_reduce_wanted(id, x, compute);
+  if ((st = alloc_out(x, o, dtype, vkt_tensor_device(x), defer, out, &view)) ||
+      (indices && (st = alloc_out(x, o, VKT_INT64, vkt_tensor_device(x), false, indices, &iview))))
     goto finish;
   vkt_op_args args = {.out = &view,
                       .out2 = indices ? &iview : NULL,
@@ -188,7 +191,9 @@ vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt
                       .param = {{true, o->correction, 0}},
                       .dims = o->dims,
                       .flags = o->std ? VKT_REDUCE_SQRT : 0};
-  if (vkt_tensor_numel(out) > 0)
+  if (defer)
+    st = vkt_fuse_defer_reduce(id, &args);
+  else if (vkt_tensor_numel(out) > 0)
     st = nred == 0 ? vkt_fill_(&view, identity(id)) : vkt_op_run(id, &args);
 finish:
   vkt_tensor_release(&view);
@@ -263,6 +268,12 @@ static red_mode mode_of(const vkt_reduce_layout *l) {
   for (int d = 0; d < l->rrank; d++)
     apart = apart && (l->rstride[d] != 1 || l->rshape[d] == 1);
   return apart ? RED_BY_COLUMNS : RED_ROWS;
+}
+
+const char *vkt_reduce_mode(const vkt_reduce_layout *l, uint64_t *rows) {
+  red_mode mode = mode_of(l);
+  *rows = red_modes[mode].rows;
+  return red_modes[mode].define;
 }
 
 typedef struct {

@@ -36,6 +36,9 @@ typedef struct {
 } vkt_reduce_layout;
 
 void vkt_reduce_layout_of(const vkt_op_args *a, vkt_reduce_layout *l);
+/* How reduce.comp's invocations share layout l's rows: the #define line that says so, and in *rows the
+ * rows a workgroup takes. The order a row's elements are merged in follows from it. */
+const char *vkt_reduce_mode(const vkt_reduce_layout *l, uint64_t *rows);
 
 /* The type the math of an op on dtype d runs in: float32 for float16, int32 for 8-bit types. */
 vkt_dtype vkt_natural_compute(vkt_dtype d);

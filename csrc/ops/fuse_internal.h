@@ -1,0 +1,78 @@
+/* fuse_internal.h: what fuse.c shares with fuse_reduce.c: a pending node, the plan of one generated
+ * kernel, and the pieces of fuse.c that plan, generate and count an expression read by another kernel. */
+#ifndef VKT_FUSE_INTERNAL_H
+#define VKT_FUSE_INTERNAL_H
+
+#include "fuse.h"
+
+#include <string.h>
+
+enum {
+  MAX_NODES = 24,   /* ops in one kernel */
+  MAX_OPERANDS = 8, /* buffers it binds: results written, then tensors read */
+  MAX_LEAVES = 6    /* tensors an expression reads, repeats counted */
+};
+
+typedef struct node node;
+struct node {
+  vkt_op_id op;
+  vkt_dtype compute;
+  vkt_scalar_side scalar;
+  vkt_scalar param[2];
+  unsigned uses; /* bit p: the op's GLSL reads param[p] */
+  int nin;
+  vkt_tensor in[3];         /* owned references */
+  vkt_tensor view;          /* the result; its storage owns this node, so the reference is not counted */
+  uint32_t dims;            /* a reduction's (fuse_reduce.c): bit d set when dim d of in[0] is reduced */
+  unsigned flags;           /* a reduction's vkt_op_args.flags */
+  int size, leaves, params; /* over the expression under this node, repeats counted: the limits */
+  node *prev, *next;        /* the live pending nodes */
+};
+
+/* A pending reduction (fuse_reduce.c) is a node too, whose view is its output shaped like its input; an
+ * expression never reads one as a value of its own: it is computed first. */
+static inline bool vkt_fuse_is_reduction(vkt_op_id op) { return op >= VKT_OP_SUM && op <= VKT_OP_LOGSUMEXP; }
+
+typedef struct {
+  vkt_dtype compute;
+  node *node[MAX_NODES]; /* inputs before the nodes that read them; the root last */
+  int nnodes;
+  const vkt_tensor *leaf[MAX_LEAVES];
+  int nleaves;
+  node *out[MAX_OPERANDS]; /* the root first */
+  int nout;
+  node *cut; /* set when this pending node must be computed first */
+} plan;
+
+typedef struct {
+  char *text;
+  size_t len, cap;
+  bool full;
+} text;
+
+void vkt_fuse_add(text *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static inline bool vkt_fuse_same_view(const vkt_tensor *a, const vkt_tensor *b) {
+  return a->storage == b->storage && a->dtype == b->dtype && a->ndim == b->ndim && a->offset == b->offset &&
+         memcmp(a->shape, b->shape, sizeof *a->shape * (size_t)a->ndim) == 0 &&
+         memcmp(a->strides, b->strides, sizeof *a->strides * (size_t)a->ndim) == 0;
+}
+
+/* The plan of the expression under root for a kernel that reads its value in its load and writes none
+ * of it (a reduction): a node whose result is referenced from anywhere but that kernel is a cut. */
+void vkt_fuse_plan_read(plan *p, node *root);
+/* fused.comp's #define lines of plan p (elementwise.glsl's C, the buffers, FUSED_DECLARE, FUSED_LOAD(k),
+ * FUSED_EVAL(k)) into b, the op names into ops; and the bytes its GLSL depends on into key (n of them). */
+void vkt_fuse_generate(const plan *p, text *b, text *ops);
+size_t vkt_fuse_key(const plan *p, unsigned char *key, size_t cap);
+/* The scalars of p's nodes as the bits decode() reads, two words each (at least one slot); returns the
+ * word count. */
+uint32_t vkt_fuse_scalar_words(const plan *p, uint32_t *w);
+/* Counts a launch of the generated kernel with this structure hash in kernel_stats(), under ops. */
+void vkt_fuse_count(uint64_t hash, const char *ops);
+uint64_t vkt_fuse_hash(const void *data, size_t n);
+
+/* fuse_reduce.c: computes pending reduction r (fuse.c then forgets its node). */
+vkt_status vkt_fuse_reduce_launch(node *r);
+
+#endif

@@ -1,0 +1,241 @@
+/* fuse_reduce.c: a reduction whose input is a pending elementwise expression computes the expression in its
+ * load (reduce.comp with shaders/reduce_fused.glsl), so the expression's value is never written nor allocated.
+ * The reduction is then pending itself, a node of fuse.c, until its value is needed: by then the Python
+ * temporary that held the expression is gone, and what still references an intermediate is known. Such an
+ * intermediate is computed first, by its own fused kernel, and read as a tensor; the reduction fuses what
+ * lies above it. Each element's value and the order the row merges them in are the unfused path's. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "fuse_internal.h"
+#include "reduce.h"
+
+enum {
+  RED_RANK = 4,       /* reduce_fused.glsl's KRANK and RRANK at most */
+  CACHE_SLOTS = 64,   /* generated reductions remembered by structure */
+  MAX_KEY = 600,      /* bytes of a structure */
+  MAX_PUSH_WORDS = 96 /* 16 for 8 scalars, 4, then at most 6 offsets, 4 + 7 * 4 kept and 4 + 6 * 4 reduced */
+};
+
+bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype compute) {
+  node *e = x->storage->pending;
+  bool op = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_VAR;
+  return op && e && vkt_fuse_enabled() && !vkt_fuse_is_reduction(e->op) && e->compute == compute &&
+         vkt_tensor_numel(x) > 0 && vkt_fuse_same_view(x, &e->view);
+}
+
+vkt_status vkt_fuse_defer_reduce(vkt_op_id id, const vkt_op_args *a) {
+  const vkt_op *op = &vkt_ops[id];
+  const char *why;
+  if (op->supports(op, a, &why))
+    return vkt_fuse_defer(id, a);
+  vkt_status st = vkt_storage_allocate(a->out->storage);
+  return st ? st : vkt_op_run(id, a);
+}
+
+/* The op's arguments as vkt_reduce made them. */
+static vkt_op_args args_of(const node *r) {
+  return (vkt_op_args){.out = &r->view,
+                       .in = {&r->in[0]},
+                       .nin = 1,
+                       .compute = r->compute,
+                       .param = {r->param[0], r->param[1]},
+                       .dims = r->dims,
+                       .flags = r->flags};
+}
+
+/* The index space over the expression's tensors (p->leaf, all shaped like the reduction's input) and the
+ * output, its kept and reduced halves each merged to the fewest dims. Strides are elements, operand-major
+ * (k * VKT_MAX_DIMS + d): the tensors read, then (kept half only) the output. */
+typedef struct {
+  int n; /* tensors read */
+  int krank, rrank;
+  int64_t kshape[VKT_MAX_DIMS], kstride[(MAX_LEAVES + 1) * VKT_MAX_DIMS];
+  int64_t rshape[VKT_MAX_DIMS], rstride[MAX_LEAVES * VKT_MAX_DIMS];
+  int64_t nout, nred;
+  const char *mode; /* reduce.glsl's #define of how invocations share rows */
+  uint64_t rows;    /* rows a workgroup takes */
+} fused_layout;
+
+static int merge_half(const plan *p, const node *r, bool reduced, int64_t *shape, int64_t *stride) {
+  vkt_tensor half[MAX_LEAVES + 1];
+  const vkt_tensor *t[MAX_LEAVES + 1];
+  int nops = p->nleaves + !reduced;
+  const vkt_tensor *x = &r->in[0];
+  for (int k = 0; k < nops; k++) {
+    half[k].ndim = 0;
+    t[k] = &half[k];
+  }
+  for (int d = 0; d < x->ndim; d++) {
+    if ((bool)(r->dims >> d & 1) != reduced)
+      continue;
+    for (int k = 0; k < nops; k++) {
+      half[k].shape[half[k].ndim] = x->shape[d];
+      half[k].strides[half[k].ndim++] = k < p->nleaves ? p->leaf[k]->strides[d] : r->view.strides[d];
+    }
+  }
+  return vkt_merge_dims(nops, t, shape, stride);
+}
+
+static void layout_of(const plan *p, const node *r, fused_layout *l) {
+  l->n = p->nleaves;
+  l->krank = merge_half(p, r, false, l->kshape, l->kstride);
+  l->rrank = merge_half(p, r, true, l->rshape, l->rstride);
+  /* the rows are shared out as the unfused launch would, so each row merges in the same order */
+  vkt_op_args a = args_of(r);
+  vkt_reduce_layout unfused;
+  vkt_reduce_layout_of(&a, &unfused);
+  l->nout = unfused.nout, l->nred = unfused.nred;
+  l->mode = vkt_reduce_mode(&unfused, &l->rows);
+}
+
+/* reduce_fused.glsl's push constants: the scalars, nout, nred, correction, the offsets, then each half's
+ * shape and strides at the ranks the kernel was made for. Returns the bytes. */
+static uint32_t push_of(const plan *p, const node *r, const fused_layout *l, uint32_t *w) {
+  uint32_t n = vkt_fuse_scalar_words(p, w);
+  float correction = (float)r->param[0].f;
+  w[n++] = (uint32_t)l->nout, w[n++] = (uint32_t)l->nred;
+  memcpy(&w[n++], &correction, sizeof correction);
+  w[n++] = (uint32_t)r->view.offset;
+  for (int j = 0; j < l->n; j++)
+    w[n++] = (uint32_t)p->leaf[j]->offset;
+  for (int d = 0; d < l->krank; d++)
+    w[n++] = (uint32_t)l->kshape[d];
+  for (int k = 0; k <= l->n; k++)
+    for (int d = 0; d < l->krank; d++)
+      w[n++] = (uint32_t)l->kstride[k * VKT_MAX_DIMS + d];
+  for (int d = 0; d < l->rrank; d++)
+    w[n++] = (uint32_t)l->rshape[d];
+  for (int k = 0; k < l->n; k++)
+    for (int d = 0; d < l->rrank; d++)
+      w[n++] = (uint32_t)l->rstride[k * VKT_MAX_DIMS + d];
+  return 4 * n;
+}
+
+/* Whether plan p's expression can be r's load: what the unfused kernels would read, bindable, within the
+ * shader's ranks and the adapter's push constants. */
+static bool fits(const plan *p, const node *r, fused_layout *l) {
+  const node *root = p->node[p->nnodes - 1];
+  if (p->compute != r->compute || !vkt_fuse_same_view(&r->in[0], &root->view))
+    return false;
+  const vkt_tensor *t[MAX_LEAVES + 1];
+  for (int j = 0; j < p->nleaves; j++)
+    t[j] = p->leaf[j];
+  t[p->nleaves] = &r->view;
+  const vkt_adapter_props *props = vkt_device_props(r->view.storage->dev);
+  const char *why;
+  if (!vkt_operands_fit(props, r->compute, p->nleaves + 1, t, &why))
+    return false;
+  layout_of(p, r, l);
+  uint32_t w[MAX_PUSH_WORDS];
+  return l->krank <= RED_RANK && l->rrank <= RED_RANK && push_of(p, r, l, w) <= props->max_push_constants;
+}
+
+/* ---- the generated kernel ---- */
+
+typedef struct {
+  uint64_t hash;
+  unsigned char key[MAX_KEY];
+  size_t nkey;
+  const vkt_device *dev;
+  vkt_pipeline *pipe;
+  char ops[512]; /* "mul sum" */
+} cached_kernel;
+static cached_kernel *cache[CACHE_SLOTS];
+
+static size_t key_of(const plan *p, const node *r, const fused_layout *l, unsigned char *key) {
+  size_t n = vkt_fuse_key(p, key, MAX_KEY - 8);
+  if (!n)
+    return 0;
+  int more[] = {r->op, r->flags, r->view.dtype, l->krank, l->rrank, (int)l->rows};
+  for (size_t i = 0; i < sizeof more / sizeof *more; i++)
+    key[n++] = (unsigned char)more[i];
+  return n;
+}
+
+static vkt_status generate(const plan *p, const node *r, const fused_layout *l, cached_kernel *k) {
+  char buf[8192], line[512];
+  text b = {buf, 0, sizeof buf, false}, ops = {k->ops, 0, sizeof k->ops, false};
+  vkt_fuse_generate(p, &b, &ops);
+  vkt_fuse_add(&ops, " %s", vkt_ops[r->op].name);
+  vkt_type_defines(line, sizeof line, "TO", r->view.dtype);
+  vkt_fuse_add(&b, "%s", line);
+  vkt_conversion_defines(line, sizeof line, r->in[0].dtype, r->view.dtype, r->compute);
+  vkt_fuse_add(&b, "%s%s%s%s", line, vkt_ops[r->op].define, l->mode,
+               r->flags & VKT_REDUCE_SQRT ? "#define TAKE_SQRT\n" : "");
+  vkt_fuse_add(&b, "#define FUSED\n#define KRANK %d\n#define RRANK %d\n#define FUSED_VALUE v%d\n", l->krank, l->rrank,
+               p->nnodes - 1);
+  if (b.full || ops.full)
+    return vkt_fail(VKT_ERR_RUNTIME, "a fused reduction's source is longer than %zu bytes", sizeof buf);
+  const char *debug = getenv("VKT_FUSION_DEBUG");
+  if (debug && strcmp(debug, "1") == 0)
+    fprintf(stderr, "vkt: fused kernel: %s\n%s\n", k->ops, buf);
+  uint32_t w[MAX_PUSH_WORDS];
+  return vkt_pipeline_get((vkt_device *)k->dev, "reduce.comp", buf, l->n + 1, push_of(p, r, l, w), &k->pipe);
+}
+
+/* The kernel of this structure: remembered, else generated and compiled through the pipeline cache. */
+static vkt_status kernel_of(const plan *p, const node *r, const fused_layout *l, const cached_kernel **out) {
+  cached_kernel k = {.dev = r->view.storage->dev};
+  if (!(k.nkey = key_of(p, r, l, k.key)))
+    return vkt_fail(VKT_ERR_RUNTIME, "a fused reduction's structure is longer than %d bytes", MAX_KEY);
+  k.hash = vkt_fuse_hash(k.key, k.nkey);
+  cached_kernel **slot = &cache[k.hash % CACHE_SLOTS];
+  if (*slot && (*slot)->hash == k.hash && (*slot)->dev == k.dev && (*slot)->nkey == k.nkey &&
+      memcmp((*slot)->key, k.key, k.nkey) == 0) {
+    *out = *slot;
+    return VKT_OK;
+  }
+  vkt_status st = generate(p, r, l, &k);
+  if (st)
+    return st;
+  if (!*slot && !(*slot = malloc(sizeof **slot)))
+    return vkt_fail(VKT_ERR_NOMEM, "out of host memory for a fused reduction");
+  **slot = k;
+  *out = *slot;
+  return VKT_OK;
+}
+
+static vkt_status launch_fused(const plan *p, const node *r, const fused_layout *l) {
+  const cached_kernel *k;
+  vkt_status st = kernel_of(p, r, l, &k);
+  if (st)
+    return st;
+  uint32_t w[MAX_PUSH_WORDS];
+  uint32_t push_size = push_of(p, r, l, w);
+  vkt_binding b[MAX_LEAVES + 1];
+  vkt_storage *s[MAX_LEAVES + 1];
+  for (int j = 0; j <= l->n; j++) {
+    s[j] = j < l->n ? p->leaf[j]->storage : r->view.storage;
+    b[j] = (vkt_binding){&s[j]->alloc, 0, s[j]->alloc.size, j == l->n};
+  }
+  vkt_device *dev = r->view.storage->dev;
+  uint32_t groups[3];
+  uint64_t batch = 0;
+  vkt_groups_for(dev, ((uint64_t)l->nout + l->rows - 1) / l->rows, groups);
+  if ((st = vkt_stream_dispatch(dev, k->pipe, b, l->n + 1, w, push_size, groups, &batch)))
+    return st;
+  for (int j = 0; j <= l->n; j++)
+    vkt_storage_touched(s[j], batch);
+  vkt_fuse_count(k->hash, k->ops);
+  return VKT_OK;
+}
+
+vkt_status vkt_fuse_reduce_launch(node *r) {
+  vkt_status st = r->view.storage->alloc.segment ? VKT_OK : vkt_storage_allocate(r->view.storage);
+  while (!st) {
+    node *e = r->in[0].storage->pending;
+    if (!e) { /* its input is a tensor: the op's own launch */
+      vkt_op_args a = args_of(r);
+      return vkt_ops[r->op].launch(&vkt_ops[r->op], &a);
+    }
+    plan p;
+    fused_layout l;
+    vkt_fuse_plan_read(&p, e);
+    node *first = p.cut ? p.cut : fits(&p, r, &l) ? NULL : e;
+    if (!first)
+      return launch_fused(&p, r, &l);
+    st = vkt_fuse_compute(first->view.storage, false);
+  }
+  return st;
+}

@@ -1,0 +1,84 @@
+// reduce_fused.glsl: reduce.comp's indexing when its input is a pending elementwise expression
+// (csrc/ops/fuse_reduce.c): load(r) computes element r of the row from the expression's tensors, as
+// fused.comp would before storing it, so the value equals what the unfused reduction loads. The host
+// defines, besides fused.comp's NOPS (tensors read), NPARAMS, OPi, STi, FUSED_BUFFERS, FUSED_DECLARE,
+// FUSED_LOAD(k) and FUSED_EVAL(k): KRANK and RRANK (kept and reduced dims after merging, 0 to 4) and
+// FUSED_VALUE (the root's value). Only what a launch varies by is pushed, so that it fits 128 bytes.
+#ifndef VKT_REDUCE_FUSED_GLSL
+#define VKT_REDUCE_FUSED_GLSL
+
+#include "math.glsl"
+
+layout(push_constant) uniform Push {
+  uvec2 param[NPARAMS];   // the expression's scalars, as bits of the compute type
+  uint nout, nred;        // output rows; elements reduced into each
+  float correction;       // var: divide by max(0, nred - correction)
+  uint out_offset;        // elements
+  uint offset[NOPS];      // elements, of each tensor read
+#if KRANK > 0
+  uint kshape[KRANK];
+  uint kstride[(NOPS + 1) * KRANK]; // elements, operand-major: the tensors read, then the output
+#endif
+#if RRANK > 0
+  uint rshape[RRANK];
+  uint rstride[NOPS * RRANK];       // elements, operand-major
+#endif
+} p;
+
+#if defined(C_FLOAT64)
+C decode(uvec2 v) { return packDouble2x32(v); }
+#elif defined(C_INT64)
+C decode(uvec2 v) { return int64_t(pack64(v)); }
+#elif defined(C_FLOAT)
+C decode(uvec2 v) { return uintBitsToFloat(v.x); }
+#else
+C decode(uvec2 v) { return int(v.x); }
+#endif
+
+FUSED_BUFFERS
+
+#define ELEMS 1
+uint row_at[NOPS]; // each tensor's offset of the row kept_at() last located
+
+// The output's offset of kept element o (.y); the tensors' go to row_at.
+uvec2 kept_at(uint o) {
+  uint at = p.out_offset;
+  [[unroll]] for (uint j = 0; j < NOPS; j++)
+    row_at[j] = p.offset[j];
+#if KRANK > 0
+  for (int d = KRANK - 1; d >= 0; d--) {
+    uint c = o % p.kshape[d];
+    o /= p.kshape[d];
+    [[unroll]] for (uint j = 0; j < NOPS; j++)
+      row_at[j] += c * p.kstride[j * KRANK + d];
+    at += c * p.kstride[NOPS * KRANK + d];
+  }
+#endif
+  return uvec2(0u, at);
+}
+
+// load() takes the reduced index itself: each tensor has its own strides.
+uvec2 red_at(uint r) { return uvec2(r, 0u); }
+
+C load(uint r) {
+  uint idx[NOPS];
+  [[unroll]] for (uint j = 0; j < NOPS; j++)
+    idx[j] = row_at[j];
+#if RRANK == 1
+  [[unroll]] for (uint j = 0; j < NOPS; j++)
+    idx[j] += r * p.rstride[j];
+#elif RRANK > 1
+  for (int d = RRANK - 1; d >= 0; d--) {
+    uint c = r % p.rshape[d];
+    r /= p.rshape[d];
+    [[unroll]] for (uint j = 0; j < NOPS; j++)
+      idx[j] += c * p.rstride[j * RRANK + d];
+  }
+#endif
+  FUSED_DECLARE
+  FUSED_LOAD(0)
+  FUSED_EVAL(0)
+  return FUSED_VALUE;
+}
+
+#endif

@@ -624,7 +624,7 @@ static vkt_status compute(vkt_storage *s) {
   while (!st && s->pending) {
     plan p;
     make_plan(&p, s->pending);
-    if (vkt_fuse_is_reduction(p.out[0]->op)) {
+    if (p.nout && vkt_fuse_is_reduction(p.out[0]->op)) {
       if (!(st = vkt_fuse_reduce_launch(p.out[0])))
         finish(&p);
     } else if (p.cut) {

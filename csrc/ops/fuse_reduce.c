@@ -17,10 +17,14 @@ enum {
   MAX_PUSH_WORDS = 96 /* 16 for 8 scalars, 4, then at most 6 offsets, 4 + 7 * 4 kept and 4 + 6 * 4 reduced */
 };
 
+/* Whether an expression computing in `expr` gives its values in the GLSL type a reduction computing in
+ * `compute` merges them in (float16 and float32 both compute in float, 8-bit types in int). */
+static bool same_glsl_type(vkt_dtype expr, vkt_dtype compute) { return vkt_natural_compute(expr) == compute; }
+
 bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype compute) {
   node *e = x->storage->pending;
   bool op = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_VAR;
-  return op && e && vkt_fuse_enabled() && !vkt_fuse_is_reduction(e->op) && e->compute == compute &&
+  return op && e && vkt_fuse_enabled() && !vkt_fuse_is_reduction(e->op) && same_glsl_type(e->compute, compute) &&
          vkt_tensor_numel(x) > 0 && vkt_fuse_same_view(x, &e->view);
 }
 
@@ -116,7 +120,7 @@ static uint32_t push_of(const plan *p, const node *r, const fused_layout *l, uin
  * shader's ranks and the adapter's push constants. */
 static bool fits(const plan *p, const node *r, fused_layout *l) {
   const node *root = p->node[p->nnodes - 1];
-  if (p->compute != r->compute || !vkt_fuse_same_view(&r->in[0], &root->view))
+  if (!same_glsl_type(p->compute, r->compute) || !vkt_fuse_same_view(&r->in[0], &root->view))
     return false;
   const vkt_tensor *t[MAX_LEAVES + 1];
   for (int j = 0; j < p->nleaves; j++)

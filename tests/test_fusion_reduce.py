@@ -1,0 +1,272 @@
+# Reductions of pending expressions (issue 19): `(x * y).sum()` computes x * y in the reduction's load,
+# one dispatch that never writes nor allocates the product. Checks the dispatch counts (kernel_stats), that
+# results are bit-identical to the unfused path and close to NumPy's float64, what happens to intermediates
+# that are referenced elsewhere, autograd through them, and the layouts, dtypes and sizes a load must index.
+import numpy as np
+import pytest
+
+import vkt
+from conftest import assert_close
+
+
+@pytest.fixture
+def fusion(dev):
+    vkt.vulkan.set_fusion(True)
+    vkt.vulkan.synchronize()
+    vkt.vulkan.reset_kernel_stats()
+    yield dev
+    vkt.vulkan.set_fusion(True)
+
+
+def stats():
+    """Dispatches so far, counted before any read: on a GPU's device memory a read dispatches a copy."""
+    vkt.vulkan.synchronize()
+    return vkt.vulkan.kernel_stats()
+
+
+def fresh():
+    vkt.vulkan.synchronize()
+    vkt.vulkan.reset_kernel_stats()
+
+
+def run(fn, arrays, fused):
+    """fn over vulkan copies of arrays with fusion on or off: NumPy results and the dispatches it took."""
+    vkt.vulkan.set_fusion(fused)
+    try:
+        ts = [vkt.tensor(a, device="vulkan") for a in arrays]
+        fresh()
+        out = fn(*ts)
+        n = stats()["dispatches"]
+        return out.cpu().numpy(), n
+    finally:
+        vkt.vulkan.set_fusion(True)
+
+
+def same_bits(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(
+        np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8))
+
+
+rng = np.random.default_rng(0)
+
+
+def arr(*shape, dtype="float32"):
+    if np.dtype(dtype).kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    return rng.integers(-50, 50, shape).astype(dtype)
+
+
+# (name, fn on tensors, fn on float64 arrays, arrays, dispatches fused, rtol)
+CASES = [
+    ("sum", lambda x, y: (x * y).sum(), lambda x, y: (x * y).sum(), [arr(37, 29), arr(37, 29)], 1, 1e-5),
+    ("sum dim 1", lambda x, y: (x * y).sum(dim=1), lambda x, y: (x * y).sum(1), [arr(37, 290), arr(37, 290)], 1, 1e-5),
+    ("sum dim 0 (columns)", lambda x, y: (x * y).sum(0), lambda x, y: (x * y).sum(0), [arr(300, 70), arr(300, 70)], 1,
+     1e-5),
+    ("short rows", lambda x, y: (x - y).sum(-1), lambda x, y: (x - y).sum(-1), [arr(50, 7), arr(50, 7)], 1, 1e-5),
+    ("keepdim", lambda x, y: (x * y).sum(1, keepdim=True), lambda x, y: (x * y).sum(1, keepdims=True),
+     [arr(9, 40), arr(9, 40)], 1, 1e-5),
+    ("dims 0 and 2", lambda x, y: (x + y).sum((0, 2)), lambda x, y: (x + y).sum((0, 2)), [arr(5, 6, 7), arr(5, 6, 7)], 1,
+     1e-5),
+    ("broadcast row", lambda x, b: (x * b).sum(1), lambda x, b: (x * b).sum(1), [arr(37, 29), arr(29)], 1, 1e-5),
+    ("broadcast outer", lambda a, b: (a - b).abs().sum(0), lambda a, b: np.abs(a - b).sum(0), [arr(40, 1), arr(1, 33)],
+     1, 1e-5),
+    ("transposed", lambda x, y: (x.t() * y).sum(1), lambda x, y: (x.T * y).sum(1), [arr(29, 37), arr(37, 29)], 1, 1e-5),
+    ("sliced", lambda x, y: (x[:, ::2] * y[1:]).sum(), lambda x, y: (x[:, ::2] * y[1:]).sum(),
+     [arr(20, 30), arr(21, 15)], 1, 1e-5),
+    ("scalars", lambda x: ((x * 1.5 + 0.5).relu() * x).sum(1), lambda x: (np.maximum(x * 1.5 + 0.5, 0) * x).sum(1),
+     [arr(16, 100)], 1, 1e-5),
+    ("mean", lambda x, y: (x * y).mean(1), lambda x, y: (x * y).mean(1), [arr(8, 300), arr(8, 300)], 1, 1e-5),
+    ("amax", lambda x, y: (x - y).amax(1), lambda x, y: (x - y).max(1), [arr(8, 300), arr(8, 300)], 1, 1e-6),
+    ("amin all", lambda x, y: (x * y).amin(), lambda x, y: (x * y).min(), [arr(8, 30), arr(8, 30)], 1, 1e-6),
+    ("var", lambda x, y: (x + y).var(1), lambda x, y: (x + y).var(1, ddof=1), [arr(8, 300), arr(8, 300)], 1, 1e-4),
+    ("std", lambda x, y: (x + y).std(0, unbiased=False), lambda x, y: (x + y).std(0), [arr(300, 8), arr(300, 8)], 1,
+     1e-4),
+    ("centred squares", lambda x, m: ((x - m) ** 2).mean(-1, keepdim=True),
+     lambda x, m: ((x - m) ** 2).mean(-1, keepdims=True), [arr(64, 128), arr(64, 1)], 1, 1e-5),
+    ("float16", lambda x, y: (x * y).sum(1), lambda x, y: (x * y).sum(1), [arr(8, 64, dtype="float16"),
+                                                                         arr(8, 64, dtype="float16")], 1, 2e-3),
+    ("int64", lambda x, y: (x * y).sum(1), lambda x, y: (x * y).sum(1), [arr(8, 64, dtype="int64"),
+                                                                       arr(8, 64, dtype="int64")], 1, 0),
+    ("int32 amax", lambda x, y: (x + y).amax(0), lambda x, y: (x + y).max(0), [arr(64, 8, dtype="int32"),
+                                                                               arr(64, 8, dtype="int32")], 1, 0),
+    # int32 sums to int64: the product in int32 is another compute type, computed first
+    ("int32 sum", lambda x, y: (x * y).sum(), lambda x, y: (x * y).sum(), [arr(8, 64, dtype="int32"),
+                                                                         arr(8, 64, dtype="int32")], 2, 0),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_fused_reductions_match_unfused_and_numpy(fusion, case):
+    _, fn, ref, arrays, dispatches, rtol = case
+    fused, n_fused = run(fn, arrays, True)
+    unfused, n_unfused = run(fn, arrays, False)
+    assert n_fused == dispatches and n_unfused >= 2
+    assert same_bits(fused, unfused), (fused, unfused)
+    want = ref(*[a.astype(np.float64) if a.dtype.kind == "f" else a.astype(np.int64) for a in arrays])
+    assert_close(fused, want, rtol=rtol, atol=rtol * 10)
+
+
+def test_sum_of_a_product_is_one_kernel(fusion):
+    x, y = (vkt.tensor(arr(64, 256), device="vulkan") for _ in range(2))
+    fresh()
+    s, s1 = (x * y).sum(), (x * y).sum(dim=1)
+    assert vkt.vulkan.kernel_stats()["dispatches"] == 0  # pending until needed
+    st = stats()
+    assert st["dispatches"] == 2 and sorted(k for k, _ in st["fused_kernels"]) == ["mul sum", "mul sum"]
+    xn, yn = x.cpu().numpy().astype(np.float64), y.cpu().numpy().astype(np.float64)
+    assert_close(s.item(), (xn * yn).sum(), rtol=1e-5, atol=1e-4)
+    assert_close(s1.cpu().numpy(), (xn * yn).sum(1), rtol=1e-5, atol=1e-5)
+
+
+def test_the_intermediate_is_never_allocated(fusion):
+    x, y = vkt.randn(256, 1024, device="vulkan"), vkt.randn(256, 1024, device="vulkan")
+    vkt.vulkan.synchronize()
+    base = vkt.vulkan.memory_allocated()
+    vkt.vulkan.reset_peak_memory_stats()
+    s = (x * y).sum(dim=1)
+    vkt.vulkan.synchronize()
+    assert vkt.vulkan.max_memory_allocated() - base == 4 * 256  # the output only
+    vkt.vulkan.set_fusion(False)
+    vkt.vulkan.reset_peak_memory_stats()
+    u = (x * y).sum(dim=1)
+    vkt.vulkan.synchronize()
+    assert vkt.vulkan.max_memory_allocated() - base >= 4 * 256 * 1024  # unfused: the product is written
+    vkt.vulkan.set_fusion(True)
+    assert same_bits(s.cpu().numpy(), u.cpu().numpy())
+
+
+def test_constants_do_not_recompile(fusion):
+    x = vkt.tensor(arr(8, 100), device="vulkan")
+    fresh()
+    sums = [(x * c).sum(1) for c in (1.5, 2.5, -3.0)]  # (a result dropped while pending is never computed)
+    assert stats()["fused_kernels"] == [("mul sum", 3)]
+    assert same_bits(sums[2].cpu().numpy(), (sums[0] * -2).cpu().numpy())
+
+
+def test_a_referenced_intermediate_is_computed_first(fusion):
+    a, b = arr(16, 50), arr(16, 50)
+    x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
+    fresh()
+    t = x * y  # held: written by its own kernel, then read by the reduction, which fuses the rest
+    s = (t + 1).sum(1)
+    st = stats()
+    assert st["dispatches"] == 2 and ("add sum", 1) in st["fused_kernels"]
+    np.testing.assert_array_equal(t.cpu().numpy(), a * b)
+    assert_close(s.cpu().numpy(), (a.astype(np.float64) * b + 1).sum(1), rtol=1e-5, atol=1e-5)
+    fresh()
+    t = x - y
+    m = t.mean()  # t itself is held: the reduction reads it
+    assert stats()["dispatches"] == 2
+    assert_close(m.item(), (a.astype(np.float64) - b).mean(), rtol=1e-5, atol=1e-6)
+    fresh()
+    t = x * 2
+    u, s = t + 1, (t * 3).sum()  # t is read by another pending expression too
+    np.testing.assert_array_equal(u.cpu().numpy(), a * 2 + 1)
+    assert_close(s.item(), (a.astype(np.float64) * 6).sum(), rtol=1e-5, atol=1e-4)
+
+
+def test_layer_norm_chain_matches_unfused(fusion):
+    def ln(x, g, b):
+        d = x - x.mean(-1, keepdim=True)
+        v = (d * d).mean(-1, keepdim=True)
+        return d * vkt.rsqrt(v + 1e-5) * g + b
+
+    arrays = [arr(64, 256), arr(256), arr(256)]
+    fused, n_fused = run(ln, arrays, True)
+    unfused, n_unfused = run(ln, arrays, False)
+    assert same_bits(fused, unfused) and n_fused < n_unfused
+    x = arrays[0].astype(np.float64)
+    d = x - x.mean(-1, keepdims=True)
+    assert_close(fused, d / np.sqrt((d * d).mean(-1, keepdims=True) + 1e-5) * arrays[1] + arrays[2], rtol=1e-4,
+                 atol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "var"])
+def test_autograd_through_a_fused_reduction(fusion, op):
+    a, b = arr(12, 40), arr(12, 40)
+
+    def grads(fused):
+        vkt.vulkan.set_fusion(fused)
+        try:
+            x = vkt.tensor(a, device="vulkan", requires_grad=True)
+            y = vkt.tensor(b, device="vulkan", requires_grad=True)
+            getattr((x * y + 0.5), op)(1).sum().backward()
+            return x.grad.cpu().numpy(), y.grad.cpu().numpy()
+        finally:
+            vkt.vulkan.set_fusion(True)
+
+    for g, u in zip(grads(True), grads(False)):
+        assert same_bits(g, u)
+
+
+def test_writes_after_the_reduction_do_not_change_it(fusion):
+    a, b = arr(6, 20), arr(6, 20)
+    x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
+    s = (x * y).sum(1)
+    x.add_(100)  # x is read by the pending sum's expression: computed before x changes
+    assert_close(s.cpu().numpy(), (a.astype(np.float64) * b).sum(1), rtol=1e-5, atol=1e-5)
+    s = (x * y).sum(1, keepdim=True)
+    s.add_(1)  # in place on the pending reduction's own result
+    s.mul_(2)
+    want = ((a.astype(np.float64) + 100) * b).sum(1, keepdims=True)
+    assert_close(s.cpu().numpy(), (want + 1) * 2, rtol=1e-5, atol=1e-4)
+
+
+def test_a_pending_reduction_read_by_an_expression(fusion):
+    a = arr(10, 30)
+    x = vkt.tensor(a, device="vulkan")
+    fresh()
+    y = (x * 2).sum(1) * 3 + 1  # the sum is computed first, then read as a tensor
+    assert stats()["dispatches"] == 2
+    assert_close(y.cpu().numpy(), (a.astype(np.float64) * 2).sum(1) * 3 + 1, rtol=1e-5, atol=1e-4)
+    z = x * 1
+    m = z.amax(1, keepdim=True)
+    np.testing.assert_array_equal((z - m).cpu().numpy(), a - a.max(1, keepdims=True))  # softmax's first steps
+
+
+def test_empty_and_0d(fusion):
+    e = vkt.tensor(np.zeros((0, 5), np.float32), device="vulkan")
+    assert (e * e).sum().item() == 0 and (e * 2).sum(1).shape == (0,)
+    assert (e * 2).sum(0).cpu().numpy().tolist() == [0] * 5
+    assert np.isnan((e * 2).mean().item())
+    with pytest.raises(IndexError):
+        (e * 2).amax(0)
+    x, y = vkt.tensor(np.float32(3), device="vulkan"), vkt.tensor(np.float32(-2), device="vulkan")
+    assert (x * y).sum().item() == -6 and (x * y).sum().shape == ()
+    assert (x * y).amax().item() == -6
+
+
+def test_errors_are_raised_at_the_op(fusion):
+    x = vkt.tensor(arr(4, 5), device="vulkan")
+    with pytest.raises(IndexError):
+        (x * 2).sum(dim=2)
+    with pytest.raises(RuntimeError, match="mean"):
+        (x.to(vkt.int32) * 2).mean()
+
+
+def test_many_strided_operands_keep_within_the_push_constant_limit(fusion):
+    """Six tensors with 4-d layouts that do not merge: past lavapipe's 128 bytes the expression is computed
+    first, and the result is the same."""
+    arrays = [arr(3, 4, 5, 6) for _ in range(6)]
+
+    def fn(a, b, c, d, e, f):
+        v = [t.permute(1, 0, 3, 2) for t in (a, b, c, d, e, f)]
+        return (v[0] * v[1] + v[2] * v[3] - v[4] * v[5]).sum((1, 3))
+
+    fused, _ = run(fn, arrays, True)
+    unfused, _ = run(fn, arrays, False)
+    assert same_bits(fused, unfused)
+    t = [a.astype(np.float64).transpose(1, 0, 3, 2) for a in arrays]
+    assert_close(fused, (t[0] * t[1] + t[2] * t[3] - t[4] * t[5]).sum((1, 3)), rtol=1e-5, atol=1e-5)
+
+
+def test_turning_fusion_off_keeps_todays_path(dev):
+    x = vkt.tensor(arr(8, 30), device="vulkan")
+    vkt.vulkan.set_fusion(False)
+    try:
+        fresh()
+        (x * x).sum(1)
+        st = stats()
+        assert st["dispatches"] == 2 and st["fused_kernels"] == []
+    finally:
+        vkt.vulkan.set_fusion(True)

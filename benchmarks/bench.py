@@ -481,7 +481,8 @@ def unfused(fn):
 
 def fusion_cases(peer, quick=False):
     """Issue 19's figures: an elementwise chain against PyTorch eager and torch.compile, gelu(x @ w + b)
-    against torch.compile, a layer-norm-style chain with two reductions against eager, the MLP training
+    against torch.compile, a layer-norm-style chain with two reductions against eager, a reduction of a
+    product (fused into the reduction's load) against eager and torch.compile, the MLP training
     step and a chain of small ops with vkt's fusion on and off."""
     rng = np.random.default_rng(0)
     t = peer.torch
@@ -528,6 +529,11 @@ def fusion_cases(peer, quick=False):
     yield from rows("layer-norm chain, two reductions", f"{rows_}x{width}", ln,
                     [rng.standard_normal(s).astype(np.float32) for s in ((rows_, width), (width,), (width,))], 50,
                     bytes=3 * 4 * rows_ * width)
+
+    dot = lambda lib, x, y: (x * y).sum(dim=1)  # noqa: E731 - the product is computed in the sum's load
+    yield from rows("(x * y).sum(dim=1)", f"{rows_}x{width}", dot,
+                    [rng.standard_normal((rows_, width)).astype(np.float32) for _ in range(2)], 50,
+                    bytes=2 * 4 * rows_ * width)
 
     yield next(training_cases(peer, quick))  # its first row is the MLP's step
     vkt.vulkan.set_fusion(False)

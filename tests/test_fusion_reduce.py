@@ -106,6 +106,28 @@ def test_fused_reductions_match_unfused_and_numpy(fusion, case):
     assert_close(fused, want, rtol=rtol, atol=rtol * 10)
 
 
+# Whole-tensor reductions of 2^20 elements or more run in two stages (rows of the tensor's span, then their
+# results): the first stage computes the expression in its load where the rows' cut falls on its tensors' dims.
+SPLIT_CASES = [
+    ("sum", lambda x, y: (x * y).sum(), lambda x, y: (x * y).sum(), (1024, 1024), 2),
+    ("mean", lambda x, y: (x - y).mean(), lambda x, y: (x - y).mean(), (2048, 520), 2),
+    ("amax transposed", lambda x, y: (x.t() * y.t()).amax(), lambda x, y: (x.T * y.T).max(), (1024, 1024), 2),
+    ("broadcast row", lambda x, y: (x + y[0]).sum(), lambda x, y: (x + y[0]).sum(), (1024, 1025), 2),
+    ("cut inside a broadcast", lambda x, y: (x - y[0]).sum(), lambda x, y: (x - y[0]).sum(), (3, 1000, 350), 3),
+]
+
+
+@pytest.mark.parametrize("case", SPLIT_CASES, ids=[c[0] for c in SPLIT_CASES])
+def test_split_whole_tensor_reductions(fusion, case):
+    _, fn, ref, shape, dispatches = case
+    arrays = [arr(*shape), arr(*shape)]
+    fused, n_fused = run(fn, arrays, True)
+    unfused, n_unfused = run(fn, arrays, False)
+    assert n_fused == dispatches and n_unfused == 3
+    assert same_bits(fused, unfused), (fused, unfused)
+    assert_close(fused, ref(*[a.astype(np.float64) for a in arrays]), rtol=1e-5, atol=1e-3)
+
+
 def test_sum_of_a_product_is_one_kernel(fusion):
     x, y = (vkt.tensor(arr(64, 256), device="vulkan") for _ in range(2))
     fresh()

@@ -21,11 +21,13 @@ enum {
  * `compute` merges them in (float16 and float32 both compute in float, 8-bit types in int). */
 static bool same_glsl_type(vkt_dtype expr, vkt_dtype compute) { return vkt_natural_compute(expr) == compute; }
 
+/* Where x is a pending reduction's result (the second stage of a split one) the reduction is pending too, so
+ * that the first stage stays pending until the expression it reads is known to be held by nothing else. */
 bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype compute) {
   node *e = x->storage->pending;
   bool op = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_VAR;
-  return op && e && vkt_fuse_enabled() && !vkt_fuse_is_reduction(e->op) && same_glsl_type(e->compute, compute) &&
-         vkt_tensor_numel(x) > 0 && vkt_fuse_same_view(x, &e->view);
+  return op && e && vkt_fuse_enabled() && vkt_tensor_numel(x) > 0 &&
+         (vkt_fuse_is_reduction(e->op) || (same_glsl_type(e->compute, compute) && vkt_fuse_same_view(x, &e->view)));
 }
 
 vkt_status vkt_fuse_defer_reduce(vkt_op_id id, const vkt_op_args *a) {
@@ -81,16 +83,68 @@ static int merge_half(const plan *p, const node *r, bool reduced, int64_t *shape
   return vkt_merge_dims(nops, t, shape, stride);
 }
 
-static void layout_of(const plan *p, const node *r, fused_layout *l) {
+/* A split reduction's first stage reads the span of the expression's dense value x as a grid of rows: element
+ * f of the span (x's dims in memory order) is element f % cols of row f / cols. The tensors' dims, taken in
+ * that order and merged, are cut where the rows start, splitting one dim if the cut falls inside it; false
+ * where it falls where no dim can split there. */
+static bool grid_halves(const plan *p, const node *r, fused_layout *l) {
+  const vkt_tensor *x = &p->node[p->nnodes - 1]->view;
+  int64_t cols = r->in[0].shape[1], shape[VKT_MAX_DIMS], stride[MAX_LEAVES * VKT_MAX_DIMS];
+  int order[VKT_MAX_DIMS];
+  for (int d = 0; d < x->ndim; d++) { /* by descending stride: x is dense, so that is memory order */
+    int i = d;
+    for (; i > 0 && x->strides[order[i - 1]] < x->strides[d]; i--)
+      order[i] = order[i - 1];
+    order[i] = d;
+  }
+  vkt_tensor half[MAX_LEAVES];
+  const vkt_tensor *t[MAX_LEAVES];
+  for (int k = 0; k < p->nleaves; k++) {
+    half[k].ndim = x->ndim;
+    for (int d = 0; d < x->ndim; d++)
+      half[k].shape[d] = x->shape[order[d]], half[k].strides[d] = p->leaf[k]->strides[order[d]];
+    t[k] = &half[k];
+  }
+  int rank = vkt_merge_dims(p->nleaves, t, shape, stride), cut = rank;
+  int64_t inner = 1;
+  while (cut > 0 && cols % (inner * shape[cut - 1]) == 0)
+    inner *= shape[--cut];
+  int64_t q = cols / inner; /* of dim cut - 1, whose rest is kept */
+  if ((q > 1 && shape[cut - 1] % q != 0) || cut > RED_RANK || rank - cut + (q > 1) > RED_RANK)
+    return false;
+  l->krank = cut, l->rrank = rank - cut + (q > 1);
+  for (int d = 0; d < l->krank; d++) {
+    l->kshape[d] = d == cut - 1 ? shape[d] / q : shape[d];
+    for (int k = 0; k < p->nleaves; k++)
+      l->kstride[k * VKT_MAX_DIMS + d] = stride[k * VKT_MAX_DIMS + d] * (d == cut - 1 ? q : 1);
+  }
+  for (int d = l->krank - 1, out = 1; d >= 0; out *= (int)l->kshape[d--]) /* the rows' results, in order */
+    l->kstride[p->nleaves * VKT_MAX_DIMS + d] = out * r->view.strides[0];
+  for (int d = 0; d < l->rrank; d++) {
+    int from = d + cut - (q > 1);
+    l->rshape[d] = from == cut - 1 ? q : shape[from];
+    for (int k = 0; k < p->nleaves; k++)
+      l->rstride[k * VKT_MAX_DIMS + d] = stride[k * VKT_MAX_DIMS + from];
+  }
+  return true;
+}
+
+static bool layout_of(const plan *p, const node *r, fused_layout *l) {
   l->n = p->nleaves;
-  l->krank = merge_half(p, r, false, l->kshape, l->kstride);
-  l->rrank = merge_half(p, r, true, l->rshape, l->rstride);
+  if (r->flags & VKT_REDUCE_GRID) {
+    if (!grid_halves(p, r, l))
+      return false;
+  } else {
+    l->krank = merge_half(p, r, false, l->kshape, l->kstride);
+    l->rrank = merge_half(p, r, true, l->rshape, l->rstride);
+  }
   /* the rows are shared out as the unfused launch would, so each row merges in the same order */
   vkt_op_args a = args_of(r);
   vkt_reduce_layout unfused;
   vkt_reduce_layout_of(&a, &unfused);
   l->nout = unfused.nout, l->nred = unfused.nred;
   l->mode = vkt_reduce_mode(&unfused, &l->rows);
+  return l->krank <= RED_RANK && l->rrank <= RED_RANK;
 }
 
 /* reduce_fused.glsl's push constants: the scalars, nout, nred, correction, the offsets, then each half's
@@ -120,7 +174,9 @@ static uint32_t push_of(const plan *p, const node *r, const fused_layout *l, uin
  * shader's ranks and the adapter's push constants. */
 static bool fits(const plan *p, const node *r, fused_layout *l) {
   const node *root = p->node[p->nnodes - 1];
-  if (!same_glsl_type(p->compute, r->compute) || !vkt_fuse_same_view(&r->in[0], &root->view))
+  bool grid = r->flags & VKT_REDUCE_GRID;
+  if (!same_glsl_type(p->compute, r->compute) ||
+      (grid ? r->in[0].storage != root->view.storage : !vkt_fuse_same_view(&r->in[0], &root->view)))
     return false;
   const vkt_tensor *t[MAX_LEAVES + 1];
   for (int j = 0; j < p->nleaves; j++)
@@ -130,9 +186,8 @@ static bool fits(const plan *p, const node *r, fused_layout *l) {
   const char *why;
   if (!vkt_operands_fit(props, r->compute, p->nleaves + 1, t, &why))
     return false;
-  layout_of(p, r, l);
   uint32_t w[MAX_PUSH_WORDS];
-  return l->krank <= RED_RANK && l->rrank <= RED_RANK && push_of(p, r, l, w) <= props->max_push_constants;
+  return layout_of(p, r, l) && push_of(p, r, l, w) <= props->max_push_constants;
 }
 
 /* ---- the generated kernel ---- */
@@ -229,6 +284,10 @@ vkt_status vkt_fuse_reduce_launch(node *r) {
   vkt_status st = r->view.storage->alloc.segment ? VKT_OK : vkt_storage_allocate(r->view.storage);
   while (!st) {
     node *e = r->in[0].storage->pending;
+    if (e && vkt_fuse_is_reduction(e->op)) { /* the first stage of a split reduction */
+      st = vkt_fuse_compute(e->view.storage, false);
+      continue;
+    }
     if (!e) { /* its input is a tensor: the op's own launch */
       vkt_op_args a = args_of(r);
       return vkt_ops[r->op].launch(&vkt_ops[r->op], &a);

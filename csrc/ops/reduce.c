@@ -141,8 +141,8 @@ static vkt_status reduce_split(int id, const vkt_tensor *x, const vkt_reduce_opt
   vkt_tensor grid = {0}, part = {0}, total = {0};
   int64_t shape[2] = {rows, vkt_tensor_numel(x) / rows}, ones[VKT_MAX_DIMS];
   vkt_reduce_opts first = *o, second = *o;
-  first.dims = 2u, first.keepdim = false;   /* each row of the grid */
-  second.dims = 1u, second.keepdim = false; /* the partial results */
+  first.dims = 2u, first.keepdim = false, first.grid_of = x; /* each row of the grid */
+  second.dims = 1u, second.keepdim = false;                  /* the partial results */
   /* x fills a span of its storage (in some order of its dims, which a whole-tensor reduction need not
    * follow): the grid reads that span row by row */
   int64_t lo, hi;
@@ -179,7 +179,7 @@ vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt
   if (indices)
     *indices = (vkt_tensor){0};
   /* a pending expression it reads is computed in its load (fuse.h) */
-  bool defer = !indices && nred > 0 && vkt_fuse_reduce_wanted(id, x, compute);
+  bool defer = !indices && nred > 0 && vkt_fuse_reduce_wanted(id, o->grid_of ? o->grid_of : x, compute);
   if ((st = alloc_out(x, o, dtype, vkt_tensor_device(x), defer, out, &view)) ||
       (indices && (st = alloc_out(x, o, VKT_INT64, vkt_tensor_device(x), false, indices, &iview))))
     goto finish;
@@ -190,7 +190,7 @@ vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt
                       .compute = compute,
                       .param = {{true, o->correction, 0}},
                       .dims = o->dims,
-                      .flags = o->std ? VKT_REDUCE_SQRT : 0};
+                      .flags = (o->std ? VKT_REDUCE_SQRT : 0) | (o->grid_of ? VKT_REDUCE_GRID : 0)};
   if (defer)
     st = vkt_fuse_defer_reduce(id, &args);
   else if (vkt_tensor_numel(out) > 0)

@@ -8,15 +8,18 @@
 
 /* vkt_op_args.flags of VKT_OP_VAR: take the square root of the variance (std). */
 #define VKT_REDUCE_SQRT 1u
+/* The input is the first stage's grid of a split reduction: the span of a dense tensor read row by row. */
+#define VKT_REDUCE_GRID 2u
 
 typedef struct {
-  const char *name;  /* the Python name for messages: "max", "amax", "std", ... */
-  uint32_t dims;     /* bit d set: reduce input dim d */
-  bool keepdim;      /* reduced dims stay as size 1 */
-  int dtype;         /* the dtype= argument (sum, prod, mean, softmax), or -1 */
-  double correction; /* var, std: divide by max(0, n - correction) */
-  bool std;          /* var: take the square root */
-  bool all_dims;     /* dim=None: changes the wording of empty-input errors only */
+  const char *name;          /* the Python name for messages: "max", "amax", "std", ... */
+  uint32_t dims;             /* bit d set: reduce input dim d */
+  bool keepdim;              /* reduced dims stay as size 1 */
+  int dtype;                 /* the dtype= argument (sum, prod, mean, softmax), or -1 */
+  double correction;         /* var, std: divide by max(0, n - correction) */
+  bool std;                  /* var: take the square root */
+  bool all_dims;             /* dim=None: changes the wording of empty-input errors only */
+  const vkt_tensor *grid_of; /* the input is a grid over the span of this dense tensor (VKT_REDUCE_GRID) */
 } vkt_reduce_opts;
 
 /* Reduces x over o->dims into a new *out (op id VKT_OP_SUM..VKT_OP_ANY). With indices non-NULL (amax or

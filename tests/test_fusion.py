@@ -205,6 +205,11 @@ def test_broadcast_strided_and_dtypes():
     assert_close(got[0], ref, rtol=1e-5, atol=1e-6)
     h = rng.standard_normal(100).astype(np.float16)
     assert_same_bits(lambda x: (x * 3 + 1).relu() * x, h)  # float16 values rounded between ops, as stored
+    special = np.array([0, -0.0, 6e-8, -3e-5, 1e-4, 0.1, 65504, -np.inf, np.inf, np.nan, 1e-7, -2.5], np.float16)
+    got = assert_same_bits(lambda x: (x * 0.5 + x) * 3 - x, special)  # subnormals, overflow, inf, NaN
+    with np.errstate(all="ignore"):
+        half = np.float16
+        np.testing.assert_array_equal(got[0], (special * half(0.5) + special) * half(3) - special)
     i = rng.integers(-50, 50, 100).astype(np.int32)
     assert_same_bits(lambda x: ((x * 3 + 7) // 4) % 5 - (x > 0).int(), i)
     assert_same_bits(lambda x: vkt.where(x > 0, x * 2, -x), a)  # a comparison feeds where

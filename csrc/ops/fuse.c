@@ -409,7 +409,10 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
   for (int i = 0, slot = 0; i < p->nnodes; i++) {
     const node *d = p->node[i];
     int s[2] = {slot, slot + (d->uses & 1u)};
-    add(b, " precise C v%d = C(ST%d(", i, i);
+    /* A float16 result in float arithmetic rounds through rounded_half(): NVIDIA's compiler drops a bare
+     * float -> float16 -> float round trip (fused.comp says more). */
+    bool half = d->view.dtype == VKT_FLOAT16 && p->compute != VKT_FLOAT64; /* float16 computes in float */
+    add(b, " precise C v%d = %s(ST%d(", i, half ? "rounded_half" : "C", i);
     if (d->op == VKT_OP_WHERE) {
       add(b, "(");
       operand(b, p, d, 0, s);

@@ -7,6 +7,7 @@
 #ifndef VKT_REDUCE_FUSED_GLSL
 #define VKT_REDUCE_FUSED_GLSL
 
+#include "half.glsl"
 #include "math.glsl"
 
 layout(push_constant) uniform Push {

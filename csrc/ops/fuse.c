@@ -281,12 +281,12 @@ typedef struct {
   int nleaves;
   node *out[MAX_OPERANDS]; /* the root first */
   int nout;
-  node *cut; /* set when this pending node must be computed first */
-  node *mm;  /* a pending product read, computed in the kernel: the last leaf (see the top) */
-  bool keep; /* ... and written too */
-  const char *shader;         /* with mm: the product's shader, */
-  char defines[MAX_DEFINES];  /* its #defines */
-  uint32_t push_size;         /* and push constant bytes */
+  node *cut;                 /* set when this pending node must be computed first */
+  node *mm;                  /* a pending product read, computed in the kernel: the last leaf (see the top) */
+  bool keep;                 /* ... and written too */
+  const char *shader;        /* with mm: the product's shader, */
+  char defines[MAX_DEFINES]; /* its #defines */
+  uint32_t push_size;        /* and push constant bytes */
 } plan;
 
 static bool same_view(const vkt_tensor *a, const vkt_tensor *b) {

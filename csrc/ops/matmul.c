@@ -202,7 +202,7 @@ static vkt_status product(const vkt_tensor *a, const vkt_tensor *b, const mm_epi
   /* A plain product on a Vulkan device may be pending (fuse.h), its consumers becoming its epilogue. */
   bool lazy = vkt_tensor_device(a) != VKT_CPU && vkt_fuse_enabled() && !e->bias && !e->flags && batch * m * n > 0;
   if ((st = (lazy ? vkt_tensor_empty_lazy : vkt_tensor_empty)(&v[3], vkt_tensor_device(a), a->dtype, p.nbatch + 2,
-                                                               p.shape)))
+                                                              p.shape)))
     goto finish;
   vkt_op_args args = {.out = &v[3],
                       .in = {&v[0], &v[1], e->bias && !is_zero(e->beta) ? &v[2] : NULL},
@@ -630,8 +630,8 @@ vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
     return st;
   for (int k = 0; k < n; k++) /* K == 0 leaves a and b without memory: bind out, which is not read */
     bound[k] = vkt_tensor_numel(t[k]) ? t[k] : a->out;
-  mm_batches w = {t, n, rank, bshape, bstrides, {&push.offset[0], &push.offset[1], &push.offset[2], &push.offset[3]},
-                  &push.z0};
+  mm_batches w = {
+      t, n, rank, bshape, bstrides, {&push.offset[0], &push.offset[1], &push.offset[2], &push.offset[3]}, &push.z0};
   return dispatch_batches(dev, pipe, tile, bound, n, 1u, &w, push.m, push.n, (uint64_t)push.batch[0] * push.batch[1],
                           &push, sizeof push);
 }
@@ -696,8 +696,8 @@ bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shade
   const mm_tile *tile = tile_for(e->mm);
   int len = mm_defines(e->mm, tile, 3, true, defines, size);
   snprintf(defines + len, size - (size_t)len,
-           "#define EPILOGUE\n#define NOUT %d\n#define NREAD %d\n#define A_BINDING %d\n#define B_BINDING %d\n",
-           e->nout, e->nread, n - 2, n - 1);
+           "#define EPILOGUE\n#define NOUT %d\n#define NREAD %d\n#define A_BINDING %d\n#define B_BINDING %d\n", e->nout,
+           e->nread, n - 2, n - 1);
   *shader = tile->shader;
   return true;
 }
@@ -709,7 +709,7 @@ vkt_status vkt_matmul_epilogue_launch(const vkt_matmul_epilogue *e, vkt_pipeline
   int nb = epilogue_bound(e, bound, &writes), n = 3 + e->nread, nd = a->out->ndim;
   for (int j = 0; j < e->nread; j++)
     t[3 + j] = e->read[j];
-  int64_t bshape[VKT_MAX_DIMS], bstrides[(MM_MAX_BINDINGS) * VKT_MAX_DIMS];
+  int64_t bshape[VKT_MAX_DIMS], bstrides[(MM_MAX_BINDINGS)*VKT_MAX_DIMS];
   int rank = merge_batches(n, t, bshape, bstrides);
   uint32_t words[EPILOGUE_MAX_WORDS] = {0};
   mm_epilogue_push *push = (mm_epilogue_push *)words;

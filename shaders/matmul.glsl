@@ -124,17 +124,16 @@ void locate(Batch bt, uint gm, uint gn, out uint idx[MAX_OPS]) {
 }
 
 // The product as stored, alpha * sum (alpha is 1: the unfused kernel's multiply, kept for the same bits).
-#define MM_VALUE(k) TO(mm[k])
+// MM_VALUE(k) is element k's, of `sum` here; a shader that takes ELEMS at once redefines it.
 ACC product(ACC sum) { return uintBitsToFloat(p.alpha) * sum; }
+#define MM_VALUE(k) TO(product(sum))
 
 // The expression at out[gm, gn], inside the matrix only (c is ignored: no bias).
 void store_with(Batch bt, uint gm, uint gn, ACC sum, ACC c) {
   if (gm < p.M && gn < p.N) {
     FUSED_DECLARE
-    ACC mm[ELEMS];
     uint idx[MAX_OPS];
     const uint k = 0;
-    mm[k] = product(sum);
     locate(bt, gm, gn, idx);
     FUSED_LOAD(k)
     FUSED_EVAL(k)

@@ -178,15 +178,16 @@ void main() {
     barrier();
   }
 #ifdef EPILOGUE
-  // As the bias below: the tensors of 8 rows read before any of them is stored.
+  // As the bias below: the tensors of 8 rows read before any of them is stored. The product's values are
+  // taken from the sums, not copied: no more registers than the bias's.
+#undef MM_VALUE
+#define MM_VALUE(k) TO(product(acc[i0 + (k) / 8][(k) % 8]))
   [[unroll]] for (uint i0 = 0; i0 < TM; i0 += 8) {
     FUSED_DECLARE
-    ACC mm[ELEMS];
     uint idx[MAX_OPS];
     [[unroll]] for (uint k = 0; k < ELEMS; k++) {
       uint gm = ROW(i0 + k / 8), gn = COL(k % 8);
       if (gm < p.M && gn < p.N) {
-        mm[k] = product(acc[i0 + k / 8][k % 8]);
         locate(bt, gm, gn, idx);
         FUSED_LOAD(k)
       }

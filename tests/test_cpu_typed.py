@@ -66,6 +66,42 @@ def test_reduction_rows(name, fn, rtol, dtype, n, special):
             np.testing.assert_array_equal(np.signbit(got), np.signbit(ref))
 
 
+def placed(n, dtype):
+    """Rows of length n, one for each position p and kind of special: a NaN at p (then another later), the
+    row's extreme at p and again later (a tie), and zeros of both signs (-0.0 at p, 0.0 later) in a row of
+    negatives, so that each lands in every lane of the typed loops and in their remainder."""
+    out = []
+    for p in range(n):
+        later = (p + 1 + (n - p - 1) // 2) if p + 1 < n else p
+        a = RNG.integers(-50, 50, n).astype(dtype)
+        a[p] = a[later] = 100
+        b = a.copy()
+        b[p] = b[later] = -100
+        out += [a, b]
+        if not dtype.startswith("int"):
+            c = RNG.standard_normal(n).astype(dtype)
+            c[p] = np.nan
+            c[later] = np.nan
+            z = -1 - np.abs(RNG.standard_normal(n)).astype(dtype)
+            z[p], z[later] = -0.0, 0.0
+            out += [c, z, -z]
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("n", [15, 16, 17, 31, 32, 33, 48, 64, 65, 97])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_extremes_in_every_position(dtype, n):
+    a = placed(n, dtype)
+    first = {"amax": a.argmax(1), "max values": a.argmax(1), "amin": a.argmin(1)}  # NumPy: first NaN, else extreme
+    for name, fn, _ in REDUCTIONS[1:]:
+        ref = fn(torch.from_numpy(a)).numpy()
+        for t in both_layouts(a):
+            got = fn(t).numpy()
+            np.testing.assert_array_equal(got, ref, err_msg=name)
+            if name in first:  # of -0.0 and 0.0 the first (PyTorch's pick depends on its vector width)
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(a[np.arange(len(a)), first[name]]))
+
+
 @pytest.mark.parametrize("special", ["none", "nan", "inf"])
 @pytest.mark.parametrize("n", LENGTHS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -128,43 +128,67 @@ PROD_DENSE(prod_f64, double, double)
 PROD_DENSE(prod_i32, int32_t, uint64_t) /* wrapping, as the int64 math does */
 PROD_DENSE(prod_i64, int64_t, uint64_t)
 
-/* The position of the first NaN, else of the first element that no other is CMP than (n >= 1): 16 lanes of
- * extremes where a NaN sticks, then a search for the extreme 16 elements a step (an OR of compares) before the
- * element by element one, so that both passes vectorise. */
-#define BEST_DENSE(NAME, T, CMP)                                                                                       \
-  VKT_SIMD static int64_t NAME(const T *p, int64_t n) {                                                                \
+/* The extreme of a dense run: first its value and whether a NaN is there, in 16 lanes of extremes and 16 of NaN
+ * flags (F: an integer as wide as T), a form that the compiler vectorises with the lanes in registers (a NaN that
+ * stuck in the lanes kept them in memory, at a fifth of the speed); then, where the position is wanted, a NaN was
+ * seen or the extreme is a zero (whose sign the first one decides), a search for the first NaN or extreme, 32
+ * compares ORed a step, in the same row while it sits in cache. */
+#define BEST_DENSE(NAME, T, F, CMP, IS_FLOAT)                                                                          \
+  VKT_SIMD static T NAME##_lanes(const T *p, int64_t n, bool *nan) {                                                   \
     T lane[16], m;                                                                                                     \
-    int64_t r = 0, at = 0;                                                                                             \
+    F flag[16] = {0}, any = 0;                                                                                         \
+    int64_t r = 0;                                                                                                     \
     for (int k = 0; k < 16; k++)                                                                                       \
       lane[k] = p[0];                                                                                                  \
     for (; r + 16 <= n; r += 16)                                                                                       \
-      for (int k = 0; k < 16; k++)                                                                                     \
-        lane[k] = lane[k] == lane[k] && (p[r + k] CMP lane[k] || p[r + k] != p[r + k]) ? p[r + k] : lane[k];           \
-    for (; r < n; r++)                                                                                                 \
-      lane[0] = lane[0] == lane[0] && (p[r] CMP lane[0] || p[r] != p[r]) ? p[r] : lane[0];                             \
+      for (int k = 0; k < 16; k++) {                                                                                   \
+        flag[k] |= p[r + k] != p[r + k];                                                                               \
+        lane[k] = p[r + k] CMP lane[k] ? p[r + k] : lane[k];                                                           \
+      }                                                                                                                \
     m = lane[0];                                                                                                       \
-    for (int k = 1; k < 16; k++)                                                                                       \
-      m = m == m && (lane[k] CMP m || lane[k] != lane[k]) ? lane[k] : m;                                               \
-    bool nan = m != m;                                                                                                 \
-    for (; at + 16 <= n; at += 16) {                                                                                   \
-      int hit = 0;                                                                                                     \
-      for (int k = 0; k < 16; k++)                                                                                     \
-        hit |= nan ? p[at + k] != p[at + k] : p[at + k] == m;                                                          \
+    for (int k = 0; k < 16; k++) {                                                                                     \
+      any |= flag[k];                                                                                                  \
+      m = lane[k] CMP m ? lane[k] : m;                                                                                 \
+    }                                                                                                                  \
+    for (; r < n; r++) {                                                                                               \
+      any |= p[r] != p[r];                                                                                             \
+      m = p[r] CMP m ? p[r] : m;                                                                                       \
+    }                                                                                                                  \
+    *nan = any != 0;                                                                                                   \
+    return m;                                                                                                          \
+  }                                                                                                                    \
+  VKT_SIMD static int64_t NAME##_find(const T *p, int64_t n, T v, bool nan) {                                          \
+    int64_t at = 0;                                                                                                    \
+    for (; at + 32 <= n; at += 32) {                                                                                   \
+      F hit = 0;                                                                                                       \
+      if (nan)                                                                                                         \
+        for (int k = 0; k < 32; k++)                                                                                   \
+          hit |= p[at + k] != p[at + k];                                                                               \
+      else                                                                                                             \
+        for (int k = 0; k < 32; k++)                                                                                   \
+          hit |= p[at + k] == v;                                                                                       \
       if (hit)                                                                                                         \
         break;                                                                                                         \
     }                                                                                                                  \
-    while (nan ? p[at] == p[at] : p[at] != m)                                                                          \
+    while (nan ? p[at] == p[at] : p[at] != v)                                                                          \
       at++;                                                                                                            \
     return at;                                                                                                         \
+  }                                                                                                                    \
+  /* The extreme of p[0, n) (n >= 1) in *m, and the position of the first NaN, else of the first extreme: -1 where     \
+   * that position was not wanted and *m is the answer. */                                                             \
+  static int64_t NAME(const T *p, int64_t n, bool index, T *m) {                                                       \
+    bool nan;                                                                                                          \
+    *m = NAME##_lanes(p, n, &nan);                                                                                     \
+    return index || nan || (IS_FLOAT && *m == 0) ? NAME##_find(p, n, *m, nan) : -1;                                    \
   }
-BEST_DENSE(max_f32, float, >)
-BEST_DENSE(max_f64, double, >)
-BEST_DENSE(max_i32, int32_t, >)
-BEST_DENSE(max_i64, int64_t, >)
-BEST_DENSE(min_f32, float, <)
-BEST_DENSE(min_f64, double, <)
-BEST_DENSE(min_i32, int32_t, <)
-BEST_DENSE(min_i64, int64_t, <)
+BEST_DENSE(max_f32, float, int32_t, >, true)
+BEST_DENSE(max_f64, double, int64_t, >, true)
+BEST_DENSE(max_i32, int32_t, int32_t, >, false)
+BEST_DENSE(max_i64, int64_t, int64_t, >, false)
+BEST_DENSE(min_f32, float, int32_t, <, true)
+BEST_DENSE(min_f64, double, int64_t, <, true)
+BEST_DENSE(min_i32, int32_t, int32_t, <, false)
+BEST_DENSE(min_i64, int64_t, int64_t, <, false)
 
 /* The row's elements when they lie densely in a dtype with typed loops and convert exactly to the compute type
  * (NULL elsewhere). */
@@ -206,20 +230,32 @@ static vkt_scalar fold_row(const row *w, int id) {
   return fl ? (vkt_scalar){true, f, 0} : (vkt_scalar){false, 0, (int64_t)i};
 }
 
-/* The row's largest (smallest) element and its position: the first NaN, else the first extreme. */
-static int64_t best_row(const row *w, bool largest, vkt_scalar *best) {
+/* A dense run's extreme through max_T/min_T, as a vkt_scalar of the compute type (which holds T exactly). */
+#define BEST_CASE(DT, T, SUFFIX, IS_FLOAT)                                                                             \
+  case DT: {                                                                                                           \
+    T m;                                                                                                               \
+    at = largest ? max_##SUFFIX((const T *)run, n, index, &m) : min_##SUFFIX((const T *)run, n, index, &m);            \
+    *best = IS_FLOAT ? (vkt_scalar){true, (double)m, 0} : (vkt_scalar){false, 0, (int64_t)m};                          \
+    break;                                                                                                             \
+  }
+
+/* The row's largest (smallest) element and its position: the first NaN, else the first extreme. Where !index the
+ * position may be left unfound (any value returned). */
+static int64_t best_row(const row *w, bool largest, bool index, vkt_scalar *best) {
   const char *run = dense_typed(w);
   int64_t at = 0, n = w->l->nred;
   switch (run ? w->dtype : VKT_DTYPE_COUNT) {
-  case VKT_FLOAT32: at = largest ? max_f32((const float *)run, n) : min_f32((const float *)run, n); break;
-  case VKT_FLOAT64: at = largest ? max_f64((const double *)run, n) : min_f64((const double *)run, n); break;
-  case VKT_INT32: at = largest ? max_i32((const int32_t *)run, n) : min_i32((const int32_t *)run, n); break;
-  case VKT_INT64: at = largest ? max_i64((const int64_t *)run, n) : min_i64((const int64_t *)run, n); break;
+    BEST_CASE(VKT_FLOAT32, float, f32, true)
+    BEST_CASE(VKT_FLOAT64, double, f64, true)
+    BEST_CASE(VKT_INT32, int32_t, i32, false)
+    BEST_CASE(VKT_INT64, int64_t, i64, false)
   default: break;
   }
-  *best = load(w, at);
+  if (run && at >= 0)
+    *best = load(w, at); /* the first NaN's bits, or the first zero's sign */
   if (run)
     return at;
+  *best = load(w, 0);
   for (int64_t r = 1; r < w->l->nred && !(best->is_float && isnan(best->f)); r++) {
     vkt_scalar v = load(w, r);
     bool better = v.is_float ? isnan(v.f) || (largest ? v.f > best->f : v.f < best->f)
@@ -253,15 +289,17 @@ static vkt_scalar reduce_row(int id, const row *w, const vkt_op_args *a, int64_t
   case VKT_OP_PROD:
   case VKT_OP_ALL:
   case VKT_OP_ANY: return fold_row(w, id);
-  default: /* amax, amin, argmax, argmin */
-    *index = best_row(w, id == VKT_OP_AMAX || id == VKT_OP_ARGMAX, &v);
-    return id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN ? (vkt_scalar){false, 0, *index} : v;
+  default: { /* amax, amin, argmax, argmin; max and min with indices have out2 */
+    bool arg = id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN;
+    *index = best_row(w, id == VKT_OP_AMAX || id == VKT_OP_ARGMAX, arg || a->out2, &v);
+    return arg ? (vkt_scalar){false, 0, *index} : v;
+  }
   }
 }
 
 static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, bool log_out) {
   vkt_scalar m;
-  best_row(w, true, &m);
+  best_row(w, true, false, &m);
   double s = 0;
   for (int64_t r = 0; r < w->l->nred; r++)
     s += exp(load(w, r).f - m.f);

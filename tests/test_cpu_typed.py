@@ -185,3 +185,26 @@ def test_small_dtype_logic(fn, dtype):
     a, b = SMALL[dtype]((9, 11)), SMALL[dtype]((9, 11))
     np.testing.assert_array_equal(fn(vkt.tensor(a), vkt.tensor(b)).numpy(),
                                   fn(torch.from_numpy(a), torch.from_numpy(b)).numpy())
+
+
+HALF_OPS = [("add", lambda x, y: x + y), ("sub", lambda x, y: x - y), ("mul", lambda x, y: x * y),
+            ("div", lambda x, y: x / y), ("add alpha 1", lambda x, y: x.add(y, alpha=1)),
+            ("scalar rhs", lambda x, y: x * 0.375), ("scalar lhs", lambda x, y: 3 - x)]
+
+
+@pytest.mark.parametrize("layout", ["dense", "strided"])
+@pytest.mark.parametrize("name,fn", HALF_OPS, ids=[o[0] for o in HALF_OPS])
+def test_float16_bit_exact(name, fn, layout):
+    """float16 arithmetic on every kind of value (random bit patterns: subnormals, infinities, NaN, both zeros,
+    results that overflow or round to subnormals) bit for bit as PyTorch's CPU computes it."""
+    bits = RNG.integers(0, 1 << 16, (2, 257, 129), dtype=np.uint16)
+    bits[1, :8] = RNG.integers(0x3800, 0x4400, (8, 129), dtype=np.uint16)  # close values: cancellation
+    a, b = bits.view(np.float16)
+    ref = fn(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    x, y = vkt.tensor(a), vkt.tensor(b)
+    if layout == "strided":
+        x, y = vkt.tensor(np.ascontiguousarray(a.T)).t(), vkt.tensor(np.ascontiguousarray(b.T)).t()
+    got = fn(x, y).numpy()
+    nan = np.isnan(ref)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got.view(np.uint16)[~nan], ref.view(np.uint16)[~nan])

@@ -315,60 +315,60 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
 }
 
 /* softmax_row's math on a dense row of float32 or float64 computed in its own dtype and written densely: a NaN
- * anywhere makes the max NaN, and so every output. */
-#define SOFTMAX_DENSE(NAME, T, EXP)                                                                                    \
-  VKT_SIMD static void NAME(const T *x, T *y, int64_t n, bool log_out) {                                               \
-    T lane[8], m;                                                                                                      \
-    int nans = 0;                                                                                                      \
+ * anywhere makes the max NaN, and so every output. The max comes from max_T's lanes; the exps are summed in 16
+ * lanes of T over blocks of 64 elements (four adds a lane, so that float32 loses nothing that matters), each
+ * block's lanes added into 16 float64 sums, so that the loop vectorises without a conversion an element;
+ * softmax keeps each exp for its last pass. */
+#define SOFTMAX_DENSE(NAME, T, EXP, MAX)                                                                               \
+  VKT_SIMD static double NAME##_exps(const T *x, T *y, int64_t n, T m, bool store) {                                   \
+    double acc[16] = {0}, s = 0;                                                                                       \
     int64_t r = 0;                                                                                                     \
-    for (int k = 0; k < 8; k++)                                                                                        \
-      lane[k] = x[0];                                                                                                  \
-    for (; r + 8 <= n; r += 8) /* 8 lanes of max and a NaN count, so that the loop vectorises */                       \
-      for (int k = 0; k < 8; k++) {                                                                                    \
-        nans += x[r + k] != x[r + k];                                                                                  \
-        lane[k] = x[r + k] > lane[k] ? x[r + k] : lane[k];                                                             \
-      }                                                                                                                \
-    for (; r < n; r++) {                                                                                               \
-      nans += x[r] != x[r];                                                                                            \
-      lane[0] = x[r] > lane[0] ? x[r] : lane[0];                                                                       \
+    for (; r + 64 <= n; r += 64) {                                                                                     \
+      T lane[16] = {0};                                                                                                \
+      if (store)                                                                                                       \
+        for (int j = 0; j < 64; j += 16)                                                                               \
+          for (int k = 0; k < 16; k++) {                                                                               \
+            T e = EXP(x[r + j + k], m);                                                                                \
+            lane[k] += e;                                                                                              \
+            y[r + j + k] = e;                                                                                          \
+          }                                                                                                            \
+      else                                                                                                             \
+        for (int j = 0; j < 64; j += 16)                                                                               \
+          for (int k = 0; k < 16; k++)                                                                                 \
+            lane[k] += EXP(x[r + j + k], m);                                                                           \
+      for (int k = 0; k < 16; k++)                                                                                     \
+        acc[k] += lane[k];                                                                                             \
     }                                                                                                                  \
-    m = lane[0];                                                                                                       \
-    for (int k = 1; k < 8; k++)                                                                                        \
-      m = lane[k] > m ? lane[k] : m;                                                                                   \
-    bool nan = nans > 0;                                                                                               \
-    double acc[8] = {0}, s = 0, mm = nan ? NAN : (double)m;                                                            \
-    r = 0;                                                                                                             \
-    if (log_out) /* 8 partial sums, so that the loops vectorise; softmax keeps each exp for its last pass */           \
-      for (; r + 8 <= n; r += 8)                                                                                       \
-        for (int k = 0; k < 8; k++)                                                                                    \
-          acc[k] += EXP(x[r + k], mm);                                                                                 \
-    else                                                                                                               \
-      for (; r + 8 <= n; r += 8)                                                                                       \
-        for (int k = 0; k < 8; k++) {                                                                                  \
-          double e = EXP(x[r + k], mm);                                                                                \
-          acc[k] += e;                                                                                                 \
-          y[r + k] = (T)e;                                                                                             \
-        }                                                                                                              \
     for (; r < n; r++) {                                                                                               \
-      double e = EXP(x[r], mm);                                                                                        \
+      T e = EXP(x[r], m);                                                                                              \
       s += e;                                                                                                          \
-      if (!log_out)                                                                                                    \
-        y[r] = (T)e;                                                                                                   \
+      if (store)                                                                                                       \
+        y[r] = e;                                                                                                      \
     }                                                                                                                  \
-    s += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));                            \
+    for (int k = 0; k < 16; k++)                                                                                       \
+      s += acc[k];                                                                                                     \
+    return s;                                                                                                          \
+  }                                                                                                                    \
+  VKT_SIMD static void NAME##_last(const T *x, T *y, int64_t n, double mm, double s, bool log_out) {                   \
     double ls = log(s), inv = 1 / s;                                                                                   \
     if (log_out)                                                                                                       \
-      for (r = 0; r < n; r++)                                                                                          \
+      for (int64_t r = 0; r < n; r++)                                                                                  \
         y[r] = (T)(((double)x[r] - mm) - ls);                                                                          \
     else /* the exps stored above times 1 / s (a multiply an element, not a division), as PyTorch does */              \
-      for (r = 0; r < n; r++)                                                                                          \
+      for (int64_t r = 0; r < n; r++)                                                                                  \
         y[r] = (T)((double)y[r] * inv);                                                                                \
+  }                                                                                                                    \
+  static void NAME(const T *x, T *y, int64_t n, bool log_out) {                                                        \
+    bool nan;                                                                                                          \
+    T m = MAX##_lanes(x, n, &nan);                                                                                     \
+    m = nan ? (T)NAN : m;                                                                                              \
+    NAME##_last(x, y, n, (double)m, NAME##_exps(x, y, n, m, !log_out), log_out);                                       \
   }
 /* float32 rows take exp in float32, as PyTorch does: twice the lanes and half the polynomial of float64's. */
-#define EXP_F32(x, m) ((double)vkt_expf((x) - (float)(m)))
-#define EXP_F64(x, m) vkt_exp((double)(x) - (m))
-SOFTMAX_DENSE(softmax_f32, float, EXP_F32)
-SOFTMAX_DENSE(softmax_f64, double, EXP_F64)
+#define EXP_F32(x, m) vkt_expf((x) - (m))
+#define EXP_F64(x, m) vkt_exp((x) - (m))
+SOFTMAX_DENSE(softmax_f32, float, EXP_F32, max_f32)
+SOFTMAX_DENSE(softmax_f64, double, EXP_F64, max_f64)
 
 /* Whether a softmax row takes softmax_f32/f64. */
 static bool dense_softmax(const vkt_op_args *a, const vkt_reduce_layout *l) {

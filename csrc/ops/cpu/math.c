@@ -1,5 +1,6 @@
 /* cpu/math.c: per-element math of the elementwise ops, mirroring shaders/math.glsl and the GLSL in
- * the op table. float64 throughout, so float32 results round once. */
+ * the op table. float64 throughout, so float32 results round once (float16 add, sub, mul and div in float32, which
+ * rounds them as exactly: half_loops). */
 #include <math.h>
 
 #include "loops.h"

@@ -110,8 +110,8 @@ static vkt_scalar sum_row(const row *w, double shift, int power) {
 }
 
 /* Typed loops over a dense run of float32, float64, int32 or int64 (dense_typed says when), which the compiler
- * vectorises: 8 lanes of products, and of extremes with a NaN count, where the generic loops load element by
- * element through vkt_scalar. */
+ * vectorises: 8 lanes of products, 16 of extremes (BEST_DENSE), where the generic loops load element by element
+ * through vkt_scalar. */
 #define PROD_DENSE(NAME, T, ACC)                                                                                       \
   VKT_SIMD static ACC NAME(const T *p, int64_t n) {                                                                    \
     ACC lane[8] = {1, 1, 1, 1, 1, 1, 1, 1};                                                                            \

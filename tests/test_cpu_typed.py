@@ -67,11 +67,13 @@ def test_reduction_rows(name, fn, rtol, dtype, n, special):
 
 
 def placed(n, dtype):
-    """Rows of length n, one for each position p and kind of special: a NaN at p (then another later), the
-    row's extreme at p and again later (a tie), and zeros of both signs (-0.0 at p, 0.0 later) in a row of
-    negatives, so that each lands in every lane of the typed loops and in their remainder."""
+    """Rows of length n, for each position p and kind of special: a NaN at p (then another later), the row's
+    extreme at p and again later (a tie), and zeros of both signs (-0.0 at p, 0.0 later) in a row of negatives,
+    so that each lands in every lane of the typed loops and in their remainder; in long rows, positions about
+    the edges of reduce.c's chunks of 1024 elements."""
+    positions = range(n) if n < 100 else sorted({p % n for c in (0, 1024, 2048, n) for p in range(c - 17, c + 17)})
     out = []
-    for p in range(n):
+    for p in positions:
         later = (p + 1 + (n - p - 1) // 2) if p + 1 < n else p
         a = RNG.integers(-50, 50, n).astype(dtype)
         a[p] = a[later] = 100
@@ -88,7 +90,7 @@ def placed(n, dtype):
     return np.stack(out)
 
 
-@pytest.mark.parametrize("n", [15, 16, 17, 31, 32, 33, 48, 64, 65, 97])
+@pytest.mark.parametrize("n", [15, 16, 17, 31, 32, 33, 48, 64, 65, 97, 1024, 1041, 2500])
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
 def test_extremes_in_every_position(dtype, n):
     a = placed(n, dtype)

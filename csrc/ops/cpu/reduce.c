@@ -130,9 +130,11 @@ PROD_DENSE(prod_i64, int64_t, uint64_t)
 
 /* The extreme of a dense run: first its value and whether a NaN is there, in 16 lanes of extremes and 16 of NaN
  * flags (F: an integer as wide as T), a form that the compiler vectorises with the lanes in registers (a NaN that
- * stuck in the lanes kept them in memory, at a fifth of the speed); then, where the position is wanted, a NaN was
- * seen or the extreme is a zero (whose sign the first one decides), a search for the first NaN or extreme, 32
- * compares ORed a step, in the same row while it sits in cache. */
+ * stuck in the lanes kept them in memory, at a fifth of the speed), a chunk of BEST_CHUNK elements at a time,
+ * noting the first chunk that holds the extreme; then, where the position is wanted, a NaN was seen or the extreme
+ * is a zero (whose sign the first one decides), a search for the first extreme in that chunk (or the first NaN
+ * in the run), 32 compares ORed a step. */
+#define BEST_CHUNK 1024
 #define BEST_DENSE(NAME, T, F, CMP, IS_FLOAT)                                                                          \
   VKT_SIMD static T NAME##_lanes(const T *p, int64_t n, bool *nan) {                                                   \
     T lane[16], m;                                                                                                     \
@@ -177,9 +179,22 @@ PROD_DENSE(prod_i64, int64_t, uint64_t)
   /* The extreme of p[0, n) (n >= 1) in *m, and the position of the first NaN, else of the first extreme: -1 where     \
    * that position was not wanted and *m is the answer. */                                                             \
   static int64_t NAME(const T *p, int64_t n, bool index, T *m) {                                                       \
-    bool nan;                                                                                                          \
-    *m = NAME##_lanes(p, n, &nan);                                                                                     \
-    return index || nan || (IS_FLOAT && *m == 0) ? NAME##_find(p, n, *m, nan) : -1;                                    \
+    bool nan = false;                                                                                                  \
+    int64_t chunk = 0;                                                                                                 \
+    T best = p[0];                                                                                                     \
+    for (int64_t c = 0; c < n; c += BEST_CHUNK) {                                                                      \
+      bool chunk_nan;                                                                                                  \
+      T v = NAME##_lanes(p + c, n - c < BEST_CHUNK ? n - c : BEST_CHUNK, &chunk_nan);                                  \
+      nan |= chunk_nan;                                                                                                \
+      if (v CMP best) /* the first chunk that holds the extreme */                                                     \
+        best = v, chunk = c;                                                                                           \
+    }                                                                                                                  \
+    *m = best;                                                                                                         \
+    if (nan)                                                                                                           \
+      return NAME##_find(p, n, *m, true);                                                                              \
+    if (index || (IS_FLOAT && *m == 0))                                                                                \
+      return chunk + NAME##_find(p + chunk, n - chunk, *m, false);                                                     \
+    return -1;                                                                                                         \
   }
 BEST_DENSE(max_f32, float, int32_t, >, true)
 BEST_DENSE(max_f64, double, int64_t, >, true)

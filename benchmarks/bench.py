@@ -479,6 +479,18 @@ def unfused(fn):
     return run
 
 
+def fused_kernels(fn):
+    """What one call of fn over vulkan copies dispatches: the dispatch count and the fused kernels, so that a
+    fused row says it measured the fused path (gelu(x @ w + b): one dispatch, "matmul add gelu")."""
+    vkt.vulkan.synchronize()
+    vkt.vulkan.reset_kernel_stats()
+    kept = fn()
+    vkt.vulkan.synchronize()
+    s = vkt.vulkan.kernel_stats()
+    del kept
+    return f"{s['dispatches']} dispatch(es), fused: {s['fused_kernels']}"
+
+
 def fusion_cases(peer, quick=False):
     """Issue 19's figures: an elementwise chain against PyTorch eager and torch.compile, gelu(x @ w + b)
     against torch.compile, a layer-norm-style chain with two reductions against eager, a reduction of a
@@ -516,9 +528,11 @@ def fusion_cases(peer, quick=False):
 
     b, m = (2, 256) if quick else (8, 1024)
     lin = lambda lib, x, w, bias: lib.nn.functional.gelu(x @ w + bias)  # noqa: E731
-    yield from rows("gelu(x @ w + b)", f"{b}x{m}x{m}x{m}", lin,
-                    [rng.standard_normal(s).astype(np.float32) * 0.05 for s in ((b, m, m), (m, m), (m,))], 20,
-                    flops=2 * b * m**3)
+    lin_arrays = [rng.standard_normal(s).astype(np.float32) * 0.05 for s in ((b, m, m), (m, m), (m,))]
+    lin_v = [vkt.tensor(a, device="vulkan") for a in lin_arrays]
+    kernels = fused_kernels(lambda: lin(vkt, *lin_v))
+    print(f"gelu(x @ w + b) runs as {kernels}", file=sys.stderr)
+    yield from rows("gelu(x @ w + b)", f"{b}x{m}x{m}x{m}", lin, lin_arrays, 20, flops=2 * b * m**3, kernels=kernels)
 
     rows_, width = (1024, 1024) if quick else (8192, 1024)
 

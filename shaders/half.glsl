@@ -1,5 +1,5 @@
-// half.glsl: rounded_half() for the generated kernels (fused.comp, reduce_fused.glsl), which need a
-// float16 result's value exactly as memory would give it back.
+// half.glsl: rounded_half() for the generated kernels (fused.comp, matmul.glsl's epilogues,
+// reduce_fused.glsl), which need a float16 result's value exactly as memory would give it back.
 #ifndef VKT_HALF_GLSL
 #define VKT_HALF_GLSL
 

@@ -2,12 +2,18 @@
 // workgroup's matrix, and the epilogue (alpha, bias, relu, the store). The host defines TO, TA, TB, TC
 // (storage types), ACC (float, double with ACC_FLOAT64, int with ACC_INT, int64_t with ACC_INT64), BIAS
 // and RELU. Integer sums wrap, as PyTorch's CPU ones do.
+// With EPILOGUE the store is a fused elementwise expression over the product instead (csrc/ops/fuse.c
+// generates it with fused.comp's macros: OPi, STi, FUSED_BUFFERS, FUSED_DECLARE, FUSED_LOAD(k),
+// FUSED_EVAL(k)): NOUT results written, dense with the product's shape; NREAD tensors read through their
+// strides; the product's own value (MM_VALUE(k), rounded through TO as a stored product would be) the
+// last operand, written too where it is kept; a and b bound after them, at A_BINDING and B_BINDING.
 #ifndef VKT_MATMUL_GLSL
 #define VKT_MATMUL_GLSL
 
 #include "common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
 
+#ifndef EPILOGUE
 layout(push_constant) uniform Push {
   uvec2 alpha, beta; // bits of ACC
   uint M, N, K;
@@ -18,9 +24,27 @@ layout(push_constant) uniform Push {
   uint bstride[6];   // elements: a, b, bias along batch[0] and batch[1]
 } p;
 
+#define A_BINDING 1
+#define B_BINDING 2
 layout(std430, binding = 0) restrict writeonly buffer Out { TO out_[]; };
-layout(std430, binding = 1) readonly buffer A { TA a_[]; };
-layout(std430, binding = 2) readonly buffer B { TB b_[]; };
+#else
+// Without beta and the bias's fields (lavapipe allows 128 bytes), with the expression's tensors and scalars.
+layout(push_constant) uniform Push {
+  uint alpha;        // bits of float
+  uint M, N, K;
+  uint z0;
+  uint offset[3];    // elements: the results, a, b
+  uint stride[4];    // elements: rows and columns of a, of b
+  uint batch[2];
+  uint bstride[4];   // elements: a, b along batch[0] and batch[1]
+#if NREAD > 0
+  uint read[5 * NREAD]; // elements, per tensor read: offset, row and column stride, stride along batch[0], [1]
+#endif
+  uvec2 param[NPARAMS]; // the expression's scalars, as bits of its compute type
+} p;
+#endif
+layout(std430, binding = A_BINDING) readonly buffer A { TA a_[]; };
+layout(std430, binding = B_BINDING) readonly buffer B { TB b_[]; };
 #ifdef BIAS
 layout(std430, binding = 3) restrict readonly buffer Bias { TC c_[]; };
 #endif
@@ -35,16 +59,20 @@ ACC decode(uvec2 v) { return int(v.x); }
 ACC decode(uvec2 v) { return uintBitsToFloat(v.x); }
 #endif
 
-// The first elements of this workgroup's matrices of a, b and bias, and its index z.
+// The first elements of this workgroup's matrices of a, b and bias, and its index z (zo, zi along batch[]).
 struct Batch {
-  uint z, a0, b0, c0;
+  uint z, zo, zi, a0, b0, c0;
 };
 
 Batch batch_of_workgroup() {
   uint z = p.z0 + gl_WorkGroupID.z, zo = z / p.batch[1], zi = z % p.batch[1];
-  return Batch(z, p.offset[1] + zo * p.bstride[0] + zi * p.bstride[1],
-               p.offset[2] + zo * p.bstride[2] + zi * p.bstride[3],
-               p.offset[3] + zo * p.bstride[4] + zi * p.bstride[5]);
+#ifdef EPILOGUE
+  uint c0 = 0;
+#else
+  uint c0 = p.offset[3] + zo * p.bstride[4] + zi * p.bstride[5];
+#endif
+  return Batch(z, zo, zi, p.offset[1] + zo * p.bstride[0] + zi * p.bstride[1],
+               p.offset[2] + zo * p.bstride[2] + zi * p.bstride[3], c0);
 }
 
 // Whether v is NaN, read from its bits: where a shader does not ask to preserve NaNs (Vulkan's
@@ -74,6 +102,45 @@ ACC bias_at(Batch bt, uint gm, uint gn) {
   return ACC(0);
 }
 
+#ifdef EPILOGUE
+#include "math.glsl"
+#include "half.glsl"
+#ifndef ELEMS // elements a shader's epilogue takes at once
+#define ELEMS 1
+#endif
+FUSED_BUFFERS
+
+// Each operand's index of element (gm, gn): the results share the product's dense layout, which a kept
+// product (the last operand) has too.
+void locate(Batch bt, uint gm, uint gn, out uint idx[MAX_OPS]) {
+  uint o = p.offset[0] + (bt.z * p.M + gm) * p.N + gn;
+  [[unroll]] for (uint k = 0; k < NOUT; k++)
+    idx[k] = o;
+#if NREAD > 0
+  [[unroll]] for (uint j = 0; j < NREAD; j++)
+    idx[NOUT + j] = p.read[5 * j] + gm * p.read[5 * j + 1] + gn * p.read[5 * j + 2] + bt.zo * p.read[5 * j + 3] +
+                    bt.zi * p.read[5 * j + 4];
+#endif
+  idx[MAX_OPS - 1] = o;
+}
+
+// The product as stored, alpha * sum (alpha is 1: the unfused kernel's multiply, kept for the same bits).
+// MM_VALUE(k) is element k's, of `sum` here; a shader that takes ELEMS at once redefines it.
+ACC product(ACC sum) { return uintBitsToFloat(p.alpha) * sum; }
+#define MM_VALUE(k) TO(product(sum))
+
+// The expression at out[gm, gn], inside the matrix only (c is ignored: no bias).
+void store_with(Batch bt, uint gm, uint gn, ACC sum, ACC c) {
+  if (gm < p.M && gn < p.N) {
+    FUSED_DECLARE
+    uint idx[MAX_OPS];
+    const uint k = 0;
+    locate(bt, gm, gn, idx);
+    FUSED_LOAD(k)
+    FUSED_EVAL(k)
+  }
+}
+#else
 // The epilogue of one sum: relu(alpha * sum + c), c being beta * bias (ignored without a bias).
 ACC finish(ACC sum, ACC c) {
   ACC v = decode(p.alpha) * sum;
@@ -91,6 +158,7 @@ void store_with(Batch bt, uint gm, uint gn, ACC sum, ACC c) {
   if (gm < p.M && gn < p.N)
     out_[p.offset[0] + (bt.z * p.M + gm) * p.N + gn] = TO(finish(sum, c));
 }
+#endif
 
 void store(Batch bt, uint gm, uint gn, ACC sum) { store_with(bt, gm, gn, sum, bias_at(bt, gm, gn)); }
 

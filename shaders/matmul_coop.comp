@@ -37,8 +37,8 @@
 #define SB (BN + 8) // halves per row of sb
 
 #ifdef VEC8
-layout(std430, binding = 1) readonly buffer A8 { uvec4 a8_[]; };
-layout(std430, binding = 2) readonly buffer B8 { uvec4 b8_[]; };
+layout(std430, binding = A_BINDING) readonly buffer A8 { uvec4 a8_[]; };
+layout(std430, binding = B_BINDING) readonly buffer B8 { uvec4 b8_[]; };
 #define UNIT 8 // halves per element of the shared arrays
 shared uvec4 sa[2 * BM * SA / UNIT]; // two stages of the layout below
 shared uvec4 sb[2 * BK * SB / UNIT];

@@ -132,7 +132,10 @@ def test_large_product_threads_agree(threads):
         vkt.set_num_threads(n)
         results.append((ta @ tb).cpu().numpy())
         results.append((ta.to(vkt.int64) @ tb.to(vkt.int64)).cpu().numpy())
-    assert (results[0] == results[2]).all() and (results[1] == results[3]).all()
+    # Integers agree exactly; float32 goes through the BLAS, whose kernels may sum in another order with
+    # more threads (OpenBLAS does on AMD's Zen), so it agrees to rounding.
+    assert (results[1] == results[3]).all()
+    np.testing.assert_allclose(results[0], results[2], rtol=1e-5, atol=1e-5)
     close(vkt.tensor(results[0]), a.astype(np.float64) @ b, 1e-4, 1e-4)
 
 

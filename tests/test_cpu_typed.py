@@ -66,6 +66,44 @@ def test_reduction_rows(name, fn, rtol, dtype, n, special):
             np.testing.assert_array_equal(np.signbit(got), np.signbit(ref))
 
 
+def placed(n, dtype):
+    """Rows of length n, for each position p and kind of special: a NaN at p (then another later), the row's
+    extreme at p and again later (a tie), and zeros of both signs (-0.0 at p, 0.0 later) in a row of negatives,
+    so that each lands in every lane of the typed loops and in their remainder; in long rows, positions about
+    the edges of reduce.c's chunks of 1024 elements."""
+    positions = range(n) if n < 100 else sorted({p % n for c in (0, 1024, 2048, n) for p in range(c - 17, c + 17)})
+    out = []
+    for p in positions:
+        later = (p + 1 + (n - p - 1) // 2) if p + 1 < n else p
+        a = RNG.integers(-50, 50, n).astype(dtype)
+        a[p] = a[later] = 100
+        b = a.copy()
+        b[p] = b[later] = -100
+        out += [a, b]
+        if not dtype.startswith("int"):
+            c = RNG.standard_normal(n).astype(dtype)
+            c[p] = np.nan
+            c[later] = np.nan
+            z = -1 - np.abs(RNG.standard_normal(n)).astype(dtype)
+            z[p], z[later] = -0.0, 0.0
+            out += [c, z, -z]
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("n", [15, 16, 17, 31, 32, 33, 48, 64, 65, 97, 1024, 1041, 2500])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_extremes_in_every_position(dtype, n):
+    a = placed(n, dtype)
+    first = {"amax": a.argmax(1), "max values": a.argmax(1), "amin": a.argmin(1)}  # NumPy: first NaN, else extreme
+    for name, fn, _ in REDUCTIONS[1:]:
+        ref = fn(torch.from_numpy(a)).numpy()
+        for t in both_layouts(a):
+            got = fn(t).numpy()
+            np.testing.assert_array_equal(got, ref, err_msg=name)
+            if name in first:  # of -0.0 and 0.0 the first (PyTorch's pick depends on its vector width)
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(a[np.arange(len(a)), first[name]]))
+
+
 @pytest.mark.parametrize("special", ["none", "nan", "inf"])
 @pytest.mark.parametrize("n", LENGTHS)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -149,3 +187,26 @@ def test_small_dtype_logic(fn, dtype):
     a, b = SMALL[dtype]((9, 11)), SMALL[dtype]((9, 11))
     np.testing.assert_array_equal(fn(vkt.tensor(a), vkt.tensor(b)).numpy(),
                                   fn(torch.from_numpy(a), torch.from_numpy(b)).numpy())
+
+
+HALF_OPS = [("add", lambda x, y: x + y), ("sub", lambda x, y: x - y), ("mul", lambda x, y: x * y),
+            ("div", lambda x, y: x / y), ("add alpha 1", lambda x, y: x.add(y, alpha=1)),
+            ("scalar rhs", lambda x, y: x * 0.375), ("scalar lhs", lambda x, y: 3 - x)]
+
+
+@pytest.mark.parametrize("layout", ["dense", "strided"])
+@pytest.mark.parametrize("name,fn", HALF_OPS, ids=[o[0] for o in HALF_OPS])
+def test_float16_bit_exact(name, fn, layout):
+    """float16 arithmetic on every kind of value (random bit patterns: subnormals, infinities, NaN, both zeros,
+    results that overflow or round to subnormals) bit for bit as PyTorch's CPU computes it."""
+    bits = RNG.integers(0, 1 << 16, (2, 257, 129), dtype=np.uint16)
+    bits[1, :8] = RNG.integers(0x3800, 0x4400, (8, 129), dtype=np.uint16)  # close values: cancellation
+    a, b = bits.view(np.float16)
+    ref = fn(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    x, y = vkt.tensor(a), vkt.tensor(b)
+    if layout == "strided":
+        x, y = vkt.tensor(np.ascontiguousarray(a.T)).t(), vkt.tensor(np.ascontiguousarray(b.T)).t()
+    got = fn(x, y).numpy()
+    nan = np.isnan(ref)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got.view(np.uint16)[~nan], ref.view(np.uint16)[~nan])

@@ -200,6 +200,11 @@ static bool identity_on_integers(int id) {
          id == VKT_OP_NAN_TO_NUM || id == VKT_OP_NEGINF_TO_NUM;
 }
 
+vkt_status vkt_cast(const vkt_tensor *x, vkt_dtype dtype, vkt_tensor *result) {
+  vkt_op_args args = {.in = {x}, .nin = 1, .compute = x->dtype};
+  return run_into(VKT_OP_CAST, &args, vkt_tensor_device(x), dtype, x->ndim, x->shape, NULL, result);
+}
+
 vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, const vkt_tensor *into,
                      vkt_tensor *result) {
   const vkt_op *op = &vkt_ops[id];

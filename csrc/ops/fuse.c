@@ -4,8 +4,15 @@
  * edge of the expression when it reads that node's result as it was made (same view) in the same compute
  * type; any other pending input is computed first and read as a tensor (a "cut"). One kernel evaluates
  * the nodes in order per element, each value rounded through its result dtype as a stored value would
- * be, and stores the root and every node whose storage is referenced from outside the expression. */
+ * be, and stores the root and every node whose storage is referenced from outside the expression.
+ *
+ * A product (VKT_OP_MATMUL, see vkt_fuse_defer_matmul) is a pending node too, over its two operands. An
+ * expression that reads it as made computes in the product's own kernel, as its epilogue: the product is
+ * then the expression's last leaf, its value the sum the kernel has just made (MM_VALUE), and it is written
+ * only where it is referenced. Anything else that needs it computes it alone, as without fusion. */
 #include "fuse_internal.h"
+
+#include "matmul.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -73,7 +80,7 @@ void vkt_fuse_reset_stats(void) {
   launches = 0;
 }
 
-uint64_t vkt_fuse_hash(const void *data, size_t n) {
+static uint64_t fnv1a(const void *data, size_t n) {
   const unsigned char *b = data;
   uint64_t h = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < n; i++)
@@ -203,6 +210,19 @@ vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a) {
   return computed_oldest_root();
 }
 
+vkt_status vkt_fuse_defer_matmul(const vkt_op_args *a) {
+  vkt_status st = VKT_OK;
+  for (int k = 0; k < 2 && !st; k++)
+    st = vkt_fuse_ready(a->in[k]->storage, false);
+  if (st)
+    return st;
+  if (!vkt_matmul_defers(a))
+    return (st = vkt_storage_allocate(a->out->storage)) ? st : vkt_op_run(VKT_OP_MATMUL, a);
+  vkt_op_args b = *a;
+  b.nin = 2; /* no bias */
+  return vkt_fuse_defer(VKT_OP_MATMUL, &b);
+}
+
 vkt_status vkt_fuse_defer_into(vkt_op_id id, const vkt_op_args *a, bool *deferred) {
   vkt_storage *s = a->out->storage, *moved;
   node *old = s->pending;
@@ -257,7 +277,12 @@ static void collect(plan *p, node *n) {
   for (int k = 0; k < n->nin && !p->cut; k++) {
     const vkt_tensor *in = &n->in[k];
     node *m = pending_of(in);
-    if (!m) {
+    if (m && m->op == VKT_OP_MATMUL) {
+      if (!same_view(in, &m->view) || (p->mm && p->mm != m))
+        p->cut = m;
+      else if (!p->mm)
+        p->mm = m, p->leaf[p->nleaves++] = in;
+    } else if (!m) {
       if (leaf_index(p, in) < 0)
         p->leaf[p->nleaves++] = in; /* fit() keeps these within MAX_LEAVES */
     } else if (!same_view(in, &m->view) || m->compute != p->compute || vkt_fuse_is_reduction(m->op)) {
@@ -278,6 +303,12 @@ static bool referenced(const plan *p, const node *n) {
     for (int k = 0; k < p->node[i]->nin; k++)
       edges += p->node[i]->in[k].storage == n->view.storage;
   return n->view.storage->refcount > edges;
+}
+
+/* The node whose value t is in plan p, or NULL where t is a leaf (the product p->mm included). */
+static node *edge_of(const plan *p, const vkt_tensor *t) {
+  node *m = pending_of(t);
+  return m == p->mm ? NULL : m;
 }
 
 /* The operands in binding order: results, then tensors read. */
@@ -320,8 +351,10 @@ static uint32_t push_bytes(int nops, bool contiguous, int nparams) {
   return 4 * (words + words % 2) + 8 * (uint32_t)(nparams ? nparams : 1);
 }
 
+static void plan_epilogue(plan *p);
+
 static void make_plan(plan *p, node *root) {
-  *p = (plan){.compute = root->compute};
+  p->compute = root->compute, p->nnodes = p->nleaves = p->nout = 0, p->cut = p->mm = NULL;
   if (vkt_fuse_is_reduction(root->op)) { /* fuse_reduce.c plans what it reads */
     p->out[p->nout++] = root;
     return;
@@ -330,13 +363,17 @@ static void make_plan(plan *p, node *root) {
   if (p->cut)
     return;
   p->out[p->nout++] = root;
-  if (p->nnodes == 1)
+  if (p->nnodes == 1 && !p->mm)
     return;
   for (int i = 0; i < p->nnodes - 1; i++)
     if (referenced(p, p->node[i]))
       p->out[p->nout++] = p->node[i];
   if (p->nout + p->nleaves > MAX_OPERANDS) {
-    p->cut = p->out[1]; /* written anyway: computed on its own, it is read as a tensor */
+    p->cut = p->nout > 1 ? p->out[1] : p->mm; /* written anyway: computed on its own, it is read as a tensor */
+    return;
+  }
+  if (p->mm) {
+    plan_epilogue(p);
     return;
   }
   layout l;
@@ -345,6 +382,54 @@ static void make_plan(plan *p, node *root) {
   if (l.rank > MAX_RANK || push_bytes(l.n, l.contiguous, params_of(p)) > limit)
     /* alone, an op's operands merge (its supports() said so) and its own shader's constants fit */
     p->cut = p->nout > 1 ? p->out[1] : p->node[p->nnodes - 2];
+}
+
+/* ---- matmul epilogues ---- */
+
+/* What vkt_matmul_epilogue_shader and _launch take for plan p, and the arrays it points to. */
+typedef struct {
+  vkt_op_args mm;
+  const vkt_tensor *out[MAX_OPERANDS], *read[MAX_LEAVES];
+  uint32_t params[2 * MAX_PARAMS];
+  vkt_matmul_epilogue e;
+} epilogue;
+
+static uint32_t param_words(const plan *p, uint32_t *w);
+
+static void epilogue_of(const plan *p, epilogue *ep) {
+  const node *m = p->mm;
+  ep->mm = (vkt_op_args){.out = &m->view,
+                         .in = {&m->in[0], &m->in[1]},
+                         .nin = 2,
+                         .compute = m->compute,
+                         .param = {m->param[0], m->param[1]}};
+  for (int o = 0; o < p->nout; o++)
+    ep->out[o] = &p->out[o]->view;
+  for (int j = 0; j < p->nleaves - 1; j++)
+    ep->read[j] = p->leaf[j];
+  int nparams = (int)param_words(p, ep->params) / 2;
+  ep->e = (vkt_matmul_epilogue){&ep->mm, ep->out, ep->read, p->nout, p->nleaves - 1, p->keep, ep->params, nparams};
+}
+
+/* The kernel of plan p over the pending product p->mm, where the expression is float (matmul.glsl's
+ * ACC), its results are dense like the product, and the product's shader takes them; else the product is
+ * computed first. */
+static void plan_epilogue(plan *p) {
+  int j = leaf_index(p, &p->mm->view);
+  const vkt_tensor *product = p->leaf[j];
+  memmove(&p->leaf[j], &p->leaf[j + 1], sizeof *p->leaf * (size_t)(p->nleaves - 1 - j));
+  p->leaf[p->nleaves - 1] = product;
+  p->keep = referenced(p, p->mm);
+  bool fits = p->compute == VKT_FLOAT32 || p->compute == VKT_FLOAT16;
+  for (int o = 0; o < p->nout && fits; o++)
+    fits = p->out[o]->view.offset == 0 && vkt_tensor_is_contiguous(&p->out[o]->view);
+  epilogue ep;
+  if (fits) {
+    epilogue_of(p, &ep);
+    fits = vkt_matmul_epilogue_shader(&ep.e, &p->shader, p->defines, sizeof p->defines, &p->push_size);
+  }
+  if (!fits)
+    p->cut = p->mm;
 }
 
 /* ---- the generated kernel ---- */
@@ -368,17 +453,20 @@ static void operand(text *b, const plan *p, const node *n, int k, const int *slo
     return;
   }
   const vkt_tensor *in = &n->in[n->scalar == VKT_SCALAR_LHS ? k - 1 : k];
-  node *m = pending_of(in);
+  node *m = edge_of(p, in);
   if (m)
     add(b, "v%d", node_index(p, m));
   else
     add(b, "l%d[k]", leaf_index(p, in));
 }
 
-/* The #define lines of fused.comp for plan p, its scalars numbered in node order; the op names in ops. */
+/* The #define lines of fused.comp (or with a product, of matmul.glsl's EPILOGUE) for plan p, its scalars
+ * numbered in node order; the op names in ops. */
 static void generate(const plan *p, int nparams, text *b, text *ops) {
   const vkt_tensor *t[MAX_OPERANDS];
-  int n = operands(p, t);
+  int n = operands(p, t), last = p->mm ? n - 1 : n; /* the product's leaf is last, a buffer only where kept */
+  if (p->mm)
+    add(ops, "matmul ");
   char line[512];
   vkt_type_defines(line, sizeof line, "C", p->compute);
   add(b, "%s#define OUT_BITS %d\n", line, 8 * (int)vkt_dtype_size(p->compute));
@@ -397,14 +485,18 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
   }
   add(b, "#define FUSED_BUFFERS");
   for (int k = 0; k < n; k++)
-    add(b, " layout(std430, binding = %d) %s restrict buffer B%d { %s b%d_[]; };", k,
-        k < p->nout ? "writeonly" : "readonly", k, vkt_storage_type(t[k]->dtype), k);
+    if (k < last || p->keep)
+      add(b, " layout(std430, binding = %d) %s restrict buffer B%d { %s b%d_[]; };", k,
+          k < p->nout || k == last ? "writeonly" : "readonly", k, vkt_storage_type(t[k]->dtype), k);
   add(b, "\n#define FUSED_DECLARE");
   for (int j = 0; j < p->nleaves; j++)
     add(b, " C l%d[ELEMS];", j);
   add(b, "\n#define FUSED_LOAD(k)");
   for (int j = 0; j < p->nleaves; j++)
-    add(b, " l%d[k] = C(b%d_[idx[%d]]);", j, p->nout + j, p->nout + j);
+    if (p->nout + j < last)
+      add(b, " l%d[k] = C(b%d_[idx[%d]]);", j, p->nout + j, p->nout + j);
+    else
+      add(b, " l%d[k] = C(MM_VALUE(k));", j);
   add(b, "\n#define FUSED_EVAL(k)");
   for (int i = 0, slot = 0; i < p->nnodes; i++) {
     const node *d = p->node[i];
@@ -439,7 +531,21 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
   }
   for (int o = 0; o < p->nout; o++)
     add(b, " b%d_[idx[%d]] = %s(v%d);", o, o, vkt_storage_type(p->out[o]->view.dtype), node_index(p, p->out[o]));
+  if (p->mm && p->keep)
+    add(b, " b%d_[idx[%d]] = %s(l%d[k]);", last, last, vkt_storage_type(p->mm->view.dtype), p->nleaves - 1);
   add(b, "\n");
+}
+
+/* Writes the scalars of p's nodes, in node order, two words each, into w; returns the word count. */
+static uint32_t param_words(const plan *p, uint32_t *w) {
+  uint32_t n = 0;
+  for (int i = 0; i < p->nnodes; i++)
+    for (int q = 0; q < 2; q++)
+      if (p->node[i]->uses >> q & 1u) {
+        vkt_scalar_bits(p->node[i]->compute, p->node[i]->param[q], &w[n]);
+        n += 2;
+      }
+  return n;
 }
 
 /* Writes elementwise.glsl's push constants (push_bytes() says which) into w; returns the byte count. */
@@ -458,20 +564,11 @@ static uint32_t push_words(const plan *p, const layout *l, uint32_t *w) {
   }
   if (n % 2)
     w[n++] = 0;
-  return 4 * (n + vkt_fuse_scalar_words(p, &w[n]));
-}
-
-uint32_t vkt_fuse_scalar_words(const plan *p, uint32_t *w) {
-  uint32_t n = 0;
-  for (int i = 0; i < p->nnodes; i++)
-    for (int q = 0; q < 2; q++)
-      if (p->node[i]->uses >> q & 1u) {
-        vkt_scalar_bits(p->node[i]->compute, p->node[i]->param[q], &w[n]);
-        n += 2;
-      }
-  if (n == 0)
+  uint32_t first = n;
+  n += param_words(p, &w[n]);
+  if (n == first)
     w[n++] = 0, w[n++] = 0;
-  return n;
+  return 4 * n;
 }
 
 /* One op alone runs its own shader, as without fusion. */
@@ -501,7 +598,7 @@ static void key_of(const plan *p, bool contiguous, kernel_key *k) {
     key_add(k, d->op), key_add(k, d->op >> 8), key_add(k, d->scalar), key_add(k, (int)d->uses);
     key_add(k, d->nin), key_add(k, d->view.dtype);
     for (int j = 0; j < d->nin; j++) {
-      node *m = pending_of(&d->in[j]);
+      node *m = edge_of(p, &d->in[j]);
       key_add(k, m ? node_index(p, m) : 128 + leaf_index(p, &d->in[j]));
     }
   }
@@ -509,6 +606,12 @@ static void key_of(const plan *p, bool contiguous, kernel_key *k) {
     key_add(k, node_index(p, p->out[o]));
   for (int j = 0; j < p->nleaves; j++)
     key_add(k, p->leaf[j]->dtype);
+  if (p->mm) { /* the product's own #defines, by their hash */
+    uint64_t h = fnv1a(p->defines, strlen(p->defines));
+    key_add(k, p->keep), key_add(k, p->mm->view.dtype);
+    for (int i = 0; i < 8; i++)
+      key_add(k, (int)(h >> 8 * i));
+  }
 }
 
 typedef struct {
@@ -519,13 +622,13 @@ typedef struct {
 } cached_kernel;
 static cached_kernel *cache[CACHE_SLOTS];
 
-/* The pipeline of plan p's kernel: remembered by structure, else generated (and printed under
- * VKT_FUSION_DEBUG=1) and compiled through the pipeline cache. */
-static vkt_status pipeline_of(const plan *p, vkt_device *dev, int nops, bool contiguous, uint32_t push_size,
+/* The pipeline of plan p's kernel, which binds nbindings buffers: remembered by structure, else generated
+ * (and printed under VKT_FUSION_DEBUG=1) and compiled through the pipeline cache. */
+static vkt_status pipeline_of(const plan *p, vkt_device *dev, int nbindings, bool contiguous, uint32_t push_size,
                               vkt_pipeline **pipe, uint64_t *hash) {
   kernel_key key;
   key_of(p, contiguous, &key);
-  *hash = vkt_fuse_hash(key.b, key.n);
+  *hash = fnv1a(key.b, key.n);
   cached_kernel **slot = &cache[*hash % CACHE_SLOTS];
   if (*slot && (*slot)->hash == *hash && (*slot)->dev == dev && (*slot)->key.n == key.n &&
       memcmp((*slot)->key.b, key.b, key.n) == 0) {
@@ -535,6 +638,8 @@ static vkt_status pipeline_of(const plan *p, vkt_device *dev, int nops, bool con
   int nparams = params_of(p);
   char defines_buf[8192], ops_buf[512] = "";
   text defines = {defines_buf, 0, sizeof defines_buf, false}, ops = {ops_buf, 0, sizeof ops_buf, false};
+  if (p->mm)
+    add(&defines, "%s", p->defines);
   generate(p, nparams, &defines, &ops);
   if (contiguous)
     add(&defines, "#define CONTIGUOUS\n#define COMPACT_PUSH\n");
@@ -543,7 +648,7 @@ static vkt_status pipeline_of(const plan *p, vkt_device *dev, int nops, bool con
   const char *debug = getenv("VKT_FUSION_DEBUG");
   if (debug && strcmp(debug, "1") == 0)
     fprintf(stderr, "vkt: fused kernel: %s\n%s\n", ops_buf, defines_buf);
-  vkt_status st = vkt_pipeline_get(dev, "fused.comp", defines_buf, nops, push_size, pipe);
+  vkt_status st = vkt_pipeline_get(dev, p->mm ? p->shader : "fused.comp", defines_buf, nbindings, push_size, pipe);
   if (st)
     return st;
   if (!*slot)
@@ -562,6 +667,7 @@ static void count_launch(const plan *p, uint64_t hash) {
     row = kernels[i].hash == hash ? i : -1;
   if (row < 0) { /* a kernel compiled before reset_kernel_stats() */
     text t = {ops, 0, sizeof ops, false};
+    add(&t, "%s", p->mm ? "matmul " : "");
     for (int i = 0; i < p->nnodes; i++)
       add(&t, "%s%s", i ? " " : "", vkt_ops[p->node[i]->op].name);
     row = stats_row(hash, ops);
@@ -578,11 +684,30 @@ void vkt_fuse_count(uint64_t hash, const char *ops) {
     kernels[row].launches++;
 }
 
+/* The product's kernel with the expression as its epilogue. */
+static vkt_status launch_epilogue(const plan *p) {
+  epilogue ep;
+  vkt_pipeline *pipe;
+  uint64_t hash;
+  vkt_storage *s = p->mm->view.storage;
+  vkt_status st = p->keep && !s->alloc.segment ? vkt_storage_allocate(s) : VKT_OK;
+  int nbindings = p->nout + p->nleaves - 1 + p->keep + 2;
+  if (st || (st = pipeline_of(p, s->dev, nbindings, false, p->push_size, &pipe, &hash)))
+    return st;
+  epilogue_of(p, &ep);
+  if ((st = vkt_matmul_epilogue_launch(&ep.e, pipe)))
+    return st;
+  count_launch(p, hash);
+  return VKT_OK;
+}
+
 static vkt_status launch(const plan *p) {
   vkt_status st = VKT_OK;
   for (int o = 0; o < p->nout && !st; o++)
     if (!p->out[o]->view.storage->alloc.segment)
       st = vkt_storage_allocate(p->out[o]->view.storage);
+  if (!st && p->mm)
+    return launch_epilogue(p);
   if (st || p->nnodes == 1)
     return st ? st : launch_alone(p->node[0]);
   layout l;
@@ -611,13 +736,17 @@ static vkt_status launch(const plan *p) {
 
 /* The results now hold their values: their nodes go, and with them every intermediate only they read. */
 static void finish(const plan *p) {
-  node *done[MAX_OPERANDS];
-  for (int o = 0; o < p->nout; o++) {
-    done[o] = p->out[o];
+  node *done[MAX_OPERANDS + 1];
+  int n = 0;
+  for (int o = 0; o < p->nout; o++)
+    done[n++] = p->out[o];
+  if (p->mm && p->keep)
+    done[n++] = p->mm;
+  for (int o = 0; o < n; o++) {
     done[o]->view.storage->pending = NULL;
     unlink_node(done[o]);
   }
-  for (int o = 0; o < p->nout; o++)
+  for (int o = 0; o < n; o++)
     release_node(done[o]);
 }
 
@@ -666,8 +795,10 @@ vkt_status vkt_fuse_flush(void) {
 /* ---- shared with fuse_reduce.c (fuse_internal.h) ---- */
 
 void vkt_fuse_plan_read(plan *p, node *root) {
-  *p = (plan){.compute = root->compute};
+  p->compute = root->compute, p->nnodes = p->nleaves = p->nout = 0, p->cut = p->mm = NULL;
   collect(p, root);
+  if (!p->cut && p->mm) /* a product read is computed alone first: a reduction has no epilogue of it */
+    p->cut = p->mm;
   if (!p->cut && root->view.storage->refcount > 1) /* the reader's edge is the one reference expected */
     p->cut = root;
   for (int i = 0; i < p->nnodes - 1 && !p->cut; i++)
@@ -685,3 +816,12 @@ size_t vkt_fuse_key(const plan *p, unsigned char *key, size_t cap) {
   memcpy(key, k.b, k.n);
   return k.n;
 }
+
+uint32_t vkt_fuse_scalar_words(const plan *p, uint32_t *w) {
+  uint32_t n = param_words(p, w);
+  if (n == 0)
+    w[n++] = 0, w[n++] = 0;
+  return n;
+}
+
+uint64_t vkt_fuse_hash(const void *data, size_t n) { return fnv1a(data, n); }

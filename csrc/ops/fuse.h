@@ -18,6 +18,11 @@ vkt_status vkt_fuse_set_enabled(bool on);
  * of op id over a's inputs. */
 vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a);
 
+/* A product (VKT_OP_MATMUL's args, a->out lazy, no bias) on a Vulkan device, its pending inputs computed:
+ * pending where its tile's shader takes a fused epilogue (fuse.c says how elementwise ops on its result
+ * then run in its kernel), else run now. */
+vkt_status vkt_fuse_defer_matmul(const vkt_op_args *a);
+
 /* An in-place op whose output a->out is all of a pending result (its own view) becomes that storage's
  * pending value, reading the old one from a new storage: `y.mul_(2).add_(1)` stays one expression.
  * *deferred is false (and nothing changed) where it cannot: the op then runs as usual. */

@@ -27,7 +27,8 @@ bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype compute) {
   node *e = x->storage->pending;
   bool op = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_VAR;
   return op && e && vkt_fuse_enabled() && vkt_tensor_numel(x) > 0 &&
-         (vkt_fuse_is_reduction(e->op) || (same_glsl_type(e->compute, compute) && vkt_fuse_same_view(x, &e->view)));
+         (vkt_fuse_is_reduction(e->op) ||
+          (e->op < VKT_OP_SUM && same_glsl_type(e->compute, compute) && vkt_fuse_same_view(x, &e->view)));
 }
 
 vkt_status vkt_fuse_defer_reduce(vkt_op_id id, const vkt_op_args *a) {
@@ -284,7 +285,7 @@ vkt_status vkt_fuse_reduce_launch(node *r) {
   vkt_status st = r->view.storage->alloc.segment ? VKT_OK : vkt_storage_allocate(r->view.storage);
   while (!st) {
     node *e = r->in[0].storage->pending;
-    if (e && vkt_fuse_is_reduction(e->op)) { /* the first stage of a split reduction */
+    if (e && e->op >= VKT_OP_SUM) { /* not elementwise: the first stage of a split reduction */
       st = vkt_fuse_compute(e->view.storage, false);
       continue;
     }

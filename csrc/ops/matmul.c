@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fuse.h"
 #include "matmul.h"
 #include "reduce.h"
 #include "table.h"
@@ -136,14 +137,28 @@ static vkt_dtype accumulator(vkt_dtype d) {
  * summed. Only for plain float32 products on a GPU: an epilogue would need the total first. */
 #define SPLIT_K_MIN 4096 /* K */
 #define SPLIT_K_TILES 16 /* fewer 64 x 64 output tiles than this */
+/* A product whose 128 x 128 tiles number fewer than this, with K >= SPLIT_K_MIN, also splits on a GPU:
+ * the weight gradient of a linear layer, lhs^T @ grad over 8192 rows into 1024 x 1024, ran its 64 wide
+ * workgroups on half of an H100's 132 multiprocessors (0.78 ms alone, against 0.38 ms when two overlapped). */
+#define SPLIT_K_WIDE_TILES 128
 
 static int64_t k_slices(const vkt_tensor *x, const mm_epilogue *e, int64_t m, int64_t n, int64_t k, int64_t batch) {
-  int64_t tiles = (m + 63) / 64 * ((n + 63) / 64) * batch;
   if (vkt_tensor_device(x) == VKT_CPU || x->dtype != VKT_FLOAT32 || e->bias || e->flags || k < SPLIT_K_MIN ||
-      tiles >= SPLIT_K_TILES || x->ndim + 1 > VKT_MAX_DIMS)
+      x->ndim + 1 > VKT_MAX_DIMS)
     return 0;
-  for (int64_t s = 256 / tiles; s >= 2; s--) /* about 256 workgroups: two per multiprocessor of a large GPU */
-    if (k % s == 0 && k / s >= 256)
+  int64_t tiles = (m + 63) / 64 * ((n + 63) / 64) * batch;
+  if (tiles < SPLIT_K_TILES) {
+    for (int64_t s = 256 / tiles; s >= 2; s--) /* about 256 workgroups: two per multiprocessor of a large GPU */
+      if (k % s == 0 && k / s >= 256)
+        return s;
+    return 0;
+  }
+  int64_t wide = (m + 127) / 128 * ((n + 127) / 128) * batch;
+  if (wide >= SPLIT_K_WIDE_TILES || vkt_device_props(x->storage->dev)->type == VKT_ADAPTER_CPU)
+    return 0;                             /* a CPU adapter's few cores are busy with the tiles there are */
+  int64_t most = (256 + wide - 1) / wide; /* about 256 tiles, at most 8 slices, each 1024 deep or more */
+  for (int64_t s = most < 8 ? most : 8; s >= 2; s--)
+    if (k % s == 0 && k / s >= 1024)
       return s;
   return 0;
 }
@@ -198,7 +213,10 @@ static vkt_status product(const vkt_tensor *a, const vkt_tensor *b, const mm_epi
       st = vkt_view(result, &v[3], p.fndim, p.fshape);
     goto finish;
   }
-  if ((st = vkt_tensor_empty(&v[3], vkt_tensor_device(a), a->dtype, p.nbatch + 2, p.shape)))
+  /* A plain product on a Vulkan device may be pending (fuse.h), its consumers becoming its epilogue. */
+  bool lazy = vkt_tensor_device(a) != VKT_CPU && vkt_fuse_enabled() && !e->bias && !e->flags && batch * m * n > 0;
+  if ((st = (lazy ? vkt_tensor_empty_lazy : vkt_tensor_empty)(&v[3], vkt_tensor_device(a), a->dtype, p.nbatch + 2,
+                                                              p.shape)))
     goto finish;
   vkt_op_args args = {.out = &v[3],
                       .in = {&v[0], &v[1], e->bias && !is_zero(e->beta) ? &v[2] : NULL},
@@ -206,7 +224,11 @@ static vkt_status product(const vkt_tensor *a, const vkt_tensor *b, const mm_epi
                       .compute = accumulator(a->dtype),
                       .param = {e->beta, e->alpha},
                       .flags = e->flags};
-  if (vkt_tensor_numel(&v[3]) > 0 && (st = vkt_op_run(VKT_OP_MATMUL, &args)))
+  if (lazy)
+    st = vkt_fuse_defer_matmul(&args);
+  else if (vkt_tensor_numel(&v[3]) > 0)
+    st = vkt_op_run(VKT_OP_MATMUL, &args);
+  if (st)
     goto finish;
   st = vkt_view(result, &v[3], p.fndim, p.fshape);
 finish:
@@ -504,7 +526,8 @@ static bool vec4(const vkt_op_args *a, int k, bool k_fast) {
   return t->dtype == VKT_FLOAT32 && moves_as_vectors(t, fast, 4);
 }
 
-static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *buf, size_t size) {
+/* The shader's #defines for a's tile; with a fused epilogue out is not stored (nor read as vec4s). */
+static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, bool epilogue, char *buf, size_t size) {
   static const char *const names[] = {"TO", "TA", "TB", "TC"};
   const vkt_tensor *t[4];
   int len = 0, nd = a->out->ndim;
@@ -529,7 +552,7 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
   if (tile->kind == MM_COOP && vec8(a))
     len += snprintf(buf + len, size - (size_t)len, "#define VEC8\n");
   if (tile->kind == MM_WIDE) { /* 16-byte loads where the operands allow, and stores and bias reads */
-    bool out4 = a->out->dtype == VKT_FLOAT32 && moves_as_vectors(a->out, nd - 1, 4),
+    bool out4 = !epilogue && a->out->dtype == VKT_FLOAT32 && moves_as_vectors(a->out, nd - 1, 4),
          bias4 = out4 && n == 4 && t[3]->dtype == VKT_FLOAT32 && moves_as_vectors(t[3], nd - 1, 4);
     len += snprintf(buf + len, size - (size_t)len, "#define LOCAL_SIZE %d\n%s%s%s%s",
                     tile->bm * tile->bn / (tile->tm * tile->tn), vec4(a, 0, a_k_fast) ? "#define VEC4_A\n" : "",
@@ -546,64 +569,186 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, char *bu
   return len;
 }
 
+/* Where a launch's dispatches differ: the offset (elements) of each of n operands, whose batch dims were
+ * merged into bshape and bstrides, goes to offset[k] of the push constants, and the first matrix to *z0. */
+#define MM_MAX_BINDINGS 8 /* VKT_MAX_BINDINGS */
+typedef struct {
+  const vkt_tensor *const *t;
+  int n, rank;
+  const int64_t *bshape, *bstrides;
+  uint32_t *offset[MM_MAX_BINDINGS], *z0;
+} mm_batches;
+
 /* Records the dispatches: one per index of the merged batch dims the shader does not walk, and per
- * maxComputeWorkGroupCount[2] matrices of those it does. */
-static vkt_status dispatch_batches(vkt_device *dev, vkt_pipeline *pipe, const mm_tile *tile, const vkt_op_args *a,
-                                   int n, const int64_t *bshape, const int64_t *bstrides, int rank, mm_push *push) {
-  const vkt_tensor *t[4], *bound[4];
-  vkt_binding b[4];
-  uint64_t batch = 0, inner = (uint64_t)push->batch[0] * push->batch[1], outer = 1;
+ * maxComputeWorkGroupCount[2] matrices of those it does (inner of them). The nb tensors bound are
+ * written where their bit in writes is set. */
+static vkt_status dispatch_batches(vkt_device *dev, vkt_pipeline *pipe, const mm_tile *tile,
+                                   const vkt_tensor *const *bound, int nb, unsigned writes, const mm_batches *w,
+                                   uint32_t m, uint32_t n, uint64_t inner, const void *push, uint32_t push_size) {
+  vkt_binding b[MM_MAX_BINDINGS];
+  for (int k = 0; k < nb; k++)
+    b[k] = (vkt_binding){&bound[k]->storage->alloc, 0, bound[k]->storage->alloc.size, (writes >> k & 1u) != 0};
+  uint64_t batch = 0, outer = 1;
   uint32_t maxz = vkt_device_props(dev)->max_workgroup_count[2];
   vkt_status st = VKT_OK;
-  operands(a, t);
-  for (int k = 0; k < n; k++) { /* K == 0 leaves a and b without memory: bind out, which is not read */
-    bound[k] = vkt_tensor_numel(t[k]) ? t[k] : a->out;
-    b[k] = (vkt_binding){&bound[k]->storage->alloc, 0, bound[k]->storage->alloc.size, k == 0};
-  }
-  for (int d = 0; d < rank - 2; d++)
-    outer *= (uint64_t)bshape[d];
+  for (int d = 0; d < w->rank - 2; d++)
+    outer *= (uint64_t)w->bshape[d];
   for (uint64_t o = 0; o < outer && !st; o++) {
-    for (int k = 0; k < n; k++) {
-      int64_t off = t[k]->offset, rem = (int64_t)o;
-      for (int d = rank - 3; d >= 0; d--) {
-        off += rem % bshape[d] * bstrides[k * VKT_MAX_DIMS + d];
-        rem /= bshape[d];
+    for (int k = 0; k < w->n; k++) {
+      int64_t off = w->t[k]->offset, rem = (int64_t)o;
+      for (int d = w->rank - 3; d >= 0; d--) {
+        off += rem % w->bshape[d] * w->bstrides[k * VKT_MAX_DIMS + d];
+        rem /= w->bshape[d];
       }
-      push->offset[k] = (uint32_t)off;
+      *w->offset[k] = (uint32_t)off;
     }
     for (uint64_t z0 = 0; z0 < inner && !st; z0 += maxz) {
-      uint32_t groups[3] = {(push->n + tile->bn - 1) / tile->bn, (push->m + tile->bm - 1) / tile->bm,
+      uint32_t groups[3] = {(n + tile->bn - 1) / tile->bn, (m + tile->bm - 1) / tile->bm,
                             (uint32_t)(inner - z0 < maxz ? inner - z0 : maxz)};
-      push->z0 = (uint32_t)z0;
-      st = vkt_stream_dispatch(dev, pipe, b, n, push, sizeof *push, groups, &batch);
+      *w->z0 = (uint32_t)z0;
+      st = vkt_stream_dispatch(dev, pipe, b, nb, push, push_size, groups, &batch);
     }
   }
-  for (int k = 0; k < n && !st; k++)
+  for (int k = 0; k < nb && !st; k++)
     vkt_storage_touched(bound[k]->storage, batch);
   return st;
 }
 
-vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
-  const vkt_tensor *t[4], *views[4];
-  vkt_tensor bt[4];
-  int n = operands(a, t);
-  for (int k = 0; k < n; k++) { /* the batch dims alone, to merge */
+/* The batch dims of n operands (their shapes' all but the last two), merged. */
+static int merge_batches(int n, const vkt_tensor *const *t, int64_t *bshape, int64_t *bstrides) {
+  const vkt_tensor *views[MM_MAX_BINDINGS];
+  vkt_tensor bt[MM_MAX_BINDINGS];
+  for (int k = 0; k < n; k++) {
     bt[k] = *t[k];
-    bt[k].ndim = a->out->ndim - 2;
+    bt[k].ndim = t[0]->ndim - 2;
     views[k] = &bt[k];
   }
+  return vkt_merge_dims(n, views, bshape, bstrides);
+}
+
+vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
+  const vkt_tensor *t[4], *bound[4];
+  int n = operands(a, t);
   int64_t bshape[VKT_MAX_DIMS], bstrides[4 * VKT_MAX_DIMS];
-  int rank = vkt_merge_dims(n, views, bshape, bstrides);
+  int rank = merge_batches(n, t, bshape, bstrides);
   mm_push push = {0};
   fill_push(a, n, bshape, bstrides, rank, &push);
   char defines[512];
   const mm_tile *tile = tile_for(a);
-  mm_defines(a, tile, n, defines, sizeof defines);
+  mm_defines(a, tile, n, false, defines, sizeof defines);
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
   (void)op;
   vkt_status st = vkt_pipeline_get(dev, tile->shader, defines, n, sizeof push, &pipe);
-  return st ? st : dispatch_batches(dev, pipe, tile, a, n, bshape, bstrides, rank, &push);
+  if (st)
+    return st;
+  for (int k = 0; k < n; k++) /* K == 0 leaves a and b without memory: bind out, which is not read */
+    bound[k] = vkt_tensor_numel(t[k]) ? t[k] : a->out;
+  mm_batches w = {
+      t, n, rank, bshape, bstrides, {&push.offset[0], &push.offset[1], &push.offset[2], &push.offset[3]}, &push.z0};
+  return dispatch_batches(dev, pipe, tile, bound, n, 1u, &w, push.m, push.n, (uint64_t)push.batch[0] * push.batch[1],
+                          &push, sizeof push);
+}
+
+/* ---- fused epilogues ---- */
+
+bool vkt_matmul_defers(const vkt_op_args *a) {
+  const char *why;
+  int nd = a->out->ndim;
+  if (a->compute != VKT_FLOAT32 || a->in[2] || a->flags || a->in[0]->shape[nd - 1] == 0 ||
+      !vkt_matmul_supports(NULL, a, &why))
+    return false;
+  mm_kind kind = tile_for(a)->kind;
+  return kind == MM_SMALL || kind == MM_WIDE || kind == MM_COOP || kind == MM_MATVEC;
+}
+
+/* The push constants of a fused epilogue's kernel: these, then the tensors read (5 words each, see
+ * matmul.glsl), then the expression's scalars (8-byte aligned). */
+typedef struct {
+  uint32_t alpha; /* bits of float */
+  uint32_t m, n, k, z0;
+  uint32_t offset[3];  /* elements: the results, a, b */
+  uint32_t stride[4];  /* elements: rows and columns of a, of b */
+  uint32_t batch[2];   /* the batch dims the shader walks: outer, inner */
+  uint32_t bstride[4]; /* elements: a, b along batch[0], batch[1] */
+} mm_epilogue_push;
+static_assert(sizeof(mm_epilogue_push) == 72, "mm_epilogue_push must match shaders/matmul.glsl");
+#define EPILOGUE_MAX_WORDS 64 /* 256 bytes, an H100's limit */
+
+static uint32_t epilogue_words(const vkt_matmul_epilogue *e) {
+  uint32_t words = sizeof(mm_epilogue_push) / 4 + 5 * (uint32_t)e->nread;
+  return words + words % 2 + 2 * (uint32_t)(e->nparams ? e->nparams : 1);
+}
+
+/* The tensors a launch binds, in binding order: results, tensors read, the product kept, a, b. */
+static int epilogue_bound(const vkt_matmul_epilogue *e, const vkt_tensor **t, unsigned *writes) {
+  int n = 0;
+  for (int k = 0; k < e->nout; k++)
+    t[n++] = e->out[k];
+  for (int j = 0; j < e->nread; j++)
+    t[n++] = e->read[j];
+  if (e->keep)
+    t[n++] = e->mm->out;
+  *writes = ((1u << e->nout) - 1) | (e->keep ? 1u << (n - 1) : 0);
+  t[n++] = e->mm->in[0];
+  t[n++] = e->mm->in[1];
+  return n;
+}
+
+bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shader, char *defines, size_t size,
+                                uint32_t *push_size) {
+  const vkt_tensor *t[MM_MAX_BINDINGS];
+  const vkt_adapter_props *p = vkt_device_props(e->mm->out->storage->dev);
+  const char *why;
+  unsigned writes;
+  if (e->nout + e->nread + e->keep + 2 > MM_MAX_BINDINGS)
+    return false;
+  int n = epilogue_bound(e, t, &writes);
+  *push_size = 4 * epilogue_words(e);
+  if (*push_size > p->max_push_constants || !vkt_operands_fit(p, VKT_FLOAT32, n, t, &why))
+    return false;
+  const mm_tile *tile = tile_for(e->mm);
+  int len = mm_defines(e->mm, tile, 3, true, defines, size);
+  snprintf(defines + len, size - (size_t)len,
+           "#define EPILOGUE\n#define NOUT %d\n#define NREAD %d\n#define A_BINDING %d\n#define B_BINDING %d\n", e->nout,
+           e->nread, n - 2, n - 1);
+  *shader = tile->shader;
+  return true;
+}
+
+vkt_status vkt_matmul_epilogue_launch(const vkt_matmul_epilogue *e, vkt_pipeline *pipe) {
+  const vkt_op_args *a = e->mm;
+  const vkt_tensor *bound[MM_MAX_BINDINGS], *t[MM_MAX_BINDINGS] = {a->out, a->in[0], a->in[1]};
+  unsigned writes;
+  int nb = epilogue_bound(e, bound, &writes), n = 3 + e->nread, nd = a->out->ndim;
+  for (int j = 0; j < e->nread; j++)
+    t[3 + j] = e->read[j];
+  int64_t bshape[VKT_MAX_DIMS], bstrides[(MM_MAX_BINDINGS)*VKT_MAX_DIMS];
+  int rank = merge_batches(n, t, bshape, bstrides);
+  uint32_t words[EPILOGUE_MAX_WORDS] = {0};
+  mm_epilogue_push *push = (mm_epilogue_push *)words;
+  uint32_t *read = words + sizeof *push / 4, *param = read + 5 * e->nread + e->nread % 2;
+  uint32_t alpha[2];
+  encode(VKT_FLOAT32, a->param[1], alpha);
+  push->alpha = alpha[0];
+  push->m = (uint32_t)a->out->shape[nd - 2], push->n = (uint32_t)a->out->shape[nd - 1];
+  push->k = (uint32_t)a->in[0]->shape[nd - 1];
+  mm_batches w = {t, n, rank, bshape, bstrides, {&push->offset[0], &push->offset[1], &push->offset[2]}, &push->z0};
+  for (int d = 0; d < 2; d++) /* the shader walks the last two merged batch dims; a 1 stands in for missing ones */
+    push->batch[d] = rank - 2 + d >= 0 ? (uint32_t)bshape[rank - 2 + d] : 1;
+  for (int k = 1; k < n; k++) { /* a, b, then the tensors read: rows, columns, then batch[0], batch[1] */
+    uint32_t *s = k < 3 ? &push->stride[2 * (k - 1)] : &read[5 * (k - 3) + 1];
+    s[0] = (uint32_t)t[k]->strides[nd - 2], s[1] = (uint32_t)t[k]->strides[nd - 1];
+    for (int d = 0; d < 2; d++) {
+      int r = rank - 2 + d;
+      *(k < 3 ? &push->bstride[2 * (k - 1) + d] : &s[2 + d]) = r >= 0 ? (uint32_t)bstrides[k * VKT_MAX_DIMS + r] : 0;
+    }
+    if (k >= 3)
+      w.offset[k] = &read[5 * (k - 3)];
+  }
+  memcpy(param, e->params, 8 * (size_t)e->nparams);
+  return dispatch_batches(a->out->storage->dev, pipe, tile_for(a), bound, nb, writes, &w, push->m, push->n,
+                          (uint64_t)push->batch[0] * push->batch[1], words, 4 * epilogue_words(e));
 }
 
 /* ---- products built on the one above ---- */

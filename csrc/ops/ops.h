@@ -61,6 +61,10 @@ typedef struct {
 vkt_dtype vkt_result_type(int n, const vkt_operand *ops);
 vkt_status vkt_broadcast_shape(int n, const vkt_tensor *const *t, int *ndim, int64_t *shape);
 
+/* x as a new tensor of a float dtype on its device, x being float and dense: the elementwise cast, so that
+ * fusion holds it pending (vkt_to takes it so where fusion is on). */
+vkt_status vkt_cast(const vkt_tensor *x, vkt_dtype dtype, vkt_tensor *result);
+
 /* Each writes into `into` when it is given (in-place ops: it must have the broadcast shape and a
  * dtype the result can be cast to), else into a new tensor *result. id is a row of the op table. */
 vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, const vkt_tensor *into,

@@ -276,6 +276,28 @@ bool vkt_search_supports(const vkt_op *op, const vkt_op_args *a, const char **wh
 vkt_status vkt_search_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_search(const vkt_op *op, const vkt_op_args *a);
 bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+/* A fused epilogue (fuse.c): a pending product mm (VKT_OP_MATMUL's args, no bias, alpha 1) whose kernel
+ * stores an elementwise expression over it instead of the product. The kernel binds the nout results
+ * (dense, mm->out's shape), the nread tensors read (mm->out's shape, strided), mm->out itself where keep
+ * says the product is kept, then a and b. */
+typedef struct {
+  const vkt_op_args *mm;
+  const vkt_tensor *const *out, *const *read;
+  int nout, nread;
+  bool keep;
+  const uint32_t *params; /* the expression's scalars, two words each */
+  int nparams;
+} vkt_matmul_epilogue;
+
+/* Whether a product with these args can be pending: its tile's shader takes an epilogue. */
+bool vkt_matmul_defers(const vkt_op_args *mm);
+/* The shader of e's tile and its #defines (before the expression's, which EPILOGUE asks for); false where
+ * the kernel would not fit the adapter (push constants, bindings). */
+bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shader, char *defines, size_t size,
+                                uint32_t *push_size);
+/* Records e's kernel, compiled from vkt_matmul_epilogue_shader's shader and defines. */
+vkt_status vkt_matmul_epilogue_launch(const vkt_matmul_epilogue *e, vkt_pipeline *pipe);
+
 vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_matmul(const vkt_op *op, const vkt_op_args *a);
 bool vkt_shape_supports(const vkt_op *op, const vkt_op_args *a, const char **why);

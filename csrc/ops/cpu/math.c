@@ -1,5 +1,6 @@
 /* cpu/math.c: per-element math of the elementwise ops, mirroring shaders/math.glsl and the GLSL in
- * the op table. float64 throughout, so float32 results round once. */
+ * the op table. float64 throughout, so float32 results round once (float16 add, sub, mul and div in float32, which
+ * rounds them as exactly: half_loops). */
 #include <math.h>
 
 #include "loops.h"
@@ -247,13 +248,62 @@ VKT_MATH_FUNCS(VKT_MATH_LOOPS)
 
 static const vkt_math_loops loops[] = {VKT_MATH_FUNCS(VKT_MATH_LOOPS_ENTRY)};
 
+/* float16 add, sub, mul and div of two float16 values, computed in float32 and rounded once to float16: float32
+ * holds more than 2 * 11 + 2 bits, so the result is the correctly rounded one, as the float64 of the typed loops
+ * above gives and as PyTorch's CPU computes it, without their call a result to round float64 to float16. x and y
+ * are float16, or a scalar operand (a double) that half_exact found to be a float16 value. */
+#define HALF_LOOP(NAME, XT, YT, EXPR)                                                                                  \
+  VKT_SIMD_F16C static void NAME(char *o, const char *x, const char *y, int64_t n, const int64_t *s,                   \
+                                 const vkt_op_args *args) {                                                            \
+    (void)args;                                                                                                        \
+    _Float16 *po = (_Float16 *)o;                                                                                      \
+    const XT *px = (const XT *)x;                                                                                      \
+    const YT *py = (const YT *)y;                                                                                      \
+    if (s[0] == 2 && s[1] == sizeof(XT) && s[2] == sizeof(YT))                                                         \
+      for (int64_t i = 0; i < n; i++)                                                                                  \
+        po[i] = (_Float16)EXPR((float)px[i], (float)py[i]);                                                            \
+    else                                                                                                               \
+      for (int64_t i = 0; i < n; i++)                                                                                  \
+        *(_Float16 *)(o + i * s[0]) =                                                                                  \
+            (_Float16)EXPR((float)*(const XT *)(x + i * s[1]), (float)*(const YT *)(y + i * s[2]));                    \
+  }
+#define HALF_LOOPS(name, EXPR)                                                                                         \
+  HALF_LOOP(name##_half_tt, _Float16, _Float16, EXPR)                                                                  \
+  HALF_LOOP(name##_half_ts, _Float16, double, EXPR)                                                                    \
+  HALF_LOOP(name##_half_st, double, _Float16, EXPR)
+#define HALF_ADD(x, y) ((x) + (y))
+#define HALF_SUB(x, y) ((x) - (y))
+#define HALF_MUL(x, y) ((x) * (y))
+#define HALF_DIV(x, y) ((x) / (y))
+HALF_LOOPS(add, HALF_ADD)
+HALF_LOOPS(sub, HALF_SUB)
+HALF_LOOPS(mul, HALF_MUL)
+HALF_LOOPS(div, HALF_DIV)
+
+static const struct {
+  double (*f)(double, double, const vkt_op_args *);
+  vkt_math_loop *loop[VKT_LOOP_FORMS];
+} half_loops[] = {{vkt_f_add, {add_half_tt, add_half_ts, add_half_st}},
+                  {vkt_f_sub, {sub_half_tt, sub_half_ts, sub_half_st}},
+                  {vkt_f_mul, {mul_half_tt, mul_half_ts, mul_half_st}},
+                  {vkt_f_div, {div_half_tt, div_half_ts, div_half_st}}};
+
+/* Whether a float16 op of half_loops computes exactly in float32 with these args: add and sub with alpha 1 (x + y
+ * * alpha would round twice), a scalar operand (rounded to float32, as elementwise.c passes it) a float16 value. */
+static bool half_exact(const vkt_op *op, const vkt_op_args *a, int form) {
+  double s = (double)(float)P0F;
+  if ((op->f == vkt_f_add || op->f == vkt_f_sub) && P1F != 1)
+    return false;
+  return form == VKT_LOOP_TENSORS || (double)(_Float16)s == s;
+}
+
 static int loop_dtype(vkt_dtype d) {
   switch (d) {
   case VKT_FLOAT32: return VKT_LOOP_F32;
   case VKT_FLOAT64: return VKT_LOOP_F64;
   case VKT_INT32: return VKT_LOOP_I32;
   case VKT_INT64: return VKT_LOOP_I64;
-  case VKT_FLOAT16: return VKT_LOOP_F16; /* rounded once, from float64 to float16, as the generic path does */
+  case VKT_FLOAT16: return VKT_LOOP_F16; /* rounded once to float16, as the generic path does */
   case VKT_UINT8:
   case VKT_BOOL: return VKT_LOOP_U8;
   default: return -1;
@@ -269,6 +319,10 @@ vkt_math_loop *vkt_math_loop_for(const vkt_op *op, const vkt_op_args *a) {
     if (a->in[k]->dtype != a->compute)
       return NULL;
   int form = a->nin == 2 ? VKT_LOOP_TENSORS : a->scalar == VKT_SCALAR_LHS ? VKT_LOOP_X_SCALAR : VKT_LOOP_Y_SCALAR;
+  if (dt == VKT_LOOP_F16 && !bool_out)
+    for (size_t i = 0; i < sizeof half_loops / sizeof half_loops[0]; i++)
+      if (half_loops[i].f == op->f && half_exact(op, a, form))
+        return half_loops[i].loop[form];
   for (size_t i = 0; i < sizeof loops / sizeof loops[0]; i++)
     if (loops[i].f == op->f)
       return loops[i].loop[dt][bool_out][form];

@@ -110,8 +110,8 @@ static vkt_scalar sum_row(const row *w, double shift, int power) {
 }
 
 /* Typed loops over a dense run of float32, float64, int32 or int64 (dense_typed says when), which the compiler
- * vectorises: 8 lanes of products, and of extremes with a NaN count, where the generic loops load element by
- * element through vkt_scalar. */
+ * vectorises: 8 lanes of products, 16 of extremes (BEST_DENSE), where the generic loops load element by element
+ * through vkt_scalar. */
 #define PROD_DENSE(NAME, T, ACC)                                                                                       \
   VKT_SIMD static ACC NAME(const T *p, int64_t n) {                                                                    \
     ACC lane[8] = {1, 1, 1, 1, 1, 1, 1, 1};                                                                            \
@@ -128,43 +128,82 @@ PROD_DENSE(prod_f64, double, double)
 PROD_DENSE(prod_i32, int32_t, uint64_t) /* wrapping, as the int64 math does */
 PROD_DENSE(prod_i64, int64_t, uint64_t)
 
-/* The position of the first NaN, else of the first element that no other is CMP than (n >= 1): 16 lanes of
- * extremes where a NaN sticks, then a search for the extreme 16 elements a step (an OR of compares) before the
- * element by element one, so that both passes vectorise. */
-#define BEST_DENSE(NAME, T, CMP)                                                                                       \
-  VKT_SIMD static int64_t NAME(const T *p, int64_t n) {                                                                \
+/* The extreme of a dense run: first its value and whether a NaN is there, in 16 lanes of extremes and 16 of NaN
+ * flags (F: an integer as wide as T), a form that the compiler vectorises with the lanes in registers (a NaN that
+ * stuck in the lanes kept them in memory, at a fifth of the speed), a chunk of BEST_CHUNK elements at a time,
+ * noting the first chunk that holds the extreme; then, where the position is wanted, a NaN was seen or the extreme
+ * is a zero (whose sign the first one decides), a search for the first extreme in that chunk (or the first NaN
+ * in the run), 32 compares ORed a step. */
+#define BEST_CHUNK 1024
+#define BEST_DENSE(NAME, T, F, CMP, IS_FLOAT)                                                                          \
+  VKT_SIMD static T NAME##_lanes(const T *p, int64_t n, bool *nan) {                                                   \
     T lane[16], m;                                                                                                     \
-    int64_t r = 0, at = 0;                                                                                             \
+    F flag[16] = {0}, any = 0;                                                                                         \
+    int64_t r = 0;                                                                                                     \
     for (int k = 0; k < 16; k++)                                                                                       \
       lane[k] = p[0];                                                                                                  \
     for (; r + 16 <= n; r += 16)                                                                                       \
-      for (int k = 0; k < 16; k++)                                                                                     \
-        lane[k] = lane[k] == lane[k] && (p[r + k] CMP lane[k] || p[r + k] != p[r + k]) ? p[r + k] : lane[k];           \
-    for (; r < n; r++)                                                                                                 \
-      lane[0] = lane[0] == lane[0] && (p[r] CMP lane[0] || p[r] != p[r]) ? p[r] : lane[0];                             \
+      for (int k = 0; k < 16; k++) {                                                                                   \
+        flag[k] |= p[r + k] != p[r + k];                                                                               \
+        lane[k] = p[r + k] CMP lane[k] ? p[r + k] : lane[k];                                                           \
+      }                                                                                                                \
     m = lane[0];                                                                                                       \
-    for (int k = 1; k < 16; k++)                                                                                       \
-      m = m == m && (lane[k] CMP m || lane[k] != lane[k]) ? lane[k] : m;                                               \
-    bool nan = m != m;                                                                                                 \
-    for (; at + 16 <= n; at += 16) {                                                                                   \
-      int hit = 0;                                                                                                     \
-      for (int k = 0; k < 16; k++)                                                                                     \
-        hit |= nan ? p[at + k] != p[at + k] : p[at + k] == m;                                                          \
+    for (int k = 0; k < 16; k++) {                                                                                     \
+      any |= flag[k];                                                                                                  \
+      m = lane[k] CMP m ? lane[k] : m;                                                                                 \
+    }                                                                                                                  \
+    for (; r < n; r++) {                                                                                               \
+      any |= p[r] != p[r];                                                                                             \
+      m = p[r] CMP m ? p[r] : m;                                                                                       \
+    }                                                                                                                  \
+    *nan = any != 0;                                                                                                   \
+    return m;                                                                                                          \
+  }                                                                                                                    \
+  VKT_SIMD static int64_t NAME##_find(const T *p, int64_t n, T v, bool nan) {                                          \
+    int64_t at = 0;                                                                                                    \
+    for (; at + 32 <= n; at += 32) {                                                                                   \
+      F hit = 0;                                                                                                       \
+      if (nan)                                                                                                         \
+        for (int k = 0; k < 32; k++)                                                                                   \
+          hit |= p[at + k] != p[at + k];                                                                               \
+      else                                                                                                             \
+        for (int k = 0; k < 32; k++)                                                                                   \
+          hit |= p[at + k] == v;                                                                                       \
       if (hit)                                                                                                         \
         break;                                                                                                         \
     }                                                                                                                  \
-    while (nan ? p[at] == p[at] : p[at] != m)                                                                          \
+    while (nan ? p[at] == p[at] : p[at] != v)                                                                          \
       at++;                                                                                                            \
     return at;                                                                                                         \
+  }                                                                                                                    \
+  /* The extreme of p[0, n) (n >= 1) in *m, and the position of the first NaN, else of the first extreme: -1 where     \
+   * that position was not wanted and *m is the answer. */                                                             \
+  static int64_t NAME(const T *p, int64_t n, bool index, T *m) {                                                       \
+    bool nan = false;                                                                                                  \
+    int64_t chunk = 0;                                                                                                 \
+    T best = p[0];                                                                                                     \
+    for (int64_t c = 0; c < n; c += BEST_CHUNK) {                                                                      \
+      bool chunk_nan;                                                                                                  \
+      T v = NAME##_lanes(p + c, n - c < BEST_CHUNK ? n - c : BEST_CHUNK, &chunk_nan);                                  \
+      nan |= chunk_nan;                                                                                                \
+      if (v CMP best) /* the first chunk that holds the extreme */                                                     \
+        best = v, chunk = c;                                                                                           \
+    }                                                                                                                  \
+    *m = best;                                                                                                         \
+    if (nan)                                                                                                           \
+      return NAME##_find(p, n, *m, true);                                                                              \
+    if (index || (IS_FLOAT && *m == 0))                                                                                \
+      return chunk + NAME##_find(p + chunk, n - chunk, *m, false);                                                     \
+    return -1;                                                                                                         \
   }
-BEST_DENSE(max_f32, float, >)
-BEST_DENSE(max_f64, double, >)
-BEST_DENSE(max_i32, int32_t, >)
-BEST_DENSE(max_i64, int64_t, >)
-BEST_DENSE(min_f32, float, <)
-BEST_DENSE(min_f64, double, <)
-BEST_DENSE(min_i32, int32_t, <)
-BEST_DENSE(min_i64, int64_t, <)
+BEST_DENSE(max_f32, float, int32_t, >, true)
+BEST_DENSE(max_f64, double, int64_t, >, true)
+BEST_DENSE(max_i32, int32_t, int32_t, >, false)
+BEST_DENSE(max_i64, int64_t, int64_t, >, false)
+BEST_DENSE(min_f32, float, int32_t, <, true)
+BEST_DENSE(min_f64, double, int64_t, <, true)
+BEST_DENSE(min_i32, int32_t, int32_t, <, false)
+BEST_DENSE(min_i64, int64_t, int64_t, <, false)
 
 /* The row's elements when they lie densely in a dtype with typed loops and convert exactly to the compute type
  * (NULL elsewhere). */
@@ -206,20 +245,32 @@ static vkt_scalar fold_row(const row *w, int id) {
   return fl ? (vkt_scalar){true, f, 0} : (vkt_scalar){false, 0, (int64_t)i};
 }
 
-/* The row's largest (smallest) element and its position: the first NaN, else the first extreme. */
-static int64_t best_row(const row *w, bool largest, vkt_scalar *best) {
+/* A dense run's extreme through max_T/min_T, as a vkt_scalar of the compute type (which holds T exactly). */
+#define BEST_CASE(DT, T, SUFFIX, IS_FLOAT)                                                                             \
+  case DT: {                                                                                                           \
+    T m;                                                                                                               \
+    at = largest ? max_##SUFFIX((const T *)run, n, index, &m) : min_##SUFFIX((const T *)run, n, index, &m);            \
+    *best = IS_FLOAT ? (vkt_scalar){true, (double)m, 0} : (vkt_scalar){false, 0, (int64_t)m};                          \
+    break;                                                                                                             \
+  }
+
+/* The row's largest (smallest) element and its position: the first NaN, else the first extreme. Where !index the
+ * position may be left unfound (any value returned). */
+static int64_t best_row(const row *w, bool largest, bool index, vkt_scalar *best) {
   const char *run = dense_typed(w);
   int64_t at = 0, n = w->l->nred;
   switch (run ? w->dtype : VKT_DTYPE_COUNT) {
-  case VKT_FLOAT32: at = largest ? max_f32((const float *)run, n) : min_f32((const float *)run, n); break;
-  case VKT_FLOAT64: at = largest ? max_f64((const double *)run, n) : min_f64((const double *)run, n); break;
-  case VKT_INT32: at = largest ? max_i32((const int32_t *)run, n) : min_i32((const int32_t *)run, n); break;
-  case VKT_INT64: at = largest ? max_i64((const int64_t *)run, n) : min_i64((const int64_t *)run, n); break;
+    BEST_CASE(VKT_FLOAT32, float, f32, true)
+    BEST_CASE(VKT_FLOAT64, double, f64, true)
+    BEST_CASE(VKT_INT32, int32_t, i32, false)
+    BEST_CASE(VKT_INT64, int64_t, i64, false)
   default: break;
   }
-  *best = load(w, at);
+  if (run && at >= 0)
+    *best = load(w, at); /* the first NaN's bits, or the first zero's sign */
   if (run)
     return at;
+  *best = load(w, 0);
   for (int64_t r = 1; r < w->l->nred && !(best->is_float && isnan(best->f)); r++) {
     vkt_scalar v = load(w, r);
     bool better = v.is_float ? isnan(v.f) || (largest ? v.f > best->f : v.f < best->f)
@@ -253,15 +304,17 @@ static vkt_scalar reduce_row(int id, const row *w, const vkt_op_args *a, int64_t
   case VKT_OP_PROD:
   case VKT_OP_ALL:
   case VKT_OP_ANY: return fold_row(w, id);
-  default: /* amax, amin, argmax, argmin */
-    *index = best_row(w, id == VKT_OP_AMAX || id == VKT_OP_ARGMAX, &v);
-    return id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN ? (vkt_scalar){false, 0, *index} : v;
+  default: { /* amax, amin, argmax, argmin; max and min with indices have out2 */
+    bool arg = id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN;
+    *index = best_row(w, id == VKT_OP_AMAX || id == VKT_OP_ARGMAX, arg || a->out2, &v);
+    return arg ? (vkt_scalar){false, 0, *index} : v;
+  }
   }
 }
 
 static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, bool log_out) {
   vkt_scalar m;
-  best_row(w, true, &m);
+  best_row(w, true, false, &m);
   double s = 0;
   for (int64_t r = 0; r < w->l->nred; r++)
     s += exp(load(w, r).f - m.f);
@@ -277,60 +330,60 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
 }
 
 /* softmax_row's math on a dense row of float32 or float64 computed in its own dtype and written densely: a NaN
- * anywhere makes the max NaN, and so every output. */
-#define SOFTMAX_DENSE(NAME, T, EXP)                                                                                    \
-  VKT_SIMD static void NAME(const T *x, T *y, int64_t n, bool log_out) {                                               \
-    T lane[8], m;                                                                                                      \
-    int nans = 0;                                                                                                      \
+ * anywhere makes the max NaN, and so every output. The max comes from max_T's lanes; the exps are summed in 16
+ * lanes of T over blocks of 64 elements (four adds a lane, so that float32 loses nothing that matters), each
+ * block's lanes added into 16 float64 sums, so that the loop vectorises without a conversion an element;
+ * softmax keeps each exp for its last pass. */
+#define SOFTMAX_DENSE(NAME, T, EXP, MAX)                                                                               \
+  VKT_SIMD static double NAME##_exps(const T *x, T *y, int64_t n, T m, bool store) {                                   \
+    double acc[16] = {0}, s = 0;                                                                                       \
     int64_t r = 0;                                                                                                     \
-    for (int k = 0; k < 8; k++)                                                                                        \
-      lane[k] = x[0];                                                                                                  \
-    for (; r + 8 <= n; r += 8) /* 8 lanes of max and a NaN count, so that the loop vectorises */                       \
-      for (int k = 0; k < 8; k++) {                                                                                    \
-        nans += x[r + k] != x[r + k];                                                                                  \
-        lane[k] = x[r + k] > lane[k] ? x[r + k] : lane[k];                                                             \
-      }                                                                                                                \
-    for (; r < n; r++) {                                                                                               \
-      nans += x[r] != x[r];                                                                                            \
-      lane[0] = x[r] > lane[0] ? x[r] : lane[0];                                                                       \
+    for (; r + 64 <= n; r += 64) {                                                                                     \
+      T lane[16] = {0};                                                                                                \
+      if (store)                                                                                                       \
+        for (int j = 0; j < 64; j += 16)                                                                               \
+          for (int k = 0; k < 16; k++) {                                                                               \
+            T e = EXP(x[r + j + k], m);                                                                                \
+            lane[k] += e;                                                                                              \
+            y[r + j + k] = e;                                                                                          \
+          }                                                                                                            \
+      else                                                                                                             \
+        for (int j = 0; j < 64; j += 16)                                                                               \
+          for (int k = 0; k < 16; k++)                                                                                 \
+            lane[k] += EXP(x[r + j + k], m);                                                                           \
+      for (int k = 0; k < 16; k++)                                                                                     \
+        acc[k] += lane[k];                                                                                             \
     }                                                                                                                  \
-    m = lane[0];                                                                                                       \
-    for (int k = 1; k < 8; k++)                                                                                        \
-      m = lane[k] > m ? lane[k] : m;                                                                                   \
-    bool nan = nans > 0;                                                                                               \
-    double acc[8] = {0}, s = 0, mm = nan ? NAN : (double)m;                                                            \
-    r = 0;                                                                                                             \
-    if (log_out) /* 8 partial sums, so that the loops vectorise; softmax keeps each exp for its last pass */           \
-      for (; r + 8 <= n; r += 8)                                                                                       \
-        for (int k = 0; k < 8; k++)                                                                                    \
-          acc[k] += EXP(x[r + k], mm);                                                                                 \
-    else                                                                                                               \
-      for (; r + 8 <= n; r += 8)                                                                                       \
-        for (int k = 0; k < 8; k++) {                                                                                  \
-          double e = EXP(x[r + k], mm);                                                                                \
-          acc[k] += e;                                                                                                 \
-          y[r + k] = (T)e;                                                                                             \
-        }                                                                                                              \
     for (; r < n; r++) {                                                                                               \
-      double e = EXP(x[r], mm);                                                                                        \
+      T e = EXP(x[r], m);                                                                                              \
       s += e;                                                                                                          \
-      if (!log_out)                                                                                                    \
-        y[r] = (T)e;                                                                                                   \
+      if (store)                                                                                                       \
+        y[r] = e;                                                                                                      \
     }                                                                                                                  \
-    s += ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));                            \
+    for (int k = 0; k < 16; k++)                                                                                       \
+      s += acc[k];                                                                                                     \
+    return s;                                                                                                          \
+  }                                                                                                                    \
+  VKT_SIMD static void NAME##_last(const T *x, T *y, int64_t n, double mm, double s, bool log_out) {                   \
     double ls = log(s), inv = 1 / s;                                                                                   \
     if (log_out)                                                                                                       \
-      for (r = 0; r < n; r++)                                                                                          \
+      for (int64_t r = 0; r < n; r++)                                                                                  \
         y[r] = (T)(((double)x[r] - mm) - ls);                                                                          \
     else /* the exps stored above times 1 / s (a multiply an element, not a division), as PyTorch does */              \
-      for (r = 0; r < n; r++)                                                                                          \
+      for (int64_t r = 0; r < n; r++)                                                                                  \
         y[r] = (T)((double)y[r] * inv);                                                                                \
+  }                                                                                                                    \
+  static void NAME(const T *x, T *y, int64_t n, bool log_out) {                                                        \
+    bool nan;                                                                                                          \
+    T m = MAX##_lanes(x, n, &nan);                                                                                     \
+    m = nan ? (T)NAN : m;                                                                                              \
+    NAME##_last(x, y, n, (double)m, NAME##_exps(x, y, n, m, !log_out), log_out);                                       \
   }
 /* float32 rows take exp in float32, as PyTorch does: twice the lanes and half the polynomial of float64's. */
-#define EXP_F32(x, m) ((double)vkt_expf((x) - (float)(m)))
-#define EXP_F64(x, m) vkt_exp((double)(x) - (m))
-SOFTMAX_DENSE(softmax_f32, float, EXP_F32)
-SOFTMAX_DENSE(softmax_f64, double, EXP_F64)
+#define EXP_F32(x, m) vkt_expf((x) - (m))
+#define EXP_F64(x, m) vkt_exp((x) - (m))
+SOFTMAX_DENSE(softmax_f32, float, EXP_F32, max_f32)
+SOFTMAX_DENSE(softmax_f64, double, EXP_F64, max_f64)
 
 /* Whether a softmax row takes softmax_f32/f64. */
 static bool dense_softmax(const vkt_op_args *a, const vkt_reduce_layout *l) {

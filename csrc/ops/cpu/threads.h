@@ -26,4 +26,12 @@ void vkt_set_num_threads(int n); /* n >= 1 */
 #define VKT_SIMD
 #endif
 
+/* The float16 loops that compute in float32, in builds with F16C (x86-64-v3 and v4: a conversion an instruction,
+ * where the baseline calls libgcc's) and the baseline. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define VKT_SIMD_F16C __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define VKT_SIMD_F16C
+#endif
+
 #endif

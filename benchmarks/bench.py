@@ -545,9 +545,12 @@ def fusion_cases(peer, quick=False):
                     bytes=3 * 4 * rows_ * width)
 
     dot = lambda lib, x, y: (x * y).sum(dim=1)  # noqa: E731 - the product is computed in the sum's load
-    yield from rows("(x * y).sum(dim=1)", f"{rows_}x{width}", dot,
-                    [rng.standard_normal((rows_, width)).astype(np.float32) for _ in range(2)], 50,
-                    bytes=2 * 4 * rows_ * width)
+    dot_arrays = [rng.standard_normal((rows_, width)).astype(np.float32) for _ in range(2)]
+    dot_v = [vkt.tensor(a, device="vulkan") for a in dot_arrays]
+    kernels = fused_kernels(lambda: dot(vkt, *dot_v))
+    print(f"(x * y).sum(dim=1) runs as {kernels}", file=sys.stderr)
+    yield from rows("(x * y).sum(dim=1)", f"{rows_}x{width}", dot, dot_arrays, 50, bytes=2 * 4 * rows_ * width,
+                    kernels=kernels)
 
     yield next(training_cases(peer, quick))  # its first row is the MLP's step
     vkt.vulkan.set_fusion(False)

@@ -292,3 +292,17 @@ def test_turning_fusion_off_keeps_todays_path(dev):
         assert st["dispatches"] == 2 and st["fused_kernels"] == []
     finally:
         vkt.vulkan.set_fusion(True)
+
+
+def test_reductions_of_pending_products(fusion):
+    a, w, b = arr(16, 32), arr(32, 24), arr(24)
+    x, wt, bt = (vkt.tensor(v, device="vulkan") for v in (a, w, b))
+    ref = a.astype(np.float64) @ w
+    assert_close((x @ wt).sum(1).cpu().numpy(), ref.sum(1), rtol=1e-5, atol=1e-4)  # the product alone, then the sum
+    fresh()
+    s = (x @ wt + bt).sum(1)  # the product is computed first (a reduction takes no epilogue), the add in the load
+    st = stats()
+    assert ("add sum", 1) in st["fused_kernels"]
+    assert_close(s.cpu().numpy(), (ref + b).sum(1), rtol=1e-5, atol=1e-4)
+    assert same_bits(run(lambda p, q, r: (p @ q + r).sum(1), [a, w, b], True)[0],
+                     run(lambda p, q, r: (p @ q + r).sum(1), [a, w, b], False)[0])

@@ -111,7 +111,7 @@ static bool grid_halves(const plan *p, const node *r, fused_layout *l) {
   while (cut > 0 && cols % (inner * shape[cut - 1]) == 0)
     inner *= shape[--cut];
   int64_t q = cols / inner; /* of dim cut - 1, whose rest is kept */
-  if ((q > 1 && shape[cut - 1] % q != 0) || cut > RED_RANK || rank - cut + (q > 1) > RED_RANK)
+  if ((q > 1 && (cut == 0 || shape[cut - 1] % q != 0)) || cut > RED_RANK || rank - cut + (q > 1) > RED_RANK)
     return false;
   l->krank = cut, l->rrank = rank - cut + (q > 1);
   for (int d = 0; d < l->krank; d++) {

@@ -103,6 +103,7 @@ ACC bias_at(Batch bt, uint gm, uint gn) {
 }
 
 #ifdef EPILOGUE
+#include "half.glsl"
 #include "math.glsl"
 #ifndef ELEMS // elements a shader's epilogue takes at once
 #define ELEMS 1

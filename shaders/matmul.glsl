@@ -103,8 +103,8 @@ ACC bias_at(Batch bt, uint gm, uint gn) {
 }
 
 #ifdef EPILOGUE
-#include "math.glsl"
 #include "half.glsl"
+#include "math.glsl"
 #ifndef ELEMS // elements a shader's epilogue takes at once
 #define ELEMS 1
 #endif

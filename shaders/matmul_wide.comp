@@ -178,21 +178,26 @@ void main() {
     barrier();
   }
 #ifdef EPILOGUE
-  // As the bias below: the tensors of 8 rows read before any of them is stored. The product's values are
-  // taken from the sums, not copied: no more registers than the bias's.
+  // 8 rows at a time: their sums copied out of acc, then the tensors read before any store, as the bias
+  // below. The loops over the 64 elements are not unrolled (the copy, indexed at run time, lives in local
+  // memory, acc stays in registers): unrolled, the expression's code repeated 128 times, and on an H100
+  // gelu(x @ w + b) at 8x1024^3 took 0.50 ms against 0.46 so, and 0.39 for matmul_add_relu.
 #undef MM_VALUE
-#define MM_VALUE(k) TO(product(acc[i0 + (k) / 8][(k) % 8]))
+#define MM_VALUE(k) TO(product(chunk[k]))
   [[unroll]] for (uint i0 = 0; i0 < TM; i0 += 8) {
+    float chunk[64];
+    [[unroll]] for (uint k = 0; k < 64; k++)
+      chunk[k] = acc[i0 + k / 8][k % 8];
     FUSED_DECLARE
     uint idx[MAX_OPS];
-    [[unroll]] for (uint k = 0; k < ELEMS; k++) {
+    [[dont_unroll]] for (uint k = 0; k < ELEMS; k++) {
       uint gm = ROW(i0 + k / 8), gn = COL(k % 8);
       if (gm < p.M && gn < p.N) {
         locate(bt, gm, gn, idx);
         FUSED_LOAD(k)
       }
     }
-    [[unroll]] for (uint k = 0; k < ELEMS; k++) {
+    [[dont_unroll]] for (uint k = 0; k < ELEMS; k++) {
       uint gm = ROW(i0 + k / 8), gn = COL(k % 8);
       if (gm < p.M && gn < p.N) {
         locate(bt, gm, gn, idx);

@@ -495,8 +495,8 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
   for (int j = 0; j < p->nleaves; j++)
     if (p->nout + j < last)
       add(b, " l%d[k] = C(b%d_[idx[%d]]);", j, p->nout + j, p->nout + j);
-    else
-      add(b, " l%d[k] = C(MM_VALUE(k));", j);
+    else /* a float16 product rounds as stored, as float16 results do below */
+      add(b, " l%d[k] = %s(MM_VALUE(k));", j, p->mm->view.dtype == VKT_FLOAT16 ? "rounded_half" : "C");
   add(b, "\n#define FUSED_EVAL(k)");
   for (int i = 0, slot = 0; i < p->nnodes; i++) {
     const node *d = p->node[i];

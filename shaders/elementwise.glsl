@@ -31,15 +31,7 @@ layout(push_constant) uniform Push {
   uvec2 param[NPARAMS];            // the op's scalars, as bits of the compute type
 } p;
 
-#if defined(C_FLOAT64)
-C decode(uvec2 v) { return packDouble2x32(v); }
-#elif defined(C_INT64)
-C decode(uvec2 v) { return int64_t(pack64(v)); }
-#elif defined(C_FLOAT)
-C decode(uvec2 v) { return uintBitsToFloat(v.x); }
-#else
-C decode(uvec2 v) { return int(v.x); }
-#endif
+#include "decode.glsl"
 
 #define P0 decode(p.param[0])
 #define P1 decode(p.param[1])

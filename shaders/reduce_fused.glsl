@@ -26,15 +26,7 @@ layout(push_constant) uniform Push {
 #endif
 } p;
 
-#if defined(C_FLOAT64)
-C decode(uvec2 v) { return packDouble2x32(v); }
-#elif defined(C_INT64)
-C decode(uvec2 v) { return int64_t(pack64(v)); }
-#elif defined(C_FLOAT)
-C decode(uvec2 v) { return uintBitsToFloat(v.x); }
-#else
-C decode(uvec2 v) { return int(v.x); }
-#endif
+#include "decode.glsl"
 
 FUSED_BUFFERS
 

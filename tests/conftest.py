@@ -40,6 +40,17 @@ def unfused(dev):
     vkt.vulkan.set_fusion(True)
 
 
+@pytest.fixture
+def fusion(dev):
+    """The vulkan device with fusion on (the default) and its kernel statistics reset, for the fusion tests;
+    fusion is on again afterwards whatever the test set."""
+    vkt.vulkan.set_fusion(True)
+    vkt.vulkan.synchronize()
+    vkt.vulkan.reset_kernel_stats()
+    yield dev
+    vkt.vulkan.set_fusion(True)
+
+
 @pytest.fixture(params=["cpu", "vulkan"])
 def device(request):
     """Each test that takes `device` runs on the cpu device and on the vulkan device."""

@@ -18,15 +18,6 @@ from test_ops import UNARY as OP_UNARY
 from test_ops import make
 
 
-@pytest.fixture
-def fusion(dev):
-    vkt.vulkan.set_fusion(True)
-    vkt.vulkan.synchronize()
-    vkt.vulkan.reset_kernel_stats()
-    yield dev
-    vkt.vulkan.set_fusion(True)
-
-
 def run(fn, *arrays, fused=True):
     """fn over vulkan copies of arrays, with fusion on or off, as NumPy arrays."""
     vkt.vulkan.set_fusion(fused)

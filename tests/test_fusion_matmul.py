@@ -12,11 +12,7 @@ F = vkt.nn.functional
 rng = np.random.default_rng(0)
 
 
-@pytest.fixture(autouse=True)
-def fusion(dev):
-    vkt.vulkan.set_fusion(True)
-    yield dev
-    vkt.vulkan.set_fusion(True)
+pytestmark = pytest.mark.usefixtures("fusion")
 
 
 def arrays(*shapes, dtype=np.float32):

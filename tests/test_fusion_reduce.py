@@ -9,15 +9,6 @@ import vkt
 from conftest import assert_close
 
 
-@pytest.fixture
-def fusion(dev):
-    vkt.vulkan.set_fusion(True)
-    vkt.vulkan.synchronize()
-    vkt.vulkan.reset_kernel_stats()
-    yield dev
-    vkt.vulkan.set_fusion(True)
-
-
 def stats():
     """Dispatches so far, counted before any read: on a GPU's device memory a read dispatches a copy."""
     vkt.vulkan.synchronize()

@@ -127,17 +127,6 @@ static vkt_status new_result(const vkt_op_args *args, int device, vkt_dtype dtyp
   return VKT_OK;
 }
 
-/* A new result on a Vulkan device is pending (fuse.h) when the op's shader can run it; else its memory
- * is taken now and the op runs. */
-static vkt_status run_or_defer(int id, vkt_op_args *args) {
-  const vkt_op *op = &vkt_ops[id];
-  const char *why;
-  if (op->supports(op, args, &why))
-    return vkt_fuse_defer(id, args);
-  vkt_status st = vkt_storage_allocate(args->out->storage);
-  return st ? st : vkt_op_run(id, args);
-}
-
 /* Runs the op into `into` when given, else into a new tensor; casts through a temporary when the
  * op's result dtype differs from into's. args.in[] are already broadcast to shape. */
 static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_dtype, int ndim, const int64_t *shape,
@@ -158,7 +147,7 @@ static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_
     return st;
   args->out = &out;
   if (vkt_tensor_numel(&out) > 0)
-    st = defer ? run_or_defer(id, args) : vkt_op_run(id, args);
+    st = defer ? vkt_fuse_run_or_defer(id, args) : vkt_op_run(id, args);
   if (!st && into)
     st = vkt_copy_(into, &out);
   if (st || into)

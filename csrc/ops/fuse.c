@@ -210,6 +210,15 @@ vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a) {
   return computed_oldest_root();
 }
 
+vkt_status vkt_fuse_run_or_defer(vkt_op_id id, const vkt_op_args *a) {
+  const vkt_op *op = &vkt_ops[id];
+  const char *why;
+  if (op->supports(op, a, &why))
+    return vkt_fuse_defer(id, a);
+  vkt_status st = vkt_storage_allocate(a->out->storage);
+  return st ? st : vkt_op_run(id, a);
+}
+
 vkt_status vkt_fuse_defer_matmul(const vkt_op_args *a) {
   vkt_status st = VKT_OK;
   for (int k = 0; k < 2 && !st; k++)
@@ -460,6 +469,13 @@ static void operand(text *b, const plan *p, const node *n, int k, const int *slo
     add(b, "l%d[k]", leaf_index(p, in));
 }
 
+/* The GLSL that turns a stored value of dtype (a result, or a product's sums as stored) back into the compute
+ * type, as the next op would read it from memory: a float16 value in float arithmetic goes through
+ * rounded_half(), since NVIDIA's compiler drops a bare float -> float16 -> float round trip (half.glsl). */
+static const char *read_back(vkt_dtype dtype, vkt_dtype compute) {
+  return dtype == VKT_FLOAT16 && compute != VKT_FLOAT64 ? "rounded_half" : "C";
+}
+
 /* The #define lines of fused.comp (or with a product, of matmul.glsl's EPILOGUE) for plan p, its scalars
  * numbered in node order; the op names in ops. */
 static void generate(const plan *p, int nparams, text *b, text *ops) {
@@ -495,16 +511,13 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
   for (int j = 0; j < p->nleaves; j++)
     if (p->nout + j < last)
       add(b, " l%d[k] = C(b%d_[idx[%d]]);", j, p->nout + j, p->nout + j);
-    else /* a float16 product rounds as stored, as float16 results do below */
-      add(b, " l%d[k] = %s(MM_VALUE(k));", j, p->mm->view.dtype == VKT_FLOAT16 ? "rounded_half" : "C");
+    else
+      add(b, " l%d[k] = %s(MM_VALUE(k));", j, read_back(p->mm->view.dtype, p->compute));
   add(b, "\n#define FUSED_EVAL(k)");
   for (int i = 0, slot = 0; i < p->nnodes; i++) {
     const node *d = p->node[i];
     int s[2] = {slot, slot + (d->uses & 1u)};
-    /* A float16 result in float arithmetic rounds through rounded_half(): NVIDIA's compiler drops a bare
-     * float -> float16 -> float round trip (fused.comp says more). */
-    bool half = d->view.dtype == VKT_FLOAT16 && p->compute != VKT_FLOAT64; /* float16 computes in float */
-    add(b, " precise C v%d = %s(ST%d(", i, half ? "rounded_half" : "C", i);
+    add(b, " precise C v%d = %s(ST%d(", i, read_back(d->view.dtype, p->compute), i);
     if (d->op == VKT_OP_WHERE) {
       add(b, "(");
       operand(b, p, d, 0, s);

@@ -18,6 +18,9 @@ vkt_status vkt_fuse_set_enabled(bool on);
  * of op id over a's inputs. */
 vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a);
 
+/* The same where op id's shader can run it; else a->out's memory is taken now and the op runs. */
+vkt_status vkt_fuse_run_or_defer(vkt_op_id id, const vkt_op_args *a);
+
 /* A product (VKT_OP_MATMUL's args, a->out lazy, no bias) on a Vulkan device, its pending inputs computed:
  * pending where its tile's shader takes a fused epilogue (fuse.c says how elementwise ops on its result
  * then run in its kernel), else run now. */
@@ -30,10 +33,9 @@ vkt_status vkt_fuse_defer_into(vkt_op_id id, const vkt_op_args *a, bool *deferre
 
 /* Whether reduction id (computing in `compute`) of x should be pending, to compute x's pending expression in
  * its load (fuse_reduce.c): sum, mean, amax, amin, var/std of all of an expression's value, computed in
- * its type. vkt_fuse_defer_reduce then makes a->out (a lazy tensor shaped like x) the pending result, or
+ * its type. vkt_fuse_run_or_defer then makes a->out (a lazy tensor shaped like x) the pending result, or
  * runs the op now where its shader cannot. */
 bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype compute);
-vkt_status vkt_fuse_defer_reduce(vkt_op_id id, const vkt_op_args *a);
 
 /* Computes what GPU or host work on storage s needs first: s's own pending value, and before a write,
  * every pending expression that reads s. */

@@ -31,15 +31,6 @@ bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype compute) {
           (e->op < VKT_OP_SUM && same_glsl_type(e->compute, compute) && vkt_fuse_same_view(x, &e->view)));
 }
 
-vkt_status vkt_fuse_defer_reduce(vkt_op_id id, const vkt_op_args *a) {
-  const vkt_op *op = &vkt_ops[id];
-  const char *why;
-  if (op->supports(op, a, &why))
-    return vkt_fuse_defer(id, a);
-  vkt_status st = vkt_storage_allocate(a->out->storage);
-  return st ? st : vkt_op_run(id, a);
-}
-
 /* The op's arguments as vkt_reduce made them. */
 static vkt_op_args args_of(const node *r) {
   return (vkt_op_args){.out = &r->view,

@@ -192,7 +192,7 @@ vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt
                       .dims = o->dims,
                       .flags = (o->std ? VKT_REDUCE_SQRT : 0) | (o->grid_of ? VKT_REDUCE_GRID : 0)};
   if (defer)
-    st = vkt_fuse_defer_reduce(id, &args);
+    st = vkt_fuse_run_or_defer(id, &args);
   else if (vkt_tensor_numel(out) > 0)
     st = nred == 0 ? vkt_fill_(&view, identity(id)) : vkt_op_run(id, &args);
 finish:

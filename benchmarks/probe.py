@@ -3,11 +3,13 @@ for trying shader variants, one case per fresh process (see RESULTS.md).
 
     VKT_SHADER_DIR=variant/ [VKT_PIPELINE_STATS=1] python benchmarks/probe.py CASE [CASE...]
 
-Cases: f32_2048, f32_4096, fused_8x1024, bmm_8x1024, splitk_64x65536, f16_2048, f16_4096, and f16_4096_at
-and _bt with a or b stored transposed. Prints the time (best of 3 rounds), TFLOP/s, the largest error over
+Cases: f32_2048, f32_4096, fused_8x1024, bmm_8x1024, splitk_64x65536, f16_2048, f16_4096, f32_4096_at,
+f16_4096_at and _bt with a or b stored transposed, and gelu_8x1024 / relu_8x1024: gelu(x @ w + b) and
+relu(x @ w + b) through fusion's matmul epilogue. Prints the time (best of 3 rounds), TFLOP/s, the largest error over
 eps * sqrt(k), and a second timing of the same tensors.
 relu_rounds times relu on 2^26 floats in rounds of 20, 60 and 200 calls and prints the memory reserved.
 """
+import math
 import os
 import sys
 import time
@@ -15,32 +17,37 @@ import time
 import numpy as np
 
 import vkt
-from bench import warm_up
+import bench
 
-CASES = {  # m, k, n, batch, dtype, fused with bias + relu
-    "f32_2048": (2048, 2048, 2048, 1, "float32", False),
-    "f32_4096": (4096, 4096, 4096, 1, "float32", False),
-    "fused_8x1024": (1024, 1024, 1024, 8, "float32", True),
-    "bmm_8x1024": (1024, 1024, 1024, 8, "float32", False),
-    "splitk_64x65536": (64, 65536, 64, 1, "float32", False),
-    "f16_2048": (2048, 2048, 2048, 1, "float16", False),
-    "f16_4096": (4096, 4096, 4096, 1, "float16", False),
-    "f16_4096_at": (4096, 4096, 4096, 1, "float16", False),  # a stored transposed ([k, m], read as a.T)
-    "f16_4096_bt": (4096, 4096, 4096, 1, "float16", False),  # b stored transposed ([n, k])
+CASES = {  # m, k, n, batch, dtype, what follows the product: "" (nothing), "fused" (matmul_add_relu), gelu, relu
+    "f32_2048": (2048, 2048, 2048, 1, "float32", ""),
+    "f32_4096": (4096, 4096, 4096, 1, "float32", ""),
+    "f32_4096_at": (4096, 4096, 4096, 1, "float32", ""),  # a stored transposed ([k, m], read as a.T)
+    "f32_4096_bt": (4096, 4096, 4096, 1, "float32", ""),  # b stored transposed ([n, k])
+    "fused_8x1024": (1024, 1024, 1024, 8, "float32", "fused"),
+    "gelu_8x1024": (1024, 1024, 1024, 8, "float32", "gelu"),
+    "relu_8x1024": (1024, 1024, 1024, 8, "float32", "relu"),
+    "bmm_8x1024": (1024, 1024, 1024, 8, "float32", ""),
+    "splitk_64x65536": (64, 65536, 64, 1, "float32", ""),
+    "f16_2048": (2048, 2048, 2048, 1, "float16", ""),
+    "f16_4096": (4096, 4096, 4096, 1, "float16", ""),
+    "f16_4096_at": (4096, 4096, 4096, 1, "float16", ""),
+    "f16_4096_bt": (4096, 4096, 4096, 1, "float16", ""),
+}
+# Each epilogue as vkt runs it and in float64 NumPy: a bias of shape [n] for gelu and relu, whose sum with
+# the product fusion takes into the product's store.
+erf = np.vectorize(math.erf)
+EPILOGUES = {
+    "": (lambda x, y, z: x @ y, lambda r, c: r),
+    "fused": (lambda x, y, z: vkt.matmul_add_relu(x, y, z), lambda r, c: np.maximum(r + c, 0)),
+    "gelu": (lambda x, y, z: vkt.nn.functional.gelu(x @ y + z), lambda r, c: 0.5 * (r + c) * (1 + erf((r + c) / np.sqrt(2)))),
+    "relu": (lambda x, y, z: (x @ y + z).relu(), lambda r, c: np.maximum(r + c, 0)),
 }
 EPS = {"float32": 1e-6, "float16": 1e-3}
 
 
 def timed(fn, reps):
-    warm_up(fn, vkt.vulkan.synchronize)
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        vkt.vulkan.synchronize()
-        best = min(best, (time.perf_counter() - t0) / reps)
-    return best
+    return bench.timed(fn, vkt.vulkan.synchronize, reps)
 
 
 def relu_rounds():
@@ -53,7 +60,7 @@ def relu_rounds():
 
 
 def probe(name, rng):
-    m, k, n, batch, dtype, fused = CASES[name]
+    m, k, n, batch, dtype, epilogue = CASES[name]
     shape_a, shape_b = ((batch, m, k), (batch, k, n)) if batch > 1 else ((m, k), (k, n))
     a, b = rng.standard_normal(shape_a).astype(dtype), rng.standard_normal(shape_b).astype(dtype)
     x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
@@ -61,14 +68,13 @@ def probe(name, rng):
         x = vkt.tensor(np.ascontiguousarray(a.swapaxes(-1, -2)), device="vulkan").transpose(-1, -2)
     if name.endswith("_bt"):
         y = vkt.tensor(np.ascontiguousarray(b.swapaxes(-1, -2)), device="vulkan").transpose(-1, -2)
-    c = rng.standard_normal((batch, m, n)).astype(dtype) if fused else None
-    z = vkt.tensor(c, device="vulkan") if fused else None
-    fn = (lambda: vkt.matmul_add_relu(x, y, z)) if fused else (lambda: x @ y)
+    run, finish = EPILOGUES[epilogue]
+    c = rng.standard_normal((batch, m, n) if epilogue == "fused" else n).astype(dtype)
+    z = vkt.tensor(c, device="vulkan")
+    fn = lambda: run(x, y, z)  # noqa: E731
     out = fn().cpu().numpy().astype(np.float64)
     rows = np.r_[0:40, m - 40:m]
-    ref = a.astype(np.float64)[..., rows, :] @ b.astype(np.float64)
-    if fused:
-        ref = np.maximum(ref + c[..., rows, :], 0)
+    ref = finish(a.astype(np.float64)[..., rows, :] @ b.astype(np.float64), c[..., rows, :] if c.ndim > 1 else c)
     err = np.abs(out[..., rows, :] - ref).max() / (np.sqrt(k) * EPS[dtype])
     flops = 2 * m * n * k * batch
     reps = max(3, int(4e11 / flops))

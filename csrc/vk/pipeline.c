@@ -418,6 +418,12 @@ static vkt_status build(vkt_device *dev, vkt_pipeline *p, const char *shader, co
                                               .module = module,
                                               .pName = "main"},
                                     .layout = p->layout};
+  /* vkt's own shaders stay inside their buffers; a user's kernel keeps the device's bounds checks */
+  VkPipelineRobustnessCreateInfoEXT unchecked = {.sType = VK_STRUCTURE_TYPE_PIPELINE_ROBUSTNESS_CREATE_INFO_EXT,
+                                                 .storageBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT,
+                                                 .uniformBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT};
+  if (!source && dev->props->pipeline_robustness)
+    ci.pNext = &unchecked;
   if (dev->pipeline_stats)
     ci.flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   VKT_VK_CHECK(vkCreateComputePipelines(dev->device, dev->pipeline_cache, 1, &ci, NULL, &p->pipeline));

@@ -53,6 +53,7 @@ typedef struct {
   uint32_t max_push_constants;           /* bytes */
   uint32_t min_storage_offset_alignment; /* bytes, of a storage buffer binding's offset */
   bool robust_buffer_access;             /* enabled where present: out-of-bounds writes are dropped */
+  bool pipeline_robustness; /* VK_EXT_pipeline_robustness: vkt's own pipelines go without those bounds checks */
 } vkt_adapter_props;
 
 /* Sorts adapter indices best first: discrete > integrated > virtual > CPU > other, then by more

@@ -709,9 +709,12 @@ bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shade
     return false;
   const mm_tile *tile = tile_for(e->mm);
   int len = mm_defines(e->mm, tile, 3, true, defines, size);
-  snprintf(defines + len, size - (size_t)len,
-           "#define EPILOGUE\n#define NOUT %d\n#define NREAD %d\n#define A_BINDING %d\n#define B_BINDING %d\n", e->nout,
-           e->nread, n - 2, n - 1);
+  len += snprintf(defines + len, size - (size_t)len,
+                  "#define EPILOGUE\n#define NOUT %d\n#define NREAD %d\n#define A_BINDING %d\n#define B_BINDING %d\n",
+                  e->nout, e->nread, n - 2, n - 1);
+  if (tile->kind == MM_WIDE) /* the rows of sums it stages at a time: 32 where shared memory has room, else 16 */
+    snprintf(defines + len, size - (size_t)len, "#define EPILOGUE_ROWS %d\n",
+             shared_bytes(tile, VKT_FLOAT32) + 32 * 128 * 4 <= p->max_shared_memory ? 32 : 16);
   *shader = tile->shader;
   return true;
 }

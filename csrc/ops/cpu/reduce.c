@@ -131,35 +131,49 @@ PROD_DENSE(prod_i64, int64_t, uint64_t)
 /* The position of a dense run's extreme: the first NaN, else the first extreme. One pass in 16 lanes, each taking the
  * extreme of four elements a step (a tree, so that a lane waits on one compare a step) and noting the last block of
  * 64 elements where it grew, with 16 NaN flags (F: an integer as wide as T, so that a block number or a flag is one
- * lane of T's vector); the block number is kept by max, as a select became a masked store that held the lanes in
- * memory. Then the first block where a lane holds the extreme (or the tail, or the run's start after a NaN) is
- * searched for it, 32 compares ORed a step. */
+ * lane of T's vector; an int32 counts the blocks of 2^37 elements); the block number is kept by max, as a select became
+ * a masked store that held the lanes in memory. A lane that holds the extreme has it first at one of its four places in
+ * its block; the first of those places over the lanes is the answer, unless the tail has a larger element; a row
+ * shorter than a block is all tail. After a NaN, a search for the first, 32 compares ORed a step. */
 #define BEST_LANES 16
 #define BEST_STEP (4 * BEST_LANES)
 #define BEST_DENSE(NAME, T, F, CMP, UNORDERED)                                                                         \
-  VKT_SIMD static int64_t NAME##_find(const T *p, int64_t n, T v, bool nan) {                                          \
+  VKT_SIMD static int64_t NAME##_nan(const T *p, int64_t n) {                                                          \
     int64_t at = 0;                                                                                                    \
     for (; at + 32 <= n; at += 32) {                                                                                   \
       F hit = 0;                                                                                                       \
-      if (nan)                                                                                                         \
-        for (int k = 0; k < 32; k++)                                                                                   \
-          hit |= p[at + k] != p[at + k];                                                                               \
-      else                                                                                                             \
-        for (int k = 0; k < 32; k++)                                                                                   \
-          hit |= p[at + k] == v;                                                                                       \
+      for (int k = 0; k < 32; k++)                                                                                     \
+        hit |= p[at + k] != p[at + k];                                                                                 \
       if (hit)                                                                                                         \
         break;                                                                                                         \
     }                                                                                                                  \
-    while (nan ? p[at] == p[at] : p[at] != v)                                                                          \
+    while (p[at] == p[at])                                                                                             \
       at++;                                                                                                            \
+    return at;                                                                                                         \
+  }                                                                                                                    \
+  /* The extreme of the lanes in *m, and its first place in the r elements they read. */                               \
+  VKT_SIMD static int64_t NAME##_first(const T *p, int64_t r, const T *lane, const F *block, T *m) {                   \
+    T best = lane[0];                                                                                                  \
+    int64_t at = r;                                                                                                    \
+    for (int k = 1; k < BEST_LANES; k++)                                                                               \
+      best = lane[k] CMP best ? lane[k] : best;                                                                        \
+    for (int k = 0; k < BEST_LANES; k++) {                                                                             \
+      int64_t i = block[k] * (int64_t)BEST_STEP + k;                                                                   \
+      if (lane[k] != best)                                                                                             \
+        continue;                                                                                                      \
+      while (p[i] != best)                                                                                             \
+        i += BEST_LANES;                                                                                               \
+      at = i < at ? i : at;                                                                                            \
+    }                                                                                                                  \
+    *m = best;                                                                                                         \
     return at;                                                                                                         \
   }                                                                                                                    \
   VKT_SIMD static int64_t NAME(const T *p, int64_t n) {                                                                \
     T lane[BEST_LANES], m = p[0];                                                                                      \
     F block[BEST_LANES] = {0}, flag[BEST_LANES] = {0}, b = 0, nan = 0;                                                 \
-    int64_t r = 0, from;                                                                                               \
-    for (int k = 0; k < BEST_LANES; k++)                                                                               \
-      lane[k] = p[0];                                                                                                  \
+    int64_t r = 0, at = 0;                                                                                             \
+    for (int k = 0; k < BEST_LANES; k++) /* a lane's first element, one of its places in block 0 */                    \
+      lane[k] = p[n < BEST_STEP ? 0 : k];                                                                              \
     for (; r + BEST_STEP <= n; r += BEST_STEP, b++)                                                                    \
       for (int k = 0; k < BEST_LANES; k++) {                                                                           \
         const T *q = p + r + k; /* the lane's four elements, BEST_LANES apart */                                       \
@@ -170,20 +184,16 @@ PROD_DENSE(prod_i64, int64_t, uint64_t)
         block[k] = grew > block[k] ? grew : block[k];                                                                  \
         lane[k] = x CMP lane[k] ? x : lane[k];                                                                         \
       }                                                                                                                \
-    for (int k = 0; k < BEST_LANES; k++) {                                                                             \
-      nan |= flag[k];                                                                                                  \
-      m = lane[k] CMP m ? lane[k] : m;                                                                                 \
-    }                                                                                                                  \
-    from = r;                                                                                                          \
     for (int k = 0; k < BEST_LANES; k++)                                                                               \
-      if (lane[k] == m && block[k] * (int64_t)BEST_STEP < from)                                                        \
-        from = block[k] * (int64_t)BEST_STEP;                                                                          \
+      nan |= flag[k];                                                                                                  \
+    if (r > 0)                                                                                                         \
+      at = NAME##_first(p, r, lane, block, &m);                                                                        \
     for (int64_t q = r; q < n; q++) {                                                                                  \
       nan |= UNORDERED(p[q], p[q]);                                                                                    \
       if (p[q] CMP m)                                                                                                  \
-        m = p[q], from = q;                                                                                            \
+        m = p[q], at = q;                                                                                              \
     }                                                                                                                  \
-    return nan ? NAME##_find(p, n, m, true) : from + NAME##_find(p + from, n - from, m, false);                        \
+    return nan ? NAME##_nan(p, n) : at;                                                                                \
   }
 #define NEVER_NAN(x, y) 0
 BEST_DENSE(max_f32, float, int32_t, >, isunordered)
@@ -251,9 +261,11 @@ static int64_t best_row(const row *w, bool largest, vkt_scalar *best) {
     BEST_CASE(VKT_INT64, int64_t, i64)
   default: break;
   }
-  *best = load(w, at);
-  if (run)
+  if (run) { /* the compute type holds T: the element as it lies */
+    *best = vkt_scalar_load(w->dtype, run + at * vkt_dtype_size(w->dtype));
     return at;
+  }
+  *best = load(w, 0);
   for (int64_t r = 1; r < w->l->nred && !(best->is_float && isnan(best->f)); r++) {
     vkt_scalar v = load(w, r);
     bool better = v.is_float ? isnan(v.f) || (largest ? v.f > best->f : v.f < best->f)

@@ -70,8 +70,8 @@ def placed(n, dtype):
     """Rows of length n, for each position p and kind of special: a NaN at p (then another later), the row's
     extreme at p and again later (a tie), and zeros of both signs (-0.0 at p, 0.0 later) in a row of negatives,
     so that each lands in every lane of the typed loops and in their remainder; in long rows, positions about
-    the edges of reduce.c's chunks of 1024 elements."""
-    positions = range(n) if n < 100 else sorted({p % n for c in (0, 1024, 2048, n) for p in range(c - 17, c + 17)})
+    the edges of reduce.c's blocks of 64 elements."""
+    positions = range(n) if n < 100 else sorted({p % n for c in (0, 64, 1024, 2048, n) for p in range(c - 17, c + 17)})
     out = []
     for p in positions:
         later = (p + 1 + (n - p - 1) // 2) if p + 1 < n else p
@@ -102,6 +102,21 @@ def test_extremes_in_every_position(dtype, n):
             np.testing.assert_array_equal(got, ref, err_msg=name)
             if name in first:  # of -0.0 and 0.0 the first (PyTorch's pick depends on its vector width)
                 np.testing.assert_array_equal(np.signbit(got), np.signbit(a[np.arange(len(a)), first[name]]))
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 200])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_extremes_of_constant_rows(dtype, n):
+    """Rows of one value throughout (infinities, zeros with -0.0 first): position 0, and its bits."""
+    a = np.stack([np.full(n, v, dtype) for v in (-np.inf, np.inf, 0.0, -0.0, 2.5)])
+    a[3, 1:] = 0.0
+    for name, fn, _ in REDUCTIONS[1:]:
+        ref = fn(torch.from_numpy(a)).numpy()
+        for t in both_layouts(a):
+            got = fn(t).numpy()
+            np.testing.assert_array_equal(got, ref, err_msg=name)
+            if got.dtype != np.int64:  # of -0.0 and 0.0 the first, as in test_extremes_in_every_position
+                np.testing.assert_array_equal(np.signbit(got), np.signbit(a[:, 0]), err_msg=name)
 
 
 @pytest.mark.parametrize("special", ["none", "nan", "inf"])

@@ -66,15 +66,20 @@ vkt_status vkt_vector_norm(const vkt_tensor *x, double ord, const vkt_reduce_opt
 vkt_status vkt_matrix_norm(const vkt_tensor *x, bool fro, double ord, int64_t d0, int64_t d1, bool keepdim, int dtype,
                            vkt_tensor *out);
 
-/* Offsets (elements) of element i of a merged half of a layout in the input (at[0]) and the output
- * (at[1]): the CPU kernels' walk over the kept or the reduced dims. */
+/* Offsets (elements) of element i (< the product of shape) of a merged half of a layout in the input (at[0]) and
+ * the output (at[1]): the CPU kernels' walk over the kept or the reduced dims. What is left of i after the inner
+ * dims is the outermost coordinate, with no division (a row's cost where rows are short). */
 static inline void vkt_reduce_locate(int rank, const int64_t *shape, const int64_t *stride, int64_t i, int64_t at[2]) {
   at[0] = at[1] = 0;
-  for (int d = rank - 1; d >= 0; d--) {
+  for (int d = rank - 1; d > 0; d--) {
     int64_t c = i % shape[d];
     i /= shape[d];
     at[0] += c * stride[d];
     at[1] += c * stride[VKT_MAX_DIMS + d];
+  }
+  if (rank > 0) {
+    at[0] += i * stride[0];
+    at[1] += i * stride[VKT_MAX_DIMS];
   }
 }
 

@@ -128,82 +128,82 @@ PROD_DENSE(prod_f64, double, double)
 PROD_DENSE(prod_i32, int32_t, uint64_t) /* wrapping, as the int64 math does */
 PROD_DENSE(prod_i64, int64_t, uint64_t)
 
-/* The extreme of a dense run: first its value and whether a NaN is there, in 16 lanes of extremes and 16 of NaN
- * flags (F: an integer as wide as T), a form that the compiler vectorises with the lanes in registers (a NaN that
- * stuck in the lanes kept them in memory, at a fifth of the speed), a chunk of BEST_CHUNK elements at a time,
- * noting the first chunk that holds the extreme; then, where the position is wanted, a NaN was seen or the extreme
- * is a zero (whose sign the first one decides), a search for the first extreme in that chunk (or the first NaN
- * in the run), 32 compares ORed a step. */
-#define BEST_CHUNK 1024
-#define BEST_DENSE(NAME, T, F, CMP, IS_FLOAT)                                                                          \
-  VKT_SIMD static T NAME##_lanes(const T *p, int64_t n, bool *nan) {                                                   \
-    T lane[16], m;                                                                                                     \
-    F flag[16] = {0}, any = 0;                                                                                         \
-    int64_t r = 0;                                                                                                     \
-    for (int k = 0; k < 16; k++)                                                                                       \
-      lane[k] = p[0];                                                                                                  \
-    for (; r + 16 <= n; r += 16)                                                                                       \
-      for (int k = 0; k < 16; k++) {                                                                                   \
-        flag[k] |= p[r + k] != p[r + k];                                                                               \
-        lane[k] = p[r + k] CMP lane[k] ? p[r + k] : lane[k];                                                           \
-      }                                                                                                                \
-    m = lane[0];                                                                                                       \
-    for (int k = 0; k < 16; k++) {                                                                                     \
-      any |= flag[k];                                                                                                  \
-      m = lane[k] CMP m ? lane[k] : m;                                                                                 \
-    }                                                                                                                  \
-    for (; r < n; r++) {                                                                                               \
-      any |= p[r] != p[r];                                                                                             \
-      m = p[r] CMP m ? p[r] : m;                                                                                       \
-    }                                                                                                                  \
-    *nan = any != 0;                                                                                                   \
-    return m;                                                                                                          \
-  }                                                                                                                    \
-  VKT_SIMD static int64_t NAME##_find(const T *p, int64_t n, T v, bool nan) {                                          \
+/* The position of a dense run's extreme: the first NaN, else the first extreme. One pass in 16 lanes, each taking the
+ * extreme of four elements a step (a tree, so that a lane waits on one compare a step) and noting the last block of
+ * 64 elements where it grew, with 16 NaN flags (F: an integer as wide as T, so that a block number or a flag is one
+ * lane of T's vector; an int32 counts the blocks of 2^37 elements); the block number is kept by max, as a select became
+ * a masked store that held the lanes in memory. A lane that holds the extreme has it first at one of its four places in
+ * its block; the first of those places over the lanes is the answer, unless the tail has a larger element; a row
+ * shorter than a block is all tail. After a NaN, a search for the first, 32 compares ORed a step. */
+#define BEST_LANES 16
+#define BEST_STEP (4 * BEST_LANES)
+#define BEST_DENSE(NAME, T, F, CMP, UNORDERED)                                                                         \
+  VKT_SIMD static int64_t NAME##_nan(const T *p, int64_t n) {                                                          \
     int64_t at = 0;                                                                                                    \
     for (; at + 32 <= n; at += 32) {                                                                                   \
       F hit = 0;                                                                                                       \
-      if (nan)                                                                                                         \
-        for (int k = 0; k < 32; k++)                                                                                   \
-          hit |= p[at + k] != p[at + k];                                                                               \
-      else                                                                                                             \
-        for (int k = 0; k < 32; k++)                                                                                   \
-          hit |= p[at + k] == v;                                                                                       \
+      for (int k = 0; k < 32; k++)                                                                                     \
+        hit |= p[at + k] != p[at + k];                                                                                 \
       if (hit)                                                                                                         \
         break;                                                                                                         \
     }                                                                                                                  \
-    while (nan ? p[at] == p[at] : p[at] != v)                                                                          \
+    while (p[at] == p[at])                                                                                             \
       at++;                                                                                                            \
     return at;                                                                                                         \
   }                                                                                                                    \
-  /* The extreme of p[0, n) (n >= 1) in *m, and the position of the first NaN, else of the first extreme: -1 where     \
-   * that position was not wanted and *m is the answer. */                                                             \
-  static int64_t NAME(const T *p, int64_t n, bool index, T *m) {                                                       \
-    bool nan = false;                                                                                                  \
-    int64_t chunk = 0;                                                                                                 \
-    T best = p[0];                                                                                                     \
-    for (int64_t c = 0; c < n; c += BEST_CHUNK) {                                                                      \
-      bool chunk_nan;                                                                                                  \
-      T v = NAME##_lanes(p + c, n - c < BEST_CHUNK ? n - c : BEST_CHUNK, &chunk_nan);                                  \
-      nan |= chunk_nan;                                                                                                \
-      if (v CMP best) /* the first chunk that holds the extreme */                                                     \
-        best = v, chunk = c;                                                                                           \
+  /* The extreme of the lanes in *m, and its first place in the r elements they read. */                               \
+  VKT_SIMD static int64_t NAME##_first(const T *p, int64_t r, const T *lane, const F *block, T *m) {                   \
+    T best = lane[0];                                                                                                  \
+    int64_t at = r;                                                                                                    \
+    for (int k = 1; k < BEST_LANES; k++)                                                                               \
+      best = lane[k] CMP best ? lane[k] : best;                                                                        \
+    for (int k = 0; k < BEST_LANES; k++) {                                                                             \
+      int64_t i = block[k] * (int64_t)BEST_STEP + k;                                                                   \
+      if (lane[k] != best)                                                                                             \
+        continue;                                                                                                      \
+      while (p[i] != best)                                                                                             \
+        i += BEST_LANES;                                                                                               \
+      at = i < at ? i : at;                                                                                            \
     }                                                                                                                  \
     *m = best;                                                                                                         \
-    if (nan)                                                                                                           \
-      return NAME##_find(p, n, *m, true);                                                                              \
-    if (index || (IS_FLOAT && *m == 0))                                                                                \
-      return chunk + NAME##_find(p + chunk, n - chunk, *m, false);                                                     \
-    return -1;                                                                                                         \
+    return at;                                                                                                         \
+  }                                                                                                                    \
+  VKT_SIMD static int64_t NAME(const T *p, int64_t n) {                                                                \
+    T lane[BEST_LANES], m = p[0];                                                                                      \
+    F block[BEST_LANES] = {0}, flag[BEST_LANES] = {0}, b = 0, nan = 0;                                                 \
+    int64_t r = 0, at = 0;                                                                                             \
+    for (int k = 0; k < BEST_LANES; k++) /* a lane's first element, one of its places in block 0 */                    \
+      lane[k] = p[n < BEST_STEP ? 0 : k];                                                                              \
+    for (; r + BEST_STEP <= n; r += BEST_STEP, b++)                                                                    \
+      for (int k = 0; k < BEST_LANES; k++) {                                                                           \
+        const T *q = p + r + k; /* the lane's four elements, BEST_LANES apart */                                       \
+        T x0 = q[0], x1 = q[BEST_LANES], x2 = q[2 * BEST_LANES], x3 = q[3 * BEST_LANES];                               \
+        T x01 = x0 CMP x1 ? x0 : x1, x23 = x2 CMP x3 ? x2 : x3, x = x01 CMP x23 ? x01 : x23;                           \
+        F grew = b & -(F)(x CMP lane[k]); /* the block's number where the lane grows, else 0 */                        \
+        flag[k] |= UNORDERED(x0, x1) | UNORDERED(x2, x3);                                                              \
+        block[k] = grew > block[k] ? grew : block[k];                                                                  \
+        lane[k] = x CMP lane[k] ? x : lane[k];                                                                         \
+      }                                                                                                                \
+    for (int k = 0; k < BEST_LANES; k++)                                                                               \
+      nan |= flag[k];                                                                                                  \
+    if (r > 0)                                                                                                         \
+      at = NAME##_first(p, r, lane, block, &m);                                                                        \
+    for (int64_t q = r; q < n; q++) {                                                                                  \
+      nan |= UNORDERED(p[q], p[q]);                                                                                    \
+      if (p[q] CMP m)                                                                                                  \
+        m = p[q], at = q;                                                                                              \
+    }                                                                                                                  \
+    return nan ? NAME##_nan(p, n) : at;                                                                                \
   }
-BEST_DENSE(max_f32, float, int32_t, >, true)
-BEST_DENSE(max_f64, double, int64_t, >, true)
-BEST_DENSE(max_i32, int32_t, int32_t, >, false)
-BEST_DENSE(max_i64, int64_t, int64_t, >, false)
-BEST_DENSE(min_f32, float, int32_t, <, true)
-BEST_DENSE(min_f64, double, int64_t, <, true)
-BEST_DENSE(min_i32, int32_t, int32_t, <, false)
-BEST_DENSE(min_i64, int64_t, int64_t, <, false)
+#define NEVER_NAN(x, y) 0
+BEST_DENSE(max_f32, float, int32_t, >, isunordered)
+BEST_DENSE(max_f64, double, int64_t, >, isunordered)
+BEST_DENSE(max_i32, int32_t, int32_t, >, NEVER_NAN)
+BEST_DENSE(max_i64, int64_t, int64_t, >, NEVER_NAN)
+BEST_DENSE(min_f32, float, int32_t, <, isunordered)
+BEST_DENSE(min_f64, double, int64_t, <, isunordered)
+BEST_DENSE(min_i32, int32_t, int32_t, <, NEVER_NAN)
+BEST_DENSE(min_i64, int64_t, int64_t, <, NEVER_NAN)
 
 /* The row's elements when they lie densely in a dtype with typed loops and convert exactly to the compute type
  * (NULL elsewhere). */
@@ -245,31 +245,26 @@ static vkt_scalar fold_row(const row *w, int id) {
   return fl ? (vkt_scalar){true, f, 0} : (vkt_scalar){false, 0, (int64_t)i};
 }
 
-/* A dense run's extreme through max_T/min_T, as a vkt_scalar of the compute type (which holds T exactly). */
-#define BEST_CASE(DT, T, SUFFIX, IS_FLOAT)                                                                             \
-  case DT: {                                                                                                           \
-    T m;                                                                                                               \
-    at = largest ? max_##SUFFIX((const T *)run, n, index, &m) : min_##SUFFIX((const T *)run, n, index, &m);            \
-    *best = IS_FLOAT ? (vkt_scalar){true, (double)m, 0} : (vkt_scalar){false, 0, (int64_t)m};                          \
-    break;                                                                                                             \
-  }
+/* The position of a dense run's extreme through max_T/min_T. */
+#define BEST_CASE(DT, T, SUFFIX)                                                                                       \
+  case DT: at = largest ? max_##SUFFIX((const T *)run, n) : min_##SUFFIX((const T *)run, n); break;
 
-/* The row's largest (smallest) element and its position: the first NaN, else the first extreme. Where !index the
- * position may be left unfound (any value returned). */
-static int64_t best_row(const row *w, bool largest, bool index, vkt_scalar *best) {
+/* The row's largest (smallest) element and its position: the first NaN, else the first extreme (whose bits, a
+ * zero's sign among them, are the answer). */
+static int64_t best_row(const row *w, bool largest, vkt_scalar *best) {
   const char *run = dense_typed(w);
   int64_t at = 0, n = w->l->nred;
   switch (run ? w->dtype : VKT_DTYPE_COUNT) {
-    BEST_CASE(VKT_FLOAT32, float, f32, true)
-    BEST_CASE(VKT_FLOAT64, double, f64, true)
-    BEST_CASE(VKT_INT32, int32_t, i32, false)
-    BEST_CASE(VKT_INT64, int64_t, i64, false)
+    BEST_CASE(VKT_FLOAT32, float, f32)
+    BEST_CASE(VKT_FLOAT64, double, f64)
+    BEST_CASE(VKT_INT32, int32_t, i32)
+    BEST_CASE(VKT_INT64, int64_t, i64)
   default: break;
   }
-  if (run && at >= 0)
-    *best = load(w, at); /* the first NaN's bits, or the first zero's sign */
-  if (run)
+  if (run) { /* the compute type holds T: the element as it lies */
+    *best = vkt_scalar_load(w->dtype, run + at * vkt_dtype_size(w->dtype));
     return at;
+  }
   *best = load(w, 0);
   for (int64_t r = 1; r < w->l->nred && !(best->is_float && isnan(best->f)); r++) {
     vkt_scalar v = load(w, r);
@@ -306,7 +301,7 @@ static vkt_scalar reduce_row(int id, const row *w, const vkt_op_args *a, int64_t
   case VKT_OP_ANY: return fold_row(w, id);
   default: { /* amax, amin, argmax, argmin; max and min with indices have out2 */
     bool arg = id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN;
-    *index = best_row(w, id == VKT_OP_AMAX || id == VKT_OP_ARGMAX, arg || a->out2, &v);
+    *index = best_row(w, id == VKT_OP_AMAX || id == VKT_OP_ARGMAX, &v);
     return arg ? (vkt_scalar){false, 0, *index} : v;
   }
   }
@@ -314,7 +309,7 @@ static vkt_scalar reduce_row(int id, const row *w, const vkt_op_args *a, int64_t
 
 static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, bool log_out) {
   vkt_scalar m;
-  best_row(w, true, false, &m);
+  best_row(w, true, &m);
   double s = 0;
   for (int64_t r = 0; r < w->l->nred; r++)
     s += exp(load(w, r).f - m.f);
@@ -330,7 +325,7 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
 }
 
 /* softmax_row's math on a dense row of float32 or float64 computed in its own dtype and written densely: a NaN
- * anywhere makes the max NaN, and so every output. The max comes from max_T's lanes; the exps are summed in 16
+ * anywhere makes the max NaN, and so every output. The max is the element max_T finds; the exps are summed in 16
  * lanes of T over blocks of 64 elements (four adds a lane, so that float32 loses nothing that matters), each
  * block's lanes added into 16 float64 sums, so that the loop vectorises without a conversion an element;
  * softmax keeps each exp for its last pass. */
@@ -374,9 +369,7 @@ static void softmax_row(const row *w, const vkt_tensor *out, int64_t out_base, b
         y[r] = (T)((double)y[r] * inv);                                                                                \
   }                                                                                                                    \
   static void NAME(const T *x, T *y, int64_t n, bool log_out) {                                                        \
-    bool nan;                                                                                                          \
-    T m = MAX##_lanes(x, n, &nan);                                                                                     \
-    m = nan ? (T)NAN : m;                                                                                              \
+    T m = x[MAX(x, n)];                                                                                                \
     NAME##_last(x, y, n, (double)m, NAME##_exps(x, y, n, m, !log_out), log_out);                                       \
   }
 /* float32 rows take exp in float32, as PyTorch does: twice the lanes and half the polynomial of float64's. */

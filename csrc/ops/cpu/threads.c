@@ -1,6 +1,8 @@
 /* cpu/threads.c: a small pool of worker threads for the cpu device's kernels, sized by the cores the process
  * may use (sched_getaffinity). Workers sleep on a condition variable between jobs; one job runs at a time, and
- * an op from a second Python thread meanwhile runs on its own thread instead of waiting. */
+ * an op from a second Python thread meanwhile runs on its own thread instead of waiting. A job's ranges are
+ * claimed in turn by whichever thread is free, the caller first: where a worker wakes late (its core busy with
+ * another process), the caller runs that range too rather than wait for a worker that has not started. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -14,7 +16,7 @@ typedef struct {
   void (*fn)(void *ctx, int64_t begin, int64_t end);
   void *ctx;
   int64_t n;
-  int parts; /* ranges of this job; range 0 is the caller's */
+  int parts; /* ranges of this job */
 } job;
 
 static struct {
@@ -24,6 +26,7 @@ static struct {
   job job;
   uint64_t generation;        /* counts jobs, so a worker sees each one once */
   int started;                /* workers running */
+  int next;                   /* the current job's first range not yet claimed */
   int pending;                /* ranges of the current job not yet finished */
   uint64_t born[MAX_THREADS]; /* the generation before each worker's first job */
 } pool = {.busy = PTHREAD_MUTEX_INITIALIZER,
@@ -39,22 +42,29 @@ static void run_part(const job *j, int part) {
   j->fn(j->ctx, begin, end);
 }
 
+/* Runs the current job's unclaimed ranges, one at a time; called and returns with pool.lock held. The job stays
+ * while a range of it is pending, so that a claim made under the lock is always the current job's. */
+static void run_claimed(void) {
+  while (pool.next < pool.job.parts) {
+    job j = pool.job;
+    int part = pool.next++;
+    pthread_mutex_unlock(&pool.lock);
+    run_part(&j, part);
+    pthread_mutex_lock(&pool.lock);
+    if (--pool.pending == 0)
+      pthread_cond_signal(&pool.done);
+  }
+}
+
 static void *worker(void *arg) {
-  int index = (int)(intptr_t)arg; /* runs range index + 1 */
+  int index = (int)(intptr_t)arg;
   pthread_mutex_lock(&pool.lock);
   uint64_t seen = pool.born[index];
   for (;;) {
     while (pool.generation == seen)
       pthread_cond_wait(&pool.wake, &pool.lock);
     seen = pool.generation;
-    if (index + 1 >= pool.job.parts)
-      continue;
-    job j = pool.job;
-    pthread_mutex_unlock(&pool.lock);
-    run_part(&j, index + 1);
-    pthread_mutex_lock(&pool.lock);
-    if (--pool.pending == 0)
-      pthread_cond_signal(&pool.done);
+    run_claimed();
   }
   return NULL;
 }
@@ -67,6 +77,7 @@ static void child_after_fork(void) {
   pthread_cond_init(&pool.wake, NULL);
   pthread_cond_init(&pool.done, NULL);
   pool.started = 0;
+  pool.next = 0;
   pool.pending = 0;
 }
 
@@ -116,12 +127,11 @@ void vkt_parallel_for(int64_t n, int64_t grain, void (*fn)(void *ctx, int64_t be
   pthread_mutex_lock(&pool.lock);
   parts = ensure_workers(parts) < parts ? pool.started + 1 : parts;
   pool.job = (job){fn, ctx, n, parts};
-  pool.pending = parts - 1;
+  pool.next = 0;
+  pool.pending = parts;
   pool.generation++;
   pthread_cond_broadcast(&pool.wake);
-  pthread_mutex_unlock(&pool.lock);
-  run_part(&pool.job, 0);
-  pthread_mutex_lock(&pool.lock);
+  run_claimed();
   while (pool.pending > 0)
     pthread_cond_wait(&pool.done, &pool.lock);
   pthread_mutex_unlock(&pool.lock);

@@ -435,7 +435,7 @@ static void plan_epilogue(plan *p) {
   epilogue ep;
   if (fits) {
     epilogue_of(p, &ep);
-    fits = vkt_matmul_epilogue_shader(&ep.e, &p->shader, p->defines, sizeof p->defines, &p->push_size);
+    fits = vkt_matmul_epilogue_shader(&ep.e, &p->shader, &p->variant, &p->push_size);
   }
   if (!fits)
     p->cut = p->mm;
@@ -619,11 +619,10 @@ static void key_of(const plan *p, bool contiguous, kernel_key *k) {
     key_add(k, node_index(p, p->out[o]));
   for (int j = 0; j < p->nleaves; j++)
     key_add(k, p->leaf[j]->dtype);
-  if (p->mm) { /* the product's own #defines, by their hash */
-    uint64_t h = fnv1a(p->defines, strlen(p->defines));
+  if (p->mm) { /* what the product's own #defines depend on */
     key_add(k, p->keep), key_add(k, p->mm->view.dtype);
-    for (int i = 0; i < 8; i++)
-      key_add(k, (int)(h >> 8 * i));
+    memcpy(&k->b[k->n], &p->variant, sizeof p->variant);
+    k->n += sizeof p->variant;
   }
 }
 
@@ -652,7 +651,7 @@ static vkt_status pipeline_of(const plan *p, vkt_device *dev, int nbindings, boo
   char defines_buf[8192], ops_buf[512] = "";
   text defines = {defines_buf, 0, sizeof defines_buf, false}, ops = {ops_buf, 0, sizeof ops_buf, false};
   if (p->mm)
-    add(&defines, "%s", p->defines);
+    defines.len = (size_t)vkt_matmul_defines(&p->variant, defines_buf, sizeof defines_buf);
   generate(p, nparams, &defines, &ops);
   if (contiguous)
     add(&defines, "#define CONTIGUOUS\n#define COMPACT_PUSH\n");

@@ -111,12 +111,33 @@ static void unlink_node(node *n) {
     n->next->prev = n->prev;
 }
 
+/* Freed nodes, kept for the next pending ops: a training step makes and frees the same few each time, so
+ * deferring an op costs no malloc. */
+enum { MAX_SPARE = 64 };
+static node *spare;
+static int nspare;
+
+static node *node_new(void) {
+  node *n = spare;
+  if (!n)
+    return malloc(sizeof *n);
+  spare = n->next;
+  nspare--;
+  return n;
+}
+
 static void release_node(node *n) {
   for (int k = 0; k < n->nin; k++) {
     n->in[k].storage->readers--;
     vkt_tensor_release(&n->in[k]);
   }
-  free(n);
+  if (nspare == MAX_SPARE) {
+    free(n);
+    return;
+  }
+  n->next = spare;
+  spare = n;
+  nspare++;
 }
 
 /* A pending result's last reference is gone: nothing will read it. */
@@ -136,8 +157,12 @@ static const char *glsl_of(vkt_op_id op) {
 }
 
 static unsigned params_used(vkt_op_id op, vkt_scalar_side scalar) {
-  const char *g = glsl_of(op);
-  return (strstr(g, "P0") || scalar != VKT_SCALAR_NONE ? 1u : 0u) | (strstr(g, "P1") ? 2u : 0u);
+  static unsigned char known[VKT_OP_COUNT]; /* 4 | the bits of the op's GLSL, found once */
+  if (!known[op]) {
+    const char *g = glsl_of(op);
+    known[op] = (unsigned char)(4u | (strstr(g, "P0") ? 1u : 0u) | (strstr(g, "P1") ? 2u : 0u));
+  }
+  return (known[op] & 3u) | (scalar != VKT_SCALAR_NONE ? 1u : 0u);
 }
 
 static void measure(node *n) {
@@ -179,7 +204,7 @@ static vkt_status computed_oldest_root(void) {
 }
 
 vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a) {
-  node *n = calloc(1, sizeof *n);
+  node *n = node_new();
   if (!n)
     return vkt_fail(VKT_ERR_NOMEM, "out of host memory for a pending op");
   *n = (node){.op = id,

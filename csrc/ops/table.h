@@ -230,6 +230,11 @@ bool vkt_bindable(const vkt_tensor *t, const char **why);
 bool vkt_operands_fit(const vkt_adapter_props *p, vkt_dtype compute, int n, const vkt_tensor *const *t,
                       const char **why);
 int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d);
+/* The strings up to a NULL, one after another, into buf (n bytes, NUL-terminated, cut where full); returns
+ * their whole length, as snprintf does. For the #defines made at every launch, without printf: glibc's takes
+ * its slow positional path in a process where a library has registered a conversion (one that NumPy loads
+ * has), about 1,400 instructions for "#define %s %s\n". */
+int vkt_defines_cat(char *buf, size_t n, ...);
 const char *vkt_storage_type(vkt_dtype d); /* GLSL's name of a dtype's storage type */
 /* A scalar as the bits of the compute type, as the shaders' decode() reads them. */
 void vkt_scalar_bits(vkt_dtype compute, vkt_scalar v, uint32_t out[2]);

@@ -732,6 +732,7 @@ static vkt_status launch_epilogue(const plan *p) {
   if (st || (st = pipeline_of(p, s->dev, nbindings, false, p->push_size, &pipe, &hash)))
     return st;
   epilogue_of(p, &ep);
+  vkt_stream_count_ops(s->dev, (uint32_t)p->nnodes); /* the product and each node */
   if ((st = vkt_matmul_epilogue_launch(&ep.e, pipe)))
     return st;
   count_launch(p, hash);
@@ -763,6 +764,7 @@ static vkt_status launch(const plan *p) {
   uint64_t batch = 0;
   uint32_t per_group = l.contiguous ? 256 * 4 : 256; /* elementwise.glsl: LOCAL_SIZE * ELEMS */
   vkt_groups_for(dev, (words[0] + per_group - 1) / per_group, groups);
+  vkt_stream_count_ops(dev, (uint32_t)p->nnodes - 1);
   if ((st = vkt_stream_dispatch(dev, pipe, b, l.n, words, push_size, groups, &batch)))
     return st;
   for (int k = 0; k < l.n; k++)

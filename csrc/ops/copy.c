@@ -78,7 +78,9 @@ static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, copy
   } else {
     char defines[64];
     bool tiled = transposing(p);
-    snprintf(defines, sizeof defines, "#define ITEMSIZE %d\n%s", size, tiled ? "#define TILED\n" : "");
+    static const char *const itemsize[] = {"", "1", "2", "", "4", "", "", "", "8"}; /* by dtype size */
+    vkt_defines_cat(defines, sizeof defines, "#define ITEMSIZE ", itemsize[size], "\n", tiled ? "#define TILED\n" : "",
+                    NULL);
     vkt_pipeline *pipe;
     if ((st = vkt_pipeline_get(dev, "copy.comp", defines, 2, sizeof *p, &pipe)))
       return st;

@@ -363,21 +363,20 @@ bool vkt_elementwise_supports(const vkt_op *op, const vkt_op_args *a, const char
 int vkt_store_define(char *buf, size_t n, const char *name, const char *type, bool bool_value, vkt_dtype compute,
                      vkt_dtype out) {
   if (bool_value)
-    return snprintf(buf, n, "#define %s(v) %s((v) ? 1 : 0)\n", name, type);
+    return vkt_defines_cat(buf, n, "#define ", name, "(v) ", type, "((v) ? 1 : 0)\n", NULL);
   if (out == VKT_BOOL)
-    return snprintf(buf, n, "#define %s(v) %s((v) != C(0) ? 1 : 0)\n", name, type);
+    return vkt_defines_cat(buf, n, "#define ", name, "(v) ", type, "((v) != C(0) ? 1 : 0)\n", NULL);
   if (!vkt_dtypes[compute].is_float || vkt_dtypes[out].is_float)
-    return snprintf(buf, n, "#define %s(v) %s(v)\n", name, type);
+    return vkt_defines_cat(buf, n, "#define ", name, "(v) ", type, "(v)\n", NULL);
   /* float -> integer: NaN, inf and out-of-range values become the most negative integer, as on the
    * CPU (cpu/copy.c), not whatever the adapter's conversion does; uint8 keeps int32's low byte. */
   if (out == VKT_INT64)
-    return snprintf(buf, n,
-                    "#define %s(v) %s((v) >= C(-9223372036854775808.0) && (v) < C(9223372036854775808.0) ? "
-                    "int64_t(v) : (int64_t(1) << 63))\n",
-                    name, type);
-  return snprintf(buf, n,
-                  "#define %s(v) %s((v) >= C(-2147483648.0) && (v) < C(2147483648.0) ? int(v) : int(0x80000000u))\n",
-                  name, type);
+    return vkt_defines_cat(buf, n, "#define ", name, "(v) ", type,
+                           "((v) >= C(-9223372036854775808.0) && (v) < C(9223372036854775808.0) ? "
+                           "int64_t(v) : (int64_t(1) << 63))\n",
+                           NULL);
+  return vkt_defines_cat(buf, n, "#define ", name, "(v) ", type,
+                         "((v) >= C(-2147483648.0) && (v) < C(2147483648.0) ? int(v) : int(0x80000000u))\n", NULL);
 }
 
 vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
@@ -412,17 +411,18 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
     if (typed[k])
       len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, names[k], typed[k]->dtype);
   len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "C", a->compute);
-  len += snprintf(defines + len, sizeof defines - (size_t)len, "#define OUT_BITS %d\n",
-                  8 * (int)vkt_dtype_size(a->out->dtype));
+  static const char *const out_bits[] = {"", "8", "16", "", "32", "", "", "", "64"}; /* by dtype size */
   bool bool_value = (op->flags & VKT_BOOL_OUT) != 0;
+  len += vkt_defines_cat(defines + len, sizeof defines - (size_t)len, "#define OUT_BITS ",
+                         out_bits[vkt_dtype_size(a->out->dtype)], "\n", NULL);
   len += vkt_store_define(defines + len, sizeof defines - (size_t)len, "STORE", "TO", bool_value, a->compute,
                           a->out->dtype);
-  len += snprintf(defines + len, sizeof defines - (size_t)len, "#define VT %s\n%s%s%s", bool_value ? "bool" : "C",
+  vkt_defines_cat(defines + len, sizeof defines - (size_t)len, "#define VT ", bool_value ? "bool" : "C", "\n",
                   op->define,
                   a->scalar == VKT_SCALAR_RHS   ? "#define RHS_SCALAR\n"
                   : a->scalar == VKT_SCALAR_LHS ? "#define LHS_SCALAR\n"
                                                 : "",
-                  contiguous ? "#define CONTIGUOUS\n" : "");
+                  contiguous ? "#define CONTIGUOUS\n" : "", NULL);
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
   vkt_status st = vkt_pipeline_get(dev, op->shader, defines, n, sizeof push, &pipe);

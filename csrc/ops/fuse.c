@@ -111,12 +111,33 @@ static void unlink_node(node *n) {
     n->next->prev = n->prev;
 }
 
+/* Freed nodes, kept for the next pending ops: a training step makes and frees the same few each time, so
+ * deferring an op costs no malloc. */
+enum { MAX_SPARE = 64 };
+static node *spare;
+static int nspare;
+
+static node *node_new(void) {
+  node *n = spare;
+  if (!n)
+    return malloc(sizeof *n);
+  spare = n->next;
+  nspare--;
+  return n;
+}
+
 static void release_node(node *n) {
   for (int k = 0; k < n->nin; k++) {
     n->in[k].storage->readers--;
     vkt_tensor_release(&n->in[k]);
   }
-  free(n);
+  if (nspare == MAX_SPARE) {
+    free(n);
+    return;
+  }
+  n->next = spare;
+  spare = n;
+  nspare++;
 }
 
 /* A pending result's last reference is gone: nothing will read it. */
@@ -136,8 +157,12 @@ static const char *glsl_of(vkt_op_id op) {
 }
 
 static unsigned params_used(vkt_op_id op, vkt_scalar_side scalar) {
-  const char *g = glsl_of(op);
-  return (strstr(g, "P0") || scalar != VKT_SCALAR_NONE ? 1u : 0u) | (strstr(g, "P1") ? 2u : 0u);
+  static unsigned char known[VKT_OP_COUNT]; /* 4 | the bits of the op's GLSL, found once */
+  if (!known[op]) {
+    const char *g = glsl_of(op);
+    known[op] = (unsigned char)(4u | (strstr(g, "P0") ? 1u : 0u) | (strstr(g, "P1") ? 2u : 0u));
+  }
+  return (known[op] & 3u) | (scalar != VKT_SCALAR_NONE ? 1u : 0u);
 }
 
 static void measure(node *n) {
@@ -179,7 +204,7 @@ static vkt_status computed_oldest_root(void) {
 }
 
 vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a) {
-  node *n = calloc(1, sizeof *n);
+  node *n = node_new();
   if (!n)
     return vkt_fail(VKT_ERR_NOMEM, "out of host memory for a pending op");
   *n = (node){.op = id,
@@ -435,7 +460,7 @@ static void plan_epilogue(plan *p) {
   epilogue ep;
   if (fits) {
     epilogue_of(p, &ep);
-    fits = vkt_matmul_epilogue_shader(&ep.e, &p->shader, p->defines, sizeof p->defines, &p->push_size);
+    fits = vkt_matmul_epilogue_shader(&ep.e, &p->shader, &p->variant, &p->push_size);
   }
   if (!fits)
     p->cut = p->mm;
@@ -619,11 +644,10 @@ static void key_of(const plan *p, bool contiguous, kernel_key *k) {
     key_add(k, node_index(p, p->out[o]));
   for (int j = 0; j < p->nleaves; j++)
     key_add(k, p->leaf[j]->dtype);
-  if (p->mm) { /* the product's own #defines, by their hash */
-    uint64_t h = fnv1a(p->defines, strlen(p->defines));
+  if (p->mm) { /* what the product's own #defines depend on */
     key_add(k, p->keep), key_add(k, p->mm->view.dtype);
-    for (int i = 0; i < 8; i++)
-      key_add(k, (int)(h >> 8 * i));
+    memcpy(&k->b[k->n], &p->variant, sizeof p->variant);
+    k->n += sizeof p->variant;
   }
 }
 
@@ -652,7 +676,7 @@ static vkt_status pipeline_of(const plan *p, vkt_device *dev, int nbindings, boo
   char defines_buf[8192], ops_buf[512] = "";
   text defines = {defines_buf, 0, sizeof defines_buf, false}, ops = {ops_buf, 0, sizeof ops_buf, false};
   if (p->mm)
-    add(&defines, "%s", p->defines);
+    defines.len = (size_t)vkt_matmul_defines(&p->variant, defines_buf, sizeof defines_buf);
   generate(p, nparams, &defines, &ops);
   if (contiguous)
     add(&defines, "#define CONTIGUOUS\n#define COMPACT_PUSH\n");
@@ -708,6 +732,7 @@ static vkt_status launch_epilogue(const plan *p) {
   if (st || (st = pipeline_of(p, s->dev, nbindings, false, p->push_size, &pipe, &hash)))
     return st;
   epilogue_of(p, &ep);
+  vkt_stream_count_ops(s->dev, (uint32_t)p->nnodes); /* the product and each node */
   if ((st = vkt_matmul_epilogue_launch(&ep.e, pipe)))
     return st;
   count_launch(p, hash);
@@ -739,6 +764,7 @@ static vkt_status launch(const plan *p) {
   uint64_t batch = 0;
   uint32_t per_group = l.contiguous ? 256 * 4 : 256; /* elementwise.glsl: LOCAL_SIZE * ELEMS */
   vkt_groups_for(dev, (words[0] + per_group - 1) / per_group, groups);
+  vkt_stream_count_ops(dev, (uint32_t)p->nnodes - 1);
   if ((st = vkt_stream_dispatch(dev, pipe, b, l.n, words, push_size, groups, &batch)))
     return st;
   for (int k = 0; k < l.n; k++)

@@ -8,10 +8,9 @@
 #include <string.h>
 
 enum {
-  MAX_NODES = 24,    /* ops in one kernel */
-  MAX_OPERANDS = 8,  /* buffers it binds: results written, then tensors read */
-  MAX_LEAVES = 6,    /* tensors an expression reads, repeats counted */
-  MAX_DEFINES = 1024 /* bytes of a product's own #defines, before an epilogue's */
+  MAX_NODES = 24,   /* ops in one kernel */
+  MAX_OPERANDS = 8, /* buffers it binds: results written, then tensors read */
+  MAX_LEAVES = 6    /* tensors an expression reads, repeats counted */
 };
 
 typedef struct node node;
@@ -42,12 +41,12 @@ typedef struct {
   int nleaves;
   node *out[MAX_OPERANDS]; /* the root first */
   int nout;
-  node *cut;                 /* set when this pending node must be computed first */
-  node *mm;                  /* a pending product read, computed in the kernel: the last leaf (fuse.c says more) */
-  bool keep;                 /* ... and written too */
-  const char *shader;        /* with mm: the product's shader, */
-  char defines[MAX_DEFINES]; /* its #defines */
-  uint32_t push_size;        /* and push constant bytes */
+  node *cut;                  /* set when this pending node must be computed first */
+  node *mm;                   /* a pending product read, computed in the kernel: the last leaf (fuse.c says more) */
+  bool keep;                  /* ... and written too */
+  const char *shader;         /* with mm: the product's shader, */
+  vkt_matmul_variant variant; /* what its #defines depend on */
+  uint32_t push_size;         /* and push constant bytes */
 } plan;
 
 typedef struct {

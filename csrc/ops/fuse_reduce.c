@@ -264,6 +264,7 @@ static vkt_status launch_fused(const plan *p, const node *r, const fused_layout 
   uint32_t groups[3];
   uint64_t batch = 0;
   vkt_groups_for(dev, ((uint64_t)l->nout + l->rows - 1) / l->rows, groups);
+  vkt_stream_count_ops(dev, (uint32_t)p->nnodes); /* the expression's nodes and the reduction */
   if ((st = vkt_stream_dispatch(dev, k->pipe, b, l->n + 1, w, push_size, groups, &batch)))
     return st;
   for (int j = 0; j <= l->n; j++)

@@ -526,16 +526,60 @@ static bool vec4(const vkt_op_args *a, int k, bool k_fast) {
   return t->dtype == VKT_FLOAT32 && moves_as_vectors(t, fast, 4);
 }
 
-/* The shader's #defines for a's tile; with a fused epilogue out is not stored (nor read as vec4s). */
-static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, bool epilogue, char *buf, size_t size) {
-  static const char *const names[] = {"TO", "TA", "TB", "TC"};
+/* vkt_matmul_variant.flags: the #defines a product's operands and tile ask for beyond their types. */
+enum {
+  MMV_A_K_FAST = 1 << 0,
+  MMV_B_N_FAST = 1 << 1,
+  MMV_ALIGNED = 1 << 2,
+  MMV_ALIGNED_OUT = 1 << 3,
+  MMV_VEC8 = 1 << 4,
+  MMV_VEC4_A = 1 << 5,
+  MMV_VEC4_B = 1 << 6,
+  MMV_VEC4_OUT = 1 << 7,
+  MMV_VEC4_C = 1 << 8,
+  MMV_RELU = 1 << 9,
+  MMV_EPILOGUE = 1 << 10,
+  MMV_ROWS32 = 1 << 11 /* matmul_wide.comp's EPILOGUE_ROWS */
+};
+
+/* What a's kernel on tile (n operands bound) depends on; with a fused epilogue out is not stored (nor
+ * read as vec4s). Cheap: no text is made, so a launch whose kernel is known costs no formatting. */
+static void mm_variant_of(const vkt_op_args *a, const mm_tile *tile, int n, bool epilogue, vkt_matmul_variant *v) {
   const vkt_tensor *t[4];
-  int len = 0, nd = a->out->ndim;
+  int nd = a->out->ndim;
   operands(a, t);
+  memset(v, 0, sizeof *v);
+  v->tile = tile, v->n = (uint8_t)n, v->acc = (uint8_t)shader_accumulator(a);
   for (int k = 0; k < n; k++)
-    len += vkt_type_defines(buf + len, size - (size_t)len, names[k], t[k]->dtype);
+    v->dtype[k] = (uint8_t)t[k]->dtype;
   const vkt_tensor *x = a->in[0], *y = a->in[1];
   bool a_k_fast = fast_dim(x) == nd - 1, b_n_fast = fast_dim(y) == nd - 1;
+  unsigned f = (a_k_fast ? MMV_A_K_FAST : 0) | (b_n_fast ? MMV_B_N_FAST : 0) |
+               (a->flags & VKT_MATMUL_RELU ? MMV_RELU : 0) | (epilogue ? MMV_EPILOGUE : 0);
+  if (tile->kind == MM_COOP2) { /* ALIGNED(_OUT): operands (out) in rows of 8 elements, for unclamped layouts */
+    v->local_size = vkt_device_props(a->out->storage->dev)->coop2_invocations;
+    f |= (moves_as_vectors(x, fast_dim(x), 8) && moves_as_vectors(y, fast_dim(y), 8) ? MMV_ALIGNED : 0) |
+         (moves_as_vectors(a->out, nd - 1, 8) ? MMV_ALIGNED_OUT : 0);
+  }
+  if (tile->kind == MM_COOP && vec8(a))
+    f |= MMV_VEC8;
+  if (tile->kind == MM_WIDE) { /* 16-byte loads where the operands allow, and stores and bias reads */
+    bool out4 = !epilogue && a->out->dtype == VKT_FLOAT32 && moves_as_vectors(a->out, nd - 1, 4),
+         bias4 = out4 && n == 4 && t[3]->dtype == VKT_FLOAT32 && moves_as_vectors(t[3], nd - 1, 4);
+    f |= (vec4(a, 0, a_k_fast) ? MMV_VEC4_A : 0) | (vec4(a, 1, !b_n_fast) ? MMV_VEC4_B : 0) |
+         (out4 ? MMV_VEC4_OUT : 0) | (bias4 ? MMV_VEC4_C : 0);
+  }
+  v->flags = (uint16_t)f;
+}
+
+/* The shader's #defines for variant v. */
+static int mm_defines(const vkt_matmul_variant *v, char *buf, size_t size) {
+  static const char *const names[] = {"TO", "TA", "TB", "TC"};
+  const mm_tile *tile = v->tile;
+  unsigned f = v->flags;
+  int len = 0;
+  for (int k = 0; k < v->n; k++)
+    len += vkt_type_defines(buf + len, size - (size_t)len, names[k], v->dtype[k]);
   len += snprintf(buf + len, size - (size_t)len,
                   "#define BM %d\n#define BN %d\n#define BK %d\n#define TM %d\n"
                   "#define TN %d\n",
@@ -543,29 +587,30 @@ static int mm_defines(const vkt_op_args *a, const mm_tile *tile, int n, bool epi
   if (tile->kind == MM_MATVEC)
     len += snprintf(buf + len, size - (size_t)len, "#define ROWS %d\n#define KS %d\n%s", tile->bm * tile->bn,
                     256 / (tile->bm * tile->bn), tile->bm == 1 ? "#define MV_M1\n" : "");
-  if (tile->kind == MM_COOP2) /* ALIGNED(_OUT): operands (out) in rows of 8 elements, for unclamped layouts */
-    len +=
-        snprintf(buf + len, size - (size_t)len, "#define LOCAL_SIZE %u\n#define UNROLL %d\n%s%s",
-                 vkt_device_props(a->out->storage->dev)->coop2_invocations, COOP2_UNROLL,
-                 moves_as_vectors(x, fast_dim(x), 8) && moves_as_vectors(y, fast_dim(y), 8) ? "#define ALIGNED\n" : "",
-                 moves_as_vectors(a->out, nd - 1, 8) ? "#define ALIGNED_OUT\n" : "");
-  if (tile->kind == MM_COOP && vec8(a))
+  if (tile->kind == MM_COOP2)
+    len += snprintf(buf + len, size - (size_t)len, "#define LOCAL_SIZE %u\n#define UNROLL %d\n%s%s", v->local_size,
+                    COOP2_UNROLL, f & MMV_ALIGNED ? "#define ALIGNED\n" : "",
+                    f & MMV_ALIGNED_OUT ? "#define ALIGNED_OUT\n" : "");
+  if (f & MMV_VEC8)
     len += snprintf(buf + len, size - (size_t)len, "#define VEC8\n");
-  if (tile->kind == MM_WIDE) { /* 16-byte loads where the operands allow, and stores and bias reads */
-    bool out4 = !epilogue && a->out->dtype == VKT_FLOAT32 && moves_as_vectors(a->out, nd - 1, 4),
-         bias4 = out4 && n == 4 && t[3]->dtype == VKT_FLOAT32 && moves_as_vectors(t[3], nd - 1, 4);
+  if (tile->kind == MM_WIDE)
     len += snprintf(buf + len, size - (size_t)len, "#define LOCAL_SIZE %d\n%s%s%s%s",
-                    tile->bm * tile->bn / (tile->tm * tile->tn), vec4(a, 0, a_k_fast) ? "#define VEC4_A\n" : "",
-                    vec4(a, 1, !b_n_fast) ? "#define VEC4_B\n" : "", out4 ? "#define VEC4_OUT\n" : "",
-                    bias4 ? "#define VEC4_C\n" : "");
-  }
+                    tile->bm * tile->bn / (tile->tm * tile->tn), f & MMV_VEC4_A ? "#define VEC4_A\n" : "",
+                    f & MMV_VEC4_B ? "#define VEC4_B\n" : "", f & MMV_VEC4_OUT ? "#define VEC4_OUT\n" : "",
+                    f & MMV_VEC4_C ? "#define VEC4_C\n" : "");
   static const char *const acc[VKT_DTYPE_COUNT] = {[VKT_FLOAT32] = "#define ACC float\n",
                                                    [VKT_FLOAT64] = "#define ACC double\n#define ACC_FLOAT64\n",
                                                    [VKT_INT32] = "#define ACC int\n#define ACC_INT\n",
                                                    [VKT_INT64] = "#define ACC int64_t\n#define ACC_INT64\n"};
-  len += snprintf(buf + len, size - (size_t)len, "%s%s%s%s%s", acc[shader_accumulator(a)],
-                  n == 4 ? "#define BIAS\n" : "", a->flags & VKT_MATMUL_RELU ? "#define RELU\n" : "",
-                  a_k_fast ? "#define A_K_FAST\n" : "", b_n_fast ? "#define B_N_FAST\n" : "");
+  len += snprintf(buf + len, size - (size_t)len, "%s%s%s%s%s", acc[v->acc], v->n == 4 ? "#define BIAS\n" : "",
+                  f & MMV_RELU ? "#define RELU\n" : "", f & MMV_A_K_FAST ? "#define A_K_FAST\n" : "",
+                  f & MMV_B_N_FAST ? "#define B_N_FAST\n" : "");
+  if (f & MMV_EPILOGUE)
+    len += snprintf(buf + len, size - (size_t)len,
+                    "#define EPILOGUE\n#define NOUT %d\n#define NREAD %d\n#define A_BINDING %d\n#define B_BINDING %d\n",
+                    v->nout, v->nread, v->a_binding, v->b_binding);
+  if ((f & MMV_EPILOGUE) && tile->kind == MM_WIDE)
+    len += snprintf(buf + len, size - (size_t)len, "#define EPILOGUE_ROWS %d\n", f & MMV_ROWS32 ? 32 : 16);
   return len;
 }
 
@@ -626,6 +671,34 @@ static int merge_batches(int n, const vkt_tensor *const *t, int64_t *bshape, int
   return vkt_merge_dims(n, views, bshape, bstrides);
 }
 
+/* Products' pipelines remembered by variant (a slot each, the last one in it), so that a launch whose kernel
+ * is known neither formats its #defines nor hashes them. */
+enum { MM_CACHE_SLOTS = 64 };
+typedef struct {
+  const vkt_device *dev;
+  vkt_matmul_variant v;
+  vkt_pipeline *pipe;
+} mm_cached;
+static mm_cached mm_cache[MM_CACHE_SLOTS];
+
+static vkt_status pipeline_of(vkt_device *dev, const vkt_matmul_variant *v, uint32_t push_size, vkt_pipeline **pipe) {
+  const unsigned char *b = (const unsigned char *)v;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < sizeof *v; i++)
+    h = (h ^ b[i]) * 0x100000001b3ull;
+  mm_cached *slot = &mm_cache[h % MM_CACHE_SLOTS];
+  if (slot->pipe && slot->dev == dev && memcmp(&slot->v, v, sizeof *v) == 0) {
+    *pipe = slot->pipe;
+    return VKT_OK;
+  }
+  char defines[512];
+  mm_defines(v, defines, sizeof defines);
+  vkt_status st = vkt_pipeline_get(dev, ((const mm_tile *)v->tile)->shader, defines, v->n, push_size, pipe);
+  if (!st)
+    *slot = (mm_cached){dev, *v, *pipe};
+  return st;
+}
+
 vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
   const vkt_tensor *t[4], *bound[4];
   int n = operands(a, t);
@@ -633,13 +706,13 @@ vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
   int rank = merge_batches(n, t, bshape, bstrides);
   mm_push push = {0};
   fill_push(a, n, bshape, bstrides, rank, &push);
-  char defines[512];
   const mm_tile *tile = tile_for(a);
-  mm_defines(a, tile, n, false, defines, sizeof defines);
+  vkt_matmul_variant v;
+  mm_variant_of(a, tile, n, false, &v);
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
   (void)op;
-  vkt_status st = vkt_pipeline_get(dev, tile->shader, defines, n, sizeof push, &pipe);
+  vkt_status st = pipeline_of(dev, &v, sizeof push, &pipe);
   if (st)
     return st;
   for (int k = 0; k < n; k++) /* K == 0 leaves a and b without memory: bind out, which is not read */
@@ -695,7 +768,7 @@ static int epilogue_bound(const vkt_matmul_epilogue *e, const vkt_tensor **t, un
   return n;
 }
 
-bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shader, char *defines, size_t size,
+bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shader, vkt_matmul_variant *v,
                                 uint32_t *push_size) {
   const vkt_tensor *t[MM_MAX_BINDINGS];
   const vkt_adapter_props *p = vkt_device_props(e->mm->out->storage->dev);
@@ -708,16 +781,17 @@ bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shade
   if (*push_size > p->max_push_constants || !vkt_operands_fit(p, VKT_FLOAT32, n, t, &why))
     return false;
   const mm_tile *tile = tile_for(e->mm);
-  int len = mm_defines(e->mm, tile, 3, true, defines, size);
-  len += snprintf(defines + len, size - (size_t)len,
-                  "#define EPILOGUE\n#define NOUT %d\n#define NREAD %d\n#define A_BINDING %d\n#define B_BINDING %d\n",
-                  e->nout, e->nread, n - 2, n - 1);
-  if (tile->kind == MM_WIDE) /* the rows of sums it stages at a time: 32 where shared memory has room, else 16 */
-    snprintf(defines + len, size - (size_t)len, "#define EPILOGUE_ROWS %d\n",
-             shared_bytes(tile, VKT_FLOAT32) + 32 * 128 * 4 <= p->max_shared_memory ? 32 : 16);
+  mm_variant_of(e->mm, tile, 3, true, v);
+  v->nout = (uint8_t)e->nout, v->nread = (uint8_t)e->nread, v->a_binding = (uint8_t)(n - 2),
+  v->b_binding = (uint8_t)(n - 1);
+  /* the wide tile's epilogue stages 32 rows of sums at a time where shared memory has room, else 16 */
+  if (tile->kind == MM_WIDE && shared_bytes(tile, VKT_FLOAT32) + 32 * 128 * 4 <= p->max_shared_memory)
+    v->flags |= MMV_ROWS32;
   *shader = tile->shader;
   return true;
 }
+
+int vkt_matmul_defines(const vkt_matmul_variant *v, char *defines, size_t size) { return mm_defines(v, defines, size); }
 
 vkt_status vkt_matmul_epilogue_launch(const vkt_matmul_epilogue *e, vkt_pipeline *pipe) {
   const vkt_op_args *a = e->mm;

@@ -80,15 +80,14 @@ static void defines(const vkt_optim_args *o, int width, char *buf, size_t size) 
   const vkt_optim_hyper *h = o->hyper;
   vkt_dtype d = o->base.out->dtype;
   bool f64 = d == VKT_FLOAT64;
-  snprintf(buf, size,
-           "#define T %s\n#define TS %s\n#define CV %s\n#define CS %s\n%s#define VW %d\n#define NSTATE %d\n"
-           "#define %s\n%s%s%s",
-           width == 4 ? vector[d] : scalar[d], scalar[d],
-           width == 4 ? (f64 ? "dvec4" : "vec4") : (f64 ? "double" : "float"), f64 ? "double" : "float",
-           f64 ? "#define C_FLOAT64\n" : "", width, o->nstate, algo[h->algo],
-           h->flags & VKT_OPTIM_MOMENTUM ? "#define MOMENTUM\n" : "",
-           h->flags & VKT_OPTIM_AMSGRAD ? "#define AMSGRAD\n" : "",
-           h->flags & VKT_OPTIM_CENTERED ? "#define CENTERED\n" : "");
+  static const char *const digit[] = {"0", "1", "2", "3", "4"}; /* VW and NSTATE */
+  vkt_defines_cat(buf, size, "#define T ", width == 4 ? vector[d] : scalar[d], "\n#define TS ", scalar[d],
+                  "\n#define CV ", width == 4 ? (f64 ? "dvec4" : "vec4") : (f64 ? "double" : "float"), "\n#define CS ",
+                  f64 ? "double" : "float", "\n", f64 ? "#define C_FLOAT64\n" : "", "#define VW ", digit[width],
+                  "\n#define NSTATE ", digit[o->nstate], "\n#define ", algo[h->algo], "\n",
+                  h->flags & VKT_OPTIM_MOMENTUM ? "#define MOMENTUM\n" : "",
+                  h->flags & VKT_OPTIM_AMSGRAD ? "#define AMSGRAD\n" : "",
+                  h->flags & VKT_OPTIM_CENTERED ? "#define CENTERED\n" : "", NULL);
 }
 
 static void push_constants(const vkt_optim_args *o, int n, const vkt_tensor **t, int width, optim_push *push) {

@@ -345,7 +345,7 @@ int vkt_conversion_defines(char *buf, size_t n, vkt_dtype in, vkt_dtype out, vkt
     store = cf ? "TO(int(v))" : "TO(v)";
   else if (out == VKT_FLOAT16 && !cf)
     store = "TO(float(v))";
-  return snprintf(buf, n, "#define LOAD(x) %s\n#define STORE(v) %s\n", load, store);
+  return vkt_defines_cat(buf, n, "#define LOAD(x) ", load, "\n#define STORE(v) ", store, "\n", NULL);
 }
 
 static int shader_defines(char *buf, size_t n, const vkt_op *op, const vkt_op_args *a, const vkt_reduce_layout *l,
@@ -354,9 +354,9 @@ static int shader_defines(char *buf, size_t n, const vkt_op *op, const vkt_op_ar
   len += vkt_type_defines(buf + len, n - (size_t)len, "TI", a->in[0]->dtype);
   len += vkt_type_defines(buf + len, n - (size_t)len, "C", a->compute);
   len += vkt_conversion_defines(buf + len, n - (size_t)len, a->in[0]->dtype, a->out->dtype, a->compute);
-  return len + snprintf(buf + len, n - (size_t)len, "%s%s%s%s%s", op->define, a->out2 ? "#define WITH_INDICES\n" : "",
-                        red_modes[mode].define, l->rrank == 1 ? "#define ONE_REDUCED_DIM\n" : "",
-                        a->flags & VKT_REDUCE_SQRT ? "#define TAKE_SQRT\n" : "");
+  return len + vkt_defines_cat(buf + len, n - (size_t)len, op->define, a->out2 ? "#define WITH_INDICES\n" : "",
+                               red_modes[mode].define, l->rrank == 1 ? "#define ONE_REDUCED_DIM\n" : "",
+                               a->flags & VKT_REDUCE_SQRT ? "#define TAKE_SQRT\n" : "", NULL);
 }
 
 vkt_status vkt_reduce_launch(const vkt_op *op, const vkt_op_args *a) {

@@ -1,5 +1,6 @@
 /* table.c: the op table, the dispatcher between shader and CPU fallback, the fallback counters, and
  * the helpers every family's launch shares (dtype defines, binding checks, dimension merging). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,15 +322,31 @@ const char *vkt_storage_type(vkt_dtype d) {
   return storage[d];
 }
 
+int vkt_defines_cat(char *buf, size_t n, ...) {
+  va_list ap;
+  size_t len = 0;
+  va_start(ap, n);
+  for (const char *s = va_arg(ap, const char *); s; s = va_arg(ap, const char *)) {
+    size_t l = strlen(s);
+    if (len + 1 < n)
+      memcpy(buf + len, s, len + l < n ? l : n - 1 - len);
+    len += l;
+  }
+  va_end(ap);
+  if (n)
+    buf[len < n ? len : n - 1] = '\0';
+  return (int)len;
+}
+
 int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d) {
   if (strcmp(name, "C") != 0)
-    return snprintf(buf, n, "#define %s %s\n", name, vkt_storage_type(d));
+    return vkt_defines_cat(buf, n, "#define ", name, " ", vkt_storage_type(d), "\n", NULL);
   switch (d) {
   case VKT_FLOAT32:
-  case VKT_FLOAT16: return snprintf(buf, n, "#define C float\n#define C_FLOAT\n");
-  case VKT_FLOAT64: return snprintf(buf, n, "#define C double\n#define C_FLOAT64\n");
-  case VKT_INT64: return snprintf(buf, n, "#define C int64_t\n#define C_INT64\n");
-  default: return snprintf(buf, n, "#define C int\n#define C_INT\n");
+  case VKT_FLOAT16: return vkt_defines_cat(buf, n, "#define C float\n#define C_FLOAT\n", NULL);
+  case VKT_FLOAT64: return vkt_defines_cat(buf, n, "#define C double\n#define C_FLOAT64\n", NULL);
+  case VKT_INT64: return vkt_defines_cat(buf, n, "#define C int64_t\n#define C_INT64\n", NULL);
+  default: return vkt_defines_cat(buf, n, "#define C int\n#define C_INT\n", NULL);
   }
 }
 

@@ -230,6 +230,11 @@ bool vkt_bindable(const vkt_tensor *t, const char **why);
 bool vkt_operands_fit(const vkt_adapter_props *p, vkt_dtype compute, int n, const vkt_tensor *const *t,
                       const char **why);
 int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d);
+/* The strings up to a NULL, one after another, into buf (n bytes, NUL-terminated, cut where full); returns
+ * their whole length, as snprintf does. For the #defines made at every launch, without printf: glibc's takes
+ * its slow positional path in a process where a library has registered a conversion (one that NumPy loads
+ * has), about 1,400 instructions for "#define %s %s\n". */
+int vkt_defines_cat(char *buf, size_t n, ...);
 const char *vkt_storage_type(vkt_dtype d); /* GLSL's name of a dtype's storage type */
 /* A scalar as the bits of the compute type, as the shaders' decode() reads them. */
 void vkt_scalar_bits(vkt_dtype compute, vkt_scalar v, uint32_t out[2]);
@@ -291,11 +296,25 @@ typedef struct {
 
 /* Whether a product with these args can be pending: its tile's shader takes an epilogue. */
 bool vkt_matmul_defers(const vkt_op_args *mm);
-/* The shader of e's tile and its #defines (before the expression's, which EPILOGUE asks for); false where
- * the kernel would not fit the adapter (push constants, bindings). */
-bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shader, char *defines, size_t size,
+/* What the shader and #defines of a product's kernel depend on (matmul.c fills it, padding-free, so its
+ * bytes can key a cache): equal variants, equal kernels. */
+typedef struct {
+  const void *tile;                          /* matmul.c's mm_tile */
+  uint32_t local_size;                       /* invocations of the cooperative-matrix-2 shader */
+  uint16_t flags;                            /* matmul.c's MMV_ bits */
+  uint8_t dtype[4];                          /* out, a, b, bias: n of them */
+  uint8_t n, acc;                            /* operands bound (without an epilogue), the accumulator's dtype */
+  uint8_t nout, nread, a_binding, b_binding; /* an epilogue's */
+} vkt_matmul_variant;
+static_assert(sizeof(vkt_matmul_variant) == 24, "vkt_matmul_variant has no padding");
+/* The shader of e's tile and its variant, cheaply (no #defines are made); false where the kernel would not
+ * fit the adapter (push constants, bindings). */
+bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shader, vkt_matmul_variant *v,
                                 uint32_t *push_size);
-/* Records e's kernel, compiled from vkt_matmul_epilogue_shader's shader and defines. */
+/* The #defines of variant v (an epilogue's before the expression's, which EPILOGUE asks for) into defines;
+ * returns their length. */
+int vkt_matmul_defines(const vkt_matmul_variant *v, char *defines, size_t size);
+/* Records e's kernel, compiled from vkt_matmul_epilogue_shader's shader and vkt_matmul_defines'. */
 vkt_status vkt_matmul_epilogue_launch(const vkt_matmul_epilogue *e, vkt_pipeline *pipe);
 
 vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a);

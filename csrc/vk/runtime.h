@@ -163,6 +163,9 @@ bool vkt_stream_idle(vkt_device *dev);
 uint64_t vkt_stream_barriers(vkt_device *dev);
 uint64_t vkt_stream_dispatched(vkt_device *dev); /* dispatches recorded over the device's life */
 uint64_t vkt_stream_recording(vkt_device *dev);
+/* The next command computes n ops more than one (a fused kernel): toward handing an idle GPU the batch early,
+ * it counts as the n + 1 dispatches it replaces, so fusing ops does not make the GPU wait longer for work. */
+void vkt_stream_count_ops(vkt_device *dev, uint32_t n);
 
 /* ---- pipelines ---- */
 

@@ -198,6 +198,10 @@ struct vkt_device {
   int cur;                               /* slot being recorded */
   bool recording;                        /* slots[cur].cmd has begun */
   uint32_t dispatches;                   /* in the current batch */
+  uint32_t ops;                          /* ... counting each op a fused kernel computes (vkt_stream_count_ops) */
+  uint32_t more_ops;                     /* what the next command computes beyond one op */
+  uint32_t polled_ops;                   /* ops when the timeline was last polled */
+  uint32_t polled_dispatches;            /* dispatches then */
   uint64_t dispatched;                   /* recorded, over the device's life */
   uint64_t next_id;                      /* id of the batch being recorded */
   uint64_t completed;                    /* every batch <= completed has finished */

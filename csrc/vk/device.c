@@ -598,6 +598,7 @@ finish:
 static void destroy_device(vkt_device *dev) {
   if (dev->device) {
     vkDeviceWaitIdle(dev->device);
+    vkt_profile_destroy(dev);
     vkt_pipeline_cache_save(dev);
     vkt_pipelines_destroy(dev);
     vkt_stream_destroy(dev);

@@ -8,7 +8,6 @@
 
 #include "vk_internal.h"
 
-#define VKT_MAX_DISPATCHES 1024 /* per batch: bounds the latency of the first result */
 #define VKT_EAGER_OPS 32        /* a batch of this many ops goes to an idle GPU before its end */
 /* ... unless it has fewer dispatches since the last poll: a chain of small fused kernels (24 ops each) would
  * otherwise submit each one, and a submission costs the host far more than a dispatch */
@@ -50,6 +49,7 @@ vkt_status vkt_stream_init(vkt_device *dev) {
     }
   }
   dev->next_id = 1;
+  vkt_profile_init(dev);
 finish:
   return st;
 }
@@ -114,6 +114,7 @@ vkt_status vkt_stream_begin(vkt_device *dev, VkCommandBuffer *cmd) {
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                    .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
     VKT_VK_CHECK(vkBeginCommandBuffer(s->cmd, &bi));
+    vkt_profile_begin(dev, s->cmd);
     dev->recording = true;
     dev->dispatches = dev->ops = dev->polled_ops = dev->polled_dispatches = 0;
     dev->naccesses = 0; /* the batch waits for the one before it: see vkt_stream_flush */
@@ -138,6 +139,8 @@ static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags dst_stage, VkAcces
 /* A barrier goes in only when this command reads or writes a range written since the last barrier of
  * its batch, or writes a range read since then; otherwise commands of a batch may overlap on the GPU. */
 void vkt_stream_touch(vkt_device *dev, VkCommandBuffer cmd, const vkt_access *acc, int n) {
+  vkt_profile_stamp(dev, cmd, dev->profile_next);
+  dev->profile_next = NULL;
   bool hazard = dev->naccesses + n > VKT_MAX_ACCESSES;
   for (int i = 0; i < n && !hazard; i++)
     for (int j = 0; j < dev->naccesses && !hazard; j++)
@@ -162,6 +165,7 @@ vkt_status vkt_stream_flush(vkt_device *dev) {
   if (!dev->recording)
     return VKT_OK;
   vkt_slot *s = &dev->slots[dev->cur];
+  vkt_profile_stamp(dev, s->cmd, NULL);
   /* Makes the batch's writes visible to host reads after the wait. */
   barrier(s->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   dev->recording = false;
@@ -266,6 +270,7 @@ vkt_status vkt_stream_dispatch(vkt_device *dev, vkt_pipeline *pipe, const vkt_bi
                                        .pBufferInfo = &infos[i]};
     acc[i] = (vkt_access){infos[i].buffer, infos[i].offset, b->size, b->write};
   }
+  dev->profile_next = pipe;
   vkt_stream_touch(dev, cmd, acc, nbindings);
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe->pipeline);
   if (dev->push_descriptors) {

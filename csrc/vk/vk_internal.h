@@ -81,7 +81,8 @@ typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDime
   X(vkCmdPushDescriptorSetKHR) X(vkCreateSemaphore) X(vkDestroySemaphore) X(vkWaitSemaphores)                          \
   X(vkGetSemaphoreCounterValue) X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)                                   \
   X(vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR) X(vkGetPipelineExecutablePropertiesKHR)                        \
-  X(vkGetPipelineExecutableStatisticsKHR) X(vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV)
+  X(vkGetPipelineExecutableStatisticsKHR) X(vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV)       \
+  X(vkCreateQueryPool) X(vkDestroyQueryPool) X(vkGetQueryPoolResults) X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp)
 // clang-format on
 
 #define VKT_DECLARE(name) extern PFN_##name name;
@@ -104,6 +105,7 @@ vkt_status vkt_vk_fail(VkResult r, const char *what);
   } while (0)
 
 #define VKT_BATCH_SLOTS 4
+#define VKT_MAX_DISPATCHES 1024 /* per batch: bounds the latency of the first result */
 #define VKT_MAX_BINDINGS 8
 #define VKT_MAX_ACCESSES 64 /* tracked ranges per barrier interval */
 
@@ -164,6 +166,8 @@ struct vkt_pipeline {
   vkt_pipeline *next;
 };
 
+typedef struct vkt_profile vkt_profile;
+
 struct vkt_device {
   int index;
   const vkt_adapter_props *props;
@@ -207,8 +211,16 @@ struct vkt_device {
   uint64_t completed;                    /* every batch <= completed has finished */
   vkt_access accesses[VKT_MAX_ACCESSES]; /* since the batch's last barrier */
   int naccesses;
-  uint64_t barriers; /* recorded, over the device's life */
+  uint64_t barriers;                /* recorded, over the device's life */
+  vkt_profile *profile;             /* $VKT_PROFILE's timestamps (profile.c), or NULL */
+  const vkt_pipeline *profile_next; /* the pipeline of the command being recorded, NULL for a copy or fill */
 };
+
+/* $VKT_PROFILE (profile.c): the GPU time of each command, printed at teardown. */
+void vkt_profile_init(vkt_device *dev);
+void vkt_profile_begin(vkt_device *dev, VkCommandBuffer cmd);                           /* a slot's batch begins */
+void vkt_profile_stamp(vkt_device *dev, VkCommandBuffer cmd, const vkt_pipeline *next); /* before a command */
+void vkt_profile_destroy(vkt_device *dev);                                              /* after the device idles */
 
 VkInstance vkt_instance(void);
 VkPhysicalDevice vkt_physical(int index);

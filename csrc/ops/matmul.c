@@ -322,10 +322,6 @@ typedef struct {
  * adapters with less than 34 KiB a workgroup). */
 static const mm_tile small_tile = {"matmul.comp", MM_SMALL, 64, 64, 32, 4, 4};
 static const mm_tile shallow_tile = {"matmul.comp", MM_SMALL, 64, 64, 16, 4, 4};
-/* Half as many rows, for products with few 64 x 64 tiles (NARROW_TILES): twice the workgroups. A linear layer of
- * 256 rows (256 x 1024 out, 64 tiles) ran its 64 workgroups on half of an H200's 132 multiprocessors. */
-static const mm_tile narrow_tile = {"matmul.comp", MM_SMALL, 32, 64, 32, 2, 4};
-#define NARROW_TILES 128
 static const mm_tile wide_tile = {"matmul_wide.comp", MM_WIDE, 128, 128, 16, 8, 8};
 static const mm_tile big_tile = {"matmul_wide.comp", MM_WIDE, 128, 128, 16, 16, 8};
 static const mm_tile coop_tile = {"matmul_coop.comp", MM_COOP, 128, 128, 32, 0, 0};
@@ -397,9 +393,7 @@ static bool coop2_fits(const vkt_op_args *a, const vkt_adapter_props *p) {
 }
 
 static const mm_tile *small(const vkt_op_args *a, const vkt_adapter_props *p) {
-  if (shared_bytes(&small_tile, a->compute) > p->max_shared_memory)
-    return &shallow_tile;
-  return tiles_of(a->out, 64, 64) < NARROW_TILES ? &narrow_tile : &small_tile;
+  return shared_bytes(&small_tile, a->compute) <= p->max_shared_memory ? &small_tile : &shallow_tile;
 }
 
 static const mm_tile *tile_for(const vkt_op_args *a) {

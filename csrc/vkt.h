@@ -23,6 +23,15 @@ typedef enum {
   VKT_ERR_PYTHON,  /* a Python callback (a hook, autograd.Function.backward) raised: its exception is set */
 } vkt_status;
 
+/* FNV-1a over n bytes, continuing from h (VKT_FNV_SEED to start): the keys of vkt's caches. */
+#define VKT_FNV_SEED 0xcbf29ce484222325ull
+static inline uint64_t vkt_fnv1a(const void *data, size_t n, uint64_t h) {
+  const unsigned char *p = (const unsigned char *)data;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
 /* Records a printf-style message for the calling thread and returns code. */
 vkt_status vkt_fail(vkt_status code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *vkt_last_error(void);

@@ -220,18 +220,19 @@ void main() {
       FUSED_DECLARE
       uint idx[MAX_OPS];
       float sums[ELEMS];
+      uint gm[ELEMS]; // the row of out of each element
       [[unroll]] for (uint k = 0; k < ELEMS; k++) {
-        uint s = (id + LOCAL_SIZE * (q + k)) / BN, gm = m0 + 4 * (s / IPC) + RS * r + IPC * h + s % IPC;
+        uint s = (id + LOCAL_SIZE * (q + k)) / BN; // its row of stage
+        gm[k] = m0 + 4 * (s / IPC) + RS * r + IPC * h + s % IPC;
         sums[k] = stage[s][col / 4][col % 4];
-        if (gm < p.M && n0 + col < p.N) {
-          locate(bt, gm, n0 + col, idx);
+        if (gm[k] < p.M && n0 + col < p.N) {
+          locate(bt, gm[k], n0 + col, idx);
           FUSED_LOAD(k)
         }
       }
       [[unroll]] for (uint k = 0; k < ELEMS; k++) {
-        uint s = (id + LOCAL_SIZE * (q + k)) / BN, gm = m0 + 4 * (s / IPC) + RS * r + IPC * h + s % IPC;
-        if (gm < p.M && n0 + col < p.N) {
-          locate(bt, gm, n0 + col, idx);
+        if (gm[k] < p.M && n0 + col < p.N) {
+          locate(bt, gm[k], n0 + col, idx);
           FUSED_EVAL(k)
         }
       }

@@ -80,14 +80,6 @@ void vkt_fuse_reset_stats(void) {
   launches = 0;
 }
 
-static uint64_t fnv1a(const void *data, size_t n) {
-  const unsigned char *b = data;
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ b[i]) * 0x100000001b3ull;
-  return h;
-}
-
 /* The kernel_stats() row of a kernel's structure (hash), made on its first launch. */
 static int stats_row(uint64_t hash, const char *ops) {
   for (int i = 0; i < nkernels; i++)
@@ -665,7 +657,7 @@ static vkt_status pipeline_of(const plan *p, vkt_device *dev, int nbindings, boo
                               vkt_pipeline **pipe, uint64_t *hash) {
   kernel_key key;
   key_of(p, contiguous, &key);
-  *hash = fnv1a(key.b, key.n);
+  *hash = vkt_fnv1a(key.b, key.n, VKT_FNV_SEED);
   cached_kernel **slot = &cache[*hash % CACHE_SLOTS];
   if (*slot && (*slot)->hash == *hash && (*slot)->dev == dev && (*slot)->key.n == key.n &&
       memcmp((*slot)->key.b, key.b, key.n) == 0) {
@@ -862,5 +854,3 @@ uint32_t vkt_fuse_scalar_words(const plan *p, uint32_t *w) {
     w[n++] = 0, w[n++] = 0;
   return n;
 }
-
-uint64_t vkt_fuse_hash(const void *data, size_t n) { return fnv1a(data, n); }

@@ -75,7 +75,6 @@ size_t vkt_fuse_key(const plan *p, unsigned char *key, size_t cap);
 uint32_t vkt_fuse_scalar_words(const plan *p, uint32_t *w);
 /* Counts a launch of the generated kernel with this structure hash in kernel_stats(), under ops. */
 void vkt_fuse_count(uint64_t hash, const char *ops);
-uint64_t vkt_fuse_hash(const void *data, size_t n);
 
 /* fuse_reduce.c: computes pending reduction r (fuse.c then forgets its node). */
 vkt_status vkt_fuse_reduce_launch(node *r);

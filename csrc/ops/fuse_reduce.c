@@ -230,7 +230,7 @@ static vkt_status kernel_of(const plan *p, const node *r, const fused_layout *l,
   cached_kernel k = {.dev = r->view.storage->dev};
   if (!(k.nkey = key_of(p, r, l, k.key)))
     return vkt_fail(VKT_ERR_RUNTIME, "a fused reduction's structure is longer than %d bytes", MAX_KEY);
-  k.hash = vkt_fuse_hash(k.key, k.nkey);
+  k.hash = vkt_fnv1a(k.key, k.nkey, VKT_FNV_SEED);
   cached_kernel **slot = &cache[k.hash % CACHE_SLOTS];
   if (*slot && (*slot)->hash == k.hash && (*slot)->dev == k.dev && (*slot)->nkey == k.nkey &&
       memcmp((*slot)->key, k.key, k.nkey) == 0) {

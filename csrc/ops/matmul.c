@@ -682,11 +682,7 @@ typedef struct {
 static mm_cached mm_cache[MM_CACHE_SLOTS];
 
 static vkt_status pipeline_of(vkt_device *dev, const vkt_matmul_variant *v, uint32_t push_size, vkt_pipeline **pipe) {
-  const unsigned char *b = (const unsigned char *)v;
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < sizeof *v; i++)
-    h = (h ^ b[i]) * 0x100000001b3ull;
-  mm_cached *slot = &mm_cache[h % MM_CACHE_SLOTS];
+  mm_cached *slot = &mm_cache[vkt_fnv1a(v, sizeof *v, VKT_FNV_SEED) % MM_CACHE_SLOTS];
   if (slot->pipe && slot->dev == dev && memcmp(&slot->v, v, sizeof *v) == 0) {
     *pipe = slot->pipe;
     return VKT_OK;

@@ -61,13 +61,6 @@ static const char *find_source(const char *name) {
   return NULL;
 }
 
-static uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
-
 typedef struct {
   char *text;
   size_t len, cap;
@@ -238,7 +231,7 @@ static uint32_t *spirv_cached(const char *path, size_t *nwords) {
   uint64_t h;
   if (data && n > 8 && (n - 8) % 4 == 0) {
     memcpy(&h, data + n - 8, 8);
-    if (h == fnv1a(data, n - 8, 0xcbf29ce484222325ull) && *(uint32_t *)data == 0x07230203u) {
+    if (h == vkt_fnv1a(data, n - 8, VKT_FNV_SEED) && *(uint32_t *)data == 0x07230203u) {
       *nwords = (n - 8) / 4;
       return (uint32_t *)data;
     }
@@ -254,11 +247,11 @@ static vkt_status get_spirv(vkt_device *dev, const char *shader, const char *sou
   vkt_status st = source ? expand_text(shader, source, &src, 0) : expand(shader, &src, 0);
   if (st)
     goto finish;
-  uint64_t h = fnv1a(src.text, src.len, 0xcbf29ce484222325ull);
-  h = fnv1a(defines, strlen(defines), h);
-  h = fnv1a(dev->props->uuid, sizeof dev->props->uuid, h);
-  h = fnv1a(&dev->props->driver_version, sizeof dev->props->driver_version, h);
-  h = fnv1a(&dev->props->coop_khr, sizeof dev->props->coop_khr, h); /* the form vkt_spirv_coop_khr rewrites to */
+  uint64_t h = vkt_fnv1a(src.text, src.len, VKT_FNV_SEED);
+  h = vkt_fnv1a(defines, strlen(defines), h);
+  h = vkt_fnv1a(dev->props->uuid, sizeof dev->props->uuid, h);
+  h = vkt_fnv1a(&dev->props->driver_version, sizeof dev->props->driver_version, h);
+  h = vkt_fnv1a(&dev->props->coop_khr, sizeof dev->props->coop_khr, h); /* the form vkt_spirv_coop_khr rewrites to */
   char dir[1100], path[1200];
   snprintf(dir, sizeof dir, "%s/spirv", vkt_cache_dir());
   snprintf(path, sizeof path, "%s/%016llx.spv", dir, (unsigned long long)h);
@@ -267,7 +260,7 @@ static vkt_status get_spirv(vkt_device *dev, const char *shader, const char *sou
   if ((st = compile(shader, src.text, defines, words, nwords, log)) ||
       (dev->props->coop_khr && (st = vkt_spirv_coop_khr(words, nwords))))
     goto finish;
-  uint64_t check = fnv1a(*words, *nwords * 4, 0xcbf29ce484222325ull);
+  uint64_t check = vkt_fnv1a(*words, *nwords * 4, VKT_FNV_SEED);
   write_file(dir, path, *words, *nwords * 4, &check, 8);
 finish:
   free(src.text);
@@ -441,7 +434,7 @@ finish:
 static vkt_status pipeline_get(vkt_device *dev, const char *shader, const char *source, const char *defines,
                                int nbindings, uint32_t push_size, vkt_pipeline **out, char **log) {
   size_t ls = strlen(shader), ld = strlen(defines);
-  uint64_t h = fnv1a(defines, ld, fnv1a(shader, ls, 0xcbf29ce484222325ull));
+  uint64_t h = vkt_fnv1a(defines, ld, vkt_fnv1a(shader, ls, VKT_FNV_SEED));
   vkt_pipeline **bucket = &dev->pipelines[h % VKT_PIPELINE_BUCKETS];
   for (vkt_pipeline *p = *bucket; p; p = p->next)
     if (p->hash == h && strncmp(p->key, shader, ls) == 0 && p->key[ls] == '\n' &&

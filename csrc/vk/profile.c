@@ -32,11 +32,13 @@ struct vkt_profile {
 };
 
 void vkt_profile_init(vkt_device *dev) {
+  if (!getenv("VKT_PROFILE"))
+    return;
   uint32_t n = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(dev->physical, &n, NULL);
   VkQueueFamilyProperties *families = calloc(n, sizeof *families);
-  if (!getenv("VKT_PROFILE") || !families)
-    goto finish;
+  if (!families)
+    return;
   vkGetPhysicalDeviceQueueFamilyProperties(dev->physical, &n, families);
   VkPhysicalDeviceProperties pr;
   vkGetPhysicalDeviceProperties(dev->physical, &pr);

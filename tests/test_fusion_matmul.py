@@ -76,6 +76,17 @@ def test_gelu_of_linear_is_one_dispatch(b, m, k, n):
     assert_close(got, gelu(xn @ wn + bn), rtol=1e-4, atol=1e-4 * np.sqrt(k))
 
 
+@pytest.mark.parametrize("transposed", [False, True], ids=["w", "w.T"])
+def test_gelu_of_linear_on_the_big_tile(transposed):
+    # 4 x 1030 x 1031 has 288 tiles of 128 x 128: the big wide tile, whose epilogue stages the sums through
+    # shared memory in chunks of rows; edges cut tiles, and w.T is read along k.
+    x, w, bias = arrays((4, 1030, 67), (1031, 67) if transposed else (67, 1031), (1031,))
+    op = (lambda x, w, bias: F.gelu(x @ w.T + bias)) if transposed else (lambda x, w, bias: F.gelu(x @ w + bias))
+    (got,) = fused_once(op, x, w, bias, kernel="matmul add gelu")
+    xn, wn, bn = f64(x, w, bias)
+    assert_close(got, gelu(xn @ (wn.T if transposed else wn) + bn), rtol=1e-4, atol=1e-4 * np.sqrt(67))
+
+
 def test_residual_scale_and_activations():
     x, w, bias, r = arrays((16, 200, 24), (24, 130), (130,), (16, 200, 130))
     fused_once(lambda x, w, bias, r: (x @ w + bias) + r, x, w, bias, r, kernel="matmul add add")

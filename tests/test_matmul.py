@@ -401,18 +401,19 @@ def test_wide_tile_edges(dev, layout, mkn):
     check(got[:-1, :-1], a[:-1], b[:, :-1], "float32")
 
 
-@pytest.mark.parametrize("layout", ["nn", "tn"])
+@pytest.mark.parametrize("layout", ["nn", "tn", "nt", "tt"])
 def test_big_tile_path(dev, layout):
     # At least 256 tiles of 128 x 128 take the big wide tile (128 invocations of 16 x 8): a batch of four,
-    # edges that cut tiles.
+    # edges that cut tiles; b stored transposed (read along k) is transposed in registers on its way to
+    # shared memory.
     rng = np.random.default_rng(9)
     a = make(rng, (4, 67, 1030) if layout[0] == "t" else (4, 1030, 67), "float32")
-    b, bias = make(rng, (67, 1031), "float32"), make(rng, (1031,), "float32")
-    x = vkt.tensor(a, device=dev)
+    b, bias = make(rng, (1031, 67) if layout[1] == "t" else (67, 1031), "float32"), make(rng, (1031,), "float32")
+    x, y = vkt.tensor(a, device=dev), vkt.tensor(b, device=dev)
     x, a = (x.mT, np.swapaxes(a, 1, 2)) if layout[0] == "t" else (x, a)
+    y, b = (y.T, b.T) if layout[1] == "t" else (y, b)
     vkt.vulkan.reset_fallback_stats()
-    check(vkt.matmul_add_relu(x, vkt.tensor(b, device=dev), vkt.tensor(bias, device=dev)), a, b, "float32",
-          bias=bias, relu=True)
+    check(vkt.matmul_add_relu(x, y, vkt.tensor(bias, device=dev)), a, b, "float32", bias=bias, relu=True)
     assert vkt.vulkan.fallback_stats() == {}
 
 

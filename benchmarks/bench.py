@@ -434,10 +434,11 @@ def training_cases(peer, quick=False):
            "flops": 3 * 2 * batch * (784 * 1024 + 1024 * 1024 + 1024 * 10)}
 
     def fwd_bwd(fn, leaves):
-        def run():
+        def run():  # returns the gradients, as autograd_cases' step does, so that each step's are computed
             for leaf in leaves:
                 leaf.grad = None
             fn().backward()
+            return [leaf.grad for leaf in leaves]
         return run
 
     rows, width = (1024, 1024) if quick else (8192, 1024)

@@ -479,3 +479,25 @@ def test_whole_tensor_split_in_two_stages(dev, op, keepdim, layout):
     assert got.shape == np.shape(ref)
     np.testing.assert_allclose(np.asarray(got).astype(np.float64), np.asarray(ref).astype(np.float64), rtol=1e-5)
     assert vkt.vulkan.fallback_stats().get(op, 0) == 0
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("shape,dims", [((4096, 100), 0), ((8, 1024, 96), (0, 1)), ((2048, 64), 0), ((4099, 70), 0)])
+def test_long_columns_cut_in_pieces(dev, op, keepdim, shape, dims):
+    # Few outputs over long columns (a bias's gradient) are reduced on a device in pieces of rows, then the
+    # pieces' results: the rows of 4099 (a prime) cannot be cut and take the one-pass kernel. A NaN in a
+    # column reaches its amax and amin; a pending input keeps the one-pass kernel that reads it fused.
+    rng = np.random.default_rng(len(shape))
+    a = rng.standard_normal(shape).astype(np.float32)
+    a[(-3,) * (len(shape) - 1) + (5,)] = np.nan
+    x, wide = vkt.tensor(a, device=dev), a.astype(np.float64)
+    reference = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min}[op]
+    for got, want in [(getattr(x, op)(dims, keepdim=keepdim), reference(wide, dims, keepdims=keepdim)),
+                      (getattr(x * 2, op)(dims, keepdim=keepdim), reference(wide * 2, dims, keepdims=keepdim))]:
+        assert got.shape == want.shape and got.dtype == vkt.float32
+        np.testing.assert_allclose(to_numpy(got), want, rtol=1e-5, atol=1e-5)
+    if op in ("sum", "mean"):  # the partial results in the dtype asked for
+        got = getattr(x, op)(dims, keepdim=keepdim, dtype=vkt.float64)
+        assert got.dtype == vkt.float64
+        np.testing.assert_allclose(to_numpy(got), reference(wide, dims, keepdims=keepdim), rtol=1e-12)

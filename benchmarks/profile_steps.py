@@ -1,7 +1,7 @@
 """One training-style step repeated, for VKT_PROFILE=1 to break down by kernel (a diagnostic, not a benchmark
 table): `softmax` is softmax(x @ w).sum() forward + backward at 4096^2, `mar` matmul_add_relu forward + backward
-at 8x1024x1024x1024, `mlp` bench.py's MLP AdamW step at batch 256. Each step's gradients are held until the
-next step, so that all of them are computed. Run on the GPU machine, one case a process:
+at 8x1024x1024x1024, `mlp` bench.py's MLP AdamW step at batch 256. Every step's gradients are held until the
+device is done, so that all of them are computed (vkt never computes a pending result nobody holds). Run on the GPU machine, one case a process:
     VKT_PROFILE=1 python3 benchmarks/profile_steps.py softmax"""
 import sys
 import time
@@ -53,8 +53,7 @@ kept = step()
 vkt.vulkan.synchronize()
 vkt.vulkan.reset_kernel_stats()
 start = time.perf_counter()
-for _ in range(steps):
-    kept = step()
+kept = [step() for _ in range(steps)]
 vkt.vulkan.synchronize()
 wall = (time.perf_counter() - start) / steps
 stats = vkt.vulkan.kernel_stats()

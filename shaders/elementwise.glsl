@@ -37,11 +37,14 @@ layout(push_constant) uniform Push {
 #define P1 decode(p.param[1])
 
 // Dense operands: each thread takes ELEMS elements a workgroup apart, so every load is coalesced and
-// a thread keeps ELEMS loads in flight, which HBM needs to reach its bandwidth.
+// a thread keeps ELEMS loads in flight, which HBM needs to reach its bandwidth. fused.comp takes 4 strided
+// ones too (it defines ELEMS first).
+#ifndef ELEMS
 #ifdef CONTIGUOUS
 #define ELEMS 4
 #else
 #define ELEMS 1
+#endif
 #endif
 
 uint element(uint k) {
@@ -57,12 +60,16 @@ void locate(uint i, uint nops, out uint idx[MAX_OPS]) {
   for (uint k = 0; k < nops; k++)
     idx[k] += i;
 #else
-  for (int d = int(p.rank) - 1; d >= 0; d--) {
+  // The outermost coordinate is what the inner dims' divisions leave: integer division is the costliest
+  // part of a strided element's work, and this takes one fewer.
+  for (int d = int(p.rank) - 1; d > 0; d--) {
     uint c = i % p.shape[d];
     i /= p.shape[d];
     for (uint k = 0; k < nops; k++)
       idx[k] += c * p.stride[k * MAX_RANK + d];
   }
+  for (uint k = 0; k < nops; k++)
+    idx[k] += i * p.stride[k * MAX_RANK];
 #endif
 }
 

@@ -6,10 +6,6 @@
 // tensor's element) and FUSED_EVAL(k) (each op's value, rounded through its dtype as a stored result
 // would be, then the stores). Values are `precise`: no contraction across ops, so results equal the
 // unfused kernels', which are `precise` too.
-// Four elements a thread, strided ones too: broadcast operands (a row's statistics, a bias) make most
-// fused kernels strided, and one element a thread left them at a quarter of HBM's bandwidth (H200, softmax's
-// backward y * (g - s) over 4096 x 4096: 107 us).
-#define ELEMS 4
 #include "elementwise.glsl"
 #include "math.glsl"
 #include "half.glsl"

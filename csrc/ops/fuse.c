@@ -754,7 +754,7 @@ static vkt_status launch(const plan *p) {
     b[k] = (vkt_binding){&l.t[k]->storage->alloc, 0, l.t[k]->storage->alloc.size, k < p->nout};
   uint32_t groups[3];
   uint64_t batch = 0;
-  uint32_t per_group = 256 * 4; /* elementwise.glsl's LOCAL_SIZE * fused.comp's ELEMS */
+  uint32_t per_group = l.contiguous ? 256 * 4 : 256; /* elementwise.glsl: LOCAL_SIZE * ELEMS */
   vkt_groups_for(dev, (words[0] + per_group - 1) / per_group, groups);
   vkt_stream_count_ops(dev, (uint32_t)p->nnodes - 1);
   if ((st = vkt_stream_dispatch(dev, pipe, b, l.n, words, push_size, groups, &batch)))

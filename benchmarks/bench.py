@@ -539,6 +539,12 @@ def fusion_cases(peer, quick=False):
     kernels = fused_kernels(lambda: lin(vkt, *lin_v))
     print(f"gelu(x @ w + b) runs as {kernels}", file=sys.stderr)
     yield from rows("gelu(x @ w + b)", f"{b}x{m}x{m}x{m}", lin, lin_arrays, 20, flops=2 * b * m**3, kernels=kernels)
+    half_arrays = [a.astype(np.float16) for a in lin_arrays]  # the tensor-core tile's epilogue
+    half_v = [vkt.tensor(a, device="vulkan") for a in half_arrays]
+    kernels = fused_kernels(lambda: lin(vkt, *half_v))
+    print(f"float16 gelu(x @ w + b) runs as {kernels}", file=sys.stderr)
+    yield from rows("float16 gelu(x @ w + b)", f"{b}x{m}x{m}x{m}", lin, half_arrays, 20, flops=2 * b * m**3,
+                    kernels=kernels)
 
     rows_, width = (1024, 1024) if quick else (8192, 1024)
 

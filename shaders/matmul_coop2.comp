@@ -8,7 +8,9 @@
 // Each operand is read through its strides, one of which must be 1: A_K_FAST says a is dense along k
 // (else along m, read through a transposing view), B_N_FAST that b is dense along n (else along k).
 // The epilogue (alpha, bias, relu) runs per element of the sums, and the tile leaves through a layout of
-// out, which is dense: clamped, or where ALIGNED_OUT allows and the tile lies inside out, unclamped.
+// out, which is dense: clamped, or where ALIGNED_OUT allows and the tile lies inside out, unclamped. A fused
+// EPILOGUE (matmul.glsl) stores each of its NOUT results so instead, a tile of RESULTo_TYPE made per element
+// from the sums (FUSED_RESULT(o)), and the product too where it is kept (MM_KEPT).
 #include "matmul.glsl"
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_NV_cooperative_matrix2 : require
@@ -53,6 +55,21 @@
       sums = coopMatMulAdd(a, b, sums); \
     }
 
+#ifdef EPILOGUE
+// Result o of the fused expression at (r, c) of the tile at (m0, n0) of matrix z: the tensors it reads are
+// read at a row and column clamped inside the matrix (the store drops what lies past the edges).
+float result(const in uint32_t r, const in uint32_t c, const in float sum, const in uint m0, const in uint n0,
+             const in uint z, const in uint zo, const in uint zi, const in uint o) {
+  Batch bt = Batch(z, zo, zi, 0, 0, 0);
+  FUSED_DECLARE
+  uint idx[MAX_OPS];
+  const uint k = 0;
+  locate(bt, min(m0 + r, p.M - 1), min(n0 + c, p.N - 1), idx);
+  FUSED_LOAD(k)
+  FUSED_VALUES(k)
+  return float(FUSED_RESULT(o));
+}
+#else
 // finish() for the element at (r, c) of the tile at (m0, n0).
 float epilogue(const in uint32_t r, const in uint32_t c, const in float sum, const in uint m0, const in uint n0,
                const in uint c0) {
@@ -63,6 +80,7 @@ float epilogue(const in uint32_t r, const in uint32_t c, const in float sum, con
 #endif
   return finish(sum, bias);
 }
+#endif
 
 void main() {
   uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
@@ -86,21 +104,50 @@ void main() {
     SET_A, SET_B;
     MULTIPLY(kin, p.K, 1)
   }
+  // Every tile leaves through a layout of out's shape: with rows and offset multiples of 8 elements (the
+  // host's promise, the masks tell the compiler), a tile inside out through an unclamped one, two columns a
+  // store instead of one (H100, 2048^3: 0.070 -> 0.063 ms); else a clamped one.
+  uint o0 = p.offset[0] + bt.z * p.M * p.N;
+  CLAMPED edge = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
+  edge = setTensorLayoutDimensionNV(edge, p.M, p.N), edge = setTensorLayoutStrideNV(edge, p.N, 1);
+#ifdef ALIGNED_OUT
+  bool inside = m0 + BM <= p.M && n0 + BN <= p.N;
+  UNCLAMPED whole = createTensorLayoutNV(2);
+  whole = setTensorLayoutDimensionNV(whole, p.M, p.N), whole = setTensorLayoutStrideNV(whole, p.N & ~7u, 1);
+#define STORE_TILE(tile, buf) \
+  if (inside) \
+    coopMatStoreTensorNV(tile, buf, o0 & ~7u, sliceTensorLayoutNV(whole, m0, BM, n0, BN)); \
+  else \
+    coopMatStoreTensorNV(tile, buf, o0, sliceTensorLayoutNV(edge, m0, BM, n0, BN));
+#else
+#define STORE_TILE(tile, buf) coopMatStoreTensorNV(tile, buf, o0, sliceTensorLayoutNV(edge, m0, BM, n0, BN));
+#endif
+#ifdef EPILOGUE
+#define STORE_RESULT(o, buf, T) \
+  { \
+    SUMS v; \
+    coopMatPerElementNV(v, sums, result, m0, n0, bt.z, bt.zo, bt.zi, uint(o)); \
+    coopmat<T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> tile = \
+        coopmat<T, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(v); \
+    STORE_TILE(tile, buf) \
+  }
+  STORE_RESULT(0, b0_, RESULT0_TYPE)
+#if NOUT > 1
+  STORE_RESULT(1, b1_, RESULT1_TYPE)
+#endif
+#if NOUT > 2
+  STORE_RESULT(2, b2_, RESULT2_TYPE)
+#endif
+#if NOUT > 3
+  STORE_RESULT(3, b3_, RESULT3_TYPE)
+#endif
+#ifdef MM_KEPT
+  OUT_TILE kept = OUT_TILE(sums * uintBitsToFloat(p.alpha)); // the product as stored: matmul.glsl's product()
+  STORE_TILE(kept, MM_KEPT)
+#endif
+#else
   coopMatPerElementNV(sums, sums, epilogue, m0, n0, bt.c0);
   OUT_TILE o = OUT_TILE(sums);
-  uint o0 = p.offset[0] + bt.z * p.M * p.N;
-#ifdef ALIGNED_OUT
-  // With rows and offset multiples of 8 elements (the host's promise, the masks tell the compiler), a tile
-  // inside out leaves through an unclamped layout, two columns a store instead of one (H100, 2048^3: 0.070
-  // -> 0.063 ms).
-  if (m0 + BM <= p.M && n0 + BN <= p.N) {
-    UNCLAMPED u = createTensorLayoutNV(2);
-    u = setTensorLayoutDimensionNV(u, p.M, p.N), u = setTensorLayoutStrideNV(u, p.N & ~7u, 1);
-    coopMatStoreTensorNV(o, out_, o0 & ~7u, sliceTensorLayoutNV(u, m0, BM, n0, BN));
-    return;
-  }
+  STORE_TILE(o, out_)
 #endif
-  CLAMPED t = createTensorLayoutNV(2, gl_CooperativeMatrixClampModeConstantNV);
-  t = setTensorLayoutDimensionNV(t, p.M, p.N), t = setTensorLayoutStrideNV(t, p.N, 1);
-  coopMatStoreTensorNV(o, out_, o0, sliceTensorLayoutNV(t, m0, BM, n0, BN));
 }

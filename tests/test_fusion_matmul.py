@@ -107,6 +107,40 @@ def test_float16_product():
     assert got.dtype == np.float16
 
 
+# float16 products: on NVIDIA's workgroup-scope tensor-core shader each result leaves as a tile made per element
+# (aligned 128 x 128 tiles inside the matrix, clamped ones at its edges), elsewhere through the float tiles.
+def float16_kept_product(x, w, bias):
+    h = x @ w
+    return h, (h + bias).relu()
+
+
+def float16_kept_intermediate(x, w, bias):
+    t = x @ w + bias
+    return t, t.sigmoid() * 2
+
+
+FLOAT16_EPILOGUES = {
+    "gelu": (lambda x, w, bias: F.gelu(x @ w + bias), "matmul add gelu"),
+    "w transposed": (lambda x, wt, bias: F.gelu(x @ wt.T + bias), "matmul add gelu"),  # w dense along k
+    "kept product": (float16_kept_product, "matmul add relu"),
+    "kept intermediate": (float16_kept_intermediate, "matmul add sigmoid mul"),
+    "float32 result": (lambda x, w, bias: (x @ w + bias).float(), "matmul add cast"),
+}
+
+
+@pytest.mark.parametrize("shape", [(2, 256, 64, 384), (1, 300, 72, 136)], ids=["aligned", "edges"])
+@pytest.mark.parametrize("case", FLOAT16_EPILOGUES)
+def test_float16_epilogues(case, shape):
+    b, m, k, n = shape
+    fn, kernel = FLOAT16_EPILOGUES[case]
+    x, w, bias = arrays((b, m, k), (n, k) if case == "w transposed" else (k, n), (n,), dtype=np.float16)
+    got = fused_once(fn, x, w, bias, kernel=kernel)
+    on_cpu = fn(*(vkt.tensor(a) for a in (x, w, bias)))  # the cpu device's, as a check of the values
+    for g, c in zip(got, on_cpu if isinstance(on_cpu, tuple) else (on_cpu,)):
+        assert g.shape == (b, m, n) and g.dtype == c.numpy().dtype
+        assert_close(g.astype(np.float64), c.numpy().astype(np.float64), rtol=1e-2, atol=1e-2)
+
+
 def test_batched_with_broadcast():
     x, w, bias = arrays((4, 1, 40, 24), (3, 24, 33), (3, 1, 33))
     (got,) = fused_once(lambda x, w, bias: (x @ w + bias).relu(), x, w, bias, kernel="matmul add relu")

@@ -530,7 +530,7 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
       add(b, " l%d[k] = C(b%d_[idx[%d]]);", j, p->nout + j, p->nout + j);
     else
       add(b, " l%d[k] = %s(MM_VALUE(k));", j, read_back(p->mm->view.dtype, p->compute));
-  add(b, "\n#define FUSED_EVAL(k)");
+  add(b, "\n#define FUSED_VALUES(k)");
   for (int i = 0, slot = 0; i < p->nnodes; i++) {
     const node *d = p->node[i];
     int s[2] = {slot, slot + (d->uses & 1u)};
@@ -559,11 +559,22 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
     add(b, "));");
     slot += __builtin_popcount(d->uses);
   }
+  add(b, "\n#define FUSED_STORES(k)");
   for (int o = 0; o < p->nout; o++)
     add(b, " b%d_[idx[%d]] = %s(v%d);", o, o, vkt_storage_type(p->out[o]->view.dtype), node_index(p, p->out[o]));
   if (p->mm && p->keep)
     add(b, " b%d_[idx[%d]] = %s(l%d[k]);", last, last, vkt_storage_type(p->mm->view.dtype), p->nleaves - 1);
-  add(b, "\n");
+  add(b, "\n#define FUSED_EVAL(k) FUSED_VALUES(k) FUSED_STORES(k)\n");
+  if (p->mm) { /* matmul_coop2.comp stores each result as a tile: its value and storage type, and the product's buffer */
+    add(b, "#define FUSED_RESULT(o) (");
+    for (int o = 0; o < p->nout; o++)
+      add(b, " (o) == %d ? v%d :", o, node_index(p, p->out[o]));
+    add(b, " C(0))\n");
+    for (int o = 0; o < p->nout; o++)
+      add(b, "#define RESULT%d_TYPE %s\n", o, vkt_storage_type(p->out[o]->view.dtype));
+    if (p->keep)
+      add(b, "#define MM_KEPT b%d_\n", last);
+  }
 }
 
 /* Writes the scalars of p's nodes, in node order, two words each, into w; returns the word count. */

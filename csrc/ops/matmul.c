@@ -721,14 +721,12 @@ vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
 
 /* ---- fused epilogues ---- */
 
+/* Every tile's shader takes an epilogue, float sums only. */
 bool vkt_matmul_defers(const vkt_op_args *a) {
   const char *why;
   int nd = a->out->ndim;
-  if (a->compute != VKT_FLOAT32 || a->in[2] || a->flags || a->in[0]->shape[nd - 1] == 0 ||
-      !vkt_matmul_supports(NULL, a, &why))
-    return false;
-  mm_kind kind = tile_for(a)->kind;
-  return kind == MM_SMALL || kind == MM_WIDE || kind == MM_COOP || kind == MM_MATVEC;
+  return a->compute == VKT_FLOAT32 && !a->in[2] && !a->flags && a->in[0]->shape[nd - 1] > 0 &&
+         vkt_matmul_supports(NULL, a, &why);
 }
 
 /* The push constants of a fused epilogue's kernel: these, then the tensors read (5 words each, see
@@ -777,6 +775,13 @@ bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shade
   if (*push_size > p->max_push_constants || !vkt_operands_fit(p, VKT_FLOAT32, n, t, &why))
     return false;
   const mm_tile *tile = tile_for(e->mm);
+  if (tile->kind == MM_COOP2) { /* matmul_coop2.comp stores up to 4 results as tiles of float types */
+    if (e->nout > 4)
+      return false;
+    for (int k = 0; k < e->nout; k++)
+      if (e->out[k]->dtype != VKT_FLOAT16 && e->out[k]->dtype != VKT_FLOAT32)
+        return false;
+  }
   mm_variant_of(e->mm, tile, 3, true, v);
   v->nout = (uint8_t)e->nout, v->nread = (uint8_t)e->nread, v->a_binding = (uint8_t)(n - 2),
   v->b_binding = (uint8_t)(n - 1);

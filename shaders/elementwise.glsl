@@ -40,10 +40,12 @@ layout(push_constant) uniform Push {
 // a thread keeps ELEMS loads in flight, which HBM needs to reach its bandwidth. Strided ones take one: four
 // a thread made fused.comp's y * (g - s) over 4096 x 4096 with a broadcast s no faster on an H200 (107 ->
 // 105 us).
+#ifndef ELEMS
 #ifdef CONTIGUOUS
 #define ELEMS 4
 #else
 #define ELEMS 1
+#endif
 #endif
 
 uint element(uint k) {

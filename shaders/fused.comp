@@ -6,6 +6,9 @@
 // tensor's element) and FUSED_EVAL(k) (each op's value, rounded through its dtype as a stored result
 // would be, then the stores). Values are `precise`: no contraction across ops, so results equal the
 // unfused kernels', which are `precise` too.
+#ifdef CONTIGUOUS
+#define ELEMS 8
+#endif
 #include "elementwise.glsl"
 #include "math.glsl"
 #include "half.glsl"

@@ -520,7 +520,7 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
   for (int k = 0; k < n; k++)
     if (k < last || p->keep)
       add(b, " layout(std430, binding = %d) %s restrict buffer B%d { %s b%d_[]; };", k,
-          k < p->nout || k == last ? "writeonly" : "readonly", k, vkt_storage_type(t[k]->dtype), k);
+          k < p->nout ? "RESULT_ACCESS" : k == last ? "writeonly" : "readonly", k, vkt_storage_type(t[k]->dtype), k);
   add(b, "\n#define FUSED_DECLARE");
   for (int j = 0; j < p->nleaves; j++)
     add(b, " C l%d[ELEMS];", j);
@@ -530,7 +530,7 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
       add(b, " l%d[k] = C(b%d_[idx[%d]]);", j, p->nout + j, p->nout + j);
     else
       add(b, " l%d[k] = %s(MM_VALUE(k));", j, read_back(p->mm->view.dtype, p->compute));
-  add(b, "\n#define FUSED_VALUES(k)");
+  add(b, "\n#define FUSED_EVAL(k)");
   for (int i = 0, slot = 0; i < p->nnodes; i++) {
     const node *d = p->node[i];
     int s[2] = {slot, slot + (d->uses & 1u)};
@@ -559,22 +559,15 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
     add(b, "));");
     slot += __builtin_popcount(d->uses);
   }
-  add(b, "\n#define FUSED_STORES(k)");
   for (int o = 0; o < p->nout; o++)
     add(b, " b%d_[idx[%d]] = %s(v%d);", o, o, vkt_storage_type(p->out[o]->view.dtype), node_index(p, p->out[o]));
   if (p->mm && p->keep)
     add(b, " b%d_[idx[%d]] = %s(l%d[k]);", last, last, vkt_storage_type(p->mm->view.dtype), p->nleaves - 1);
-  add(b, "\n#define FUSED_EVAL(k) FUSED_VALUES(k) FUSED_STORES(k)\n");
-  if (p->mm) { /* matmul_coop2.comp stores each result as a tile: its value and storage type, and the product's buffer */
-    add(b, "#define FUSED_RESULT(o) (");
-    for (int o = 0; o < p->nout; o++)
-      add(b, " (o) == %d ? v%d :", o, node_index(p, p->out[o]));
-    add(b, " C(0))\n");
-    for (int o = 0; o < p->nout; o++)
-      add(b, "#define RESULT%d_TYPE %s\n", o, vkt_storage_type(p->out[o]->view.dtype));
-    if (p->keep)
-      add(b, "#define MM_KEPT b%d_\n", last);
-  }
+  add(b, "\n");
+  if (p->mm) /* matmul_coop2.comp stores the product as a tile of result 0's type first, and the kept one */
+    add(b, "#define RESULT0_TYPE %s\n", vkt_storage_type(p->out[0]->view.dtype));
+  if (p->mm && p->keep)
+    add(b, "#define MM_KEPT b%d_\n", last);
 }
 
 /* Writes the scalars of p's nodes, in node order, two words each, into w; returns the word count. */
@@ -765,7 +758,7 @@ static vkt_status launch(const plan *p) {
     b[k] = (vkt_binding){&l.t[k]->storage->alloc, 0, l.t[k]->storage->alloc.size, k < p->nout};
   uint32_t groups[3];
   uint64_t batch = 0;
-  uint32_t per_group = l.contiguous ? 256 * 4 : 256; /* elementwise.glsl: LOCAL_SIZE * ELEMS */
+  uint32_t per_group = l.contiguous ? 256 * 8 : 256; /* elementwise.glsl's LOCAL_SIZE * fused.comp's ELEMS */
   vkt_groups_for(dev, (words[0] + per_group - 1) / per_group, groups);
   vkt_stream_count_ops(dev, (uint32_t)p->nnodes - 1);
   if ((st = vkt_stream_dispatch(dev, pipe, b, l.n, words, push_size, groups, &batch)))

@@ -775,13 +775,8 @@ bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shade
   if (*push_size > p->max_push_constants || !vkt_operands_fit(p, VKT_FLOAT32, n, t, &why))
     return false;
   const mm_tile *tile = tile_for(e->mm);
-  if (tile->kind == MM_COOP2) { /* matmul_coop2.comp stores up to 4 results as tiles of float types */
-    if (e->nout > 4)
-      return false;
-    for (int k = 0; k < e->nout; k++)
-      if (e->out[k]->dtype != VKT_FLOAT16 && e->out[k]->dtype != VKT_FLOAT32)
-        return false;
-  }
+  if (tile->kind == MM_COOP2 && e->out[0]->dtype != VKT_FLOAT16 && e->out[0]->dtype != VKT_FLOAT32)
+    return false; /* matmul_coop2.comp stores the product into result 0 first, which must hold it exactly */
   mm_variant_of(e->mm, tile, 3, true, v);
   v->nout = (uint8_t)e->nout, v->nread = (uint8_t)e->nread, v->a_binding = (uint8_t)(n - 2),
   v->b_binding = (uint8_t)(n - 1);

@@ -8,10 +8,6 @@
 #extension GL_EXT_shader_16bit_storage : enable
 #extension GL_EXT_control_flow_attributes : enable
 
-#ifndef RESULT_ACCESS // of a generated kernel's results (FUSED_BUFFERS); matmul_coop2.comp reads them back
-#define RESULT_ACCESS writeonly
-#endif
-
 #ifndef LOCAL_SIZE // invocations a workgroup; a shader's host may choose otherwise
 #define LOCAL_SIZE 256
 #endif

@@ -8,13 +8,9 @@
 // Each operand is read through its strides, one of which must be 1: A_K_FAST says a is dense along k
 // (else along m, read through a transposing view), B_N_FAST that b is dense along n (else along k).
 // The epilogue (alpha, bias, relu) runs per element of the sums, and the tile leaves through a layout of
-// out, which is dense: clamped, or where ALIGNED_OUT allows and the tile lies inside out, unclamped. With a
-// fused EPILOGUE (matmul.glsl) the product leaves so into result 0 (RESULT0_TYPE, which holds a float16 value
-// exactly), and the expression then reads it back and writes its results over it (below).
-#ifdef EPILOGUE
-#define RESULT_ACCESS coherent // read back after the tile's store, by other invocations of the workgroup
-#define ELEMS 4
-#endif
+// out, which is dense: clamped, or where ALIGNED_OUT allows and the tile lies inside out, unclamped. A fused
+// EPILOGUE (matmul.glsl) of one op is made so too: its one result (FUSED_RESULT, a RESULT0_TYPE tile) per
+// element of the sums, and the product before it where it is kept (MM_KEPT).
 #include "matmul.glsl"
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_NV_cooperative_matrix2 : require
@@ -59,7 +55,21 @@
       sums = coopMatMulAdd(a, b, sums); \
     }
 
-#ifndef EPILOGUE
+#ifdef EPILOGUE
+// The fused expression at (r, c) of the tile at (m0, n0) of matrix z: the tensors it reads are read at a row
+// and column clamped inside the matrix (the store drops what lies past the edges).
+float result(const in uint32_t r, const in uint32_t c, const in float sum, const in uint m0, const in uint n0,
+             const in uint z, const in uint zo, const in uint zi) {
+  Batch bt = Batch(z, zo, zi, 0, 0, 0);
+  FUSED_DECLARE
+  uint idx[MAX_OPS];
+  const uint k = 0;
+  locate(bt, min(m0 + r, p.M - 1), min(n0 + c, p.N - 1), idx);
+  FUSED_LOAD(k)
+  FUSED_VALUES(k)
+  return float(FUSED_RESULT);
+}
+#else
 // finish() for the element at (r, c) of the tile at (m0, n0).
 float epilogue(const in uint32_t r, const in uint32_t c, const in float sum, const in uint m0, const in uint n0,
                const in uint c0) {
@@ -113,42 +123,14 @@ void main() {
 #define STORE_TILE(tile, buf) coopMatStoreTensorNV(tile, buf, o0, sliceTensorLayoutNV(edge, m0, BM, n0, BN));
 #endif
 #ifdef EPILOGUE
-  // The product leaves as result 0's tile (and the kept product's), and each invocation then takes ELEMS of the
-  // tile's elements at a time through the expression, coalesced, in a loop the driver does not unroll. Made per
-  // element of the matrix (coopMatPerElementNV) instead, the expression's code was repeated for each of the 128
-  // elements an invocation holds: 251 KB of code for gelu, slower than the unfused kernels (H200, float16
-  // gelu(x @ w + b) at 8x1024^3: 0.165 ms against 0.147).
-  OUT_TILE product = OUT_TILE(sums * uintBitsToFloat(p.alpha)); // as a stored product: matmul.glsl's product()
-  coopmat<RESULT0_TYPE, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> first =
-      coopmat<RESULT0_TYPE, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(product);
-  STORE_TILE(first, b0_)
 #ifdef MM_KEPT
+  OUT_TILE product = OUT_TILE(sums * uintBitsToFloat(p.alpha)); // as a stored product: matmul.glsl's product()
   STORE_TILE(product, MM_KEPT)
 #endif
-  memoryBarrierBuffer();
-  barrier();
-#undef MM_VALUE
-#define MM_VALUE(k) TO(stored[k])
-  [[dont_unroll]] for (uint q = gl_LocalInvocationID.x; q < BM * BN; q += LOCAL_SIZE * ELEMS) {
-    FUSED_DECLARE
-    uint idx[MAX_OPS];
-    float stored[ELEMS];
-    uvec2 at[ELEMS]; // row and column of out
-    [[unroll]] for (uint k = 0; k < ELEMS; k++) {
-      uint e = q + k * LOCAL_SIZE;
-      at[k] = uvec2(m0 + e / BN, n0 + e % BN);
-      if (at[k].x < p.M && at[k].y < p.N) {
-        locate(bt, at[k].x, at[k].y, idx);
-        stored[k] = float(b0_[idx[0]]);
-        FUSED_LOAD(k)
-      }
-    }
-    [[unroll]] for (uint k = 0; k < ELEMS; k++)
-      if (at[k].x < p.M && at[k].y < p.N) {
-        locate(bt, at[k].x, at[k].y, idx);
-        FUSED_EVAL(k)
-      }
-  }
+  coopMatPerElementNV(sums, sums, result, m0, n0, bt.z, bt.zo, bt.zi);
+  coopmat<RESULT0_TYPE, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator> o =
+      coopmat<RESULT0_TYPE, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>(sums);
+  STORE_TILE(o, b0_)
 #else
   coopMatPerElementNV(sums, sums, epilogue, m0, n0, bt.c0);
   OUT_TILE o = OUT_TILE(sums);

@@ -317,9 +317,25 @@ COOP2_DEFINES = [
                   "#define TC float16_t\n#define BIAS\n#define RELU\n#define A_K_FAST\n")]
 
 
+# A fused epilogue of one op, x @ w + bias with the product kept (csrc/ops/fuse.c's generate() writes these).
+COOP2_EPILOGUE = COOP2_DEFINES[1] + (
+    "#define EPILOGUE\n#define NOUT 1\n#define NREAD 1\n#define A_BINDING 3\n#define B_BINDING 4\n#define C float\n"
+    "#define C_FLOAT\n#define OUT_BITS 16\n#define NOPS 3\n#define MAX_OPS 3\n#define NPARAMS 1\n"
+    "#define OP0(x, y, P0, P1) (x + y * P1)\n#define ST0(v) float16_t(v)\n"
+    "#define FUSED_BUFFERS layout(std430, binding = 0) writeonly restrict buffer B0 { float16_t b0_[]; }; "
+    "layout(std430, binding = 1) readonly restrict buffer B1 { float16_t b1_[]; }; "
+    "layout(std430, binding = 2) writeonly restrict buffer B2 { float16_t b2_[]; };\n"
+    "#define FUSED_DECLARE C l0[ELEMS]; C l1[ELEMS];\n"
+    "#define FUSED_LOAD(k) l0[k] = C(b1_[idx[1]]); l1[k] = rounded_half(MM_VALUE(k));\n"
+    "#define FUSED_VALUES(k) precise C v0 = rounded_half(ST0(OP0(l1[k], l0[k], C(0), decode(p.param[0]))));\n"
+    "#define FUSED_STORES(k) b0_[idx[0]] = float16_t(v0); b2_[idx[2]] = float16_t(l1[k]);\n"
+    "#define FUSED_EVAL(k) FUSED_VALUES(k) FUSED_STORES(k)\n#define FUSED_RESULT v0\n#define RESULT0_TYPE float16_t\n"
+    "#define MM_KEPT b2_\n")
+
+
 @pytest.mark.skipif(not vkt._C._compiler_has_coop2(),
                     reason="vkt links Debian 12's glslang 12 (make builds glslang 15 into build/glslang)")
-@pytest.mark.parametrize("defines", COOP2_DEFINES)
+@pytest.mark.parametrize("defines", COOP2_DEFINES + [COOP2_EPILOGUE], ids=[*map(str, range(4)), "epilogue"])
 def test_cooperative_matrix2_shader(defines):
     # SPIR-V 1.6 with KHR matrices, tensor-addressed loads of both operands (clamped, and unclamped too when
     # ALIGNED), a per-element epilogue and a tensor-addressed store.
@@ -330,4 +346,4 @@ def test_cooperative_matrix2_shader(defines):
     counts = {op: sum(1 for o, _ in ops if o == op) for op in (5367, 5368, 5369, 4459)}
     loops = 2 if "ALIGNED" in defines else 1  # an unclamped loop for tiles inside out, and a clamped one
     assert counts[5367] == 2 * loops and counts[4459] == loops
-    assert counts[5368] == 1 and counts[5369] == 1
+    assert counts[5368] == (2 if "MM_KEPT" in defines else 1) and counts[5369] == 1  # the kept product's store

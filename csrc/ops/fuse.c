@@ -434,7 +434,8 @@ static void epilogue_of(const plan *p, epilogue *ep) {
   for (int j = 0; j < p->nleaves - 1; j++)
     ep->read[j] = p->leaf[j];
   int nparams = (int)param_words(p, ep->params) / 2;
-  ep->e = (vkt_matmul_epilogue){&ep->mm, ep->out, ep->read, p->nout, p->nleaves - 1, p->keep, ep->params, nparams};
+  ep->e = (vkt_matmul_epilogue){&ep->mm,   ep->out,   ep->read, p->nout, p->nleaves - 1,
+                                p->nnodes, p->keep, ep->params, nparams};
 }
 
 /* The kernel of plan p over the pending product p->mm, where the expression is float (matmul.glsl's
@@ -520,7 +521,7 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
   for (int k = 0; k < n; k++)
     if (k < last || p->keep)
       add(b, " layout(std430, binding = %d) %s restrict buffer B%d { %s b%d_[]; };", k,
-          k < p->nout ? "RESULT_ACCESS" : k == last ? "writeonly" : "readonly", k, vkt_storage_type(t[k]->dtype), k);
+          k < p->nout || k == last ? "writeonly" : "readonly", k, vkt_storage_type(t[k]->dtype), k);
   add(b, "\n#define FUSED_DECLARE");
   for (int j = 0; j < p->nleaves; j++)
     add(b, " C l%d[ELEMS];", j);
@@ -530,7 +531,7 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
       add(b, " l%d[k] = C(b%d_[idx[%d]]);", j, p->nout + j, p->nout + j);
     else
       add(b, " l%d[k] = %s(MM_VALUE(k));", j, read_back(p->mm->view.dtype, p->compute));
-  add(b, "\n#define FUSED_EVAL(k)");
+  add(b, "\n#define FUSED_VALUES(k)");
   for (int i = 0, slot = 0; i < p->nnodes; i++) {
     const node *d = p->node[i];
     int s[2] = {slot, slot + (d->uses & 1u)};
@@ -559,13 +560,15 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
     add(b, "));");
     slot += __builtin_popcount(d->uses);
   }
+  add(b, "\n#define FUSED_STORES(k)");
   for (int o = 0; o < p->nout; o++)
     add(b, " b%d_[idx[%d]] = %s(v%d);", o, o, vkt_storage_type(p->out[o]->view.dtype), node_index(p, p->out[o]));
   if (p->mm && p->keep)
     add(b, " b%d_[idx[%d]] = %s(l%d[k]);", last, last, vkt_storage_type(p->mm->view.dtype), p->nleaves - 1);
-  add(b, "\n");
-  if (p->mm) /* matmul_coop2.comp stores the product as a tile of result 0's type first, and the kept one */
-    add(b, "#define RESULT0_TYPE %s\n", vkt_storage_type(p->out[0]->view.dtype));
+  add(b, "\n#define FUSED_EVAL(k) FUSED_VALUES(k) FUSED_STORES(k)\n");
+  if (p->mm) /* matmul_coop2.comp's: result 0's value and storage type (it stores the result as a tile) */
+    add(b, "#define FUSED_RESULT v%d\n#define RESULT0_TYPE %s\n", node_index(p, p->out[0]),
+        vkt_storage_type(p->out[0]->view.dtype));
   if (p->mm && p->keep)
     add(b, "#define MM_KEPT b%d_\n", last);
 }

@@ -775,8 +775,14 @@ bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shade
   if (*push_size > p->max_push_constants || !vkt_operands_fit(p, VKT_FLOAT32, n, t, &why))
     return false;
   const mm_tile *tile = tile_for(e->mm);
-  if (tile->kind == MM_COOP2 && e->out[0]->dtype != VKT_FLOAT16 && e->out[0]->dtype != VKT_FLOAT32)
-    return false; /* matmul_coop2.comp stores the product into result 0 first, which must hold it exactly */
+  /* matmul_coop2.comp makes its one result per element of the workgroup's matrix of sums, where the driver
+   * repeats the expression's code for each element an invocation holds (128) and runs it at the product's
+   * occupancy: one op is faster than its own kernel (H200, float16 x @ w + b at 8x1024^3: 0.107-0.113 ms
+   * against 0.127-0.136), two or more are slower (relu(x @ w + b) 0.144 against 0.134-0.138, gelu 0.156-0.166
+   * against 0.143-0.147), and so are computed apart. The result is a float tile. */
+  if (tile->kind == MM_COOP2 &&
+      (e->nops > 1 || e->nout > 1 || (e->out[0]->dtype != VKT_FLOAT16 && e->out[0]->dtype != VKT_FLOAT32)))
+    return false;
   mm_variant_of(e->mm, tile, 3, true, v);
   v->nout = (uint8_t)e->nout, v->nread = (uint8_t)e->nread, v->a_binding = (uint8_t)(n - 2),
   v->b_binding = (uint8_t)(n - 1);

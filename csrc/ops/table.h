@@ -288,7 +288,7 @@ bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **wh
 typedef struct {
   const vkt_op_args *mm;
   const vkt_tensor *const *out, *const *read;
-  int nout, nread;
+  int nout, nread, nops; /* nops: the expression's ops */
   bool keep;
   const uint32_t *params; /* the expression's scalars, two words each */
   int nparams;

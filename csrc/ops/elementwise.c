@@ -417,12 +417,12 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
                          out_bits[vkt_dtype_size(a->out->dtype)], "\n", NULL);
   len += vkt_store_define(defines + len, sizeof defines - (size_t)len, "STORE", "TO", bool_value, a->compute,
                           a->out->dtype);
+  static const char *const scalar_defines[] = {"#define SCALAR0\n", "#define SCALAR1\n", "#define SCALAR2\n"};
+  for (int k = 0; k < 3; k++)
+    if (a->scalar >> k & 1u)
+      len += vkt_defines_cat(defines + len, sizeof defines - (size_t)len, scalar_defines[k], NULL);
   vkt_defines_cat(defines + len, sizeof defines - (size_t)len, "#define VT ", bool_value ? "bool" : "C", "\n",
-                  op->define,
-                  a->scalar == VKT_SCALAR_RHS   ? "#define RHS_SCALAR\n"
-                  : a->scalar == VKT_SCALAR_LHS ? "#define LHS_SCALAR\n"
-                                                : "",
-                  contiguous ? "#define CONTIGUOUS\n" : "", NULL);
+                  op->define, contiguous ? "#define CONTIGUOUS\n" : "", NULL);
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
   vkt_status st = vkt_pipeline_get(dev, op->shader, defines, n, sizeof push, &pipe);

@@ -117,6 +117,16 @@ def test_where_numbers_are_constants(fusion):
     assert_same_bits(lambda t: vkt.where(t * 1 > 0, True, t > 3) | (t < -3), i)
     assert_same_bits(lambda t: vkt.where(t.double() > 0, 1, 0) + t.long(), i)  # int64 from two ints
 
+    def epilogue_and_reduction(p, q):  # a product's epilogue and a reduction's load take them too
+        y = p @ q
+        return vkt.where(y > 0, 0.5, y * 2) + 1, vkt.where(p > 0, 2.0, -1.0).sum(dim=1)
+
+    vkt.vulkan.reset_kernel_stats()
+    assert_same_bits(epilogue_and_reduction, rng.standard_normal((16, 8)).astype(np.float32),
+                     rng.standard_normal((8, 12)).astype(np.float32))
+    kernels = [ops for ops, _ in stats()["fused_kernels"]]
+    assert "matmul gt mul where add" in kernels and "gt where sum" in kernels, kernels
+
 
 def test_intermediates_kept_are_written_once(fusion):
     x = vkt.tensor(np.arange(12, dtype=np.float32).reshape(3, 4), device="vulkan")

@@ -1,16 +1,16 @@
 #version 450
-// binary.comp: out = OP(x, y) of two tensors, or of a tensor and the scalar P0 (RHS_SCALAR: y is the
-// scalar, LHS_SCALAR: x is).
+// binary.comp: out = OP(x, y) of two tensors, or of a tensor and the scalar P0 (SCALAR0: x is the
+// scalar, SCALAR1: y is).
 #include "elementwise.glsl"
 #include "math.glsl"
 
 layout(std430, binding = 0) writeonly buffer Out { TO out_[]; };
 layout(std430, binding = 1) readonly buffer A { TA a_[]; };
-#if !defined(RHS_SCALAR) && !defined(LHS_SCALAR)
+#if !defined(SCALAR1) && !defined(SCALAR0)
 layout(std430, binding = 2) readonly buffer B { TB b_[]; };
 #endif
 
-#if defined(RHS_SCALAR) || defined(LHS_SCALAR)
+#if defined(SCALAR1) || defined(SCALAR0)
 #define NOPS 2
 #else
 #define NOPS 3
@@ -23,9 +23,9 @@ void main() {
     uint i = element(k);
     if (i < p.n) {
       locate(i, NOPS, idx);
-#if defined(RHS_SCALAR)
+#if defined(SCALAR1)
       x[k] = C(a_[idx[1]]), y[k] = P0;
-#elif defined(LHS_SCALAR)
+#elif defined(SCALAR0)
       x[k] = P0, y[k] = C(a_[idx[1]]);
 #else
       x[k] = C(a_[idx[1]]), y[k] = C(b_[idx[2]]);

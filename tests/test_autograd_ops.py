@@ -142,6 +142,12 @@ ROWS = (
         row("where", lambda m, a, b: m.where(a > 0, a, b), [(2, 3), (2, 3)]),
         row("where_broadcast", lambda m, a, b: m.where(b > 0, a, b), [(2, 3), (3,)]),
         row("where_scalar", lambda m, x: m.where(x > 0, x, 0.0), [(2, 3)]),
+        row("where_scalar_a", lambda m, x: m.where(x > 0, 2.0, x), [(2, 3)]),
+        row("where_scalars", lambda m, x: m.where(x > 0, 1.5, -0.5) * x, [(2, 3)]),
+        # the condition's input also scales the result, so that each input alone has a gradient
+        row("where_scalar_broadcast_condition", lambda m, c, x: m.where(c > 0, x, 0.0) * c, [(3,), (2, 3)]),
+        row("where_scalar_noncontig", lambda m, c, x: m.where(c > 0, 0.0, x) * c, [S((2, 3)), T((2, 3))]),
+        row("where_scalar_0d_condition", lambda m, c, x: m.where(c > 0, x, -1) * c, [(), (2, 3)]),
         row("clamp", lambda m, x: x.clamp(-0.5, 0.5), [(3, 4)]),
         row("clamp_tensors", lambda m, x, lo, hi: m.clamp(x, lo, hi - 2), [(3, 4), (4,), (3, 1)]),
         row("addcmul", lambda m, x, a, b: m.addcmul(x, a, b, value=0.5), [(3, 4), (4,), T((3, 4))]),
@@ -430,6 +436,39 @@ def test_gradcheck(device, r):
     needs_float64(device)
     leaves = tuple(vkt.tensor(a, dtype=vkt.float64, device=device, requires_grad=True) for a in arrays(r))
     assert vkt.autograd.gradcheck(lambda *xs: call(vkt, r, xs), leaves)
+
+
+# Backward formulas that pass where a Python 0 (keep_where, zero_where: leaky_relu, elu, softplus, clamp,
+# hardswish, pow) and where with numbers itself: under create_graph those wheres are recorded and
+# differentiated again. (name, f over namespace m and its functional namespace F.)
+SECOND_ORDER = [
+    ("leaky_relu", lambda m, F, x: F.leaky_relu(x, 0.2) * x),
+    ("elu", lambda m, F, x: F.elu(x, 1.5)),
+    ("softplus", lambda m, F, x: F.softplus(x, beta=2.0, threshold=1.0)),
+    ("clamp", lambda m, F, x: x.clamp(-0.5, 0.5) * x),
+    ("hardswish", lambda m, F, x: F.hardswish(x * 4)),
+    ("pow", lambda m, F, x: x ** 3),
+    ("where_numbers", lambda m, F, x: m.where(x > 0, x * x, 0.5) + m.where(x < 0.3, -2.0, 1.0) * x),
+]
+
+
+@pytest.mark.parametrize("name, f", SECOND_ORDER, ids=[c[0] for c in SECOND_ORDER])
+def test_second_derivatives_through_where_numbers(device, name, f):
+    needs_float64(device)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    a, w = rng.uniform(-2, 2, (3, 4)), rng.standard_normal((3, 4))
+
+    def grads(m, F, x, upstream):
+        (g,) = m.autograd.grad(f(m, F, x), x, upstream, create_graph=True)
+        (h,) = m.autograd.grad((g * upstream).sum(), x, allow_unused=True)
+        return g, h
+
+    x = vkt.tensor(a, device=device, requires_grad=True)
+    got = grads(vkt, vkt.nn.functional, x, vkt.tensor(w, device=device))
+    want = grads(torch, torch.nn.functional, torch.tensor(a, requires_grad=True), torch.tensor(w))
+    for g, t in zip(got, want):
+        assert_close(g, t.detach().numpy(), rtol=1e-9, atol=1e-12)
+    assert vkt.autograd.gradgradcheck(lambda t: f(vkt, vkt.nn.functional, t), (x,))
 
 
 @pytest.mark.parametrize("name,cast,src,dst", CAST_ROWS, ids=[c[0] for c in CAST_ROWS])

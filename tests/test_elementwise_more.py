@@ -601,3 +601,64 @@ def test_new_ops_take_no_float32_fallback(dev):
     i = x.to(vkt.int32)
     i & i, i | 3, i ^ i, i << 2, i >> 1, ~i, vkt.fmod(i, 3)
     assert vkt.vulkan.fallback_stats() == {}
+
+
+# ---- where with Python numbers: a, b or both are the op's scalars (push constants), never tensors ----
+# (a, b): "T" is the tensor of the case's dtype; numbers of each kind, so that the result dtype takes every
+# promotion path (where(c, 1, 0) is int64, a float16 tensor with a float stays float16, ...).
+WHERE_OPERANDS = [("T", 2), (3, "T"), ("T", 2.5), (-1.5, "T"), (True, "T"), ("T", False), ("T", NAN), (-INF, "T"),
+                  (1, 0), (0.5, -2), (True, False), (3, 1.5), (False, 7)]
+# The condition's base shape, the view of it the op sees, and the tensor operand's shape: the same shape,
+# broadcast either way, transposed, strided, 0-d, empty.
+WHERE_LAYOUTS = {
+    "same": ((3, 4), lambda c: c, (3, 4)),
+    "condition_broadcast": ((4,), lambda c: c, (3, 4)),
+    "tensor_broadcast": ((2, 1, 4), lambda c: c, (3, 4)),
+    "transposed": ((4, 3), lambda c: c.T, (3, 4)),
+    "strided": ((3, 8), lambda c: c[:, ::2], (1, 4)),
+    "0-d": ((), lambda c: c, ()),
+    "0-d_condition": ((), lambda c: c, (2, 3)),
+    "empty": ((0, 4), lambda c: c, (4,)),
+    "five_dims": ((2, 3, 2, 3, 2), lambda c: c.permute(4, 2, 0, 3, 1), (2, 2, 2, 3, 3)),  # vulkan: the CPU kernel
+}
+
+
+def where_tensor(rng, shape, dtype):
+    if dtype == "bool":
+        return rng.random(shape) > 0.5
+    if dtype == "uint8":
+        return rng.integers(0, 200, shape).astype(dtype)
+    if dtype in INTS:
+        return rng.integers(-50, 50, shape).astype(dtype)
+    return (rng.standard_normal(shape) * 3).astype(dtype)
+
+
+@pytest.mark.parametrize("layout", WHERE_LAYOUTS)
+@pytest.mark.parametrize("dtype", ALL)
+def test_where_with_numbers(device, dtype, layout):
+    torch = pytest.importorskip("torch")
+    base, view, shape = WHERE_LAYOUTS[layout]
+    rng = np.random.default_rng(len(layout) * 7 + ALL.index(dtype))
+    c, t = rng.random(base) > 0.5, where_tensor(rng, shape, dtype)
+    vc, tc = view(vkt.tensor(c, device=device)), view(torch.tensor(c))
+    vt, tt = vkt.tensor(t, device=device), torch.tensor(t)
+    vkt.vulkan.reset_fallback_stats()
+    for a, b in WHERE_OPERANDS:
+        got = vkt.where(vc, vt if a == "T" else a, vt if b == "T" else b)
+        want = torch.where(tc, tt if a == "T" else a, tt if b == "T" else b)
+        assert tuple(got.shape) == tuple(want.shape), (a, b)
+        same(got, want)
+    # the shader takes every case but those of adapters without 16-bit storage or float64, and 5 dims
+    if device == "vulkan" and dtype not in ("float16", "float64") and layout != "five_dims":
+        assert vkt.vulkan.fallback_stats() == {}
+
+
+def test_where_number_methods_and_errors(device):
+    torch = pytest.importorskip("torch")
+    x, tx = both(device, torch, [[-1.0, 2.0, -3.0]])
+    same(x.where(x > 0, 0.5), tx.where(tx > 0, 0.5))
+    same(x.where(x < 0, True), tx.where(tx < 0, True))
+    with pytest.raises(RuntimeError, match="boolean"):
+        vkt.where(x, 1.0, 0.0)
+    with pytest.raises(TypeError, match="condition"):
+        vkt.where(True, x, 0.0)

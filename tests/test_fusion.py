@@ -91,6 +91,43 @@ def test_constants_do_not_recompile(fusion):
     assert stats()["fused_kernels"] == [("mul add", 3)]
 
 
+def test_where_numbers_are_constants(fusion):
+    """where's Python numbers (a, b or both) are push constants of the fused kernel: one kernel per chain's
+    structure whatever their values, no memory for them, the same bits as the unfused shader."""
+    a = np.linspace(-2, 2, 64, dtype=np.float32)
+    x = vkt.tensor(a, device="vulkan")
+    vkt.vulkan.synchronize()
+    vkt.vulkan.reset_kernel_stats()
+    for v in (0.5, -1.5, float("nan")):
+        (vkt.where(x > 0, x * 2, v) + 1).cpu()
+        (vkt.where(x > 0, v, x * 2) + 1).cpu()
+        (vkt.where(x > 0, v, 3.0) * x).cpu()
+    kernels = stats()["fused_kernels"]
+    assert len(kernels) == 3 and all(n == 3 and "where" in ops for ops, n in kernels), kernels
+    base = vkt.vulkan.memory_allocated()
+    vkt.vulkan.reset_peak_memory_stats()
+    y = vkt.where(x > 0, 1.5, -0.5) * x
+    vkt.vulkan.synchronize()
+    assert vkt.vulkan.max_memory_allocated() - base == 4 * 64  # the output only
+    np.testing.assert_array_equal(y.cpu().numpy(), np.where(a > 0, 1.5, -0.5).astype(np.float32) * a)
+    rng = np.random.default_rng(3)
+    h, i = rng.standard_normal((5, 7)).astype(np.float16), rng.integers(-9, 9, (5, 7)).astype(np.int32)
+    assert_same_bits(lambda t: vkt.where(t.T > 0, 0.1, t.T * 3) * t.T, h)  # 0.1 rounded to float16 as stored
+    assert_same_bits(lambda t: vkt.where(t[:, None, 1:] > 0, t[:, None, 1:] * 2, -7) - 1, i)
+    assert_same_bits(lambda t: vkt.where(t * 1 > 0, True, t > 3) | (t < -3), i)
+    assert_same_bits(lambda t: vkt.where(t.double() > 0, 1, 0) + t.long(), i)  # int64 from two ints
+
+    def epilogue_and_reduction(p, q):  # a product's epilogue and a reduction's load take them too
+        y = p @ q
+        return vkt.where(y > 0, 0.5, y * 2) + 1, vkt.where(p > 0, 2.0, -1.0).sum(dim=1)
+
+    vkt.vulkan.reset_kernel_stats()
+    assert_same_bits(epilogue_and_reduction, rng.standard_normal((16, 8)).astype(np.float32),
+                     rng.standard_normal((8, 12)).astype(np.float32))
+    kernels = [ops for ops, _ in stats()["fused_kernels"]]
+    assert "matmul gt mul where add" in kernels and "gt where sum" in kernels, kernels
+
+
 def test_intermediates_kept_are_written_once(fusion):
     x = vkt.tensor(np.arange(12, dtype=np.float32).reshape(3, 4), device="vulkan")
     vkt.vulkan.synchronize()

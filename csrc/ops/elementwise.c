@@ -287,17 +287,9 @@ vkt_status vkt_binary_params(int id, vkt_operand a, vkt_operand b, vkt_scalar p0
   return st;
 }
 
-/* A Python number as a 0-d tensor of its own dtype on device, for where's operands. */
-static vkt_status scalar_tensor(vkt_scalar s, vkt_dtype dtype, int device, vkt_tensor *out) {
-  vkt_status st = vkt_tensor_empty(out, device, dtype, 0, NULL);
-  if (!st && (st = vkt_fill_(out, s)))
-    vkt_tensor_release(out);
-  return st;
-}
-
 vkt_status vkt_where(const vkt_tensor *cond, vkt_operand a, vkt_operand b, vkt_tensor *result) {
-  vkt_operand ops[2] = {a, b};
-  vkt_tensor own[2] = {0}, ex[3] = {0};
+  vkt_operand ops[3] = {{.t = cond}, a, b};
+  vkt_tensor ex[3] = {0};
   const vkt_tensor *t[3] = {cond, a.t, b.t};
   int device, ndim;
   int64_t shape[VKT_MAX_DIMS];
@@ -307,19 +299,21 @@ vkt_status vkt_where(const vkt_tensor *cond, vkt_operand a, vkt_operand b, vkt_t
                     vkt_dtypes[cond->dtype].name);
   if ((st = vkt_same_device(3, t, &device)) || (st = vkt_broadcast_shape(3, t, &ndim, shape)))
     return st;
-  vkt_dtype dtype = vkt_result_type(2, ops);
-  for (int k = 0; k < 2 && !st; k++)
-    if (!t[k + 1] && !(st = scalar_tensor(ops[k].s, dtype, device, &own[k])))
-      t[k + 1] = &own[k];
-  for (int k = 0; k < 3 && !st; k++)
-    st = vkt_expand(&ex[k], t[k], ndim, shape);
-  vkt_op_args args = {.in = {&ex[0], &ex[1], &ex[2]}, .nin = 3, .compute = dtype};
+  vkt_dtype dtype = vkt_result_type(2, &ops[1]);
+  vkt_op_args args = {.nin = 0, .compute = dtype};
+  int nparam = 0;
+  for (int k = 0; k < 3 && !st; k++) {
+    if (!t[k]) {
+      args.scalar |= 1u << k;
+      args.param[nparam++] = ops[k].s;
+    } else if (!(st = vkt_expand(&ex[k], t[k], ndim, shape))) {
+      args.in[args.nin++] = &ex[k];
+    }
+  }
   if (!st)
     st = run_into(VKT_OP_WHERE, &args, device, dtype, ndim, shape, NULL, result);
   for (int k = 0; k < 3; k++)
     vkt_tensor_release(&ex[k]);
-  for (int k = 0; k < 2; k++)
-    vkt_tensor_release(&own[k]);
   return st;
 }
 
@@ -402,8 +396,9 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
   static const char *const names[] = {"TO", "TA", "TB", "TC"};
   int len = 0;
   const vkt_tensor *typed[4] = {a->out, NULL, NULL, NULL};
-  if (op->shader[0] == 'w') /* where: the condition has its own type; TA, TB are the values */
-    typed[1] = a->in[1], typed[2] = a->in[2];
+  if (op->shader[0] == 'w') /* where: the condition has its own type; TA, TB are a's and b's, where tensors */
+    for (int k = 1, in = 1; k < 3; k++)
+      typed[k] = a->scalar >> k & 1u ? NULL : a->in[in++];
   else
     for (int k = 0; k < a->nin; k++)
       typed[k + 1] = a->in[k];
@@ -417,12 +412,12 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
                          out_bits[vkt_dtype_size(a->out->dtype)], "\n", NULL);
   len += vkt_store_define(defines + len, sizeof defines - (size_t)len, "STORE", "TO", bool_value, a->compute,
                           a->out->dtype);
+  static const char *const scalar_defines[] = {"#define SCALAR0\n", "#define SCALAR1\n", "#define SCALAR2\n"};
+  for (int k = 0; k < 3; k++)
+    if (a->scalar >> k & 1u)
+      len += vkt_defines_cat(defines + len, sizeof defines - (size_t)len, scalar_defines[k], NULL);
   vkt_defines_cat(defines + len, sizeof defines - (size_t)len, "#define VT ", bool_value ? "bool" : "C", "\n",
-                  op->define,
-                  a->scalar == VKT_SCALAR_RHS   ? "#define RHS_SCALAR\n"
-                  : a->scalar == VKT_SCALAR_LHS ? "#define LHS_SCALAR\n"
-                                                : "",
-                  contiguous ? "#define CONTIGUOUS\n" : "", NULL);
+                  op->define, contiguous ? "#define CONTIGUOUS\n" : "", NULL);
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
   vkt_status st = vkt_pipeline_get(dev, op->shader, defines, n, sizeof push, &pipe);

@@ -148,13 +148,14 @@ static const char *glsl_of(vkt_op_id op) {
   return close ? close + 2 : "";
 }
 
-static unsigned params_used(vkt_op_id op, vkt_scalar_side scalar) {
+/* Bit p set when the op reads param[p]: in its GLSL, or as a number operand (the first number is param[0]). */
+static unsigned params_used(vkt_op_id op, vkt_scalar_operands scalar) {
   static unsigned char known[VKT_OP_COUNT]; /* 4 | the bits of the op's GLSL, found once */
   if (!known[op]) {
     const char *g = glsl_of(op);
     known[op] = (unsigned char)(4u | (strstr(g, "P0") ? 1u : 0u) | (strstr(g, "P1") ? 2u : 0u));
   }
-  return (known[op] & 3u) | (scalar != VKT_SCALAR_NONE ? 1u : 0u);
+  return (known[op] & 3u) | ((1u << __builtin_popcount(scalar)) - 1u);
 }
 
 static void measure(node *n) {
@@ -472,14 +473,15 @@ void vkt_fuse_add(text *b, const char *fmt, ...) {
     b->len += (size_t)n;
 }
 
-/* The GLSL of operand k of node i: a node's value, a tensor's loaded element, or the node's scalar. */
+/* The GLSL of operand k of node n: a node's value, a tensor's loaded element, or one of the node's scalars
+ * (slot[q] is the push constant of its param[q]). */
 static void operand(text *b, const plan *p, const node *n, int k, const int *slot) {
-  bool lhs = n->scalar == VKT_SCALAR_LHS;
-  if (n->scalar != VKT_SCALAR_NONE && k == (lhs ? 0 : 1)) {
-    add(b, "decode(p.param[%d])", slot[0]);
+  int before = vkt_scalars_before(n->scalar, k);
+  if (n->scalar >> k & 1u) {
+    add(b, "decode(p.param[%d])", slot[before]);
     return;
   }
-  const vkt_tensor *in = &n->in[n->scalar == VKT_SCALAR_LHS ? k - 1 : k];
+  const vkt_tensor *in = &n->in[k - before];
   node *m = edge_of(p, in);
   if (m)
     add(b, "v%d", node_index(p, m));
@@ -507,7 +509,7 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
   add(b, "#define NOPS %d\n#define MAX_OPS %d\n#define NPARAMS %d\n", n, n, nparams ? nparams : 1);
   for (int i = 0; i < p->nnodes; i++) {
     const node *d = p->node[i];
-    bool binary = d->nin + (d->scalar != VKT_SCALAR_NONE) == 2;
+    bool binary = vkt_operand_count(d->nin, d->scalar) == 2;
     if (d->op != VKT_OP_WHERE)
       add(b, "#define OP%d(x, %sP0, P1) %s", i, binary ? "y, " : "", glsl_of(d->op));
     char name[16];
@@ -545,7 +547,7 @@ static void generate(const plan *p, int nparams, text *b, text *ops) {
       operand(b, p, d, 2, s);
     } else {
       add(b, "OP%d(", i);
-      for (int k = 0; k < d->nin + (d->scalar != VKT_SCALAR_NONE); k++) {
+      for (int k = 0; k < vkt_operand_count(d->nin, d->scalar); k++) {
         operand(b, p, d, k, s);
         add(b, ", ");
       }

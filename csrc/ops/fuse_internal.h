@@ -17,9 +17,9 @@ typedef struct node node;
 struct node {
   vkt_op_id op;
   vkt_dtype compute;
-  vkt_scalar_side scalar;
+  vkt_scalar_operands scalar;
   vkt_scalar param[2];
-  unsigned uses; /* bit p: the op's GLSL reads param[p] */
+  unsigned uses; /* bit p: the op reads param[p] (in its GLSL, or as a number operand) */
   int nin;
   vkt_tensor in[3];         /* owned references */
   vkt_tensor view;          /* the result; its storage owns this node, so the reference is not counted */

@@ -172,22 +172,39 @@ typedef enum {
 #define VKT_FIRST_UNARY VKT_OP_RELU
 #define VKT_FIRST_BINARY VKT_OP_ADD
 
+/* Which of an op's operands are Python numbers instead of tensors: bit k is set when operand k is one,
+ * operands counted in the op's own order (binary: x, y; where: condition, a, b, so where's a is bit 1 and
+ * its b bit 2, either or both). The numbers are the op's scalars, param[0] then param[1] in operand order,
+ * and in[] holds only the tensor operands. A number so becomes a push constant of the op's shader and of a
+ * fused kernel (whose cache key holds these bits, never the values), where a 0-d tensor would cost an
+ * allocation and a fill at every call. */
+typedef unsigned vkt_scalar_operands;
+enum {
+  VKT_SCALAR_LHS = 1u << 0, /* binary: x */
+  VKT_SCALAR_RHS = 1u << 1  /* binary: y */
+};
+/* The numbers among operands 0 to k - 1: operand k's index in param[] where it is a number; else k less this
+ * is its index in in[]. */
+static inline int vkt_scalars_before(vkt_scalar_operands scalar, int k) {
+  return __builtin_popcount(scalar & ((1u << k) - 1u));
+}
+/* The op's operands, numbers included: 1 for a unary op, 2 for a binary one, 3 for where. */
+static inline int vkt_operand_count(int nin, vkt_scalar_operands scalar) { return nin + __builtin_popcount(scalar); }
+
 /* What a launch or CPU kernel works on. The front-end of each family allocates out and broadcasts
  * the inputs to out's shape (stride-0 views), so kernels only index. */
-typedef enum { VKT_SCALAR_NONE, VKT_SCALAR_RHS, VKT_SCALAR_LHS } vkt_scalar_side;
-
 typedef struct {
   const vkt_tensor *out;
   const vkt_tensor *out2; /* a second output: the indices of max/min along a dim; the error word of
                              gather, scatter and index_wrap (an int32 the shader sets to 1 on a bad index) */
   const vkt_tensor *in[4];
   int nin;
-  vkt_scalar_side scalar; /* binary: one operand is param[0] instead of a tensor */
-  vkt_dtype compute;      /* the dtype the math runs in */
-  vkt_scalar param[2];    /* alpha, clamp bounds, negative_slope, beta, ... */
-  uint32_t dims;          /* reductions: bit d set when input dim d is reduced */
-  int64_t iparam[2];      /* correction of var, dim of softmax, diagonal of tril, ... */
-  unsigned flags;         /* family-specific: a matmul's relu epilogue, ... */
+  vkt_scalar_operands scalar; /* the operands that are param[] instead of tensors */
+  vkt_dtype compute;          /* the dtype the math runs in */
+  vkt_scalar param[2];        /* scalar's numbers first, then alpha, clamp bounds, negative_slope, ... */
+  uint32_t dims;              /* reductions: bit d set when input dim d is reduced */
+  int64_t iparam[2];          /* correction of var, dim of softmax, diagonal of tril, ... */
+  unsigned flags;             /* family-specific: a matmul's relu epilogue, ... */
 } vkt_op_args;
 
 typedef struct vkt_op vkt_op;

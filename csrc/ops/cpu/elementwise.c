@@ -36,6 +36,17 @@ static vkt_scalar as_compute(vkt_scalar v, vkt_dtype compute) {
   return (vkt_scalar){true, f, 0};
 }
 
+/* Operand k of the op (binary: x, y; where: condition, a, b) at p[], in the compute type as the GPU reads it:
+ * its Python number, or its tensor's element. */
+static vkt_scalar operand(const ew_job *j, char *const *p, int k) {
+  const vkt_op_args *a = j->a;
+  int before = vkt_scalars_before(a->scalar, k);
+  if (a->scalar >> k & 1u)
+    return as_compute(a->param[before], a->compute);
+  int t = 1 + k - before; /* p[0] is the output */
+  return as_compute(vkt_scalar_load(j->t[t]->dtype, p[t]), a->compute);
+}
+
 /* One element through vkt_scalar: mixed dtypes and where, which have no typed loop. */
 static void generic_one(const ew_job *j, char *const *p) {
   const vkt_op_args *a = j->a;
@@ -44,17 +55,10 @@ static void generic_one(const ew_job *j, char *const *p) {
   vkt_scalar r;
   if (!op->f) { /* where */
     bool c = *(const uint8_t *)p[1] != 0;
-    r = vkt_scalar_load(j->t[c ? 2 : 3]->dtype, p[c ? 2 : 3]);
+    r = operand(j, p, c ? 1 : 2);
   } else {
-    vkt_scalar x, y = a->param[0];
-    int k = 1;
-    if (a->scalar == VKT_SCALAR_LHS)
-      x = a->param[0];
-    else
-      x = vkt_scalar_load(j->t[k]->dtype, p[k]), k++;
-    if (a->scalar != VKT_SCALAR_RHS && j->nops > k)
-      y = vkt_scalar_load(j->t[k]->dtype, p[k]);
-    x = as_compute(x, a->compute), y = as_compute(y, a->compute);
+    bool binary = vkt_operand_count(a->nin, a->scalar) == 2;
+    vkt_scalar x = operand(j, p, 0), y = binary ? operand(j, p, 1) : as_compute(a->param[0], a->compute);
     r = fl ? (vkt_scalar){true, op->f(x.f, y.f, a), 0} : (vkt_scalar){false, 0, op->i(x.i, y.i, a)};
     if (op->flags & VKT_BOOL_OUT)
       r = (vkt_scalar){false, 0, fl ? r.f != 0 : r.i != 0};

@@ -16,7 +16,7 @@
 
 typedef struct vkt_profile_row {
   const vkt_pipeline *pipe; /* NULL: copies and fills */
-  char label[96], defines[160];
+  char label[96], defines[320];
   uint64_t count;
   double ns;
 } row;
@@ -74,9 +74,15 @@ static row *row_of(vkt_profile *p, const vkt_pipeline *pipe) {
   int len = nl ? (int)(nl - pipe->key) : (int)strlen(pipe->key);
   snprintf(r->label, sizeof r->label, "%.*s #%08x", len > 60 ? 60 : len, pipe->key[0] == '\x01' ? "kernel" : pipe->key,
            (unsigned)pipe->hash);
-  snprintf(r->defines, sizeof r->defines, "%s", nl ? nl + 1 : "");
-  for (char *c = r->defines; *c; c++)
-    *c = *c == '\n' ? ' ' : *c;
+  /* the defines on one line, without their "#define ": "TO float BM 64 ... A_K_FAST" */
+  size_t n = 0;
+  for (const char *c = nl ? nl + 1 : ""; *c && n + 1 < sizeof r->defines;) {
+    if (strncmp(c, "#define ", 8) == 0)
+      c += 8;
+    else
+      r->defines[n++] = *c == '\n' ? ' ' : *c, c++;
+  }
+  r->defines[n] = '\0';
   return r;
 }
 

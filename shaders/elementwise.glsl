@@ -37,11 +37,12 @@ layout(push_constant) uniform Push {
 #define P1 decode(p.param[1])
 
 // Dense operands: each thread takes ELEMS elements a workgroup apart, so every load is coalesced and
-// a thread keeps ELEMS loads in flight, which HBM needs to reach its bandwidth. Strided ones take one: four
-// a thread made fused.comp's y * (g - s) over 4096 x 4096 with a broadcast s no faster on an H200 (107 ->
-// 105 us).
+// a thread keeps ELEMS loads in flight, which HBM needs to reach its bandwidth. So does one merged dim with
+// other strides (ONE_DIM: an operand broadcast whole, say, the expanded scalar that starts a backward pass),
+// which needs no division. Other strided ones take one: four a thread made fused.comp's y * (g - s) over
+// 4096 x 4096 with a broadcast s no faster on an H200 (107 -> 105 us).
 #ifndef ELEMS
-#ifdef CONTIGUOUS
+#if defined(CONTIGUOUS) || defined(ONE_DIM)
 #define ELEMS 4
 #else
 #define ELEMS 1
@@ -60,6 +61,9 @@ void locate(uint i, uint nops, out uint idx[MAX_OPS]) {
 #ifdef CONTIGUOUS
   for (uint k = 0; k < nops; k++)
     idx[k] += i;
+#elif defined(ONE_DIM)
+  for (uint k = 0; k < nops; k++)
+    idx[k] += i * p.stride[k * MAX_RANK];
 #else
   // The outermost coordinate is what the inner dims' divisions leave: integer division is the costliest
   // part of a strided element's work, and this takes one fewer.

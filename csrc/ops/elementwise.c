@@ -416,8 +416,9 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
   for (int k = 0; k < 3; k++)
     if (a->scalar >> k & 1u)
       len += vkt_defines_cat(defines + len, sizeof defines - (size_t)len, scalar_defines[k], NULL);
+  bool one_dim = !contiguous && rank == 1; /* elementwise.glsl's ONE_DIM */
   vkt_defines_cat(defines + len, sizeof defines - (size_t)len, "#define VT ", bool_value ? "bool" : "C", "\n",
-                  op->define, contiguous ? "#define CONTIGUOUS\n" : "", NULL);
+                  op->define, contiguous ? "#define CONTIGUOUS\n" : one_dim ? "#define ONE_DIM\n" : "", NULL);
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
   vkt_status st = vkt_pipeline_get(dev, op->shader, defines, n, sizeof push, &pipe);
@@ -428,7 +429,7 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
     b[k] = (vkt_binding){&t[k]->storage->alloc, 0, t[k]->storage->alloc.size, k == 0};
   uint32_t groups[3];
   uint64_t batch = 0;
-  uint32_t per_group = contiguous ? 256 * 4 : 256; /* elementwise.glsl: LOCAL_SIZE * ELEMS */
+  uint32_t per_group = contiguous || one_dim ? 256 * 4 : 256; /* elementwise.glsl: LOCAL_SIZE * ELEMS */
   vkt_groups_for(dev, (push.n + per_group - 1) / per_group, groups);
   if ((st = vkt_stream_dispatch(dev, pipe, b, n, &push, sizeof push, groups, &batch)))
     return st;

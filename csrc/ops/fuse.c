@@ -348,12 +348,13 @@ static int operands(const plan *p, const vkt_tensor **t) {
   return n;
 }
 
-/* The operands' layout after merging dimensions: dense when every operand is stride-1 over one dimension. */
+/* The operands' layout after merging dimensions: dense when every operand is stride-1 over one dimension,
+ * else one_dim (elementwise.glsl's ONE_DIM) when there is one dimension. */
 typedef struct {
   const vkt_tensor *t[MAX_OPERANDS];
   int n, rank;
   int64_t shape[VKT_MAX_DIMS], strides[MAX_OPERANDS * VKT_MAX_DIMS];
-  bool contiguous;
+  bool contiguous, one_dim;
 } layout;
 
 static void layout_of(const plan *p, layout *l) {
@@ -362,6 +363,7 @@ static void layout_of(const plan *p, layout *l) {
   l->contiguous = l->rank <= 1;
   for (int k = 0; k < l->n && l->contiguous; k++)
     l->contiguous = l->rank == 0 || l->strides[k * VKT_MAX_DIMS] == 1;
+  l->one_dim = !l->contiguous && l->rank == 1;
 }
 
 static int params_of(const plan *p) {
@@ -629,9 +631,10 @@ typedef struct {
 
 static void key_add(kernel_key *k, int v) { k->b[k->n++] = (unsigned char)v; }
 
-static void key_of(const plan *p, bool contiguous, kernel_key *k) {
+static void key_of(const plan *p, const layout *l, kernel_key *k) {
   k->n = 0;
-  key_add(k, p->compute), key_add(k, p->nnodes), key_add(k, p->nout), key_add(k, p->nleaves), key_add(k, contiguous);
+  key_add(k, p->compute), key_add(k, p->nnodes), key_add(k, p->nout), key_add(k, p->nleaves);
+  key_add(k, l ? l->contiguous + 2 * l->one_dim : 0);
   for (int i = 0; i < p->nnodes; i++) {
     const node *d = p->node[i];
     key_add(k, d->op), key_add(k, d->op >> 8), key_add(k, d->scalar), key_add(k, (int)d->uses);
@@ -660,12 +663,13 @@ typedef struct {
 } cached_kernel;
 static cached_kernel *cache[CACHE_SLOTS];
 
-/* The pipeline of plan p's kernel, which binds nbindings buffers: remembered by structure, else generated
- * (and printed under VKT_FUSION_DEBUG=1) and compiled through the pipeline cache. */
-static vkt_status pipeline_of(const plan *p, vkt_device *dev, int nbindings, bool contiguous, uint32_t push_size,
+/* The pipeline of plan p's kernel over layout l (NULL: a product's), which binds nbindings buffers:
+ * remembered by structure, else generated (and printed under VKT_FUSION_DEBUG=1) and compiled through the
+ * pipeline cache. */
+static vkt_status pipeline_of(const plan *p, const layout *l, vkt_device *dev, int nbindings, uint32_t push_size,
                               vkt_pipeline **pipe, uint64_t *hash) {
   kernel_key key;
-  key_of(p, contiguous, &key);
+  key_of(p, l, &key);
   *hash = vkt_fnv1a(key.b, key.n, VKT_FNV_SEED);
   cached_kernel **slot = &cache[*hash % CACHE_SLOTS];
   if (*slot && (*slot)->hash == *hash && (*slot)->dev == dev && (*slot)->key.n == key.n &&
@@ -679,8 +683,10 @@ static vkt_status pipeline_of(const plan *p, vkt_device *dev, int nbindings, boo
   if (p->mm)
     defines.len = (size_t)vkt_matmul_defines(&p->variant, defines_buf, sizeof defines_buf);
   generate(p, nparams, &defines, &ops);
-  if (contiguous)
+  if (l && l->contiguous)
     add(&defines, "#define CONTIGUOUS\n#define COMPACT_PUSH\n");
+  if (l && l->one_dim)
+    add(&defines, "#define ONE_DIM\n");
   if (defines.full)
     return vkt_fail(VKT_ERR_RUNTIME, "a fused kernel's source is longer than %zu bytes", sizeof defines_buf);
   const char *debug = getenv("VKT_FUSION_DEBUG");
@@ -730,7 +736,7 @@ static vkt_status launch_epilogue(const plan *p) {
   vkt_storage *s = p->mm->view.storage;
   vkt_status st = p->keep && !s->alloc.segment ? vkt_storage_allocate(s) : VKT_OK;
   int nbindings = p->nout + p->nleaves - 1 + p->keep + 2;
-  if (st || (st = pipeline_of(p, s->dev, nbindings, false, p->push_size, &pipe, &hash)))
+  if (st || (st = pipeline_of(p, NULL, s->dev, nbindings, p->push_size, &pipe, &hash)))
     return st;
   epilogue_of(p, &ep);
   vkt_stream_count_ops(s->dev, (uint32_t)p->nnodes); /* the product and each node */
@@ -756,14 +762,14 @@ static vkt_status launch(const plan *p) {
   vkt_device *dev = l.t[0]->storage->dev;
   vkt_pipeline *pipe;
   uint64_t hash;
-  if ((st = pipeline_of(p, dev, l.n, l.contiguous, push_size, &pipe, &hash)))
+  if ((st = pipeline_of(p, &l, dev, l.n, push_size, &pipe, &hash)))
     return st;
   vkt_binding b[MAX_OPERANDS];
   for (int k = 0; k < l.n; k++)
     b[k] = (vkt_binding){&l.t[k]->storage->alloc, 0, l.t[k]->storage->alloc.size, k < p->nout};
   uint32_t groups[3];
   uint64_t batch = 0;
-  uint32_t per_group = l.contiguous ? 256 * 8 : 256; /* elementwise.glsl's LOCAL_SIZE * fused.comp's ELEMS */
+  uint32_t per_group = l.contiguous ? 256 * 8 : l.one_dim ? 256 * 4 : 256; /* LOCAL_SIZE * fused.comp's ELEMS */
   vkt_groups_for(dev, (words[0] + per_group - 1) / per_group, groups);
   vkt_stream_count_ops(dev, (uint32_t)p->nnodes - 1);
   if ((st = vkt_stream_dispatch(dev, pipe, b, l.n, words, push_size, groups, &batch)))
@@ -850,7 +856,7 @@ void vkt_fuse_generate(const plan *p, text *b, text *ops) { generate(p, params_o
 
 size_t vkt_fuse_key(const plan *p, unsigned char *key, size_t cap) {
   kernel_key k;
-  key_of(p, false, &k);
+  key_of(p, NULL, &k);
   if (k.n > cap)
     return 0;
   memcpy(key, k.b, k.n);

@@ -506,3 +506,9 @@ vkt_status vkt_slice(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_
   vkt_tensor_share(out, &t);
   return VKT_OK;
 }
+
+bool vkt_tensor_known_within(const vkt_tensor *t, int64_t lo, int64_t hi) {
+  const vkt_storage *s = t->storage;
+  return s->range_known && s->range_version == s->version && s->range_dtype == t->dtype && s->range_lo >= lo &&
+         s->range_hi < hi;
+}

@@ -19,6 +19,14 @@ typedef struct {
   vkt_alloc alloc;   /* device range */
   uint64_t last_use; /* newest batch that reads or writes the range */
   uint32_t version;  /* bumped by every write: autograd's check that a saved tensor is unchanged */
+  /* An integer storage written whole from host memory (targets, indices: vkt_copy_ of host data) keeps its
+   * values' range [range_lo, range_hi] while version is still range_version, so that an index check on the
+   * device need not read its error word back: a read waits for all the work queued before it, which left a
+   * training step's GPU idle while the host recorded the next one. */
+  bool range_known;
+  vkt_dtype range_dtype;
+  uint32_t range_version;
+  int64_t range_lo, range_hi;
   /* Fusion (csrc/ops/fuse.c): the pending expression whose value this storage will hold (its range is
    * then allocated only when it is computed), how many pending expressions read this storage, and what
    * drops the expression when the last reference goes. */
@@ -69,6 +77,8 @@ void vkt_tensor_release(vkt_tensor *t); /* also on {0}: cleanup paths need not c
 
 int64_t vkt_tensor_numel(const vkt_tensor *t);
 bool vkt_tensor_is_contiguous(const vkt_tensor *t);
+/* Whether every value of integer tensor t is known on the host (vkt_storage.range_known) to lie in [lo, hi). */
+bool vkt_tensor_known_within(const vkt_tensor *t, int64_t lo, int64_t hi);
 /* The order of t's dims from its largest stride to its smallest (stable; dims of one element first), or
  * false where t is broadcast along a dim or walks one backwards. */
 bool vkt_tensor_stride_order(const vkt_tensor *t, int *order);

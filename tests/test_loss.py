@@ -211,6 +211,30 @@ def test_target_out_of_bounds(device, nll):
     assert to_numpy(fn(x, vkt.tensor(np.array([1, 7, 2]), device=device), ignore_index=7)).shape == ()
 
 
+def test_targets_checked_without_a_wait_only_while_known(dev):
+    """Targets written whole from host memory keep their range on the host, so the op need not read the
+    device's error word back (a wait for all queued work); a write on the device (or a view of other values)
+    makes the op read it again."""
+    x = vkt.tensor(np.zeros((3, 5), np.float32), device=dev)
+    t = vkt.tensor(np.array([1, 4, 2]), device=dev)
+    vkt._C.cross_entropy_loss(x, t)
+    t[1] = 5  # in place on the device: the range the upload found no longer holds
+    with pytest.raises(IndexError, match="^Target 5 is out of bounds.$"):
+        vkt._C.cross_entropy_loss(x, t)
+    computed = vkt.tensor(np.array([0, 1, 2]), device=dev) * 3  # on the device: never known
+    with pytest.raises(IndexError, match="^Target 6 is out of bounds.$"):
+        vkt._C.cross_entropy_loss(x, computed)
+    wide = vkt.tensor(np.array([1, 2, 3, 7]), device=dev)[:3]  # a view: the storage's range covers it
+    assert to_numpy(vkt._C.cross_entropy_loss(x, wide, reduction="none")).shape == (3,)
+    with pytest.raises(IndexError, match="^Target 7 is out of bounds.$"):
+        vkt._C.cross_entropy_loss(x, vkt.tensor(np.array([1, 2, 3, 7]), device=dev)[1:])
+    index = vkt.tensor(np.array([0, 2]), device=dev)
+    assert to_numpy(vkt.index_select(x, 0, index)).shape == (2, 5)
+    index[0] = 3
+    with pytest.raises(IndexError, match="index out of range in self"):
+        vkt.index_select(x, 0, index)
+
+
 def _t(a, dtype=None):
     return np.asarray(a, dtype=dtype)
 

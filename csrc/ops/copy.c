@@ -124,13 +124,30 @@ vkt_status vkt_host_view(const vkt_tensor *src, vkt_tensor *out) {
   return VKT_OK;
 }
 
+#define RANGE_MAX (1 << 20) /* elements an upload finds the range of (vkt_storage.range_known) */
+
+/* The range of an int32 or int64 upload that fills d, from the host's copy of the values. */
+static void note_range(vkt_storage *d, vkt_dtype dtype, const void *host, int64_t n) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t v = dtype == VKT_INT64 ? ((const int64_t *)host)[i] : ((const int32_t *)host)[i];
+    lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+  }
+  d->range_known = true, d->range_dtype = dtype, d->range_version = d->version, d->range_lo = lo, d->range_hi = hi;
+}
+
 static vkt_status upload_contiguous(const vkt_tensor *dst, const void *host) {
   vkt_storage *d = dst->storage;
   int size = vkt_dtype_size(dst->dtype);
+  int64_t n = vkt_tensor_numel(dst);
   vkt_status st = vkt_fuse_ready(d, true);
-  return st ? st
-            : vkt_mem_upload(d->dev, &d->alloc, (uint64_t)dst->offset * size, host,
-                             (uint64_t)vkt_tensor_numel(dst) * size, &d->last_use);
+  if (st || (st = vkt_mem_upload(d->dev, &d->alloc, (uint64_t)dst->offset * size, host, (uint64_t)n * size,
+                                 &d->last_use)))
+    return st;
+  if ((dst->dtype == VKT_INT64 || dst->dtype == VKT_INT32) && dst->offset == 0 && (uint64_t)n * size == d->nbytes &&
+      n <= RANGE_MAX)
+    note_range(d, dst->dtype, host, n);
+  return VKT_OK;
 }
 
 static vkt_status copy_through_host(const vkt_tensor *dst, const vkt_tensor *src) {

@@ -165,7 +165,8 @@ static vkt_status run_rows(const vkt_tensor *x, const vkt_tensor *t, const vkt_t
                    .param = {{true, o->label_smoothing, 0}},
                    .iparam = {o->ignore_index},
                    .flags = prob ? VKT_LOSS_PROB : 0};
-  if (!(st = vkt_op_run(o->nll ? VKT_OP_NLL_LOSS : VKT_OP_CROSS_ENTROPY, &a)) && !prob && flag.storage)
+  if (!(st = vkt_op_run(o->nll ? VKT_OP_NLL_LOSS : VKT_OP_CROSS_ENTROPY, &a)) && !prob && flag.storage &&
+      !vkt_tensor_known_within(t, 0, g.c))
     st = bad_target(&flag, t, g.c, o->ignore_index);
   vkt_tensor_release(&flag);
   return st;

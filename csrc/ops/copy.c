@@ -141,8 +141,8 @@ static vkt_status upload_contiguous(const vkt_tensor *dst, const void *host) {
   int size = vkt_dtype_size(dst->dtype);
   int64_t n = vkt_tensor_numel(dst);
   vkt_status st = vkt_fuse_ready(d, true);
-  if (st || (st = vkt_mem_upload(d->dev, &d->alloc, (uint64_t)dst->offset * size, host, (uint64_t)n * size,
-                                 &d->last_use)))
+  if (st ||
+      (st = vkt_mem_upload(d->dev, &d->alloc, (uint64_t)dst->offset * size, host, (uint64_t)n * size, &d->last_use)))
     return st;
   if ((dst->dtype == VKT_INT64 || dst->dtype == VKT_INT32) && dst->offset == 0 && (uint64_t)n * size == d->nbytes &&
       n <= RANGE_MAX)

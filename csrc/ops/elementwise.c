@@ -418,7 +418,11 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
       len += vkt_defines_cat(defines + len, sizeof defines - (size_t)len, scalar_defines[k], NULL);
   bool one_dim = !contiguous && rank == 1; /* elementwise.glsl's ONE_DIM */
   vkt_defines_cat(defines + len, sizeof defines - (size_t)len, "#define VT ", bool_value ? "bool" : "C", "\n",
-                  op->define, contiguous ? "#define CONTIGUOUS\n" : one_dim ? "#define ONE_DIM\n" : "", NULL);
+                  op->define,
+                  contiguous ? "#define CONTIGUOUS\n"
+                  : one_dim  ? "#define ONE_DIM\n"
+                             : "",
+                  NULL);
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
   vkt_status st = vkt_pipeline_get(dev, op->shader, defines, n, sizeof push, &pipe);

@@ -437,8 +437,15 @@ static void epilogue_of(const plan *p, epilogue *ep) {
   for (int j = 0; j < p->nleaves - 1; j++)
     ep->read[j] = p->leaf[j];
   int nparams = (int)param_words(p, ep->params) / 2;
-  ep->e = (vkt_matmul_epilogue){&ep->mm,   ep->out,   ep->read, p->nout, p->nleaves - 1,
-                                p->nnodes, p->keep, ep->params, nparams};
+  ep->e = (vkt_matmul_epilogue){.mm = &ep->mm,
+                                .out = ep->out,
+                                .read = ep->read,
+                                .nout = p->nout,
+                                .nread = p->nleaves - 1,
+                                .nops = p->nnodes,
+                                .keep = p->keep,
+                                .params = ep->params,
+                                .nparams = nparams};
 }
 
 /* The kernel of plan p over the pending product p->mm, where the expression is float (matmul.glsl's

@@ -167,21 +167,21 @@ static vkt_status reduce_split(int id, const vkt_tensor *x, const vkt_reduce_opt
  * over its rows) is read by columns, 32 outputs a workgroup, each walking every row: 32 workgroups on an H200's
  * 132 multiprocessors, 103 us for 32 MiB. On a Vulkan device long columns are cut instead into P pieces of
  * rows, the tensor seen as [P, rows / P, cols] (a view), each piece reduced apart, then the P partial results:
- * about 256 workgroups. Float32 sums, means (of equally many elements), amax and amin. A pending expression
- * is computed first rather than read in the one-pass kernel's load, which keeps fused results bit-identical to
- * unfused ones, and at these lengths costs less than the walk it saves. */
+ * about 256 workgroups. Float32 sums, means (of equally many elements), amax and amin of a computed input: a
+ * pending expression stays in the one-pass kernel's load (computed first and cut, layer_norm's backward on an
+ * H200 went from 1.09 of PyTorch's speed to 0.95), so there the fused sum's order differs from the unfused. */
 #define RED_SHORT_ROW 32 /* rows up to this long take one invocation each instead of a workgroup */
 #define RED_COLUMNS 32   /* rows a workgroup takes by columns (reduce.glsl's COLS) */
 #define COLUMN_SPLIT_WORKGROUPS 256
 #define COLUMN_SPLIT_MIN_ROWS 2048 /* shorter walks take a few microseconds */
-#define COLUMN_SPLIT_MIN_PIECE 64   /* rows */
+#define COLUMN_SPLIT_MIN_PIECE 64  /* rows */
 
 static int64_t column_pieces(const vkt_tensor *x, const vkt_reduce_opts *o, int id, int64_t *rows, int64_t *cols) {
   int lead = __builtin_popcount(o->dims);
   bool assoc = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN;
   bool wide_sum = o->dtype < 0 || o->dtype == VKT_FLOAT32 || o->dtype == VKT_FLOAT64; /* partials not rounded */
-  if (!assoc || !wide_sum || vkt_tensor_device(x) == VKT_CPU || x->dtype != VKT_FLOAT32 || lead == 0 ||
-      lead == x->ndim || o->dims != (1u << lead) - 1 || !vkt_tensor_is_contiguous(x) || o->grid_of)
+  if (!assoc || !wide_sum || vkt_tensor_device(x) == VKT_CPU || x->dtype != VKT_FLOAT32 || x->storage->pending ||
+      lead == 0 || lead == x->ndim || o->dims != (1u << lead) - 1 || !vkt_tensor_is_contiguous(x) || o->grid_of)
     return 0;
   *rows = reduced_count(x, o->dims), *cols = vkt_tensor_numel(x) / (*rows ? *rows : 1);
   int64_t groups = (*cols + RED_COLUMNS - 1) / RED_COLUMNS;

@@ -168,8 +168,8 @@ static vkt_status reduce_split(int id, const vkt_tensor *x, const vkt_reduce_opt
  * 132 multiprocessors, 103 us for 32 MiB. On a Vulkan device long columns are cut instead into P pieces of
  * rows, the tensor seen as [P, rows / P, cols] (a view), each piece reduced apart, then the P partial results:
  * about 256 workgroups. Float32 sums, means (of equally many elements), amax and amin of a computed input: a
- * pending expression stays in the one-pass kernel's load (computed first and cut, layer_norm's backward on an
- * H200 went from 1.09 of PyTorch's speed to 0.95), so there the fused sum's order differs from the unfused. */
+ * pending expression stays in the one-pass kernel's load, which reads its tensors once instead of writing the
+ * expression out and reading it back (so there the fused sum's order differs from the unfused one's). */
 #define RED_SHORT_ROW 32 /* rows up to this long take one invocation each instead of a workgroup */
 #define RED_COLUMNS 32   /* rows a workgroup takes by columns (reduce.glsl's COLS) */
 #define COLUMN_SPLIT_WORKGROUPS 256

@@ -79,7 +79,8 @@ struct vkt_node {
   const vkt_fn *fn;
   uint64_t seq; /* creation order: a node's inputs are older, so newest first is a topological order */
   int nin, nout;
-  vkt_edge *next;           /* [nin] */
+  vkt_edge *next;           /* [nin]; the start of one block for the arrays below, */
+  size_t arrays_bytes;      /* of this many bytes (a freed node keeps it for the next one) */
   vkt_shape_info *in_info;  /* [nin] */
   vkt_shape_info *out_info; /* [nout] */
   vkt_hook **pre_hooks;     /* [nout]: hooks of the non-leaf outputs */

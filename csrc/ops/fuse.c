@@ -200,15 +200,10 @@ vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a) {
   node *n = node_new();
   if (!n)
     return vkt_fail(VKT_ERR_NOMEM, "out of host memory for a pending op");
-  *n = (node){.op = id,
-              .compute = a->compute,
-              .scalar = a->scalar,
-              .param = {a->param[0], a->param[1]},
-              .uses = params_used(id, a->scalar),
-              .nin = a->nin,
-              .view = *a->out,
-              .dims = a->dims,
-              .flags = a->flags};
+  /* field by field: a compound literal would clear all 1.2 KB first (three input views), then copy */
+  n->op = id, n->compute = a->compute, n->scalar = a->scalar, n->param[0] = a->param[0], n->param[1] = a->param[1];
+  n->uses = params_used(id, a->scalar), n->nin = a->nin, n->view = *a->out, n->dims = a->dims, n->flags = a->flags;
+  n->prev = NULL; /* fit() measures size, leaves and params; next is set below */
   for (int k = 0; k < a->nin; k++) {
     vkt_tensor_share(&n->in[k], a->in[k]);
     n->in[k].storage->readers++;
@@ -712,7 +707,7 @@ static vkt_status pipeline_of(const plan *p, const layout *l, vkt_device *dev, i
 
 /* Counts a launch of the kernel with this structure hash in kernel_stats(). */
 static void count_launch(const plan *p, uint64_t hash) {
-  char ops[512] = "";
+  char ops[512];
   int row = -1;
   for (int i = 0; i < nkernels && row < 0; i++)
     row = kernels[i].hash == hash ? i : -1;

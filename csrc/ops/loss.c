@@ -381,11 +381,12 @@ static void defines_of(const vkt_op *op, const vkt_op_args *a, const vkt_loss_sh
   bool weight = backward ? vkt_tensor_numel(a->in[2]) > 3 * g->r : a->in[2] != NULL;
   int len = vkt_type_defines(buf, n, "TI", x->dtype);
   len += vkt_type_defines(buf + len, n - (size_t)len, "TO", a->out->dtype);
-  snprintf(buf + len, n - (size_t)len, "#define TI4 %s\n#define TO4 %s\n%s%s%s%s%s%s%s%s", vec[x->dtype],
-           vec[a->out->dtype] ? vec[a->out->dtype] : "vec4", op->define, target, weight ? "#define WEIGHT\n" : "",
-           a->param[0].f > 0 ? "#define SMOOTH\n" : "", rows ? "#define ROWS\n" : "", vec4 ? "#define VEC4\n" : "",
-           vkt_device_props(a->out->storage->dev)->subgroup_arithmetic ? "#define SUBGROUPS\n" : "",
-           backward ? "#define BACKWARD\n" : "");
+  vkt_defines_cat(buf + len, n - (size_t)len, "#define TI4 ", vec[x->dtype] ? vec[x->dtype] : "vec4", "\n#define TO4 ",
+                  vec[a->out->dtype] ? vec[a->out->dtype] : "vec4", "\n", op->define, target,
+                  weight ? "#define WEIGHT\n" : "", a->param[0].f > 0 ? "#define SMOOTH\n" : "",
+                  rows ? "#define ROWS\n" : "", vec4 ? "#define VEC4\n" : "",
+                  vkt_device_props(a->out->storage->dev)->subgroup_arithmetic ? "#define SUBGROUPS\n" : "",
+                  backward ? "#define BACKWARD\n" : "", NULL);
 }
 
 vkt_status vkt_loss_launch(const vkt_op *op, const vkt_op_args *a) {

@@ -55,7 +55,7 @@ static PyObject *call3(mm3_fn fn, const char *name, char **kw, PyObject *args, P
   vkt_tensor *t[3] = {NULL, NULL, NULL};
   vkt_var out;
   char fmt[64];
-  snprintf(fmt, sizeof fmt, "OO%sO:%s", optional ? "|" : "", name);
+  vkt_defines_cat(fmt, sizeof fmt, optional ? "OO|O:" : "OOO:", name, NULL); /* no snprintf: see vkt_defines_cat */
   if (!vkt_parse_args(args, kwargs, fmt, kw, &o[0], &o[1], &o[2]))
     return NULL;
   for (int k = 0; k < 3; k++)
@@ -94,7 +94,7 @@ static PyObject *add_product(addmm_fn fn, mm_fn product, bool sum_batch, const c
   vkt_tensor *t[3];
   vkt_var out;
   char fmt[64];
-  snprintf(fmt, sizeof fmt, "%sOO|$OO:%s", self ? "" : "O", name);
+  vkt_defines_cat(fmt, sizeof fmt, self ? "OO|$OO:" : "OOO|$OO:", name, NULL);
   int ok = self ? vkt_parse_args(args, kwargs, fmt, kw + 1, &o[1], &o[2], &beta_o, &alpha_o)
                 : vkt_parse_args(args, kwargs, fmt, kw, &o[0], &o[1], &o[2], &beta_o, &alpha_o);
   if (!ok || (beta_o && vkt_py_scalar(beta_o, &beta) < 0) || (alpha_o && vkt_py_scalar(alpha_o, &alpha) < 0))

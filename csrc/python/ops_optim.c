@@ -37,27 +37,36 @@ static int state_list(PyObject *o, int *n, const vkt_tensor **t) {
 }
 
 static PyObject *optimizer_step(PyObject *m, PyObject *args, PyObject *kwargs) {
-  static char *kw[] = {"algorithm", "param",    "grad",    "state",    "lr",        "weight_decay", "momentum",
-                       "dampening", "beta1",    "beta2",   "eps",      "alpha",     "lr_decay",     "step",
-                       "maximize",  "nesterov", "amsgrad", "centered", "decoupled", "first",        NULL};
+  static const char *const kw[] = {"lr",      "weight_decay", "momentum",  "dampening", "beta1",    "beta2",
+                                   "eps",     "alpha",        "lr_decay",  "step",      "maximize", "nesterov",
+                                   "amsgrad", "centered",     "decoupled", "first",     NULL};
+  enum { NUMBERS = 10, FLAGS = 6 };
   (void)m;
   const char *name;
-  PyObject *param_o, *grad_o, *state_o;
+  PyObject *param_o, *grad_o, *state_o, *value[NUMBERS + FLAGS] = {NULL};
   vkt_optim_hyper h = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .alpha = 0.99, .step = 1};
-  int flag[6] = {0}; /* maximize, nesterov, amsgrad, centered, decoupled, first */
-  static const unsigned bits[6] = {VKT_OPTIM_MAXIMIZE, VKT_OPTIM_NESTEROV,  VKT_OPTIM_AMSGRAD,
-                                   VKT_OPTIM_CENTERED, VKT_OPTIM_DECOUPLED, VKT_OPTIM_FIRST};
+  double *number[NUMBERS] = {&h.lr,    &h.weight_decay, &h.momentum, &h.dampening, &h.beta1,
+                             &h.beta2, &h.eps,          &h.alpha,    &h.lr_decay,  &h.step};
+  static const unsigned bits[FLAGS] = {VKT_OPTIM_MAXIMIZE, VKT_OPTIM_NESTEROV,  VKT_OPTIM_AMSGRAD,
+                                       VKT_OPTIM_CENTERED, VKT_OPTIM_DECOUPLED, VKT_OPTIM_FIRST};
   const vkt_tensor *state[3], *param, *grad;
   int nstate;
-  if (!vkt_parse_args(args, kwargs, "sOOO|$ddddddddddpppppp", kw, &name, &param_o, &grad_o, &state_o, &h.lr,
-                      &h.weight_decay, &h.momentum, &h.dampening, &h.beta1, &h.beta2, &h.eps, &h.alpha, &h.lr_decay,
-                      &h.step, &flag[0], &flag[1], &flag[2], &flag[3], &flag[4], &flag[5]) ||
-      algorithm(name, &h.algo) < 0 || state_list(state_o, &nstate, state) < 0)
+  if (!PyArg_ParseTuple(args, "sOOO:_optimizer_step_", &name, &param_o, &grad_o, &state_o) ||
+      vkt_parse_keywords(kwargs, "_optimizer_step_", kw, value) < 0)
+    return NULL;
+  for (int k = 0; k < NUMBERS; k++) /* as PyArg's "d" */
+    if (value[k] && (*number[k] = PyFloat_AsDouble(value[k])) == -1.0 && PyErr_Occurred())
+      return NULL;
+  for (int k = 0; k < FLAGS; k++) { /* as PyArg's "p" */
+    int on = value[NUMBERS + k] ? PyObject_IsTrue(value[NUMBERS + k]) : 0;
+    if (on < 0)
+      return NULL;
+    h.flags |= on ? bits[k] : 0;
+  }
+  if (algorithm(name, &h.algo) < 0 || state_list(state_o, &nstate, state) < 0)
     return NULL;
   if (!(param = vkt_tensor_of(param_o)) || !(grad = vkt_tensor_of(grad_o)))
     return PyErr_Format(PyExc_TypeError, "_optimizer_step_: param and grad must be Tensors");
-  for (int k = 0; k < 6; k++)
-    h.flags |= flag[k] ? bits[k] : 0;
   if (h.momentum != 0 && (h.algo == VKT_OPTIM_SGD || h.algo == VKT_OPTIM_RMSPROP))
     h.flags |= VKT_OPTIM_MOMENTUM;
   vkt_status st = vkt_optim_step(&h, param, grad, nstate, state);
@@ -68,7 +77,7 @@ static PyObject *optimizer_step(PyObject *m, PyObject *args, PyObject *kwargs) {
 
 PyMethodDef vkt_optim_functions[] = {
     {"_optimizer_step_", (PyCFunction)(void (*)(void))optimizer_step, METH_VARARGS | METH_KEYWORDS,
-     "_optimizer_step_(algorithm, param, grad, state, *, lr, weight_decay=0, momentum=0, dampening=0, beta1=0.9, "
+     "_optimizer_step_(algorithm, param, grad, state, /, *, lr, weight_decay=0, momentum=0, dampening=0, beta1=0.9, "
      "beta2=0.999, eps=1e-8, alpha=0.99, lr_decay=0, step=1, maximize=False, nesterov=False, amsgrad=False, "
      "centered=False, decoupled=False, first=False): one fused step of 'sgd', 'adam', 'rmsprop' or 'adagrad' on "
      "param in place, state (PyTorch's order, contiguous) updated in the same kernel"},

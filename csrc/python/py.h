@@ -56,8 +56,13 @@ PyObject *vkt_py_pair(PyStructSequence_Desc *desc, PyTypeObject **type, vkt_var 
 PyObject *vkt_device_new(int index);
 
 /* PyArg_ParseTupleAndKeywords, taking NumPy's axis and keepdims for dim and keepdim as PyTorch does:
- * every binding parses through it. */
+ * every binding parses through it, but the optimizer step's keywords (vkt_parse_keywords). */
 int vkt_parse_args(PyObject *args, PyObject *kwargs, const char *format, char **kwlist, ...);
+/* Keyword-only arguments matched by name, for a binding called per parameter per step with many of them (the
+ * optimizer's): PyArg's parser makes a string of every name it looks up, about 12,000 instructions for an AdamW
+ * step's. values[k] := the argument named kwlist[k] (borrowed), untouched where absent; an unknown name is
+ * PyArg's TypeError. Returns 0, or -1 with the exception set. */
+int vkt_parse_keywords(PyObject *kwargs, const char *function, const char *const *kwlist, PyObject **values);
 
 /* Argument parsing. Each returns 0, or -1 with an exception set. */
 int vkt_parse_dtype(PyObject *o, vkt_dtype *out, bool *given);

@@ -311,6 +311,28 @@ int vkt_parse_args(PyObject *args, PyObject *kwargs, const char *format, char **
   return ok;
 }
 
+int vkt_parse_keywords(PyObject *kwargs, const char *function, const char *const *kwlist, PyObject **values) {
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (kwargs && PyDict_Next(kwargs, &pos, &key, &value)) {
+    const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, NULL) : NULL;
+    if (!name) {
+      if (!PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError, "keywords must be strings");
+      return -1;
+    }
+    int k = 0;
+    while (kwlist[k] && (kwlist[k][0] != name[0] || strcmp(kwlist[k], name) != 0))
+      k++;
+    if (!kwlist[k]) {
+      PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", function, name);
+      return -1;
+    }
+    values[k] = value;
+  }
+  return 0;
+}
+
 int vkt_parse_dtype(PyObject *o, vkt_dtype *out, bool *given) {
   *given = o && o != Py_None;
   if (!*given)

@@ -72,11 +72,13 @@ static row *row_of(vkt_profile *p, const vkt_pipeline *pipe) {
   }
   const char *nl = strchr(pipe->key, '\n');
   int len = nl ? (int)(nl - pipe->key) : (int)strlen(pipe->key);
+  const char *defines = nl ? nl + 1 : "";
+  uint64_t hash = vkt_fnv1a(defines, strlen(defines), vkt_fnv1a(pipe->key, (size_t)len, VKT_FNV_SEED));
   snprintf(r->label, sizeof r->label, "%.*s #%08x", len > 60 ? 60 : len, pipe->key[0] == '\x01' ? "kernel" : pipe->key,
-           (unsigned)pipe->hash);
+           (unsigned)hash);
   /* the defines on one line, without their "#define ": "TO float BM 64 ... A_K_FAST" */
   size_t n = 0;
-  for (const char *c = nl ? nl + 1 : ""; *c && n + 1 < sizeof r->defines;) {
+  for (const char *c = defines; *c && n + 1 < sizeof r->defines;) {
     if (strncmp(c, "#define ", 8) == 0)
       c += 8;
     else

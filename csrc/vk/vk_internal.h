@@ -158,7 +158,7 @@ typedef struct {
 
 struct vkt_pipeline {
   char *key;     /* shader name, a newline, the defines */
-  uint64_t hash; /* of key */
+  uint64_t hash; /* of key, the table's (pipeline.c) */
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
   VkPipeline pipeline;

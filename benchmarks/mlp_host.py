@@ -1,8 +1,8 @@
 """The host's cost of bench.py's MLP training step (issue 19; a diagnostic, not a benchmark table): the step
 (784-1024-1024-10, ReLU, CrossEntropyLoss, AdamW, zero_grad(set_to_none=True)) repeated, with the wall time and
 the Python thread's CPU time per step. On lavapipe a small batch keeps the shaders' execution short; both times
-still include lavapipe's own recording, and the wall its execution (each step waits once, for cross_entropy's
-check of its targets). Exact counts come from callgrind: --callgrind runs the timed steps inside a ctypes
+still include lavapipe's own recording, and the wall its execution (no step waits: cross_entropy's check of
+targets uploaded from the host reads nothing back). Exact counts come from callgrind: --callgrind runs the timed steps inside a ctypes
 callback, so that only they are counted, and lavapipe's worker threads go to files of their own:
     valgrind --tool=callgrind --separate-threads=yes --collect-atstart=no --toggle-collect=_CallPythonObject \\
         python3 benchmarks/mlp_host.py --steps 10 --callgrind

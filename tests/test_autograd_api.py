@@ -1011,3 +1011,31 @@ def test_threads_differentiate_separate_graphs(device):
         assert g is not None and len(g) == len(w)
         for a, b in zip(g, w):
             assert_close(a, b, rtol=0, atol=0)
+
+
+LAYOUT_CASES = {  # leaves as (shape, transposed), and the op
+    "linear": ([((5, 3), False), ((4, 3), False), ((4,), False)], lambda m, x, w, b: m.nn.functional.linear(x, w, b)),
+    "linear_3d": ([((2, 5, 3), False), ((4, 3), False)], lambda m, x, w: m.nn.functional.linear(x, w)),
+    "lhs_transposed": ([((3, 5), True), ((3, 4), False)], lambda m, a, b: a @ b),
+    "rhs_transposed": ([((5, 3), False), ((4, 3), True)], lambda m, a, b: a @ b),
+    "batched_transposed": ([((2, 3, 5), True), ((2, 4, 3), True)], lambda m, a, b: a @ b),
+}
+
+
+@pytest.mark.parametrize("case", LAYOUT_CASES)
+def test_product_gradients_take_their_leafs_layout(device, case):
+    # A product's operand stored column by column (linear's weight, read as w.T) gets its gradient made in
+    # that layout, as PyTorch's mm backward does, so .grad has the leaf's strides and needs no copy.
+    leaves, fn = LAYOUT_CASES[case]
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s, _ in leaves]
+
+    def grads(m, **kw):
+        ts = [m.tensor(a, **kw) for a in arrays]
+        ts = [(t.transpose(-1, -2) if tr else t).detach().requires_grad_() for t, (_, tr) in zip(ts, leaves)]
+        fn(m, *ts).square().sum().backward()
+        return ts
+    got, want = grads(vkt, device=device), grads(torch)
+    for g, w in zip(got, want):
+        assert g.grad.stride() == w.grad.stride() == g.stride()
+        assert_close(to_numpy(g.grad), w.grad.numpy(), rtol=1e-5, atol=1e-5)

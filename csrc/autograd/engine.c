@@ -137,19 +137,44 @@ static vkt_status retain(vkt_meta *m, const vkt_var *g, bool create_graph) {
   return st ? st : add_into(&m->grad, &copy);
 }
 
-/* AccumulateGrad: the leaf's hooks, then .grad += g. A gradient nobody else holds is kept as it is;
- * anything else is copied first, so a later in-place update of .grad touches nothing else. */
-static vkt_status accumulate(vkt_meta *m, vkt_var *g, bool create_graph) {
+/* PyTorch's layout contract for .grad: a dense leaf's gradient has the leaf's strides (but along dims of one
+ * element), any other leaf's is contiguous. acc is the leaf's AccumulateGrad node, which keeps its layout. */
+static bool obeys_layout(const vkt_node *acc, const vkt_tensor *g) {
+  if (!acc->dims)
+    return vkt_tensor_is_contiguous(g);
+  for (int d = 0; d < g->ndim; d++)
+    if (g->shape[d] > 1 && g->strides[d] != acc->iv[d])
+      return false;
+  return true;
+}
+
+/* A copy of g laid out as the contract says. */
+static vkt_status clone_for_leaf(const vkt_node *acc, const vkt_tensor *g, vkt_tensor *out) {
+  if (!acc->dims)
+    return vkt_clone(out, g);
+  vkt_tensor like = *g;
+  memcpy(like.strides, acc->iv, sizeof *like.strides * (size_t)like.ndim);
+  vkt_status st = vkt_tensor_empty_like(out, &like, vkt_tensor_device(g), g->dtype, VKT_PRESERVE_FORMAT);
+  if (!st && (st = vkt_copy_(out, g)))
+    vkt_tensor_release(out);
+  return st;
+}
+
+/* AccumulateGrad (node acc): the leaf's hooks, then .grad += g. A gradient nobody else holds, laid out as
+ * the leaf is, is kept as it is; anything else is copied first, so a later in-place update of .grad touches
+ * nothing else. */
+static vkt_status accumulate(const vkt_node *acc, vkt_var *g, bool create_graph) {
+  vkt_meta *m = acc->leaf;
   vkt_status st = run_hooks(m->hooks, g);
   if (st || !vkt_var_defined(g))
     return st;
   if (!vkt_var_defined(&m->grad)) {
-    if (create_graph || (g->t.storage->refcount == 1 && vkt_tensor_is_contiguous(&g->t) && !g->ag)) {
+    if (create_graph || (g->t.storage->refcount == 1 && obeys_layout(acc, &g->t) && !g->ag)) {
       m->grad = *g;
       *g = (vkt_var){0};
       return VKT_OK;
     }
-    return vkt_clone(&m->grad.t, &g->t);
+    return clone_for_leaf(acc, &g->t, &m->grad.t);
   }
   if (create_graph || vkt_requires_grad(&m->grad))
     return add_into(&m->grad, g);
@@ -274,7 +299,7 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
     if (st || !needed[i] || !any)
       continue;
     if (x->leaf) {
-      st = accumulate(x->leaf, &grads_i[0], o->create_graph);
+      st = accumulate(x, &grads_i[0], o->create_graph);
     } else {
       for (int k = 0; !st && k < x->nout; k++)
         if (!vkt_var_defined(&grads_i[k]))

@@ -217,6 +217,9 @@ vkt_edge vkt_grad_edge(const vkt_var *v) {
   if (!n)
     return (vkt_edge){0};
   shape_info(&n->out_info[0], &v->t);
+  /* the leaf's layout, which its .grad follows (engine.c): dense (dims 1) and its strides */
+  n->dims = vkt_tensor_is_dense(&v->t);
+  memcpy(n->iv, v->t.strides, sizeof *v->t.strides * (size_t)v->t.ndim);
   n->leaf = m; /* strong: the leaf lives while a graph can reach it */
   __atomic_add_fetch(&m->refcount, 1, __ATOMIC_RELAXED);
   m->acc = n; /* weak: the edges that point at it own it */

@@ -16,6 +16,23 @@ static const vkt_var *as_matrix(vkt_bw *b, const vkt_var *v, int k) {
   return reshape(b, v, 2, shape);
 }
 
+/* Whether t's last two dims are stored column by column, as a transposed matrix is (linear's weight, read
+ * as w.T): an operand's gradient is then made in that layout too, as PyTorch's mm backward does, so that the
+ * leaf's .grad keeps it as it is instead of copying it into the parameter's layout. The node keeps this for
+ * lhs in bit 0 of its dims, for rhs in bit 1 (an operand is saved only where the other's gradient needs it). */
+static bool column_major(const vkt_tensor *t) {
+  int nd = t->ndim;
+  return nd >= 2 && t->shape[nd - 2] > 1 && t->shape[nd - 1] > 1 && t->strides[nd - 2] == 1 &&
+         t->strides[nd - 1] == t->shape[nd - 2];
+}
+
+/* x @ y, laid out column by column when `columns`: (y^T @ x^T)^T, the same sums of the same products. */
+static const vkt_var *product_in(vkt_bw *b, const vkt_var *x, const vkt_var *y, bool columns) {
+  if (!columns)
+    return matmul(b, x, y);
+  return transpose(b, matmul(b, transpose(b, y, -1, -2), transpose(b, x, -1, -2)), -1, -2);
+}
+
 /* The gradients of lhs @ rhs for an incoming gradient gz of the product's shape. */
 static void product_grads(vkt_bw *b, const vkt_var *gz, const vkt_var *lhs, const vkt_var *rhs) {
   const vkt_shape_info *li = IN(b, 0), *ri = IN(b, 1);
@@ -42,19 +59,20 @@ static void product_grads(vkt_bw *b, const vkt_var *gz, const vkt_var *lhs, cons
       gshape[batch + 1] = c->t.shape[0];
       ga = reshape(b, rows, batch + 2, gshape);
     } else {
-      ga = matmul(b, g2, transpose(b, c, -1, -2));
+      ga = product_in(b, g2, transpose(b, c, -1, -2), b->n->dims & 1u);
     }
     SET(b, 0, li->ndim == 1 ? reshape(b, sum_to(b, ga, 2, (int64_t[]){1, li->shape[0]}), 1, li->shape) : ga);
   }
   if (NEED(b, 1)) {
     const vkt_var *gc;
+    bool columns = b->n->dims & 2u;
     if (ri->ndim <= 2 && a->t.ndim > 2 && vkt_tensor_is_contiguous(&a->t)) {
       /* One rhs shared by the batch: fold the batch into the rows, one product with K = batch * M. */
       int64_t k = a->t.shape[a->t.ndim - 1], n = shape[batch + 1];
       const vkt_var *a2 = reshape(b, a, 2, (int64_t[]){-1, k});
-      gc = matmul(b, transpose(b, a2, 0, 1), reshape(b, g2, 2, (int64_t[]){-1, n}));
+      gc = product_in(b, transpose(b, a2, 0, 1), reshape(b, g2, 2, (int64_t[]){-1, n}), columns);
     } else {
-      gc = matmul(b, transpose(b, a, -1, -2), g2);
+      gc = product_in(b, transpose(b, a, -1, -2), g2, columns);
     }
     SET(b, 1, ri->ndim == 1 ? reshape(b, sum_to(b, gc, 2, (int64_t[]){ri->shape[0], 1}), 1, ri->shape) : gc);
   }
@@ -87,6 +105,7 @@ vkt_status vkt_ag_product(vkt_product_fn fn, const vkt_var *a, const vkt_var *b,
       vkt_node_save(n, 0, a, false, 0);
     if (vkt_requires_grad(a))
       vkt_node_save(n, 1, b, false, 0);
+    n->dims = (column_major(&a->t) ? 1u : 0) | (column_major(&b->t) ? 2u : 0);
     vkt_node_output(n, 0, out);
     vkt_node_decref(n);
   }
@@ -104,6 +123,7 @@ vkt_status vkt_ag_matmul_add_relu(const vkt_var *lhs, const vkt_var *rhs, const 
     vkt_node_save(n, 0, lhs, false, 0);
     vkt_node_save(n, 1, rhs, false, 0);
     vkt_node_save(n, 2, out, true, 0); /* the output, not the pre-activation, as the seed does */
+    n->dims = (column_major(&lhs->t) ? 1u : 0) | (column_major(&rhs->t) ? 2u : 0);
     vkt_node_output(n, 0, out);
     vkt_node_decref(n);
   }

@@ -29,6 +29,8 @@ CASES = {  # m, k, n, batch, dtype, what follows the product: "" (nothing), "fus
     "relu_8x1024": (1024, 1024, 1024, 8, "float32", "relu"),
     "bmm_8x1024": (1024, 1024, 1024, 8, "float32", ""),
     "splitk_64x65536": (64, 65536, 64, 1, "float32", ""),
+    "f32_256x1024": (256, 1024, 1024, 1, "float32", ""),  # an MLP layer's 64 tiles: split-K in 4 slices
+    "relu_256x1024": (256, 1024, 1024, 1, "float32", "relu"),  # the same, its epilogue in the slices' adds
     "f16_2048": (2048, 2048, 2048, 1, "float16", ""),
     "f16_4096": (4096, 4096, 4096, 1, "float16", ""),
     "f16_4096_at": (4096, 4096, 4096, 1, "float16", ""),

@@ -152,6 +152,49 @@ def test_float16_epilogues(case, shape):
         assert_close(g.astype(np.float64), c.numpy().astype(np.float64), rtol=1e-2, atol=1e-2)
 
 
+# A product of few output tiles and K of 512 or more is cut along K into slices multiplied as a batch
+# (matmul.c, split-K); their sums are added elementwise, so the expression after the product fuses into
+# those adds: 256 x 1024 x 256 makes 16 tiles of 64 x 64, and 4 slices 256 deep.
+def test_split_product_takes_the_epilogue():
+    x, w, bias = arrays((256, 1024), (1024, 256), (256,))
+    (got,) = fused_once(lambda x, w, bias: (x @ w).relu() * 2, x, w, bias, kernel="add add add relu mul",
+                        dispatches=2)
+    xn, wn, bn = f64(x, w, bias)
+    assert_close(got, np.maximum(xn @ wn, 0) * 2, rtol=1e-5, atol=1e-4)
+    # with a bias: 6 operands, more push constants than lavapipe's 128 bytes, so there a kernel or two more
+    (got,), stats = run(lambda x, w, bias: F.gelu(x @ w.T.T + bias), x, w, bias)
+    (want,), unfused = run(lambda x, w, bias: F.gelu(x @ w.T.T + bias), x, w, bias, fused=False)
+    assert same_bits(got, want) and stats["dispatches"] < unfused["dispatches"]
+    assert_close(got, gelu(xn @ wn + bn), rtol=1e-4, atol=1e-4)
+    # 784 = 2 x 392 (4 x 196 is too shallow): two slices; 513 has no divisor up to 4 leaving 256: no split
+    for k, kernel, dispatches in ((784, "add relu", 2), (513, "matmul relu", 1)):
+        x, w = arrays((256, k), (k, 256))
+        (got,) = fused_once(lambda x, w: (x @ w).relu(), x, w, kernel=kernel, dispatches=dispatches)
+        assert_close(got, np.maximum(f64(x)[0] @ f64(w)[0], 0), rtol=1e-5, atol=1e-4)
+
+
+def test_split_product_backward():
+    x, w, bias = arrays((256, 1024), (1024, 256), (256,))
+
+    def grads(fused):
+        vkt.vulkan.set_fusion(fused)
+        try:
+            ts = [vkt.tensor(a, device="vulkan", requires_grad=True) for a in (x, w, bias)]
+            y = (ts[0] @ ts[1] + ts[2]).relu()
+            y.square().sum().backward()
+            return [y.detach().cpu().numpy()] + [t.grad.cpu().numpy() for t in ts]
+        finally:
+            vkt.vulkan.set_fusion(True)
+    got = grads(True)
+    for g, u in zip(got, grads(False)):
+        assert same_bits(g, u)
+    xn, wn, bn = f64(x, w, bias)
+    y = np.maximum(xn @ wn + bn, 0)
+    gz = 2 * y * (y > 0)
+    for g, want in zip(got, (y, gz @ wn.T, xn.T @ gz, gz.sum(0))):
+        assert_close(g, want, rtol=1e-4, atol=1e-3)
+
+
 def test_batched_with_broadcast():
     x, w, bias = arrays((4, 1, 40, 24), (3, 24, 33), (3, 1, 33))
     (got,) = fused_once(lambda x, w, bias: (x @ w + bias).relu(), x, w, bias, kernel="matmul add relu")

@@ -134,33 +134,55 @@ static vkt_dtype accumulator(vkt_dtype d) {
 
 /* Split-K: a product with few output tiles and a long K leaves most of a GPU idle, so K is cut into
  * s slices, multiplied as s more batch matrices (strided views, no copy), and the partial products
- * summed. Only for plain float32 products on a GPU: an epilogue would need the total first. */
+ * summed. Only for float32 products without a bias or relu of their own (addmm, matmul_add_relu), which
+ * the product's kernel adds to the total. Long products (K >= SPLIT_K_MIN) sum their slices with a
+ * reduction; short ones (SHORT_SPLIT_K_MIN <= K, at most 4 slices) with adds, which fusion makes one kernel
+ * with the ops that consume the product: the sum takes the epilogue. */
 #define SPLIT_K_MIN 4096 /* K */
 #define SPLIT_K_TILES 16 /* fewer 64 x 64 output tiles than this */
 /* A product whose 128 x 128 tiles number fewer than this, with K >= SPLIT_K_MIN, also splits on a GPU:
  * the weight gradient of a linear layer, lhs^T @ grad over 8192 rows into 1024 x 1024, ran its 64 wide
  * workgroups on half of an H100's 132 multiprocessors (0.78 ms alone, against 0.38 ms when two overlapped). */
 #define SPLIT_K_WIDE_TILES 128
+/* A shorter product of fewer 64 x 64 tiles than this (less than a workgroup per multiprocessor of an H100)
+ * splits into slices 256 deep or more, up to 4, towards 256 workgroups: an MLP's 256 x 1024 x 1024 layer
+ * made 64 workgroups. */
+#define SHORT_SPLIT_K_MIN 512
+#define SHORT_SPLIT_TILES 128
 
-static int64_t k_slices(const vkt_tensor *x, const mm_epilogue *e, int64_t m, int64_t n, int64_t k, int64_t batch) {
-  if (vkt_tensor_device(x) == VKT_CPU || x->dtype != VKT_FLOAT32 || e->bias || e->flags || k < SPLIT_K_MIN ||
+typedef struct {
+  int64_t slices;
+  bool adds; /* summed by adds (short), else by a reduction */
+} k_split;
+
+static k_split k_slices(const vkt_tensor *x, const mm_epilogue *e, int64_t m, int64_t n, int64_t k, int64_t batch) {
+  k_split none = {0, false};
+  if (vkt_tensor_device(x) == VKT_CPU || x->dtype != VKT_FLOAT32 || e->bias || e->flags || k < SHORT_SPLIT_K_MIN ||
       x->ndim + 1 > VKT_MAX_DIMS)
-    return 0;
+    return none;
   int64_t tiles = (m + 63) / 64 * ((n + 63) / 64) * batch;
+  if (k < SPLIT_K_MIN) {
+    if (tiles >= SHORT_SPLIT_TILES || m == 1 || n == 1) /* one row or column: the matrix-vector shader */
+      return none;
+    for (int64_t s = 4; s >= 2; s--)
+      if (k % s == 0 && k / s >= 256 && (s == 2 || tiles * s <= 2 * 256))
+        return (k_split){s, true};
+    return none;
+  }
   if (tiles < SPLIT_K_TILES) {
     for (int64_t s = 256 / tiles; s >= 2; s--) /* about 256 workgroups: two per multiprocessor of a large GPU */
       if (k % s == 0 && k / s >= 256)
-        return s;
-    return 0;
+        return (k_split){s, false};
+    return none;
   }
   int64_t wide = (m + 127) / 128 * ((n + 127) / 128) * batch;
   if (wide >= SPLIT_K_WIDE_TILES || vkt_device_props(x->storage->dev)->type == VKT_ADAPTER_CPU)
-    return 0;                             /* a CPU adapter's few cores are busy with the tiles there are */
+    return none;                          /* a CPU adapter's few cores are busy with the tiles there are */
   int64_t most = (256 + wide - 1) / wide; /* about 256 tiles, at most 8 slices, each 1024 deep or more */
   for (int64_t s = most < 8 ? most : 8; s >= 2; s--)
     if (k % s == 0 && k / s >= 1024)
-      return s;
-  return 0;
+      return (k_split){s, false};
+  return none;
 }
 
 /* x's [..., rows, k] (k_dim = -1) or [..., k, cols] (k_dim = -2) seen as s matrices of k / s. */
@@ -174,8 +196,27 @@ static void slice_k(const vkt_tensor *x, int k_dim, int64_t s, vkt_tensor *out) 
   out->shape[d + 1] = x->shape[d] / s;
 }
 
-static vkt_status split_k(const vkt_tensor *a, const vkt_tensor *b, int64_t s, const mm_epilogue *e, vkt_tensor *out) {
+/* part[0] + part[1] + ... in that order: elementwise, so pending under fusion. */
+static vkt_status add_slices(const vkt_tensor *part, vkt_tensor *out) {
+  vkt_tensor sum = {0}, next = {0}, slice = {0};
+  vkt_status st = vkt_select(&sum, part, 0, 0);
+  for (int64_t i = 1; i < part->shape[0] && !st; i++) {
+    if (!(st = vkt_select(&slice, part, 0, i)))
+      st = vkt_binary(VKT_OP_ADD, (vkt_operand){.t = &sum}, (vkt_operand){.t = &slice}, one, NULL, &next);
+    vkt_tensor_release(&slice);
+    vkt_tensor_release(&sum);
+    sum = next, next = (vkt_tensor){0};
+  }
+  if (st)
+    vkt_tensor_release(&sum);
+  *out = sum;
+  return st;
+}
+
+static vkt_status split_k(const vkt_tensor *a, const vkt_tensor *b, k_split split, const mm_epilogue *e,
+                          vkt_tensor *out) {
   vkt_tensor sa, sb, part = {0};
+  int64_t s = split.slices;
   slice_k(a, -1, s, &sa);
   slice_k(b, -2, s, &sb);
   int64_t shape[VKT_MAX_DIMS];
@@ -186,10 +227,15 @@ static vkt_status split_k(const vkt_tensor *a, const vkt_tensor *b, int64_t s, c
   vkt_status st = vkt_tensor_empty(&part, vkt_tensor_device(a), VKT_FLOAT32, a->ndim + 1, shape);
   if (st)
     return st;
-  vkt_op_args args = {.out = &part, .in = {&sa, &sb}, .nin = 3, .compute = VKT_FLOAT32, .param = {e->beta, e->alpha}};
+  vkt_op_args args = {.out = &part,
+                      .in = {&sa, &sb},
+                      .nin = 3,
+                      .compute = VKT_FLOAT32,
+                      .param = {e->beta, e->alpha},
+                      .flags = split.adds ? VKT_MATMUL_SMALL_TILE : 0};
   vkt_reduce_opts sum = {.name = "sum", .dims = 1u, .dtype = -1};
   if (!(st = vkt_op_run(VKT_OP_MATMUL, &args)))
-    st = vkt_reduce(VKT_OP_SUM, &part, &sum, out, NULL);
+    st = split.adds ? add_slices(&part, out) : vkt_reduce(VKT_OP_SUM, &part, &sum, out, NULL);
   vkt_tensor_release(&part);
   return st;
 }
@@ -205,11 +251,12 @@ static vkt_status product(const vkt_tensor *a, const vkt_tensor *b, const mm_epi
     goto finish;
   if (e->bias && (st = bias_operand(e->bias, a, b, &p, &v[2])))
     goto finish;
-  int64_t batch = vkt_tensor_numel(&v[0]) ? 1 : 0, slices;
+  int64_t batch = vkt_tensor_numel(&v[0]) ? 1 : 0;
   for (int d = 0; d < p.nbatch; d++)
     batch *= p.shape[d];
-  if ((slices = k_slices(a, e, m, n, p.k, batch))) {
-    if (!(st = split_k(&v[0], &v[1], slices, e, &v[3])))
+  k_split split = k_slices(a, e, m, n, p.k, batch);
+  if (split.slices) {
+    if (!(st = split_k(&v[0], &v[1], split, e, &v[3])))
       st = vkt_view(result, &v[3], p.fndim, p.fshape);
     goto finish;
   }
@@ -399,7 +446,7 @@ static const mm_tile *small(const vkt_op_args *a, const vkt_adapter_props *p) {
 static const mm_tile *tile_for(const vkt_op_args *a) {
   int nd = a->out->ndim;
   const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
-  if (!vkt_dtypes[a->compute].is_float)
+  if (!vkt_dtypes[a->compute].is_float || a->flags & VKT_MATMUL_SMALL_TILE)
     return small(a, p); /* the other shaders are written for float sums */
   const mm_tile *mv = matvec_tile(a, p);
   if (mv)

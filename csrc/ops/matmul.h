@@ -5,8 +5,10 @@
 
 #include "ops.h"
 
-/* vkt_op_args.flags of VKT_OP_MATMUL: relu after the bias (the fused op's epilogue). */
+/* vkt_op_args.flags of VKT_OP_MATMUL: relu after the bias (the fused op's epilogue); the small tile, whatever
+ * the shape (the slices of a split product, which want many workgroups). */
 #define VKT_MATMUL_RELU 1u
+#define VKT_MATMUL_SMALL_TILE 2u
 
 /* What VKT_OP_MATMUL's launch and CPU kernel see: in[0] = a [batch..., M, K], in[1] = b
  * [batch..., K, N], in[2] = NULL or a bias [batch..., M, N] (all broadcast to out's batch dims,

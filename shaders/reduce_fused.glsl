@@ -3,7 +3,9 @@
 // fused.comp would before storing it, so the value equals what the unfused reduction loads. The host
 // defines, besides fused.comp's NOPS (tensors read), NPARAMS, OPi, STi, FUSED_BUFFERS, FUSED_DECLARE,
 // FUSED_LOAD(k) and FUSED_EVAL(k): KRANK and RRANK (kept and reduced dims after merging, 0 to 4) and
-// FUSED_VALUE (the root's value). Only what a launch varies by is pushed, so that it fits 128 bytes.
+// FUSED_VALUE (the root's value), and OUT_REDUCED for ops that write every element (softmax), whose output
+// then has strides along the reduced dims too. Only what a launch varies by is pushed, so that it fits
+// 128 bytes.
 #ifndef VKT_REDUCE_FUSED_GLSL
 #define VKT_REDUCE_FUSED_GLSL
 
@@ -22,7 +24,11 @@ layout(push_constant) uniform Push {
 #endif
 #if RRANK > 0
   uint rshape[RRANK];
+#ifdef OUT_REDUCED
+  uint rstride[(NOPS + 1) * RRANK]; // elements, operand-major: the tensors read, then the output
+#else
   uint rstride[NOPS * RRANK];       // elements, operand-major
+#endif
 #endif
 } p;
 
@@ -50,8 +56,21 @@ uvec2 kept_at(uint o) {
   return uvec2(0u, at);
 }
 
-// load() takes the reduced index itself: each tensor has its own strides.
-uvec2 red_at(uint r) { return uvec2(r, 0u); }
+// load() takes the reduced index itself (.x): each tensor has its own strides. With OUT_REDUCED, .y is the
+// output's offset of reduced element r, relative to the row's kept_at.
+uvec2 red_at(uint r) {
+  uint at = 0u;
+#if defined(OUT_REDUCED) && RRANK == 1
+  at = r * p.rstride[NOPS];
+#elif defined(OUT_REDUCED) && RRANK > 1
+  uint q = r;
+  for (int d = RRANK - 1; d >= 0; d--) {
+    at += q % p.rshape[d] * p.rstride[NOPS * RRANK + d];
+    q /= p.rshape[d];
+  }
+#endif
+  return uvec2(r, at);
+}
 
 C load(uint r) {
   uint idx[NOPS];

@@ -47,6 +47,11 @@ def arr(*shape, dtype="float32"):
     return rng.integers(-50, 50, shape).astype(dtype)
 
 
+def softmax(x, dim):
+    e = np.exp(x - x.max(dim, keepdims=True))
+    return e / e.sum(dim, keepdims=True)
+
+
 # (name, fn on tensors, fn on float64 arrays, arrays, dispatches fused, rtol)
 CASES = [
     ("sum", lambda x, y: (x * y).sum(), lambda x, y: (x * y).sum(), [arr(37, 29), arr(37, 29)], 1, 1e-5),
@@ -80,6 +85,19 @@ CASES = [
                                                                        arr(8, 64, dtype="int64")], 1, 0),
     ("int32 amax", lambda x, y: (x + y).amax(0), lambda x, y: (x + y).max(0), [arr(64, 8, dtype="int32"),
                                                                                arr(64, 8, dtype="int32")], 1, 0),
+    ("prod", lambda x, y: (x * 0.1 + y * 0.1 + 1).prod(1), lambda x, y: (x * 0.1 + y * 0.1 + 1).prod(1),
+     [arr(8, 40), arr(8, 40)], 1, 1e-5),
+    ("logsumexp", lambda x, y: (x * 2 + y).logsumexp(1), lambda x, y: np.log(np.exp(x * 2 + y).sum(1)),
+     [arr(8, 300), arr(8, 300)], 1, 1e-5),
+    # softmax and log_softmax write every element: the output has strides along the reduced dim too
+    ("softmax, a mask added", lambda x, m: (x * 0.5 + m).softmax(-1), lambda x, m: softmax(x * 0.5 + m, -1),
+     [arr(37, 53), arr(53)], 1, 1e-5),
+    ("softmax dim 0, transposed", lambda x, y: (x.t() - y).softmax(0), lambda x, y: softmax(x.T - y, 0),
+     [arr(29, 37), arr(37, 29)], 1, 1e-5),
+    ("log_softmax dim 1 of 3", lambda x: (x / 3).log_softmax(1), lambda x: np.log(softmax(x / 3, 1)),
+     [arr(4, 50, 6)], 1, 1e-5),
+    ("softmax of a column", lambda x, y: (x + y).softmax(1), lambda x, y: softmax(x + y, 1), [arr(9, 1), arr(1, 30)],
+     1, 1e-5),
     # int32 sums to int64: the product in int32 is another compute type, computed first
     ("int32 sum", lambda x, y: (x * y).sum(), lambda x, y: (x * y).sum(), [arr(8, 64, dtype="int32"),
                                                                          arr(8, 64, dtype="int32")], 2, 0),
@@ -194,7 +212,7 @@ def test_layer_norm_chain_matches_unfused(fusion):
                  atol=1e-4)
 
 
-@pytest.mark.parametrize("op", ["sum", "mean", "amax", "var"])
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "var", "prod", "logsumexp", "softmax", "log_softmax"])
 def test_autograd_through_a_fused_reduction(fusion, op):
     a, b = arr(12, 40), arr(12, 40)
 
@@ -203,7 +221,7 @@ def test_autograd_through_a_fused_reduction(fusion, op):
         try:
             x = vkt.tensor(a, device="vulkan", requires_grad=True)
             y = vkt.tensor(b, device="vulkan", requires_grad=True)
-            getattr((x * y + 0.5), op)(1).sum().backward()
+            getattr((x * y + 0.5), op)(1).square().sum().backward()
             return x.grad.cpu().numpy(), y.grad.cpu().numpy()
         finally:
             vkt.vulkan.set_fusion(True)

@@ -14,18 +14,22 @@ enum {
   RED_RANK = 4,       /* reduce_fused.glsl's KRANK and RRANK at most */
   CACHE_SLOTS = 64,   /* generated reductions remembered by structure */
   MAX_KEY = 600,      /* bytes of a structure */
-  MAX_PUSH_WORDS = 96 /* 16 for 8 scalars, 4, then at most 6 offsets, 4 + 7 * 4 kept and 4 + 6 * 4 reduced */
+  MAX_PUSH_WORDS = 96 /* 16 for 8 scalars, 4, then at most 6 offsets, 4 + 7 * 4 kept and 4 + 7 * 4 reduced */
 };
 
 /* Whether an expression computing in `expr` gives its values in the GLSL type a reduction computing in
  * `compute` merges them in (float16 and float32 both compute in float, 8-bit types in int). */
 static bool same_glsl_type(vkt_dtype expr, vkt_dtype compute) { return vkt_natural_compute(expr) == compute; }
 
+/* Whether reduction op writes every element of its input's shape (softmax), not one a row. */
+static bool writes_every(int op) { return op == VKT_OP_SOFTMAX || op == VKT_OP_LOG_SOFTMAX; }
+
 /* Where x is a pending reduction's result (the second stage of a split one) the reduction is pending too, so
  * that the first stage stays pending until the expression it reads is known to be held by nothing else. */
 bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype compute) {
   node *e = x->storage->pending;
-  bool op = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_VAR;
+  bool op = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_VAR ||
+            id == VKT_OP_PROD || id == VKT_OP_LOGSUMEXP || writes_every(id);
   return op && e && vkt_fuse_enabled() && vkt_tensor_numel(x) > 0 &&
          (vkt_fuse_is_reduction(e->op) ||
           (e->op < VKT_OP_SUM && same_glsl_type(e->compute, compute) && vkt_fuse_same_view(x, &e->view)));
@@ -49,7 +53,7 @@ typedef struct {
   int n; /* tensors read */
   int krank, rrank;
   int64_t kshape[VKT_MAX_DIMS], kstride[(MAX_LEAVES + 1) * VKT_MAX_DIMS];
-  int64_t rshape[VKT_MAX_DIMS], rstride[MAX_LEAVES * VKT_MAX_DIMS];
+  int64_t rshape[VKT_MAX_DIMS], rstride[(MAX_LEAVES + 1) * VKT_MAX_DIMS]; /* the output last (softmax) */
   int64_t nout, nred;
   const char *mode; /* reduce.glsl's #define of how invocations share rows */
   uint64_t rows;    /* rows a workgroup takes */
@@ -58,7 +62,7 @@ typedef struct {
 static int merge_half(const plan *p, const node *r, bool reduced, int64_t *shape, int64_t *stride) {
   vkt_tensor half[MAX_LEAVES + 1];
   const vkt_tensor *t[MAX_LEAVES + 1];
-  int nops = p->nleaves + !reduced;
+  int nops = p->nleaves + (!reduced || writes_every(r->op)); /* the output last */
   const vkt_tensor *x = &r->in[0];
   for (int k = 0; k < nops; k++) {
     half[k].ndim = 0;
@@ -156,7 +160,7 @@ static uint32_t push_of(const plan *p, const node *r, const fused_layout *l, uin
       w[n++] = (uint32_t)l->kstride[k * VKT_MAX_DIMS + d];
   for (int d = 0; d < l->rrank; d++)
     w[n++] = (uint32_t)l->rshape[d];
-  for (int k = 0; k < l->n; k++)
+  for (int k = 0; k < l->n + writes_every(r->op); k++)
     for (int d = 0; d < l->rrank; d++)
       w[n++] = (uint32_t)l->rstride[k * VKT_MAX_DIMS + d];
   return 4 * n;
@@ -212,8 +216,9 @@ static vkt_status generate(const plan *p, const node *r, const fused_layout *l, 
   vkt_type_defines(line, sizeof line, "TO", r->view.dtype);
   vkt_fuse_add(&b, "%s", line);
   vkt_conversion_defines(line, sizeof line, r->in[0].dtype, r->view.dtype, r->compute);
-  vkt_fuse_add(&b, "%s%s%s%s", line, vkt_ops[r->op].define, l->mode,
-               r->flags & VKT_REDUCE_SQRT ? "#define TAKE_SQRT\n" : "");
+  vkt_fuse_add(&b, "%s%s%s%s%s", line, vkt_ops[r->op].define, l->mode,
+               r->flags & VKT_REDUCE_SQRT ? "#define TAKE_SQRT\n" : "",
+               writes_every(r->op) ? "#define OUT_REDUCED\n" : "");
   vkt_fuse_add(&b, "#define FUSED\n#define KRANK %d\n#define RRANK %d\n#define FUSED_VALUE v%d\n", l->krank, l->rrank,
                p->nnodes - 1);
   if (b.full || ops.full)

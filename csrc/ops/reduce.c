@@ -265,11 +265,18 @@ vkt_status vkt_softmax(int id, const vkt_tensor *x, int64_t dim, int dtype, vkt_
   vkt_dtype result, compute;
   int d;
   vkt_status st;
-  if ((st = vkt_dim_wrap(dim, x->ndim, &d)) || (st = result_dtype(id, x->dtype, dtype, &result, &compute)) ||
-      (st = vkt_tensor_empty(out, vkt_tensor_device(x), result, x->ndim, x->shape)))
+  if ((st = vkt_dim_wrap(dim, x->ndim, &d)) || (st = result_dtype(id, x->dtype, dtype, &result, &compute)))
+    return st;
+  /* a pending expression it reads is computed in its load (fuse.h) */
+  bool defer = vkt_tensor_numel(x) > 0 && vkt_fuse_reduce_wanted(id, x, compute);
+  if ((st = (defer ? vkt_tensor_empty_lazy : vkt_tensor_empty)(out, vkt_tensor_device(x), result, x->ndim, x->shape)))
     return st;
   vkt_op_args args = {.out = out, .in = {x}, .nin = 1, .compute = compute, .dims = x->ndim ? 1u << d : 0};
-  if (vkt_tensor_numel(out) > 0 && (st = vkt_op_run(id, &args)))
+  if (defer)
+    st = vkt_fuse_run_or_defer(id, &args);
+  else if (vkt_tensor_numel(out) > 0)
+    st = vkt_op_run(id, &args);
+  if (st)
     vkt_tensor_release(out);
   return st;
 }

@@ -507,8 +507,24 @@ vkt_status vkt_slice(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_
   return VKT_OK;
 }
 
-bool vkt_tensor_known_within(const vkt_tensor *t, int64_t lo, int64_t hi) {
+static bool range_valid(const vkt_tensor *t) {
   const vkt_storage *s = t->storage;
-  return s->range_known && s->range_version == s->version && s->range_dtype == t->dtype && s->range_lo >= lo &&
-         s->range_hi < hi;
+  return s->range_known && s->range_version == s->version && s->range_dtype == t->dtype;
+}
+
+bool vkt_tensor_known_within(const vkt_tensor *t, int64_t lo, int64_t hi) {
+  return range_valid(t) && t->storage->range_lo >= lo && t->storage->range_hi < hi;
+}
+
+void vkt_tensor_take_range(const vkt_tensor *out, int n, const vkt_tensor *const *src) {
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (int k = 0; k < n; k++) {
+    if (!range_valid(src[k]) || src[k]->dtype != out->dtype)
+      return;
+    lo = src[k]->storage->range_lo < lo ? src[k]->storage->range_lo : lo;
+    hi = src[k]->storage->range_hi > hi ? src[k]->storage->range_hi : hi;
+  }
+  vkt_storage *o = out->storage;
+  o->range_known = true, o->range_dtype = out->dtype, o->range_version = o->version;
+  o->range_lo = lo, o->range_hi = hi;
 }

@@ -79,6 +79,10 @@ int64_t vkt_tensor_numel(const vkt_tensor *t);
 bool vkt_tensor_is_contiguous(const vkt_tensor *t);
 /* Whether every value of integer tensor t is known on the host (vkt_storage.range_known) to lie in [lo, hi). */
 bool vkt_tensor_known_within(const vkt_tensor *t, int64_t lo, int64_t hi);
+/* out, a new tensor whose whole storage an op has just filled with values taken from n tensors src (a gather, a
+ * concatenation), knows the union of their ranges where each is known: a batch of targets drawn from targets
+ * uploaded whole is checked without a wait too. */
+void vkt_tensor_take_range(const vkt_tensor *out, int n, const vkt_tensor *const *src);
 /* The order of t's dims from its largest stride to its smallest (stable; dims of one element first), or
  * false where t is broadcast along a dim or walks one backwards. */
 bool vkt_tensor_stride_order(const vkt_tensor *t, int *order);

@@ -235,6 +235,27 @@ def test_targets_checked_without_a_wait_only_while_known(dev):
         vkt.index_select(x, 0, index)
 
 
+def test_targets_gathered_from_known_ones_are_checked_without_a_wait(dev):
+    """A batch of targets drawn from targets uploaded whole (index_select, as the DataLoader does for a
+    TensorDataset on the device; indexing; cat and stack) knows their range too, so cross_entropy records
+    without reading the error word back: the batch stays recorded, not submitted."""
+    x = vkt.tensor(np.zeros((4, 5), np.float32), device=dev)
+    targets = vkt.tensor(np.array([1, 4, 2, 0, 3, 1]), device=dev)
+    rows = vkt.tensor(np.array([5, 0, 2, 1]), device=dev)
+    for batch in (targets.index_select(0, rows), targets[rows], vkt.cat([targets[:2], targets[4:]]),
+                  vkt.stack([targets[0], targets[3], targets[1], targets[2]])):
+        vkt.vulkan.synchronize()
+        loss = vkt._C.cross_entropy_loss(x, batch)
+        assert vkt._C._stream_state(dev)[0]  # recorded; a read-back would have submitted and waited
+        assert np.isfinite(loss.item())
+    wide = vkt.tensor(np.array([1, 7, 2, 0]), device=dev)  # known to reach 7: these read the error word back
+    assert np.isfinite(vkt._C.cross_entropy_loss(x, wide[vkt.tensor(np.array([0, 2, 3, 0]), device=dev)]).item())
+    with pytest.raises(IndexError, match="^Target 7 is out of bounds.$"):
+        vkt._C.cross_entropy_loss(x, wide.index_select(0, vkt.tensor(np.array([0, 1, 2, 3]), device=dev)))
+    with pytest.raises(IndexError, match="^Target 7 is out of bounds.$"):
+        vkt._C.cross_entropy_loss(x, vkt.cat([targets[:3], wide[1:2]]))
+
+
 def _t(a, dtype=None):
     return np.asarray(a, dtype=dtype)
 

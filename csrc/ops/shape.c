@@ -166,6 +166,8 @@ vkt_status vkt_cat(int n, const vkt_tensor *const *ts, int64_t dim, vkt_tensor *
   }
   if (st)
     vkt_tensor_release(out);
+  else
+    vkt_tensor_take_range(out, n, ts);
   return st;
 }
 
@@ -202,6 +204,8 @@ vkt_status vkt_stack(int n, const vkt_tensor *const *ts, int64_t dim, vkt_tensor
   }
   if (st)
     vkt_tensor_release(out);
+  else
+    vkt_tensor_take_range(out, n, ts);
   return st;
 }
 
@@ -365,6 +369,8 @@ static vkt_status run_gather(int id, const vkt_tensor *x, const vkt_tensor *inde
   vkt_op_args a = {.out = &o, .in = {&x1, &i1}, .nin = 2, .iparam = {d}, .flags = style};
   if ((st = vkt_index_run_checked(id, &a, checked ? &(vkt_index_check){&i1, x1.shape[d], d, style, false} : NULL)))
     vkt_tensor_release(out);
+  else
+    vkt_tensor_take_range(out, 1, &x);
   return st;
 }
 

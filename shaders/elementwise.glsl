@@ -42,7 +42,7 @@ layout(push_constant) uniform Push {
 // which needs no division. Other strided ones take one: four a thread made fused.comp's y * (g - s) over
 // 4096 x 4096 with a broadcast s no faster on an H200 (107 -> 105 us).
 #ifndef ELEMS
-#if defined(CONTIGUOUS) || defined(ONE_DIM)
+#if defined(CONTIGUOUS) || defined(ONE_DIM) || defined(ROWS)
 #define ELEMS 4
 #else
 #define ELEMS 1
@@ -53,6 +53,41 @@ uint element(uint k) {
   uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   return (group * ELEMS + k) * LOCAL_SIZE + gl_LocalInvocationID.x;
 }
+
+#ifdef ROWS
+// A long innermost dim (ROWS, fused.comp): it runs along x, ELEMS * LOCAL_SIZE elements a workgroup, and the
+// other dims, the rows, along y and z. A row's offsets take the divisions, once an invocation; its elements
+// none, and each invocation has ELEMS of them in flight. The operands' strides along the row may differ (a
+// broadcast bias has 0).
+uint row_base[MAX_OPS];
+bool row_real;
+
+void locate_row(uint nops) {
+  uint row = gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y, inner = p.shape[p.rank - 1];
+  row_real = row < p.n / inner;
+  for (uint k = 0; k < nops; k++)
+    row_base[k] = p.offset[k];
+  for (int d = int(p.rank) - 2; d > 0; d--) {
+    uint c = row % p.shape[d];
+    row /= p.shape[d];
+    for (uint k = 0; k < nops; k++)
+      row_base[k] += c * p.stride[k * MAX_RANK + d];
+  }
+  for (uint k = 0; k < nops; k++)
+    row_base[k] += row * p.stride[k * MAX_RANK];
+}
+
+uint column(uint k) { return (gl_WorkGroupID.x * ELEMS + k) * LOCAL_SIZE + gl_LocalInvocationID.x; }
+
+bool present(uint k) { return row_real && column(k) < p.shape[p.rank - 1]; }
+
+// Element k of the invocation's row: its index in each of nops operands.
+void locate_column(uint k, uint nops, out uint idx[MAX_OPS]) {
+  uint c = column(k), d = p.rank - 1;
+  for (uint j = 0; j < nops; j++)
+    idx[j] = row_base[j] + c * p.stride[j * MAX_RANK + d];
+}
+#endif
 
 // Element i's index in each of nops operands.
 void locate(uint i, uint nops, out uint idx[MAX_OPS]) {

@@ -4,8 +4,8 @@
 // first, then the tensors read; NPARAMS scalars; OPi(x, [y,] P0, P1) and STi(v) per op (its GLSL and the
 // conversion to its result dtype); FUSED_BUFFERS (the bindings), FUSED_DECLARE, FUSED_LOAD(k) (each
 // tensor's element) and FUSED_EVAL(k) (each op's value, rounded through its dtype as a stored result
-// would be, then the stores). Values are `precise`: no contraction across ops, so results equal the
-// unfused kernels', which are `precise` too.
+// would be, then the stores), and ROWS where the innermost dim is long (elementwise.glsl). Values are
+// `precise`: no contraction across ops, so results equal the unfused kernels', which are `precise` too.
 #ifdef CONTIGUOUS
 #define ELEMS 8
 #endif
@@ -15,20 +15,29 @@
 
 FUSED_BUFFERS
 
+#ifdef ROWS // the innermost dim along x, the rows along y and z (elementwise.glsl)
+#define PRESENT(k) present(k)
+#define LOCATE(k) locate_column(k, NOPS, idx)
+#else
+#define PRESENT(k) (element(k) < p.n)
+#define LOCATE(k) locate(element(k), NOPS, idx)
+#endif
+
 void main() {
   FUSED_DECLARE
   uint idx[MAX_OPS];
+#ifdef ROWS
+  locate_row(NOPS);
+#endif
   [[unroll]] for (uint k = 0; k < ELEMS; k++) { // every load before any store
-    uint i = element(k);
-    if (i < p.n) {
-      locate(i, NOPS, idx);
+    if (PRESENT(k)) {
+      LOCATE(k);
       FUSED_LOAD(k)
     }
   }
   [[unroll]] for (uint k = 0; k < ELEMS; k++) {
-    uint i = element(k);
-    if (i < p.n) {
-      locate(i, NOPS, idx);
+    if (PRESENT(k)) {
+      LOCATE(k);
       FUSED_EVAL(k)
     }
   }

@@ -244,6 +244,28 @@ def test_broadcast_strided_and_dtypes():
     assert_same_bits(lambda x: ((x > 0) & (x < 1)).logical_not(), a)
 
 
+# A long innermost dim (512 elements or more after merging) runs along x and the rows along y and z
+# (elementwise.glsl's ROWS): ragged ends of rows, rows of several dims, broadcasts along either, transposes.
+ROWS_CASES = [
+    ("row sums", [(7, 1030), (7, 1), (1030,)], lambda x, m, g: (x - m) * g + 1),
+    ("three dims", [(3, 5, 700), (3, 1, 1), (1, 5, 700)], lambda x, a, b: abs(x * a - b)),
+    ("a transposed operand", [(600, 700), (700, 600)], lambda a, b: a * 2 - b.T),
+    ("a column of a wider tensor", [(4, 1100), (4, 1)], lambda x, m: x[:, 50:1080] * m + x[:, :1030]),
+    ("more rows than a dispatch's y", [(65537, 512), (65537, 1)], lambda x, m: (x - m) * 2),
+]
+
+
+@pytest.mark.parametrize("case", ROWS_CASES, ids=[c[0] for c in ROWS_CASES])
+def test_long_rows(fusion, case):
+    _, shapes, fn = case
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    got = assert_same_bits(fn, *arrays)
+    with np.errstate(all="ignore"):
+        want = fn(*[a.astype(np.float64) for a in arrays])
+    assert_close(got[0], want, rtol=1e-5, atol=1e-5)
+
+
 def test_strided_kernels_keep_within_the_push_constant_limit():
     """Six strided operands and scalars need more push constants than lavapipe's 128 bytes: the
     expression splits (Khronos validation, on in make test, reports any overflow) and stays exact."""

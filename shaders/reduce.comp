@@ -201,7 +201,7 @@ void reduce_row(uvec2 base) {
 #endif
 
 void main() {
-#ifdef COLUMNS
+#if defined(COLUMNS) || defined(TEAMS)
   reduce_row(kept_at(min(row(), p.nout - 1)));
 #else
   uint o = row();

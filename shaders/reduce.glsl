@@ -59,7 +59,9 @@ uvec2 red_at(uint r) {
 // A workgroup takes a row and its invocations stride through it; with PER_THREAD an invocation takes a
 // whole row; with COLUMNS a workgroup takes 32 rows that start next to each other in memory while their
 // elements lie apart (the column sums of a matrix), 8 invocations a row, so that a subgroup reads 32
-// neighbouring elements at a time. ROW_REAL says whether the invocation's row exists: COLUMNS puts the
+// neighbouring elements at a time; with TEAMS (rows of moderate length) a team of 32 neighbouring
+// invocations takes a row, 8 rows a workgroup, so that a row's merge takes 5 barriers shared by 8 rows
+// instead of 8 of its own. ROW_REAL says whether the invocation's row exists: COLUMNS and TEAMS put the
 // last workgroup's spare invocations on the last row, so that they take part in its barriers.
 #if defined(PER_THREAD)
 #define FIRST 0u
@@ -70,12 +72,20 @@ uint row() { return linear_id(); }
 #define FIRST (gl_LocalInvocationID.x / COLS)
 #define STEP (uint(LOCAL_SIZE) / COLS)
 uint row() { return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * COLS + gl_LocalInvocationID.x % COLS; }
+#elif defined(TEAMS)
+#define TEAM 32u
+#define FIRST (gl_LocalInvocationID.x % TEAM)
+#define STEP TEAM
+uint row() {
+  return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * (uint(LOCAL_SIZE) / TEAM) +
+         gl_LocalInvocationID.x / TEAM;
+}
 #else
 #define FIRST gl_LocalInvocationID.x
 #define STEP uint(LOCAL_SIZE)
 uint row() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 #endif
-#ifdef COLUMNS
+#if defined(COLUMNS) || defined(TEAMS)
 #define ROW_REAL (row() < p.nout)
 #else
 #define ROW_REAL true
@@ -86,6 +96,22 @@ uint row() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
 // of them. A whole workgroup returns early or none of it does, so the barriers are uniform.
 #ifdef PER_THREAD
 #define GROUP_REDUCE(T, name, merge) T name(T a) { return a; }
+#elif defined(TEAMS) // a tree within each team: lane l merges lane l + s's, as the workgroup's tree does
+#define GROUP_REDUCE(T, name, merge)                                            \
+  shared T sh_##name[LOCAL_SIZE];                                               \
+  T name(T a) {                                                                 \
+    uint t = gl_LocalInvocationID.x, lane = t % TEAM;                           \
+    sh_##name[t] = a;                                                           \
+    barrier();                                                                  \
+    for (uint s = TEAM / 2; s >= 1; s >>= 1) {                                  \
+      if (lane < s)                                                             \
+        sh_##name[t] = merge(sh_##name[t], sh_##name[t + s]);                   \
+      barrier();                                                                \
+    }                                                                           \
+    T r = sh_##name[t - lane];                                                  \
+    barrier();                                                                  \
+    return r;                                                                   \
+  }
 #else
 #ifdef COLUMNS
 #define GROUP_LAST COLS // invocations t and t + COLS * i share a row

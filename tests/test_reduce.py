@@ -250,20 +250,23 @@ def test_nan_and_ties(device):
     assert big.argmax().item() == 0 and big.argmin().item() == 0
 
 
-@pytest.mark.parametrize("n", [1, 3, 5, 255, 257, 1023, 1025, 1029, 4099])
+@pytest.mark.parametrize("n", [1, 3, 5, 32, 33, 255, 257, 1023, 1024, 1025, 1029, 4099])
 def test_rows_around_runs(n, device):
     # A row is read ROW_RUN elements an invocation at a time, the last run cut at the row's end: lengths on
-    # either side of multiples of 4 and of 4 x 256. The maximum sits last, to be found past a run's start;
-    # 300 rows take the invocation-per-row form, 2 rows the workgroup-per-row one.
+    # either side of multiples of 4 and of 4 x 256. The maximum sits last, to be found past a run's start, and
+    # again a third of the way (argmax takes the first). Rows of up to 32 take an invocation each, up to 1024
+    # a team of 32 (8 rows a workgroup: 300 rows leave the last workgroup half used, 2 rows most of it),
+    # longer ones a workgroup.
     rng = np.random.default_rng(n)
     for rows in (2, 300):
         a = rng.standard_normal((rows, n)).astype(np.float32)
-        a[:, -1] = 9.0
+        a[:, -1] = a[:, n // 3] = 9.0
         x = vkt.tensor(a, device=device)
         wide = a.astype(np.float64)
         assert_close(x.sum(1), wide.sum(1), rtol=1e-5, atol=1e-5)
         assert_close(x.amax(1), a.max(1))
         assert to_numpy(x.argmax(1)).tolist() == a.argmax(1).tolist()
+        assert_close(x.var(1), wide.var(1, ddof=1) if n > 1 else np.full(rows, np.nan), rtol=1e-4, atol=1e-6)
         assert to_numpy((x > 8.5).any(1)).tolist() == [True] * rows
         assert to_numpy((x < 8.5).all(1)).tolist() == [False] * rows
         assert_close(x.softmax(1), _softmax(wide, 1), rtol=1e-5, atol=1e-7)

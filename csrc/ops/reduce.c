@@ -311,24 +311,32 @@ void vkt_reduce_layout_of(const vkt_op_args *a, vkt_reduce_layout *l) {
 
 #define RED_MAX_RANK 4
 
-typedef enum { RED_ROWS, RED_PER_THREAD, RED_BY_COLUMNS } red_mode;
+typedef enum { RED_ROWS, RED_PER_THREAD, RED_BY_COLUMNS, RED_TEAMS } red_mode;
 static const struct {
   const char *define;
   uint64_t rows; /* a workgroup takes */
 } red_modes[] = {[RED_ROWS] = {"", 1},
                  [RED_PER_THREAD] = {"#define PER_THREAD\n", 256},
-                 [RED_BY_COLUMNS] = {"#define COLUMNS\n", RED_COLUMNS}};
+                 [RED_BY_COLUMNS] = {"#define COLUMNS\n", RED_COLUMNS},
+                 [RED_TEAMS] = {"#define TEAMS\n", 256 / 32}};
+
+/* Rows up to this long take a team of 32 invocations each (reduce.glsl's TEAMS), 8 rows a workgroup. On an
+ * H200, sum / softmax / var of the last dim, us: 65536 x 64 128 / 175 / 225 -> 27 / 46 / 47, 32768 x 256
+ * 85 / 129 / 151 -> 18 / 33 / 30, 8192 x 1024 26 / 44 / 47 -> 12 / 24 / 21. Longer rows keep a workgroup each:
+ * softmax of 4096 x 4096 just made by a product took 52 us so, 66 us by teams. */
+#define RED_TEAM_ROW 1024
 
 /* How the shader's invocations share the rows: one each for short rows; 32 rows a workgroup where rows
  * start next to each other in memory but their own elements lie apart (a matrix's column sums), which a
- * workgroup on one row would read an element per memory transaction; else a workgroup a row. */
+ * workgroup on one row would read an element per memory transaction; a team of 32 invocations for rows up
+ * to RED_TEAM_ROW; else a workgroup a row. */
 static red_mode mode_of(const vkt_reduce_layout *l) {
   if (l->nred <= RED_SHORT_ROW)
     return RED_PER_THREAD;
   bool apart = l->krank > 0 && l->kstride[l->krank - 1] == 1 && l->nout >= 2 * RED_COLUMNS;
   for (int d = 0; d < l->rrank; d++)
     apart = apart && (l->rstride[d] != 1 || l->rshape[d] == 1);
-  return apart ? RED_BY_COLUMNS : RED_ROWS;
+  return apart ? RED_BY_COLUMNS : l->nred <= RED_TEAM_ROW && l->nout > 1 ? RED_TEAMS : RED_ROWS;
 }
 
 const char *vkt_reduce_mode(const vkt_reduce_layout *l, uint64_t *rows) {

@@ -1,6 +1,7 @@
 """One training-style step repeated, for VKT_PROFILE=1 to break down by kernel (a diagnostic, not a benchmark
 table): `softmax` is softmax(x @ w).sum() forward + backward at 4096^2, `mar` matmul_add_relu forward + backward
-at 8x1024x1024x1024, `mlp` bench.py's MLP AdamW step at batch 256. Every step's gradients are held until the
+at 8x1024x1024x1024, `layernorm` layer_norm forward + backward at 8192 x 1024, `mlp` bench.py's MLP AdamW step
+at batch 256. Every step's gradients are held until the
 device is done, so that all of them are computed (vkt never computes a pending result nobody holds). Run on the GPU machine, one case a process:
     VKT_PROFILE=1 python3 benchmarks/profile_steps.py softmax"""
 import sys
@@ -33,6 +34,13 @@ elif case == "mar":
         x.grad = w.grad = b.grad = None
         vkt.matmul_add_relu(x, w, b).sum().backward()
         return x.grad, w.grad, b.grad
+elif case == "layernorm":
+    x, g, b = leaves((8192, 1024), (1024,), (1024,))
+
+    def step():
+        x.grad = g.grad = b.grad = None
+        vkt.nn.functional.layer_norm(x, (1024,), g, b).sum().backward()
+        return x.grad, g.grad, b.grad
 elif case == "mlp":
     nn = vkt.nn
     model = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
@@ -47,7 +55,7 @@ elif case == "mlp":
         loss_fn(model(xb), yb).backward()
         opt.step()
 else:
-    raise SystemExit(f"unknown case {case!r}: softmax, mar or mlp")
+    raise SystemExit(f"unknown case {case!r}: softmax, mar, layernorm or mlp")
 
 kept = step()
 vkt.vulkan.synchronize()

@@ -57,19 +57,25 @@ static void norm_backward(vkt_bw *b) {
     return;
   }
   const vkt_var *x = S(b, 0), *w = HAS_W ? S(b, 1) : NULL, *stats = S(b, 2), *g = G(b, 0);
-  vkt_tensor gx = {0}, gw = {0}, gb = {0};
+  vkt_tensor gx = {0}, gw = {0}, gb = {0}, gd = {0};
   if (!x || !stats || !g || (HAS_W && !w))
     return;
+  /* the kernels read a row-major gradient: made once for both of them (an expanded seed, say) */
+  if (g->t.dtype == x->t.dtype && vkt_tensor_is_contiguous(&g->t))
+    vkt_tensor_share(&gd, &g->t);
+  else if ((b->st = vkt_copy_as(&gd, &g->t, vkt_tensor_device(&x->t), x->t.dtype, VKT_CONTIGUOUS_FORMAT)))
+    return;
   if (NEED(b, 0))
-    set_tensor(b, 0, vkt_norm_backward_input(RMS, &g->t, &x->t, &stats->t, ND, w ? &w->t : NULL, &gx), &gx);
+    set_tensor(b, 0, vkt_norm_backward_input(RMS, &gd, &x->t, &stats->t, ND, w ? &w->t : NULL, &gx), &gx);
   bool need_b = !RMS && NEED(b, 2);
   if (NEED(b, 1) || need_b) {
     vkt_dtype dtype = NEED(b, 1) ? IN(b, 1)->dtype : IN(b, 2)->dtype;
-    vkt_status st = vkt_norm_backward_weight(RMS, &g->t, &x->t, &stats->t, ND, dtype, &gw, need_b ? &gb : NULL);
+    vkt_status st = vkt_norm_backward_weight(RMS, &gd, &x->t, &stats->t, ND, dtype, &gw, need_b ? &gb : NULL);
     set_tensor(b, 1, st, &gw);
     if (need_b)
       set_tensor(b, 2, st, &gb);
   }
+  vkt_tensor_release(&gd);
 }
 
 static const vkt_fn layer_norm_fn = {"NativeLayerNormBackward0", norm_backward},

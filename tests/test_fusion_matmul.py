@@ -152,7 +152,7 @@ def test_float16_epilogues(case, shape):
         assert_close(g.astype(np.float64), c.numpy().astype(np.float64), rtol=1e-2, atol=1e-2)
 
 
-# A product of few output tiles and K of 512 or more is cut along K into slices multiplied as a batch
+# A product of few output tiles and K of 768 or more is cut along K into slices multiplied as a batch
 # (matmul.c, split-K); their sums are added elementwise, so the expression after the product fuses into
 # those adds: 256 x 1024 x 256 makes 16 tiles of 64 x 64, and 4 slices 256 deep.
 def test_split_product_takes_the_epilogue():
@@ -166,8 +166,8 @@ def test_split_product_takes_the_epilogue():
     (want,), unfused = run(lambda x, w, bias: F.gelu(x @ w.T.T + bias), x, w, bias, fused=False)
     assert same_bits(got, want) and stats["dispatches"] < unfused["dispatches"]
     assert_close(got, gelu(xn @ wn + bn), rtol=1e-4, atol=1e-4)
-    # 784 = 2 x 392 (4 x 196 is too shallow): two slices; 513 has no divisor up to 4 leaving 256: no split
-    for k, kernel, dispatches in ((784, "add relu", 2), (513, "matmul relu", 1)):
+    # 784 = 2 x 392 (4 x 196 is too shallow): two slices; 1021 is prime and 640 short: no split
+    for k, kernel, dispatches in ((784, "add relu", 2), (1021, "matmul relu", 1), (640, "matmul relu", 1)):
         x, w = arrays((256, k), (k, 256))
         (got,) = fused_once(lambda x, w: (x @ w).relu(), x, w, kernel=kernel, dispatches=dispatches)
         assert_close(got, np.maximum(f64(x)[0] @ f64(w)[0], 0), rtol=1e-5, atol=1e-4)

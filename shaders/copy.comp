@@ -2,7 +2,7 @@
 // copy.comp: dst[i] = src[i] between two strided views of the same dtype, moved as raw words of
 // ITEMSIZE bytes so every dtype (NaN payloads included) copies bit-exactly. Strides may be negative
 // (flip copies from a view walking backwards): uint arithmetic wraps, so the sums are exact. With TILED
-// the copy transposes through shared memory (below).
+// the copy transposes through shared memory (below); ONE_DIM and ROWS take 4 elements an invocation.
 #include "common.glsl"
 
 #if ITEMSIZE == 1
@@ -76,6 +76,36 @@ void main() {
     uint ii = i0 + y + r, jj = j0 + x;
     if (ii < p.shape[i] && jj < p.shape[j])
       dst[d + ii * p.dst_stride[i] + jj * p.dst_stride[j]] = WORD(tile[x][y + r]);
+  }
+}
+#elif defined(ONE_DIM) || defined(ROWS)
+// One merged dim (ONE_DIM: an expanded scalar, a strided slice) or a long innermost one (ROWS, along x, the
+// rows along y and z): ELEMS elements an invocation, all read before any is written, and no division per
+// element (a row's offsets take them, once an invocation). On an H200, us, one element an invocation ->
+// these: an expanded scalar into 8192 x 1024 26-28 -> 11-15, an expanded row 27 -> 13, x[::2] of 8192 x 1024
+// 18 -> 10-11, cat of two 8192 x 1024 along dim 1 78-83 -> 45.
+#define ELEMS 4u
+void main() {
+#ifdef ONE_DIM
+  uint first = (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * ELEMS * LOCAL_SIZE, d = 0u, len = p.n;
+  uvec2 at = uvec2(p.src_offset, p.dst_offset);
+#else
+  uint row = gl_WorkGroupID.z * gl_NumWorkGroups.y + gl_WorkGroupID.y, d = p.rank - 1u, len = p.shape[d];
+  if (row >= p.n / len)
+    return;
+  uint first = gl_WorkGroupID.x * ELEMS * LOCAL_SIZE;
+  uvec2 at = offsets_of(row, int(d), -1);
+#endif
+  WORD v[ELEMS];
+  [[unroll]] for (uint k = 0; k < ELEMS; k++) {
+    uint c = first + k * LOCAL_SIZE + gl_LocalInvocationID.x;
+    if (c < len)
+      v[k] = src[at.x + c * p.src_stride[d]];
+  }
+  [[unroll]] for (uint k = 0; k < ELEMS; k++) {
+    uint c = first + k * LOCAL_SIZE + gl_LocalInvocationID.x;
+    if (c < len)
+      dst[at.y + c * p.dst_stride[d]] = v[k];
   }
 }
 #else

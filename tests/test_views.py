@@ -201,6 +201,23 @@ def test_transposing_copies(dev, dtype, shape, perm):
     assert vkt.vulkan.fallback_stats() == {}
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "uint8"])
+def test_strided_copies_by_rows(dev, dtype):
+    # One merged dim (a strided slice, an expanded scalar) or a long innermost one (512 or more: its rows
+    # along the dispatch's y and z) copy 4 elements an invocation: ragged ends, rows of several dims, every
+    # item size, and more rows than one dispatch's y (65535).
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal((6, 5, 1100)) * 50).astype(dtype)
+    t = vkt.tensor(a, device=dev)
+    for fn in (lambda x: x[:, 1:, 3:1030], lambda x: x[::2, :, ::2], lambda x: x[3, 2, 7::3], lambda x: x[:, ::4, 50:]):
+        assert_bits_equal(np.asarray(fn(t).contiguous()), c_copy(fn(a)))
+    row = vkt.tensor(a[0, 0, :600], device=dev)
+    assert_bits_equal(np.asarray(row.expand(65537, 600).contiguous()), c_copy(np.broadcast_to(a[0, 0, :600],
+                                                                                               (65537, 600))))
+    one = vkt.tensor(a[0, 0, :1], device=dev)
+    assert_bits_equal(np.asarray(one.expand(3000, 7).contiguous()), c_copy(np.broadcast_to(a[0, 0, :1], (3000, 7))))
+
+
 # (name, input shape, vkt op, NumPy op, PyTorch's strides of the result along its dims longer than 1)
 LAYOUT_CASES = [
     ("relu_of_transpose", (40, 70), lambda t: t.T.relu(), lambda a: np.maximum(a.T, 0), (1, 70)),

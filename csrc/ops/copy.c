@@ -17,7 +17,9 @@ typedef struct {
 } copy_push;
 static_assert(sizeof(copy_push) <= 128, "copy_push must fit Vulkan's smallest push-constant range");
 
-#define COPY_TILE 32 /* copy.comp's tiles are 32 x 32 */
+#define COPY_TILE 32     /* copy.comp's tiles are 32 x 32 */
+#define COPY_RUN 1024     /* elements a workgroup of copy.comp's ONE_DIM or ROWS takes along its dim */
+#define COPY_ROWS_MIN 512 /* an innermost dim this long takes ROWS */
 
 /* ---- the strided-copy shader ---- */
 
@@ -77,21 +79,31 @@ static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, copy
                       (uint64_t)p->n * size, &batch);
   } else {
     char defines[64];
-    bool tiled = transposing(p);
+    bool tiled = transposing(p), one_dim = !tiled && p->rank == 1,
+         rows = !tiled && p->rank > 1 && p->shape[p->rank - 1] >= COPY_ROWS_MIN;
     static const char *const itemsize[] = {"", "1", "2", "", "4", "", "", "", "8"}; /* by dtype size */
-    vkt_defines_cat(defines, sizeof defines, "#define ITEMSIZE ", itemsize[size], "\n", tiled ? "#define TILED\n" : "",
-                    NULL);
+    vkt_defines_cat(defines, sizeof defines, "#define ITEMSIZE ", itemsize[size], "\n",
+                    tiled ? "#define TILED\n" : one_dim ? "#define ONE_DIM\n" : rows ? "#define ROWS\n" : "", NULL);
     vkt_pipeline *pipe;
     if ((st = vkt_pipeline_get(dev, "copy.comp", defines, 2, sizeof *p, &pipe)))
       return st;
     vkt_binding b[2] = {{&s->alloc, 0, s->alloc.size, false}, {&d->alloc, 0, d->alloc.size, true}};
     uint64_t count = (p->n + 255) / 256; /* workgroups: 256 elements each, or one tile each */
-    if (tiled) {                         /* tiles over the two dims, times the other dims */
+    uint32_t groups[3];
+    if (tiled) { /* tiles over the two dims, times the other dims */
       uint64_t si = p->shape[p->src_fast], sj = p->shape[p->dst_fast];
       count = (si + COPY_TILE - 1) / COPY_TILE * ((sj + COPY_TILE - 1) / COPY_TILE) * (p->n / (si * sj));
+    } else if (one_dim) {
+      count = (p->n + COPY_RUN - 1) / COPY_RUN;
     }
-    uint32_t groups[3];
-    vkt_groups_for(dev, count, groups);
+    if (rows) { /* the innermost dim's runs along x, the rows along y, and z past y's limit */
+      uint64_t inner = p->shape[p->rank - 1], nrows = p->n / inner, max_y = vkt_device_props(dev)->max_workgroup_count[1];
+      groups[0] = (uint32_t)((inner + COPY_RUN - 1) / COPY_RUN);
+      groups[1] = (uint32_t)(nrows < max_y ? nrows : max_y);
+      groups[2] = (uint32_t)((nrows + max_y - 1) / max_y);
+    } else {
+      vkt_groups_for(dev, count, groups);
+    }
     st = vkt_stream_dispatch(dev, pipe, b, 2, p, sizeof *p, groups, &batch);
   }
   vkt_storage_touched(d, batch);

@@ -19,10 +19,10 @@ layout(std430, binding = 2) readonly buffer B { TB b_[]; };
 void main() {
   C x[ELEMS], y[ELEMS];
   uint idx[MAX_OPS];
+  BEGIN(NOPS);
   [[unroll]] for (uint k = 0; k < ELEMS; k++) { // every load before any store
-    uint i = element(k);
-    if (i < p.n) {
-      locate(i, NOPS, idx);
+    if (PRESENT(k)) {
+      LOCATE(k, NOPS, idx);
 #if defined(SCALAR1)
       x[k] = C(a_[idx[1]]), y[k] = P0;
 #elif defined(SCALAR0)
@@ -33,9 +33,8 @@ void main() {
     }
   }
   [[unroll]] for (uint k = 0; k < ELEMS; k++) {
-    uint i = element(k);
-    if (i < p.n) {
-      locate(i, NOPS, idx);
+    if (PRESENT(k)) {
+      LOCATE(k, NOPS, idx);
       precise VT v = OP(x[k], y[k]); // as in fused.comp: no contraction, so fused and unfused results agree
       out_[idx[0]] = STORE(v);
     }

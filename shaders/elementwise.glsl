@@ -113,4 +113,16 @@ void locate(uint i, uint nops, out uint idx[MAX_OPS]) {
 #endif
 }
 
+// What the shaders' loops use, whatever the layout: begin(nops) once, then for each k < ELEMS whether the
+// invocation's element k exists (PRESENT) and its index in each operand (LOCATE, into idx).
+#ifdef ROWS
+#define BEGIN(nops) locate_row(nops)
+#define PRESENT(k) present(k)
+#define LOCATE(k, nops, idx) locate_column(k, nops, idx)
+#else
+#define BEGIN(nops)
+#define PRESENT(k) (element(k) < p.n)
+#define LOCATE(k, nops, idx) locate(element(k), nops, idx)
+#endif
+
 #endif

@@ -15,29 +15,19 @@
 
 FUSED_BUFFERS
 
-#ifdef ROWS // the innermost dim along x, the rows along y and z (elementwise.glsl)
-#define PRESENT(k) present(k)
-#define LOCATE(k) locate_column(k, NOPS, idx)
-#else
-#define PRESENT(k) (element(k) < p.n)
-#define LOCATE(k) locate(element(k), NOPS, idx)
-#endif
-
 void main() {
   FUSED_DECLARE
   uint idx[MAX_OPS];
-#ifdef ROWS
-  locate_row(NOPS);
-#endif
+  BEGIN(NOPS);
   [[unroll]] for (uint k = 0; k < ELEMS; k++) { // every load before any store
     if (PRESENT(k)) {
-      LOCATE(k);
+      LOCATE(k, NOPS, idx);
       FUSED_LOAD(k)
     }
   }
   [[unroll]] for (uint k = 0; k < ELEMS; k++) {
     if (PRESENT(k)) {
-      LOCATE(k);
+      LOCATE(k, NOPS, idx);
       FUSED_EVAL(k)
     }
   }

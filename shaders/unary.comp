@@ -9,17 +9,16 @@ layout(std430, binding = 1) readonly buffer A { TA a_[]; };
 void main() {
   C x[ELEMS];
   uint idx[MAX_OPS];
+  BEGIN(2);
   [[unroll]] for (uint k = 0; k < ELEMS; k++) { // every load before any store
-    uint i = element(k);
-    if (i < p.n) {
-      locate(i, 2, idx);
+    if (PRESENT(k)) {
+      LOCATE(k, 2, idx);
       x[k] = C(a_[idx[1]]);
     }
   }
   [[unroll]] for (uint k = 0; k < ELEMS; k++) {
-    uint i = element(k);
-    if (i < p.n) {
-      locate(i, 2, idx);
+    if (PRESENT(k)) {
+      LOCATE(k, 2, idx);
       precise VT v = OP(x[k]); // as in fused.comp: no contraction, so fused and unfused results agree
       out_[idx[0]] = STORE(v);
     }

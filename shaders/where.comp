@@ -27,17 +27,16 @@ layout(std430, binding = B_AT) readonly buffer B { TB b_[]; };
 void main() {
   C v[ELEMS];
   uint idx[MAX_OPS];
+  BEGIN(NOPS);
   [[unroll]] for (uint k = 0; k < ELEMS; k++) { // every load before any store
-    uint i = element(k);
-    if (i < p.n) {
-      locate(i, NOPS, idx);
+    if (PRESENT(k)) {
+      LOCATE(k, NOPS, idx);
       v[k] = cond_[idx[1]] != uint8_t(0) ? A_VALUE : B_VALUE;
     }
   }
   [[unroll]] for (uint k = 0; k < ELEMS; k++) {
-    uint i = element(k);
-    if (i < p.n) {
-      locate(i, NOPS, idx);
+    if (PRESENT(k)) {
+      LOCATE(k, NOPS, idx);
       out_[idx[0]] = STORE(v[k]);
     }
   }

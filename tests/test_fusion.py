@@ -245,14 +245,20 @@ def test_broadcast_strided_and_dtypes():
 
 
 # A long innermost dim (512 elements or more after merging) runs along x and the rows along y and z
-# (elementwise.glsl's ROWS): ragged ends of rows, rows of several dims, broadcasts along either, transposes.
+# (elementwise.glsl's ROWS), in fused kernels and, unfused, in each op's own: ragged ends of rows, rows of
+# several dims, broadcasts along either, transposes.
 ROWS_CASES = [
     ("row sums", [(7, 1030), (7, 1), (1030,)], lambda x, m, g: (x - m) * g + 1),
     ("three dims", [(3, 5, 700), (3, 1, 1), (1, 5, 700)], lambda x, a, b: abs(x * a - b)),
     ("a transposed operand", [(600, 700), (700, 600)], lambda a, b: a * 2 - b.T),
     ("a column of a wider tensor", [(4, 1100), (4, 1)], lambda x, m: x[:, 50:1080] * m + x[:, :1030]),
     ("more rows than a dispatch's y", [(65537, 512), (65537, 1)], lambda x, m: (x - m) * 2),
+    ("where", [(5, 700), (5, 1)], lambda x, m: _where(x > m, x, m * 2)),
 ]
+
+
+def _where(c, a, b):
+    return vkt.where(c, a, b) if isinstance(c, vkt.Tensor) else np.where(c, a, b)
 
 
 @pytest.mark.parametrize("case", ROWS_CASES, ids=[c[0] for c in ROWS_CASES])

@@ -17,9 +17,7 @@ typedef struct {
 } copy_push;
 static_assert(sizeof(copy_push) <= 128, "copy_push must fit Vulkan's smallest push-constant range");
 
-#define COPY_TILE 32     /* copy.comp's tiles are 32 x 32 */
-#define COPY_RUN 1024     /* elements a workgroup of copy.comp's ONE_DIM or ROWS takes along its dim */
-#define COPY_ROWS_MIN 512 /* an innermost dim this long takes ROWS */
+#define COPY_TILE 32 /* copy.comp's tiles are 32 x 32 */
 
 /* ---- the strided-copy shader ---- */
 
@@ -80,7 +78,7 @@ static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, copy
   } else {
     char defines[64];
     bool tiled = transposing(p), one_dim = !tiled && p->rank == 1,
-         rows = !tiled && p->rank > 1 && p->shape[p->rank - 1] >= COPY_ROWS_MIN;
+         rows = !tiled && p->rank > 1 && p->shape[p->rank - 1] >= VKT_ROWS_MIN;
     static const char *const itemsize[] = {"", "1", "2", "", "4", "", "", "", "8"}; /* by dtype size */
     vkt_defines_cat(defines, sizeof defines, "#define ITEMSIZE ", itemsize[size], "\n",
                     tiled ? "#define TILED\n" : one_dim ? "#define ONE_DIM\n" : rows ? "#define ROWS\n" : "", NULL);
@@ -94,16 +92,12 @@ static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, copy
       uint64_t si = p->shape[p->src_fast], sj = p->shape[p->dst_fast];
       count = (si + COPY_TILE - 1) / COPY_TILE * ((sj + COPY_TILE - 1) / COPY_TILE) * (p->n / (si * sj));
     } else if (one_dim) {
-      count = (p->n + COPY_RUN - 1) / COPY_RUN;
+      count = (p->n + VKT_ROWS_RUN - 1) / VKT_ROWS_RUN; /* as many a workgroup as ROWS */
     }
-    if (rows) { /* the innermost dim's runs along x, the rows along y, and z past y's limit */
-      uint64_t inner = p->shape[p->rank - 1], nrows = p->n / inner, max_y = vkt_device_props(dev)->max_workgroup_count[1];
-      groups[0] = (uint32_t)((inner + COPY_RUN - 1) / COPY_RUN);
-      groups[1] = (uint32_t)(nrows < max_y ? nrows : max_y);
-      groups[2] = (uint32_t)((nrows + max_y - 1) / max_y);
-    } else {
+    if (rows)
+      vkt_groups_for_rows(dev, p->shape[p->rank - 1], p->n / p->shape[p->rank - 1], VKT_ROWS_RUN, groups);
+    else
       vkt_groups_for(dev, count, groups);
-    }
     st = vkt_stream_dispatch(dev, pipe, b, 2, p, sizeof *p, groups, &batch);
   }
   vkt_storage_touched(d, batch);

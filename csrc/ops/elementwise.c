@@ -416,11 +416,12 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
   for (int k = 0; k < 3; k++)
     if (a->scalar >> k & 1u)
       len += vkt_defines_cat(defines + len, sizeof defines - (size_t)len, scalar_defines[k], NULL);
-  bool one_dim = !contiguous && rank == 1; /* elementwise.glsl's ONE_DIM */
+  bool one_dim = !contiguous && rank == 1, rows = rank >= 2 && shape[rank - 1] >= VKT_ROWS_MIN; /* elementwise.glsl */
   vkt_defines_cat(defines + len, sizeof defines - (size_t)len, "#define VT ", bool_value ? "bool" : "C", "\n",
                   op->define,
                   contiguous ? "#define CONTIGUOUS\n"
                   : one_dim  ? "#define ONE_DIM\n"
+                  : rows     ? "#define ROWS\n"
                              : "",
                   NULL);
   vkt_device *dev = a->out->storage->dev;
@@ -434,7 +435,10 @@ vkt_status vkt_elementwise_launch(const vkt_op *op, const vkt_op_args *a) {
   uint32_t groups[3];
   uint64_t batch = 0;
   uint32_t per_group = contiguous || one_dim ? 256 * 4 : 256; /* elementwise.glsl: LOCAL_SIZE * ELEMS */
-  vkt_groups_for(dev, (push.n + per_group - 1) / per_group, groups);
+  if (rows)
+    vkt_groups_for_rows(dev, (uint64_t)shape[rank - 1], push.n / (uint64_t)shape[rank - 1], VKT_ROWS_RUN, groups);
+  else
+    vkt_groups_for(dev, (push.n + per_group - 1) / per_group, groups);
   if ((st = vkt_stream_dispatch(dev, pipe, b, n, &push, sizeof push, groups, &batch)))
     return st;
   for (int k = 0; k < n; k++)

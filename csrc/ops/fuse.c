@@ -345,10 +345,9 @@ static int operands(const plan *p, const vkt_tensor **t) {
 
 /* The operands' layout after merging dimensions: dense when every operand is stride-1 over one dimension,
  * else one_dim (elementwise.glsl's ONE_DIM) when there is one dimension, else rows (ROWS) when the innermost
- * has ROWS_MIN elements or more: y * (g - s) over 4096 x 4096 with a broadcast row sum s (softmax's backward)
+ * has VKT_ROWS_MIN elements or more: y * (g - s) over 4096 x 4096 with a broadcast row sum s (softmax's backward)
  * took 84 us on an H200 one element an invocation (a division each), 40 us with rows; a layer norm's
  * (x - mean) * rstd * g + b over 8192 x 1024 made its chain 0.118 -> 0.092 ms. */
-enum { ROWS_MIN = 512, ROWS_ELEMS = 4 };
 typedef struct {
   const vkt_tensor *t[MAX_OPERANDS];
   int n, rank;
@@ -363,7 +362,7 @@ static void layout_of(const plan *p, layout *l) {
   for (int k = 0; k < l->n && l->contiguous; k++)
     l->contiguous = l->rank == 0 || l->strides[k * VKT_MAX_DIMS] == 1;
   l->one_dim = !l->contiguous && l->rank == 1;
-  l->rows = l->rank >= 2 && l->shape[l->rank - 1] >= ROWS_MIN;
+  l->rows = l->rank >= 2 && l->shape[l->rank - 1] >= VKT_ROWS_MIN;
 }
 
 static int params_of(const plan *p) {
@@ -622,15 +621,6 @@ static uint32_t push_words(const plan *p, const layout *l, uint32_t *w) {
 /* Elements a workgroup takes: LOCAL_SIZE (256) times fused.comp's ELEMS. */
 static uint32_t per_group(const layout *l) { return 256 * (l->contiguous ? 8 : l->one_dim ? 4 : 1); }
 
-/* ROWS: the innermost dim's workgroups along x, the rows along y, and z where they pass y's limit. */
-static void rows_groups(const vkt_device *dev, const layout *l, uint32_t groups[3]) {
-  uint64_t inner = (uint64_t)l->shape[l->rank - 1], rows = (uint64_t)vkt_tensor_numel(l->t[0]) / inner;
-  uint64_t max_y = vkt_device_props(dev)->max_workgroup_count[1];
-  groups[0] = (uint32_t)((inner + 256 * ROWS_ELEMS - 1) / (256 * ROWS_ELEMS));
-  groups[1] = (uint32_t)(rows < max_y ? rows : max_y);
-  groups[2] = (uint32_t)((rows + max_y - 1) / max_y);
-}
-
 /* One op alone runs its own shader, as without fusion. */
 static vkt_status launch_alone(node *n) {
   const vkt_op *op = &vkt_ops[n->op];
@@ -791,7 +781,8 @@ static vkt_status launch(const plan *p) {
   uint32_t groups[3];
   uint64_t batch = 0;
   if (l.rows)
-    rows_groups(dev, &l, groups);
+    vkt_groups_for_rows(dev, (uint64_t)l.shape[l.rank - 1], words[0] / (uint64_t)l.shape[l.rank - 1], VKT_ROWS_RUN,
+                        groups);
   else
     vkt_groups_for(dev, (words[0] + per_group(&l) - 1) / per_group(&l), groups);
   vkt_stream_count_ops(dev, (uint32_t)p->nnodes - 1);

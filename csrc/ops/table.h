@@ -268,6 +268,11 @@ vkt_status vkt_launch_flat(const char *shader, const char *defines, int n, const
 /* The device every non-NULL tensor of t is on (in *device, if given), or PyTorch's error naming two. */
 vkt_status vkt_same_device(int n, const vkt_tensor *const *t, int *device);
 
+/* A layout whose merged innermost dim has VKT_ROWS_MIN elements or more runs that dim along x, VKT_ROWS_RUN
+ * elements a workgroup (4 an invocation), and its rows along y and z: elementwise.glsl's and copy.comp's ROWS. */
+#define VKT_ROWS_MIN 512
+#define VKT_ROWS_RUN 1024
+
 /* Merges dimensions that are contiguous in every one of nops views and drops size-1 ones; returns the
  * rank, with shape and strides[k * VKT_MAX_DIMS + d] (elements) filled. */
 int vkt_merge_dims(int nops, const vkt_tensor *const *t, int64_t *shape, int64_t *strides);

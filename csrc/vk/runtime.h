@@ -182,5 +182,8 @@ vkt_status vkt_pipeline_get_source(vkt_device *dev, const char *source, int nbin
 
 /* Splits n workgroups over x and y within the adapter's limits; shaders rebuild the linear id. */
 void vkt_groups_for(const vkt_device *dev, uint64_t n, uint32_t groups[3]);
+/* The workgroups of a ROWS launch (elementwise.glsl, copy.comp) over rows of `inner` elements: per_group of a
+ * row each along x, the rows along y, and along z past y's limit. */
+void vkt_groups_for_rows(const vkt_device *dev, uint64_t inner, uint64_t rows, uint32_t per_group, uint32_t groups[3]);
 
 #endif

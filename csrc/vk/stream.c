@@ -298,6 +298,13 @@ vkt_status vkt_stream_dispatch(vkt_device *dev, vkt_pipeline *pipe, const vkt_bi
   return st;
 }
 
+void vkt_groups_for_rows(const vkt_device *dev, uint64_t inner, uint64_t rows, uint32_t per_group, uint32_t groups[3]) {
+  uint64_t max_y = dev->props->max_workgroup_count[1];
+  groups[0] = (uint32_t)((inner + per_group - 1) / per_group);
+  groups[1] = (uint32_t)(rows < max_y ? rows : max_y);
+  groups[2] = (uint32_t)((rows + max_y - 1) / max_y);
+}
+
 void vkt_groups_for(const vkt_device *dev, uint64_t n, uint32_t groups[3]) {
   uint64_t max_x = dev->props->max_workgroup_count[0];
   groups[0] = (uint32_t)(n < max_x ? n : max_x);

@@ -54,8 +54,24 @@ uint element(uint k) {
   return (group * ELEMS + k) * LOCAL_SIZE + gl_LocalInvocationID.x;
 }
 
+#ifndef COMPACT_PUSH
+// Adds to each of nops operands' idx its offset of element i of dims 0..last, the last varying fastest. The
+// outermost coordinate is what the inner dims' divisions leave: integer division is the costliest part of a
+// strided element's work, and this takes one fewer.
+void add_offsets(uint i, int last, uint nops, inout uint idx[MAX_OPS]) {
+  for (int d = last; d > 0; d--) {
+    uint c = i % p.shape[d];
+    i /= p.shape[d];
+    for (uint k = 0; k < nops; k++)
+      idx[k] += c * p.stride[k * MAX_RANK + d];
+  }
+  for (uint k = 0; k < nops; k++)
+    idx[k] += i * p.stride[k * MAX_RANK];
+}
+#endif
+
 #ifdef ROWS
-// A long innermost dim (ROWS, fused.comp): it runs along x, ELEMS * LOCAL_SIZE elements a workgroup, and the
+// A long innermost dim (ROWS): it runs along x, ELEMS * LOCAL_SIZE elements a workgroup, and the
 // other dims, the rows, along y and z. A row's offsets take the divisions, once an invocation; its elements
 // none, and each invocation has ELEMS of them in flight. The operands' strides along the row may differ (a
 // broadcast bias has 0).
@@ -67,14 +83,7 @@ void locate_row(uint nops) {
   row_real = row < p.n / inner;
   for (uint k = 0; k < nops; k++)
     row_base[k] = p.offset[k];
-  for (int d = int(p.rank) - 2; d > 0; d--) {
-    uint c = row % p.shape[d];
-    row /= p.shape[d];
-    for (uint k = 0; k < nops; k++)
-      row_base[k] += c * p.stride[k * MAX_RANK + d];
-  }
-  for (uint k = 0; k < nops; k++)
-    row_base[k] += row * p.stride[k * MAX_RANK];
+  add_offsets(row, int(p.rank) - 2, nops, row_base);
 }
 
 uint column(uint k) { return (gl_WorkGroupID.x * ELEMS + k) * LOCAL_SIZE + gl_LocalInvocationID.x; }
@@ -100,16 +109,7 @@ void locate(uint i, uint nops, out uint idx[MAX_OPS]) {
   for (uint k = 0; k < nops; k++)
     idx[k] += i * p.stride[k * MAX_RANK];
 #else
-  // The outermost coordinate is what the inner dims' divisions leave: integer division is the costliest
-  // part of a strided element's work, and this takes one fewer.
-  for (int d = int(p.rank) - 1; d > 0; d--) {
-    uint c = i % p.shape[d];
-    i /= p.shape[d];
-    for (uint k = 0; k < nops; k++)
-      idx[k] += c * p.stride[k * MAX_RANK + d];
-  }
-  for (uint k = 0; k < nops; k++)
-    idx[k] += i * p.stride[k * MAX_RANK];
+  add_offsets(i, int(p.rank) - 1, nops, idx);
 #endif
 }
 

@@ -61,9 +61,7 @@ static void norm_backward(vkt_bw *b) {
   if (!x || !stats || !g || (HAS_W && !w))
     return;
   /* the kernels read a row-major gradient: made once for both of them (an expanded seed, say) */
-  if (g->t.dtype == x->t.dtype && vkt_tensor_is_contiguous(&g->t))
-    vkt_tensor_share(&gd, &g->t);
-  else if ((b->st = vkt_copy_as(&gd, &g->t, vkt_tensor_device(&x->t), x->t.dtype, VKT_CONTIGUOUS_FORMAT)))
+  if ((b->st = vkt_contiguous(&gd, &g->t)))
     return;
   if (NEED(b, 0))
     set_tensor(b, 0, vkt_norm_backward_input(RMS, &gd, &x->t, &stats->t, ND, w ? &w->t : NULL, &gx), &gx);

@@ -16,6 +16,13 @@ layout(std430, binding = 2) writeonly buffer Idx { int64_t idx_[]; };
 C load(uint i) { return LOAD(in_[i]); }
 #endif
 
+// A second pass over the row reads what the first wrote of the expression's intermediates: it stores none.
+#ifdef FUSED
+#define SECOND_PASS() stores_values = false
+#else
+#define SECOND_PASS()
+#endif
+
 // Elements r + i * STEP (i < ROW_RUN) of the row at base, and whether each lies in it. The loops over a row
 // take them ROW_RUN at a time, so that an invocation has that many reads in flight (H100, softmax of rows of
 // 4096: 0.27 ms one at a time, 0.245 four, 0.232 eight). They still merge the elements in order.
@@ -72,6 +79,7 @@ void reduce_row(uvec2 base) {
 // Two passes: the mean, then the squared deviations from it (no cancellation, unlike E[x^2] - E[x]^2).
 void reduce_row(uvec2 base) {
   C mean = sum_value(row_sum(base.x, C(0), 1)) / C(p.nred);
+  SECOND_PASS();
   C m2 = sum_value(row_sum(base.x, mean, 2));
   C d = max(C(p.nred) - C(p.correction), C(0));
   C v = d > C(0) ? m2 / d : m2 > C(0) ? inf_value() : nan_value();
@@ -184,6 +192,7 @@ void reduce_row(uvec2 base) {
 #ifdef OP_LOG_SOFTMAX
   C log_s = log(s);
 #endif
+  SECOND_PASS();
   FOR_RUNS(r) {
     Run u = load_run(base.x, r);
     [[unroll]] for (uint i = 0; i < ROW_RUN; i++) {
@@ -202,6 +211,9 @@ void reduce_row(uvec2 base) {
 
 void main() {
 #if defined(COLUMNS) || defined(TEAMS)
+#ifdef FUSED
+  stores_values = ROW_REAL;
+#endif
   reduce_row(kept_at(min(row(), p.nout - 1)));
 #else
   uint o = row();

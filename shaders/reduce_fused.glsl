@@ -1,8 +1,10 @@
 // reduce_fused.glsl: reduce.comp's indexing when its input is a pending elementwise expression
 // (csrc/ops/fuse_reduce.c): load(r) computes element r of the row from the expression's tensors, as
-// fused.comp would before storing it, so the value equals what the unfused reduction loads. The host
-// defines, besides fused.comp's NOPS (tensors read), NPARAMS, OPi, STi, FUSED_BUFFERS, FUSED_DECLARE,
-// FUSED_LOAD(k) and FUSED_EVAL(k): KRANK and RRANK (kept and reduced dims after merging, 0 to 4) and
+// fused.comp would, so the value equals what the unfused reduction loads, and stores the intermediates that
+// are referenced elsewhere (fused.comp's results) while stores_values holds: in the first pass over a row
+// that exists. The host defines, besides fused.comp's NOPS (tensors: results written, then those read),
+// NPARAMS, OPi, STi, FUSED_BUFFERS, FUSED_DECLARE, FUSED_LOAD(k), FUSED_VALUES(k) and FUSED_STORES(k):
+// KRANK and RRANK (kept and reduced dims after merging, 0 to 4) and
 // FUSED_VALUE (the root's value), and OUT_REDUCED for ops that write every element (softmax), whose output
 // then has strides along the reduced dims too. Only what a launch varies by is pushed, so that it fits
 // 128 bytes.
@@ -37,7 +39,8 @@ layout(push_constant) uniform Push {
 FUSED_BUFFERS
 
 #define ELEMS 1
-uint row_at[NOPS]; // each tensor's offset of the row kept_at() last located
+uint row_at[NOPS];        // each tensor's offset of the row kept_at() last located
+bool stores_values = true; // reduce.comp clears it for a second pass and for rows past the last
 
 // The output's offset of kept element o (.y); the tensors' go to row_at.
 uvec2 kept_at(uint o) {
@@ -89,7 +92,10 @@ C load(uint r) {
 #endif
   FUSED_DECLARE
   FUSED_LOAD(0)
-  FUSED_EVAL(0)
+  FUSED_VALUES(0)
+  if (stores_values) {
+    FUSED_STORES(0)
+  }
   return FUSED_VALUE;
 }
 

@@ -174,26 +174,121 @@ def test_constants_do_not_recompile(fusion):
     assert same_bits(sums[2].cpu().numpy(), (sums[0] * -2).cpu().numpy())
 
 
-def test_a_referenced_intermediate_is_computed_first(fusion):
+# Intermediates referenced elsewhere (held here by the case's return value) are written by the reduction's
+# own kernel, in its first pass over each row: (name, fn returning the held tensors and then the result,
+# reference of the result, arrays, dispatches fused). Rows of every layout the reductions choose: one a
+# workgroup, a team of 32 (rows up to 1024), columns, one an invocation (short rows), and a split whole-tensor
+# sum (two stages).
+HELD_CASES = [
+    ("sum of a held product", lambda x, y: (t := x * y, (t + 1).sum(1)), lambda x, y: (x * y + 1).sum(1),
+     [arr(16, 50), arr(16, 50)], 1),
+    ("the value itself held", lambda x, y: (t := x - y, t.mean()), lambda x, y: (x - y).mean(),
+     [arr(16, 50), arr(16, 50)], 1),
+    ("long rows", lambda x, y: (t := x * y, t.sum(1)), lambda x, y: (x * y).sum(1), [arr(8, 5000), arr(8, 5000)], 1),
+    ("columns", lambda x, y: (t := x * y, (t * 2).sum(0)), lambda x, y: (x * y * 2).sum(0),
+     [arr(300, 70), arr(300, 70)], 1),
+    ("short rows", lambda x, y: (t := x + y, t.amax(1)), lambda x, y: (x + y).max(1), [arr(500, 5), arr(500, 5)], 1),
+    ("two held", lambda x, y: (a := x * 2, b := a + y, (b * b).sum(1)), lambda x, y: ((x * 2 + y) ** 2).sum(1),
+     [arr(64, 300), arr(64, 300)], 1),
+    ("broadcast and transposed", lambda x, y: (t := x.t() * y, t.sum(1)), lambda x, y: (x.T * y).sum(1),
+     [arr(29, 37), arr(37, 1)], 1),
+    ("var: two passes", lambda x, y: (t := x + y, t.var(1)), lambda x, y: (x + y).var(1, ddof=1),
+     [arr(8, 300), arr(8, 300)], 1),
+    ("softmax: two passes", lambda x, m: (t := x * 0.5 + m, t.softmax(-1)), lambda x, m: softmax(x * 0.5 + m, -1),
+     [arr(37, 530), arr(530)], 1),
+    ("logsumexp", lambda x, y: (t := x - y, t.logsumexp(0)), lambda x, y: np.log(np.exp(x - y).sum(0)),
+     [arr(40, 9), arr(40, 9)], 1),
+    ("split whole tensor", lambda x, y: (t := x * y, t.sum()), lambda x, y: (x * y).sum(),
+     [arr(1024, 1024), arr(1024, 1024)], 2),
+    ("float16", lambda x, y: (t := x * y, t.sum(1)), lambda x, y: (x * y).sum(1),
+     [arr(8, 64, dtype="float16"), arr(8, 64, dtype="float16")], 1),
+    ("int64", lambda x, y: (t := x * y, t.amin(0)), lambda x, y: (x * y).min(0),
+     [arr(64, 8, dtype="int64"), arr(64, 8, dtype="int64")], 1),
+]
+
+
+@pytest.mark.parametrize("case", HELD_CASES, ids=[c[0] for c in HELD_CASES])
+def test_a_referenced_intermediate_is_written_by_the_reduction(fusion, case):
+    _, fn, ref, arrays, dispatches = case
+    results = {}
+    for fused in (True, False):
+        vkt.vulkan.set_fusion(fused)
+        try:
+            ts = [vkt.tensor(a, device="vulkan") for a in arrays]
+            fresh()
+            out = fn(*ts)
+            results[fused] = stats()["dispatches"], [t.cpu().numpy() for t in out]
+        finally:
+            vkt.vulkan.set_fusion(True)
+    (n_fused, fused), (n_unfused, unfused) = results[True], results[False]
+    assert n_fused == dispatches and n_unfused > dispatches
+    for f, u in zip(fused, unfused):
+        assert same_bits(f, u), (f, u)
+    kind = "f" if arrays[0].dtype.kind == "f" else "i"
+    want = ref(*[a.astype(np.float64 if kind == "f" else np.int64) for a in arrays])
+    assert_close(fused[-1], want, rtol=1e-5 if arrays[0].dtype != np.float16 else 2e-3, atol=1e-3)
+
+
+def test_held_intermediates_past_the_buffer_limit(fusion):
     a, b = arr(16, 50), arr(16, 50)
     x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
     fresh()
-    t = x * y  # held: written by its own kernel, then read by the reduction, which fuses the rest
-    s = (t + 1).sum(1)
-    st = stats()
-    assert st["dispatches"] == 2 and ("add sum", 1) in st["fused_kernels"]
-    np.testing.assert_array_equal(t.cpu().numpy(), a * b)
-    assert_close(s.cpu().numpy(), (a.astype(np.float64) * b + 1).sum(1), rtol=1e-5, atol=1e-5)
-    fresh()
-    t = x - y
-    m = t.mean()  # t itself is held: the reduction reads it
-    assert stats()["dispatches"] == 2
-    assert_close(m.item(), (a.astype(np.float64) - b).mean(), rtol=1e-5, atol=1e-6)
+    held = [x * y]
+    for i in range(7):  # more results than a kernel binds: some are computed first, then read
+        held.append(held[-1] + i)
+    s = held[-1].sum(1)
+    ref = a.astype(np.float64) * b
+    assert_close(s.cpu().numpy(), (ref + sum(range(7))).sum(1), rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(held[0].cpu().numpy(), a * b)
+    assert_close(held[4].cpu().numpy(), ref + 6, rtol=1e-6, atol=1e-5)
+
+
+def test_an_intermediate_read_by_another_expression(fusion):
+    a = arr(16, 50)
+    x = vkt.tensor(a, device="vulkan")
     fresh()
     t = x * 2
-    u, s = t + 1, (t * 3).sum()  # t is read by another pending expression too
-    np.testing.assert_array_equal(u.cpu().numpy(), a * 2 + 1)
+    u, s = t + 1, (t * 3).sum()  # t is read by another pending expression: the sum writes it, u reads it
     assert_close(s.item(), (a.astype(np.float64) * 6).sum(), rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(u.cpu().numpy(), a * 2 + 1)
+    st = stats()
+    assert st["dispatches"] == 2 and sorted(k for k, _ in st["fused_kernels"]) == ["mul mul sum"]
+
+
+def test_a_value_needed_while_a_reduction_reads_it(fusion):
+    a, b = arr(64, 300), arr(64, 300)
+    x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
+    fresh()
+    t = x * y
+    s = t.sum(0)  # pending when t is needed: computed then, it writes t from its load
+    tn = t.cpu().numpy()
+    st = stats()
+    assert st["dispatches"] == 1 and st["fused_kernels"] == [("mul sum", 1)]
+    np.testing.assert_array_equal(tn, a * b)
+    assert_close(s.cpu().numpy(), (a.astype(np.float64) * b).sum(0), rtol=1e-5, atol=1e-4)
+
+
+def test_matmul_add_relu_backward_sums_the_bias_in_one_kernel(fusion):
+    rng2 = np.random.default_rng(1)
+    arrays = [rng2.standard_normal(s).astype(np.float32) for s in ((4, 64, 96), (96, 80), (80,))]
+    grads = {}
+    for fused in (True, False):
+        vkt.vulkan.set_fusion(fused)
+        try:
+            x, w, bias = (vkt.tensor(v, device="vulkan", requires_grad=True) for v in arrays)
+            fresh()
+            vkt.matmul_add_relu(x, w, bias).sum().backward()
+            grads[fused] = [t.grad.cpu().numpy() for t in (x, w, bias)]
+            if fused:  # relu's backward is written by the bias's sum, which the products then read
+                assert ("threshold_backward sum", 1) in stats()["fused_kernels"]
+        finally:
+            vkt.vulkan.set_fusion(True)
+    for f, u in zip(grads[True], grads[False]):
+        assert same_bits(f, u)
+    xs, ws, bs = (v.astype(np.float64) for v in arrays)
+    gz = (xs @ ws + bs > 0).astype(np.float64)
+    assert_close(grads[True][2], gz.sum((0, 1)), rtol=1e-5, atol=1e-4)
+    assert_close(grads[True][1], xs.reshape(-1, 96).T @ gz.reshape(-1, 80), rtol=1e-4, atol=1e-3)
 
 
 def test_layer_norm_chain_matches_unfused(fusion):

@@ -82,10 +82,13 @@ static void matmul_backward(vkt_bw *b) {
   product_grads(b, g, NEED(b, 1) ? S(b, 0) : NULL, NEED(b, 0) ? S(b, 1) : NULL);
 }
 
+/* The bias's gradient is summed before the products read relu's backward, so that under fusion its reduction
+ * computes that backward in its load and writes it for them (fuse.c, reduction_reading). */
 static void matmul_add_relu_backward(vkt_bw *b) {
   const vkt_var *gz = bin(b, VKT_OP_THRESHOLD_BACKWARD, g, S(b, 2)); /* relu backward of the saved output */
+  if (NEED(b, 2))
+    SET(b, 2, sum_to(b, gz, IN(b, 2)->ndim, IN(b, 2)->shape));
   product_grads(b, gz, NEED(b, 1) ? S(b, 0) : NULL, NEED(b, 0) ? S(b, 1) : NULL);
-  SET(b, 2, gz); /* summed to the bias's shape by the engine */
 }
 
 static const vkt_fn mm_fn = {"MmBackward0", matmul_backward}, bmm_fn = {"BmmBackward0", matmul_backward},

@@ -93,7 +93,8 @@ static const vkt_fn std_fn = {"StdBackward0", reduce_backward}, sum_all_fn = {"S
 vkt_status vkt_ag_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, int dtype, double correction, bool std,
                          const char *name, bool all_dims, vkt_var *out) {
   *out = (vkt_var){0};
-  vkt_reduce_opts o = {name, dims, keepdim, dtype, correction, std, all_dims};
+  vkt_reduce_opts o = {.name = name, .dims = dims, .keepdim = keepdim, .dtype = dtype,
+                       .correction = correction, .std = std, .all_dims = all_dims};
   vkt_status st = vkt_reduce(id, &x->t, &o, &out->t, NULL);
   if (st || id - VKT_OP_SUM >= (int)(sizeof reduce_fns / sizeof *reduce_fns) || !reduce_fns[id - VKT_OP_SUM].name ||
       !vkt_dtypes[out->t.dtype].is_float)
@@ -128,7 +129,7 @@ vkt_status vkt_ag_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, 
 vkt_status vkt_ag_reduce_indices(int id, const vkt_var *x, int dim, bool keepdim, const char *name, vkt_var *values,
                                  vkt_tensor *indices) {
   *values = (vkt_var){0};
-  vkt_reduce_opts o = {name, x->t.ndim ? 1u << dim : 0, keepdim, -1, 0, false, false};
+  vkt_reduce_opts o = {.name = name, .dims = x->t.ndim ? 1u << dim : 0, .keepdim = keepdim, .dtype = -1};
   vkt_tensor v = {0};
   vkt_status st = vkt_reduce(id, &x->t, &o, &v, indices);
   if (st)

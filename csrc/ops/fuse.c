@@ -37,6 +37,7 @@ enum {
 
 static node *live;
 static int busy;
+static int reducing; /* reductions being computed: what they compute first goes no other way (reduction_reading) */
 static int enabled = -1; /* -1: VKT_FUSION not read yet */
 
 bool vkt_fuse_busy(void) { return busy > 0; }
@@ -333,8 +334,7 @@ static node *edge_of(const plan *p, const vkt_tensor *t) {
   return m == p->mm ? NULL : m;
 }
 
-/* The operands in binding order: results, then tensors read. */
-static int operands(const plan *p, const vkt_tensor **t) {
+int vkt_fuse_operands(const plan *p, const vkt_tensor **t) {
   int n = 0;
   for (int i = 0; i < p->nout; i++)
     t[n++] = &p->out[i]->view;
@@ -356,7 +356,7 @@ typedef struct {
 } layout;
 
 static void layout_of(const plan *p, layout *l) {
-  l->n = operands(p, l->t);
+  l->n = vkt_fuse_operands(p, l->t);
   l->rank = vkt_merge_in_out_order(l->n, l->t, l->shape, l->strides);
   l->contiguous = l->rank <= 1;
   for (int k = 0; k < l->n && l->contiguous; k++)
@@ -508,7 +508,7 @@ static const char *read_back(vkt_dtype dtype, vkt_dtype compute) {
  * numbered in node order; the op names in ops. */
 static void generate(const plan *p, int nparams, text *b, text *ops) {
   const vkt_tensor *t[MAX_OPERANDS];
-  int n = operands(p, t), last = p->mm ? n - 1 : n; /* the product's leaf is last, a buffer only where kept */
+  int n = vkt_fuse_operands(p, t), last = p->mm ? n - 1 : n; /* the product's leaf is last, a buffer only where kept */
   if (p->mm)
     add(ops, "matmul ");
   char line[512];
@@ -794,8 +794,7 @@ static vkt_status launch(const plan *p) {
   return VKT_OK;
 }
 
-/* The results now hold their values: their nodes go, and with them every intermediate only they read. */
-static void finish(const plan *p) {
+void vkt_fuse_finish(const plan *p) {
   node *done[MAX_OPERANDS + 1];
   int n = 0;
   for (int o = 0; o < p->nout; o++)
@@ -810,19 +809,40 @@ static void finish(const plan *p) {
     release_node(done[o]);
 }
 
+/* A pending reduction that reads s's expression as made, where no reduction is being computed: computed
+ * first, it writes s in its load (fuse_reduce.c), so the expression is read once for both. A bias gradient
+ * (the sum over the batch of relu's backward) and the products that read that backward are such a pair. */
+static node *reduction_reading(const vkt_storage *s) {
+  const node *n = s->pending;
+  if (reducing || s->readers == 0 || vkt_fuse_is_reduction(n->op) || n->op == VKT_OP_MATMUL)
+    return NULL;
+  for (node *r = live; r; r = r->next)
+    if (vkt_fuse_is_reduction(r->op) && same_view(&r->in[0], &n->view))
+      return r;
+  return NULL;
+}
+
 static vkt_status compute(vkt_storage *s) {
   vkt_status st = VKT_OK;
   busy++;
   while (!st && s->pending) {
+    node *r = reduction_reading(s);
+    if (r) {
+      st = compute(r->view.storage);
+      continue;
+    }
     plan p;
     make_plan(&p, s->pending);
     if (p.nout && vkt_fuse_is_reduction(p.out[0]->op)) {
-      if (!(st = vkt_fuse_reduce_launch(p.out[0])))
-        finish(&p);
+      reducing++;
+      st = vkt_fuse_reduce_launch(p.out[0]);
+      reducing--;
+      if (!st)
+        vkt_fuse_finish(&p);
     } else if (p.cut) {
       st = compute(p.cut->view.storage);
     } else if (!(st = launch(&p))) {
-      finish(&p);
+      vkt_fuse_finish(&p);
     }
   }
   busy--;
@@ -859,11 +879,14 @@ void vkt_fuse_plan_read(plan *p, node *root) {
   collect(p, root);
   if (!p->cut && p->mm) /* a product read is computed alone first: a reduction has no epilogue of it */
     p->cut = p->mm;
-  if (!p->cut && root->view.storage->refcount > 1) /* the reader's edge is the one reference expected */
-    p->cut = root;
-  for (int i = 0; i < p->nnodes - 1 && !p->cut; i++)
-    if (referenced(p, p->node[i]))
-      p->cut = p->node[i];
+  for (int i = 0; i < p->nnodes && !p->cut; i++) {
+    node *n = p->node[i];
+    /* the root's one expected reference is the reader's edge */
+    if (n == root ? n->view.storage->refcount > 1 : referenced(p, n))
+      p->out[p->nout++] = n;
+  }
+  if (!p->cut && p->nout + p->nleaves + 1 > MAX_OPERANDS) /* written anyway: computed on its own, then read */
+    p->cut = p->out[0];
 }
 
 void vkt_fuse_generate(const plan *p, text *b, text *ops) { generate(p, params_of(p), b, ops); }

@@ -63,9 +63,14 @@ static inline bool vkt_fuse_same_view(const vkt_tensor *a, const vkt_tensor *b) 
          memcmp(a->strides, b->strides, sizeof *a->strides * (size_t)a->ndim) == 0;
 }
 
-/* The plan of the expression under root for a kernel that reads its value in its load and writes none
- * of it (a reduction): a node whose result is referenced from anywhere but that kernel is a cut. */
+/* The plan of the expression under root for a kernel that reads its value in its load (a reduction): a
+ * node whose result is referenced from anywhere but that kernel is a result the kernel writes too. */
 void vkt_fuse_plan_read(plan *p, node *root);
+/* Plan p's tensors in binding order: its results, then the tensors read; returns the count. */
+int vkt_fuse_operands(const plan *p, const vkt_tensor **t);
+/* Plan p's results now hold their values (the kernel is recorded): their nodes go, and with them every
+ * intermediate only they read. */
+void vkt_fuse_finish(const plan *p);
 /* fused.comp's #define lines of plan p (elementwise.glsl's C, the buffers, FUSED_DECLARE, FUSED_LOAD(k),
  * FUSED_EVAL(k)) into b, the op names into ops; and the bytes its GLSL depends on into key (n of them). */
 void vkt_fuse_generate(const plan *p, text *b, text *ops);

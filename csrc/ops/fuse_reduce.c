@@ -2,8 +2,9 @@
  * load (reduce.comp with shaders/reduce_fused.glsl), so the expression's value is never written nor allocated.
  * The reduction is then pending itself, a node of fuse.c, until its value is needed: by then the Python
  * temporary that held the expression is gone, and what still references an intermediate is known. Such an
- * intermediate is computed first, by its own fused kernel, and read as a tensor; the reduction fuses what
- * lies above it. Each element's value and the order the row merges them in are the unfused path's. */
+ * intermediate (the expression's value included) is written by the same load, in the reduction's first pass
+ * over its row, as fused.comp writes it: the expression is read once. Each element's value and the order the
+ * row merges them in are the unfused path's. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,7 +15,7 @@ enum {
   RED_RANK = 4,       /* reduce_fused.glsl's KRANK and RRANK at most */
   CACHE_SLOTS = 64,   /* generated reductions remembered by structure */
   MAX_KEY = 600,      /* bytes of a structure */
-  MAX_PUSH_WORDS = 96 /* 16 for 8 scalars, 4, then at most 6 offsets, 4 + 7 * 4 kept and 4 + 7 * 4 reduced */
+  MAX_PUSH_WORDS = 128 /* 16 for 8 scalars, 4, then at most 7 offsets, 4 + 8 * 4 kept and 4 + 8 * 4 reduced */
 };
 
 /* Whether an expression computing in `expr` gives its values in the GLSL type a reduction computing in
@@ -46,23 +47,24 @@ static vkt_op_args args_of(const node *r) {
                        .flags = r->flags};
 }
 
-/* The index space over the expression's tensors (p->leaf, all shaped like the reduction's input) and the
- * output, its kept and reduced halves each merged to the fewest dims. Strides are elements, operand-major
- * (k * VKT_MAX_DIMS + d): the tensors read, then (kept half only) the output. */
+/* The index space over the expression's tensors (t: the intermediates it writes, then those it reads, all shaped
+ * like the reduction's input) and the output, its kept and reduced halves each merged to the fewest dims.
+ * Strides are elements, operand-major (k * VKT_MAX_DIMS + d): the tensors, then (kept half only) the output. */
 typedef struct {
-  int n; /* tensors read */
+  const vkt_tensor *t[MAX_OPERANDS];
+  int n; /* tensors */
   int krank, rrank;
-  int64_t kshape[VKT_MAX_DIMS], kstride[(MAX_LEAVES + 1) * VKT_MAX_DIMS];
-  int64_t rshape[VKT_MAX_DIMS], rstride[(MAX_LEAVES + 1) * VKT_MAX_DIMS]; /* the output last (softmax) */
+  int64_t kshape[VKT_MAX_DIMS], kstride[(MAX_OPERANDS + 1) * VKT_MAX_DIMS];
+  int64_t rshape[VKT_MAX_DIMS], rstride[(MAX_OPERANDS + 1) * VKT_MAX_DIMS]; /* the output last (softmax) */
   int64_t nout, nred;
   const char *mode; /* reduce.glsl's #define of how invocations share rows */
   uint64_t rows;    /* rows a workgroup takes */
 } fused_layout;
 
-static int merge_half(const plan *p, const node *r, bool reduced, int64_t *shape, int64_t *stride) {
-  vkt_tensor half[MAX_LEAVES + 1];
-  const vkt_tensor *t[MAX_LEAVES + 1];
-  int nops = p->nleaves + (!reduced || writes_every(r->op)); /* the output last */
+static int merge_half(const fused_layout *l, const node *r, bool reduced, int64_t *shape, int64_t *stride) {
+  vkt_tensor half[MAX_OPERANDS + 1];
+  const vkt_tensor *t[MAX_OPERANDS + 1];
+  int nops = l->n + (!reduced || writes_every(r->op)); /* the output last */
   const vkt_tensor *x = &r->in[0];
   for (int k = 0; k < nops; k++) {
     half[k].ndim = 0;
@@ -73,7 +75,7 @@ static int merge_half(const plan *p, const node *r, bool reduced, int64_t *shape
       continue;
     for (int k = 0; k < nops; k++) {
       half[k].shape[half[k].ndim] = x->shape[d];
-      half[k].strides[half[k].ndim++] = k < p->nleaves ? p->leaf[k]->strides[d] : r->view.strides[d];
+      half[k].strides[half[k].ndim++] = k < l->n ? l->t[k]->strides[d] : r->view.strides[d];
     }
   }
   return vkt_merge_dims(nops, t, shape, stride);
@@ -85,7 +87,7 @@ static int merge_half(const plan *p, const node *r, bool reduced, int64_t *shape
  * where it falls where no dim can split there. */
 static bool grid_halves(const plan *p, const node *r, fused_layout *l) {
   const vkt_tensor *x = &p->node[p->nnodes - 1]->view;
-  int64_t cols = r->in[0].shape[1], shape[VKT_MAX_DIMS], stride[MAX_LEAVES * VKT_MAX_DIMS];
+  int64_t cols = r->in[0].shape[1], shape[VKT_MAX_DIMS], stride[MAX_OPERANDS * VKT_MAX_DIMS];
   int order[VKT_MAX_DIMS];
   for (int d = 0; d < x->ndim; d++) { /* by descending stride: x is dense, so that is memory order */
     int i = d;
@@ -93,15 +95,15 @@ static bool grid_halves(const plan *p, const node *r, fused_layout *l) {
       order[i] = order[i - 1];
     order[i] = d;
   }
-  vkt_tensor half[MAX_LEAVES];
-  const vkt_tensor *t[MAX_LEAVES];
-  for (int k = 0; k < p->nleaves; k++) {
+  vkt_tensor half[MAX_OPERANDS];
+  const vkt_tensor *t[MAX_OPERANDS];
+  for (int k = 0; k < l->n; k++) {
     half[k].ndim = x->ndim;
     for (int d = 0; d < x->ndim; d++)
-      half[k].shape[d] = x->shape[order[d]], half[k].strides[d] = p->leaf[k]->strides[order[d]];
+      half[k].shape[d] = x->shape[order[d]], half[k].strides[d] = l->t[k]->strides[order[d]];
     t[k] = &half[k];
   }
-  int rank = vkt_merge_dims(p->nleaves, t, shape, stride), cut = rank;
+  int rank = vkt_merge_dims(l->n, t, shape, stride), cut = rank;
   int64_t inner = 1;
   while (cut > 0 && cols % (inner * shape[cut - 1]) == 0)
     inner *= shape[--cut];
@@ -111,28 +113,28 @@ static bool grid_halves(const plan *p, const node *r, fused_layout *l) {
   l->krank = cut, l->rrank = rank - cut + (q > 1);
   for (int d = 0; d < l->krank; d++) {
     l->kshape[d] = d == cut - 1 ? shape[d] / q : shape[d];
-    for (int k = 0; k < p->nleaves; k++)
+    for (int k = 0; k < l->n; k++)
       l->kstride[k * VKT_MAX_DIMS + d] = stride[k * VKT_MAX_DIMS + d] * (d == cut - 1 ? q : 1);
   }
   for (int d = l->krank - 1, out = 1; d >= 0; out *= (int)l->kshape[d--]) /* the rows' results, in order */
-    l->kstride[p->nleaves * VKT_MAX_DIMS + d] = out * r->view.strides[0];
+    l->kstride[l->n * VKT_MAX_DIMS + d] = out * r->view.strides[0];
   for (int d = 0; d < l->rrank; d++) {
     int from = d + cut - (q > 1);
     l->rshape[d] = from == cut - 1 ? q : shape[from];
-    for (int k = 0; k < p->nleaves; k++)
+    for (int k = 0; k < l->n; k++)
       l->rstride[k * VKT_MAX_DIMS + d] = stride[k * VKT_MAX_DIMS + from];
   }
   return true;
 }
 
 static bool layout_of(const plan *p, const node *r, fused_layout *l) {
-  l->n = p->nleaves;
+  l->n = vkt_fuse_operands(p, l->t);
   if (r->flags & VKT_REDUCE_GRID) {
     if (!grid_halves(p, r, l))
       return false;
   } else {
-    l->krank = merge_half(p, r, false, l->kshape, l->kstride);
-    l->rrank = merge_half(p, r, true, l->rshape, l->rstride);
+    l->krank = merge_half(l, r, false, l->kshape, l->kstride);
+    l->rrank = merge_half(l, r, true, l->rshape, l->rstride);
   }
   /* the rows are shared out as the unfused launch would, so each row merges in the same order */
   vkt_op_args a = args_of(r);
@@ -152,7 +154,7 @@ static uint32_t push_of(const plan *p, const node *r, const fused_layout *l, uin
   memcpy(&w[n++], &correction, sizeof correction);
   w[n++] = (uint32_t)r->view.offset;
   for (int j = 0; j < l->n; j++)
-    w[n++] = (uint32_t)p->leaf[j]->offset;
+    w[n++] = (uint32_t)l->t[j]->offset;
   for (int d = 0; d < l->krank; d++)
     w[n++] = (uint32_t)l->kshape[d];
   for (int k = 0; k <= l->n; k++)
@@ -174,13 +176,12 @@ static bool fits(const plan *p, const node *r, fused_layout *l) {
   if (!same_glsl_type(p->compute, r->compute) ||
       (grid ? r->in[0].storage != root->view.storage : !vkt_fuse_same_view(&r->in[0], &root->view)))
     return false;
-  const vkt_tensor *t[MAX_LEAVES + 1];
-  for (int j = 0; j < p->nleaves; j++)
-    t[j] = p->leaf[j];
-  t[p->nleaves] = &r->view;
+  const vkt_tensor *t[MAX_OPERANDS + 1];
+  int n = vkt_fuse_operands(p, t);
+  t[n] = &r->view;
   const vkt_adapter_props *props = vkt_device_props(r->view.storage->dev);
   const char *why;
-  if (!vkt_operands_fit(props, r->compute, p->nleaves + 1, t, &why))
+  if (!vkt_operands_fit(props, r->compute, n + 1, t, &why))
     return false;
   uint32_t w[MAX_PUSH_WORDS];
   return layout_of(p, r, l) && push_of(p, r, l, w) <= props->max_push_constants;
@@ -252,18 +253,22 @@ static vkt_status kernel_of(const plan *p, const node *r, const fused_layout *l,
   return VKT_OK;
 }
 
+/* The reduction's kernel, which also writes the plan's results; they then hold their values. */
 static vkt_status launch_fused(const plan *p, const node *r, const fused_layout *l) {
-  const cached_kernel *k;
+  const cached_kernel *k = NULL;
   vkt_status st = kernel_of(p, r, l, &k);
+  for (int o = 0; o < p->nout && !st; o++)
+    if (!p->out[o]->view.storage->alloc.segment)
+      st = vkt_storage_allocate(p->out[o]->view.storage);
   if (st)
     return st;
   uint32_t w[MAX_PUSH_WORDS];
   uint32_t push_size = push_of(p, r, l, w);
-  vkt_binding b[MAX_LEAVES + 1];
-  vkt_storage *s[MAX_LEAVES + 1];
+  vkt_binding b[MAX_OPERANDS + 1];
+  vkt_storage *s[MAX_OPERANDS + 1];
   for (int j = 0; j <= l->n; j++) {
-    s[j] = j < l->n ? p->leaf[j]->storage : r->view.storage;
-    b[j] = (vkt_binding){&s[j]->alloc, 0, s[j]->alloc.size, j == l->n};
+    s[j] = j < l->n ? l->t[j]->storage : r->view.storage;
+    b[j] = (vkt_binding){&s[j]->alloc, 0, s[j]->alloc.size, j < p->nout || j == l->n};
   }
   vkt_device *dev = r->view.storage->dev;
   uint32_t groups[3];
@@ -275,6 +280,7 @@ static vkt_status launch_fused(const plan *p, const node *r, const fused_layout 
   for (int j = 0; j <= l->n; j++)
     vkt_storage_touched(s[j], batch);
   vkt_fuse_count(k->hash, k->ops);
+  vkt_fuse_finish(p);
   return VKT_OK;
 }
 
@@ -293,7 +299,7 @@ vkt_status vkt_fuse_reduce_launch(node *r) {
     plan p;
     fused_layout l;
     vkt_fuse_plan_read(&p, e);
-    node *first = p.cut ? p.cut : fits(&p, r, &l) ? NULL : e;
+    node *first = p.cut ? p.cut : fits(&p, r, &l) ? NULL : p.nout ? p.out[0] : e; /* then fewer buffers */
     if (!first)
       return launch_fused(&p, r, &l);
     st = vkt_fuse_compute(first->view.storage, false);

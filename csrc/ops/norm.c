@@ -166,7 +166,7 @@ static int64_t column_blocks(const vkt_tensor *x, int64_t rows, int64_t n) {
  * engine can take as .grad without a copy. */
 static vkt_status sum_blocks(const vkt_tensor *part, const vkt_tensor *x, int nd, vkt_dtype dtype, vkt_tensor *gw,
                              vkt_tensor *gb) {
-  vkt_reduce_opts o = {"sum", 1u, false, (int)dtype, 0, false, false};
+  vkt_reduce_opts o = {.name = "sum", .dims = 1u, .dtype = (int)dtype};
   vkt_tensor *outs[2] = {gw, gb};
   vkt_status st = VKT_OK;
   for (int k = 0; k < 2 && !st; k++) {

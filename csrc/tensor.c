@@ -280,7 +280,7 @@ vkt_status vkt_infer_shape(int64_t numel, int ndim, int64_t *shape) {
 
 /* PyTorch's computeStride: a view exists when each run of merged old dimensions maps onto a run of
  * new ones without crossing a gap in memory. */
-static bool view_strides(const vkt_tensor *src, int ndim, const int64_t *shape, int64_t *strides) {
+bool vkt_view_strides(const vkt_tensor *src, int ndim, const int64_t *shape, int64_t *strides) {
   if (vkt_tensor_numel(src) == 0 || src->ndim == 0) {
     int64_t stride = 1;
     for (int i = ndim - 1; i >= 0; i--) {
@@ -319,7 +319,7 @@ vkt_status vkt_view(vkt_tensor *out, const vkt_tensor *src, int ndim, const int6
   vkt_status st = vkt_infer_shape(vkt_tensor_numel(src), ndim, shape);
   if (st)
     return st;
-  if (!view_strides(src, ndim, shape, strides))
+  if (!vkt_view_strides(src, ndim, shape, strides))
     return vkt_fail(VKT_ERR_RUNTIME,
                     "view size is not compatible with input tensor's size and stride (at least "
                     "one dimension spans across two contiguous subspaces). Use .reshape(...) instead.");

@@ -103,6 +103,9 @@ vkt_status vkt_dim_wrap(int64_t dim, int ndim, int *out); /* IndexError when out
 
 /* Views: out shares src's storage. */
 vkt_status vkt_view(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *shape);
+/* The strides src seen as shape (of its element count) would have as a view, as vkt_view makes them; false
+ * where no view exists. */
+bool vkt_view_strides(const vkt_tensor *src, int ndim, const int64_t *shape, int64_t *strides);
 vkt_status vkt_infer_shape(int64_t numel, int ndim, int64_t *shape); /* resolves one -1 */
 vkt_status vkt_transpose(vkt_tensor *out, const vkt_tensor *src, int64_t d0, int64_t d1);
 vkt_status vkt_permute(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *dims);

@@ -98,6 +98,15 @@ CASES = [
      [arr(4, 50, 6)], 1, 1e-5),
     ("softmax of a column", lambda x, y: (x + y).softmax(1), lambda x, y: softmax(x + y, 1), [arr(9, 1), arr(1, 30)],
      1, 1e-5),
+    ("reshaped", lambda x, y: (x * y).reshape(10, -1).sum(1), lambda x, y: (x * y).reshape(10, -1).sum(1),
+     [arr(20, 30), arr(20, 30)], 1, 1e-5),
+    ("reshaped softmax", lambda x, y: (x + y).view(4, 5, 30).softmax(1),
+     lambda x, y: softmax((x + y).reshape(4, 5, 30), 1), [arr(20, 30), arr(20, 30)], 1, 1e-5),
+    # long columns are cut into pieces of rows (a view of the expression), reduced, then the pieces' results
+    ("column pieces", lambda x, y: (x * y).sum(0), lambda x, y: (x * y).sum(0), [arr(4096, 80), arr(4096, 80)], 2,
+     1e-5),
+    ("column pieces, 3-d mean", lambda x, b: (x - b).mean((0, 1)), lambda x, b: (x - b).mean((0, 1)),
+     [arr(8, 512, 80), arr(80)], 2, 1e-5),
     # int32 sums to int64: the product in int32 is another compute type, computed first
     ("int32 sum", lambda x, y: (x * y).sum(), lambda x, y: (x * y).sum(), [arr(8, 64, dtype="int32"),
                                                                          arr(8, 64, dtype="int32")], 2, 0),
@@ -198,6 +207,8 @@ HELD_CASES = [
      [arr(37, 530), arr(530)], 1),
     ("logsumexp", lambda x, y: (t := x - y, t.logsumexp(0)), lambda x, y: np.log(np.exp(x - y).sum(0)),
      [arr(40, 9), arr(40, 9)], 1),
+    ("column pieces", lambda x, y: (t := x * y, t.sum(0)), lambda x, y: (x * y).sum(0),
+     [arr(4096, 80), arr(4096, 80)], 2),
     ("split whole tensor", lambda x, y: (t := x * y, t.sum()), lambda x, y: (x * y).sum(),
      [arr(1024, 1024), arr(1024, 1024)], 2),
     ("float16", lambda x, y: (t := x * y, t.sum(1)), lambda x, y: (x * y).sum(1),
@@ -270,7 +281,7 @@ def test_a_value_needed_while_a_reduction_reads_it(fusion):
 
 def test_matmul_add_relu_backward_sums_the_bias_in_one_kernel(fusion):
     rng2 = np.random.default_rng(1)
-    arrays = [rng2.standard_normal(s).astype(np.float32) for s in ((4, 64, 96), (96, 80), (80,))]
+    arrays = [rng2.standard_normal(s).astype(np.float32) for s in ((8, 512, 96), (96, 80), (80,))]  # column pieces
     grads = {}
     for fused in (True, False):
         vkt.vulkan.set_fusion(fused)

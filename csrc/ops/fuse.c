@@ -817,7 +817,7 @@ static node *reduction_reading(const vkt_storage *s) {
   if (reducing || s->readers == 0 || vkt_fuse_is_reduction(n->op) || n->op == VKT_OP_MATMUL)
     return NULL;
   for (node *r = live; r; r = r->next)
-    if (vkt_fuse_is_reduction(r->op) && same_view(&r->in[0], &n->view))
+    if (vkt_fuse_is_reduction(r->op) && vkt_fuse_reads_as_made(&r->in[0], &n->view))
       return r;
   return NULL;
 }

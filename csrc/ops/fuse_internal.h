@@ -63,6 +63,16 @@ static inline bool vkt_fuse_same_view(const vkt_tensor *a, const vkt_tensor *b) 
          memcmp(a->strides, b->strides, sizeof *a->strides * (size_t)a->ndim) == 0;
 }
 
+/* Whether a reduction's input x reads the result `made` as it was made: the same view, or that view in another
+ * shape as vkt_view makes it (a column sum's rows cut into pieces, reduce.c). */
+static inline bool vkt_fuse_reads_as_made(const vkt_tensor *x, const vkt_tensor *made) {
+  int64_t strides[VKT_MAX_DIMS];
+  return vkt_fuse_same_view(x, made) ||
+         (x->storage == made->storage && x->dtype == made->dtype && x->offset == made->offset &&
+          vkt_tensor_numel(x) == vkt_tensor_numel(made) && vkt_view_strides(made, x->ndim, x->shape, strides) &&
+          memcmp(strides, x->strides, sizeof *strides * (size_t)x->ndim) == 0);
+}
+
 /* The plan of the expression under root for a kernel that reads its value in its load (a reduction): a
  * node whose result is referenced from anywhere but that kernel is a result the kernel writes too. */
 void vkt_fuse_plan_read(plan *p, node *root);

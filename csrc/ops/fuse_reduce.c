@@ -33,7 +33,7 @@ bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype compute) {
             id == VKT_OP_PROD || id == VKT_OP_LOGSUMEXP || writes_every(id);
   return op && e && vkt_fuse_enabled() && vkt_tensor_numel(x) > 0 &&
          (vkt_fuse_is_reduction(e->op) ||
-          (e->op < VKT_OP_SUM && same_glsl_type(e->compute, compute) && vkt_fuse_same_view(x, &e->view)));
+          (e->op < VKT_OP_SUM && same_glsl_type(e->compute, compute) && vkt_fuse_reads_as_made(x, &e->view)));
 }
 
 /* The op's arguments as vkt_reduce made them. */
@@ -61,7 +61,10 @@ typedef struct {
   uint64_t rows;    /* rows a workgroup takes */
 } fused_layout;
 
-static int merge_half(const fused_layout *l, const node *r, bool reduced, int64_t *shape, int64_t *stride) {
+/* One half of the index space over the tensors seen in the input's shape (seen[k], l->t[k] reshaped where the
+ * input is the expression's value reshaped) and the output. */
+static int merge_half(const fused_layout *l, const vkt_tensor *seen, const node *r, bool reduced, int64_t *shape,
+                      int64_t *stride) {
   vkt_tensor half[MAX_OPERANDS + 1];
   const vkt_tensor *t[MAX_OPERANDS + 1];
   int nops = l->n + (!reduced || writes_every(r->op)); /* the output last */
@@ -75,7 +78,7 @@ static int merge_half(const fused_layout *l, const node *r, bool reduced, int64_
       continue;
     for (int k = 0; k < nops; k++) {
       half[k].shape[half[k].ndim] = x->shape[d];
-      half[k].strides[half[k].ndim++] = k < l->n ? l->t[k]->strides[d] : r->view.strides[d];
+      half[k].strides[half[k].ndim++] = k < l->n ? seen[k].strides[d] : r->view.strides[d];
     }
   }
   return vkt_merge_dims(nops, t, shape, stride);
@@ -133,8 +136,19 @@ static bool layout_of(const plan *p, const node *r, fused_layout *l) {
     if (!grid_halves(p, r, l))
       return false;
   } else {
-    l->krank = merge_half(l, r, false, l->kshape, l->kstride);
-    l->rrank = merge_half(l, r, true, l->rshape, l->rstride);
+    vkt_tensor seen[MAX_OPERANDS];
+    const vkt_tensor *x = &r->in[0], *root = &p->node[p->nnodes - 1]->view;
+    for (int k = 0; k < l->n; k++) {
+      seen[k] = *l->t[k]; /* a copy of the view, not a reference */
+      if (vkt_fuse_same_view(x, root))
+        continue;
+      seen[k].ndim = x->ndim;
+      memcpy(seen[k].shape, x->shape, sizeof *x->shape * (size_t)x->ndim);
+      if (!vkt_view_strides(l->t[k], x->ndim, x->shape, seen[k].strides))
+        return false;
+    }
+    l->krank = merge_half(l, seen, r, false, l->kshape, l->kstride);
+    l->rrank = merge_half(l, seen, r, true, l->rshape, l->rstride);
   }
   /* the rows are shared out as the unfused launch would, so each row merges in the same order */
   vkt_op_args a = args_of(r);
@@ -174,7 +188,7 @@ static bool fits(const plan *p, const node *r, fused_layout *l) {
   const node *root = p->node[p->nnodes - 1];
   bool grid = r->flags & VKT_REDUCE_GRID;
   if (!same_glsl_type(p->compute, r->compute) ||
-      (grid ? r->in[0].storage != root->view.storage : !vkt_fuse_same_view(&r->in[0], &root->view)))
+      (grid ? r->in[0].storage != root->view.storage : !vkt_fuse_reads_as_made(&r->in[0], &root->view)))
     return false;
   const vkt_tensor *t[MAX_OPERANDS + 1];
   int n = vkt_fuse_operands(p, t);

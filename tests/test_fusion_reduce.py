@@ -266,17 +266,27 @@ def test_an_intermediate_read_by_another_expression(fusion):
     assert st["dispatches"] == 2 and sorted(k for k, _ in st["fused_kernels"]) == ["mul mul sum"]
 
 
-def test_a_value_needed_while_a_reduction_reads_it(fusion):
-    a, b = arr(64, 300), arr(64, 300)
+# (shape, reduction, its reference, dispatches, the fused kernel): one pass, a whole-tensor sum in two stages
+# (the first writes t), and column means cut into pieces (likewise)
+NEEDED_CASES = [((64, 300), lambda t: t.sum(0), lambda t: t.sum(0), 1, "mul sum"),
+                ((1024, 1024), lambda t: t.sum(), lambda t: t.sum(), 2, "mul sum"),
+                ((4096, 80), lambda t: t.mean(0), lambda t: t.mean(0), 2, "mul mean")]
+
+
+@pytest.mark.parametrize("case", NEEDED_CASES, ids=["one pass", "two stages", "column pieces"])
+def test_a_value_needed_while_a_reduction_reads_it(fusion, case):
+    shape, reduce, ref, dispatches, kernel = case
+    a, b = arr(*shape), arr(*shape)
     x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
     fresh()
     t = x * y
-    s = t.sum(0)  # pending when t is needed: computed then, it writes t from its load
+    s = reduce(t)  # pending when t is needed: computed then, it writes t from its load
     tn = t.cpu().numpy()
+    sn = s.cpu().numpy()
     st = stats()
-    assert st["dispatches"] == 1 and st["fused_kernels"] == [("mul sum", 1)]
+    assert st["dispatches"] == dispatches and st["fused_kernels"] == [(kernel, 1)]
     np.testing.assert_array_equal(tn, a * b)
-    assert_close(s.cpu().numpy(), (a.astype(np.float64) * b).sum(0), rtol=1e-5, atol=1e-4)
+    assert_close(sn, ref(a.astype(np.float64) * b), rtol=1e-5, atol=1e-4)
 
 
 def test_matmul_add_relu_backward_sums_the_bias_in_one_kernel(fusion):

@@ -415,3 +415,54 @@ def test_random_chains_match_unfused_and_numpy(dev, steps):
     ref = chain(a.astype(np.float64), b.astype(np.float64), True)
     for g, r in zip(got, ref):
         assert_close(g, np.broadcast_to(r, g.shape), rtol=1e-3, atol=1e-3)
+
+
+# Reductions at the end of a random chain: (vkt's, NumPy's float64) over dim (None: the whole tensor).
+REDUCTIONS = {"sum": (lambda t, d: t.sum(d) if d is not None else t.sum(), lambda u, d: u.sum(d)),
+              "mean": (lambda t, d: t.mean(d) if d is not None else t.mean(), lambda u, d: u.mean(d)),
+              "amax": (lambda t, d: t.amax(d) if d is not None else t.amax(), lambda u, d: u.max(d)),
+              "var": (lambda t, d: t.var(d) if d is not None else t.var(), lambda u, d: u.var(d, ddof=1)),
+              "softmax": (lambda t, d: t.softmax(0 if d is None else d),
+                          lambda u, d: np.exp(u - u.max(d or 0, keepdims=True)) /
+                          np.exp(u - u.max(d or 0, keepdims=True)).sum(d or 0, keepdims=True)),
+              "logsumexp": (lambda t, d: t.logsumexp(0 if d is None else d),
+                            lambda u, d: np.log(np.exp(u).sum(d or 0)))}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(sorted(UNARY) + sorted(BINARY)), st.integers(0, 99), st.integers(0, 99),
+                          st.booleans()), min_size=1, max_size=8),
+       st.sampled_from(sorted(REDUCTIONS)), st.sampled_from([None, 0, 1]), st.sampled_from([(5, 7), (4096, 256)]))
+def test_random_chains_into_a_reduction(dev, steps, reduction, dim, shape):
+    """Random chains as above, then a reduction of the last value, intermediates (the last one too) kept or
+    dropped at random: the reduction computes the chain in its load and writes what is kept, in one pass, in two
+    stages (whole tensors of 2^20 elements) or in pieces of columns (2048 rows and more), bit for bit as unfused,
+    and close to NumPy's float64."""
+    rng = np.random.default_rng(len(steps))
+    a = (rng.standard_normal(shape) * 0.5).astype(np.float32)
+    b = (rng.standard_normal(shape[1:]) * 0.5).astype(np.float32)
+    reduce, reduce_ref = REDUCTIONS[reduction]
+
+    def chain(x, y, numpy):
+        vals, kept = [x, y], []
+        for op, i, j, keep in steps:
+            u, v = vals[i % len(vals)], vals[j % len(vals)]
+            if numpy:
+                r = (UNARY[op](u) if op in UNARY else BINARY[op](u, v)).clip(-3, 3)
+            else:
+                f = getattr(vkt.nn.functional if op in NN else vkt, op)
+                r = (f(u) if op in UNARY else f(u, v)).clamp(-3, 3)
+            vals.append(r)
+            if keep:
+                kept.append(r)
+        last = vals[-1]
+        if numpy:
+            last = np.broadcast_to(last, shape)
+        elif tuple(last.shape) != shape:
+            last = last.expand(*shape)
+        return tuple([reduce_ref(last, dim) if numpy else reduce(last, dim)] + kept)
+
+    got = assert_same_bits(lambda x, y: chain(x, y, False), a, b)
+    ref = chain(a.astype(np.float64), b.astype(np.float64), True)
+    for g, r in zip(got, ref):
+        assert_close(g, np.broadcast_to(r, g.shape), rtol=1e-3, atol=1e-3)

@@ -160,6 +160,8 @@ vkt_status vkt_stream_synchronize(vkt_device *dev);
 /* Whether a batch is being recorded; whether none is and every submitted batch has finished. */
 bool vkt_stream_is_recording(vkt_device *dev);
 bool vkt_stream_idle(vkt_device *dev);
+/* Submits the batch being recorded if the GPU has nothing else to run (after a long dispatch). */
+vkt_status vkt_stream_flush_if_idle(vkt_device *dev);
 uint64_t vkt_stream_barriers(vkt_device *dev);
 uint64_t vkt_stream_dispatched(vkt_device *dev); /* dispatches recorded over the device's life */
 uint64_t vkt_stream_recording(vkt_device *dev);

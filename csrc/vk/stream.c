@@ -223,6 +223,11 @@ bool vkt_stream_idle(vkt_device *dev) {
   return !dev->recording && dev->completed + 1 >= dev->next_id;
 }
 
+vkt_status vkt_stream_flush_if_idle(vkt_device *dev) {
+  vkt_stream_poll(dev);
+  return dev->recording && dev->completed + 1 >= dev->next_id ? vkt_stream_flush(dev) : VKT_OK;
+}
+
 uint64_t vkt_stream_recording(vkt_device *dev) { return dev->next_id; }
 
 uint64_t vkt_stream_barriers(vkt_device *dev) { return dev->barriers; }

@@ -387,6 +387,23 @@ BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.m
 NN = ("silu", "gelu", "softplus")
 
 
+def random_chain(steps, x, y, numpy):
+    """The ops of steps, (op, i, j, keep), over x, y and the values so far (i and j pick operands), on vkt
+    tensors or NumPy arrays: the last value and the values kept."""
+    vals, kept = [x, y], []
+    for op, i, j, keep in steps:
+        u, v = vals[i % len(vals)], vals[j % len(vals)]
+        if numpy:
+            r = (UNARY[op](u) if op in UNARY else BINARY[op](u, v)).clip(-3, 3)
+        else:
+            f = getattr(vkt.nn.functional if op in NN else vkt, op)
+            r = (f(u) if op in UNARY else f(u, v)).clamp(-3, 3)  # bounded, so exp stays tame
+        vals.append(r)
+        if keep:
+            kept.append(r)
+    return vals[-1], kept
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(sorted(UNARY) + sorted(BINARY)), st.integers(0, 99), st.integers(0, 99),
                           st.booleans()), min_size=1, max_size=12))
@@ -398,18 +415,8 @@ def test_random_chains_match_unfused_and_numpy(dev, steps):
     b = (rng.standard_normal((6,)) * 0.5).astype(np.float32)
 
     def chain(x, y, numpy):
-        vals, kept = [x, y], []
-        for op, i, j, keep in steps:
-            u, v = vals[i % len(vals)], vals[j % len(vals)]
-            if numpy:
-                r = (UNARY[op](u) if op in UNARY else BINARY[op](u, v)).clip(-3, 3)
-            else:
-                f = getattr(vkt.nn.functional if op in NN else vkt, op)
-                r = (f(u) if op in UNARY else f(u, v)).clamp(-3, 3)  # bounded, so exp stays tame
-            vals.append(r)
-            if keep:
-                kept.append(r)
-        return tuple([vals[-1]] + kept)
+        last, kept = random_chain(steps, x, y, numpy)
+        return tuple([last] + kept)
 
     got = assert_same_bits(lambda x, y: chain(x, y, False), a, b)
     ref = chain(a.astype(np.float64), b.astype(np.float64), True)
@@ -444,18 +451,7 @@ def test_random_chains_into_a_reduction(dev, steps, reduction, dim, shape):
     reduce, reduce_ref = REDUCTIONS[reduction]
 
     def chain(x, y, numpy):
-        vals, kept = [x, y], []
-        for op, i, j, keep in steps:
-            u, v = vals[i % len(vals)], vals[j % len(vals)]
-            if numpy:
-                r = (UNARY[op](u) if op in UNARY else BINARY[op](u, v)).clip(-3, 3)
-            else:
-                f = getattr(vkt.nn.functional if op in NN else vkt, op)
-                r = (f(u) if op in UNARY else f(u, v)).clamp(-3, 3)
-            vals.append(r)
-            if keep:
-                kept.append(r)
-        last = vals[-1]
+        last, kept = random_chain(steps, x, y, numpy)
         if numpy:
             last = np.broadcast_to(last, shape)
         elif tuple(last.shape) != shape:

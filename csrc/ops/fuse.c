@@ -818,7 +818,7 @@ static node *reduction_reading(const vkt_storage *s) {
   node *n = s->pending;
   if (reducing || s->readers == 0 || vkt_fuse_is_reduction(n->op) || n->op == VKT_OP_MATMUL)
     return NULL;
-  plan p; /* not where it is a product's epilogue, which writes it as the product stores its sums */
+  plan p;
   make_plan(&p, n);
   if (p.mm && !p.cut)
     return NULL;

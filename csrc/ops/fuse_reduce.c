@@ -137,10 +137,11 @@ static bool layout_of(const plan *p, const node *r, fused_layout *l) {
       return false;
   } else {
     vkt_tensor seen[MAX_OPERANDS];
-    const vkt_tensor *x = &r->in[0], *root = &p->node[p->nnodes - 1]->view;
+    const vkt_tensor *x = &r->in[0];
+    bool reshaped = !vkt_fuse_same_view(x, &p->node[p->nnodes - 1]->view);
     for (int k = 0; k < l->n; k++) {
       seen[k] = *l->t[k]; /* a copy of the view, not a reference */
-      if (vkt_fuse_same_view(x, root))
+      if (!reshaped)
         continue;
       seen[k].ndim = x->ndim;
       memcpy(seen[k].shape, x->shape, sizeof *x->shape * (size_t)x->ndim);

@@ -757,11 +757,16 @@ static vkt_status launch_epilogue(const plan *p) {
   return VKT_OK;
 }
 
-static vkt_status launch(const plan *p) {
+vkt_status vkt_fuse_allocate(const plan *p) {
   vkt_status st = VKT_OK;
   for (int o = 0; o < p->nout && !st; o++)
     if (!p->out[o]->view.storage->alloc.segment)
       st = vkt_storage_allocate(p->out[o]->view.storage);
+  return st;
+}
+
+static vkt_status launch(const plan *p) {
+  vkt_status st = vkt_fuse_allocate(p);
   if (!st && p->mm)
     return launch_epilogue(p);
   if (st || p->nnodes == 1)
@@ -809,18 +814,14 @@ void vkt_fuse_finish(const plan *p) {
     release_node(done[o]);
 }
 
-/* A pending reduction that reads s's expression as made, where no reduction is being computed: computed
- * first, it writes s in its load (fuse_reduce.c), so the expression is read once for both. A bias gradient
- * (the sum over the batch of relu's backward) and the products that read that backward are such a pair. Not
- * where s is a product's epilogue: the product would then be written and read back, and an MLP's training
- * step took 0.351 -> 0.368 ms so (H100, alternated rounds). */
-static node *reduction_reading(const vkt_storage *s) {
+/* A pending reduction that reads s's expression (planned as p) as made, where no reduction is being computed:
+ * computed first, it writes s in its load (fuse_reduce.c), so the expression is read once for both. A bias
+ * gradient (the sum over the batch of relu's backward) and the products that read that backward are such a
+ * pair. Not where s is a product's epilogue: the product would then be written and read back, and an MLP's
+ * training step took 0.351 -> 0.368 ms so (H100, alternated rounds). */
+static node *reduction_reading(const vkt_storage *s, const plan *p) {
   node *n = s->pending;
-  if (reducing || s->readers == 0 || vkt_fuse_is_reduction(n->op) || n->op == VKT_OP_MATMUL)
-    return NULL;
-  plan p;
-  make_plan(&p, n);
-  if (p.mm && !p.cut)
+  if (reducing || s->readers == 0 || vkt_fuse_is_reduction(n->op) || n->op == VKT_OP_MATMUL || (p->mm && !p->cut))
     return NULL;
   for (node *r = live; r; r = r->next)
     if (vkt_fuse_is_reduction(r->op) && vkt_fuse_reads_as_made(&r->in[0], &n->view))
@@ -832,13 +833,13 @@ static vkt_status compute(vkt_storage *s) {
   vkt_status st = VKT_OK;
   busy++;
   while (!st && s->pending) {
-    node *r = reduction_reading(s);
+    plan p;
+    make_plan(&p, s->pending);
+    node *r = reduction_reading(s, &p);
     if (r) {
       st = compute(r->view.storage);
       continue;
     }
-    plan p;
-    make_plan(&p, s->pending);
     if (p.nout && vkt_fuse_is_reduction(p.out[0]->op)) {
       reducing++;
       st = vkt_fuse_reduce_launch(p.out[0]);

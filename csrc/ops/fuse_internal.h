@@ -78,6 +78,8 @@ static inline bool vkt_fuse_reads_as_made(const vkt_tensor *x, const vkt_tensor 
 void vkt_fuse_plan_read(plan *p, node *root);
 /* Plan p's tensors in binding order: its results, then the tensors read; returns the count. */
 int vkt_fuse_operands(const plan *p, const vkt_tensor **t);
+/* Memory for plan p's results that have none yet. */
+vkt_status vkt_fuse_allocate(const plan *p);
 /* Plan p's results now hold their values (the kernel is recorded): their nodes go, and with them every
  * intermediate only they read. */
 void vkt_fuse_finish(const plan *p);

@@ -272,10 +272,7 @@ static vkt_status kernel_of(const plan *p, const node *r, const fused_layout *l,
 static vkt_status launch_fused(const plan *p, const node *r, const fused_layout *l) {
   const cached_kernel *k = NULL;
   vkt_status st = kernel_of(p, r, l, &k);
-  for (int o = 0; o < p->nout && !st; o++)
-    if (!p->out[o]->view.storage->alloc.segment)
-      st = vkt_storage_allocate(p->out[o]->view.storage);
-  if (st)
+  if (st || (st = vkt_fuse_allocate(p)))
     return st;
   uint32_t w[MAX_PUSH_WORDS];
   uint32_t push_size = push_of(p, r, l, w);

@@ -333,10 +333,14 @@ def first_result(peer):
     code = ("import time; t0 = time.perf_counter(); import vkt; "
             "x = vkt.ones(1024, device='vulkan'); y = (x * 2).relu() + x; y.cpu(); "
             "print(time.perf_counter() - t0)")
+    def run(env):
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"the fresh process exited with {r.returncode}: {r.stderr.strip()[-2000:]}")
+        return float(r.stdout)
+
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, XDG_CACHE_HOME=cache)
-        runs = [float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                     check=True).stdout) for _ in range(3)]
+        runs = [run(dict(os.environ, XDG_CACHE_HOME=cache)) for _ in range(3)]
     for label, secs in (("cold cache", runs[0]), ("warm cache", min(runs[1:]))):
         yield {"op": f"fresh process to first result ({label})", "shape": "import + 3 ops", "vkt": secs, "peer": None}
 
@@ -643,7 +647,7 @@ def main():
     props = vkt.vulkan.get_device_properties()
     print(f"vkt on {props.name} ({props.type}, Vulkan {props.api_version}, {props.driver}); peer: {peer.name}")
     print(f"{'op':<46} {'shape':<22} {'vkt':>13} {'peer':>13} {'ratio':>6}  rate (vkt)")
-    rows = []
+    rows, failed = [], []
     groups = args.only.split(",") if args.only else list(CASES)
     for g in groups:
         kwargs = {}
@@ -655,12 +659,18 @@ def main():
                       "cpu": {"n": 2**20, "matmul": 256, "n_ops": 200}}.get(g, {})
         sized = ("elementwise", "reduce", "views")
         gen = CASES[g](peer, kwargs.get("n", 2**26)) if g in sized else CASES[g](peer, **kwargs)
-        for row in gen:
-            rows.append(row)
-            print(fmt(row), flush=True)
+        try:  # a group that fails is reported, and the other groups' rows are still kept
+            for row in gen:
+                rows.append(row)
+                print(fmt(row), flush=True)
+        except Exception as e:  # noqa: BLE001
+            failed.append(g)
+            print(f"group {g} failed: {type(e).__name__}: {e}", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": props.name, "driver": props.driver, "peer": peer.name, "rows": rows}, f, indent=1)
+    if failed:
+        sys.exit(f"failed groups: {', '.join(failed)}")
 
 
 if __name__ == "__main__":

@@ -207,6 +207,53 @@ void main() {
 #undef MM_VALUE
 #define MM_VALUE(k) TO(product(sums[k]))
   uint id = gl_LocalInvocationID.x, col = id % BN;
+  // Each tensor's index of element (0, n0 + col), and its step from one row to the next: an element's index is
+  // then one multiply-add.
+  uint cbase[MAX_OPS], rstep[MAX_OPS];
+  {
+    [[unroll]] for (uint t = 0; t < MAX_OPS; t++)
+      cbase[t] = 0, rstep[t] = 0;
+    uint gn = n0 + col, o = p.offset[0] + bt.z * p.M * p.N + gn;
+    [[unroll]] for (uint k = 0; k < NOUT; k++)
+      cbase[k] = o, rstep[k] = p.N;
+#if NREAD > 0
+    [[unroll]] for (uint j = 0; j < NREAD; j++)
+      cbase[NOUT + j] = p.read[5 * j] + gn * p.read[5 * j + 2] + bt.zo * p.read[5 * j + 3] + bt.zi * p.read[5 * j + 4],
+      rstep[NOUT + j] = p.read[5 * j + 1];
+#endif
+    cbase[MAX_OPS - 1] = o, rstep[MAX_OPS - 1] = p.N;
+  }
+  // A chunk's elements, ELEMS at a time, each where INSIDE(its row) holds. A tile inside out (all but the
+  // last row and column of tiles) takes them without a bounds test, which had put a branch around each
+  // element's expression: H100, y = f(y @ w + b) chained at 8192x1024x1024, ms: gelu 0.415-0.418 -> 0.405-0.408,
+  // silu 0.408 -> 0.400-0.404, relu 0.404-0.406 -> 0.399-0.403.
+#define CHUNK(INSIDE)                                                                                              \
+  [[dont_unroll]] for (uint q = 0; q < CH * BN / LOCAL_SIZE; q += ELEMS) {                                          \
+    FUSED_DECLARE                                                                                                  \
+    uint idx[MAX_OPS];                                                                                             \
+    float sums[ELEMS];                                                                                             \
+    uint gm[ELEMS]; /* the row of out of each element */                                                           \
+    [[unroll]] for (uint k = 0; k < ELEMS; k++) {                                                                  \
+      uint s = (id + LOCAL_SIZE * (q + k)) / BN; /* its row of stage */                                            \
+      gm[k] = m0 + 4 * (s / IPC) + RS * r + IPC * h + s % IPC;                                                     \
+      sums[k] = stage[s][col / 4][col % 4];                                                                        \
+      if (INSIDE(gm[k])) {                                                                                         \
+        [[unroll]] for (uint t = 0; t < MAX_OPS; t++)                                                              \
+          idx[t] = cbase[t] + gm[k] * rstep[t];                                                                    \
+        FUSED_LOAD(k)                                                                                              \
+      }                                                                                                            \
+    }                                                                                                              \
+    [[unroll]] for (uint k = 0; k < ELEMS; k++) {                                                                  \
+      if (INSIDE(gm[k])) {                                                                                         \
+        [[unroll]] for (uint t = 0; t < MAX_OPS; t++)                                                              \
+          idx[t] = cbase[t] + gm[k] * rstep[t];                                                                    \
+        FUSED_EVAL(k)                                                                                              \
+      }                                                                                                            \
+    }                                                                                                              \
+  }
+#define ANY_ROW(g) true
+#define ROW_IN_OUT(g) ((g) < p.M && n0 + col < p.N)
+  bool whole = m0 + BM <= p.M && n0 + BN <= p.N;
   [[unroll]] for (uint c = 0; c < TM / IPC; c++) {
     uint r = c / (4 / IPC), h = c % (4 / IPC); // the chunk's group of four, and its part of it
     barrier();
@@ -216,26 +263,10 @@ void main() {
       stage[ty * IPC + ii][tx + 16] = vec4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
     }
     barrier();
-    [[dont_unroll]] for (uint q = 0; q < CH * BN / LOCAL_SIZE; q += ELEMS) {
-      FUSED_DECLARE
-      uint idx[MAX_OPS];
-      float sums[ELEMS];
-      uint gm[ELEMS]; // the row of out of each element
-      [[unroll]] for (uint k = 0; k < ELEMS; k++) {
-        uint s = (id + LOCAL_SIZE * (q + k)) / BN; // its row of stage
-        gm[k] = m0 + 4 * (s / IPC) + RS * r + IPC * h + s % IPC;
-        sums[k] = stage[s][col / 4][col % 4];
-        if (gm[k] < p.M && n0 + col < p.N) {
-          locate(bt, gm[k], n0 + col, idx);
-          FUSED_LOAD(k)
-        }
-      }
-      [[unroll]] for (uint k = 0; k < ELEMS; k++) {
-        if (gm[k] < p.M && n0 + col < p.N) {
-          locate(bt, gm[k], n0 + col, idx);
-          FUSED_EVAL(k)
-        }
-      }
+    if (whole) {
+      CHUNK(ANY_ROW)
+    } else {
+      CHUNK(ROW_IN_OUT)
     }
   }
 #else

@@ -510,7 +510,7 @@ def test_split_k_path(dev, shapes):
 
 @pytest.mark.parametrize("shapes, dispatches", [(((1, 8192), (8192, 512)), 1), (((512, 8192), (8192,)), 1),
                                                 (((2, 1, 4096), (4096, 128)), 1), (((1, 16384), (16384, 64)), 2)])
-def test_matvec_splits_k_only_for_few_outputs(shapes, dispatches):
+def test_vulkan_matvec_splits_k_only_for_few_outputs(shapes, dispatches):
     # A product with one row or column reads its matrix once, split or not: K is cut into slices (a product and
     # the sum of its slices) only where it has fewer than 256 outputs (an H100 ran 1x4096x4096 2.4 times slower
     # split in four).

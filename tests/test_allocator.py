@@ -342,3 +342,23 @@ def test_out_of_memory_mid_batch(memory_limit, dev):
     acc.add_(wide)
     assert_bits_equal(np.asarray(acc), (4.0 + ref.astype(np.float64)).astype(np.float32))
     del acc, wide, x, small
+
+
+def test_vulkan_three_quarters_of_the_memory_hold_tensors():
+    # NVIDIA's driver maps only part of a GPU's memory into the host's address space: a process got 39 of an
+    # H100's 80 GiB in mapped blocks, then OutOfMemoryError. Blocks past that take memory the host does not see,
+    # which uploads and reads reach through staging buffers. Three quarters of the adapter's memory is taken, and
+    # tensors made after it still move data both ways and compute.
+    vk.synchronize()
+    vk.empty_cache()
+    piece = vk.get_device_properties().total_memory // 32 // 4  # float32 elements
+    held = [vkt.empty(piece, device="vulkan") for _ in range(24)]
+    a = np.arange(1 << 20, dtype=np.float32)
+    x = vkt.tensor(a, device="vulkan")
+    assert_bits_equal(np.asarray(x), a)
+    held[-1][-3:] = vkt.tensor(a[:3], device="vulkan")
+    assert_bits_equal(np.asarray(held[-1][-3:]), a[:3])
+    assert_bits_equal(np.asarray(x * 2 + 1), a * 2 + 1)
+    del held, x
+    vk.synchronize()
+    vk.empty_cache()

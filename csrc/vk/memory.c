@@ -125,6 +125,13 @@ vkt_status vkt_mem_init(vkt_device *dev) {
   dev->mem_host_visible = (f & host) == host;
   dev->mem_host_cached = dev->mem_host_visible && (f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
   dev->staging_type = (uint32_t)s;
+  dev->unmapped_type = -1;
+  for (uint32_t i = 0; i < mem.memoryTypeCount && dev->mem_host_visible && dev->unmapped_type < 0; i++) {
+    VkMemoryPropertyFlags fi = mem.memoryTypes[i].propertyFlags;
+    if ((fi & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && !(fi & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
+        mem.memoryTypes[i].heapIndex == mem.memoryTypes[t].heapIndex)
+      dev->unmapped_type = (int)i;
+  }
   uint64_t range = dev->props->max_storage_buffer_range;
   dev->block_size = VKT_BLOCK_BYTES < range ? VKT_BLOCK_BYTES : range / VKT_ALIGN * VKT_ALIGN;
   pthread_mutex_init(&dev->transfer_lock, NULL);
@@ -133,16 +140,22 @@ vkt_status vkt_mem_init(vkt_device *dev) {
   return VKT_OK;
 }
 
+/* A block's buffer and memory, given back (unmapped with the memory). */
+static void unmake_buffer(vkt_device *dev, vkt_block *b) {
+  if (b->buffer)
+    vkDestroyBuffer(dev->device, b->buffer, NULL);
+  if (b->memory)
+    vkFreeMemory(dev->device, b->memory, NULL);
+  b->buffer = VK_NULL_HANDLE, b->memory = VK_NULL_HANDLE, b->mapped = NULL;
+}
+
 static void destroy_block(vkt_device *dev, vkt_block *b) {
   while (b->segments) {
     vkt_segment *n = b->segments->next;
     free(b->segments);
     b->segments = n;
   }
-  if (b->buffer)
-    vkDestroyBuffer(dev->device, b->buffer, NULL);
-  if (b->memory)
-    vkFreeMemory(dev->device, b->memory, NULL);
+  unmake_buffer(dev, b);
   dev->stats.reserved -= b->size;
   if (!b->dedicated)
     dev->shared_reserved -= b->size;
@@ -190,8 +203,17 @@ static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_
   if (!dedicated)
     dev->shared_reserved += size;
   dev->stats.blocks++;
-  vkt_status st =
-      create_buffer(dev, size, dev->mem_type, &b->buffer, &b->memory, dev->mem_host_visible ? &b->mapped : NULL);
+  bool mapped = dev->mem_host_visible && !dev->mapped_full;
+  vkt_status st = create_buffer(dev, size, mapped ? dev->mem_type : (uint32_t)dev->unmapped_type, &b->buffer,
+                                &b->memory, mapped ? &b->mapped : NULL);
+  /* NVIDIA's driver maps only part of a GPU's memory: an H100's process got 39 of its 80 GiB in mapped blocks,
+   * and a second process none while the first held them. Past that, blocks take memory the host does not see,
+   * which uploads reach through staging buffers. */
+  if (st == VKT_ERR_OOM && mapped && dev->unmapped_type >= 0) {
+    unmake_buffer(dev, b);
+    dev->mapped_full = true;
+    st = create_buffer(dev, size, (uint32_t)dev->unmapped_type, &b->buffer, &b->memory, NULL);
+  }
   if (st) {
     free(seg);
     destroy_block(dev, b);
@@ -363,6 +385,7 @@ vkt_status vkt_mem_empty_cache(vkt_device *dev) {
       ready_remove(dev, b->segments);
       *link = b->next;
       destroy_block(dev, b);
+      dev->mapped_full = false; /* mapped memory given back: new blocks try it again */
     } else {
       link = &b->next;
     }
@@ -455,7 +478,7 @@ vkt_status vkt_mem_upload(vkt_device *dev, const vkt_alloc *a, uint64_t off, con
   vkt_status st = VKT_OK;
   if (nbytes == 0)
     return VKT_OK;
-  if (dev->mem_host_visible) {
+  if (a->block->mapped) {
     if ((st = vkt_stream_wait(dev, *last_use)))
       return st;
     memcpy((char *)a->block->mapped + a->offset + off, src, nbytes);
@@ -482,7 +505,7 @@ vkt_status vkt_mem_download(vkt_device *dev, const vkt_alloc *a, uint64_t off, v
   vkt_status st = VKT_OK;
   if (nbytes == 0)
     return VKT_OK;
-  if (dev->mem_host_cached) {
+  if (dev->mem_host_cached && a->block->mapped) {
     if ((st = vkt_stream_wait(dev, last_use)))
       return st;
     memcpy(dst, (const char *)a->block->mapped + a->offset + off, nbytes);

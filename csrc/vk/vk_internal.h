@@ -183,8 +183,10 @@ struct vkt_device {
 
   /* memory */
   uint32_t mem_type;     /* for tensors */
-  bool mem_host_visible; /* tensors' memory is mapped */
+  bool mem_host_visible; /* tensors' memory is mapped (a block whose mapped is set) */
   bool mem_host_cached;  /* ... and cached, so reads from it are fast */
+  int unmapped_type;     /* where mem_type is mapped, device-local memory the host does not see, or -1 */
+  bool mapped_full;      /* a block of mem_type found no memory: new blocks take unmapped_type */
   uint32_t staging_type;
   uint64_t block_size; /* bytes per shared block */
   vkt_block *blocks;

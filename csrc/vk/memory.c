@@ -140,22 +140,16 @@ vkt_status vkt_mem_init(vkt_device *dev) {
   return VKT_OK;
 }
 
-/* A block's buffer and memory, given back (unmapped with the memory). */
-static void unmake_buffer(vkt_device *dev, vkt_block *b) {
-  if (b->buffer)
-    vkDestroyBuffer(dev->device, b->buffer, NULL);
-  if (b->memory)
-    vkFreeMemory(dev->device, b->memory, NULL);
-  b->buffer = VK_NULL_HANDLE, b->memory = VK_NULL_HANDLE, b->mapped = NULL;
-}
-
 static void destroy_block(vkt_device *dev, vkt_block *b) {
   while (b->segments) {
     vkt_segment *n = b->segments->next;
     free(b->segments);
     b->segments = n;
   }
-  unmake_buffer(dev, b);
+  if (b->buffer)
+    vkDestroyBuffer(dev->device, b->buffer, NULL);
+  if (b->memory)
+    vkFreeMemory(dev->device, b->memory, NULL);
   dev->stats.reserved -= b->size;
   if (!b->dedicated)
     dev->shared_reserved -= b->size;
@@ -206,14 +200,6 @@ static vkt_status new_block(vkt_device *dev, uint64_t size, bool dedicated, vkt_
   bool mapped = dev->mem_host_visible && !dev->mapped_full;
   vkt_status st = create_buffer(dev, size, mapped ? dev->mem_type : (uint32_t)dev->unmapped_type, &b->buffer,
                                 &b->memory, mapped ? &b->mapped : NULL);
-  /* NVIDIA's driver maps only part of a GPU's memory: an H100's process got 39 of its 80 GiB in mapped blocks,
-   * and a second process none while the first held them. Past that, blocks take memory the host does not see,
-   * which uploads reach through staging buffers. */
-  if (st == VKT_ERR_OOM && mapped && dev->unmapped_type >= 0) {
-    unmake_buffer(dev, b);
-    dev->mapped_full = true;
-    st = create_buffer(dev, size, (uint32_t)dev->unmapped_type, &b->buffer, &b->memory, NULL);
-  }
   if (st) {
     free(seg);
     destroy_block(dev, b);
@@ -336,6 +322,13 @@ vkt_status vkt_mem_alloc(vkt_device *dev, uint64_t nbytes, vkt_alloc *out) {
     dev->stats.retries++;
     if (!(st = vkt_mem_empty_cache(dev)))
       st = try_alloc(dev, need, &b, &s, &after);
+    /* NVIDIA's driver maps only part of a GPU's memory: an H100's process got 39 of its 80 GiB in mapped blocks,
+     * and a second process none while the first held them. Past that, new blocks take memory the host does not
+     * see, which uploads reach through staging buffers, until empty_cache gives mapped blocks back. */
+    if (st == VKT_ERR_OOM && dev->mem_host_visible && !dev->mapped_full && dev->unmapped_type >= 0) {
+      dev->mapped_full = true;
+      st = try_alloc(dev, need, &b, &s, &after);
+    }
     if (st == VKT_ERR_OOM) {
       dev->stats.ooms++;
       uint64_t cap = dev->limit ? dev->limit : dev->props->device_local_bytes;

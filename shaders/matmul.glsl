@@ -110,18 +110,28 @@ ACC bias_at(Batch bt, uint gm, uint gn) {
 #endif
 FUSED_BUFFERS
 
-// Each operand's index of element (gm, gn): the results share the product's dense layout, which a kept
-// product (the last operand) has too.
-void locate(Batch bt, uint gm, uint gn, out uint idx[MAX_OPS]) {
-  uint o = p.offset[0] + (bt.z * p.M + gm) * p.N + gn;
+// Each operand's index of element (0, gn) and its step from one row to the next: the results share the product's
+// dense layout, which a kept product (the last operand) has too.
+void column_base(Batch bt, uint gn, out uint base[MAX_OPS], out uint step[MAX_OPS]) {
+  [[unroll]] for (uint t = 0; t < MAX_OPS; t++)
+    base[t] = 0, step[t] = 0;
+  uint o = p.offset[0] + bt.z * p.M * p.N + gn;
   [[unroll]] for (uint k = 0; k < NOUT; k++)
-    idx[k] = o;
+    base[k] = o, step[k] = p.N;
 #if NREAD > 0
   [[unroll]] for (uint j = 0; j < NREAD; j++)
-    idx[NOUT + j] = p.read[5 * j] + gm * p.read[5 * j + 1] + gn * p.read[5 * j + 2] + bt.zo * p.read[5 * j + 3] +
-                    bt.zi * p.read[5 * j + 4];
+    base[NOUT + j] = p.read[5 * j] + gn * p.read[5 * j + 2] + bt.zo * p.read[5 * j + 3] + bt.zi * p.read[5 * j + 4],
+    step[NOUT + j] = p.read[5 * j + 1];
 #endif
-  idx[MAX_OPS - 1] = o;
+  base[MAX_OPS - 1] = o, step[MAX_OPS - 1] = p.N;
+}
+
+// Each operand's index of element (gm, gn).
+void locate(Batch bt, uint gm, uint gn, out uint idx[MAX_OPS]) {
+  uint base[MAX_OPS], step[MAX_OPS];
+  column_base(bt, gn, base, step);
+  [[unroll]] for (uint t = 0; t < MAX_OPS; t++)
+    idx[t] = base[t] + gm * step[t];
 }
 
 // The product as stored, alpha * sum (alpha is 1: the unfused kernel's multiply, kept for the same bits).

@@ -210,19 +210,7 @@ void main() {
   // Each tensor's index of element (0, n0 + col), and its step from one row to the next: an element's index is
   // then one multiply-add.
   uint cbase[MAX_OPS], rstep[MAX_OPS];
-  {
-    [[unroll]] for (uint t = 0; t < MAX_OPS; t++)
-      cbase[t] = 0, rstep[t] = 0;
-    uint gn = n0 + col, o = p.offset[0] + bt.z * p.M * p.N + gn;
-    [[unroll]] for (uint k = 0; k < NOUT; k++)
-      cbase[k] = o, rstep[k] = p.N;
-#if NREAD > 0
-    [[unroll]] for (uint j = 0; j < NREAD; j++)
-      cbase[NOUT + j] = p.read[5 * j] + gn * p.read[5 * j + 2] + bt.zo * p.read[5 * j + 3] + bt.zi * p.read[5 * j + 4],
-      rstep[NOUT + j] = p.read[5 * j + 1];
-#endif
-    cbase[MAX_OPS - 1] = o, rstep[MAX_OPS - 1] = p.N;
-  }
+  column_base(bt, n0 + col, cbase, rstep);
   // A chunk's elements, ELEMS at a time, each where INSIDE(its row) holds. A tile inside out (all but the
   // last row and column of tiles) takes them without a bounds test, which had put a branch around each
   // element's expression: H100, y = f(y @ w + b) chained at 8192x1024x1024, ms: gelu 0.415-0.418 -> 0.405-0.408,

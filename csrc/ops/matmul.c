@@ -151,9 +151,9 @@ static vkt_dtype accumulator(vkt_dtype d) {
  * took 0.026 -> 0.028 ms a call, of 512^3 0.016 -> 0.027, so K starts at 768. */
 #define SHORT_SPLIT_K_MIN 768
 #define SHORT_SPLIT_TILES 128
-/* A matrix-vector product (one row or column) splits only with fewer outputs than this, fewer than 8 of the
- * matrix-vector shader's workgroups: it reads the matrix once either way, and with more its workgroups already
- * keep the memory busy. H100, ms, split as the rules above would / not split: 1x4096x4096 0.031 / 0.013,
+/* A matrix-vector product (one row or column) splits only with K >= SPLIT_K_MIN and fewer outputs than this,
+ * fewer than 8 of the matrix-vector shader's workgroups: it reads the matrix once either way, and with more its
+ * workgroups already keep the memory busy. H100, ms, split as the rules above would / not split: 1x4096x4096 0.031 / 0.013,
  * 4096x4096x1 0.030 / 0.015, 1x32768x1024 0.074 / 0.028, 512x8192x1 0.009 / 0.005, 1x16384x256 0.008 / 0.008;
  * 1x65536x64 (2 workgroups) 0.009 split in 256 / 0.028. */
 #define MATVEC_SPLIT_OUTPUTS 256
@@ -169,10 +169,10 @@ static k_split k_slices(const vkt_tensor *x, const mm_epilogue *e, int64_t m, in
       x->ndim + 1 > VKT_MAX_DIMS)
     return none;
   int64_t tiles = (m + 63) / 64 * ((n + 63) / 64) * batch;
-  if ((m == 1 || n == 1) && m * n * batch >= MATVEC_SPLIT_OUTPUTS)
-    return none;
+  if ((m == 1 || n == 1) && (k < SPLIT_K_MIN || m * n * batch >= MATVEC_SPLIT_OUTPUTS))
+    return none; /* one row or column: the matrix-vector shader */
   if (k < SPLIT_K_MIN) {
-    if (tiles >= SHORT_SPLIT_TILES || m == 1 || n == 1) /* one row or column: the matrix-vector shader */
+    if (tiles >= SHORT_SPLIT_TILES)
       return none;
     for (int64_t s = 4; s >= 2; s--)
       if (k % s == 0 && k / s >= 256 && (s == 2 || tiles * s <= 2 * 256))

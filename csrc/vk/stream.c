@@ -218,14 +218,16 @@ vkt_status vkt_stream_synchronize(vkt_device *dev) {
 
 bool vkt_stream_is_recording(vkt_device *dev) { return dev->recording; }
 
-bool vkt_stream_idle(vkt_device *dev) {
+/* Whether every submitted batch has finished. */
+static bool submitted_done(vkt_device *dev) {
   vkt_stream_poll(dev);
-  return !dev->recording && dev->completed + 1 >= dev->next_id;
+  return dev->completed + 1 >= dev->next_id;
 }
 
+bool vkt_stream_idle(vkt_device *dev) { return !dev->recording && submitted_done(dev); }
+
 vkt_status vkt_stream_flush_if_idle(vkt_device *dev) {
-  vkt_stream_poll(dev);
-  return dev->recording && dev->completed + 1 >= dev->next_id ? vkt_stream_flush(dev) : VKT_OK;
+  return dev->recording && submitted_done(dev) ? vkt_stream_flush(dev) : VKT_OK;
 }
 
 uint64_t vkt_stream_recording(vkt_device *dev) { return dev->next_id; }

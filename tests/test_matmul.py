@@ -523,6 +523,14 @@ def test_vulkan_matvec_splits_k_only_for_few_outputs(shapes, dispatches):
     vkt.vulkan.synchronize()
     assert vkt.vulkan.kernel_stats()["dispatches"] == dispatches
     check(out, a, b, "float32")
+    # and the gradients, which are matrix-vector products and outer products of these shapes, as torch's
+    torch = pytest.importorskip("torch")
+    xg, yg = vkt.tensor(a, device="vulkan", requires_grad=True), vkt.tensor(b, device="vulkan", requires_grad=True)
+    (xg @ yg).sum().backward()
+    tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    (tx @ ty).sum().backward()
+    np.testing.assert_allclose(to_numpy(xg.grad), tx.grad.numpy(), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(to_numpy(yg.grad), ty.grad.numpy(), rtol=1e-4, atol=1e-3)
 
 
 SMALLER_ADAPTER = """

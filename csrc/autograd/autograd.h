@@ -143,6 +143,10 @@ void vkt_retain_grad(vkt_var *v);
 /* Before an in-place write: refuses what PyTorch refuses (a leaf requiring grad in grad mode, a view in the
  * graph). The write itself bumps the storage's version (vkt_storage.version). */
 vkt_status vkt_inplace_check(const vkt_var *dst);
+/* Before dst is overwritten in place with the values of *result (recorded out of place): where result's
+ * node saved dst itself (sin_ needs x), the node keeps a copy of it instead, with dst's history as it was,
+ * as PyTorch keeps an in-place op's original self; the write would otherwise fail its backward. */
+vkt_status vkt_inplace_keep_saved(const vkt_var *dst, vkt_var *result);
 /* After dst was overwritten in place with the values of *result (recorded out of place): dst takes
  * result's history. */
 void vkt_inplace_rebase(vkt_var *dst, vkt_var *result);
@@ -179,6 +183,9 @@ vkt_status vkt_ag_binary(int id, const vkt_var *a, vkt_scalar sa, const vkt_var 
  * vars, NULL for numbers. */
 vkt_status vkt_ag_binary_operands(int id, const vkt_var *a, vkt_operand x, const vkt_var *b, vkt_operand y,
                                   vkt_scalar alpha, vkt_var *out);
+/* A comparison written into a (a.eq_(b)): 0 and 1 in a's dtype, recorded with zero gradients. */
+vkt_status vkt_ag_compare_into(int id, const vkt_var *a, vkt_operand x, const vkt_var *b, vkt_operand y,
+                               vkt_var *out);
 vkt_status vkt_ag_where(const vkt_tensor *cond, const vkt_var *a, vkt_scalar sa, const vkt_var *b, vkt_scalar sb,
                         vkt_var *out);
 vkt_status vkt_ag_where_operands(const vkt_tensor *cond, const vkt_var *a, vkt_operand x, const vkt_var *b,
@@ -208,6 +215,13 @@ vkt_status vkt_ag_vector_norm(const vkt_var *x, double ord, uint32_t dims, bool 
                               vkt_var *out);
 vkt_status vkt_ag_softmax(int id, const vkt_var *x, int64_t dim, int dtype, vkt_var *out);
 vkt_status vkt_ag_cumsum(const vkt_var *x, int64_t dim, int dtype, vkt_var *out);
+vkt_status vkt_ag_cumprod(const vkt_var *x, int64_t dim, int dtype, vkt_var *out);
+/* linalg.matrix_norm with ord 'fro' (fro true), ±1 or ±inf (ord), over dims d0 and d1. */
+vkt_status vkt_ag_matrix_norm(const vkt_var *x, bool fro, double ord, int64_t d0, int64_t d1, bool keepdim, int dtype,
+                              vkt_var *out);
+/* A value computed from all of x (median(), nanmedian(): name), taken into out and recorded so that its
+ * gradient is shared evenly among the elements of x equal to it. */
+vkt_status vkt_ag_evenly(const vkt_var *x, const char *name, vkt_tensor *value, vkt_var *out);
 /* Products with matmul's semantics (matmul, mm, bmm, dot, mv: fn checks its own rules). */
 typedef vkt_status (*vkt_product_fn)(const vkt_tensor *, const vkt_tensor *, vkt_tensor *);
 vkt_status vkt_ag_product(vkt_product_fn fn, const vkt_var *a, const vkt_var *b, vkt_var *out);

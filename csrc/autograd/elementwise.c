@@ -384,6 +384,40 @@ vkt_status vkt_ag_binary_operands(int id, const vkt_var *a, vkt_operand x, const
   return VKT_OK;
 }
 
+/* ---- a comparison in place (x.eq_(y)): x takes 0 and 1 in its own dtype, which depend on x and y nowhere
+ * differentiably; PyTorch records it, giving both zeros rather than the gradient of the values x had ---- */
+
+static void compare_backward(vkt_bw *b) {
+  for (int i = 0; i < 2; i++)
+    if (NEED(b, i))
+      SET(b, i, zeros_of(b, i));
+}
+
+vkt_status vkt_ag_compare_into(int id, const vkt_var *a, vkt_operand x, const vkt_var *b, vkt_operand y,
+                               vkt_var *out) {
+  static const vkt_fn fns[][2] = {
+      {{"EqBackward0", compare_backward}, {"EqBackward1", compare_backward}},
+      {{"NeBackward0", compare_backward}, {"NeBackward1", compare_backward}},
+      {{"LtBackward0", compare_backward}, {"LtBackward1", compare_backward}},
+      {{"LeBackward0", compare_backward}, {"LeBackward1", compare_backward}},
+      {{"GtBackward0", compare_backward}, {"GtBackward1", compare_backward}},
+      {{"GeBackward0", compare_backward}, {"GeBackward1", compare_backward}}};
+  static const int ids[] = {VKT_OP_EQ, VKT_OP_NE, VKT_OP_LT, VKT_OP_LE, VKT_OP_GT, VKT_OP_GE};
+  *out = (vkt_var){0};
+  vkt_tensor c = {0};
+  vkt_status st = vkt_binary(id, x, y, (vkt_scalar){false, 0, 1}, NULL, &c);
+  if (!st)
+    st = vkt_cast(&c, a->t.dtype, &out->t);
+  vkt_tensor_release(&c);
+  int k = 0;
+  while (k < 5 && ids[k] != id)
+    k++;
+  const vkt_var *in[2] = {a, b};
+  if (!st)
+    record(&fns[k][b != NULL], 2, in, 0, -1, out, id, NULL, 0);
+  return st;
+}
+
 /* ---- where: cond in slot 2, a and b as a binary op's ---- */
 
 static void where_backward(vkt_bw *b) {

@@ -117,6 +117,15 @@ const vkt_var *zero_where(vkt_bw *b, const vkt_var *cond, const vkt_var *x) {
   return cond && x ? keep(b, vkt_ag_where(&cond->t, NULL, (vkt_scalar){false, 0, 0}, x, none, &out), &out) : NULL;
 }
 
+const vkt_var *zeros_of(vkt_bw *b, int i) {
+  vkt_var out = {0};
+  if (b->st)
+    return NULL;
+  const vkt_shape_info *in = IN(b, i);
+  vkt_status st = vkt_tensor_empty(&out.t, in->device, in->dtype, in->ndim, in->shape);
+  return keep(b, st ? st : vkt_fill_(&out.t, (vkt_scalar){false, 0, 0}), &out);
+}
+
 const vkt_var *sum_dims(vkt_bw *b, const vkt_var *x, uint32_t dims, bool keepdim) {
   vkt_var out = {0};
   return x ? keep(b, vkt_ag_reduce(VKT_OP_SUM, x, dims, keepdim, -1, 0, false, "sum", false, &out), &out) : NULL;

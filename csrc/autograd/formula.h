@@ -34,6 +34,8 @@ const vkt_var *sbin(vkt_bw *b, int id, double s, const vkt_var *x);            /
 const vkt_var *keep_where(vkt_bw *b, const vkt_var *cond, const vkt_var *x);
 const vkt_var *zero_where(vkt_bw *b, const vkt_var *cond, const vkt_var *x);
 const vkt_var *sum_dims(vkt_bw *b, const vkt_var *x, uint32_t dims, bool keepdim);
+/* Zeros of input i's shape and dtype (the gradient of a value that does not depend on it). */
+const vkt_var *zeros_of(vkt_bw *b, int i);
 /* x (reduced over dims without keepdim) viewed with those dims as size 1, then expanded to shape. */
 const vkt_var *unreduce(vkt_bw *b, const vkt_var *x, uint32_t dims, bool keepdim, int ndim, const int64_t *shape);
 const vkt_var *reshape(vkt_bw *b, const vkt_var *x, int ndim, const int64_t *shape);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ops/ops.h"
 #include "autograd.h"
 
 static _Thread_local bool grad_disabled; /* per thread, as PyTorch's grad mode */
@@ -326,6 +327,33 @@ vkt_status vkt_inplace_check(const vkt_var *dst) {
       return vkt_fail(VKT_ERR_RUNTIME,
                       "vkt: an in-place operation on a view of a tensor that requires grad is not supported "
                       "(the view's base would not see it); write out of place, or into a .clone() of the view");
+  }
+  return VKT_OK;
+}
+
+vkt_status vkt_inplace_keep_saved(const vkt_var *dst, vkt_var *result) {
+  vkt_node *n = result->ag ? result->ag->grad_fn.node : NULL;
+  for (int k = 0; n && k < n->nsaved; k++) {
+    vkt_saved *s = &n->saved[k];
+    if (s->is_output || s->v.t.storage != dst->t.storage || !s->v.t.storage)
+      continue;
+    vkt_var copy = {0};
+    vkt_status st = vkt_clone(&copy.t, &s->v.t);
+    if (!st && dst->ag && dst->ag->grad_fn.node) {
+      if (!vkt_var_meta(&copy))
+        st = vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+      else {
+        vkt_node_incref(dst->ag->grad_fn.node);
+        copy.ag->grad_fn = dst->ag->grad_fn;
+        copy.ag->requires_grad = true;
+      }
+    }
+    if (st) {
+      vkt_var_release(&copy);
+      return st;
+    }
+    vkt_node_save(n, k, &copy, false, 0);
+    vkt_var_release(&copy);
   }
   return VKT_OK;
 }

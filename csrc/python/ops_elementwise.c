@@ -12,6 +12,8 @@ static const vkt_scalar none = {false, 0, 0};
 PyObject *vkt_py_inplace_result(PyObject *dst, vkt_status st, vkt_var *r) {
   vkt_var *d = vkt_var_of(dst);
   if (!st)
+    st = vkt_inplace_keep_saved(d, r);
+  if (!st)
     st = vkt_copy_(&d->t, &r->t);
   if (!st)
     vkt_inplace_rebase(d, r);
@@ -354,8 +356,13 @@ PyObject *vkt_py_binary(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool
   const vkt_var *vb = vkt_is_tensor(b) ? vkt_var_of(b) : y.t ? &own[1] : NULL;
   if (inplace) {
     int records = va ? vkt_py_inplace_records(va, vb) : 0;
+    bool compares = id == VKT_OP_EQ || id == VKT_OP_NE || id == VKT_OP_LT || id == VKT_OP_LE || id == VKT_OP_GT ||
+                    id == VKT_OP_GE;
     if (records > 0) {
-      r = vkt_py_inplace_result(a, vkt_ag_binary_operands(id, va, x, vb, y, alpha, &out), &out);
+      r = vkt_py_inplace_result(a,
+                                compares ? vkt_ag_compare_into(id, va, x, vb, y, &out)
+                                         : vkt_ag_binary_operands(id, va, x, vb, y, alpha, &out),
+                                &out);
     } else if (records == 0) {
       vkt_status st = x.t ? vkt_binary(id, x, y, alpha, x.t, NULL) : vkt_fail(VKT_ERR_TYPE, "in-place op on a number");
       r = st ? vkt_raise(st) : Py_NewRef(a);

@@ -6,6 +6,7 @@
 #include "../ops/reduce.h"
 #include "../ops/scan.h"
 #include "formula.h"
+#include "shape.h"
 
 #define X S(b, 0)
 #define Y S(b, 1)
@@ -168,17 +169,77 @@ vkt_status vkt_ag_softmax(int id, const vkt_var *x, int64_t dim, int dtype, vkt_
   return VKT_OK;
 }
 
-/* ---- cumsum: the gradient is the reversed cumulative sum, total - cumsum(g) + g ---- */
+/* ---- cumsum and cumprod ---- */
 
-static void cumsum_backward(vkt_bw *b) {
-  int64_t dim = b->n->iv[0];
-  vkt_var c = {0};
-  const vkt_var *cs = g ? keep(b, vkt_ag_cumsum(g, dim, -1, &c), &c) : NULL;
-  const vkt_var *total = reduce(b, VKT_OP_SUM, g, IN(b, 0)->ndim ? 1u << dim : 0);
-  SET(b, 0, add(b, sub(b, expand(b, total, IN(b, 0)->ndim, IN(b, 0)->shape), cs), g));
+static const vkt_var *flip(vkt_bw *b, const vkt_var *x, int64_t dim) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_ag_flip(x, IN(b, 0)->ndim ? 1u << dim : 0, &out), &out) : NULL;
 }
 
-static const vkt_fn cumsum_fn = {"CumsumBackward0", cumsum_backward};
+static const vkt_var *scan(vkt_bw *b, int id, const vkt_var *x, int64_t dim) {
+  vkt_var out = {0};
+  return x ? keep(b, (id == VKT_OP_CUMSUM ? vkt_ag_cumsum : vkt_ag_cumprod)(x, dim, -1, &out), &out) : NULL;
+}
+
+/* The sums of x from each position to the end of dim (PyTorch's reversed_cumsum). */
+static const vkt_var *reversed_cumsum(vkt_bw *b, const vkt_var *x, int64_t dim) {
+  return flip(b, scan(b, VKT_OP_CUMSUM, flip(b, x, dim), dim), dim);
+}
+
+static void cumsum_backward(vkt_bw *b) { SET(b, 0, reversed_cumsum(b, g, b->n->iv[0])); }
+
+/* A constant made by an op of the tensor layer, as a temporary of the backward. */
+static const vkt_var *constant(vkt_bw *b, vkt_status st, vkt_tensor *t) {
+  vkt_var v = {*t, NULL};
+  return keep(b, st, &v);
+}
+
+/* With create_graph: the gradient of x_k is the sum over j >= k of g_j times the product of x_0..x_j but x_k,
+ * taken from the cumulative products of an n x n square whose row k is the line with x_k as 1. O(n^2), as
+ * PyTorch's own form for this case, but exact and differentiable with zeros in x, where the masks of the form
+ * below are constants that a second derivative does not see. */
+static const vkt_var *cumprod_grad_square(vkt_bw *b, int64_t dim) {
+  const vkt_shape_info *in = IN(b, 0);
+  int nd = in->ndim, last = nd - 1;
+  int64_t n = in->shape[dim], shape[VKT_MAX_DIMS + 1], square[VKT_MAX_DIMS + 1];
+  const vkt_var *xt = transpose(b, X, dim, last), *gt = transpose(b, g, dim, last);
+  if (!xt)
+    return NULL;
+  for (int d = 0; d < nd; d++)
+    shape[d] = square[d] = xt->t.shape[d];
+  shape[last] = 1, shape[nd] = square[nd] = n; /* [..., 1, n] and [..., n, n] */
+  vkt_tensor e = {0}, r = {0};
+  const vkt_var *eye = bins(b, VKT_OP_NE, constant(b, vkt_eye(&e, in->device, in->dtype, n, n), &e), 0);
+  const vkt_var *rows = add(b, zero_where(b, eye, expand(b, reshape(b, xt, nd + 1, shape), nd + 1, square)),
+                            cast(b, eye, in->dtype));
+  vkt_scalar from = {false, 0, 0}, to = {false, 0, n}, step = {false, 0, 1};
+  const vkt_var *k = constant(b, vkt_arange(&r, in->device, VKT_INT64, from, to, step), &r);
+  const vkt_var *later = bin(b, VKT_OP_GE, reshape(b, k, 2, (int64_t[]){1, n}), reshape(b, k, 2, (int64_t[]){n, 1}));
+  const vkt_var *terms = keep_where(b, later, mul(b, scan(b, VKT_OP_CUMPROD, rows, nd), reshape(b, gt, nd + 1, shape)));
+  return transpose(b, sum_dims(b, terms, 1u << nd, false), dim, last);
+}
+
+/* Before the first zero of a line, reversed_cumsum(g y) / x; at that zero, reversed_cumsum(g y') where y' is
+ * the cumulative product with the zero taken as 1; after it 0 (every product there holds the zero). PyTorch's
+ * formula, with masks instead of its test for zeros on the host. */
+static void cumprod_backward(vkt_bw *b) {
+  int64_t dim = b->n->iv[0];
+  vkt_dtype dtype = IN(b, 0)->dtype;
+  if (vkt_grad_enabled() && IN(b, 0)->ndim) { /* create_graph */
+    SET(b, 0, cumprod_grad_square(b, dim));
+    return;
+  }
+  const vkt_var *zero = cast(b, bins(b, VKT_OP_EQ, X, 0), dtype);
+  const vkt_var *zeros_so_far = scan(b, VKT_OP_CUMSUM, zero, dim);
+  const vkt_var *before = bins(b, VKT_OP_EQ, zeros_so_far, 0);
+  const vkt_var *first = bin(b, VKT_OP_LOGICAL_AND, bins(b, VKT_OP_EQ, zero, 1), bins(b, VKT_OP_EQ, zeros_so_far, 1));
+  const vkt_var *no_zero = add(b, X, zero); /* x with its zeros as 1 */
+  const vkt_var *plain = dvd(b, reversed_cumsum(b, mul(b, g, Y), dim), no_zero);
+  const vkt_var *at_zero = reversed_cumsum(b, mul(b, g, scan(b, VKT_OP_CUMPROD, add(b, X, cast(b, first, dtype)), dim)), dim);
+  SET(b, 0, add(b, keep_where(b, before, plain), keep_where(b, first, at_zero)));
+}
+
+static const vkt_fn cumsum_fn = {"CumsumBackward0", cumsum_backward}, cumprod_fn = {"CumprodBackward0", cumprod_backward};
 
 vkt_status vkt_ag_cumsum(const vkt_var *x, int64_t dim, int dtype, vkt_var *out) {
   *out = (vkt_var){0};
@@ -189,6 +250,23 @@ vkt_status vkt_ag_cumsum(const vkt_var *x, int64_t dim, int dtype, vkt_var *out)
   vkt_node *n = vkt_node_begin(&cumsum_fn, 1, &x, 1);
   if (n) {
     n->iv[0] = d;
+    vkt_node_output(n, 0, out);
+    vkt_node_decref(n);
+  }
+  return VKT_OK;
+}
+
+vkt_status vkt_ag_cumprod(const vkt_var *x, int64_t dim, int dtype, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = vkt_scan(VKT_OP_CUMPROD, &x->t, dim, dtype, &out->t, NULL);
+  int d;
+  if (st || !vkt_dtypes[out->t.dtype].is_float || vkt_dim_wrap(dim, x->t.ndim ? x->t.ndim : 1, &d))
+    return st;
+  vkt_node *n = vkt_node_begin(&cumprod_fn, 1, &x, 1);
+  if (n) {
+    n->iv[0] = d;
+    vkt_node_save(n, 0, x, false, 0);
+    vkt_node_save(n, 1, out, true, 0);
     vkt_node_output(n, 0, out);
     vkt_node_decref(n);
   }
@@ -250,6 +328,67 @@ vkt_status vkt_ag_vector_norm(const vkt_var *x, double ord, uint32_t dims, bool 
       n->dims |= dims & (1u << d);
     n->flag = keepdim;
     n->s[0] = (vkt_scalar){true, ord, 0};
+    vkt_node_save(n, 0, x, false, 0);
+    vkt_node_save(n, 1, out, true, 0);
+    vkt_node_output(n, 0, out);
+    vkt_node_decref(n);
+  }
+  return VKT_OK;
+}
+
+/* ---- linalg.matrix_norm with ord 'fro', ±1 or ±inf: recording, composed as PyTorch composes it (the vector
+ * 2-norm; amax or amin of the sums of |A| over rows or columns), so its gradient is theirs ---- */
+
+vkt_status vkt_ag_matrix_norm(const vkt_var *x, bool fro, double ord, int64_t d0, int64_t d1, bool keepdim, int dtype,
+                              vkt_var *out) {
+  *out = (vkt_var){0};
+  int r0, r1;
+  if (!vkt_grad_enabled() || !vkt_requires_grad(x) || x->t.ndim < 2 || vkt_dim_wrap(d0, x->t.ndim, &r0) ||
+      vkt_dim_wrap(d1, x->t.ndim, &r1) || r0 == r1 || (dtype >= 0 && !vkt_dtypes[dtype].is_float))
+    return vkt_matrix_norm(&x->t, fro, ord, d0, d1, keepdim, dtype, &out->t); /* it also raises the errors */
+  uint32_t both = 1u << r0 | 1u << r1;
+  if (fro)
+    return vkt_ag_vector_norm(x, 2, both, keepdim, dtype, "linalg.matrix_norm", out);
+  const vkt_scalar none = {false, 0, 0};
+  vkt_var xf = {0}, a = {0}, sums = {0};
+  vkt_status st = dtype >= 0 ? vkt_ag_cast(x, vkt_tensor_device(&x->t), (vkt_dtype)dtype, VKT_PRESERVE_FORMAT, false, &xf)
+                             : (vkt_var_share(&xf, x), VKT_OK);
+  /* ord ±1: the columns' sums (over the rows, r0), ord ±inf: the rows' (over r1); then their max or min */
+  if (!st)
+    st = vkt_ag_unary(VKT_OP_ABS, &xf, none, none, &a);
+  int summed = isinf(ord) ? r1 : r0, then = isinf(ord) ? r0 : r1;
+  if (!st)
+    st = vkt_ag_reduce(VKT_OP_SUM, &a, 1u << summed, keepdim, -1, 0, false, "sum", false, &sums);
+  if (!st) /* the other dim, one lower without keepdim where the summed one came before it */
+    st = vkt_ag_reduce(ord > 0 ? VKT_OP_AMAX : VKT_OP_AMIN, &sums, 1u << (then - (!keepdim && summed < then)), keepdim,
+                       -1, 0, false, ord > 0 ? "amax" : "amin", false, out);
+  vkt_var_release(&xf);
+  vkt_var_release(&a);
+  vkt_var_release(&sums);
+  return st;
+}
+
+/* ---- median() and nanmedian() of a whole tensor: the gradient is shared evenly among the elements equal to
+ * the result, or among the NaNs where it is NaN (PyTorch's evenly_distribute_backward) ---- */
+
+static void evenly_backward(vkt_bw *b) {
+  const vkt_var *both_nan = bin(b, VKT_OP_LOGICAL_AND, un(b, VKT_OP_ISNAN, X), un(b, VKT_OP_ISNAN, Y));
+  const vkt_var *hit = bin(b, VKT_OP_LOGICAL_OR, bin(b, VKT_OP_EQ, X, Y), both_nan);
+  uint32_t all = IN(b, 0)->ndim ? (1u << IN(b, 0)->ndim) - 1 : 0;
+  const vkt_var *count = reduce(b, VKT_OP_SUM, cast(b, hit, IN(b, 0)->dtype), all);
+  SET(b, 0, keep_where(b, hit, expand(b, dvd(b, g, count), IN(b, 0)->ndim, IN(b, 0)->shape)));
+}
+
+vkt_status vkt_ag_evenly(const vkt_var *x, const char *name, vkt_tensor *value, vkt_var *out) {
+  *out = (vkt_var){{0}, NULL};
+  out->t = *value;
+  *value = (vkt_tensor){0};
+  if (!vkt_dtypes[out->t.dtype].is_float)
+    return VKT_OK;
+  static const vkt_fn median_fn = {"MedianBackward0", evenly_backward},
+                      nanmedian_fn = {"NanmedianBackward0", evenly_backward};
+  vkt_node *n = vkt_node_begin(strcmp(name, "nanmedian") ? &median_fn : &nanmedian_fn, 1, &x, 1);
+  if (n) {
     vkt_node_save(n, 0, x, false, 0);
     vkt_node_save(n, 1, out, true, 0);
     vkt_node_output(n, 0, out);

@@ -407,8 +407,9 @@ static PyObject *f_matrix_norm(PyObject *mod, PyObject *args, PyObject *kwargs) 
     return NULL;
   if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0)
     return NULL;
-  vkt_tensor out;
-  return vkt_py_result(vkt_matrix_norm(t, fro, ord, d0, d1, keepdim, given ? (int)dtype : -1, &out), &out);
+  vkt_var out;
+  return vkt_py_var_result(
+      vkt_ag_matrix_norm(vkt_var_of(x), fro, ord, d0, d1, keepdim, given ? (int)dtype : -1, &out), &out);
 }
 
 /* norm(p='nuc'): linalg.matrix_norm over the two dims of dim (None: every dim), as torch.norm hands it over */

@@ -113,9 +113,16 @@ static PyObject *scan(PyObject *self, PyObject *args, PyObject *kwargs, const sc
     return NULL;
   }
   vkt_tensor out, indices;
-  if (s->id == VKT_OP_CUMSUM && !s->in_place) {
-    vkt_var o;
-    return vkt_py_var_result(vkt_ag_cumsum(vkt_var_of(x), dim, given ? (int)dtype : -1, &o), &o);
+  if (values_only) { /* recorded by autograd; in place where it must be, as PyTorch records cumsum_ */
+    int records = s->in_place ? vkt_py_inplace_records(vkt_var_of(x), NULL) : 1;
+    if (records < 0)
+      return NULL;
+    if (records) {
+      vkt_var o;
+      vkt_status st = (s->id == VKT_OP_CUMSUM ? vkt_ag_cumsum : vkt_ag_cumprod)(vkt_var_of(x), dim,
+                                                                                given ? (int)dtype : -1, &o);
+      return s->in_place ? vkt_py_inplace_result(x, st, &o) : vkt_py_var_result(st, &o);
+    }
   }
   vkt_status st = vkt_scan(s->id, t, dim, given || s->in_place ? (int)(given ? dtype : t->dtype) : -1, &out,
                            values_only ? NULL : &indices);
@@ -283,8 +290,10 @@ static PyObject *median(PyObject *self, PyObject *args, PyObject *kwargs, bool i
   vkt_status st = vkt_median(t, dim, dim_o == Py_None, keepdim, ignore_nan, &values, &indices);
   if (st)
     return vkt_raise(st);
-  if (dim_o == Py_None)
-    return vkt_wrap(&values);
+  if (dim_o == Py_None) { /* no indices */
+    vkt_var v;
+    return vkt_py_var_result(vkt_ag_evenly(vkt_var_of(x), name, &values, &v), &v);
+  }
   return pair(ignore_nan ? PAIR_NANMEDIAN : PAIR_MEDIAN, x, dim, !keepdim, &values, &indices);
 }
 static PyObject *m_median(PyObject *self, PyObject *args, PyObject *kwargs) {

@@ -1,0 +1,279 @@
+# Autograd of in-place ops on tensors in the graph, and of the ops that had no backward: cumprod, median() and
+# nanmedian() of a whole tensor, linalg.matrix_norm with ord 'fro', ±1 and ±inf. Against torch.autograd in
+# float64 on the same inputs (values, gradients of every input, node names), with gradcheck and gradgradcheck,
+# and float32 on vulkan without CPU fallbacks.
+import numpy as np
+import pytest
+import torch
+
+import vkt
+
+F = vkt.nn.functional
+
+
+def lib_F(L):
+    return torch.nn.functional if L is torch else F
+
+
+def leaf(L, a, device):
+    return torch.tensor(a, requires_grad=True) if L is torch else vkt.tensor(a, device=device, requires_grad=True)
+
+
+def assert_grads_match(device, fn, *arrays, node=True, seed=0):
+    """fn(L, *leaves) on vkt and torch: the values, the node names and every leaf's gradient agree."""
+    vx, tx = [leaf(vkt, a, device) for a in arrays], [leaf(torch, a, device) for a in arrays]
+    vy, ty = fn(vkt, *vx), fn(torch, *tx)
+    np.testing.assert_allclose(vy.detach().cpu().numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
+    if node:
+        assert vy.grad_fn.name() == ty.grad_fn.name()
+    w = np.random.default_rng(seed).standard_normal(tuple(ty.shape))
+    vy.backward(vkt.tensor(w, device=device))
+    ty.backward(torch.tensor(w))
+    for v, t in zip(vx, tx):
+        if t.grad is None:
+            assert v.grad is None or not v.grad.cpu().numpy().any()
+        else:
+            np.testing.assert_allclose(v.grad.cpu().numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def inplace(op):
+    """op applied in place to a non-leaf copy of x (y = x * 1), as a layer with inplace=True does."""
+    def run(L, x, *rest):
+        y = x * 1
+        op(L, y, *rest)
+        return y
+    return run
+
+
+# ---- in-place ops whose backward needs the input they overwrite: the node keeps a copy (PyTorch's original self)
+
+def positive(shape, seed=1):
+    return np.random.default_rng(seed).random(shape) * 0.8 + 0.1
+
+
+SAVING = [
+    ("sin_", lambda L, y: y.sin_()),
+    ("cos_", lambda L, y: y.cos_()),
+    ("log_", lambda L, y: y.log_()),
+    ("abs_", lambda L, y: y.abs_()),
+    ("square_", lambda L, y: y.square_()),
+    ("erf_", lambda L, y: y.erf_()),
+    ("clamp_", lambda L, y: y.clamp_(0.3, 0.6)),
+    ("clamp_min_", lambda L, y: y.clamp_min_(0.5)),
+    ("pow_", lambda L, y: y.pow_(2.5)),
+    ("leaky_relu_inplace", lambda L, y: lib_F(L).leaky_relu(y, 0.1, inplace=True)),
+    ("elu_inplace", lambda L, y: lib_F(L).elu(y, inplace=True)),
+    ("LeakyReLU_module", lambda L, y: L.nn.LeakyReLU(0.2, inplace=True)(y)),
+]
+
+
+# Nodes vkt names otherwise: clamp_min's is ClampBackward1 (clamp(min=)'s; PyTorch's method form has
+# ClampMinBackward0), PyTorch's in-place activations are LeakyReluBackward1 / EluBackward1, and vkt composes
+# addcmul and lerp of entry points (AddBackward0).
+NAMED_OTHERWISE = {"clamp_min_", "leaky_relu_inplace", "elu_inplace", "LeakyReLU_module", "addcmul_", "lerp_"}
+
+
+@pytest.mark.parametrize("name,op", SAVING, ids=[c[0] for c in SAVING])
+def test_inplace_op_keeps_the_input_it_overwrote(device, name, op):
+    a = positive((3, 4)) - (0.5 if name in ("abs_", "leaky_relu_inplace", "elu_inplace", "LeakyReLU_module") else 0)
+    assert_grads_match(device, inplace(op), a, node=name not in NAMED_OTHERWISE)
+
+
+TWO = [
+    ("mul_", lambda L, y, o: y.mul_(o)),
+    ("div_", lambda L, y, o: y.div_(o)),
+    ("pow_tensor", lambda L, y, o: y.pow_(o)),
+    ("atan2_", lambda L, y, o: y.atan2_(o)),
+    ("hypot_", lambda L, y, o: y.hypot_(o)),
+    ("copysign_", lambda L, y, o: y.copysign_(o - 0.5)),
+    ("addcmul_", lambda L, y, o: y.addcmul_(o, o, value=0.5)),
+    ("lerp_", lambda L, y, o: y.lerp_(o, 0.3)),
+]
+
+
+@pytest.mark.parametrize("name,op", TWO, ids=[c[0] for c in TWO])
+def test_inplace_binary_op_keeps_the_input_it_overwrote(device, name, op):
+    assert_grads_match(device, inplace(op), positive((3, 4), 1), positive((3, 4), 2), node=name not in NAMED_OTHERWISE)
+
+
+def test_inplace_op_keeps_its_input_through_a_second_derivative(device):
+    """y = x * 2; y.sin_(): the first gradient 2 cos(2x) is differentiable again (-4 sin(2x)), through the copy."""
+    a = positive((5,))
+    grads = []
+    for L, x in ((vkt, leaf(vkt, a, device)), (torch, leaf(torch, a, device))):
+        y = x * 2
+        y.sin_()
+        (g,) = L.autograd.grad(y.sum(), x, create_graph=True)
+        (g * g).sum().backward()
+        grads.append(x.grad.cpu().numpy() if L is vkt else x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
+def test_a_saved_tensor_modified_later_still_raises(device):
+    x = vkt.tensor(positive((4,)), device=device, requires_grad=True)
+    y = x * 1
+    z = y.sin()
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_inplace_op_on_a_tensor_without_grad_with_an_operand_that_has_one(device):
+    """y.mul_(w) where only w requires grad: w's gradient is y's old value."""
+    def op(L, w):
+        y = (torch.tensor(positive((3,), 4)) if L is torch else vkt.tensor(positive((3,), 4), device=device))
+        return y.mul_(w)
+    assert_grads_match(device, op, positive((3,), 5))
+
+
+# ---- scans in place: recorded as PyTorch records them (they kept the old history, a wrong gradient, before)
+
+@pytest.mark.parametrize("name", ["cumsum_", "cumprod_"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_scan_in_place_is_recorded(device, name, dim):
+    assert_grads_match(device, inplace(lambda L, y: getattr(y, name)(dim)), positive((3, 4)))
+
+
+# ---- comparisons in place: 0 and 1 with no gradient (they kept the old history before)
+
+@pytest.mark.parametrize("op", ["eq_", "ne_", "lt_", "le_", "gt_", "ge_"])
+@pytest.mark.parametrize("other", ["number", "tensor"])
+def test_comparison_in_place_gives_zero_gradients(device, op, other):
+    a = np.array([[0.2, 0.5, 0.7], [0.5, 0.1, 0.9]])
+    if other == "number":
+        assert_grads_match(device, inplace(lambda L, y: getattr(y, op)(0.5)), a)
+    else:
+        assert_grads_match(device, inplace(lambda L, y, o: getattr(y, op)(o)), a, np.full((2, 3), 0.5))
+
+
+# ---- cumprod
+
+CUMPROD = [  # shape, dim, positions set to 0
+    ((6,), 0, []),
+    ((3, 6), 1, [(0, 2), (1, 0), (1, 4), (2, 5)]),
+    ((3, 6), -1, [(0, 1), (0, 3), (2, 2)]),
+    ((4, 3, 2), 0, [(1, 1, 0), (3, 1, 0), (0, 2, 1)]),
+    ((2, 5, 3), 1, [(0, 4, 0), (1, 0, 2), (1, 1, 2)]),
+    ((), 0, []),
+    ((0, 3), 1, []),
+    ((3, 1), 1, [(1, 0)]),
+]
+
+
+def cumprod_input(shape, zeros, seed=0):
+    a = np.random.default_rng(seed).standard_normal(shape)
+    for z in zeros:
+        a[z] = 0
+    return a
+
+
+@pytest.mark.parametrize("shape,dim,zeros", CUMPROD, ids=[f"{c[0]}-{c[1]}-{len(c[2])}zeros" for c in CUMPROD])
+def test_cumprod_grads_match_torch(device, shape, dim, zeros):
+    assert_grads_match(device, lambda L, x: L.cumprod(x, dim), cumprod_input(shape, zeros))
+
+
+# PyTorch's gradient of a line of one element is the incoming one, outside its graph: no second derivative there
+SECOND = [c for c in CUMPROD if c[0] and 0 not in c[0] and c[0][c[1]] > 1]
+
+
+@pytest.mark.parametrize("shape,dim,zeros", SECOND, ids=[f"{c[0]}-{c[1]}-{len(c[2])}zeros" for c in SECOND])
+def test_cumprod_second_derivative_matches_torch(device, shape, dim, zeros):
+    """create_graph takes the exact O(n^2) form, whose second derivative sees the zeros."""
+    a, w = cumprod_input(shape, zeros), np.random.default_rng(3).standard_normal(shape)
+    grads = []
+    for L in (vkt, torch):
+        x = leaf(L, a, device)
+        W = torch.tensor(w) if L is torch else vkt.tensor(w, device=device)
+        (g,) = L.autograd.grad((L.cumprod(x, dim) * W).sum(), x, create_graph=True)
+        (g * g).sum().backward()
+        grads.append(x.grad.cpu().numpy() if L is vkt else x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("zeros", [[], [(1, 2)], [(0, 0), (0, 3)]], ids=["none", "one", "two"])
+def test_cumprod_gradcheck(device, zeros):
+    x = vkt.tensor(cumprod_input((2, 5), zeros, 4), device=device, requires_grad=True)
+    assert vkt.autograd.gradcheck(lambda t: vkt.cumprod(t, 1), (x,))
+    assert vkt.autograd.gradgradcheck(lambda t: vkt.cumprod(t, 1), (x,))
+
+
+def test_cumprod_dtype_argument_gives_the_input_dtype_gradient(device):
+    x = vkt.tensor(cumprod_input((3, 4), [(1, 1)]), dtype=vkt.float32, device=device, requires_grad=True)
+    tx = torch.tensor(x.detach().cpu().numpy(), requires_grad=True)
+    x.cumprod(1, dtype=vkt.float64).sum().backward()
+    tx.cumprod(1, dtype=torch.float64).sum().backward()
+    assert x.grad.dtype == vkt.float32
+    np.testing.assert_allclose(x.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-6)
+
+
+# ---- median() and nanmedian(): the gradient shared evenly among the elements equal to the result
+
+MEDIANS = [
+    ("plain", np.random.default_rng(5).standard_normal((3, 4))),
+    ("ties", np.array([[1.0, 2.0, 2.0], [2.0, 0.0, 5.0]])),
+    ("nan", np.array([[1.0, np.nan, 2.0], [np.nan, 0.0, 5.0]])),
+    ("0-d", np.array(3.0)),
+]
+
+
+@pytest.mark.parametrize("fn", ["median", "nanmedian"])
+@pytest.mark.parametrize("name,a", MEDIANS, ids=[m[0] for m in MEDIANS])
+def test_median_of_all_grads_match_torch(device, fn, name, a):
+    assert_grads_match(device, lambda L, x: getattr(x, fn)(), a)
+
+
+# ---- linalg.matrix_norm
+
+ORDS = [None, "fro", 1, -1, float("inf"), -float("inf")]
+
+
+@pytest.mark.parametrize("ord", ORDS, ids=[str(o) for o in ORDS])
+@pytest.mark.parametrize("case", ["batched", "ties", "dims_keepdim", "dims_reversed"])
+def test_matrix_norm_grads_match_torch(device, ord, case):
+    kw = {} if ord is None else {"ord": ord}
+    a = np.array([[1.0, -2.0], [-1.0, 2.0]]) if case == "ties" else np.random.default_rng(6).standard_normal((2, 3, 4))
+    if case == "dims_keepdim":
+        kw.update(dim=(0, 2), keepdim=True)
+    if case == "dims_reversed":
+        kw.update(dim=(-1, 0))
+    assert_grads_match(device, lambda L, x: L.linalg.matrix_norm(x, **kw), a)
+
+
+@pytest.mark.parametrize("ord", ORDS[1:], ids=[str(o) for o in ORDS[1:]])
+def test_matrix_norm_gradcheck(device, ord):
+    x = vkt.tensor(np.random.default_rng(7).standard_normal((3, 4)), device=device, requires_grad=True)
+    assert vkt.autograd.gradcheck(lambda t: vkt.linalg.matrix_norm(t, ord), (x,))
+    assert vkt.autograd.gradgradcheck(lambda t: vkt.linalg.matrix_norm(t, ord), (x,))
+
+
+def test_matrix_norm_dtype_and_errors(device):
+    x = vkt.tensor(np.random.default_rng(8).standard_normal((3, 4)), dtype=vkt.float32, device=device,
+                   requires_grad=True)
+    y = vkt.linalg.matrix_norm(x, 1, dtype=vkt.float64)
+    assert y.dtype == vkt.float64 and y.grad_fn.name() == "AmaxBackward0"
+    y.backward()
+    assert x.grad.dtype == vkt.float32
+    with pytest.raises(RuntimeError, match="dims must be different"):
+        vkt.linalg.matrix_norm(x, 1, dim=(1, 1))
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        vkt.linalg.matrix_norm(x[0], "fro")
+    with pytest.raises(RuntimeError, match="Order 3 not supported"):
+        vkt.linalg.matrix_norm(x, 3)
+
+
+# ---- float32 on vulkan: every backward above runs in shaders
+
+def test_vulkan_float32_backwards_take_no_fallback():
+    if not vkt.vulkan.is_available():
+        pytest.skip("no Vulkan adapter")
+    rng = np.random.default_rng(9)
+    x = vkt.tensor(rng.standard_normal((4, 6)).astype(np.float32), device="vulkan", requires_grad=True)
+    vkt.vulkan.reset_fallback_stats()
+    for f in (lambda t: t.cumprod(1), lambda t: t.median(), lambda t: t.nanmedian(),
+              lambda t: vkt.linalg.matrix_norm(t, 1), lambda t: vkt.linalg.matrix_norm(t, -float("inf")),
+              lambda t: inplace(lambda L, y: y.sin_())(vkt, t), lambda t: inplace(lambda L, y: y.cumprod_(0))(vkt, t),
+              lambda t: inplace(lambda L, y: y.gt_(0.0))(vkt, t)):
+        x.grad = None
+        f(x).sum().backward()
+        assert x.grad is not None
+    assert vkt.vulkan.fallback_stats() == {}

@@ -1,5 +1,5 @@
-# Autograd of the writes along a dim or through a mask (scatter, scatter_add, scatter_reduce sum/mean,
-# index_copy, index_add, index_fill, masked_scatter), out of place and in place on a non-leaf, and of take,
+# Autograd of the writes along a dim or through a mask (scatter, scatter_add, scatter_reduce, index_copy,
+# index_add, index_fill, masked_scatter), out of place and in place on a non-leaf, and of take,
 # masked_select and trace, against torch.autograd in float64: the same lambda runs on vkt and torch inputs,
 # the same random weights are backpropagated, and both inputs' gradients and the node names are compared;
 # a few cases also run vkt's gradcheck and gradgradcheck.
@@ -40,6 +40,23 @@ CASES = [
      "ScatterReduceBackward0"),
     ("reduce_mean_noself", lambda L, x, s, d: L.scatter_reduce(x, 0, I(L, d, [[0, 0, 1], [0, 2, 1]]), s, "mean",
                                                                include_self=False), (3, 3), (2, 3),
+     "ScatterReduceBackward0"),
+    ("reduce_prod", lambda L, x, s, d: x.scatter_reduce(0, I(L, d, [[0, 0, 1], [0, 2, 1]]), s, "prod"), (3, 3), (2, 3),
+     "ScatterReduceBackward0"),
+    ("reduce_prod_noself", lambda L, x, s, d: L.scatter_reduce(x, 1, I(L, d, [[2, 2], [0, 2], [1, 1]]), s, "prod",
+                                                               include_self=False), (3, 4), (3, 2),
+     "ScatterReduceBackward0"),
+    ("reduce_prod_3d", lambda L, x, s, d: x.scatter_reduce(-1, I(L, d, [[[0, 2, 0]], [[1, 1, 2]]]), s, "prod"),
+     (2, 2, 3), (2, 1, 3), "ScatterReduceBackward0"),
+    ("reduce_amax", lambda L, x, s, d: x.scatter_reduce(0, I(L, d, [[0, 0, 1], [0, 2, 1]]), s, "amax"), (3, 3), (2, 3),
+     "ScatterReduceBackward0"),
+    ("reduce_amax_noself", lambda L, x, s, d: x.scatter_reduce(-1, I(L, d, [[1, 1, 0], [2, 2, 2]]), s, "amax",
+                                                               include_self=False), (2, 3), (2, 3),
+     "ScatterReduceBackward0"),
+    ("reduce_amin", lambda L, x, s, d: L.scatter_reduce(x, 1, I(L, d, [[0, 0], [2, 1]]), s, "amin"), (2, 3), (2, 2),
+     "ScatterReduceBackward0"),
+    ("reduce_amin_noself_1d", lambda L, x, s, d: x.scatter_reduce(0, I(L, d, [3, 0, 3, 3]), s, "amin",
+                                                                  include_self=False), (4,), (4,),
      "ScatterReduceBackward0"),
     ("index_copy", lambda L, x, s, d: x.index_copy(1, I(L, d, [2, 0]), s), (3, 4), (3, 2), "IndexCopyBackward0"),
     ("index_add", lambda L, x, s, d: x.index_add(0, I(L, d, [2, 0, 2]), s), (3, 4), (3, 4), "IndexAddBackward0"),
@@ -98,6 +115,11 @@ INPLACE = [
      "ScatterAddBackward0"),
     ("scatter_reduce_", lambda L, x, s, d: x.scatter_reduce_(0, I(L, d, [[0, 0, 1]]), s, "mean"), (3, 3), (1, 3),
      "ScatterReduceBackward0"),
+    ("scatter_reduce_prod_", lambda L, x, s, d: x.scatter_reduce_(0, I(L, d, [[0, 0, 1]]), s, "prod"), (3, 3), (1, 3),
+     "ScatterReduceBackward0"),
+    ("scatter_reduce_amax_", lambda L, x, s, d: x.scatter_reduce_(1, I(L, d, [[0, 0], [1, 2]]), s, "amax",
+                                                                  include_self=False), (2, 3), (2, 2),
+     "ScatterReduceBackward0"),
     ("index_copy_", lambda L, x, s, d: x.index_copy_(0, I(L, d, [1]), s), (3, 4), (1, 4), "IndexCopyBackward0"),
     ("index_add_", lambda L, x, s, d: x.index_add_(0, I(L, d, [1, 1]), s, alpha=2), (3, 4), (2, 4),
      "IndexAddBackward0"),
@@ -142,7 +164,8 @@ def test_grad_matches_torch(device, name, fn, xs, ss, node):
 
 
 CHECKED = ["rot90", "hstack", "diag", "diag_embed", "repeat_interleave_t", "scatter", "scatter_value", "reduce_mean_noself", "index_add_alpha", "index_fill_tensor",
-           "masked_scatter_bcast", "take", "masked_scatter_"]
+           "masked_scatter_bcast", "take", "masked_scatter_", "reduce_prod", "reduce_prod_noself", "reduce_prod_3d",
+           "reduce_amax", "reduce_amin_noself_1d", "scatter_reduce_prod_"]
 
 
 @pytest.mark.parametrize("name", CHECKED)
@@ -156,16 +179,6 @@ def test_gradcheck(device, name):
     f = (lambda x, s: fn(vkt, x, s, device)) if ss is not None else (lambda x: fn(vkt, x, None, device))
     assert vkt.autograd.gradcheck(f, tuple(inputs))
     assert vkt.autograd.gradgradcheck(f, tuple(inputs))
-
-
-@pytest.mark.parametrize("reduce", ["prod", "amax", "amin"])
-def test_scatter_reduce_refused(device, reduce):
-    x = vkt.tensor(np.ones((2, 3)), device=device, requires_grad=True)
-    idx = vkt.tensor([[0, 1, 0]], device=device)
-    with pytest.raises(RuntimeError, match=reduce):
-        x.scatter_reduce(0, idx, x[:1] * 2, reduce)
-    with vkt.no_grad():
-        x.scatter_reduce(0, idx, x[:1] * 2, reduce)
 
 
 def test_scatter_legacy_reduce_refused(device):

@@ -14,6 +14,13 @@
 
 static const vkt_scalar zero = {false, 0, 0}, one = {false, 0, 1};
 
+/* The reductions of scatter_reduce, by write kind. */
+static const vkt_scatter_reduce reductions[] = {
+    [VKT_WRITE_REDUCE_SUM] = VKT_SCATTER_SUM,   [VKT_WRITE_REDUCE_MEAN] = VKT_SCATTER_MEAN,
+    [VKT_WRITE_REDUCE_PROD] = VKT_SCATTER_PROD, [VKT_WRITE_REDUCE_AMAX] = VKT_SCATTER_AMAX,
+    [VKT_WRITE_REDUCE_AMIN] = VKT_SCATTER_AMIN,
+};
+
 /* The write itself: a copy of x, written to. */
 static vkt_status write_op(vkt_write_kind kind, const vkt_tensor *x, int64_t dim, const vkt_tensor *index,
                            const vkt_tensor *src, vkt_scalar s, bool include_self, vkt_tensor *out) {
@@ -39,9 +46,9 @@ static vkt_status write_op(vkt_write_kind kind, const vkt_tensor *x, int64_t dim
     case VKT_WRITE_SCATTER_ADD: st = vkt_scatter_(out, dim, index, src, kind == VKT_WRITE_SCATTER_ADD); break;
     case VKT_WRITE_REDUCE_SUM:
     case VKT_WRITE_REDUCE_MEAN:
-      st = vkt_scatter_reduce_(out, dim, index, src, kind == VKT_WRITE_REDUCE_SUM ? VKT_SCATTER_SUM : VKT_SCATTER_MEAN,
-                               include_self);
-      break;
+    case VKT_WRITE_REDUCE_PROD:
+    case VKT_WRITE_REDUCE_AMAX:
+    case VKT_WRITE_REDUCE_AMIN: st = vkt_scatter_reduce_(out, dim, index, src, reductions[kind], include_self); break;
     case VKT_WRITE_INDEX_COPY:
     case VKT_WRITE_INDEX_ADD: st = vkt_index_copy_(out, dim, index, src, kind == VKT_WRITE_INDEX_ADD); break;
     case VKT_WRITE_INDEX_FILL: st = vkt_index_fill_(out, dim, index, src); break;
@@ -78,11 +85,90 @@ static const vkt_var *selected(vkt_bw *b, const vkt_var *x, const vkt_var *idx) 
   return keep(b, vkt_ag_index_select(x, b->n->iv[0], &idx->t, &out), &out);
 }
 
-/* saved: 0 the index (the mask for masked_scatter), 1 mean's counts. */
+/* A mask as x's dtype: 1 where it holds. */
+static const vkt_var *ones_at(vkt_bw *b, const vkt_var *mask) {
+  vkt_var out = {0};
+  if (!mask)
+    return NULL;
+  vkt_status st = vkt_ag_cast(mask, vkt_tensor_device(&mask->t), IN(b, 0)->dtype, VKT_PRESERVE_FORMAT, false, &out);
+  return keep(b, st, &out);
+}
+
+/* x.masked_fill(mask, 1). */
+static const vkt_var *ones_where(vkt_bw *b, const vkt_var *mask, const vkt_var *x) {
+  vkt_var out = {0};
+  return mask && x ? keep(b, vkt_ag_masked_fill(x, &mask->t, NULL, one, &out), &out) : NULL;
+}
+
+static const vkt_var *select(vkt_bw *b, const vkt_var *cond, const vkt_var *x, const vkt_var *y) {
+  vkt_var out = {0};
+  return cond && x && y ? keep(b, vkt_ag_where(&cond->t, x, zero, y, zero, &out), &out) : NULL;
+}
+
+/* x.scatter_add(dim, index, src), or x.scatter_reduce(dim, index, src, ...) with the node's include_self. */
+static const vkt_var *rewritten(vkt_bw *b, vkt_write_kind kind, const vkt_var *x, const vkt_var *idx,
+                                const vkt_var *src) {
+  vkt_var out = {0};
+  if (!x || !idx || !src)
+    return NULL;
+  return keep(b, vkt_ag_write(kind, x, b->n->iv[0], &idx->t, src, one, b->n->flag, &out), &out);
+}
+
+/* zeros of x's shape with src added at index. */
+static const vkt_var *added(vkt_bw *b, const vkt_var *src, const vkt_var *idx) {
+  vkt_var out = {0};
+  if (!src || !idx)
+    return NULL;
+  return keep(b, vkt_ag_scatter_add_zeros(src, b->n->iv[0], &idx->t, IN(b, 0)->ndim, IN(b, 0)->shape, &out), &out);
+}
+
+/* amax, amin: g shared evenly among the values equal to the result, x's and src's alike (PyTorch counts x's
+ * even where include_self is false). */
+static void extreme_backward(vkt_bw *b, const vkt_var *idx, const vkt_var **gx, const vkt_var **gs) {
+  const vkt_var *x = S(b, 1), *src = S(b, 2), *y = S(b, 3);
+  const vkt_var *x_hit = ones_at(b, bin(b, VKT_OP_EQ, x, y));
+  const vkt_var *src_hit = ones_at(b, bin(b, VKT_OP_EQ, src, gathered(b, y, idx)));
+  const vkt_var *share = dvd(b, g, rewritten(b, VKT_WRITE_SCATTER_ADD, x_hit, idx, src_hit));
+  *gx = NEED(b, 0) ? mul(b, x_hit, share) : NULL;
+  *gs = NEED(b, 1) ? mul(b, src_hit, gathered(b, share, idx)) : NULL;
+}
+
+/* prod: g times the product of the others. x's zeros are taken as ones; so is src's zero where it is the only
+ * one in its slot, and a slot with two zeros gives its zeros 0. (PyTorch also refuses the double backward of
+ * the latter, which needs a read to the host; vkt does not check.) */
+static void prod_backward(vkt_bw *b, const vkt_var *idx, const vkt_var **gx, const vkt_var **gs) {
+  const vkt_var *x = S(b, 1), *src = S(b, 2), *y = S(b, 3);
+  if (NEED(b, 0)) {
+    const vkt_var *x1 = ones_where(b, bins(b, VKT_OP_EQ, x, 0), x);
+    *gx = dvd(b, mul(b, g, rewritten(b, VKT_WRITE_REDUCE_PROD, x1, idx, src)), x1);
+  }
+  if (!NEED(b, 1))
+    return;
+  const vkt_var *src_zero = bins(b, VKT_OP_EQ, src, 0);
+  const vkt_var *zeros = gathered(b, added(b, ones_at(b, src_zero), idx), idx); /* src's zeros in each slot */
+  const vkt_var *lone = bin(b, VKT_OP_LOGICAL_AND, src_zero, bins(b, VKT_OP_EQ, zeros, 1));
+  const vkt_var *others =
+      gathered(b, mul(b, g, rewritten(b, VKT_WRITE_REDUCE_PROD, x, idx, ones_where(b, lone, src))), idx);
+  const vkt_var *plain = dvd(b, gathered(b, mul(b, g, y), idx), ones_where(b, src_zero, src));
+  *gs = select(b, lone, others, plain);
+}
+
+/* saved: 0 the index (the mask for masked_scatter), 1 mean's counts; prod, amax, amin: 1 x, 2 src, 3 the
+ * result. */
 static void write_backward(vkt_bw *b) {
   vkt_write_kind kind = (vkt_write_kind)b->n->id;
   const vkt_var *idx = S(b, 0);
   switch (kind) {
+  case VKT_WRITE_REDUCE_PROD:
+  case VKT_WRITE_REDUCE_AMAX:
+  case VKT_WRITE_REDUCE_AMIN: {
+    const vkt_var *gx = NULL, *gs = NULL;
+    (kind == VKT_WRITE_REDUCE_PROD ? prod_backward : extreme_backward)(b, idx, &gx, &gs);
+    if (NEED(b, 0))
+      SET(b, 0, b->n->flag ? gx : zeroed(b, VKT_WRITE_SCATTER, gx, idx));
+    SET(b, 1, gs);
+    break;
+  }
   case VKT_WRITE_SCATTER:
     if (NEED(b, 0))
       SET(b, 0, zeroed(b, VKT_WRITE_SCATTER, g, idx));
@@ -158,6 +244,9 @@ static const vkt_fn write_fns[] = {
     [VKT_WRITE_SCATTER_ADD] = {"ScatterAddBackward0", write_backward},
     [VKT_WRITE_REDUCE_SUM] = {"ScatterReduceBackward0", write_backward},
     [VKT_WRITE_REDUCE_MEAN] = {"ScatterReduceBackward0", write_backward},
+    [VKT_WRITE_REDUCE_PROD] = {"ScatterReduceBackward0", write_backward},
+    [VKT_WRITE_REDUCE_AMAX] = {"ScatterReduceBackward0", write_backward},
+    [VKT_WRITE_REDUCE_AMIN] = {"ScatterReduceBackward0", write_backward},
     [VKT_WRITE_INDEX_COPY] = {"IndexCopyBackward0", write_backward},
     [VKT_WRITE_INDEX_ADD] = {"IndexAddBackward0", write_backward},
     [VKT_WRITE_INDEX_FILL] = {"IndexFillBackward1", write_backward},
@@ -210,6 +299,11 @@ vkt_status vkt_ag_write(vkt_write_kind kind, const vkt_var *x, int64_t dim, cons
     vkt_node_save(n, 0, &saved, false, 0);
     if (counts.t.storage)
       vkt_node_save(n, 1, &counts, false, 0);
+    if (kind == VKT_WRITE_REDUCE_PROD || kind == VKT_WRITE_REDUCE_AMAX || kind == VKT_WRITE_REDUCE_AMIN) {
+      vkt_node_save(n, 1, x, false, 0);
+      vkt_node_save(n, 2, src, false, 0);
+      vkt_node_save(n, 3, out, true, 0);
+    }
     vkt_node_output(n, 0, out);
   }
   vkt_var_release(&saved);

@@ -570,19 +570,26 @@ static PyObject *scatter_reduce(PyObject *self, PyObject *args, PyObject *kwargs
   if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)) || !(src = vkt_tensor_of(src_o)))
     return PyErr_Format(PyExc_TypeError, "scatter_reduce(): expected Tensor arguments for input, index and src");
   int records = write_records(x, src_o, inplace);
-  if (records && how != VKT_SCATTER_SUM && how != VKT_SCATTER_MEAN)
-    return records < 0 ? NULL
-                       : PyErr_Format(PyExc_RuntimeError,
-                                      "vkt: %s with reduce=%R has no backward yet (only sum and mean have); call it "
-                                      "under vkt.no_grad() or on .detach()ed tensors",
-                                      inplace ? "scatter_reduce_" : "scatter_reduce", reduce_o);
   if (records < 0)
     return NULL;
   if (records) {
-    vkt_var r;
-    vkt_write_kind kind = how == VKT_SCATTER_SUM ? VKT_WRITE_REDUCE_SUM : VKT_WRITE_REDUCE_MEAN;
-    return write_recorded(x, vkt_ag_write(kind, vkt_var_of(x), dim, index, vkt_var_of(src_o), one_, include_self, &r),
-                          &r, inplace);
+    static const vkt_write_kind kinds[] = {[VKT_SCATTER_SUM] = VKT_WRITE_REDUCE_SUM,
+                                           [VKT_SCATTER_PROD] = VKT_WRITE_REDUCE_PROD,
+                                           [VKT_SCATTER_MEAN] = VKT_WRITE_REDUCE_MEAN,
+                                           [VKT_SCATTER_AMAX] = VKT_WRITE_REDUCE_AMAX,
+                                           [VKT_SCATTER_AMIN] = VKT_WRITE_REDUCE_AMIN};
+    vkt_var r = {0}, original = {0};
+    const vkt_var *xv = vkt_var_of(x);
+    vkt_status st = VKT_OK;
+    /* prod, amax and amin save x for their backward: in place, a recorded copy that the write leaves alone
+     * (PyTorch saves the original self likewise) */
+    bool saves_x = how == VKT_SCATTER_PROD || how == VKT_SCATTER_AMAX || how == VKT_SCATTER_AMIN;
+    if (inplace && saves_x && !(st = vkt_ag_clone(xv, VKT_PRESERVE_FORMAT, &original)))
+      xv = &original;
+    if (!st)
+      st = vkt_ag_write(kinds[how], xv, dim, index, vkt_var_of(src_o), one_, include_self, &r);
+    vkt_var_release(&original);
+    return write_recorded(x, st, &r, inplace);
   }
   vkt_status st = inplace ? VKT_OK : vkt_clone(&out, t);
   if (!st && (st = vkt_scatter_reduce_(inplace ? t : &out, dim, index, src, how, include_self)))

@@ -2,7 +2,8 @@
 # index_add, index_fill, masked_scatter), out of place and in place on a non-leaf, and of take,
 # masked_select and trace, against torch.autograd in float64: the same lambda runs on vkt and torch inputs,
 # the same random weights are backpropagated, and both inputs' gradients and the node names are compared;
-# a few cases also run vkt's gradcheck and gradgradcheck.
+# a few cases also run vkt's gradcheck and gradgradcheck. scatter_reduce's prod, amax and amin are also
+# compared at their ties and zeros, in float32 and float64.
 import numpy as np
 import pytest
 import torch
@@ -179,6 +180,45 @@ def test_gradcheck(device, name):
     f = (lambda x, s: fn(vkt, x, s, device)) if ss is not None else (lambda x: fn(vkt, x, None, device))
     assert vkt.autograd.gradcheck(f, tuple(inputs))
     assert vkt.autograd.gradgradcheck(f, tuple(inputs))
+
+
+_r = np.random.default_rng(2)
+# name, x, dim, index, src: values where scatter_reduce's prod, amax and amin are not smooth
+SCATTER_POINTS = [
+    ("ties_src", [1., 1., 1., 1.], 0, [0, 0, 0, 2, 2, 2], [3., 3., 2., 5., 5., 5.]),
+    ("ties_x_src", [3., 1., 5., 0.], 0, [0, 0, 1, 2, 1], [3., 3., 1., 5., 1.]),
+    ("ties_min", [-3., 1., 5., 0.], 0, [0, 0, 1, 2, 3], [-3., -3., 1., 5., 0.]),
+    ("ties_2d", [[2., 0., 2.], [1., 1., 4.]], 1, [[0, 0, 2], [1, 1, 1]], [[2., 2., 1.], [1., 1., 1.]]),
+    ("zero_x", [0., 2., 3., 0.], 0, [0, 0, 1, 2], [1., 2., 3., 4.]),
+    ("zero_src", [2., 2., 3., 1.], 0, [0, 0, 1, 2], [0., 2., 3., 4.]),
+    ("zeros_src_two", [2., 2., 3., 1.], 0, [0, 0, 1, 2], [0., 0., 3., 4.]),
+    ("zeros_x_src", [[0., 1.], [2., 0.]], 0, [[0, 1], [0, 1], [1, 1]], [[0., 3.], [4., 0.], [0., 0.]]),
+    ("small_ints_3d", _r.integers(-2, 3, (2, 3, 4)).astype(float), -1, _r.integers(0, 4, (2, 2, 3)),
+     _r.integers(-2, 3, (2, 2, 3)).astype(float)),
+    ("empty_index", [[1., 2.], [3., 4.]], 1, np.zeros((2, 0), np.int64), np.zeros((2, 0))),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("include_self", [True, False], ids=["self", "noself"])
+@pytest.mark.parametrize("reduce", ["prod", "amax", "amin"])
+@pytest.mark.parametrize("name,x,dim,index,src", SCATTER_POINTS, ids=[c[0] for c in SCATTER_POINTS])
+def test_scatter_reduce_grad_at_ties_and_zeros(device, name, x, dim, index, src, reduce, include_self, dtype):
+    if dtype == "float64":
+        needs_float64(device)
+    w = np.random.default_rng(3).standard_normal(np.shape(x)).astype(dtype)
+
+    def grads(L):
+        mk = (lambda v: torch.tensor(np.asarray(v, dtype), requires_grad=True)) if L is torch else (
+            lambda v: vkt.tensor(np.asarray(v, dtype), device=device, requires_grad=True))
+        tx, ts = mk(x), mk(src)
+        y = tx.scatter_reduce(dim, I(L, device, np.asarray(index, np.int64)), ts, reduce, include_self=include_self)
+        gx, gs = L.autograd.grad(y, (tx, ts), torch.tensor(w) if L is torch else vkt.tensor(w, device=device))
+        return [np.asarray(t.detach().cpu() if L is vkt else t.detach()) for t in (y, gx, gs)]
+
+    tol = 1e-6 if dtype == "float32" else 1e-12
+    for got, ref in zip(grads(vkt), grads(torch)):
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
 
 
 def test_scatter_legacy_reduce_refused(device):

@@ -578,18 +578,10 @@ static PyObject *scatter_reduce(PyObject *self, PyObject *args, PyObject *kwargs
                                            [VKT_SCATTER_MEAN] = VKT_WRITE_REDUCE_MEAN,
                                            [VKT_SCATTER_AMAX] = VKT_WRITE_REDUCE_AMAX,
                                            [VKT_SCATTER_AMIN] = VKT_WRITE_REDUCE_AMIN};
-    vkt_var r = {0}, original = {0};
-    const vkt_var *xv = vkt_var_of(x);
-    vkt_status st = VKT_OK;
-    /* prod, amax and amin save x for their backward: in place, a recorded copy that the write leaves alone
-     * (PyTorch saves the original self likewise) */
-    bool saves_x = how == VKT_SCATTER_PROD || how == VKT_SCATTER_AMAX || how == VKT_SCATTER_AMIN;
-    if (inplace && saves_x && !(st = vkt_ag_clone(xv, VKT_PRESERVE_FORMAT, &original)))
-      xv = &original;
-    if (!st)
-      st = vkt_ag_write(kinds[how], xv, dim, index, vkt_var_of(src_o), one_, include_self, &r);
-    vkt_var_release(&original);
-    return write_recorded(x, st, &r, inplace);
+    vkt_var r;
+    return write_recorded(
+        x, vkt_ag_write(kinds[how], vkt_var_of(x), dim, index, vkt_var_of(src_o), one_, include_self, &r), &r,
+        inplace);
   }
   vkt_status st = inplace ? VKT_OK : vkt_clone(&out, t);
   if (!st && (st = vkt_scatter_reduce_(inplace ? t : &out, dim, index, src, how, include_self)))

@@ -1,5 +1,5 @@
-/* reduce.c (autograd): reductions, softmax, cumsum and the engine's sum back to a shape, with their
- * backward formulas. x is saved in slot 0, the result y in slot 1. */
+/* reduce.c (autograd): reductions, norms, median() of a whole tensor, softmax, cumsum and cumprod, and the
+ * engine's sum back to a shape, with their backward formulas. x is saved in slot 0, the result y in slot 1. */
 #include <math.h>
 #include <string.h>
 
@@ -235,42 +235,40 @@ static void cumprod_backward(vkt_bw *b) {
   const vkt_var *first = bin(b, VKT_OP_LOGICAL_AND, bins(b, VKT_OP_EQ, zero, 1), bins(b, VKT_OP_EQ, zeros_so_far, 1));
   const vkt_var *no_zero = add(b, X, zero); /* x with its zeros as 1 */
   const vkt_var *plain = dvd(b, reversed_cumsum(b, mul(b, g, Y), dim), no_zero);
-  const vkt_var *at_zero = reversed_cumsum(b, mul(b, g, scan(b, VKT_OP_CUMPROD, add(b, X, cast(b, first, dtype)), dim)), dim);
+  const vkt_var *zero_as_one = scan(b, VKT_OP_CUMPROD, add(b, X, cast(b, first, dtype)), dim);
+  const vkt_var *at_zero = reversed_cumsum(b, mul(b, g, zero_as_one), dim);
   SET(b, 0, add(b, keep_where(b, before, plain), keep_where(b, first, at_zero)));
 }
 
-static const vkt_fn cumsum_fn = {"CumsumBackward0", cumsum_backward}, cumprod_fn = {"CumprodBackward0", cumprod_backward};
+static const vkt_fn cumsum_fn = {"CumsumBackward0", cumsum_backward},
+                    cumprod_fn = {"CumprodBackward0", cumprod_backward};
 
-vkt_status vkt_ag_cumsum(const vkt_var *x, int64_t dim, int dtype, vkt_var *out) {
+/* cumsum or cumprod (id), recorded: cumprod's backward reads x and y. */
+static vkt_status scan_recorded(int id, const vkt_var *x, int64_t dim, int dtype, vkt_var *out) {
   *out = (vkt_var){0};
-  vkt_status st = vkt_scan(VKT_OP_CUMSUM, &x->t, dim, dtype, &out->t, NULL);
+  vkt_status st = vkt_scan(id, &x->t, dim, dtype, &out->t, NULL);
   int d;
   if (st || !vkt_dtypes[out->t.dtype].is_float || vkt_dim_wrap(dim, x->t.ndim ? x->t.ndim : 1, &d))
     return st;
-  vkt_node *n = vkt_node_begin(&cumsum_fn, 1, &x, 1);
+  vkt_node *n = vkt_node_begin(id == VKT_OP_CUMSUM ? &cumsum_fn : &cumprod_fn, 1, &x, 1);
   if (n) {
     n->iv[0] = d;
+    if (id == VKT_OP_CUMPROD) {
+      vkt_node_save(n, 0, x, false, 0);
+      vkt_node_save(n, 1, out, true, 0);
+    }
     vkt_node_output(n, 0, out);
     vkt_node_decref(n);
   }
   return VKT_OK;
 }
 
+vkt_status vkt_ag_cumsum(const vkt_var *x, int64_t dim, int dtype, vkt_var *out) {
+  return scan_recorded(VKT_OP_CUMSUM, x, dim, dtype, out);
+}
+
 vkt_status vkt_ag_cumprod(const vkt_var *x, int64_t dim, int dtype, vkt_var *out) {
-  *out = (vkt_var){0};
-  vkt_status st = vkt_scan(VKT_OP_CUMPROD, &x->t, dim, dtype, &out->t, NULL);
-  int d;
-  if (st || !vkt_dtypes[out->t.dtype].is_float || vkt_dim_wrap(dim, x->t.ndim ? x->t.ndim : 1, &d))
-    return st;
-  vkt_node *n = vkt_node_begin(&cumprod_fn, 1, &x, 1);
-  if (n) {
-    n->iv[0] = d;
-    vkt_node_save(n, 0, x, false, 0);
-    vkt_node_save(n, 1, out, true, 0);
-    vkt_node_output(n, 0, out);
-    vkt_node_decref(n);
-  }
-  return VKT_OK;
+  return scan_recorded(VKT_OP_CUMPROD, x, dim, dtype, out);
 }
 
 /* ---- the engine's reduction of a broadcast gradient ---- */
@@ -351,8 +349,11 @@ vkt_status vkt_ag_matrix_norm(const vkt_var *x, bool fro, double ord, int64_t d0
     return vkt_ag_vector_norm(x, 2, both, keepdim, dtype, "linalg.matrix_norm", out);
   const vkt_scalar none = {false, 0, 0};
   vkt_var xf = {0}, a = {0}, sums = {0};
-  vkt_status st = dtype >= 0 ? vkt_ag_cast(x, vkt_tensor_device(&x->t), (vkt_dtype)dtype, VKT_PRESERVE_FORMAT, false, &xf)
-                             : (vkt_var_share(&xf, x), VKT_OK);
+  vkt_status st = VKT_OK;
+  if (dtype >= 0)
+    st = vkt_ag_cast(x, vkt_tensor_device(&x->t), (vkt_dtype)dtype, VKT_PRESERVE_FORMAT, false, &xf);
+  else
+    vkt_var_share(&xf, x);
   /* ord ±1: the columns' sums (over the rows, r0), ord ±inf: the rows' (over r1); then their max or min */
   if (!st)
     st = vkt_ag_unary(VKT_OP_ABS, &xf, none, none, &a);

@@ -278,3 +278,25 @@ def test_vulkan_float32_backwards_take_no_fallback():
         f(x).sum().backward()
         assert x.grad is not None
     assert vkt.vulkan.fallback_stats() == {}
+
+
+# ---- in-place ops whose backward needs their output: the output saved is the tensor written to
+
+def test_inplace_op_saves_the_tensor_it_wrote_not_a_copy(device):
+    """relu_ (nn.ReLU(inplace=True)) holds no second buffer for its backward, and a later write to the tensor
+    is caught at backward, as in PyTorch."""
+    n = 1 << 18
+    x = vkt.randn(n, device=device, requires_grad=True)
+    y = x * 2
+    y.sum().item()  # y computed (fusion would otherwise compute it with relu_)
+    before = vkt.vulkan.memory_allocated() if device == "vulkan" else None
+    y.relu_()
+    if device == "vulkan":
+        assert vkt.vulkan.memory_allocated() - before < n * 4
+    (y * y).sum().backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), 8 * np.maximum(x.detach().cpu().numpy(), 0), rtol=1e-6)
+    z = x * 1
+    z.relu_()
+    z.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()

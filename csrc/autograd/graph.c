@@ -365,6 +365,16 @@ void vkt_inplace_rebase(vkt_var *dst, vkt_var *result) {
   if (!m)
     return;
   vkt_edge e = result->ag->grad_fn;
+  /* dst now holds the node's output: a saved output (relu_'s) is dst itself, at the version the write gave it,
+   * so result's memory goes (inplace=True's point) and a later write to dst is caught, as in PyTorch */
+  for (int k = 0; k < e.node->nsaved; k++) {
+    vkt_saved *s = &e.node->saved[k];
+    if (s->is_output && s->v.t.storage == result->t.storage && s->v.t.dtype == dst->t.dtype) {
+      vkt_tensor_release(&s->v.t);
+      vkt_tensor_share(&s->v.t, &dst->t);
+      s->version = dst->t.storage->version;
+    }
+  }
   vkt_node_incref(e.node);
   vkt_node_decref(m->grad_fn.node);
   m->grad_fn = e;

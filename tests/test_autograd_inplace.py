@@ -300,3 +300,126 @@ def test_inplace_op_saves_the_tensor_it_wrote_not_a_copy(device):
     z.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()
+
+
+# ---- views and in-place writes: a view after a write to its base (or through it) is the base's current value
+# seen through its geometry, and a write through a view goes into its base's history (PyTorch's CopySlices)
+
+def w_of(L, device, shape, seed=11):
+    a = np.random.default_rng(seed).standard_normal(shape)
+    return torch.tensor(a, requires_grad=True) if L is torch else vkt.tensor(a, device=device, requires_grad=True)
+
+
+VIEW_WRITES = [
+    ("slice_add", lambda L, y, w: y[:, :3].add_(1)),
+    ("augmented_slice", lambda L, y, w: y.__setitem__((slice(None), slice(0, 3)), y[:, :3] + w[:, :3])),
+    ("select_mul", lambda L, y, w: y[0].mul_(3)),
+    ("select_mul_tensor", lambda L, y, w: y[1].mul_(w[0])),
+    ("transpose_row", lambda L, y, w: y.t()[2].sub_(w[:, 2])),
+    ("flat_view_slice", lambda L, y, w: y.view(-1)[2:7].mul_(2)),
+    ("view_of_view", lambda L, y, w: y[1:][:, 1:3].exp_()),
+    ("diagonal_zero", lambda L, y, w: y.diagonal().zero_()),
+    ("narrow_fill", lambda L, y, w: y.narrow(1, 1, 2).fill_(0.5)),
+    ("narrow_copy", lambda L, y, w: y.narrow(1, 2, 2).copy_(w[:, :2] * 3)),
+    ("row_clamp", lambda L, y, w: y[1].clamp_(-0.5, 0.5)),
+    ("two_views", lambda L, y, w: (y[0].mul_(2), y[:, 1].add_(w[:, 1]))),
+]
+
+
+@pytest.mark.parametrize("name,write", VIEW_WRITES, ids=[c[0] for c in VIEW_WRITES])
+def test_write_through_a_view_goes_into_the_base(device, name, write):
+    """The base's values, node and gradients (of x and of the written operand w) match PyTorch's."""
+    def fn(L, x, w):
+        y = x * 2
+        write(L, y, w)
+        return y * y
+    a = np.random.default_rng(10).standard_normal((2, 4))
+    assert_grads_match(device, fn, a, np.random.default_rng(11).standard_normal((2, 4)), node=False)
+
+
+STALE = [  # a view made before a write to its base, used after it
+    ("select_then_setitem", lambda L, y, w: y.__setitem__(0, 5.0), lambda y: y[:, 0]),
+    ("slice_then_mul_", lambda L, y, w: y.mul_(3), lambda y: y[1:, 1:3]),
+    ("transpose_then_add_tensor", lambda L, y, w: y.add_(w), lambda y: y.t()),
+    ("reshape_then_zero_row", lambda L, y, w: y[1].zero_(), lambda y: y.view(8)),
+    ("sibling_view_write", lambda L, y, w: y[:, 2].mul_(w[0, 0]), lambda y: y[1]),
+]
+
+
+@pytest.mark.parametrize("name,write,view", STALE, ids=[c[0] for c in STALE])
+def test_a_view_made_before_a_write_follows_the_base(device, name, write, view):
+    """vkt kept such a view's old history, a silently wrong gradient; PyTorch regenerates it (AsStridedBackward0)."""
+    def fn(L, x, w):
+        y = x * 2
+        v = view(y)
+        write(L, y, w)
+        return v * v
+    a = np.random.default_rng(12).standard_normal((2, 4))
+    assert_grads_match(device, fn, a, np.random.default_rng(13).standard_normal((2, 4)), node=False)
+
+
+def test_a_view_made_before_a_no_grad_write_sees_the_new_values(device):
+    x = vkt.tensor(np.ones((2, 3)), device=device, requires_grad=True)
+    y = x * 2
+    v = y[0]
+    with vkt.no_grad():
+        y.mul_(5)
+    (v * v).sum().backward()
+    assert_close_rows = x.grad.cpu().numpy()
+    np.testing.assert_allclose(assert_close_rows, [[40, 40, 40], [0, 0, 0]])
+
+
+def test_second_derivative_through_a_view_write(device):
+    a = positive((2, 3))
+    grads = []
+    for L in (vkt, torch):
+        x = leaf(L, a, device)
+        y = x * 1
+        y[0].sin_()
+        (g,) = L.autograd.grad((y * y).sum(), x, create_graph=True)
+        g.sum().backward()
+        grads.append(x.grad.cpu().numpy() if L is vkt else x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
+def test_a_view_of_a_leaf_still_refuses_writes(device):
+    x = vkt.tensor(np.ones((2, 3)), device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        x[0].mul_(2)
+    with vkt.no_grad():
+        x[0].mul_(2)
+    np.testing.assert_allclose(x.detach().cpu().numpy(), [[2, 2, 2], [1, 1, 1]])
+
+
+def test_view_writes_keep_memory_flat():
+    if not vkt.vulkan.is_available():
+        pytest.skip("no Vulkan adapter")
+    x = vkt.randn(64, 64, device="vulkan", requires_grad=True)
+    def step():
+        y = x * 2
+        v = y[:, :8]
+        y[:, :32] += 1
+        y[3].mul_(2)
+        (v.sum() + (y * y).sum()).backward()
+        x.grad = None
+    step()
+    vkt.vulkan.synchronize()
+    before = vkt.vulkan.memory_allocated()
+    for _ in range(200):
+        step()
+    vkt.vulkan.synchronize()
+    assert vkt.vulkan.memory_allocated() == before
+
+
+@pytest.mark.parametrize("make", [lambda y: y.unbind(0)[1], lambda y: y.chunk(2, 1)[1], lambda y: y.split([1, 3], 1)[0]],
+                         ids=["unbind", "chunk", "split_with_sizes"])
+def test_writes_to_views_of_a_multi_view_op_raise_as_in_pytorch(device, make):
+    messages = []
+    for L in (vkt, torch):
+        y = leaf(L, np.ones((2, 4)), device) * 2
+        with pytest.raises(RuntimeError) as e:
+            make(y).mul_(2)
+        messages.append(str(e.value))
+        with L.no_grad():
+            make(y).mul_(2)
+    assert messages[0] == messages[1]

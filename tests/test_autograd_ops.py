@@ -512,8 +512,13 @@ def test_float32_forward_backward_take_no_fallback(dev):
     assert taken == {}
 
 
-def test_in_place_ops_on_views_of_non_leaves_raise_clearly(device):
-    """PyTorch rebases the base's history; vkt refuses such writes with a clear error (issue 16 allows it)."""
-    x = vkt.tensor(np.ones((2, 3)), device=device, requires_grad=True)
-    with pytest.raises(RuntimeError, match="in-place operation on a view of a tensor that requires grad"):
-        setitem_inplace_op(vkt, x)
+def test_in_place_ops_on_views_of_non_leaves_rebase_the_base(device):
+    """y[0].mul_(2); y[1].add_(y[0]): each write goes into y's history (CopySlices), as in PyTorch."""
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(3).standard_normal((2, 3))
+    x, tx = vkt.tensor(a, device=device, requires_grad=True), torch.tensor(a, requires_grad=True)
+    y, ty = setitem_inplace_op(vkt, x), setitem_inplace_op(torch, tx)
+    assert y.grad_fn.name() == type(ty.grad_fn).__name__ == "CopySlices"
+    (y * y).sum().backward()
+    (ty * ty).sum().backward()
+    assert_close(x.grad, tx.grad.numpy())

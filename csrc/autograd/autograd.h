@@ -37,13 +37,21 @@ struct vkt_hook {
 struct vkt_meta {
   int refcount;
   bool requires_grad; /* leaves: the user's flag; tensors with a grad_fn always require grad */
-  bool is_view;       /* made by a recorded view: in-place writes through it are refused */
+  bool is_view;       /* made by a recorded view */
+  bool multi_view;    /* ... by one that makes several (split, chunk, unbind): in-place writes are refused */
   bool retains_grad;  /* a non-leaf that keeps its .grad (retain_grad()) */
   vkt_edge grad_fn;   /* non-leaves: the node that made this tensor */
   vkt_node *acc;      /* leaves: their AccumulateGrad node while one exists (weak) */
   vkt_var grad;       /* .grad: t.storage NULL for None */
   vkt_hook *hooks;    /* leaves' hooks; a non-leaf's live on its grad_fn */
   void *owner;        /* the binding's object that holds this tensor (weak): AccumulateGrad.variable */
+  /* A view in the graph: the tensor it views (the first of a chain of views) and that tensor's geometry. Its
+   * grad_fn holds while their storage is at base_version; after a write to it (through the base, this view or
+   * another) the view is the base's current value seen through its geometry, and its grad_fn is made again
+   * from the base's history (vkt_view_refresh), as PyTorch regenerates a view's grad_fn. */
+  vkt_meta *base;
+  vkt_tensor base_t;
+  uint32_t base_version;
 };
 
 /* What a node knows of each input and output: enough to make zeros, check and reduce a gradient. */
@@ -122,6 +130,15 @@ vkt_status vkt_set_requires_grad(vkt_var *v, bool on);
 /* The edge a gradient of v goes along, a new reference: its grad_fn, or its leaf's AccumulateGrad (made
  * here on first need). */
 vkt_edge vkt_grad_edge(const vkt_var *v);
+/* Marks out (just recorded as a view of x) as a view of x's base, or of x. */
+void vkt_view_track(vkt_var *out, const vkt_var *x);
+/* Brings a view's grad_fn up to date with its base's history (after a write): before any read of it. */
+void vkt_view_current(const vkt_var *v);
+/* Makes a view's grad_fn again from its base's history where a write since has made it stale (views.c). */
+void vkt_view_refresh(vkt_meta *m, const vkt_tensor *t);
+/* After an in-place op wrote *result into view t (meta m): its base takes the write into its history
+ * (PyTorch's CopySlices), and the view's grad_fn is made again from that (views.c). */
+void vkt_view_write(vkt_meta *m, const vkt_tensor *t, const vkt_var *result);
 /* .detach(): the same storage and view, no autograd state. */
 void vkt_detach(vkt_var *out, const vkt_var *src);
 

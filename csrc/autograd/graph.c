@@ -23,6 +23,8 @@ void vkt_meta_decref(vkt_meta *m) {
     n->retains[m->grad_fn.nr] = NULL;
   vkt_node_decref(n);
   vkt_var_release(&m->grad);
+  vkt_tensor_release(&m->base_t);
+  vkt_meta_decref(m->base);
   for (vkt_hook *h = m->hooks, *next; h; h = next) {
     next = h->next;
     if (h->free)
@@ -202,7 +204,24 @@ static vkt_node *node_new(const vkt_fn *fn, int nin, int nout) {
 
 static const vkt_fn accumulate_fn = {"AccumulateGrad", NULL};
 
+void vkt_view_track(vkt_var *out, const vkt_var *x) {
+  vkt_meta *m = out->ag, *xm = x->ag;
+  if (!m || !xm || m->base)
+    return;
+  m->base = xm->base ? xm->base : xm;
+  __atomic_add_fetch(&m->base->refcount, 1, __ATOMIC_RELAXED);
+  vkt_tensor_share(&m->base_t, xm->base ? &xm->base_t : &x->t);
+  m->base_version = out->t.storage->version;
+}
+
+void vkt_view_current(const vkt_var *v) {
+  vkt_meta *m = v->ag;
+  if (m && m->base && m->base_version != v->t.storage->version)
+    vkt_view_refresh(m, &v->t);
+}
+
 vkt_edge vkt_grad_edge(const vkt_var *v) {
+  vkt_view_current(v);
   vkt_meta *m = v->ag;
   if (!m || (!m->requires_grad && !m->grad_fn.node))
     return (vkt_edge){0};
@@ -235,6 +254,9 @@ vkt_node *vkt_node_begin(const vkt_fn *fn, int nin, const vkt_var *const *in, in
     any |= vkt_requires_grad(in[i]);
   if (!any)
     return NULL;
+  for (int i = 0; i < nin; i++) /* before this node's seq: the engine runs a node after every later one */
+    if (in[i])
+      vkt_view_current(in[i]);
   vkt_node *n = node_new(fn, nin, nout);
   if (!n)
     return NULL; /* out of host memory: the result simply carries no history */
@@ -283,6 +305,7 @@ static int64_t next_hook_id = 1;
 
 int64_t vkt_add_hook(vkt_var *v, vkt_hook *h) {
   h->id = __atomic_fetch_add(&next_hook_id, 1, __ATOMIC_RELAXED);
+  vkt_view_current(v);
   vkt_meta *m = vkt_var_meta(v);
   vkt_hook **list = m->grad_fn.node ? &m->grad_fn.node->pre_hooks[m->grad_fn.nr] : &m->hooks;
   while (*list)
@@ -323,10 +346,18 @@ vkt_status vkt_inplace_check(const vkt_var *dst) {
         dst->ag->grad_fn.node->next[0].node && dst->ag->grad_fn.node->next[0].node->leaf)
       return vkt_fail(VKT_ERR_RUNTIME,
                       "a view of a leaf Variable that requires grad is being used in an in-place operation.");
-    if (dst->ag->is_view && dst->ag->grad_fn.node)
+    if (dst->ag->multi_view && dst->ag->grad_fn.node) { /* PyTorch's error, with its node's name less "Backward0" */
+      const char *name = dst->ag->grad_fn.node->fn->name;
       return vkt_fail(VKT_ERR_RUNTIME,
-                      "vkt: an in-place operation on a view of a tensor that requires grad is not supported "
-                      "(the view's base would not see it); write out of place, or into a .clone() of the view");
+                      "Output %d of %.*s is a view and is being modified inplace. This view is the output of a function "
+                      "that returns multiple views. Such functions do not allow the output views to be modified "
+                      "inplace. You should replace the inplace operation by an out-of-place one.",
+                      dst->ag->grad_fn.nr, (int)(strlen(name) - strlen("Backward0")), name);
+    }
+    if (dst->ag->is_view && dst->ag->grad_fn.node && !dst->ag->base)
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "vkt: an in-place operation on this view of a tensor that requires grad is not supported "
+                      "(its base is not known); write out of place, or into a .clone() of the view");
   }
   return VKT_OK;
 }
@@ -339,14 +370,13 @@ vkt_status vkt_inplace_keep_saved(const vkt_var *dst, vkt_var *result) {
       continue;
     vkt_var copy = {0};
     vkt_status st = vkt_clone(&copy.t, &s->v.t);
-    if (!st && dst->ag && dst->ag->grad_fn.node) {
-      if (!vkt_var_meta(&copy))
-        st = vkt_fail(VKT_ERR_NOMEM, "out of host memory");
-      else {
-        vkt_node_incref(dst->ag->grad_fn.node);
-        copy.ag->grad_fn = dst->ag->grad_fn;
-        copy.ag->requires_grad = true;
-      }
+    vkt_edge e = st ? (vkt_edge){0} : vkt_grad_edge(&s->v); /* its history, as it was */
+    if (e.node && !vkt_var_meta(&copy)) {
+      vkt_node_decref(e.node);
+      st = vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+    } else if (e.node) {
+      copy.ag->grad_fn = e;
+      copy.ag->requires_grad = true;
     }
     if (st) {
       vkt_var_release(&copy);
@@ -364,6 +394,10 @@ void vkt_inplace_rebase(vkt_var *dst, vkt_var *result) {
   vkt_meta *m = vkt_var_meta(dst);
   if (!m)
     return;
+  if (m->base) { /* the base takes the write; this view's grad_fn is then made again from it */
+    vkt_view_write(m, &dst->t, result);
+    return;
+  }
   vkt_edge e = result->ag->grad_fn;
   /* dst now holds the node's output: a saved output (relu_'s) is dst itself, at the version the write gave it,
    * so result's memory goes (inplace=True's point) and a later write to dst is caught, as in PyTorch */

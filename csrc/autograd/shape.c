@@ -147,8 +147,10 @@ vkt_status vkt_ag_split(const vkt_var *x, int64_t dim, int64_t n, const int64_t 
     if (st)
       vkt_var_release(&outs[k]);
     vkt_node_output(node, (int)k, &outs[k]);
-    if (node && outs[k].ag)
-      outs[k].ag->is_view = true;
+    if (node && outs[k].ag) {
+      outs[k].ag->is_view = outs[k].ag->multi_view = true;
+      vkt_view_track(&outs[k], x);
+    }
   }
   vkt_node_decref(node);
   free(ts);

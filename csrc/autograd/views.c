@@ -165,6 +165,65 @@ static vkt_status gather_view(const vkt_var *gx, const geometry *geo, const vkt_
   return st;
 }
 
+/* ---- views after a write: their history is the base's, seen through their geometry ---- */
+
+static geometry view_geometry(const vkt_tensor *base, const vkt_tensor *view) {
+  geometry geo = {.ndim = base->ndim, .vndim = view->ndim, .offset = base->offset, .voffset = view->offset};
+  memcpy(geo.strides, base->strides, sizeof geo.strides);
+  memcpy(geo.vstrides, view->strides, sizeof geo.vstrides);
+  vkt_tensor_extent(base, &geo.lo, &geo.hi);
+  return geo;
+}
+
+/* A node of fn over inputs in with geo, made the grad_fn of meta m (the output, of tensor t); false where none
+ * was made (grad mode off, out of host memory). */
+static bool record_into(const vkt_fn *fn, int nin, const vkt_var *const *in, const geometry *geo, vkt_meta *m,
+                        const vkt_tensor *t) {
+  vkt_node *n = vkt_node_begin(fn, nin, in, 1);
+  if (!n)
+    return false;
+  if (!(n->extra = geometry_copy(geo))) {
+    vkt_node_decref(n);
+    return false;
+  }
+  n->extra_free = free;
+  vkt_var out = {*t, m}; /* borrowed: vkt_node_output sets m's grad_fn */
+  vkt_node_output(n, 0, &out);
+  vkt_node_decref(n);
+  return true;
+}
+
+static const vkt_fn view_of_base_fn = {"AsStridedBackward0", strided_backward};
+
+void vkt_view_refresh(vkt_meta *m, const vkt_tensor *t) {
+  vkt_var base = {m->base_t, m->base}; /* the first of its views: its edge never refreshes */
+  const vkt_var *in = &base;
+  geometry geo = view_geometry(&m->base_t, t);
+  if (record_into(&view_of_base_fn, 1, &in, &geo, m, t))
+    m->base_version = t->storage->version;
+}
+
+/* CopySlices: the base's gradient with the view's part zeroed, and that part for the value written. */
+static void copy_slices_backward(vkt_bw *b) {
+  vkt_var part = {0}, spread = {0};
+  if (!g)
+    return;
+  const vkt_var *gv = keep(b, gather_view(g, b->n->extra, IN(b, 1), &part), &part);
+  if (NEED(b, 0) && gv)
+    SET(b, 0, sub(b, g, keep(b, scatter_view(gv, b->n->extra, IN(b, 0), &spread), &spread)));
+  SET(b, 1, gv);
+}
+
+static const vkt_fn copy_slices_fn = {"CopySlices", copy_slices_backward};
+
+void vkt_view_write(vkt_meta *m, const vkt_tensor *t, const vkt_var *result) {
+  vkt_var base = {m->base_t, m->base};
+  const vkt_var *in[2] = {&base, result};
+  geometry geo = view_geometry(&m->base_t, t);
+  record_into(&copy_slices_fn, 2, in, &geo, m->base, &m->base_t);
+  vkt_view_refresh(m, t);
+}
+
 static const vkt_fn reshape_fn = {"ViewBackward0", reshape_backward},
                     permute_fn = {"PermuteBackward0", permute_backward},
                     transpose_fn = {"TransposeBackward0", permute_backward},
@@ -228,6 +287,7 @@ vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, c
     memcpy(n->iv, perm, (size_t)x->t.ndim * sizeof *perm);
   vkt_node_output(n, 0, out);
   out->ag->is_view = true;
+  vkt_view_track(out, x);
   vkt_node_decref(n);
   return VKT_OK;
 }
@@ -242,8 +302,12 @@ vkt_status vkt_ag_reshape(const vkt_var *x, int ndim, const int64_t *shape, bool
     if (!(st = vkt_ag_clone(x, VKT_CONTIGUOUS_FORMAT, &c)))
       st = vkt_ag_reshape(&c, ndim, s, true, out);
     vkt_var_release(&c);
-    if (!st && out->ag)
+    if (!st && out->ag) { /* a view of a copy nobody else sees: no view to autograd */
       out->ag->is_view = false;
+      vkt_meta_decref(out->ag->base);
+      out->ag->base = NULL;
+      vkt_tensor_release(&out->ag->base_t);
+    }
     return st;
   }
   if (st)

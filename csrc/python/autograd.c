@@ -159,6 +159,7 @@ static int set_grad(PyObject *self, PyObject *value, void *c) {
 
 static PyObject *get_grad_fn(PyObject *self, void *c) {
   (void)c;
+  vkt_view_current(SELF_V);
   vkt_meta *m = SELF_V->ag;
   return node_wrap(m ? m->grad_fn.node : NULL);
 }

@@ -386,6 +386,11 @@ def test_a_view_of_a_leaf_still_refuses_writes(device):
     x = vkt.tensor(np.ones((2, 3)), device=device, requires_grad=True)
     with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
         x[0].mul_(2)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        x[1][1:].add_(1)  # through a chain of views
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        x.t()[0].zero_()
+    assert x.is_leaf and x.grad_fn is None
     with vkt.no_grad():
         x[0].mul_(2)
     np.testing.assert_allclose(x.detach().cpu().numpy(), [[2, 2, 2], [1, 1, 1]])

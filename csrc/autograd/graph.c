@@ -342,8 +342,11 @@ vkt_status vkt_inplace_check(const vkt_var *dst) {
   if (vkt_grad_enabled() && dst->ag) {
     if (dst->ag->requires_grad && !dst->ag->grad_fn.node)
       return vkt_fail(VKT_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");
-    if (dst->ag->is_view && dst->ag->grad_fn.node && dst->ag->grad_fn.node->nin == 1 &&
-        dst->ag->grad_fn.node->next[0].node && dst->ag->grad_fn.node->next[0].node->leaf)
+    const vkt_meta *base = dst->ag->base;
+    bool of_leaf = base ? base->requires_grad && !base->grad_fn.node /* through any chain of views */
+                        : dst->ag->is_view && dst->ag->grad_fn.node && dst->ag->grad_fn.node->nin == 1 &&
+                              dst->ag->grad_fn.node->next[0].node && dst->ag->grad_fn.node->next[0].node->leaf;
+    if (of_leaf)
       return vkt_fail(VKT_ERR_RUNTIME,
                       "a view of a leaf Variable that requires grad is being used in an in-place operation.");
     if (dst->ag->multi_view && dst->ag->grad_fn.node) { /* PyTorch's error, with its node's name less "Backward0" */

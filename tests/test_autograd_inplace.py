@@ -426,3 +426,14 @@ def test_writes_to_views_of_a_multi_view_op_raise_as_in_pytorch(device, make):
             make(y).mul_(2)
         with L.no_grad():
             make(y).mul_(2)
+
+
+def test_a_write_through_a_view_saves_the_view_it_wrote(device):
+    """y[0].exp_() saves y[0] itself for its backward: a later write to y is caught, as in PyTorch."""
+    for L in (vkt, torch):
+        x = leaf(L, np.ones((2, 3)), device)
+        y = x * 2
+        y[0].exp_()
+        y[:, 1].add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            (y * y).sum().backward()

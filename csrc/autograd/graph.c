@@ -397,10 +397,6 @@ void vkt_inplace_rebase(vkt_var *dst, vkt_var *result) {
   vkt_meta *m = vkt_var_meta(dst);
   if (!m)
     return;
-  if (m->base) { /* the base takes the write; this view's grad_fn is then made again from it */
-    vkt_view_write(m, &dst->t, result);
-    return;
-  }
   vkt_edge e = result->ag->grad_fn;
   /* dst now holds the node's output: a saved output (relu_'s) is dst itself, at the version the write gave it,
    * so result's memory goes (inplace=True's point) and a later write to dst is caught, as in PyTorch */
@@ -411,6 +407,10 @@ void vkt_inplace_rebase(vkt_var *dst, vkt_var *result) {
       vkt_tensor_share(&s->v.t, &dst->t);
       s->version = dst->t.storage->version;
     }
+  }
+  if (m->base) { /* the base takes the write; this view's grad_fn is then made again from it */
+    vkt_view_write(m, &dst->t, result);
+    return;
   }
   vkt_node_incref(e.node);
   vkt_node_decref(m->grad_fn.node);

@@ -437,3 +437,18 @@ def test_a_write_through_a_view_saves_the_view_it_wrote(device):
         y[:, 1].add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             (y * y).sum().backward()
+
+
+def test_a_view_made_in_no_grad_mode_refuses_writes_in_grad_mode(device):
+    for L in (vkt, torch):
+        y = leaf(L, np.ones(3), device) * 2
+        with L.no_grad():
+            v = y[0:2]  # (PyTorch says it requires grad, with no grad_fn; vkt says it does not)
+        with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace with "
+                                               "grad mode enabled"):
+            v.mul_(5)
+        with L.no_grad():
+            v.mul_(5)  # both inside no_grad: allowed, untracked
+        d = y.detach()[0:2]
+        d.mul_(2)  # a view of a detached tensor is not one of y
+        np.testing.assert_allclose(y.detach().cpu().numpy() if L is vkt else y.detach().numpy(), [20, 20, 2])

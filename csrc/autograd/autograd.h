@@ -39,6 +39,7 @@ struct vkt_meta {
   bool requires_grad; /* leaves: the user's flag; tensors with a grad_fn always require grad */
   bool is_view;       /* made by a recorded view */
   bool multi_view;    /* ... by one that makes several (split, chunk, unbind): in-place writes are refused */
+  bool no_grad_view;  /* made by a view in no_grad mode of a tensor that requires grad: refuses writes in grad mode */
   bool retains_grad;  /* a non-leaf that keeps its .grad (retain_grad()) */
   vkt_edge grad_fn;   /* non-leaves: the node that made this tensor */
   vkt_node *acc;      /* leaves: their AccumulateGrad node while one exists (weak) */
@@ -157,8 +158,9 @@ int64_t vkt_add_hook(vkt_var *v, vkt_hook *h);
 bool vkt_remove_hook(vkt_meta *m, vkt_node *n, int nr, int64_t id);
 void vkt_retain_grad(vkt_var *v);
 
-/* Before an in-place write: refuses what PyTorch refuses (a leaf requiring grad in grad mode, a view in the
- * graph). The write itself bumps the storage's version (vkt_storage.version). */
+/* Before an in-place write: refuses what PyTorch refuses (in grad mode: a leaf requiring grad, a view of one, an
+ * output of split/chunk/unbind, a view made in no_grad mode of a tensor requiring grad). The write itself bumps
+ * the storage's version (vkt_storage.version). */
 vkt_status vkt_inplace_check(const vkt_var *dst);
 /* Before dst is overwritten in place with the values of *result (recorded out of place): where result's
  * node saved dst itself (sin_ needs x), the node keeps a copy of it instead, with dst's history as it was,

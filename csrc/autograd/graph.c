@@ -339,6 +339,12 @@ void vkt_retain_grad(vkt_var *v) {
 /* ---- in-place writes ---- */
 
 vkt_status vkt_inplace_check(const vkt_var *dst) {
+  if (vkt_grad_enabled() && dst->ag && dst->ag->no_grad_view)
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
+                    "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
+                    "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+                    "inplace to be tracked) or both outside (if you want the inplace to be tracked).");
   if (vkt_grad_enabled() && dst->ag) {
     if (dst->ag->requires_grad && !dst->ag->grad_fn.node)
       return vkt_fail(VKT_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");

@@ -270,6 +270,8 @@ vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, c
     fn = &strided_fns[k];
   }
   vkt_node *n = vkt_node_begin(fn, 1, &x, 1);
+  if (!n && !vkt_grad_enabled() && vkt_requires_grad(x) && vkt_var_meta(out)) /* PyTorch refuses its writes later */
+    out->ag->is_view = out->ag->no_grad_view = true;
   if (!n)
     return VKT_OK;
   if (kind == VKT_VIEW_STRIDED) {

@@ -358,9 +358,9 @@ vkt_status vkt_inplace_check(const vkt_var *dst) {
     if (dst->ag->multi_view && dst->ag->grad_fn.node) { /* PyTorch's error, with its node's name less "Backward0" */
       const char *name = dst->ag->grad_fn.node->fn->name;
       return vkt_fail(VKT_ERR_RUNTIME,
-                      "Output %d of %.*s is a view and is being modified inplace. This view is the output of a function "
-                      "that returns multiple views. Such functions do not allow the output views to be modified "
-                      "inplace. You should replace the inplace operation by an out-of-place one.",
+                      "Output %d of %.*s is a view and is being modified inplace. This view is the output of a "
+                      "function that returns multiple views. Such functions do not allow the output views to be "
+                      "modified inplace. You should replace the inplace operation by an out-of-place one.",
                       dst->ag->grad_fn.nr, (int)(strlen(name) - strlen("Backward0")), name);
     }
     if (dst->ag->is_view && dst->ag->grad_fn.node && !dst->ag->base)

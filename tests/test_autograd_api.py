@@ -1042,3 +1042,88 @@ def test_product_gradients_take_their_leafs_layout(device, case):
     for g, w in zip(got, want):
         assert g.grad.stride() == w.grad.stride() == g.stride()
         assert_close(to_numpy(g.grad), w.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+# ---- autograd.Function: PyTorch's newer and rarer features, against torch.autograd.Function
+
+def _function_cases(L, device):
+    """{feature: x.grad after the same steps} in library L."""
+    def leaf_of(v):
+        return torch_module.tensor(v, requires_grad=True) if L is not vkt else vkt.tensor(v, device=device,
+                                                                                           requires_grad=True)
+    out = {}
+
+    class Scale(L.autograd.Function):  # forward without ctx, setup_context apart
+        @staticmethod
+        def forward(x, k):
+            return x * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None
+
+    x = leaf_of([1.0, 2.0, 3.0])
+    Scale.apply(x, 5.0).sum().backward()
+    out["setup_context"] = x.grad.tolist()
+
+    class Double_(L.autograd.Function):  # writes its input in place
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = leaf_of([1.0, 2.0, 3.0])
+    y = x * 1
+    assert Double_.apply(y) is y
+    (y * y).sum().backward()
+    out["mark_dirty"] = x.grad.tolist()
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        Double_.apply(leaf_of([1.0]))
+
+    class Pair(L.autograd.Function):  # no zeros made for the unused output's gradient
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.set_materialize_grads(False)
+            return a * 1, b * 1
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            out["gradients received"] = (ga is None, gb is None)
+            return ga, gb * 3
+
+    a, b = leaf_of([1.0, 2.0]), leaf_of([3.0, 4.0])
+    Pair.apply(a, b)[1].sum().backward()
+    out["set_materialize_grads"] = (a.grad is None, b.grad.tolist())
+
+    class Cube(L.autograd.Function):
+        forward = staticmethod(lambda ctx, x: (ctx.save_for_backward(x), x ** 3)[1])
+        backward = staticmethod(L.autograd.function.once_differentiable(
+            lambda ctx, g: g * 3 * ctx.saved_tensors[0] * ctx.saved_tensors[0]))
+
+    x = leaf_of([1.0, 2.0])
+    Cube.apply(x).sum().backward()
+    out["once_differentiable"] = x.grad.tolist()
+    x = leaf_of([1.0, 2.0])
+    (g,) = L.autograd.grad((Cube.apply(x) * x).sum(), x, create_graph=True)  # Cube's incoming gradient needs grad
+    with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was marked with "
+                                           "@once_differentiable"):
+        g.sum().backward()
+    return out
+
+
+torch_module = None
+
+
+def test_function_features_match_torch(device):
+    global torch_module
+    torch_module = pytest.importorskip("torch")
+    assert _function_cases(vkt, device) == _function_cases(torch_module, device)

@@ -97,6 +97,7 @@ struct vkt_node {
   vkt_saved saved[VKT_AG_SAVED];
   int nsaved;
   bool released; /* backward freed the saved values */
+  bool undefined_grads; /* its backward takes an output without a gradient as undefined, not zeros */
   /* The op and its numbers, as the backward needs them. */
   int id;
   vkt_scalar s[3];

@@ -301,7 +301,7 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
     if (x->leaf) {
       st = accumulate(x, &grads_i[0], o->create_graph);
     } else {
-      for (int k = 0; !st && k < x->nout; k++)
+      for (int k = 0; !st && !x->undefined_grads && k < x->nout; k++)
         if (!vkt_var_defined(&grads_i[k]))
           st = zeros(&x->out_info[k], &grads_i[k]);
       if (!st)

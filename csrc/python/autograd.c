@@ -433,10 +433,11 @@ static void function_backward(vkt_bw *b) {
     return;
   }
   PyTuple_SetItem(args, 0, Py_NewRef(f->ctx));
-  for (int k = 0; k < b->n->nout; k++) {
-    vkt_var g;
-    vkt_var_share(&g, &b->grads[k]);
-    PyTuple_SetItem(args, k + 1, vkt_wrap_var(&g));
+  for (int k = 0; k < b->n->nout; k++) { /* None where no gradient arrived (set_materialize_grads(False)) */
+    vkt_var g = {0};
+    if (vkt_var_defined(&b->grads[k]))
+      vkt_var_share(&g, &b->grads[k]);
+    PyTuple_SetItem(args, k + 1, vkt_var_defined(&g) ? vkt_wrap_var(&g) : Py_NewRef(Py_None));
   }
   r = PyObject_Call(f->backward, args, NULL);
   Py_DECREF(args);
@@ -468,15 +469,24 @@ static void function_backward(vkt_bw *b) {
   Py_DECREF(t);
 }
 
-/* _function_record(name, backward, ctx, inputs (the tensors), outputs (tuple), non_differentiable (tuple of
- * booleans)): the outputs as new Tensors sharing their storage, made outputs of one node. */
+/* _function_record(name, backward, ctx, inputs (the tensors), outputs (tuple), non_differentiable, dirty (tuples
+ * of booleans), materialize_grads): the outputs as new Tensors sharing their storage, made outputs of one node;
+ * a dirty output (an input the forward wrote in place, ctx.mark_dirty) is that input, which takes the node's
+ * history as an in-place op's result does. */
 static PyObject *py_function_record(PyObject *m, PyObject *args) {
   const char *name;
-  PyObject *backward, *ctx, *inputs, *outputs, *nondiff;
+  PyObject *backward, *ctx, *inputs, *outputs, *nondiff, *dirty;
+  int materialize = 1;
   (void)m;
-  if (!PyArg_ParseTuple(args, "sOOO!O!O!", &name, &backward, &ctx, &PyTuple_Type, &inputs, &PyTuple_Type, &outputs,
-                        &PyTuple_Type, &nondiff))
+  if (!PyArg_ParseTuple(args, "sOOO!O!O!O!p", &name, &backward, &ctx, &PyTuple_Type, &inputs, &PyTuple_Type,
+                        &outputs, &PyTuple_Type, &nondiff, &PyTuple_Type, &dirty, &materialize))
     return NULL;
+  for (Py_ssize_t k = 0; k < PyTuple_Size(outputs); k++) /* PyTorch refuses a dirty leaf or view of one */
+    if (PyObject_IsTrue(PyTuple_GetItem(dirty, k)) == 1 && vkt_var_of(PyTuple_GetItem(outputs, k))) {
+      vkt_status st = vkt_inplace_check(vkt_var_of(PyTuple_GetItem(outputs, k)));
+      if (st)
+        return vkt_raise(st);
+    }
   Py_ssize_t nin = PyTuple_Size(inputs), nout = PyTuple_Size(outputs);
   const vkt_var **in = PyMem_Calloc(nin ? nin : 1, sizeof *in);
   if (!in)
@@ -502,6 +512,7 @@ static PyObject *py_function_record(PyObject *m, PyObject *args) {
     *f = (function_state){Py_NewRef(backward), Py_NewRef(ctx), (int)nin, (int)nin};
     n->extra = f;
     n->extra_free = function_free;
+    n->undefined_grads = !materialize;
   }
   PyObject *r = PyTuple_New(nout);
   for (Py_ssize_t k2 = 0; r && k2 < nout; k2++) {
@@ -515,6 +526,12 @@ static PyObject *py_function_record(PyObject *m, PyObject *args) {
     vkt_detach(&out, v);
     if (PyObject_IsTrue(PyTuple_GetItem(nondiff, k2)) != 1 && vkt_dtypes[out.t.dtype].is_float)
       vkt_node_output(n, (int)k2, &out);
+    if (PyObject_IsTrue(PyTuple_GetItem(dirty, k2)) == 1) {
+      vkt_inplace_rebase(v, &out);
+      vkt_var_release(&out);
+      PyTuple_SetItem(r, k2, Py_NewRef(o));
+      continue;
+    }
     PyTuple_SetItem(r, k2, vkt_wrap_var(&out));
   }
   vkt_node_decref(n);

@@ -188,6 +188,7 @@ class FunctionCtx:
         self._inputs_of = {}
         self._versions = ()
         self._non_differentiable = ()
+        self._dirty = ()
         self.needs_input_grad = ()
         self.materialize_grads = True
 
@@ -215,7 +216,8 @@ class FunctionCtx:
         self._non_differentiable = self._non_differentiable + tensors
 
     def mark_dirty(self, *tensors):
-        pass
+        """Inputs the forward modified in place (and returns): they take this op's history."""
+        self._dirty = self._dirty + tensors
 
     def set_materialize_grads(self, value):
         self.materialize_grads = bool(value)
@@ -248,17 +250,27 @@ class Function:
         raise NotImplementedError("You must implement either the backward or vjp method for your custom "
                                   "autograd.Function to use it with backward mode AD.")
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """With a forward that takes no ctx (forward(*args)), saves what backward needs: PyTorch's newer style."""
+        raise NotImplementedError("setup_context is not implemented.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, _C.Tensor) and a.requires_grad for a in args)
+        separate = getattr(cls.setup_context, "__func__", cls.setup_context) is not \
+            getattr(Function.setup_context, "__func__", Function.setup_context)
         with no_grad():
-            out = cls.forward(ctx, *args, **kwargs)
+            out = cls.forward(*args, **kwargs) if separate else cls.forward(ctx, *args, **kwargs)
+            if separate:
+                cls.setup_context(ctx, args, out)
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
         # Saved inputs keep their autograd identity, so create_graph can differentiate through backward.
         ctx._inputs_of = {id(a): a for a in args if isinstance(a, _C.Tensor)}
         nondiff = tuple(any(o is n for n in ctx._non_differentiable) for o in outs)
+        dirty = tuple(any(o is d for d in ctx._dirty) for o in outs)
         tensors = tuple(a for a in args if isinstance(a, _C.Tensor))
         positions = [i for i, a in enumerate(args) if isinstance(a, _C.Tensor)]
 
@@ -270,8 +282,52 @@ class Function:
                                    f"(expected {len(args)}, got {len(result)})")
             return tuple(result[i] for i in positions)
 
-        recorded = _C._function_record(cls.__name__ + "Backward", run_backward, ctx, tensors, outs, nondiff)
+        recorded = _C._function_record(cls.__name__ + "Backward", run_backward, ctx, tensors, outs, nondiff, dirty,
+                                       ctx.materialize_grads)
         return recorded[0] if single else recorded
+
+
+class _OnceDifferentiable(Function):
+    """Passes the gradients of a @once_differentiable backward on, and refuses to be differentiated."""
+
+    @staticmethod
+    def forward(ctx, name, *grads):
+        ctx.name = name
+        return tuple(g.clone() for g in grads)
+
+    @staticmethod
+    def backward(ctx, *unused):
+        raise RuntimeError(f"trying to differentiate twice a function that was marked with @once_differentiable "
+                           f"({ctx.name})")
+
+
+class _FunctionModule:
+    """vkt.autograd.function: once_differentiable, and the names torch.autograd.function has."""
+
+    Function = Function
+    FunctionCtx = FunctionCtx
+
+    @staticmethod
+    def once_differentiable(backward):
+        """A Function's backward that is not itself differentiable: it runs without recording, and a second
+        derivative through it raises (torch.autograd.function.once_differentiable)."""
+        @functools.wraps(backward)
+        def wrapper(ctx, *grads):
+            with no_grad():
+                result = backward(ctx, *grads)
+            if not is_grad_enabled() or not any(isinstance(g, _C.Tensor) and g.requires_grad for g in grads):
+                return result
+            single = not isinstance(result, tuple)
+            items = (result,) if single else result
+            # leaves that require grad stand for them, so that the guard's outputs have a grad_fn (as PyTorch does)
+            tensors = [r.detach().requires_grad_() for r in items if isinstance(r, _C.Tensor)]
+            guarded = iter(_OnceDifferentiable.apply(backward.__qualname__, *tensors) if tensors else ())
+            items = tuple(next(guarded) if isinstance(r, _C.Tensor) else r for r in items)
+            return items[0] if single else items
+        return wrapper
+
+
+function = _FunctionModule()
 
 
 # ---- gradcheck ----

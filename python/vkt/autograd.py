@@ -437,3 +437,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 class GradcheckError(RuntimeError):
     """gradcheck found analytical and numerical gradients apart."""
 
+
+
+from . import _autograd_functional as functional  # noqa: E402  (vkt.autograd.functional)

@@ -416,13 +416,13 @@ def test_view_writes_keep_memory_flat():
     assert vkt.vulkan.memory_allocated() == before
 
 
-@pytest.mark.parametrize("make", [lambda y: y.unbind(0)[1], lambda y: y.chunk(2, 1)[1], lambda y: y.split([1, 3], 1)[0]],
-                         ids=["unbind", "chunk", "split_with_sizes"])
+@pytest.mark.parametrize("make", [lambda y: y.unbind(0)[1], lambda y: y.chunk(2, 1)[1],
+                                  lambda y: y.split([1, 3], 1)[0]], ids=["unbind", "chunk", "split_with_sizes"])
 def test_writes_to_views_of_a_multi_view_op_raise_as_in_pytorch(device, make):
     for L in (vkt, torch):  # torch 2.13's wording (2.11 names the node otherwise)
         y = leaf(L, np.ones((2, 4)), device) * 2
-        with pytest.raises(RuntimeError, match=r"Output \d of \w+ is a view and is being modified inplace. This view is "
-                                               "the output of a function that returns multiple views"):
+        with pytest.raises(RuntimeError, match=r"Output \d of \w+ is a view and is being modified inplace. This "
+                                               "view is the output of a function that returns multiple views"):
             make(y).mul_(2)
         with L.no_grad():
             make(y).mul_(2)

@@ -348,11 +348,8 @@ vkt_status vkt_inplace_check(const vkt_var *dst) {
   if (vkt_grad_enabled() && dst->ag) {
     if (dst->ag->requires_grad && !dst->ag->grad_fn.node)
       return vkt_fail(VKT_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");
-    const vkt_meta *base = dst->ag->base;
-    bool of_leaf = base ? base->requires_grad && !base->grad_fn.node /* through any chain of views */
-                        : dst->ag->is_view && dst->ag->grad_fn.node && dst->ag->grad_fn.node->nin == 1 &&
-                              dst->ag->grad_fn.node->next[0].node && dst->ag->grad_fn.node->next[0].node->leaf;
-    if (of_leaf)
+    const vkt_meta *base = dst->ag->base; /* every view in the graph knows its base (vkt_view_track) */
+    if (base && base->requires_grad && !base->grad_fn.node) /* through any chain of views */
       return vkt_fail(VKT_ERR_RUNTIME,
                       "a view of a leaf Variable that requires grad is being used in an in-place operation.");
     if (dst->ag->multi_view && dst->ag->grad_fn.node) { /* PyTorch's error, with its node's name less "Backward0" */
@@ -363,10 +360,6 @@ vkt_status vkt_inplace_check(const vkt_var *dst) {
                       "modified inplace. You should replace the inplace operation by an out-of-place one.",
                       dst->ag->grad_fn.nr, (int)(strlen(name) - strlen("Backward0")), name);
     }
-    if (dst->ag->is_view && dst->ag->grad_fn.node && !dst->ag->base)
-      return vkt_fail(VKT_ERR_RUNTIME,
-                      "vkt: an in-place operation on this view of a tensor that requires grad is not supported "
-                      "(its base is not known); write out of place, or into a .clone() of the view");
   }
   return VKT_OK;
 }

@@ -37,18 +37,21 @@ static int64_t reduced_count(vkt_bw *b) {
   return n;
 }
 
+/* gs (g spread to x's shape) shared evenly among the elements where hit holds, over dims: amax, amin, median(). */
+static const vkt_var *evenly(vkt_bw *b, const vkt_var *hit, uint32_t dims, const vkt_var *gs) {
+  const vkt_var *count = reduce(b, VKT_OP_SUM, cast(b, hit, IN(b, 0)->dtype), dims);
+  return keep_where(b, hit, dvd(b, gs, count));
+}
+
 static void reduce_backward(vkt_bw *b) {
   const vkt_var *gx = NULL;
   switch (b->n->id) {
   case VKT_OP_SUM: gx = spread(b, g); break;
   case VKT_OP_MEAN: gx = muls(b, spread(b, g), 1.0 / (double)reduced_count(b)); break;
   case VKT_OP_AMAX:
-  case VKT_OP_AMIN: { /* shared evenly among the elements equal to the extreme */
-    const vkt_var *hit = bin(b, VKT_OP_EQ, X, spread(b, Y));
-    const vkt_var *count = reduce(b, VKT_OP_SUM, cast(b, hit, IN(b, 0)->dtype), DIMS);
-    gx = keep_where(b, hit, dvd(b, spread(b, g), count));
+  case VKT_OP_AMIN: /* shared evenly among the elements equal to the extreme */
+    gx = evenly(b, bin(b, VKT_OP_EQ, X, spread(b, Y)), DIMS, spread(b, g));
     break;
-  }
   case VKT_OP_PROD: { /* y / x, and where x is 0 the product of the others (0 with a second 0) */
     const vkt_var *zero = bins(b, VKT_OP_EQ, X, 0);
     const vkt_var *others = reduce(b, VKT_OP_PROD, bin(b, VKT_OP_ADD, X, cast(b, zero, IN(b, 0)->dtype)), DIMS);
@@ -229,10 +232,10 @@ static void cumprod_backward(vkt_bw *b) {
     SET(b, 0, cumprod_grad_square(b, dim));
     return;
   }
-  const vkt_var *zero = cast(b, bins(b, VKT_OP_EQ, X, 0), dtype);
+  const vkt_var *is_zero = bins(b, VKT_OP_EQ, X, 0), *zero = cast(b, is_zero, dtype);
   const vkt_var *zeros_so_far = scan(b, VKT_OP_CUMSUM, zero, dim);
   const vkt_var *before = bins(b, VKT_OP_EQ, zeros_so_far, 0);
-  const vkt_var *first = bin(b, VKT_OP_LOGICAL_AND, bins(b, VKT_OP_EQ, zero, 1), bins(b, VKT_OP_EQ, zeros_so_far, 1));
+  const vkt_var *first = bin(b, VKT_OP_LOGICAL_AND, is_zero, bins(b, VKT_OP_EQ, zeros_so_far, 1));
   const vkt_var *no_zero = add(b, X, zero); /* x with its zeros as 1 */
   const vkt_var *plain = dvd(b, reversed_cumsum(b, mul(b, g, Y), dim), no_zero);
   const vkt_var *zero_as_one = scan(b, VKT_OP_CUMPROD, add(b, X, cast(b, first, dtype)), dim);
@@ -375,9 +378,7 @@ vkt_status vkt_ag_matrix_norm(const vkt_var *x, bool fro, double ord, int64_t d0
 static void evenly_backward(vkt_bw *b) {
   const vkt_var *both_nan = bin(b, VKT_OP_LOGICAL_AND, un(b, VKT_OP_ISNAN, X), un(b, VKT_OP_ISNAN, Y));
   const vkt_var *hit = bin(b, VKT_OP_LOGICAL_OR, bin(b, VKT_OP_EQ, X, Y), both_nan);
-  uint32_t all = IN(b, 0)->ndim ? (1u << IN(b, 0)->ndim) - 1 : 0;
-  const vkt_var *count = reduce(b, VKT_OP_SUM, cast(b, hit, IN(b, 0)->dtype), all);
-  SET(b, 0, keep_where(b, hit, expand(b, dvd(b, g, count), IN(b, 0)->ndim, IN(b, 0)->shape)));
+  SET(b, 0, evenly(b, hit, IN(b, 0)->ndim ? (1u << IN(b, 0)->ndim) - 1 : 0, g));
 }
 
 vkt_status vkt_ag_evenly(const vkt_var *x, const char *name, vkt_tensor *value, vkt_var *out) {

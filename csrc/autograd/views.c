@@ -275,10 +275,7 @@ vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, c
   if (!n)
     return VKT_OK;
   if (kind == VKT_VIEW_STRIDED) {
-    geometry geo = {.ndim = x->t.ndim, .vndim = out->t.ndim, .offset = x->t.offset, .voffset = out->t.offset};
-    memcpy(geo.strides, x->t.strides, sizeof geo.strides);
-    memcpy(geo.vstrides, out->t.strides, sizeof geo.vstrides);
-    vkt_tensor_extent(&x->t, &geo.lo, &geo.hi);
+    geometry geo = view_geometry(&x->t, &out->t);
     if (!(n->extra = geometry_copy(&geo))) {
       vkt_node_decref(n);
       return VKT_OK;

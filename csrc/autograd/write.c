@@ -14,13 +14,6 @@
 
 static const vkt_scalar zero = {false, 0, 0}, one = {false, 0, 1};
 
-/* The reductions of scatter_reduce, by write kind. */
-static const vkt_scatter_reduce reductions[] = {
-    [VKT_WRITE_REDUCE_SUM] = VKT_SCATTER_SUM,   [VKT_WRITE_REDUCE_MEAN] = VKT_SCATTER_MEAN,
-    [VKT_WRITE_REDUCE_PROD] = VKT_SCATTER_PROD, [VKT_WRITE_REDUCE_AMAX] = VKT_SCATTER_AMAX,
-    [VKT_WRITE_REDUCE_AMIN] = VKT_SCATTER_AMIN,
-};
-
 /* The write itself: a copy of x, written to. */
 static vkt_status write_op(vkt_write_kind kind, const vkt_tensor *x, int64_t dim, const vkt_tensor *index,
                            const vkt_tensor *src, vkt_scalar s, bool include_self, vkt_tensor *out) {
@@ -48,7 +41,9 @@ static vkt_status write_op(vkt_write_kind kind, const vkt_tensor *x, int64_t dim
     case VKT_WRITE_REDUCE_MEAN:
     case VKT_WRITE_REDUCE_PROD:
     case VKT_WRITE_REDUCE_AMAX:
-    case VKT_WRITE_REDUCE_AMIN: st = vkt_scatter_reduce_(out, dim, index, src, reductions[kind], include_self); break;
+    case VKT_WRITE_REDUCE_AMIN:
+      st = vkt_scatter_reduce_(out, dim, index, src, (vkt_scatter_reduce)(kind - VKT_WRITE_REDUCE_SUM), include_self);
+      break;
     case VKT_WRITE_INDEX_COPY:
     case VKT_WRITE_INDEX_ADD: st = vkt_index_copy_(out, dim, index, src, kind == VKT_WRITE_INDEX_ADD); break;
     case VKT_WRITE_INDEX_FILL: st = vkt_index_fill_(out, dim, index, src); break;

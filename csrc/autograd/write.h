@@ -4,21 +4,28 @@
 #ifndef VKT_AG_WRITE_H
 #define VKT_AG_WRITE_H
 
+#include "../ops/shape.h"
 #include "autograd.h"
 
 typedef enum {
   VKT_WRITE_SCATTER,        /* x.scatter(dim, index, src), or the number s where src is NULL */
   VKT_WRITE_SCATTER_ADD,    /* x.scatter_add(dim, index, src) */
-  VKT_WRITE_REDUCE_SUM,     /* x.scatter_reduce(dim, index, src, "sum", include_self) */
-  VKT_WRITE_REDUCE_MEAN,    /* x.scatter_reduce(dim, index, src, "mean", include_self) */
-  VKT_WRITE_REDUCE_PROD,    /* x.scatter_reduce(dim, index, src, "prod", include_self) */
-  VKT_WRITE_REDUCE_AMAX,    /* x.scatter_reduce(dim, index, src, "amax", include_self) */
-  VKT_WRITE_REDUCE_AMIN,    /* x.scatter_reduce(dim, index, src, "amin", include_self) */
+  /* x.scatter_reduce(dim, index, src, how, include_self): VKT_WRITE_REDUCE + how (vkt_scatter_reduce's order) */
+  VKT_WRITE_REDUCE_SUM,
+  VKT_WRITE_REDUCE_PROD,
+  VKT_WRITE_REDUCE_MEAN,
+  VKT_WRITE_REDUCE_AMAX,
+  VKT_WRITE_REDUCE_AMIN,
   VKT_WRITE_INDEX_COPY,     /* x.index_copy(dim, index, src) */
   VKT_WRITE_INDEX_ADD,      /* x.index_add(dim, index, src, alpha=s) */
   VKT_WRITE_INDEX_FILL,     /* x.index_fill(dim, index, src), a 0-d tensor, or the number s where src is NULL */
   VKT_WRITE_MASKED_SCATTER, /* x.masked_scatter(index, src): index is the mask */
 } vkt_write_kind;
+#define VKT_WRITE_REDUCE(how) ((vkt_write_kind)(VKT_WRITE_REDUCE_SUM + (int)(how)))
+_Static_assert(VKT_WRITE_REDUCE_AMIN - VKT_WRITE_REDUCE_SUM == VKT_SCATTER_AMIN - VKT_SCATTER_SUM &&
+                   VKT_WRITE_REDUCE_MEAN - VKT_WRITE_REDUCE_SUM == VKT_SCATTER_MEAN - VKT_SCATTER_SUM &&
+                   VKT_WRITE_REDUCE_AMAX - VKT_WRITE_REDUCE_SUM == VKT_SCATTER_AMAX - VKT_SCATTER_SUM,
+               "the scatter_reduce write kinds follow vkt_scatter_reduce");
 
 vkt_status vkt_ag_write(vkt_write_kind kind, const vkt_var *x, int64_t dim, const vkt_tensor *index, const vkt_var *src,
                         vkt_scalar s, bool include_self, vkt_var *out);

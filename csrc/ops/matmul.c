@@ -153,9 +153,9 @@ static vkt_dtype accumulator(vkt_dtype d) {
 #define SHORT_SPLIT_TILES 128
 /* A matrix-vector product (one row or column) splits only with K >= SPLIT_K_MIN and fewer outputs than this,
  * fewer than 8 of the matrix-vector shader's workgroups: it reads the matrix once either way, and with more its
- * workgroups already keep the memory busy. H100, ms, split as the rules above would / not split: 1x4096x4096 0.031 / 0.013,
- * 4096x4096x1 0.030 / 0.015, 1x32768x1024 0.074 / 0.028, 512x8192x1 0.009 / 0.005, 1x16384x256 0.008 / 0.008;
- * 1x65536x64 (2 workgroups) 0.009 split in 256 / 0.028. */
+ * workgroups already keep the memory busy. H100, ms, split as the rules above would / not split: 1x4096x4096
+ * 0.031 / 0.013, 4096x4096x1 0.030 / 0.015, 1x32768x1024 0.074 / 0.028, 512x8192x1 0.009 / 0.005, 1x16384x256
+ * 0.008 / 0.008; 1x65536x64 (2 workgroups) 0.009 split in 256 / 0.028. */
 #define MATVEC_SPLIT_OUTPUTS 256
 
 typedef struct {

@@ -573,15 +573,11 @@ static PyObject *scatter_reduce(PyObject *self, PyObject *args, PyObject *kwargs
   if (records < 0)
     return NULL;
   if (records) {
-    static const vkt_write_kind kinds[] = {[VKT_SCATTER_SUM] = VKT_WRITE_REDUCE_SUM,
-                                           [VKT_SCATTER_PROD] = VKT_WRITE_REDUCE_PROD,
-                                           [VKT_SCATTER_MEAN] = VKT_WRITE_REDUCE_MEAN,
-                                           [VKT_SCATTER_AMAX] = VKT_WRITE_REDUCE_AMAX,
-                                           [VKT_SCATTER_AMIN] = VKT_WRITE_REDUCE_AMIN};
     vkt_var r;
-    return write_recorded(
-        x, vkt_ag_write(kinds[how], vkt_var_of(x), dim, index, vkt_var_of(src_o), one_, include_self, &r), &r,
-        inplace);
+    return write_recorded(x,
+                          vkt_ag_write(VKT_WRITE_REDUCE(how), vkt_var_of(x), dim, index, vkt_var_of(src_o), one_,
+                                       include_self, &r),
+                          &r, inplace);
   }
   vkt_status st = inplace ? VKT_OK : vkt_clone(&out, t);
   if (!st && (st = vkt_scatter_reduce_(inplace ? t : &out, dim, index, src, how, include_self)))

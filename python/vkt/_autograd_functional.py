@@ -148,7 +148,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
             shape = tuple(o.shape) + tuple(x.shape)
             block = (_C.stack(per_input[k]) if per_input[k] else _C.zeros(0, dtype=x.dtype, device=x.device))
             blocks.append(block.reshape(shape))
-        rows.append(_finish(blocks, create_graph) if in_tuple else _finish(blocks, create_graph)[0])
+        blocks = _finish(blocks, create_graph)
+        rows.append(blocks if in_tuple else blocks[0])
     return tuple(rows) if out_tuple else rows[0]
 
 

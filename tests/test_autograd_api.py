@@ -4,6 +4,7 @@
 # oracle for behaviour and messages, NumPy float64 for values.
 import gc
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -537,7 +538,102 @@ def test_grad_mode_is_per_thread():
     assert vkt.is_grad_enabled()
 
 
+def test_detect_anomaly_as_torch(device):
+    """NaN from a backward raises with PyTorch's message, naming the node; the warning before it shows the forward
+    line that made the node; check_nan=False lets NaN through; the flags come back after each block."""
+    for L in (vkt, torch):
+        w = L.zeros(2, requires_grad=True) if L is torch else L.zeros(2, device=device, requires_grad=True)
+        with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+            mode = L.autograd.detect_anomaly()
+        with mode:
+            assert L.is_anomaly_enabled() and L.is_anomaly_check_nan_enabled()
+            q = (w / w).sum()  # the forward line the warning must show
+            with pytest.warns(UserWarning, match=r"Error detected in DivBackward0. Traceback of forward call that "
+                                                 r"caused the error:\n(.|\n)*q = \(w / w\).sum\(\)"):
+                with pytest.raises(RuntimeError, match=r"^Function 'DivBackward0' returned nan values in its 1th "
+                                                       r"output.$"):
+                    q.backward()
+            assert w.grad is None
+        assert not L.is_anomaly_enabled() and L.is_anomaly_check_nan_enabled()
+        with pytest.warns(UserWarning):
+            with L.autograd.detect_anomaly(check_nan=False):
+                assert not L.is_anomaly_check_nan_enabled()
+                (w / w).sum().backward()  # no check: NaN reaches .grad
+        assert np.isnan(values(w.grad) if L is vkt else w.grad.numpy()).all()
+        L.autograd.set_detect_anomaly(True)  # a call sets it
+        assert L.is_anomaly_enabled()
+        with L.autograd.set_detect_anomaly(False):
+            assert not L.is_anomaly_enabled()
+        assert L.is_anomaly_enabled()
+        L.set_anomaly_enabled(False)
+        x = L.tensor([4.0, 9.0], requires_grad=True) if L is torch else L.tensor([4.0, 9.0], device=device,
+                                                                                  requires_grad=True)
+        with pytest.warns(UserWarning):
+            with L.autograd.detect_anomaly():
+                x.sqrt().sum().backward()  # a clean backward: nothing raised
+        assert_close(values(x.grad) if L is vkt else x.grad.numpy(), [0.25, 1 / 6])
+
+
+def test_detect_anomaly_names_the_node_whose_hook_failed(device):
+    for L in (vkt, torch):
+        x = L.tensor([1.0, 2.0], requires_grad=True) if L is torch else leaf([1.0, 2.0], device)
+        with pytest.warns(UserWarning):
+            with L.autograd.detect_anomaly():
+                y = x * 3
+                y.register_hook(lambda g: 1 / 0)  # a hook of MulBackward0's output
+                with pytest.warns(UserWarning, match="Error detected in MulBackward0"):
+                    with pytest.raises(ZeroDivisionError):
+                        y.sum().backward()
+                handle = x.register_hook(lambda g: 1 / 0)  # the leaf's: its AccumulateGrad
+                with pytest.warns(UserWarning, match="Error detected in (torch::autograd::)?AccumulateGrad"):
+                    with pytest.raises(ZeroDivisionError):
+                        (x * 3).sum().backward()
+                handle.remove()
+        y = x * 3  # made with anomaly mode off: no warning
+        y.register_hook(lambda g: 1 / 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(ZeroDivisionError):
+                y.sum().backward()
+
+
 # ---- hooks, retain_grad, detach ----
+
+def test_post_accumulate_grad_hook_as_torch(device):
+    """hook(leaf) after .grad took each gradient (not under autograd.grad); an optimizer step inside it; errors."""
+    results = []
+    for L in (vkt, torch):
+        new = (lambda *a, **k: L.ones(*a, **k)) if L is torch else (lambda *a, **k: L.ones(*a, device=device, **k))
+        w = new(3, requires_grad=True)
+        seen = []
+        handle = w.register_post_accumulate_grad_hook(lambda p: seen.append(values(p.grad).copy() if L is vkt else
+                                                                            p.grad.numpy().copy()))
+        (w * 2).sum().backward()
+        (w * 3).sum().backward()
+        L.autograd.grad((w * 2).sum(), w)
+        handle.remove()
+        (w * 4).sum().backward()
+        with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on non-leaf tensors"):
+            (w * 2).register_post_accumulate_grad_hook(print)
+        with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
+            new(2).register_post_accumulate_grad_hook(print)
+        w.register_post_accumulate_grad_hook(lambda p: 5)
+        with pytest.raises(TypeError, match="expected Variable, but hook returned 'int'"):
+            (w * 2).sum().backward()
+        v = new(3, requires_grad=True)
+
+        def step(p):
+            with L.no_grad():
+                p.sub_(0.25 * p.grad)
+            p.grad = None
+        v.register_post_accumulate_grad_hook(step)
+        (v * v).sum().backward()
+        assert v.grad is None
+        results.append((seen, values(v) if L is vkt else v.detach().numpy()))
+    assert_close(np.array(results[0][0]), np.array(results[1][0]))
+    assert_close(results[0][1], results[1][1])
+
+
 
 def test_hook_sees_the_gradient(device):
     a, w = data(4, 3), data(4, 3, seed=1)

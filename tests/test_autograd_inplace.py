@@ -443,7 +443,8 @@ def test_a_view_made_in_no_grad_mode_refuses_writes_in_grad_mode(device):
     for L in (vkt, torch):
         y = leaf(L, np.ones(3), device) * 2
         with L.no_grad():
-            v = y[0:2]  # (PyTorch says it requires grad, with no grad_fn; vkt says it does not)
+            v = y[0:2]
+        assert v.requires_grad and v.is_leaf and v.grad_fn is None  # its base requires grad
         with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace with "
                                                "grad mode enabled"):
             v.mul_(5)
@@ -452,3 +453,92 @@ def test_a_view_made_in_no_grad_mode_refuses_writes_in_grad_mode(device):
         d = y.detach()[0:2]
         d.mul_(2)  # a view of a detached tensor is not one of y
         np.testing.assert_allclose(y.detach().cpu().numpy() if L is vkt else y.detach().numpy(), [20, 20, 2])
+
+
+# ---- views of tensors without grad: they know their base too, so a write through one goes into the base's
+# history, and one made before the base took a history takes it (vkt kept both without one, a silent wrong gradient)
+
+PLAIN_BASE = [  # buf = zeros(2, 5), v = view(buf), then write(buf, v, w); the result is read from buf and v
+    ("slice_copy", lambda b: b[:, 1:5], lambda L, b, v, w: v.copy_(w * 2)),
+    ("select_add_through_view", lambda b: b[1, 1:], lambda L, b, v, w: v.add_(w[0])),
+    ("setitem_on_base_then_stale_view", lambda b: b[:, 1:5], lambda L, b, v, w: b.__setitem__(0, w.sum())),
+    ("plain_write_then_tensor_write", lambda b: b.t(), lambda L, b, v, w: (v.mul_(2), v[1:].add_(w.t()))),
+    ("view_of_view", lambda b: b[:, 1:][:, ::2], lambda L, b, v, w: v.copy_(w[:, :2].exp())),
+    ("base_written_whole", lambda b: b.view(10)[3:7], lambda L, b, v, w: b.copy_(L.cat([w, w[:, :1]], 1) * 3)),
+    ("view_written_through_setitem", lambda b: b[0], lambda L, b, v, w: v.__setitem__(slice(1, 3), w[1, :2])),
+    ("reshape_then_sibling", lambda b: b.reshape(5, 2), lambda L, b, v, w: b[:, 2:].mul_(w[:, :3])),
+]
+
+
+@pytest.mark.parametrize("name,view,write", PLAIN_BASE, ids=[c[0] for c in PLAIN_BASE])
+def test_a_view_of_a_tensor_without_grad_shares_the_history_written_into_it(device, name, view, write):
+    def fn(L, w):
+        buf = L.zeros(2, 5, dtype=L.float64) if L is torch else L.zeros(2, 5, dtype=L.float64, device=device)
+        v = view(buf)
+        write(L, buf, v, w)
+        return L.cat([(buf * buf).reshape(-1), (v * 3).reshape(-1)])
+    assert_grads_match(device, fn, np.random.default_rng(14).standard_normal((2, 4)))
+    nodes = []
+    for L in (vkt, torch):  # the nodes the base and the view get
+        buf = L.zeros(2, 5) if L is torch else L.zeros(2, 5, device=device)
+        v = view(buf)
+        write(L, buf, v, leaf(L, np.ones((2, 4), np.float32), device))
+        nodes.append((buf.grad_fn.name().split("::")[-1], v.grad_fn.name(), v.requires_grad, v.is_leaf))
+    assert nodes[0] == nodes[1]
+
+
+def test_a_view_of_a_tensor_without_grad_stays_plain_without_one(device):
+    buf = vkt.zeros(2, 5, device=device)
+    v = buf[:, 1:]
+    v.mul_(2)
+    buf.add_(1)
+    assert not v.requires_grad and v.grad_fn is None and buf.grad_fn is None
+    i = vkt.arange(6, device=device)
+    j = i[2:]
+    j.add_(1)
+    assert not j.requires_grad
+    np.testing.assert_array_equal(i.cpu().numpy(), [0, 1, 3, 4, 5, 6])
+
+
+def test_views_without_grad_that_pytorch_refuses_to_write(device):
+    for L in (vkt, torch):
+        w = leaf(L, np.ones(2, np.float32), device)
+        new = (lambda: L.zeros(6)) if L is torch else (lambda: L.zeros(6, device=device))
+        with L.no_grad():
+            v = new()[1:3]
+        with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace with "
+                                               "grad mode enabled. Given that this use case is ambiguous"):
+            v.copy_(w)
+        v.mul_(2)  # a write that records nothing is allowed
+        with L.no_grad():
+            pieces = new().split(2)
+        with pytest.raises(RuntimeError, match="A view was created in no_grad mode .* Given that this use case"):
+            pieces[1].copy_(w)
+        pieces = new().split(2)  # several views at once of a tensor without grad, in grad mode
+        with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace with "
+                                               "grad mode enabled. This view is the output of a function that "
+                                               "returns multiple views"):
+            pieces[1].copy_(w)
+        pieces[1].add_(1)
+
+
+def test_detach_in_place_keeps_the_views_of_the_tensor(device):
+    for L in (vkt, torch):
+        w = leaf(L, np.ones(4, np.float32), device)
+        y = w * 2
+        v = y[1:3]
+        y.detach_()
+        assert y.is_leaf and not y.requires_grad and y.grad_fn is None
+        y.copy_(w * 3)  # the base takes a new history, which its view follows
+        v.sum().backward()
+        np.testing.assert_allclose(w.grad.cpu().numpy() if L is vkt else w.grad.numpy(), [0, 3, 3, 0])
+
+
+def test_repr_shows_requires_grad_and_grad_fn(device):
+    x = vkt.ones(2, requires_grad=True, device=device)
+    suffix = "" if device == "cpu" else f", device='{x.device}'"
+    assert repr(x) == f"tensor([1., 1.]{suffix}, requires_grad=True)"
+    assert repr(x * 2) == f"tensor([2., 2.]{suffix}, grad_fn=<MulBackward0>)"
+    assert repr(x.sum()) == f"tensor(2.{suffix}, grad_fn=<SumBackward0>)"
+    assert repr(x.detach()) == f"tensor([1., 1.]{suffix})"
+    assert repr(vkt.nn.Parameter(vkt.zeros(1))) == repr(torch.nn.Parameter(torch.zeros(1)))

@@ -37,14 +37,15 @@ struct vkt_hook {
 struct vkt_meta {
   int refcount;
   bool requires_grad; /* leaves: the user's flag; tensors with a grad_fn always require grad */
-  bool is_view;       /* made by a recorded view */
+  bool is_view;       /* made by a view of a floating tensor (recorded or not) */
   bool multi_view;    /* ... by one that makes several (split, chunk, unbind): in-place writes are refused */
-  bool no_grad_view;  /* made by a view in no_grad mode of a tensor that requires grad: refuses writes in grad mode */
+  bool no_grad_view;  /* ... in no_grad mode: refuses in-place writes that record */
   bool retains_grad;  /* a non-leaf that keeps its .grad (retain_grad()) */
   vkt_edge grad_fn;   /* non-leaves: the node that made this tensor */
   vkt_node *acc;      /* leaves: their AccumulateGrad node while one exists (weak) */
   vkt_var grad;       /* .grad: t.storage NULL for None */
   vkt_hook *hooks;    /* leaves' hooks; a non-leaf's live on its grad_fn */
+  vkt_hook *post_hooks; /* leaves': run after .grad took a gradient (register_post_accumulate_grad_hook) */
   void *owner;        /* the binding's object that holds this tensor (weak): AccumulateGrad.variable */
   /* A view in the graph: the tensor it views (the first of a chain of views) and that tensor's geometry. Its
    * grad_fn holds while their storage is at base_version; after a write to it (through the base, this view or
@@ -107,6 +108,7 @@ struct vkt_node {
   void *extra; /* a node kind's own state (an autograd.Function's ctx, cat's sizes) */
   void (*extra_free)(void *extra);
   vkt_meta *leaf; /* AccumulateGrad: the leaf (strong) */
+  char *trace; /* in anomaly mode: the forward's stack where the node was made (vkt_anomaly_stack) */
   /* The engine's scratch while a backward runs. */
   uint64_t mark;
   int idx;
@@ -116,12 +118,30 @@ struct vkt_node {
 bool vkt_grad_enabled(void);
 void vkt_set_grad_enabled(bool on);
 
+/* ---- anomaly mode (PyTorch's detect_anomaly), for the whole process ---- */
+/* On: nodes keep the forward's stack where they were made, and with check_nan a backward returning NaN raises. */
+void vkt_set_anomaly(bool on, bool check_nan);
+bool vkt_anomaly(bool *check_nan);
+/* Set by the binding: the caller's stack as text (malloc'd), for each node made in anomaly mode. */
+extern char *(*vkt_anomaly_stack)(void);
+/* In anomaly mode, after a backward failed on this thread: the failing node's name and forward stack as PyTorch
+ * words its warning (malloc'd, the caller's), or NULL. */
+char *vkt_anomaly_report(void);
+
 /* ---- vars ---- */
 void vkt_var_release(vkt_var *v);
 void vkt_var_share(vkt_var *out, const vkt_var *src); /* the same tensor: storage and autograd state */
 static inline bool vkt_var_defined(const vkt_var *v) { return v && v->t.storage; }
+void vkt_view_current(const vkt_var *v);
+/* A view requires grad where its base does (PyTorch's rule), after taking the base's history if a write since has
+ * made its own stale. */
 static inline bool vkt_requires_grad(const vkt_var *v) {
-  return v && v->ag && (v->ag->requires_grad || v->ag->grad_fn.node);
+  const vkt_meta *m = v ? v->ag : NULL;
+  if (!m)
+    return false;
+  if (m->base && m->base_version != v->t.storage->version)
+    vkt_view_current(v);
+  return m->requires_grad || m->grad_fn.node || (m->base && (m->base->requires_grad || m->base->grad_fn.node));
 }
 static inline bool vkt_is_leaf(const vkt_var *v) { return !v->ag || !v->ag->grad_fn.node; }
 /* A var's meta, made on first need. */
@@ -134,8 +154,9 @@ vkt_status vkt_set_requires_grad(vkt_var *v, bool on);
 vkt_edge vkt_grad_edge(const vkt_var *v);
 /* Marks out (just recorded as a view of x) as a view of x's base, or of x. */
 void vkt_view_track(vkt_var *out, const vkt_var *x);
+/* Marks out, a view of x that recorded no node (one of several where multi), as PyTorch marks such views (graph.c). */
+void vkt_view_unrecorded(vkt_var *out, const vkt_var *x, bool multi);
 /* Brings a view's grad_fn up to date with its base's history (after a write): before any read of it. */
-void vkt_view_current(const vkt_var *v);
 /* Makes a view's grad_fn again from its base's history where a write since has made it stale (views.c). */
 void vkt_view_refresh(vkt_meta *m, const vkt_tensor *t);
 /* After an in-place op wrote *result into view t (meta m): its base takes the write into its history
@@ -156,13 +177,15 @@ void vkt_node_incref(vkt_node *n);
 void vkt_node_decref(vkt_node *n);
 /* A tensor hook added to v (its meta for a leaf, its grad_fn for a non-leaf); returns the hook's id. */
 int64_t vkt_add_hook(vkt_var *v, vkt_hook *h);
+/* A hook run after leaf v's .grad took a gradient; returns its id. */
+int64_t vkt_add_post_hook(vkt_var *v, vkt_hook *h);
 bool vkt_remove_hook(vkt_meta *m, vkt_node *n, int nr, int64_t id);
 void vkt_retain_grad(vkt_var *v);
 
-/* Before an in-place write: refuses what PyTorch refuses (in grad mode: a leaf requiring grad, a view of one, an
- * output of split/chunk/unbind, a view made in no_grad mode of a tensor requiring grad). The write itself bumps
- * the storage's version (vkt_storage.version). */
-vkt_status vkt_inplace_check(const vkt_var *dst);
+/* Before an in-place write that records (grad mode on, dst or an operand requiring grad): refuses what PyTorch
+ * refuses (a leaf requiring grad, a view of one, an output of split/chunk/unbind, a view made in no_grad mode).
+ * The write itself bumps the storage's version (vkt_storage.version). */
+vkt_status vkt_inplace_check(const vkt_var *dst, bool records);
 /* Before dst is overwritten in place with the values of *result (recorded out of place): where result's
  * node saved dst itself (sin_ needs x), the node keeps a copy of it instead, with dst's history as it was,
  * as PyTorch keeps an in-place op's original self; the write would otherwise fail its backward. */

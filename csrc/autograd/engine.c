@@ -2,9 +2,11 @@
  * inputs are always older, so that is a topological order), then walk them once: each node sums the
  * gradients that reached its outputs, runs its backward, and sends each input's gradient, reduced to the
  * input's shape and dtype, to the node that made that input. Leaves' AccumulateGrad nodes add into .grad. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ops/reduce.h"
 #include "formula.h"
 
 static uint64_t next_run = 1;
@@ -160,14 +162,10 @@ static vkt_status clone_for_leaf(const vkt_node *acc, const vkt_tensor *g, vkt_t
   return st;
 }
 
-/* AccumulateGrad (node acc): the leaf's hooks, then .grad += g. A gradient nobody else holds, laid out as
- * the leaf is, is kept as it is; anything else is copied first, so a later in-place update of .grad touches
- * nothing else. */
-static vkt_status accumulate(const vkt_node *acc, vkt_var *g, bool create_graph) {
+/* .grad += g, for AccumulateGrad node acc. A gradient nobody else holds, laid out as the leaf is, is kept as it
+ * is; anything else is copied first, so a later in-place update of .grad touches nothing else. */
+static vkt_status add_to_grad(const vkt_node *acc, vkt_var *g, bool create_graph) {
   vkt_meta *m = acc->leaf;
-  vkt_status st = run_hooks(m->hooks, g);
-  if (st || !vkt_var_defined(g))
-    return st;
   if (!vkt_var_defined(&m->grad)) {
     if (create_graph || (g->t.storage->refcount == 1 && obeys_layout(acc, &g->t) && !g->ag)) {
       m->grad = *g;
@@ -180,6 +178,48 @@ static vkt_status accumulate(const vkt_node *acc, vkt_var *g, bool create_graph)
     return add_into(&m->grad, g);
   return vkt_binary(VKT_OP_ADD, (vkt_operand){.t = &m->grad.t}, (vkt_operand){.t = &g->t}, (vkt_scalar){false, 0, 1},
                     &m->grad.t, NULL);
+}
+
+/* AccumulateGrad (node acc): the leaf's hooks, .grad += g, then its post-accumulate hooks. */
+static vkt_status accumulate(const vkt_node *acc, vkt_var *g, bool create_graph) {
+  vkt_status st = run_hooks(acc->leaf->hooks, g);
+  if (st || !vkt_var_defined(g))
+    return st;
+  return (st = add_to_grad(acc, g, create_graph)) ? st : run_hooks(acc->leaf->post_hooks, &acc->leaf->grad);
+}
+
+static _Thread_local char *anomaly_report; /* vkt_anomaly_report's */
+
+char *vkt_anomaly_report(void) {
+  char *r = anomaly_report;
+  anomaly_report = NULL;
+  return r;
+}
+
+/* Anomaly mode: where node x failed, what it was made by (PyTorch's warning). */
+static void report_failure(const vkt_node *x) {
+  const char *head = "Error detected in %s. Traceback of forward call that caused the error:\n%s";
+  const char *trace = x->trace ? x->trace : "";
+  size_t size = strlen(head) + strlen(x->fn->name) + strlen(trace);
+  free(anomaly_report);
+  if ((anomaly_report = malloc(size)))
+    snprintf(anomaly_report, size, head, x->fn->name, trace);
+}
+
+/* Anomaly mode's NaN check of input gradient i of node x (a read to the host, as in PyTorch). */
+static vkt_status check_nan(const vkt_node *x, int i, const vkt_var *g) {
+  const vkt_scalar none = {false, 0, 0};
+  vkt_tensor nan = {0}, any = {0};
+  vkt_reduce_opts o = {.name = "any", .dims = (1u << g->t.ndim) - 1, .dtype = -1};
+  bool found = false;
+  vkt_status st = vkt_unary(VKT_OP_ISNAN, &g->t, none, none, NULL, &nan);
+  if (!st && !(st = vkt_reduce(VKT_OP_ANY, &nan, &o, &any, NULL)))
+    st = vkt_read(&any, &found);
+  vkt_tensor_release(&nan);
+  vkt_tensor_release(&any);
+  if (!st && found)
+    st = vkt_fail(VKT_ERR_RUNTIME, "Function '%s' returned nan values in its %dth output.", x->fn->name, i);
+  return st;
 }
 
 /* Runs node x on its summed output gradients; sends the input gradients on into bufs. */
@@ -197,8 +237,12 @@ static vkt_status run_node(vkt_node *x, vkt_var *grads, vkt_var **bufs, bool cre
   x->fn->backward(&b);
   vkt_bw_end(&b);
   vkt_status st = b.st;
+  bool check = false, anomaly = vkt_anomaly(&check);
   for (int i = 0; i < x->nin; i++) {
-    if (!st && x->next[i].node && vkt_var_defined(&out[i]) && !(st = fit(x, i, &out[i])))
+    if (!st && x->next[i].node && vkt_var_defined(&out[i]) && !(st = fit(x, i, &out[i])) && anomaly && check &&
+        vkt_dtypes[out[i].t.dtype].is_float)
+      st = check_nan(x, i, &out[i]);
+    if (!st && x->next[i].node && vkt_var_defined(&out[i]))
       st = add_into(&bufs[x->next[i].node->idx][x->next[i].nr], &out[i]);
     vkt_var_release(&out[i]);
   }
@@ -299,13 +343,16 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
     if (st || !needed[i] || !any)
       continue;
     if (x->leaf) {
-      st = accumulate(x, &grads_i[0], o->create_graph);
+      if ((st = accumulate(x, &grads_i[0], o->create_graph)) && vkt_anomaly(NULL))
+        report_failure(x);
     } else {
       for (int k = 0; !st && !x->undefined_grads && k < x->nout; k++)
         if (!vkt_var_defined(&grads_i[k]))
           st = zeros(&x->out_info[k], &grads_i[k]);
       if (!st)
         st = run_node(x, grads_i, bufs, o->create_graph);
+      if (st && vkt_anomaly(NULL))
+        report_failure(x);
       if (!o->keep_graph) {
         for (int s = 0; s < x->nsaved; s++)
           vkt_var_release(&x->saved[s].v);

@@ -13,7 +13,30 @@ static uint64_t next_seq = 1;            /* atomic: graphs are built on many thr
 bool vkt_grad_enabled(void) { return !grad_disabled; }
 void vkt_set_grad_enabled(bool on) { grad_disabled = !on; }
 
+static bool anomaly_on, anomaly_nan = true; /* process-wide, as PyTorch's */
+char *(*vkt_anomaly_stack)(void);
+
+void vkt_set_anomaly(bool on, bool check_nan) {
+  __atomic_store_n(&anomaly_nan, check_nan, __ATOMIC_RELAXED);
+  __atomic_store_n(&anomaly_on, on, __ATOMIC_RELAXED);
+}
+
+bool vkt_anomaly(bool *check_nan) {
+  if (check_nan)
+    *check_nan = __atomic_load_n(&anomaly_nan, __ATOMIC_RELAXED);
+  return __atomic_load_n(&anomaly_on, __ATOMIC_RELAXED);
+}
+
 /* ---- vars and metas ---- */
+
+static void hooks_free(vkt_hook *h) {
+  for (vkt_hook *next; h; h = next) {
+    next = h->next;
+    if (h->free)
+      h->free(h->ctx);
+    free(h);
+  }
+}
 
 void vkt_meta_decref(vkt_meta *m) {
   if (!m || __atomic_sub_fetch(&m->refcount, 1, __ATOMIC_ACQ_REL) > 0)
@@ -25,12 +48,8 @@ void vkt_meta_decref(vkt_meta *m) {
   vkt_var_release(&m->grad);
   vkt_tensor_release(&m->base_t);
   vkt_meta_decref(m->base);
-  for (vkt_hook *h = m->hooks, *next; h; h = next) {
-    next = h->next;
-    if (h->free)
-      h->free(h->ctx);
-    free(h);
-  }
+  hooks_free(m->hooks);
+  hooks_free(m->post_hooks);
   free(m);
 }
 
@@ -144,6 +163,7 @@ void vkt_node_decref(vkt_node *n) {
   int depth = 0, cap = 0;
   for (;;) {
     release_saved(n);
+    free(n->trace);
     if (n->extra_free)
       n->extra_free(n->extra);
     if (n->leaf) {
@@ -214,6 +234,18 @@ void vkt_view_track(vkt_var *out, const vkt_var *x) {
   m->base_version = out->t.storage->version;
 }
 
+/* x is the caller's own var (a Python tensor's, or a temporary it releases): its meta, made here where it has none,
+ * is the one a later in-place write to x gives its history, which the view then takes. Integer views are left
+ * alone: they never take a history. */
+void vkt_view_unrecorded(vkt_var *out, const vkt_var *x, bool multi) {
+  if (!vkt_dtypes[x->t.dtype].is_float || !vkt_var_meta((vkt_var *)x) || !vkt_var_meta(out))
+    return;
+  out->ag->is_view = true;
+  out->ag->multi_view = multi;
+  out->ag->no_grad_view = !vkt_grad_enabled();
+  vkt_view_track(out, x);
+}
+
 void vkt_view_current(const vkt_var *v) {
   vkt_meta *m = v->ag;
   if (m && m->base && m->base_version != v->t.storage->version)
@@ -261,6 +293,8 @@ vkt_node *vkt_node_begin(const vkt_fn *fn, int nin, const vkt_var *const *in, in
   if (!n)
     return NULL; /* out of host memory: the result simply carries no history */
   n->seq = __atomic_fetch_add(&next_seq, 1, __ATOMIC_RELAXED);
+  if (vkt_anomaly(NULL) && vkt_anomaly_stack)
+    n->trace = vkt_anomaly_stack();
   for (int i = 0; i < nin; i++) {
     if (!in[i])
       continue;
@@ -314,18 +348,29 @@ int64_t vkt_add_hook(vkt_var *v, vkt_hook *h) {
   return h->id;
 }
 
-bool vkt_remove_hook(vkt_meta *m, vkt_node *n, int nr, int64_t id) {
-  vkt_hook **list = n ? &n->pre_hooks[nr] : &m->hooks;
+int64_t vkt_add_post_hook(vkt_var *v, vkt_hook *h) {
+  h->id = __atomic_fetch_add(&next_hook_id, 1, __ATOMIC_RELAXED);
+  vkt_hook **list = &vkt_var_meta(v)->post_hooks;
+  while (*list)
+    list = &(*list)->next;
+  *list = h;
+  return h->id;
+}
+
+static bool unlink_hook(vkt_hook **list, int64_t id) {
   for (; *list; list = &(*list)->next)
     if ((*list)->id == id) {
       vkt_hook *h = *list;
       *list = h->next;
-      if (h->free)
-        h->free(h->ctx);
-      free(h);
+      h->next = NULL;
+      hooks_free(h);
       return true;
     }
   return false;
+}
+
+bool vkt_remove_hook(vkt_meta *m, vkt_node *n, int nr, int64_t id) {
+  return unlink_hook(n ? &n->pre_hooks[nr] : &m->hooks, id) || unlink_hook(&m->post_hooks, id);
 }
 
 void vkt_retain_grad(vkt_var *v) {
@@ -338,28 +383,29 @@ void vkt_retain_grad(vkt_var *v) {
 
 /* ---- in-place writes ---- */
 
-vkt_status vkt_inplace_check(const vkt_var *dst) {
-  if (vkt_grad_enabled() && dst->ag && dst->ag->no_grad_view)
-    return vkt_fail(VKT_ERR_RUNTIME,
-                    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given "
-                    "that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by "
-                    "moving both the view and the inplace either both inside the no_grad block (if you don't want the "
-                    "inplace to be tracked) or both outside (if you want the inplace to be tracked).");
-  if (vkt_grad_enabled() && dst->ag) {
-    if (dst->ag->requires_grad && !dst->ag->grad_fn.node)
-      return vkt_fail(VKT_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");
-    const vkt_meta *base = dst->ag->base; /* every view in the graph knows its base (vkt_view_track) */
-    if (base && base->requires_grad && !base->grad_fn.node) /* through any chain of views */
-      return vkt_fail(VKT_ERR_RUNTIME,
-                      "a view of a leaf Variable that requires grad is being used in an in-place operation.");
-    if (dst->ag->multi_view && dst->ag->grad_fn.node) { /* PyTorch's error, with its node's name less "Backward0" */
-      const char *name = dst->ag->grad_fn.node->fn->name;
-      return vkt_fail(VKT_ERR_RUNTIME,
-                      "Output %d of %.*s is a view and is being modified inplace. This view is the output of a "
-                      "function that returns multiple views. Such functions do not allow the output views to be "
-                      "modified inplace. You should replace the inplace operation by an out-of-place one.",
-                      dst->ag->grad_fn.nr, (int)(strlen(name) - strlen("Backward0")), name);
-    }
+#define MULTI_VIEWS                                                                                                    \
+  "This view is the output of a function that returns multiple views. Such functions do not allow the output views " \
+  "to be modified inplace. You should replace the inplace operation by an out-of-place one."
+
+vkt_status vkt_inplace_check(const vkt_var *dst, bool records) {
+  const vkt_meta *m = dst->ag;
+  if (!records || !m)
+    return VKT_OK;
+  if (m->no_grad_view || (m->multi_view && !m->grad_fn.node)) /* PyTorch takes several plain views for no_grad's */
+    return vkt_fail(VKT_ERR_RUNTIME, "A view was created in no_grad mode and is being modified inplace with grad mode "
+                    "enabled. %s", !m->no_grad_view ? MULTI_VIEWS : "Given that this use case is ambiguous and "
+                    "error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
+                    "either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
+                    "outside (if you want the inplace to be tracked).");
+  if (m->requires_grad && !m->grad_fn.node)
+    return vkt_fail(VKT_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");
+  if (m->base && m->base->requires_grad && !m->base->grad_fn.node) /* through any chain of views */
+    return vkt_fail(VKT_ERR_RUNTIME, "a view of a leaf Variable that requires grad is being used in an in-place "
+                    "operation.");
+  if (m->multi_view) { /* PyTorch's error, with its node's name less "Backward0" */
+    const char *name = m->grad_fn.node->fn->name;
+    return vkt_fail(VKT_ERR_RUNTIME, "Output %d of %.*s is a view and is being modified inplace. %s", m->grad_fn.nr,
+                    (int)(strlen(name) - strlen("Backward0")), name, MULTI_VIEWS);
   }
   return VKT_OK;
 }

@@ -147,7 +147,9 @@ vkt_status vkt_ag_split(const vkt_var *x, int64_t dim, int64_t n, const int64_t 
     if (st)
       vkt_var_release(&outs[k]);
     vkt_node_output(node, (int)k, &outs[k]);
-    if (node && outs[k].ag) {
+    if (!st && !node)
+      vkt_view_unrecorded(&outs[k], x, true);
+    else if (outs[k].ag) {
       outs[k].ag->is_view = outs[k].ag->multi_view = true;
       vkt_view_track(&outs[k], x);
     }
@@ -597,7 +599,8 @@ static vkt_status written(const vkt_tensor *x, const vkt_tensor *view, index_lis
 }
 
 static const vkt_fn index_put_fn = {"IndexPutBackward0", index_put_backward},
-                    copy_slices_fn = {"CopySlices", index_put_backward};
+                    copy_slices_fn = {"CopySlices", index_put_backward},
+                    copy_fn = {"CopyBackwards", index_put_backward};
 
 vkt_status vkt_ag_index_put(const vkt_var *x, const vkt_tensor *view, int n, const vkt_tensor *const *indices,
                             const vkt_var *values, bool accumulate, bool slices, vkt_var *out) {
@@ -612,7 +615,10 @@ vkt_status vkt_ag_index_put(const vkt_var *x, const vkt_tensor *view, int n, con
     strides[d] = s;
   if (!st)
     st = vkt_as_strided(&out->t, view, x->t.ndim, x->t.shape, strides, 0);
-  const vkt_fn *fn = slices ? &copy_slices_fn : &index_put_fn;
+  /* basic items that keep the whole of x (copy_, t[...] = v, t[:] = v) are a copy to PyTorch */
+  bool whole = slices && !n && view->ndim == x->t.ndim &&
+               !memcmp(view->shape, x->t.shape, (size_t)x->t.ndim * sizeof *view->shape);
+  const vkt_fn *fn = whole ? &copy_fn : slices ? &copy_slices_fn : &index_put_fn;
   vkt_node *node =
       st || !vkt_dtypes[x->t.dtype].is_float ? NULL : vkt_node_begin(fn, 2, (const vkt_var *[]){x, values}, 1);
   vkt_var mask = {0};

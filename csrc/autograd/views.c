@@ -199,7 +199,7 @@ void vkt_view_refresh(vkt_meta *m, const vkt_tensor *t) {
   vkt_var base = {m->base_t, m->base}; /* the first of its views: its edge never refreshes */
   const vkt_var *in = &base;
   geometry geo = view_geometry(&m->base_t, t);
-  if (record_into(&view_of_base_fn, 1, &in, &geo, m, t))
+  if (record_into(&view_of_base_fn, 1, &in, &geo, m, t) || vkt_grad_enabled()) /* else at the next read in grad mode */
     m->base_version = t->storage->version;
 }
 
@@ -270,10 +270,10 @@ vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, c
     fn = &strided_fns[k];
   }
   vkt_node *n = vkt_node_begin(fn, 1, &x, 1);
-  if (!n && !vkt_grad_enabled() && vkt_requires_grad(x) && vkt_var_meta(out)) /* PyTorch refuses its writes later */
-    out->ag->is_view = out->ag->no_grad_view = true;
-  if (!n)
+  if (!n) {
+    vkt_view_unrecorded(out, x, false);
     return VKT_OK;
+  }
   if (kind == VKT_VIEW_STRIDED) {
     geometry geo = view_geometry(&x->t, &out->t);
     if (!(n->extra = geometry_copy(&geo))) {
@@ -302,7 +302,7 @@ vkt_status vkt_ag_reshape(const vkt_var *x, int ndim, const int64_t *shape, bool
       st = vkt_ag_reshape(&c, ndim, s, true, out);
     vkt_var_release(&c);
     if (!st && out->ag) { /* a view of a copy nobody else sees: no view to autograd */
-      out->ag->is_view = false;
+      out->ag->is_view = out->ag->no_grad_view = false;
       vkt_meta_decref(out->ag->base);
       out->ag->base = NULL;
       vkt_tensor_release(&out->ag->base_t);

@@ -244,8 +244,14 @@ static PyObject *t_detach_(PyObject *self, PyObject *unused) {
   vkt_var *v = SELF_V;
   if (v->ag && v->ag->is_view)
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "Can't detach views in-place. Use detach() instead."));
-  vkt_meta_decref(v->ag);
-  v->ag = NULL;
+  vkt_node *n = v->ag ? v->ag->grad_fn.node : NULL;
+  if (n && n->retains[v->ag->grad_fn.nr] == v->ag)
+    n->retains[v->ag->grad_fn.nr] = NULL;
+  if (v->ag) { /* a leaf now; its meta stays, which its views follow */
+    vkt_node_decref(n);
+    v->ag->grad_fn = (vkt_edge){0};
+    v->ag->requires_grad = v->ag->retains_grad = false;
+  }
   return Py_NewRef(self);
 }
 
@@ -287,6 +293,56 @@ static PyObject *py_add_hook(PyObject *m, PyObject *args) {
     return PyErr_NoMemory();
   *h = (vkt_hook){.fn = call_hook, .ctx = Py_NewRef(fn), .free = drop_hook};
   return PyLong_FromLongLong(vkt_add_hook(v, h));
+}
+
+/* A post-accumulate hook: fn(the leaf's tensor), which must return None. */
+typedef struct {
+  PyObject *fn;
+  vkt_meta *leaf; /* weak: the hook lives in it */
+} post_hook;
+
+static vkt_status call_post_hook(void *ctx, vkt_var *grad) {
+  (void)grad;
+  post_hook *p = ctx;
+  if (!p->leaf->owner) /* the tensor is gone: nobody to hand */
+    return VKT_OK;
+  PyObject *r = PyObject_CallFunctionObjArgs(p->fn, (PyObject *)p->leaf->owner, NULL);
+  PyObject *type = r && r != Py_None ? PyType_GetName(Py_TYPE(r)) : NULL;
+  if (type) /* PyTorch's words */
+    PyErr_Format(PyExc_TypeError, "expected Variable, but hook returned '%U'", type);
+  Py_XDECREF(type);
+  bool ok = r == Py_None;
+  Py_XDECREF(r);
+  return ok ? VKT_OK : VKT_ERR_PYTHON;
+}
+
+static void drop_post_hook(void *ctx) {
+  post_hook *p = ctx;
+  Py_DECREF(p->fn);
+  free(p);
+}
+
+static PyObject *py_add_post_hook(PyObject *m, PyObject *args) {
+  PyObject *t, *fn;
+  (void)m;
+  if (!PyArg_ParseTuple(args, "OO", &t, &fn) || !vkt_var_of(t))
+    return NULL;
+  vkt_var *v = vkt_var_of(t);
+  if (!vkt_requires_grad(v))
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "cannot register a hook on a tensor that doesn't require gradient"));
+  if (!vkt_is_leaf(v))
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "post accumulate grad hooks cannot be registered on non-leaf tensors"));
+  vkt_hook *h = calloc(1, sizeof *h);
+  post_hook *p = malloc(sizeof *p);
+  if (!h || !p) {
+    free(h), free(p);
+    return PyErr_NoMemory();
+  }
+  *p = (post_hook){Py_NewRef(fn), v->ag};
+  if (!v->ag->owner)
+    v->ag->owner = t;
+  *h = (vkt_hook){.fn = call_post_hook, .ctx = p, .free = drop_post_hook};
+  return PyLong_FromLongLong(vkt_add_post_hook(v, h));
 }
 
 static PyObject *py_remove_hook(PyObject *m, PyObject *args) {
@@ -359,6 +415,18 @@ static PyObject *py_run_backward(PyObject *m, PyObject *args) {
   }
   vkt_backward_opts o = {keep, create, accumulate, (int)ni, ins, captured};
   vkt_status st = vkt_backward((int)n, roots, gs, &o);
+  char *report = st ? vkt_anomaly_report() : NULL;
+  if (report) { /* PyTorch warns where the failing node was made, then raises */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    int failed = PyErr_WarnEx(PyExc_UserWarning, report, 1);
+    free(report);
+    if (failed) {
+      Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(tb);
+      goto finish;
+    }
+    PyErr_Restore(type, value, tb);
+  }
   if (st) {
     vkt_raise(st);
     goto finish;
@@ -407,6 +475,47 @@ static PyObject *py_set_grad_enabled(PyObject *m, PyObject *on) {
     return NULL;
   vkt_set_grad_enabled(v);
   Py_RETURN_NONE;
+}
+
+/* ---- anomaly mode ---- */
+
+/* The caller's Python stack, as traceback.format_stack() words it (vkt_anomaly_stack). */
+static char *python_stack(void) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  char *text = NULL;
+  PyObject *mod = PyImport_ImportModule("traceback");
+  PyObject *lines = mod ? PyObject_CallMethod(mod, "format_stack", NULL) : NULL;
+  PyObject *empty = lines ? PyUnicode_FromString("") : NULL, *joined = empty ? PyUnicode_Join(empty, lines) : NULL;
+  const char *utf8 = joined ? PyUnicode_AsUTF8AndSize(joined, NULL) : NULL;
+  if (utf8)
+    text = strdup(utf8);
+  PyErr_Clear(); /* without a stack the node just has none */
+  Py_XDECREF(joined), Py_XDECREF(empty), Py_XDECREF(lines), Py_XDECREF(mod);
+  PyGILState_Release(gil);
+  return text;
+}
+
+static PyObject *py_set_anomaly_enabled(PyObject *m, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"enabled", "check_nan", NULL};
+  int on, check_nan = 1;
+  (void)m;
+  if (!vkt_parse_args(args, kwargs, "p|p", kw, &on, &check_nan))
+    return NULL;
+  vkt_anomaly_stack = python_stack;
+  vkt_set_anomaly(on, check_nan);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_is_anomaly_enabled(PyObject *m, PyObject *unused) {
+  (void)m, (void)unused;
+  return PyBool_FromLong(vkt_anomaly(NULL));
+}
+
+static PyObject *py_is_anomaly_check_nan_enabled(PyObject *m, PyObject *unused) {
+  (void)m, (void)unused;
+  bool check;
+  vkt_anomaly(&check);
+  return PyBool_FromLong(check);
 }
 
 /* ---- autograd.Function: a node whose backward is the user's Python ---- */
@@ -481,18 +590,22 @@ static PyObject *py_function_record(PyObject *m, PyObject *args) {
   if (!PyArg_ParseTuple(args, "sOOO!O!O!O!p", &name, &backward, &ctx, &PyTuple_Type, &inputs, &PyTuple_Type,
                         &outputs, &PyTuple_Type, &nondiff, &PyTuple_Type, &dirty, &materialize))
     return NULL;
-  for (Py_ssize_t k = 0; k < PyTuple_Size(outputs); k++) /* PyTorch refuses a dirty leaf or view of one */
-    if (PyObject_IsTrue(PyTuple_GetItem(dirty, k)) == 1 && vkt_var_of(PyTuple_GetItem(outputs, k))) {
-      vkt_status st = vkt_inplace_check(vkt_var_of(PyTuple_GetItem(outputs, k)));
-      if (st)
-        return vkt_raise(st);
-    }
   Py_ssize_t nin = PyTuple_Size(inputs), nout = PyTuple_Size(outputs);
   const vkt_var **in = PyMem_Calloc(nin ? nin : 1, sizeof *in);
   if (!in)
     return PyErr_NoMemory();
+  bool records = false;
   for (Py_ssize_t i = 0; i < nin; i++)
-    in[i] = vkt_var_of(PyTuple_GetItem(inputs, i));
+    records |= vkt_requires_grad(in[i] = vkt_var_of(PyTuple_GetItem(inputs, i)));
+  records &= vkt_grad_enabled();
+  for (Py_ssize_t k = 0; k < nout; k++) /* PyTorch refuses a dirty leaf or view of one */
+    if (PyObject_IsTrue(PyTuple_GetItem(dirty, k)) == 1 && vkt_var_of(PyTuple_GetItem(outputs, k))) {
+      vkt_status st = vkt_inplace_check(vkt_var_of(PyTuple_GetItem(outputs, k)), records);
+      if (st) {
+        PyMem_Free(in);
+        return vkt_raise(st);
+      }
+    }
   /* Each Function class gets one row (nodes keep a pointer to it); names are interned by Python. */
   static vkt_fn rows[256];
   static int nrows;
@@ -574,10 +687,16 @@ PyMethodDef vkt_autograd_functions[] = {
     {"_make_subclass", py_make_subclass, METH_VARARGS, "_make_subclass(cls, data, requires_grad=False)"},
     {"_run_backward", py_run_backward, METH_VARARGS, "the engine behind vkt.autograd.backward and grad"},
     {"_add_hook", py_add_hook, METH_VARARGS, "_add_hook(tensor, fn): the hook's id"},
+    {"_add_post_hook", py_add_post_hook, METH_VARARGS, "_add_post_hook(leaf, fn): the hook's id"},
     {"_remove_hook", py_remove_hook, METH_VARARGS, "_remove_hook(tensor, id)"},
     {"_function_record", py_function_record, METH_VARARGS, "records an autograd.Function's node"},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, "whether ops record gradients on this thread"},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, "turns recording on or off for this thread"},
+    {"set_anomaly_enabled", (PyCFunction)(void (*)(void))py_set_anomaly_enabled, METH_VARARGS | METH_KEYWORDS,
+     "set_anomaly_enabled(enabled, check_nan=True): anomaly detection on or off, for the whole process"},
+    {"is_anomaly_enabled", py_is_anomaly_enabled, METH_NOARGS, "whether anomaly detection is on"},
+    {"is_anomaly_check_nan_enabled", py_is_anomaly_check_nan_enabled, METH_NOARGS,
+     "whether anomaly detection raises where a backward returns NaN"},
     {NULL},
 };
 

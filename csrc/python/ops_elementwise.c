@@ -24,7 +24,7 @@ PyObject *vkt_py_inplace_result(PyObject *dst, vkt_status st, vkt_var *r) {
 /* Whether an in-place op on dst with these operands must be recorded; raises PyTorch's errors (-1). */
 int vkt_py_inplace_records(const vkt_var *dst, const vkt_var *other) {
   bool records = vkt_grad_enabled() && (vkt_requires_grad(dst) || vkt_requires_grad(other));
-  vkt_status st = dst ? vkt_inplace_check(dst) : VKT_OK; /* refuses only where autograd is involved */
+  vkt_status st = dst ? vkt_inplace_check(dst, records) : VKT_OK;
   return st ? (vkt_raise(st), -1) : records;
 }
 

@@ -254,7 +254,7 @@ static int setitem_recorded(PyObject *self, PyObject *key, PyObject *value) {
   vkt_tensor copy = {0};
   parsed_key k = {0};
   int device = vkt_tensor_device(SELF_T), rc = -1;
-  vkt_status st = vkt_inplace_check(SELF_V);
+  vkt_status st = vkt_inplace_check(SELF_V, true);
   if (!st && vv && vkt_tensor_device(&vv->t) != device)
     st = vkt_ag_cast(vv, device, vv->t.dtype, VKT_PRESERVE_FORMAT, false, &values);
   else if (!st && vv)

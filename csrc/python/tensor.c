@@ -723,6 +723,7 @@ static PyObject *python_method(PyObject *self, PyObject *args, PyObject *kwargs,
   }
 AUTOGRAD_METHOD(backward)
 AUTOGRAD_METHOD(register_hook)
+AUTOGRAD_METHOD(register_post_accumulate_grad_hook)
 PYTHON_METHOD(outer)
 PYTHON_METHOD(ger)
 PYTHON_METHOD(inner)
@@ -834,6 +835,9 @@ static PyMethodDef tensor_methods[] = {
      "backward(gradient=None, retain_graph=None, create_graph=False, inputs=None): gradients into the leaves' .grad"},
     {"register_hook", (PyCFunction)(void (*)(void))t_register_hook, METH_VARARGS | METH_KEYWORDS,
      "register_hook(fn): fn(grad) runs when this tensor's gradient is computed; returns a handle with remove()"},
+    {"register_post_accumulate_grad_hook",
+     (PyCFunction)(void (*)(void))t_register_post_accumulate_grad_hook, METH_VARARGS | METH_KEYWORDS,
+     "register_post_accumulate_grad_hook(fn): fn(tensor) runs after backward added into this leaf's .grad"},
     {"item", t_item, METH_NOARGS, "the value of a one-element tensor as a Python number"},
     {"tolist", t_tolist, METH_NOARGS, "nested Python lists"},
     {"numpy", vkt_tensor_numpy, METH_NOARGS, "a NumPy array sharing a host tensor's memory"},

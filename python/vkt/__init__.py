@@ -8,6 +8,7 @@ from ._C import *  # noqa: F401,F403  Tensor, dtypes, creation functions and eve
 from . import autograd, linalg, nn, vulkan  # noqa: E402
 from . import optim  # noqa: E402,F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
+from ._C import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled  # noqa: E402,F401
 
 from . import random as _random  # noqa: E402
 

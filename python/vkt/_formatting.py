@@ -25,6 +25,10 @@ def tensor_repr(t):
             suffix.append(f"dtype={t.dtype}")
     if a.size == 0 and a.ndim > 1:
         suffix.insert(0, f"size={tuple(a.shape)}")
+    if t.grad_fn is not None:
+        suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffix.append("requires_grad=True")
     opts = {"separator": ", ", "prefix": "tensor(", "threshold": 1000, "edgeitems": 3, "max_line_width": 80}
     if a.dtype.kind == "f":
         opts["formatter"] = {"float_kind": _float_formatter(a.astype(np.float64).ravel())}

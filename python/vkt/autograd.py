@@ -5,12 +5,13 @@ backward() and grad() argument handling, the grad-mode context managers, tensor 
 autograd.Function (users' own ops with a backward) and gradcheck.
 """
 import functools
+import warnings
 
 from . import _C
 
 __all__ = [
     "backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_grad", "enable_grad",
-    "set_grad_enabled", "is_grad_enabled", "inference_mode",
+    "set_grad_enabled", "is_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly",
 ]
 
 is_grad_enabled = _C.is_grad_enabled
@@ -98,6 +99,13 @@ def _tensor_register_hook(self, hook):
     return RemovableHandle(self, _C._add_hook(self, hook))
 
 
+def _tensor_register_post_accumulate_grad_hook(self, hook):
+    """hook(tensor) runs after backward() has added into this leaf's .grad (an optimizer step in the backward)."""
+    if not callable(hook):
+        raise TypeError(f"register_post_accumulate_grad_hook expects a callable, not {type(hook).__name__}")
+    return RemovableHandle(self, _C._add_post_hook(self, hook))
+
+
 # ---- grad mode ----
 
 class _GradMode:
@@ -175,6 +183,43 @@ class inference_mode(_GradMode):
 
     def _args(self):
         return (self.mode,)
+
+
+# ---- anomaly mode ----
+
+class detect_anomaly:
+    """detect_anomaly(check_nan=True): a context manager under which a failing backward warns with
+    the stack of the forward call that made the failing node, and (check_nan) a backward returning NaN raises.
+    Each node then keeps its stack, and the NaN check reads every gradient back: for debugging only."""
+
+    def __init__(self, check_nan=True):
+        self.check_nan = check_nan
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
+                      "enabled for debugging.", stacklevel=2)
+
+    def __enter__(self):
+        self._prev = (_C.is_anomaly_enabled(), _C.is_anomaly_check_nan_enabled())
+        _C.set_anomaly_enabled(True, self.check_nan)
+
+    def __exit__(self, *exc):
+        _C.set_anomaly_enabled(*self._prev)
+        return False
+
+
+class set_detect_anomaly:
+    """set_detect_anomaly(mode, check_nan=True): anomaly detection on or off now, and back as it was at the end
+    of a `with` block."""
+
+    def __init__(self, mode, check_nan=True):
+        self._prev = (_C.is_anomaly_enabled(), _C.is_anomaly_check_nan_enabled())
+        _C.set_anomaly_enabled(bool(mode), bool(check_nan))
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _C.set_anomaly_enabled(*self._prev)
+        return False
 
 
 # ---- autograd.Function ----

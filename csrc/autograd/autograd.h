@@ -204,6 +204,9 @@ typedef struct {
   vkt_var *captured; /* [ninputs], autograd.grad's results (undefined where unused) */
 } vkt_backward_opts;
 
+/* Whether the backward running on this thread (if any) is backward() into every leaf's .grad: no inputs=, not
+ * autograd.grad (a reentrant checkpoint needs one). */
+bool vkt_backward_plain(void);
 /* Backpropagates grads[k] (defined, or undefined for a scalar root: ones) from roots[k]. */
 vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const vkt_backward_opts *o);
 

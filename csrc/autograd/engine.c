@@ -10,14 +10,19 @@
 #include "formula.h"
 
 static uint64_t next_run = 1;
+static _Thread_local bool plain_run; /* vkt_backward_plain's */
+
+bool vkt_backward_plain(void) { return plain_run; }
 
 static int newest_first(const void *a, const void *b) {
   uint64_t x = (*(vkt_node *const *)a)->seq, y = (*(vkt_node *const *)b)->seq;
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* The nodes reachable from the roots, marked with run and newest first. */
-static vkt_status collect(int n, const vkt_edge *roots, uint64_t run, vkt_node ***out, int *count) {
+/* The nodes reachable from the roots, marked with run and newest first, each with its index in that order. A
+ * backward run inside another's node (a checkpoint's recomputation) may reach nodes of the outer run (a leaf's
+ * AccumulateGrad): their indices as they were go to *was, for the inner run to put back when it ends. */
+static vkt_status collect(int n, const vkt_edge *roots, uint64_t run, vkt_node ***out, int **was, int *count) {
   int cap = 64, len = 0, top = 0;
   vkt_node **all = malloc(cap * sizeof *all), **stack = malloc(cap * sizeof *stack);
   int scap = cap;
@@ -52,8 +57,12 @@ static vkt_status collect(int n, const vkt_edge *roots, uint64_t run, vkt_node *
     return st;
   }
   qsort(all, len, sizeof *all, newest_first);
+  if (!(*was = malloc((len ? len : 1) * sizeof **was))) {
+    free(all);
+    return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  }
   for (int i = 0; i < len; i++)
-    all[i]->idx = i;
+    (*was)[i] = all[i]->idx, all[i]->idx = i;
   *out = all;
   *count = len;
   return VKT_OK;
@@ -280,7 +289,7 @@ static vkt_status check_root(int k, const vkt_var *root, const vkt_var *grad, vk
 
 vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const vkt_backward_opts *o) {
   bool was_enabled = vkt_grad_enabled();
-  int count = 0, nt = o->ninputs;
+  int count = 0, nt = o->ninputs, *was = NULL;
   vkt_node **nodes = NULL;
   vkt_edge edges[n > 0 ? n : 1], *targets = nt ? calloc(nt, sizeof *targets) : NULL;
   vkt_var seeds[n > 0 ? n : 1];
@@ -299,7 +308,9 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
       targets[j] = vkt_grad_edge(&o->inputs[j]);
   }
   if (!st)
-    st = collect(n, edges, __atomic_fetch_add(&next_run, 1, __ATOMIC_RELAXED), &nodes, &count);
+    st = collect(n, edges, __atomic_fetch_add(&next_run, 1, __ATOMIC_RELAXED), &nodes, &was, &count);
+  bool outer_plain = plain_run;
+  plain_run = o->accumulate && !nt;
   if (!st) {
     bufs = calloc(count ? count : 1, sizeof *bufs);
     needed = calloc(count ? count : 1, sizeof *needed);
@@ -363,6 +374,10 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
       vkt_var_release(&grads_i[k]);
   }
   vkt_set_grad_enabled(was_enabled);
+  plain_run = outer_plain;
+  for (int i = 0; was && i < count; i++)
+    nodes[i]->idx = was[i];
+  free(was);
   for (int i = 0; bufs && i < count; i++) {
     for (int k = 0; bufs[i] && k < nodes[i]->nout; k++)
       vkt_var_release(&bufs[i][k]);

@@ -355,6 +355,9 @@ void vkt_manual_seed(uint64_t seed) {
     rng[i] = splitmix(&seed);
 }
 
+void vkt_rng_get(uint64_t state[4]) { memcpy(state, rng, sizeof rng); }
+void vkt_rng_set(const uint64_t state[4]) { memcpy(rng, state, sizeof rng); }
+
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 static uint64_t next_u64(void) {

@@ -506,6 +506,11 @@ static PyObject *py_set_anomaly_enabled(PyObject *m, PyObject *args, PyObject *k
   Py_RETURN_NONE;
 }
 
+static PyObject *py_backward_plain(PyObject *m, PyObject *unused) {
+  (void)m, (void)unused;
+  return PyBool_FromLong(vkt_backward_plain());
+}
+
 static PyObject *py_is_anomaly_enabled(PyObject *m, PyObject *unused) {
   (void)m, (void)unused;
   return PyBool_FromLong(vkt_anomaly(NULL));
@@ -695,6 +700,8 @@ PyMethodDef vkt_autograd_functions[] = {
     {"set_anomaly_enabled", (PyCFunction)(void (*)(void))py_set_anomaly_enabled, METH_VARARGS | METH_KEYWORDS,
      "set_anomaly_enabled(enabled, check_nan=True): anomaly detection on or off, for the whole process"},
     {"is_anomaly_enabled", py_is_anomaly_enabled, METH_NOARGS, "whether anomaly detection is on"},
+    {"_backward_plain", py_backward_plain, METH_NOARGS,
+     "whether the backward running on this thread is backward() into every leaf (no inputs=, not grad())"},
     {"is_anomaly_check_nan_enabled", py_is_anomaly_check_nan_enabled, METH_NOARGS,
      "whether anomaly detection raises where a backward returns NaN"},
     {NULL},

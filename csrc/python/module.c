@@ -240,6 +240,28 @@ static PyObject *py_manual_seed(PyObject *self, PyObject *seed) {
   Py_RETURN_NONE;
 }
 
+static PyObject *py_rng_state(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  uint64_t state[4];
+  vkt_rng_get(state);
+  return PyBytes_FromStringAndSize((const char *)state, sizeof state);
+}
+
+static PyObject *py_set_rng_state(PyObject *self, PyObject *bytes) {
+  (void)self;
+  uint64_t state[4];
+  char *data;
+  Py_ssize_t n;
+  if (PyBytes_AsStringAndSize(bytes, &data, &n) < 0)
+    return NULL;
+  if (n != (Py_ssize_t)sizeof state)
+    return PyErr_Format(PyExc_RuntimeError, "Expected an RNG state of size %d but found the input RNG state size to "
+                        "be %zd", (int)sizeof state, n);
+  memcpy(state, data, sizeof state);
+  vkt_rng_set(state);
+  Py_RETURN_NONE;
+}
+
 /* ---- devices: the functions behind vkt.vulkan ---- */
 
 static PyObject *py_is_available(PyObject *self, PyObject *unused) {
@@ -596,6 +618,8 @@ static PyMethodDef module_methods[] = {
     {"randn_like", KW py_randn_like, METH_VARARGS | METH_KEYWORDS, "randn_like(t, dtype=None, device=None)"},
     {"arange", KW py_arange, METH_VARARGS | METH_KEYWORDS, "arange(start=0, end, step=1, dtype=None, device=None)"},
     {"manual_seed", py_manual_seed, METH_O, "manual_seed(seed): seeds rand and randn on every device"},
+    {"_rng_state", py_rng_state, METH_NOARGS, "the state of rand and randn's stream, as bytes"},
+    {"_set_rng_state", py_set_rng_state, METH_O, "_set_rng_state(bytes): puts back a state _rng_state gave"},
     {"_is_available", py_is_available, METH_NOARGS, NULL},
     {"_unavailable_reason", py_unavailable_reason, METH_NOARGS, NULL},
     {"_device_count", py_device_count, METH_NOARGS, NULL},

@@ -13,7 +13,19 @@ import numpy as np
 
 from . import _C
 
-__all__ = ["Generator"]
+__all__ = ["Generator", "get_rng_state", "set_rng_state"]
+
+
+def get_rng_state():
+    """The state of the stream that rand, randn and dropout draw from without a generator, as a uint8 tensor."""
+    return _C.tensor(np.frombuffer(_C._rng_state(), dtype=np.uint8).copy())
+
+
+def set_rng_state(new_state):
+    """Puts back a state get_rng_state returned: the draws after it repeat."""
+    if not isinstance(new_state, _C.Tensor) or str(new_state.dtype) != "vkt.uint8":
+        raise TypeError("RNG state must be a vkt.uint8 Tensor")
+    _C._set_rng_state(np.asarray(new_state.cpu()).tobytes())
 
 _DEFAULT_SEED = 67280421310721  # torch.Generator's initial seed
 _STATE_BYTES = 48  # seed (8), PCG64 state (16) and increment (16), has_uint32 (4), uinteger (4)

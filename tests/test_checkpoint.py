@@ -176,3 +176,21 @@ def test_vulkan_checkpointed_segment_keeps_no_activations(reentrant):
     activation = 512 * 256 * 4
     assert held[0] >= 12 * activation  # each Linear's output, each GELU's input and output
     assert held[1] <= 2 * activation  # the segment's output
+
+
+@pytest.mark.parametrize("reentrant", VARIANTS)
+def test_a_weight_used_inside_and_outside_the_segment(device, reentrant):
+    """The reentrant variant runs a backward inside the outer one, and both reach w's AccumulateGrad: the outer
+    run's bookkeeping of that node must survive the inner run (it did not: w's gradient was wrong)."""
+    grads = []
+    for L in (vkt, torch):
+        rng = np.random.default_rng(0)
+        kw = {} if L is torch else {"device": device}
+        w = L.tensor(rng.standard_normal((4, 4)), requires_grad=True, **kw)
+        x = L.tensor(rng.standard_normal((3, 4)), requires_grad=True, **kw)
+        h = (x @ w).tanh()
+        y = checkpoint_of(L)(lambda a: (a @ w).sin(), h, use_reentrant=reentrant)
+        ((y @ w).sum() + (h * 2).sum()).backward()
+        grads.append([numpy_of(w.grad), numpy_of(x.grad)])
+    for v, t in zip(*grads):
+        assert_close(v, t, rtol=1e-10, atol=1e-12)

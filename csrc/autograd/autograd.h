@@ -64,14 +64,29 @@ typedef struct {
   int64_t shape[VKT_MAX_DIMS];
 } vkt_shape_info;
 
+/* Saved-tensor hooks (PyTorch's saved_tensors_hooks), the binding's. While set on a thread, a tensor a node saves
+ * there goes to pack, and the node keeps the handle pack returns instead of the tensor's memory (save_on_cpu's
+ * point); backward gets the tensor back from unpack (which reports what pack met). NULL: out of host memory. */
+typedef struct {
+  void *(*pack)(const vkt_var *v);
+  vkt_status (*unpack)(void *handle, vkt_var *out);
+  void (*drop)(void *handle);
+} vkt_saved_hooks;
+void vkt_set_saved_hooks(const vkt_saved_hooks *h); /* this thread's; NULL: none */
+
 /* A tensor a backward needs, kept with its storage's version at save time. An output of the node itself
- * is kept without its autograd state (which points back at the node) and given it again when unpacked. */
+ * is kept without its autograd state (which points back at the node) and given it again when unpacked. Saved
+ * through hooks, v keeps only the autograd state (an input's), handle the hooks' handle. */
 typedef struct {
   vkt_var v;
   uint32_t version;
   bool is_output;
   int output_nr;
+  void *handle;
+  const vkt_saved_hooks *hooks; /* that made handle */
 } vkt_saved;
+/* Whether slot s holds a value (a tensor or a hooks' handle). */
+static inline bool vkt_saved_present(const vkt_saved *s) { return s->v.t.storage || s->hooks; }
 
 typedef struct vkt_bw vkt_bw;
 
@@ -173,6 +188,8 @@ vkt_node *vkt_node_begin(const vkt_fn *fn, int nin, const vkt_var *const *in, in
 void vkt_node_output(vkt_node *n, int k, vkt_var *out);
 /* Saves v as saved value k for the backward (is_output: v is output output_nr of n itself). */
 void vkt_node_save(vkt_node *n, int k, const vkt_var *v, bool is_output, int output_nr);
+/* Frees what n saved (after its backward, without retain_graph). */
+void vkt_node_release_saved(vkt_node *n);
 void vkt_node_incref(vkt_node *n);
 void vkt_node_decref(vkt_node *n);
 /* A tensor hook added to v (its meta for a leaf, its grad_fn for a non-leaf); returns the hook's id. */

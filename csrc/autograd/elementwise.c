@@ -189,9 +189,12 @@ static const unary_row unary_rows[VKT_OP_COUNT] = {
     U(VKT_OP_THRESHOLD, "ThresholdBackward0", SX),
 };
 
-/* Records node fn over inputs in (saving them in slots 0.., and the output in slot `yslot` when >= 0). */
+/* Records node fn over inputs in (saving them in slots 0.., and the output in slot `yslot` when >= 0). An input
+ * that is a number (in[i] NULL) sets bit i of the node's dims. With need (binary ops), what is saved is what the
+ * gradients that are needed read, as PyTorch saves: need[i] has bit k for slot k (2: the output) where input i's
+ * gradient reads it, so that x * 2 keeps nothing and x * w keeps w only for x's gradient. */
 static void record(const vkt_fn *fn, int nin, const vkt_var *const *in, unsigned save_in, int yslot, vkt_var *out,
-                   int id, const vkt_scalar *s, int ns) {
+                   int id, const vkt_scalar *s, int ns, const unsigned char *need) {
   if (!vkt_dtypes[out->t.dtype].is_float)
     return; /* integer and bool results carry no gradient */
   vkt_node *n = vkt_node_begin(fn, nin, in, 1);
@@ -200,6 +203,13 @@ static void record(const vkt_fn *fn, int nin, const vkt_var *const *in, unsigned
   n->id = id;
   for (int i = 0; i < ns; i++)
     n->s[i] = s[i];
+  for (int i = 0; i < nin; i++)
+    n->dims |= (uint32_t)!in[i] << i;
+  if (need) {
+    unsigned mask = (n->next[0].node ? need[0] : 0) | (n->next[1].node ? need[1] : 0);
+    save_in = mask & 3;
+    yslot = mask & 4 ? 2 : -1;
+  }
   for (int i = 0; i < nin; i++)
     if (in[i] && (save_in >> i & 1))
       vkt_node_save(n, i, in[i], false, 0);
@@ -216,7 +226,7 @@ vkt_status vkt_ag_unary(int id, const vkt_var *x, vkt_scalar p0, vkt_scalar p1, 
   if (st || !row->fn.name)
     return st; /* tests and bitwise ops: no gradient */
   vkt_scalar s[2] = {p0, p1};
-  record(&row->fn, 1, &x, row->save & SX ? 1 : 0, row->save & SY ? 1 : -1, out, id, s, 2);
+  record(&row->fn, 1, &x, row->save & SX ? 1 : 0, row->save & SY ? 1 : -1, out, id, s, 2, NULL);
   return VKT_OK;
 }
 
@@ -229,7 +239,7 @@ vkt_status vkt_ag_unary(int id, const vkt_var *x, vkt_scalar p0, vkt_scalar p1, 
 #define SB (b->n->s[1].is_float ? b->n->s[1].f : (double)b->n->s[1].i)
 
 /* Operand k of the node times x: the saved tensor, or the number it was. */
-static bool is_num(vkt_bw *b, int k) { return !b->n->saved[k].v.t.storage; }
+static bool is_num(vkt_bw *b, int k) { return b->n->dims >> k & 1; }
 static const vkt_var *times(vkt_bw *b, const vkt_var *x, int k) {
   return is_num(b, k) ? muls(b, x, k ? SB : SA) : mul(b, x, S(b, k));
 }
@@ -317,11 +327,14 @@ static void binary_backward(vkt_bw *b) {
     break;
   }
   case VKT_OP_HYPOT:
-    SET(b, 0, dvd(b, mul(b, g, A), S(b, 2)));
-    SET(b, 1, dvd(b, mul(b, g, B), S(b, 2)));
+    if (NEED(b, 0))
+      SET(b, 0, dvd(b, mul(b, g, A), S(b, 2)));
+    if (NEED(b, 1))
+      SET(b, 1, dvd(b, mul(b, g, B), S(b, 2)));
     break;
   case VKT_OP_COPYSIGN:
-    SET(b, 0, zero_where(b, bins(b, VKT_OP_EQ, A, 0), mul(b, g, dvd(b, S(b, 2), A))));
+    if (NEED(b, 0))
+      SET(b, 0, zero_where(b, bins(b, VKT_OP_EQ, A, 0), mul(b, g, dvd(b, S(b, 2), A))));
     SET(b, 1, muls(b, g, 0));
     break;
   case VKT_OP_LOGADDEXP:
@@ -329,7 +342,8 @@ static void binary_backward(vkt_bw *b) {
     SET(b, 1, dvd(b, g, bins(b, VKT_OP_ADD, un(b, VKT_OP_EXP, bin(b, VKT_OP_SUB, A, B)), 1)));
     break;
   case VKT_OP_THRESHOLD_BACKWARD: /* relu's backward: linear in the gradient, a step in y */
-    SET(b, 0, bin(b, VKT_OP_THRESHOLD_BACKWARD, g, B));
+    if (NEED(b, 0))
+      SET(b, 0, bin(b, VKT_OP_THRESHOLD_BACKWARD, g, B));
     SET(b, 1, muls(b, g, 0));
     break;
   default: /* rounded divisions: zero almost everywhere */ SET(b, 0, muls(b, g, 0)); SET(b, 1, muls(b, g, 0));
@@ -338,27 +352,27 @@ static void binary_backward(vkt_bw *b) {
 
 typedef struct {
   vkt_fn fn;
-  unsigned save; /* 1: a, 2: b, 4: the output */
+  unsigned char need[2]; /* what a's gradient reads, and b's: 1 a, 2 b, 4 the output (record) */
 } binary_row;
 
-#define BR(ID, NAME, SAVE) [ID] = {{NAME, binary_backward}, SAVE}
+#define BR(ID, NAME, NEED_A, NEED_B) [ID] = {{NAME, binary_backward}, {NEED_A, NEED_B}}
 static const binary_row binary_rows[VKT_OP_COUNT] = {
-    BR(VKT_OP_ADD, "AddBackward0", 0),
-    BR(VKT_OP_SUB, "SubBackward0", 0),
-    BR(VKT_OP_MUL, "MulBackward0", 3),
-    BR(VKT_OP_DIV, "DivBackward0", 3),
-    BR(VKT_OP_DIV_TRUNC, "DivBackward2", 0),
-    BR(VKT_OP_DIV_FLOOR, "DivBackward2", 0),
-    BR(VKT_OP_POW, "PowBackward1", 7),
-    BR(VKT_OP_MAXIMUM, "MaximumBackward0", 3),
-    BR(VKT_OP_MINIMUM, "MinimumBackward0", 3),
-    BR(VKT_OP_REMAINDER, "RemainderBackward0", 3),
-    BR(VKT_OP_FMOD, "FmodBackward0", 3),
-    BR(VKT_OP_ATAN2, "Atan2Backward0", 3),
-    BR(VKT_OP_HYPOT, "HypotBackward0", 7),
-    BR(VKT_OP_COPYSIGN, "CopysignBackward0", 5),
-    BR(VKT_OP_LOGADDEXP, "LogaddexpBackward0", 3),
-    BR(VKT_OP_THRESHOLD_BACKWARD, "ThresholdBackwardBackward0", 2),
+    BR(VKT_OP_ADD, "AddBackward0", 0, 0),
+    BR(VKT_OP_SUB, "SubBackward0", 0, 0),
+    BR(VKT_OP_MUL, "MulBackward0", 2, 1),
+    BR(VKT_OP_DIV, "DivBackward0", 2, 3),
+    BR(VKT_OP_DIV_TRUNC, "DivBackward2", 0, 0),
+    BR(VKT_OP_DIV_FLOOR, "DivBackward2", 0, 0),
+    BR(VKT_OP_POW, "PowBackward1", 3, 7),
+    BR(VKT_OP_MAXIMUM, "MaximumBackward0", 3, 3),
+    BR(VKT_OP_MINIMUM, "MinimumBackward0", 3, 3),
+    BR(VKT_OP_REMAINDER, "RemainderBackward0", 0, 3),
+    BR(VKT_OP_FMOD, "FmodBackward0", 0, 3),
+    BR(VKT_OP_ATAN2, "Atan2Backward0", 3, 3),
+    BR(VKT_OP_HYPOT, "HypotBackward0", 5, 6),
+    BR(VKT_OP_COPYSIGN, "CopysignBackward0", 5, 0),
+    BR(VKT_OP_LOGADDEXP, "LogaddexpBackward0", 3, 3),
+    BR(VKT_OP_THRESHOLD_BACKWARD, "ThresholdBackwardBackward0", 2, 0),
 };
 
 vkt_status vkt_ag_binary(int id, const vkt_var *a, vkt_scalar sa, const vkt_var *b, vkt_scalar sb, vkt_scalar alpha,
@@ -380,7 +394,7 @@ vkt_status vkt_ag_binary_operands(int id, const vkt_var *a, vkt_operand x, const
   const vkt_fn *fn = id == VKT_OP_POW && !b ? &pow_number : id == VKT_OP_SUB && !a ? &rsub : &row->fn;
   const vkt_var *in[2] = {a, b};
   vkt_scalar s[3] = {sa, sb, alpha};
-  record(fn, 2, in, row->save & 3, row->save & 4 ? 2 : -1, out, id, s, 3);
+  record(fn, 2, in, 0, -1, out, id, s, 3, row->need);
   return VKT_OK;
 }
 
@@ -414,7 +428,7 @@ vkt_status vkt_ag_compare_into(int id, const vkt_var *a, vkt_operand x, const vk
     k++;
   const vkt_var *in[2] = {a, b};
   if (!st)
-    record(&fns[k][b != NULL], 2, in, 0, -1, out, id, NULL, 0);
+    record(&fns[k][b != NULL], 2, in, 0, -1, out, id, NULL, 0, NULL);
   return st;
 }
 
@@ -497,6 +511,6 @@ vkt_status vkt_ag_record_unary(int id, const vkt_var *x, vkt_scalar p0, vkt_scal
   const unary_row *row = &unary_rows[id];
   vkt_scalar s[2] = {p0, p1};
   if (row->fn.name)
-    record(&row->fn, 1, &x, row->save & SX ? 1 : 0, row->save & SY ? 1 : -1, out, id, s, 2);
+    record(&row->fn, 1, &x, row->save & SX ? 1 : 0, row->save & SY ? 1 : -1, out, id, s, 2, NULL);
   return VKT_OK;
 }

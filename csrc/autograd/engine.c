@@ -365,8 +365,7 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
       if (st && vkt_anomaly(NULL))
         report_failure(x);
       if (!o->keep_graph) {
-        for (int s = 0; s < x->nsaved; s++)
-          vkt_var_release(&x->saved[s].v);
+        vkt_node_release_saved(x);
         x->released = true;
       }
     }

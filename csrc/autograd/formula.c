@@ -33,6 +33,25 @@ void vkt_bw_end(vkt_bw *b) {
 
 const vkt_var *G(vkt_bw *b, int k) { return b->st ? NULL : &b->grads[k]; }
 
+/* Saved value s as its hooks' unpack gives it back, with its autograd state: an input's as it was saved, an
+ * output's this node (with create_graph). */
+static const vkt_var *unpacked(vkt_bw *b, vkt_saved *s) {
+  vkt_var v = {0};
+  b->st = s->handle ? s->hooks->unpack(s->handle, &v) : vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  if (b->st)
+    return NULL;
+  vkt_meta *m = s->is_output && vkt_grad_enabled() ? vkt_var_meta(&v) : NULL;
+  if (m) {
+    vkt_node_incref(b->n);
+    m->grad_fn = (vkt_edge){b->n, s->output_nr};
+    m->requires_grad = true;
+  } else if (!s->is_output && s->v.ag) {
+    v.ag = s->v.ag;
+    __atomic_add_fetch(&v.ag->refcount, 1, __ATOMIC_RELAXED);
+  }
+  return keep(b, VKT_OK, &v);
+}
+
 const vkt_var *S(vkt_bw *b, int k) {
   if (b->st)
     return NULL;
@@ -46,10 +65,12 @@ const vkt_var *S(vkt_bw *b, int k) {
                      "graph a second time or if you need to access saved tensors after calling backward.");
     return NULL;
   }
-  if (!s->v.t.storage) { /* a formula asked for what its entry point did not save: a bug of the formula */
+  if (!vkt_saved_present(s)) { /* a formula asked for what its entry point did not save: a bug of the formula */
     b->st = vkt_fail(VKT_ERR_RUNTIME, "vkt: %s read saved value %d, which was not saved", n->fn->name, k);
     return NULL;
   }
+  if (s->hooks)
+    return unpacked(b, s);
   if (s->v.t.storage->version != s->version) {
     char shape[96];
     vkt_shape_str(s->v.t.ndim, s->v.t.shape, shape, sizeof shape);

@@ -150,9 +150,17 @@ static void node_free(vkt_node *n) {
   }
 }
 
-static void release_saved(vkt_node *n) {
+static void saved_clear(vkt_saved *s) {
+  vkt_var_release(&s->v);
+  if (s->handle)
+    s->hooks->drop(s->handle);
+  s->handle = NULL;
+  s->hooks = NULL;
+}
+
+void vkt_node_release_saved(vkt_node *n) {
   for (int i = 0; i < n->nsaved; i++)
-    vkt_var_release(&n->saved[i].v);
+    saved_clear(&n->saved[i]);
 }
 
 void vkt_node_decref(vkt_node *n) {
@@ -162,7 +170,7 @@ void vkt_node_decref(vkt_node *n) {
   vkt_node **stack = NULL;
   int depth = 0, cap = 0;
   for (;;) {
-    release_saved(n);
+    vkt_node_release_saved(n);
     free(n->trace);
     if (n->extra_free)
       n->extra_free(n->extra);
@@ -317,11 +325,15 @@ void vkt_node_output(vkt_node *n, int k, vkt_var *out) {
   m->requires_grad = true;
 }
 
+static _Thread_local const vkt_saved_hooks *saved_hooks;
+
+void vkt_set_saved_hooks(const vkt_saved_hooks *h) { saved_hooks = h; }
+
 void vkt_node_save(vkt_node *n, int k, const vkt_var *v, bool is_output, int output_nr) {
   if (!n)
     return;
   vkt_saved *s = &n->saved[k];
-  vkt_var_release(&s->v);
+  saved_clear(s);
   if (k >= n->nsaved)
     n->nsaved = k + 1;
   if (is_output)
@@ -331,6 +343,11 @@ void vkt_node_save(vkt_node *n, int k, const vkt_var *v, bool is_output, int out
   s->version = v->t.storage->version;
   s->is_output = is_output;
   s->output_nr = output_nr;
+  if (saved_hooks) { /* the hooks take the tensor; an input's autograd state stays, for create_graph */
+    s->hooks = saved_hooks;
+    s->handle = saved_hooks->pack(&s->v);
+    vkt_tensor_release(&s->v.t);
+  }
 }
 
 /* ---- hooks ---- */

@@ -477,6 +477,96 @@ static PyObject *py_set_grad_enabled(PyObject *m, PyObject *on) {
   Py_RETURN_NONE;
 }
 
+/* ---- saved-tensor hooks (vkt.autograd.graph.saved_tensors_hooks) ---- */
+
+static _Thread_local PyObject *hooks_pair; /* this thread's (pack_hook, unpack_hook), or NULL */
+static _Thread_local PyObject *pack_error;  /* what a pack hook raised, for vkt_py_pack_failed */
+
+int vkt_py_pack_failed(void) {
+  if (!pack_error)
+    return 0;
+  PyErr_SetObject((PyObject *)Py_TYPE(pack_error), pack_error);
+  Py_CLEAR(pack_error);
+  return -1;
+}
+
+/* A handle: (unpack_hook, what pack_hook returned), or (None, the exception pack_hook raised), which the backward
+ * that needs the value raises. */
+static const vkt_saved_hooks python_hooks;
+
+static void *hooks_pack(const vkt_var *v) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  vkt_var shared;
+  vkt_var_share(&shared, v);
+  PyObject *t = vkt_wrap_var(&shared), *handle = NULL;
+  vkt_set_saved_hooks(NULL); /* what the hook saves is not packed again, as in PyTorch */
+  PyObject *packed = t ? PyObject_CallFunctionObjArgs(PyTuple_GetItem(hooks_pair, 0), t, NULL) : NULL;
+  vkt_set_saved_hooks(&python_hooks);
+  if (packed) {
+    handle = PyTuple_Pack(2, PyTuple_GetItem(hooks_pair, 1), packed);
+  } else {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value && tb)
+      PyException_SetTraceback(value, tb);
+    handle = value ? PyTuple_Pack(2, Py_None, value) : NULL;
+    if (value && !pack_error)
+      pack_error = Py_NewRef(value);
+    Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(tb);
+  }
+  PyErr_Clear();
+  Py_XDECREF(packed);
+  Py_XDECREF(t);
+  PyGILState_Release(gil);
+  return handle;
+}
+
+static vkt_status hooks_unpack(void *handle, vkt_var *out) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject *fn = PyTuple_GetItem(handle, 0), *obj = PyTuple_GetItem(handle, 1), *r = NULL;
+  if (fn != Py_None) {
+    vkt_set_saved_hooks(NULL);
+    r = PyObject_CallFunctionObjArgs(fn, obj, NULL);
+    vkt_set_saved_hooks(hooks_pair ? &python_hooks : NULL);
+  }
+  if (fn == Py_None) {
+    PyErr_SetObject((PyObject *)Py_TYPE(obj), obj);
+  } else if (r && !vkt_var_of(r)) {
+    PyObject *type = PyType_GetName(Py_TYPE(r));
+    if (type)
+      PyErr_Format(PyExc_TypeError, "Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+                   "type %U", type);
+    Py_XDECREF(type);
+  } else if (r) {
+    vkt_detach(out, vkt_var_of(r));
+  }
+  vkt_status st = vkt_var_defined(out) ? VKT_OK : VKT_ERR_PYTHON;
+  Py_XDECREF(r);
+  PyGILState_Release(gil);
+  return st;
+}
+
+static void hooks_drop(void *handle) {
+  PyGILState_STATE gil = PyGILState_Ensure();
+  Py_DECREF((PyObject *)handle);
+  PyGILState_Release(gil);
+}
+
+static const vkt_saved_hooks python_hooks = {hooks_pack, hooks_unpack, hooks_drop};
+
+/* _set_saved_hooks((pack_hook, unpack_hook) or None): this thread's hooks */
+static PyObject *py_set_saved_hooks(PyObject *m, PyObject *pair) {
+  (void)m;
+  if (pair != Py_None && (!PyTuple_Check(pair) || PyTuple_Size(pair) != 2))
+    return PyErr_Format(PyExc_TypeError, "_set_saved_hooks: a (pack_hook, unpack_hook) pair or None");
+  PyObject *old = hooks_pair;
+  hooks_pair = pair == Py_None ? NULL : Py_NewRef(pair);
+  Py_XDECREF(old);
+  vkt_set_saved_hooks(hooks_pair ? &python_hooks : NULL);
+  Py_RETURN_NONE;
+}
+
 /* ---- anomaly mode ---- */
 
 /* The caller's Python stack, as traceback.format_stack() words it (vkt_anomaly_stack). */
@@ -700,6 +790,7 @@ PyMethodDef vkt_autograd_functions[] = {
     {"set_anomaly_enabled", (PyCFunction)(void (*)(void))py_set_anomaly_enabled, METH_VARARGS | METH_KEYWORDS,
      "set_anomaly_enabled(enabled, check_nan=True): anomaly detection on or off, for the whole process"},
     {"is_anomaly_enabled", py_is_anomaly_enabled, METH_NOARGS, "whether anomaly detection is on"},
+    {"_set_saved_hooks", py_set_saved_hooks, METH_O, "_set_saved_hooks((pack_hook, unpack_hook) or None)"},
     {"_backward_plain", py_backward_plain, METH_NOARGS,
      "whether the backward running on this thread is backward() into every leaf (no inputs=, not grad())"},
     {"is_anomaly_check_nan_enabled", py_is_anomaly_check_nan_enabled, METH_NOARGS,

@@ -18,7 +18,7 @@ PyObject *vkt_py_inplace_result(PyObject *dst, vkt_status st, vkt_var *r) {
   if (!st)
     vkt_inplace_rebase(d, r);
   vkt_var_release(r);
-  return st ? vkt_raise(st) : Py_NewRef(dst);
+  return st ? vkt_raise(st) : vkt_py_pack_failed() < 0 ? NULL : Py_NewRef(dst);
 }
 
 /* Whether an in-place op on dst with these operands must be recorded; raises PyTorch's errors (-1). */

@@ -50,6 +50,9 @@ static inline bool vkt_is_tensor(PyObject *o) { return PyObject_TypeCheck(o, (Py
 PyObject *vkt_wrap(vkt_tensor *t);
 /* Wraps a var (both references stolen) in a new Python Tensor. */
 PyObject *vkt_wrap_var(vkt_var *v);
+/* -1 with the exception set where a saved-tensor pack hook raised on this thread since the last call (the op
+ * that saved raises it, as in PyTorch), else 0. */
+int vkt_py_pack_failed(void);
 /* A (values, indices) named tuple of the struct-sequence type desc describes (made on first use into
  * *type, kept for the process); both references are stolen. */
 PyObject *vkt_py_pair(PyStructSequence_Desc *desc, PyTypeObject **type, vkt_var *values, vkt_tensor *indices);

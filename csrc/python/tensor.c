@@ -5,6 +5,10 @@
 #include "py.h"
 
 PyObject *vkt_wrap_var(vkt_var *v) {
+  if (vkt_py_pack_failed() < 0) { /* the op that made v saved a tensor whose pack hook raised */
+    vkt_var_release(v);
+    return NULL;
+  }
   vkt_py_tensor *o = (vkt_py_tensor *)PyType_GenericAlloc((PyTypeObject *)vkt_state->tensor_type, 0);
   if (!o) {
     vkt_var_release(v);

@@ -5,13 +5,14 @@ backward() and grad() argument handling, the grad-mode context managers, tensor 
 autograd.Function (users' own ops with a backward) and gradcheck.
 """
 import functools
+import threading
 import warnings
 
 from . import _C
 
 __all__ = [
     "backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_grad", "enable_grad",
-    "set_grad_enabled", "is_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly",
+    "set_grad_enabled", "is_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly", "graph",
 ]
 
 is_grad_enabled = _C.is_grad_enabled
@@ -222,6 +223,90 @@ class set_detect_anomaly:
         return False
 
 
+# ---- vkt.autograd.graph: saved-tensor hooks ----
+
+_saved_hooks = threading.local()  # per thread, as PyTorch's: .stack of (pack, unpack), .disabled (a message)
+
+
+def _hooks_stack():
+    if not hasattr(_saved_hooks, "stack"):
+        _saved_hooks.stack, _saved_hooks.disabled = [], None
+    return _saved_hooks.stack
+
+
+def _current_hooks():
+    stack = _hooks_stack()
+    return stack[-1] if stack else None
+
+
+class saved_tensors_hooks:
+    """saved_tensors_hooks(pack_hook, unpack_hook): inside, each tensor an op saves for its backward goes to
+    pack_hook(tensor), whose result the graph keeps instead of the tensor; backward gets the tensor back from
+    unpack_hook(that). Per thread; nested blocks use the innermost pair."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self):
+        stack = _hooks_stack()
+        if _saved_hooks.disabled is not None:
+            raise RuntimeError(_saved_hooks.disabled)
+        stack.append((self.pack_hook, self.unpack_hook))
+        _C._set_saved_hooks(stack[-1])
+        return self
+
+    def __exit__(self, *exc):
+        stack = _hooks_stack()
+        stack.pop()
+        _C._set_saved_hooks(stack[-1] if stack else None)
+        return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors go to host memory and come back to their device in backward: a model's activations then
+    hold no device memory between its forward and backward. pin_memory and device_type are PyTorch's (vkt's host
+    copies need no pinning)."""
+
+    def __init__(self, pin_memory=False, device_type="vulkan"):
+        def pack(tensor):
+            return tensor.device, _C.empty(tuple(tensor.shape), dtype=tensor.dtype).copy_(tensor)
+
+        def unpack(packed):
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """disable_saved_tensors_hooks(error_message): saved-tensor hooks raise RuntimeError(error_message) inside."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        if _hooks_stack():
+            raise RuntimeError(self.error_message)
+        self._prev, _saved_hooks.disabled = _saved_hooks.disabled, self.error_message
+        return self
+
+    def __exit__(self, *exc):
+        _saved_hooks.disabled = self._prev
+        return False
+
+
+class _GraphModule:
+    """vkt.autograd.graph: the names torch.autograd.graph has that vkt has."""
+
+    Node = _C.Node
+    saved_tensors_hooks = saved_tensors_hooks
+    save_on_cpu = save_on_cpu
+    disable_saved_tensors_hooks = disable_saved_tensors_hooks
+
+
+graph = _GraphModule()
+
+
 # ---- autograd.Function ----
 
 class FunctionCtx:
@@ -238,12 +323,19 @@ class FunctionCtx:
         self.materialize_grads = True
 
     def save_for_backward(self, *tensors):
+        hooks = _current_hooks()
+        if hooks is not None:  # the hooks keep what pack_hook returns; saved_tensors unpacks it
+            self._packed = tuple((hooks[1], hooks[0](t)) if isinstance(t, _C.Tensor) else (None, t) for t in tensors)
+            self._saved = self._originals = self._versions = ()
+            return
         self._saved = tuple(t.detach() if isinstance(t, _C.Tensor) else t for t in tensors)
         self._versions = tuple(t._version if isinstance(t, _C.Tensor) else None for t in tensors)
         self._originals = tensors
 
     @property
     def saved_tensors(self):
+        if getattr(self, "_packed", None) is not None and self._saved is not None:
+            return tuple(unpack(p) if unpack is not None else p for unpack, p in self._packed)
         if self._saved is None:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved tensors after they "

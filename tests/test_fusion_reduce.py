@@ -432,3 +432,19 @@ def test_reductions_of_pending_products(fusion):
     assert_close(s.cpu().numpy(), (ref + b).sum(1), rtol=1e-5, atol=1e-4)
     assert same_bits(run(lambda p, q, r: (p @ q + r).sum(1), [a, w, b], True)[0],
                      run(lambda p, q, r: (p @ q + r).sum(1), [a, w, b], False)[0])
+
+
+def test_a_batched_product_backward_takes_no_more_dispatches_than_a_flat_one(fusion):
+    """matmul_add_relu of x (8, 64, 96): its backward folds the batch into the rows through views of its
+    temporaries, which must leave the gradients as free to become .grad as the flat product's are (views that
+    held a second reference to their base had made each such gradient a copy)."""
+    rng2 = np.random.default_rng(2)
+    arrays = [rng2.standard_normal(s).astype(np.float32) for s in ((8, 64, 96), (96, 80), (80,))]
+    counts = []
+    for shape in ((8, 64, 96), (512, 96)):
+        x, w, bias = (vkt.tensor(v.reshape(shape) if k == 0 else v, device="vulkan", requires_grad=True)
+                      for k, v in enumerate(arrays))
+        fresh()
+        vkt.matmul_add_relu(x, w, bias).sum().backward()
+        counts.append(stats()["dispatches"])
+    assert counts[0] == counts[1]

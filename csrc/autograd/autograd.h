@@ -47,10 +47,12 @@ struct vkt_meta {
   vkt_hook *hooks;    /* leaves' hooks; a non-leaf's live on its grad_fn */
   vkt_hook *post_hooks; /* leaves': run after .grad took a gradient (register_post_accumulate_grad_hook) */
   void *owner;        /* the binding's object that holds this tensor (weak): AccumulateGrad.variable */
-  /* A view in the graph: the tensor it views (the first of a chain of views) and that tensor's geometry. Its
-   * grad_fn holds while their storage is at base_version; after a write to it (through the base, this view or
-   * another) the view is the base's current value seen through its geometry, and its grad_fn is made again
-   * from the base's history (vkt_view_refresh), as PyTorch regenerates a view's grad_fn. */
+  /* A view in the graph: the tensor it views (the first of a chain of views) and that tensor's geometry (its
+   * storage borrowed: the view holds the same one, and a second reference would tell the allocator and fusion
+   * that someone else holds the base). Its grad_fn holds while their storage is at base_version; after a write
+   * to it (through the base, this view or another) the view is the base's current value seen through its
+   * geometry, and its grad_fn is made again from the base's history (vkt_view_refresh), as PyTorch regenerates
+   * a view's grad_fn. */
   vkt_meta *base;
   vkt_tensor base_t;
   uint32_t base_version;
@@ -224,6 +226,8 @@ typedef struct {
 /* Whether the backward running on this thread (if any) is backward() into every leaf's .grad: no inputs=, not
  * autograd.grad (a reentrant checkpoint needs one). */
 bool vkt_backward_plain(void);
+/* Whether a backward is running on this thread. */
+bool vkt_backward_running(void);
 /* Backpropagates grads[k] (defined, or undefined for a scalar root: ones) from roots[k]. */
 vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const vkt_backward_opts *o);
 

@@ -11,8 +11,10 @@
 
 static uint64_t next_run = 1;
 static _Thread_local bool plain_run; /* vkt_backward_plain's */
+static _Thread_local int running;    /* vkt_backward_running's: backward runs nest (checkpoint) */
 
 bool vkt_backward_plain(void) { return plain_run; }
+bool vkt_backward_running(void) { return running > 0; }
 
 static int newest_first(const void *a, const void *b) {
   uint64_t x = (*(vkt_node *const *)a)->seq, y = (*(vkt_node *const *)b)->seq;
@@ -311,6 +313,7 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
     st = collect(n, edges, __atomic_fetch_add(&next_run, 1, __ATOMIC_RELAXED), &nodes, &was, &count);
   bool outer_plain = plain_run;
   plain_run = o->accumulate && !nt;
+  running++;
   if (!st) {
     bufs = calloc(count ? count : 1, sizeof *bufs);
     needed = calloc(count ? count : 1, sizeof *needed);
@@ -374,6 +377,7 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
   }
   vkt_set_grad_enabled(was_enabled);
   plain_run = outer_plain;
+  running--;
   for (int i = 0; was && i < count; i++)
     nodes[i]->idx = was[i];
   free(was);

@@ -46,7 +46,6 @@ void vkt_meta_decref(vkt_meta *m) {
     n->retains[m->grad_fn.nr] = NULL;
   vkt_node_decref(n);
   vkt_var_release(&m->grad);
-  vkt_tensor_release(&m->base_t);
   vkt_meta_decref(m->base);
   hooks_free(m->hooks);
   hooks_free(m->post_hooks);
@@ -238,15 +237,17 @@ void vkt_view_track(vkt_var *out, const vkt_var *x) {
     return;
   m->base = xm->base ? xm->base : xm;
   __atomic_add_fetch(&m->base->refcount, 1, __ATOMIC_RELAXED);
-  vkt_tensor_share(&m->base_t, xm->base ? &xm->base_t : &x->t);
+  m->base_t = xm->base ? xm->base_t : x->t; /* borrowed: the view holds the same storage */
   m->base_version = out->t.storage->version;
 }
 
 /* x is the caller's own var (a Python tensor's, or a temporary it releases): its meta, made here where it has none,
- * is the one a later in-place write to x gives its history, which the view then takes. Integer views are left
- * alone: they never take a history. */
+ * is the one a later in-place write to x gives its history, which the view then takes. A backward's own views
+ * (in the engine, without create_graph) stay plain: a gradient with a meta would be copied into .grad. Integer
+ * views are left alone: they never take a history. */
 void vkt_view_unrecorded(vkt_var *out, const vkt_var *x, bool multi) {
-  if (!vkt_dtypes[x->t.dtype].is_float || !vkt_var_meta((vkt_var *)x) || !vkt_var_meta(out))
+  if (!vkt_dtypes[x->t.dtype].is_float || (!vkt_grad_enabled() && vkt_backward_running()) ||
+      !vkt_var_meta((vkt_var *)x) || !vkt_var_meta(out))
     return;
   out->ag->is_view = true;
   out->ag->multi_view = multi;

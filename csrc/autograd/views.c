@@ -305,7 +305,7 @@ vkt_status vkt_ag_reshape(const vkt_var *x, int ndim, const int64_t *shape, bool
       out->ag->is_view = out->ag->no_grad_view = false;
       vkt_meta_decref(out->ag->base);
       out->ag->base = NULL;
-      vkt_tensor_release(&out->ag->base_t);
+      out->ag->base_t = (vkt_tensor){0};
     }
     return st;
   }

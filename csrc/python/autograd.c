@@ -195,6 +195,12 @@ static int set_data(PyObject *self, PyObject *value, void *c) {
   }
   vkt_tensor t;
   vkt_tensor_share(&t, src);
+  vkt_meta *m = SELF_V->ag;
+  if (m && m->base && t.storage != SELF_T->storage) { /* no longer a view of its base (whose storage it held) */
+    vkt_meta_decref(m->base);
+    m->base = NULL;
+    m->base_t = (vkt_tensor){0};
+  }
   vkt_tensor_release(SELF_T);
   *SELF_T = t;
   return 0;

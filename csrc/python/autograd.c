@@ -286,21 +286,6 @@ static vkt_status call_hook(void *ctx, vkt_var *grad) {
 
 static void drop_hook(void *ctx) { Py_DECREF((PyObject *)ctx); }
 
-static PyObject *py_add_hook(PyObject *m, PyObject *args) {
-  PyObject *t, *fn;
-  (void)m;
-  if (!PyArg_ParseTuple(args, "OO", &t, &fn) || !vkt_var_of(t))
-    return NULL;
-  vkt_var *v = vkt_var_of(t);
-  if (!vkt_requires_grad(v))
-    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "cannot register a hook on a tensor that doesn't require gradient"));
-  vkt_hook *h = calloc(1, sizeof *h);
-  if (!h)
-    return PyErr_NoMemory();
-  *h = (vkt_hook){.fn = call_hook, .ctx = Py_NewRef(fn), .free = drop_hook};
-  return PyLong_FromLongLong(vkt_add_hook(v, h));
-}
-
 /* A post-accumulate hook: fn(the leaf's tensor), which must return None. */
 typedef struct {
   PyObject *fn;
@@ -328,21 +313,28 @@ static void drop_post_hook(void *ctx) {
   free(p);
 }
 
-static PyObject *py_add_post_hook(PyObject *m, PyObject *args) {
+/* _add_hook(tensor, fn, post=False): fn(grad) as Tensor.register_hook, or with post fn(leaf) after .grad took a
+ * gradient (register_post_accumulate_grad_hook); the hook's id. */
+static PyObject *py_add_hook(PyObject *m, PyObject *args) {
   PyObject *t, *fn;
+  int post = 0;
   (void)m;
-  if (!PyArg_ParseTuple(args, "OO", &t, &fn) || !vkt_var_of(t))
+  if (!PyArg_ParseTuple(args, "OO|p", &t, &fn, &post) || !vkt_var_of(t))
     return NULL;
   vkt_var *v = vkt_var_of(t);
   if (!vkt_requires_grad(v))
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "cannot register a hook on a tensor that doesn't require gradient"));
-  if (!vkt_is_leaf(v))
+  if (post && !vkt_is_leaf(v))
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "post accumulate grad hooks cannot be registered on non-leaf tensors"));
   vkt_hook *h = calloc(1, sizeof *h);
-  post_hook *p = malloc(sizeof *p);
-  if (!h || !p) {
+  post_hook *p = post ? malloc(sizeof *p) : NULL;
+  if (!h || (post && !p)) {
     free(h), free(p);
     return PyErr_NoMemory();
+  }
+  if (!post) {
+    *h = (vkt_hook){.fn = call_hook, .ctx = Py_NewRef(fn), .free = drop_hook};
+    return PyLong_FromLongLong(vkt_add_hook(v, h));
   }
   *p = (post_hook){Py_NewRef(fn), v->ag};
   if (!v->ag->owner)
@@ -787,8 +779,7 @@ static PyObject *py_make_subclass(PyObject *module, PyObject *args) {
 PyMethodDef vkt_autograd_functions[] = {
     {"_make_subclass", py_make_subclass, METH_VARARGS, "_make_subclass(cls, data, requires_grad=False)"},
     {"_run_backward", py_run_backward, METH_VARARGS, "the engine behind vkt.autograd.backward and grad"},
-    {"_add_hook", py_add_hook, METH_VARARGS, "_add_hook(tensor, fn): the hook's id"},
-    {"_add_post_hook", py_add_post_hook, METH_VARARGS, "_add_post_hook(leaf, fn): the hook's id"},
+    {"_add_hook", py_add_hook, METH_VARARGS, "_add_hook(tensor, fn, post=False): the hook's id"},
     {"_remove_hook", py_remove_hook, METH_VARARGS, "_remove_hook(tensor, id)"},
     {"_function_record", py_function_record, METH_VARARGS, "records an autograd.Function's node"},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, "whether ops record gradients on this thread"},

@@ -104,7 +104,7 @@ def _tensor_register_post_accumulate_grad_hook(self, hook):
     """hook(tensor) runs after backward() has added into this leaf's .grad (an optimizer step in the backward)."""
     if not callable(hook):
         raise TypeError(f"register_post_accumulate_grad_hook expects a callable, not {type(hook).__name__}")
-    return RemovableHandle(self, _C._add_post_hook(self, hook))
+    return RemovableHandle(self, _C._add_hook(self, hook, True))
 
 
 # ---- grad mode ----

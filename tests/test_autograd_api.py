@@ -599,6 +599,47 @@ def test_detect_anomaly_names_the_node_whose_hook_failed(device):
 
 # ---- hooks, retain_grad, detach ----
 
+def test_node_hooks_as_torch(device):
+    """grad_fn.register_prehook / register_hook: what they see, what they replace, their order with the
+    AccumulateGrad node's, removal, and PyTorch's errors for a result of the wrong kind or length."""
+    logs = []
+    for L in (vkt, torch):
+        log = []
+
+        def seen(g):  # to 5 digits: vulkan's float32 exp is not the CPU's to the last bit
+            return None if g is None else [float(f"{v:.5g}") for v in (values(g) if L is vkt else g.detach().numpy())]
+        x = L.tensor([1.0, 2.0], requires_grad=True) if L is torch else leaf([1.0, 2.0], device, "float32")
+        y = x * 3
+        pre = y.grad_fn.register_prehook(lambda go: (log.append(("pre", [seen(g) for g in go])), (go[0] * 10,))[1])
+        post = y.grad_fn.register_hook(lambda gi, go: log.append(("post", [seen(g) for g in gi],
+                                                                  [seen(g) for g in go])))
+        acc = y.grad_fn.next_functions[0][0]
+        acc.register_prehook(lambda go: log.append(("acc pre", [seen(g) for g in go])))
+        acc.register_hook(lambda gi, go: log.append(("acc post", list(gi), [seen(g) for g in go])))
+        y.exp().sum().backward()
+        log.append(("grad", seen(x.grad)))
+        pre.remove()
+        post.remove()
+        x.grad = None
+        z = x * x
+        z.grad_fn.register_hook(lambda gi, go: (gi[0] * 0 + 1, None))  # replaces x's gradient
+        z.sum().backward()
+        log.append(("replaced", seen(x.grad)))
+        for bad, error, match in [(lambda gi, go: (1, 2, 3), RuntimeError, "hook '<lambda>' has returned an "
+                                   r"incorrect number of values \(got 3, but expected 2\)"),
+                                  (lambda gi, go: 5, TypeError, "expected tuple, but hook returned 'int'")]:
+            w = x * 3
+            w.grad_fn.register_hook(bad)
+            with pytest.raises(error, match=match):
+                w.sum().backward()
+        w = x * 3
+        w.grad_fn.register_prehook(lambda go: 5)
+        with pytest.raises(TypeError, match="expected tuple, but hook returned 'int'"):
+            w.sum().backward()
+        logs.append(log)
+    assert logs[0] == logs[1]
+
+
 def test_post_accumulate_grad_hook_as_torch(device):
     """hook(leaf) after .grad took each gradient (not under autograd.grad); an optimizer step inside it; errors."""
     results = []

@@ -34,6 +34,19 @@ struct vkt_hook {
   void (*free)(void *ctx);
 };
 
+/* A hook on a node (Node.register_prehook / register_hook): a pre hook may replace the node's output gradients
+ * grads[0..nout) before its backward runs, a post hook its input gradients ins[0..nin) after (given the output
+ * gradients it ran on). Undefined vars stand for None. VKT_ERR_PYTHON where the hook raised. */
+typedef struct vkt_node_hook vkt_node_hook;
+struct vkt_node_hook {
+  vkt_node_hook *next;
+  int64_t id;
+  bool post;
+  vkt_status (*fn)(void *ctx, int nin, vkt_var *ins, int nout, vkt_var *grads);
+  void *ctx;
+  void (*free)(void *ctx);
+};
+
 struct vkt_meta {
   int refcount;
   bool requires_grad; /* leaves: the user's flag; tensors with a grad_fn always require grad */
@@ -126,6 +139,7 @@ struct vkt_node {
   void (*extra_free)(void *extra);
   vkt_meta *leaf; /* AccumulateGrad: the leaf (strong) */
   char *trace; /* in anomaly mode: the forward's stack where the node was made (vkt_anomaly_stack) */
+  vkt_node_hook *hooks; /* its own pre and post hooks, in registration order */
   /* The engine's scratch while a backward runs. */
   uint64_t mark;
   int idx;
@@ -199,6 +213,9 @@ int64_t vkt_add_hook(vkt_var *v, vkt_hook *h);
 /* A hook run after leaf v's .grad took a gradient; returns its id. */
 int64_t vkt_add_post_hook(vkt_var *v, vkt_hook *h);
 bool vkt_remove_hook(vkt_meta *m, vkt_node *n, int nr, int64_t id);
+/* A pre or post hook added to node n; returns its id. */
+int64_t vkt_node_add_hook(vkt_node *n, vkt_node_hook *h);
+bool vkt_node_remove_hook(vkt_node *n, int64_t id);
 void vkt_retain_grad(vkt_var *v);
 
 /* Before an in-place write that records (grad mode on, dst or an operand requiring grad): refuses what PyTorch

@@ -191,12 +191,26 @@ static vkt_status add_to_grad(const vkt_node *acc, vkt_var *g, bool create_graph
                     &m->grad.t, NULL);
 }
 
-/* AccumulateGrad (node acc): the leaf's hooks, .grad += g, then its post-accumulate hooks. */
-static vkt_status accumulate(const vkt_node *acc, vkt_var *g, bool create_graph) {
+static vkt_status run_node_hooks(vkt_node *x, bool post, vkt_var *ins, vkt_var *grads);
+
+/* AccumulateGrad (node acc), in PyTorch's order: the leaf's tensor hooks, the node's pre hooks, .grad += g, the
+ * leaf's post-accumulate hooks, the node's post hooks (given g: kept aside for them, where there are any). */
+static vkt_status accumulate(vkt_node *acc, vkt_var *g, bool create_graph) {
   vkt_status st = run_hooks(acc->leaf->hooks, g);
+  if (!st)
+    st = run_node_hooks(acc, false, NULL, g);
   if (st || !vkt_var_defined(g))
     return st;
-  return (st = add_to_grad(acc, g, create_graph)) ? st : run_hooks(acc->leaf->post_hooks, &acc->leaf->grad);
+  bool post = false;
+  for (vkt_node_hook *h = acc->hooks; h; h = h->next)
+    post |= h->post;
+  vkt_var seen = {0};
+  if (post)
+    vkt_var_share(&seen, g);
+  if (!(st = add_to_grad(acc, g, create_graph)) && !(st = run_hooks(acc->leaf->post_hooks, &acc->leaf->grad)))
+    st = run_node_hooks(acc, true, NULL, &seen);
+  vkt_var_release(&seen);
+  return st;
 }
 
 static _Thread_local char *anomaly_report; /* vkt_anomaly_report's */
@@ -233,6 +247,17 @@ static vkt_status check_nan(const vkt_node *x, int i, const vkt_var *g) {
   return st;
 }
 
+/* Node x's own pre hooks (post: its post hooks) on its output gradients (and input gradients ins). */
+static vkt_status run_node_hooks(vkt_node *x, bool post, vkt_var *ins, vkt_var *grads) {
+  for (vkt_node_hook *h = x->hooks; h; h = h->next)
+    if (h->post == post) {
+      vkt_status st = h->fn(h->ctx, post ? x->nin : 0, ins, x->nout, grads);
+      if (st)
+        return st;
+    }
+  return VKT_OK;
+}
+
 /* Runs node x on its summed output gradients; sends the input gradients on into bufs. */
 static vkt_status run_node(vkt_node *x, vkt_var *grads, vkt_var **bufs, bool create_graph) {
   for (int k = 0; k < x->nout; k++) {
@@ -242,17 +267,23 @@ static vkt_status run_node(vkt_node *x, vkt_var *grads, vkt_var **bufs, bool cre
     if (st)
       return st;
   }
+  vkt_status st = run_node_hooks(x, false, NULL, grads);
+  if (st)
+    return st;
   vkt_var out[x->nin > 0 ? x->nin : 1];
   memset(out, 0, sizeof out);
   vkt_bw b = {.n = x, .grads = grads, .out = out};
   x->fn->backward(&b);
   vkt_bw_end(&b);
-  vkt_status st = b.st;
+  st = b.st;
   bool check = false, anomaly = vkt_anomaly(&check);
-  for (int i = 0; i < x->nin; i++) {
+  for (int i = 0; i < x->nin; i++)
     if (!st && x->next[i].node && vkt_var_defined(&out[i]) && !(st = fit(x, i, &out[i])) && anomaly && check &&
         vkt_dtypes[out[i].t.dtype].is_float)
       st = check_nan(x, i, &out[i]);
+  if (!st)
+    st = run_node_hooks(x, true, out, grads);
+  for (int i = 0; i < x->nin; i++) {
     if (!st && x->next[i].node && vkt_var_defined(&out[i]))
       st = add_into(&bufs[x->next[i].node->idx][x->next[i].nr], &out[i]);
     vkt_var_release(&out[i]);

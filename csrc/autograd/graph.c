@@ -171,6 +171,12 @@ void vkt_node_decref(vkt_node *n) {
   for (;;) {
     vkt_node_release_saved(n);
     free(n->trace);
+    for (vkt_node_hook *h = n->hooks, *next; h; h = next) {
+      next = h->next;
+      if (h->free)
+        h->free(h->ctx);
+      free(h);
+    }
     if (n->extra_free)
       n->extra_free(n->extra);
     if (n->leaf) {
@@ -373,6 +379,28 @@ int64_t vkt_add_post_hook(vkt_var *v, vkt_hook *h) {
     list = &(*list)->next;
   *list = h;
   return h->id;
+}
+
+int64_t vkt_node_add_hook(vkt_node *n, vkt_node_hook *h) {
+  h->id = __atomic_fetch_add(&next_hook_id, 1, __ATOMIC_RELAXED);
+  vkt_node_hook **list = &n->hooks;
+  while (*list)
+    list = &(*list)->next;
+  *list = h;
+  return h->id;
+}
+
+bool vkt_node_remove_hook(vkt_node *n, int64_t id) {
+  for (vkt_node_hook **list = &n->hooks; *list; list = &(*list)->next)
+    if ((*list)->id == id) {
+      vkt_node_hook *h = *list;
+      *list = h->next;
+      if (h->free)
+        h->free(h->ctx);
+      free(h);
+      return true;
+    }
+  return false;
 }
 
 static bool unlink_hook(vkt_hook **list, int64_t id) {

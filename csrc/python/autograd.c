@@ -75,8 +75,93 @@ static PyObject *node_eq(PyObject *a, PyObject *b, int op) {
 
 static Py_hash_t node_hash(PyObject *self) { return (Py_hash_t)(uintptr_t)((py_node *)self)->node >> 4; }
 
+/* Gradients as a tuple for a node hook (None for undefined ones). */
+static PyObject *grads_tuple(int n, const vkt_var *v) {
+  PyObject *t = PyTuple_New(n);
+  for (int i = 0; t && i < n; i++) {
+    vkt_var g = {0};
+    if (vkt_var_defined(&v[i]))
+      vkt_var_share(&g, &v[i]);
+    PyObject *o = vkt_var_defined(&g) ? vkt_wrap_var(&g) : Py_NewRef(Py_None);
+    if (!o)
+      Py_CLEAR(t);
+    else
+      PyTuple_SetItem(t, i, o);
+  }
+  return t;
+}
+
+/* A node hook's result r (None, or a tuple of tensors or None) put into v[0..n), with PyTorch's errors. */
+static vkt_status hook_result(PyObject *fn, PyObject *r, int n, vkt_var *v) {
+  PyObject *type = r && r != Py_None && !PyTuple_Check(r) ? PyType_GetName(Py_TYPE(r)) : NULL;
+  PyObject *name = r && PyTuple_Check(r) && PyTuple_Size(r) != n ? PyObject_GetAttrString(fn, "__name__") : NULL;
+  if (type)
+    PyErr_Format(PyExc_TypeError, "expected tuple, but hook returned '%U'", type);
+  else if (name)
+    PyErr_Format(PyExc_RuntimeError, "hook '%U' has returned an incorrect number of values (got %zd, but expected %d)",
+                 name, PyTuple_Size(r), n);
+  for (int i = 0; r && !type && !name && PyTuple_Check(r) && i < n; i++) {
+    PyObject *item = PyTuple_GetItem(r, i);
+    if (item != Py_None && !vkt_var_of(item)) {
+      PyErr_Format(PyExc_TypeError, "expected Variable or None (got %R)", (PyObject *)Py_TYPE(item));
+      break;
+    }
+    vkt_var_release(&v[i]);
+    if (item != Py_None)
+      vkt_var_share(&v[i], vkt_var_of(item));
+  }
+  Py_XDECREF(type);
+  Py_XDECREF(name);
+  return PyErr_Occurred() ? VKT_ERR_PYTHON : VKT_OK;
+}
+
+/* Node.register_prehook's fn(grad_outputs), which may return new ones. */
+static vkt_status call_node_prehook(void *ctx, int nin, vkt_var *ins, int nout, vkt_var *grads) {
+  (void)nin, (void)ins;
+  PyObject *go = grads_tuple(nout, grads), *r = go ? PyObject_CallFunctionObjArgs(ctx, go, NULL) : NULL;
+  vkt_status st = r ? hook_result(ctx, r, nout, grads) : VKT_ERR_PYTHON;
+  Py_XDECREF(go);
+  Py_XDECREF(r);
+  return st;
+}
+
+/* Node.register_hook's fn(grad_inputs, grad_outputs), which may return new grad_inputs. */
+static vkt_status call_node_posthook(void *ctx, int nin, vkt_var *ins, int nout, vkt_var *grads) {
+  PyObject *gi = grads_tuple(nin, ins), *go = gi ? grads_tuple(nout, grads) : NULL;
+  PyObject *r = go ? PyObject_CallFunctionObjArgs(ctx, gi, go, NULL) : NULL;
+  vkt_status st = r ? hook_result(ctx, r, nin, ins) : VKT_ERR_PYTHON;
+  Py_XDECREF(gi);
+  Py_XDECREF(go);
+  Py_XDECREF(r);
+  return st;
+}
+
+static void drop_node_hook(void *ctx) { Py_DECREF((PyObject *)ctx); }
+
+static PyObject *node_add_hook(PyObject *self, PyObject *args) {
+  PyObject *fn;
+  int post;
+  if (!PyArg_ParseTuple(args, "Op", &fn, &post))
+    return NULL;
+  vkt_node_hook *h = calloc(1, sizeof *h);
+  if (!h)
+    return PyErr_NoMemory();
+  *h = (vkt_node_hook){
+      .post = post, .fn = post ? call_node_posthook : call_node_prehook, .ctx = Py_NewRef(fn), .free = drop_node_hook};
+  return PyLong_FromLongLong(vkt_node_add_hook(((py_node *)self)->node, h));
+}
+
+static PyObject *node_remove_hook(PyObject *self, PyObject *id) {
+  long long k = PyLong_AsLongLong(id);
+  if (k == -1 && PyErr_Occurred())
+    return NULL;
+  return PyBool_FromLong(vkt_node_remove_hook(((py_node *)self)->node, k));
+}
+
 static PyMethodDef node_methods[] = {
     {"name", node_name, METH_NOARGS, "the node's PyTorch name, e.g. MulBackward0"},
+    {"_add_hook", node_add_hook, METH_VARARGS, "_add_hook(fn, post): a pre or post hook's id"},
+    {"_remove_hook", node_remove_hook, METH_O, "_remove_hook(id)"},
     {NULL},
 };
 static PyGetSetDef node_getset[] = {

@@ -100,6 +100,38 @@ def _tensor_register_hook(self, hook):
     return RemovableHandle(self, _C._add_hook(self, hook))
 
 
+class _NodeHandle:
+    """What Node.register_hook / register_prehook return: remove() takes the hook off again."""
+
+    def __init__(self, node, hook_id):
+        self._node, self.id = node, hook_id
+
+    def remove(self):
+        if self._node is not None:
+            self._node._remove_hook(self.id)
+            self._node = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _node_register_prehook(self, fn):
+    """fn(grad_outputs) runs before this node's backward; a tuple it returns replaces grad_outputs."""
+    return _NodeHandle(self, self._add_hook(fn, False))
+
+
+def _node_register_hook(self, fn):
+    """fn(grad_inputs, grad_outputs) runs after this node's backward; a tuple it returns replaces grad_inputs."""
+    return _NodeHandle(self, self._add_hook(fn, True))
+
+
+_C.Node.register_prehook = _node_register_prehook
+_C.Node.register_hook = _node_register_hook
+
+
 def _tensor_register_post_accumulate_grad_hook(self, hook):
     """hook(tensor) runs after backward() has added into this leaf's .grad (an optimizer step in the backward)."""
     if not callable(hook):

@@ -234,14 +234,12 @@ static void report_failure(const vkt_node *x) {
 /* Anomaly mode's NaN check of input gradient i of node x (a read to the host, as in PyTorch). */
 static vkt_status check_nan(const vkt_node *x, int i, const vkt_var *g) {
   const vkt_scalar none = {false, 0, 0};
-  vkt_tensor nan = {0}, any = {0};
-  vkt_reduce_opts o = {.name = "any", .dims = (1u << g->t.ndim) - 1, .dtype = -1};
+  vkt_tensor nan = {0};
   bool found = false;
   vkt_status st = vkt_unary(VKT_OP_ISNAN, &g->t, none, none, NULL, &nan);
-  if (!st && !(st = vkt_reduce(VKT_OP_ANY, &nan, &o, &any, NULL)))
-    st = vkt_read(&any, &found);
+  if (!st)
+    st = vkt_any_read(&nan, &found);
   vkt_tensor_release(&nan);
-  vkt_tensor_release(&any);
   if (!st && found)
     st = vkt_fail(VKT_ERR_RUNTIME, "Function '%s' returned nan values in its %dth output.", x->fn->name, i);
   return st;

@@ -2,9 +2,11 @@
  * the target's gradient is g with the overwritten positions zeroed (or g itself where the write adds),
  * the source's is g read back at the positions it went to. The zeroing writes are themselves entry points
  * of this file, so the backward is differentiable (create_graph). Index tensors and masks are kept on the
- * forward's device: no backward reads anything to the host but masked_scatter's count (a shape). */
+ * forward's device: no backward reads anything to the host but masked_scatter's count (a shape), and prod's
+ * zero count under create_graph. */
 #include <string.h>
 
+#include "../ops/reduce.h"
 #include "../ops/shape.h"
 #include "formula.h"
 #include "shape.h"
@@ -131,6 +133,32 @@ static void extreme_backward(vkt_bw *b, const vkt_var *idx, const vkt_var **gx, 
 /* prod: g times the product of the others. x's zeros are taken as ones; so is src's zero where it is the only
  * one in its slot, and a slot with two zeros gives its zeros 0. (PyTorch also refuses the double backward of
  * the latter, which needs a read to the host; vkt does not check.) */
+/* PyTorch's Error node: src's gradient under create_graph where a slot took more than one zero, whose own
+ * gradient this formula does not give. */
+static void refuse_backward(vkt_bw *b) {
+  b->st = vkt_fail(VKT_ERR_RUNTIME, "scatter_reduce(): Double backward is unsupported for src when >1 zeros in src "
+                   "are scattered to the same position in self");
+}
+
+static const vkt_fn refuse_fn = {"Error", refuse_backward};
+
+/* With create_graph, gs as the output of an Error node where some slot took more than one of src's zeros (a read
+ * to the host, as PyTorch's check is). */
+static const vkt_var *refused_past_one_zero(vkt_bw *b, const vkt_var *zeros, const vkt_var *gs) {
+  const vkt_var *many = vkt_grad_enabled() && gs ? bins(b, VKT_OP_GT, zeros, 1) : NULL;
+  bool found = false;
+  if (many)
+    b->st = vkt_any_read(&many->t, &found);
+  if (!found || b->st)
+    return gs;
+  vkt_var out = {0};
+  vkt_tensor_share(&out.t, &gs->t);
+  vkt_node *n = vkt_node_begin(&refuse_fn, 1, &gs, 1);
+  vkt_node_output(n, 0, &out);
+  vkt_node_decref(n);
+  return keep(b, VKT_OK, &out);
+}
+
 static void prod_backward(vkt_bw *b, const vkt_var *idx, const vkt_var **gx, const vkt_var **gs) {
   const vkt_var *x = S(b, 1), *src = S(b, 2), *y = S(b, 3);
   if (NEED(b, 0)) {
@@ -145,7 +173,7 @@ static void prod_backward(vkt_bw *b, const vkt_var *idx, const vkt_var **gx, con
   const vkt_var *others =
       gathered(b, mul(b, g, rewritten(b, VKT_WRITE_REDUCE_PROD, x, idx, ones_where(b, lone, src))), idx);
   const vkt_var *plain = dvd(b, gathered(b, mul(b, g, y), idx), ones_where(b, src_zero, src));
-  *gs = select(b, lone, others, plain);
+  *gs = refused_past_one_zero(b, zeros, select(b, lone, others, plain));
 }
 
 /* saved: 0 the index (the mask for masked_scatter), 1 mean's counts; prod, amax, amin: 1 x, 2 src, 3 the

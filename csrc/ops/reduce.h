@@ -58,6 +58,8 @@ const char *vkt_torch_dtype_name(vkt_dtype d);
 vkt_status vkt_nan_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out);
 /* The int64 count of nonzero elements over o->dims (no keepdim). */
 vkt_status vkt_count_nonzero(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out);
+/* Whether any element of x is nonzero, read to the host (*out): a wait for the device. */
+vkt_status vkt_any_read(const vkt_tensor *x, bool *out);
 /* linalg.vector_norm: (sum |x|^ord)^(1/ord) over o->dims; ord inf/-inf: max/min |x|; 0: the nonzero count;
  * o->dtype casts x first. */
 vkt_status vkt_vector_norm(const vkt_tensor *x, double ord, const vkt_reduce_opts *o, vkt_tensor *out);

@@ -65,6 +65,17 @@ finish:
   return st;
 }
 
+vkt_status vkt_any_read(const vkt_tensor *x, bool *out) {
+  vkt_reduce_opts o = {.name = "any", .dims = (1u << x->ndim) - 1, .dtype = -1, .all_dims = true};
+  vkt_tensor any = {0};
+  *out = false;
+  vkt_status st = vkt_reduce(VKT_OP_ANY, x, &o, &any, NULL);
+  if (!st)
+    st = vkt_read(&any, out);
+  vkt_tensor_release(&any);
+  return st;
+}
+
 vkt_status vkt_count_nonzero(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out) {
   vkt_tensor nz = {0};
   vkt_status st = binary(VKT_OP_NE, x, NULL, (vkt_scalar){false, 0, 0}, &nz);

@@ -138,6 +138,17 @@ def test_inplace_activations(name, args, device):
     assert_close(out, v.numpy() if device == "cpu" else v.cpu().numpy())
 
 
+@pytest.mark.parametrize("name,args", [("relu_", ()), ("hardtanh_", (-0.5, 0.5)), ("elu_", (0.7,)),
+                                       ("leaky_relu_", (0.2,)), ("selu_", ()), ("celu_", (1.5,)),
+                                       ("threshold_", (0.1, -2.0))])
+def test_inplace_functional_activations(name, args, device):
+    x = randn(3, 5)
+    v = vkt.tensor(x, device=device)
+    out = getattr(vkt.nn.functional, name)(v, *args)
+    assert out is v
+    assert_close(v, getattr(torch.nn.functional, name)(torch.tensor(x), *args).numpy(), 1e-5, 1e-6)
+
+
 def test_inits_match_torch_distributions():
     vkt.manual_seed(0)
     lin = nn.Linear(400, 300)

@@ -200,6 +200,9 @@ void vkt_detach(vkt_var *out, const vkt_var *src);
 /* A node of fn over inputs in[0..nin) (NULL entries are numbers), or NULL where nothing is recorded: grad
  * mode off or no input requiring grad. */
 vkt_node *vkt_node_begin(const vkt_fn *fn, int nin, const vkt_var *const *in, int nout);
+/* out's grad_fn takes the name where PyTorch names a form of an op otherwise than its row (clamp_min's
+ * ClampMinBackward0, leaky_relu_'s LeakyReluBackward1), with the same backward. */
+void vkt_ag_rename(vkt_var *out, const char *name);
 /* Makes *out output k of n (n may be NULL: then nothing). */
 void vkt_node_output(vkt_node *n, int k, vkt_var *out);
 /* Saves v as saved value k for the backward (is_output: v is output output_nr of n itself). */

@@ -183,7 +183,7 @@ static const unary_row unary_rows[VKT_OP_COUNT] = {
     U(VKT_OP_MISH, "MishBackward0", SX),
     U(VKT_OP_LOGSIGMOID, "LogSigmoidBackward0", SX),
     U(VKT_OP_SELU, "EluBackward0", SX | SY),
-    U(VKT_OP_CELU, "EluBackward0", SX | SY),
+    U(VKT_OP_CELU, "CeluBackward0", SX | SY),
     U(VKT_OP_SOFTSIGN, "SoftsignBackward0", SX),
     U(VKT_OP_TANHSHRINK, "TanhshrinkBackward0", SX),
     U(VKT_OP_THRESHOLD, "ThresholdBackward0", SX),

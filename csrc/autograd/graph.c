@@ -237,6 +237,23 @@ static vkt_node *node_new(const vkt_fn *fn, int nin, int nout) {
 
 static const vkt_fn accumulate_fn = {"AccumulateGrad", NULL};
 
+void vkt_ag_rename(vkt_var *out, const char *name) {
+  static vkt_fn rows[32]; /* one row a name and backward: nodes keep a pointer to their row */
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  vkt_node *n = out->ag ? out->ag->grad_fn.node : NULL;
+  if (!n)
+    return;
+  pthread_mutex_lock(&lock);
+  int k = 0;
+  while (k < 32 && rows[k].name && (strcmp(rows[k].name, name) || rows[k].backward != n->fn->backward))
+    k++;
+  if (k < 32 && !rows[k].name)
+    rows[k] = (vkt_fn){name, n->fn->backward};
+  if (k < 32)
+    n->fn = &rows[k];
+  pthread_mutex_unlock(&lock);
+}
+
 void vkt_view_track(vkt_var *out, const vkt_var *x) {
   vkt_meta *m = out->ag, *xm = x->ag;
   if (!m || !xm || m->base)

@@ -28,7 +28,21 @@ int vkt_py_inplace_records(const vkt_var *dst, const vkt_var *other) {
   return st ? (vkt_raise(st), -1) : records;
 }
 
-PyObject *vkt_py_unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool inplace) {
+/* The node name PyTorch gives op id's in-place form where it differs from the out-of-place one (these save
+ * their result, not their input), or NULL. */
+static const char *inplace_name(int id) {
+  switch (id) {
+  case VKT_OP_LEAKY_RELU: return "LeakyReluBackward1";
+  case VKT_OP_ELU:
+  case VKT_OP_SELU: return "EluBackward1";
+  case VKT_OP_CELU: return "CeluBackward1";
+  case VKT_OP_THRESHOLD: return "ThresholdBackward1";
+  default: return NULL;
+  }
+}
+
+/* op id on x, its node named `name` where not NULL (clamp_min's ClampMinBackward0). */
+static PyObject *unary_named(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool inplace, const char *name) {
   vkt_var *v = vkt_var_of(x), out = {0};
   if (!v) {
     PyErr_Format(PyExc_TypeError, "%s(): argument 'input' must be Tensor, not %R", vkt_ops[id].name,
@@ -37,12 +51,22 @@ PyObject *vkt_py_unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool i
   }
   if (inplace) {
     int records = vkt_py_inplace_records(v, NULL);
+    vkt_status st = records > 0 ? vkt_ag_unary(id, v, p0, p1, &out) : VKT_OK;
+    if (records > 0 && !st && (name || (name = inplace_name(id))))
+      vkt_ag_rename(&out, name);
     if (records)
-      return vkt_py_inplace_result(x, vkt_ag_unary(id, v, p0, p1, &out), &out);
-    vkt_status st = records < 0 ? VKT_ERR_PYTHON : vkt_unary(id, &v->t, p0, p1, &v->t, NULL);
+      return records < 0 ? NULL : vkt_py_inplace_result(x, st, &out);
+    st = vkt_unary(id, &v->t, p0, p1, &v->t, NULL);
     return st ? vkt_raise(st) : Py_NewRef(x);
   }
-  return vkt_py_var_result(vkt_ag_unary(id, v, p0, p1, &out), &out);
+  vkt_status st = vkt_ag_unary(id, v, p0, p1, &out);
+  if (!st && name)
+    vkt_ag_rename(&out, name);
+  return vkt_py_var_result(st, &out);
+}
+
+PyObject *vkt_py_unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool inplace) {
+  return unary_named(x, id, p0, p1, inplace, NULL);
 }
 
 /* The ops without parameters, one row each: X(name, op, doc). UNARY_OPS are x.op(), x.op_() and
@@ -254,7 +278,8 @@ static PyObject *clamp(PyObject *self, PyObject *args, PyObject *kwargs, bool in
   vkt_scalar p0 = minus_inf, p1 = plus_inf;
   if ((lo != Py_None && vkt_py_scalar(lo, &p0) < 0) || (hi != Py_None && vkt_py_scalar(hi, &p1) < 0))
     return NULL;
-  return vkt_py_unary(x, VKT_OP_CLAMP, p0, p1, inplace);
+  const char *name = !only ? NULL : strcmp(only, "min") == 0 ? "ClampMinBackward0" : "ClampMaxBackward0";
+  return unary_named(x, VKT_OP_CLAMP, p0, p1, inplace, name);
 }
 
 static PyObject *m_clamp(PyObject *s, PyObject *a, PyObject *k) { return clamp(s, a, k, false, NULL); }

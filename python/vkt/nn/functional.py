@@ -79,6 +79,34 @@ def elu(input, alpha=1.0, inplace=False):
     return input.elu_(alpha) if inplace else _C.elu(input, alpha)
 
 
+def relu_(input):
+    return relu(input, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def threshold_(input, threshold, value):
+    return input.threshold_(threshold, value)
+
+
 def softplus(input, beta=1.0, threshold=20.0):
     return _C.softplus(input, beta, threshold)
 

@@ -213,3 +213,39 @@ def test_binary_ops_save_what_torch_saves(device, name, fn, grads):
         assert (v is None) == (t is None)
         if t is not None:
             assert_close(v, t, rtol=1e-10, atol=1e-12)
+
+
+def test_zero_dim_and_empty_tensors_through_views_hooks_and_checkpoints(device):
+    import torch.utils.checkpoint  # noqa: F401
+    import vkt.utils.checkpoint  # noqa: F401
+    found = []
+    for L in (vkt, torch):
+        kw = {} if L is torch else {"device": device}
+        ck = torch.utils.checkpoint.checkpoint if L is torch else vkt.utils.checkpoint.checkpoint
+        got = []
+        w = L.tensor(2.0, dtype=L.float64, requires_grad=True, **kw)
+        buf = L.zeros(3, dtype=L.float64, **kw)
+        buf[1].copy_(w * 3)  # a 0-d view of a tensor without grad, written
+        (buf * buf).sum().backward()
+        got.append(numpy_of(w.grad))
+        e = L.zeros(0, 3, dtype=L.float64, **kw)
+        we = L.ones(0, 2, dtype=L.float64, requires_grad=True, **kw)
+        e[:, 1:].copy_(we * 2)
+        e.sum().backward()
+        got.append(numpy_of(we.grad))
+        x = L.tensor(0.7, dtype=L.float64, requires_grad=True, **kw)
+        with L.autograd.graph.save_on_cpu():
+            y = (x.exp() * x).sin()
+        y.backward()
+        got.append(numpy_of(x.grad))
+        for reentrant in (True, False):
+            x.grad = None
+            ck(lambda a: a.exp() * a, x, use_reentrant=reentrant).backward()
+            got.append(numpy_of(x.grad))
+            z = L.ones(0, 4, dtype=L.float64, requires_grad=True, **kw)
+            ck(lambda a: a * 2, z, use_reentrant=reentrant).sum().backward()
+            got.append(numpy_of(z.grad))
+        found.append(got)
+    for v, t in zip(*found):
+        assert v.shape == t.shape
+        assert_close(v, t, rtol=1e-10, atol=1e-12)

@@ -581,7 +581,10 @@ static void *hooks_pack(const vkt_var *v) {
   PyGILState_STATE gil = PyGILState_Ensure();
   vkt_var shared;
   vkt_var_share(&shared, v);
+  PyObject *pending = pack_error; /* an earlier save's failure waits for the op's result, not for this wrap */
+  pack_error = NULL;
   PyObject *t = vkt_wrap_var(&shared), *handle = NULL;
+  pack_error = pending;
   vkt_set_saved_hooks(NULL); /* what the hook saves is not packed again, as in PyTorch */
   PyObject *packed = t ? PyObject_CallFunctionObjArgs(PyTuple_GetItem(hooks_pair, 0), t, NULL) : NULL;
   vkt_set_saved_hooks(&python_hooks);

@@ -42,8 +42,8 @@ static const vkt_var *d_unary(vkt_bw *b, int id) {
   case VKT_OP_SIGMOID: return mul(b, g, mul(b, Y, sbin(b, VKT_OP_SUB, 1, Y)));
   case VKT_OP_TANH: return mul(b, g, sbin(b, VKT_OP_SUB, 1, un(b, VKT_OP_SQUARE, Y)));
   case VKT_OP_LEAKY_RELU: return add(b, keep_where(b, gt0(b, X), g), zero_where(b, gt0(b, X), muls(b, g, P0)));
-  case VKT_OP_ELU:
-    return add(b, keep_where(b, gt0(b, X), g), zero_where(b, gt0(b, X), mul(b, g, bins(b, VKT_OP_ADD, Y, P0))));
+  case VKT_OP_ELU: /* 1 above 0, alpha e^x below: from x alone, as PyTorch (which saves only x) */
+    return add(b, keep_where(b, gt0(b, X), g), zero_where(b, gt0(b, X), mul(b, g, muls(b, un(b, VKT_OP_EXP, X), P0))));
   case VKT_OP_SOFTPLUS: { /* sigmoid(beta x), and 1 above the threshold */
     const vkt_var *bx = muls(b, X, P0);
     const vkt_var *linear = bins(b, VKT_OP_GT, bx, P1);
@@ -102,15 +102,15 @@ static const vkt_var *d_unary(vkt_bw *b, int id) {
     return mul(b, g, add(b, t, mul(b, mul(b, X, un(b, VKT_OP_SIGMOID, X)), sech2)));
   }
   case VKT_OP_LOGSIGMOID: return mul(b, g, un(b, VKT_OP_SIGMOID, un(b, VKT_OP_NEG, X)));
-  case VKT_OP_SELU: { /* scale above 0, y + scale alpha below */
+  case VKT_OP_SELU: { /* scale above 0, scale alpha e^x below */
     const double alpha = 1.6732632423543772848, scale = 1.0507009873554804934;
     const vkt_var *pos = gt0(b, X);
     return add(b, keep_where(b, pos, muls(b, g, scale)),
-               zero_where(b, pos, mul(b, g, bins(b, VKT_OP_ADD, Y, scale * alpha))));
+               zero_where(b, pos, mul(b, g, muls(b, un(b, VKT_OP_EXP, X), scale * alpha))));
   }
-  case VKT_OP_CELU: { /* 1 above 0, y / alpha + 1 below */
+  case VKT_OP_CELU: { /* 1 above 0, e^(x / alpha) below */
     const vkt_var *pos = gt0(b, X);
-    return add(b, keep_where(b, pos, g), zero_where(b, pos, mul(b, g, bins(b, VKT_OP_ADD, muls(b, Y, 1 / P0), 1))));
+    return add(b, keep_where(b, pos, g), zero_where(b, pos, mul(b, g, un(b, VKT_OP_EXP, muls(b, X, 1 / P0)))));
   }
   case VKT_OP_SOFTSIGN: return dvd(b, g, un(b, VKT_OP_SQUARE, bins(b, VKT_OP_ADD, un(b, VKT_OP_ABS, X), 1)));
   case VKT_OP_TANHSHRINK: return mul(b, g, un(b, VKT_OP_SQUARE, un(b, VKT_OP_TANH, X)));
@@ -137,7 +137,7 @@ static const unary_row unary_rows[VKT_OP_COUNT] = {
     U(VKT_OP_SIGMOID, "SigmoidBackward0", SY),
     U(VKT_OP_TANH, "TanhBackward0", SY),
     U(VKT_OP_LEAKY_RELU, "LeakyReluBackward0", SX),
-    U(VKT_OP_ELU, "EluBackward0", SX | SY),
+    U(VKT_OP_ELU, "EluBackward0", SX),
     U(VKT_OP_SOFTPLUS, "SoftplusBackward0", SX),
     U(VKT_OP_NEG, "NegBackward0", 0),
     U(VKT_OP_ABS, "AbsBackward0", SX),
@@ -182,8 +182,8 @@ static const unary_row unary_rows[VKT_OP_COUNT] = {
     U(VKT_OP_HARDSWISH, "HardswishBackward0", SX),
     U(VKT_OP_MISH, "MishBackward0", SX),
     U(VKT_OP_LOGSIGMOID, "LogSigmoidBackward0", SX),
-    U(VKT_OP_SELU, "EluBackward0", SX | SY),
-    U(VKT_OP_CELU, "CeluBackward0", SX | SY),
+    U(VKT_OP_SELU, "EluBackward0", SX),
+    U(VKT_OP_CELU, "CeluBackward0", SX),
     U(VKT_OP_SOFTSIGN, "SoftsignBackward0", SX),
     U(VKT_OP_TANHSHRINK, "TanhshrinkBackward0", SX),
     U(VKT_OP_THRESHOLD, "ThresholdBackward0", SX),

@@ -172,6 +172,8 @@ NAMED = [  # expressions over namespace m whose grad_fn names torch fixes
     ("selu_inplace", lambda m, x, y: m.nn.functional.selu(x * 1, inplace=True)),
     ("celu_inplace", lambda m, x, y: m.nn.functional.celu(x * 1, inplace=True)),
     ("threshold_", lambda m, x, y: m.nn.functional.threshold_(x * 1, 0.1, 0.0)),
+    ("hardtanh", lambda m, x, y: m.nn.functional.hardtanh(x)), ("relu6", lambda m, x, y: m.nn.functional.relu6(x)),
+    ("hardtanh_", lambda m, x, y: m.nn.functional.hardtanh_(x * 1, -0.5, 0.5)),
     ("copy_", lambda m, x, y: m.zeros_like(y).copy_(x)), ("setitem_whole", lambda m, x, y: _set(m.zeros_like(y), x)),
 ]
 

@@ -292,6 +292,17 @@ static PyObject *f_clamp(PyObject *m, PyObject *a, PyObject *k) {
   (void)m;
   return clamp(NULL, a, k, false, NULL);
 }
+/* _hardtanh(input, min_val, max_val, inplace): clamp, named as PyTorch names hardtanh's node */
+static PyObject *f__hardtanh(PyObject *m, PyObject *args) {
+  PyObject *x, *lo, *hi;
+  int inplace;
+  vkt_scalar p0, p1;
+  (void)m;
+  if (!PyArg_ParseTuple(args, "OOOp", &x, &lo, &hi, &inplace) || vkt_py_scalar(lo, &p0) < 0 ||
+      vkt_py_scalar(hi, &p1) < 0)
+    return NULL;
+  return unary_named(x, VKT_OP_CLAMP, p0, p1, inplace, "HardtanhBackward0");
+}
 static PyObject *f_clamp_min(PyObject *m, PyObject *a, PyObject *k) {
   (void)m;
   return clamp(NULL, a, k, false, "min");
@@ -649,6 +660,7 @@ PyMethodDef vkt_elementwise_functions[] = {
     FK(clamp, "clamp(input, min=None, max=None): numbers or tensors"),
     {"clip", (PyCFunction)(void (*)(void))f_clamp, METH_VARARGS | METH_KEYWORDS, "clamp(input, min=None, max=None)"},
     FK(clamp_min, "clamp_min(input, min)"),
+    {"_hardtanh", f__hardtanh, METH_VARARGS, "_hardtanh(input, min_val, max_val, inplace): nn.functional.hardtanh"},
     FK(clamp_max, "clamp_max(input, max)"),
     FK(add, "add(input, other, *, alpha=1)"),
     FK(sub, "sub(input, other, *, alpha=1)"),

@@ -16,7 +16,7 @@ def relu6(input, inplace=False):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if not input.dtype.is_floating_point:  # PyTorch keeps an integer input's dtype, bounds truncated
         min_val, max_val = int(min_val), int(max_val)
-    return input.clamp_(min_val, max_val) if inplace else _C.clamp(input, min_val, max_val)
+    return _C._hardtanh(input, min_val, max_val, inplace)
 
 
 def gelu(input, approximate="none"):

@@ -174,8 +174,15 @@ NAMED = [  # expressions over namespace m whose grad_fn names torch fixes
     ("threshold_", lambda m, x, y: m.nn.functional.threshold_(x * 1, 0.1, 0.0)),
     ("hardtanh", lambda m, x, y: m.nn.functional.hardtanh(x)), ("relu6", lambda m, x, y: m.nn.functional.relu6(x)),
     ("hardtanh_", lambda m, x, y: m.nn.functional.hardtanh_(x * 1, -0.5, 0.5)),
+    ("fill_", lambda m, x, y: (x * 1).fill_(2.0)), ("zero_", lambda m, x, y: (x * 1).zero_()),
+    ("fill_tensor", lambda m, x, y: (x * 1).fill_(x.sum())), ("fill_view", lambda m, x, y: _fill_row(x * 1)),
     ("copy_", lambda m, x, y: m.zeros_like(y).copy_(x)), ("setitem_whole", lambda m, x, y: _set(m.zeros_like(y), x)),
 ]
+
+
+def _fill_row(t):
+    t[1:].fill_(3.0)
+    return t
 
 
 def _set(t, v):

@@ -330,13 +330,23 @@ int vkt_py_write_value(const vkt_tensor *dst, PyObject *value) {
   return st ? (vkt_raise(st), -1) : 0;
 }
 
+/* fill_ (and zero_, `name` its node's) recorded as self[...] = value, its node named as PyTorch names it where
+ * self is not a view (a view's write is its base's CopySlices). */
+static PyObject *fill_recorded(PyObject *self, PyObject *value, const char *name) {
+  if (vkt_py_setitem(self, Py_Ellipsis, value) < 0)
+    return NULL;
+  if (SELF_V->ag && !SELF_V->ag->base)
+    vkt_ag_rename(SELF_V, name);
+  return Py_NewRef(self);
+}
+
 static PyObject *fill_(PyObject *self, PyObject *value) {
   vkt_tensor *t = vkt_tensor_of(value);
   vkt_scalar s;
   vkt_status st;
   int records = t && t->ndim != 0 ? 0 : vkt_py_inplace_records(SELF_V, vkt_var_of(value));
-  if (records) /* recorded as self[...] = value */
-    return records < 0 || vkt_py_setitem(self, Py_Ellipsis, value) < 0 ? NULL : Py_NewRef(self);
+  if (records)
+    return records < 0 ? NULL : fill_recorded(self, value, t ? "FillBackward3" : "FillBackward2");
   if (t && t->ndim != 0)
     st = vkt_fail(VKT_ERR_RUNTIME, "fill_ only supports 0-dimension value tensor but got tensor with %d dimensions.",
                   t->ndim);
@@ -353,7 +363,7 @@ static PyObject *zero_(PyObject *self, PyObject *unused) {
   (void)unused;
   int records = vkt_py_inplace_records(SELF_V, NULL);
   if (records) {
-    PyObject *z = records < 0 ? NULL : PyLong_FromLong(0), *r = z ? fill_(self, z) : NULL;
+    PyObject *z = records < 0 ? NULL : PyLong_FromLong(0), *r = z ? fill_recorded(self, z, "ZeroBackward0") : NULL;
     Py_XDECREF(z);
     return r;
   }

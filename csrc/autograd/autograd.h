@@ -140,9 +140,6 @@ struct vkt_node {
   vkt_meta *leaf; /* AccumulateGrad: the leaf (strong) */
   char *trace; /* in anomaly mode: the forward's stack where the node was made (vkt_anomaly_stack) */
   vkt_node_hook *hooks; /* its own pre and post hooks, in registration order */
-  /* The engine's scratch while a backward runs. */
-  uint64_t mark;
-  int idx;
 };
 
 /* ---- grad mode, per thread ---- */

@@ -9,7 +9,6 @@
 #include "../ops/reduce.h"
 #include "formula.h"
 
-static uint64_t next_run = 1;
 static _Thread_local bool plain_run; /* vkt_backward_plain's */
 static _Thread_local int running;    /* vkt_backward_running's: backward runs nest (checkpoint) */
 
@@ -21,52 +20,90 @@ static int newest_first(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* The nodes reachable from the roots, marked with run and newest first, each with its index in that order. A
- * backward run inside another's node (a checkpoint's recomputation) may reach nodes of the outer run (a leaf's
- * AccumulateGrad): their indices as they were go to *was, for the inner run to put back when it ends. */
-static vkt_status collect(int n, const vkt_edge *roots, uint64_t run, vkt_node ***out, int **was, int *count) {
-  int cap = 64, len = 0, top = 0;
-  vkt_node **all = malloc(cap * sizeof *all), **stack = malloc(cap * sizeof *stack);
-  int scap = cap;
-  vkt_status st = all && stack ? VKT_OK : vkt_fail(VKT_ERR_NOMEM, "out of host memory");
-  for (int i = 0; !st && i < n; i++)
-    if (roots[i].node && roots[i].node->mark != run) {
-      roots[i].node->mark = run;
+/* One backward run's nodes, newest first, and a table from a node's address to its place there. The table is the
+ * run's own, not a field of the node: runs on several threads, or one inside another's node (a checkpoint's
+ * recomputation), reach the same nodes (a shared parameter's AccumulateGrad), and a run that stored its indices
+ * in the nodes had another's overwrite them (wrong gradients with two threads and a Python backward). */
+typedef struct {
+  vkt_node **nodes;
+  int count;
+  vkt_node **keys; /* open addressing: cap a power of 2, at most half full */
+  int *at;
+  size_t cap;
+} run;
+
+static size_t probe(vkt_node *const *keys, size_t cap, const vkt_node *n) {
+  size_t i = (size_t)(((uintptr_t)n >> 4) * 0x9E3779B97F4A7C15u) & (cap - 1);
+  while (keys[i] && keys[i] != n)
+    i = (i + 1) & (cap - 1);
+  return i;
+}
+
+/* Node n's place in the run's order. */
+static int index_of(const run *r, const vkt_node *n) { return r->at[probe(r->keys, r->cap, n)]; }
+
+/* Adds n to the run's table: 1, or 0 where it is there already, -1 out of host memory. */
+static int run_add(run *r, vkt_node *n) {
+  if (2 * (size_t)(r->count + 1) > r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 64;
+    vkt_node **keys = calloc(cap, sizeof *keys);
+    if (!keys)
+      return -1;
+    for (size_t i = 0; i < r->cap; i++)
+      if (r->keys[i])
+        keys[probe(keys, cap, r->keys[i])] = r->keys[i];
+    free(r->keys);
+    r->keys = keys, r->cap = cap;
+  }
+  size_t i = probe(r->keys, r->cap, n);
+  if (r->keys[i])
+    return 0;
+  r->keys[i] = n;
+  r->count++;
+  return 1;
+}
+
+static void run_free(run *r) {
+  free(r->nodes);
+  free(r->keys);
+  free(r->at);
+}
+
+/* The nodes reachable from the roots, newest first, each with its place in that order. */
+static vkt_status collect(int n, const vkt_edge *roots, run *r) {
+  int top = 0, scap = 64;
+  vkt_node **stack = malloc(scap * sizeof *stack);
+  bool ok = stack;
+  for (int i = 0; ok && i < n; i++) {
+    int added = roots[i].node ? run_add(r, roots[i].node) : 0;
+    ok = added >= 0;
+    if (added > 0)
       stack[top++] = roots[i].node;
-      while (!st && top) {
-        vkt_node *x = stack[--top];
-        if (len == cap && !(all = realloc(all, (cap *= 2) * sizeof *all))) {
-          st = vkt_fail(VKT_ERR_NOMEM, "out of host memory");
-          break;
-        }
-        all[len++] = x;
-        for (int k = 0; k < x->nin; k++) {
-          vkt_node *m = x->next[k].node;
-          if (!m || m->mark == run)
-            continue;
-          m->mark = run;
-          if (top == scap && !(stack = realloc(stack, (scap *= 2) * sizeof *stack))) {
-            st = vkt_fail(VKT_ERR_NOMEM, "out of host memory");
-            break;
-          }
+    while (ok && top) {
+      vkt_node *x = stack[--top];
+      for (int k = 0; ok && k < x->nin; k++) {
+        vkt_node *m = x->next[k].node;
+        if (!m || !(added = run_add(r, m)))
+          continue;
+        if (added < 0 || (top == scap && !(stack = realloc(stack, (scap *= 2) * sizeof *stack))))
+          ok = false;
+        else
           stack[top++] = m;
-        }
       }
     }
+  }
   free(stack);
-  if (st) {
-    free(all);
-    return st;
-  }
-  qsort(all, len, sizeof *all, newest_first);
-  if (!(*was = malloc((len ? len : 1) * sizeof **was))) {
-    free(all);
+  r->nodes = ok ? malloc((r->count ? r->count : 1) * sizeof *r->nodes) : NULL;
+  r->at = r->nodes ? malloc((r->cap ? r->cap : 1) * sizeof *r->at) : NULL;
+  if (!r->at)
     return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
-  }
+  int len = 0;
+  for (size_t i = 0; i < r->cap; i++)
+    if (r->keys[i])
+      r->nodes[len++] = r->keys[i];
+  qsort(r->nodes, len, sizeof *r->nodes, newest_first);
   for (int i = 0; i < len; i++)
-    (*was)[i] = all[i]->idx, all[i]->idx = i;
-  *out = all;
-  *count = len;
+    r->at[probe(r->keys, r->cap, r->nodes[i])] = i;
   return VKT_OK;
 }
 
@@ -256,8 +293,8 @@ static vkt_status run_node_hooks(vkt_node *x, bool post, vkt_var *ins, vkt_var *
   return VKT_OK;
 }
 
-/* Runs node x on its summed output gradients; sends the input gradients on into bufs. */
-static vkt_status run_node(vkt_node *x, vkt_var *grads, vkt_var **bufs, bool create_graph) {
+/* Runs node x on its summed output gradients; sends the input gradients on into bufs (of run r's nodes). */
+static vkt_status run_node(const run *r, vkt_node *x, vkt_var *grads, vkt_var **bufs, bool create_graph) {
   for (int k = 0; k < x->nout; k++) {
     vkt_status st = run_hooks(x->pre_hooks[k], &grads[k]);
     if (!st && x->retains[k] && vkt_var_defined(&grads[k]))
@@ -283,7 +320,7 @@ static vkt_status run_node(vkt_node *x, vkt_var *grads, vkt_var **bufs, bool cre
     st = run_node_hooks(x, true, out, grads);
   for (int i = 0; i < x->nin; i++) {
     if (!st && x->next[i].node && vkt_var_defined(&out[i]))
-      st = add_into(&bufs[x->next[i].node->idx][x->next[i].nr], &out[i]);
+      st = add_into(&bufs[index_of(r, x->next[i].node)][x->next[i].nr], &out[i]);
     vkt_var_release(&out[i]);
   }
   return st;
@@ -320,8 +357,8 @@ static vkt_status check_root(int k, const vkt_var *root, const vkt_var *grad, vk
 
 vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const vkt_backward_opts *o) {
   bool was_enabled = vkt_grad_enabled();
-  int count = 0, nt = o->ninputs, *was = NULL;
-  vkt_node **nodes = NULL;
+  int nt = o->ninputs;
+  run r = {0};
   vkt_edge edges[n > 0 ? n : 1], *targets = nt ? calloc(nt, sizeof *targets) : NULL;
   vkt_var seeds[n > 0 ? n : 1];
   vkt_var **bufs = NULL;
@@ -339,7 +376,9 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
       targets[j] = vkt_grad_edge(&o->inputs[j]);
   }
   if (!st)
-    st = collect(n, edges, __atomic_fetch_add(&next_run, 1, __ATOMIC_RELAXED), &nodes, &was, &count);
+    st = collect(n, edges, &r);
+  int count = r.nodes ? r.count : 0;
+  vkt_node **nodes = r.nodes;
   bool outer_plain = plain_run;
   plain_run = o->accumulate && !nt;
   running++;
@@ -360,7 +399,7 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
       vkt_node *m = x->next[k].node;
       for (int j = 0; m && j < nt && !needed[i]; j++)
         needed[i] = targets[j].node == m;
-      needed[i] |= m && needed[m->idx];
+      needed[i] |= m && needed[index_of(&r, m)];
     }
     if (nt && x->leaf && o->accumulate)
       for (int j = 0; j < nt; j++)
@@ -368,7 +407,7 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
   }
   for (int k = 0; !st && k < n; k++)
     if (edges[k].node)
-      st = add_into(&bufs[edges[k].node->idx][edges[k].nr], &seeds[k]);
+      st = add_into(&bufs[index_of(&r, edges[k].node)][edges[k].nr], &seeds[k]);
   vkt_set_grad_enabled(o->create_graph);
   for (int i = 0; !st && i < count; i++) {
     vkt_node *x = nodes[i];
@@ -393,7 +432,7 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
         if (!vkt_var_defined(&grads_i[k]))
           st = zeros(&x->out_info[k], &grads_i[k]);
       if (!st)
-        st = run_node(x, grads_i, bufs, o->create_graph);
+        st = run_node(&r, x, grads_i, bufs, o->create_graph);
       if (st && vkt_anomaly(NULL))
         report_failure(x);
       if (!o->keep_graph) {
@@ -407,9 +446,6 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
   vkt_set_grad_enabled(was_enabled);
   plain_run = outer_plain;
   running--;
-  for (int i = 0; was && i < count; i++)
-    nodes[i]->idx = was[i];
-  free(was);
   for (int i = 0; bufs && i < count; i++) {
     for (int k = 0; bufs[i] && k < nodes[i]->nout; k++)
       vkt_var_release(&bufs[i][k]);
@@ -423,7 +459,7 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
     vkt_node_decref(targets[j].node);
   free(bufs);
   free(needed);
-  free(nodes);
+  run_free(&r);
   free(targets);
   return st;
 }

@@ -348,6 +348,35 @@ def test_autograd_grad(device):
     assert_close(gx, np.exp(a) * g, rtol=1e-12, atol=0)
 
 
+def test_autograd_grad_is_grads_batched_as_torch(device):
+    """A batch of grad_outputs along a first dim (PyTorch vmaps the backward; vkt runs it once a row)."""
+    found = []
+    for L in (vkt, torch):
+        kw = {} if L is torch else {"device": device}
+        x = L.tensor([1.0, 2.0, 3.0], dtype=L.float64, requires_grad=True, **kw)
+        w = L.tensor(1.0, dtype=L.float64, requires_grad=True, **kw)
+        eye = L.eye(3, dtype=L.float64, **kw)
+        got = [L.autograd.grad(x ** 2, x, eye, is_grads_batched=True)[0]]
+        gx, gw = L.autograd.grad(x ** 2, (x, w), eye, is_grads_batched=True, allow_unused=True)
+        assert gw is None
+        got.append(gx)
+        got.append(L.autograd.grad(x ** 2, (x, w), eye, is_grads_batched=True, materialize_grads=True)[1])
+        y = x * w
+        got.append(L.autograd.grad(y, x, eye * 2, is_grads_batched=True, retain_graph=True)[0])
+        got.append(L.autograd.grad(y.sum(), w)[0])  # the graph was kept
+        (g,) = L.autograd.grad(x ** 3, x, eye * 2, is_grads_batched=True, create_graph=True)
+        g.sum().backward()
+        got += [g, x.grad]
+        with pytest.raises(RuntimeError, match="If `is_grads_batched=True`, we interpret the first dimension"):
+            L.autograd.grad(x ** 2, x, L.ones(2, 4, dtype=L.float64, **kw), is_grads_batched=True)
+        with pytest.raises(IndexError):
+            L.autograd.grad(x ** 2, x, L.ones(0, 3, dtype=L.float64, **kw), is_grads_batched=True)
+        found.append([t.detach().cpu().numpy() if L is vkt else t.detach().numpy() for t in got])
+    for v, t in zip(*found):
+        assert v.shape == t.shape
+        assert_close(v, t, rtol=1e-12, atol=0)
+
+
 def test_autograd_grad_of_an_intermediate(device):
     a = data(4, 3)
     x = leaf(a, device)

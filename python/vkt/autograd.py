@@ -47,16 +47,42 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
          is_grads_batched=False, materialize_grads=False):
-    """The gradients of outputs with respect to inputs, returned (not accumulated into .grad)."""
-    if is_grads_batched:
-        raise NotImplementedError("vkt.autograd.grad: is_grads_batched is not supported")
+    """The gradients of outputs with respect to inputs, returned (not accumulated into .grad). With
+    is_grads_batched, each grad_output's first dim is a batch of them: one backward pass per row (PyTorch vmaps
+    it), the results stacked along a first dim."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     grads = _grads_for(outputs, grad_outputs)
     keep = create_graph if retain_graph is None else retain_graph
+    if is_grads_batched:
+        return _grad_batched(outputs, inputs, grads, keep, create_graph, allow_unused, materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
     result = _C._run_backward(outputs, grads, bool(keep), bool(create_graph), inputs, bool(allow_unused), False)
+    if materialize_grads:
+        result = tuple(_C.zeros_like(x) if g is None else g for x, g in zip(inputs, result))
+    return result
+
+
+def _grad_batched(outputs, inputs, grads, keep, create_graph, allow_unused, materialize_grads):
+    if any(g is None or g.dim() == 0 for g in grads):
+        raise ValueError("vkt.autograd.grad: is_grads_batched=True needs each grad_output with a first, batch dim")
+    for i, (g, o) in enumerate(zip(grads, outputs)):
+        if tuple(g.shape[1:]) != tuple(o.shape):
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
+                f"output, but a mismatch was detected: grad_output[{i}] has a shape of torch.Size({list(g.shape[1:])})"
+                f" and output[{i}] has a shape of torch.Size({list(o.shape)}). If you only want some tensors in "
+                "`grad_output` to be considered batched, consider using vmap.")
+    n = grads[0].shape[0]
+    if n == 0:  # PyTorch's vmap raises IndexError here too
+        raise IndexError("vkt.autograd.grad: is_grads_batched=True with a batch of 0 grad_outputs")
+    unused = materialize_grads if allow_unused is None else allow_unused
+    rows = [grad(outputs, inputs, tuple(g[k] for g in grads), retain_graph=keep or k < n - 1,
+                 create_graph=create_graph, allow_unused=unused) for k in range(n)]
+    result = tuple(None if not rows or rows[0][j] is None else _C.stack([r[j] for r in rows])
+                   for j in range(len(inputs)))
     if materialize_grads:
         result = tuple(_C.zeros_like(x) if g is None else g for x, g in zip(inputs, result))
     return result

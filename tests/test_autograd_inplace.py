@@ -67,8 +67,7 @@ SAVING = [
 ]
 
 
-# Nodes vkt names otherwise: it composes addcmul and lerp of entry points (AddBackward0).
-NAMED_OTHERWISE = {"addcmul_", "lerp_"}
+NAMED_OTHERWISE = set()  # nodes vkt names otherwise than PyTorch: none left
 
 
 @pytest.mark.parametrize("name,op", SAVING, ids=[c[0] for c in SAVING])
@@ -483,6 +482,56 @@ def test_a_view_of_a_tensor_without_grad_shares_the_history_written_into_it(devi
         write(L, buf, v, leaf(L, np.ones((2, 4), np.float32), device))
         nodes.append((buf.grad_fn.name().split("::")[-1], v.grad_fn.name(), v.requires_grad, v.is_leaf))
     assert nodes[0] == nodes[1]
+
+
+COMPOSITES = [  # lerp, addcmul, addcdiv, out of place and in place, broadcast; one node each, as PyTorch's
+    ("addcmul", lambda L, x, y, z: L.addcmul(x, y, z, value=0.7)),
+    ("addcdiv", lambda L, x, y, z: L.addcdiv(x, y, z.abs() + 1, value=-1.3)),
+    ("addcmul_", lambda L, x, y, z: (x * 1).addcmul_(y, z)),
+    ("addcdiv_", lambda L, x, y, z: (x * 1).addcdiv_(y, z.abs() + 1, value=2)),
+    ("lerp_number", lambda L, x, y, z: L.lerp(x, y, 0.3)),
+    ("lerp_tensor", lambda L, x, y, z: L.lerp(x, y, z.sigmoid())),
+    ("lerp_", lambda L, x, y, z: (x * 1).lerp_(y, z.sigmoid())),
+    ("lerp_number_", lambda L, x, y, z: (x * 1).lerp_(y, 0.25)),
+    ("addcmul_broadcast", lambda L, x, y, z: L.addcmul(x, y[0], z[:, :1])),
+    ("lerp_broadcast", lambda L, x, y, z: L.lerp(x[:1], y, z[:, :1].sigmoid())),
+]
+
+
+@pytest.mark.parametrize("requires", [(1, 1, 1), (0, 1, 0), (0, 0, 1), (1, 0, 0)], ids=["all", "t1", "t2", "self"])
+@pytest.mark.parametrize("name,fn", COMPOSITES, ids=[c[0] for c in COMPOSITES])
+def test_lerp_addcmul_addcdiv_nodes_as_torch(device, name, fn, requires):
+    """Values, node names and gradients of whichever inputs require grad; in place, an operand alone requiring
+    grad records the write too (x.addcmul_(t1, t2) with only t1 requiring grad had given t1 no gradient)."""
+    rng = np.random.default_rng(15)
+    arrays = [rng.standard_normal((3, 4)) for _ in range(3)]
+    w = rng.standard_normal((3, 4))
+    found = []
+    for L in (vkt, torch):
+        ts = [torch.tensor(a, requires_grad=bool(r)) if L is torch else
+              vkt.tensor(a, device=device, requires_grad=bool(r)) for a, r in zip(arrays, requires)]
+        y = fn(L, *ts)
+        if y.requires_grad:  # not where only an unused operand requires grad (lerp's with a number weight)
+            y.backward(torch.tensor(w) if L is torch else vkt.tensor(w, device=device))
+        found.append((y.grad_fn.name().split("::")[-1] if y.grad_fn else None,
+                      np.asarray(y.detach().cpu() if L is vkt else y.detach()),
+                      [None if t.grad is None else np.asarray(t.grad.cpu() if L is vkt else t.grad) for t in ts]))
+    assert found[0][0] == found[1][0]
+    np.testing.assert_allclose(found[0][1], found[1][1], rtol=1e-12, atol=1e-12)
+    for v, t in zip(found[0][2], found[1][2]):
+        assert (v is None) == (t is None)
+        if t is not None:
+            np.testing.assert_allclose(v, t, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,fn", [c for c in COMPOSITES if not c[0].endswith("_")],
+                         ids=[c[0] for c in COMPOSITES if not c[0].endswith("_")])
+def test_lerp_addcmul_addcdiv_second_derivatives(device, name, fn):
+    rng = np.random.default_rng(16)
+    inputs = [vkt.tensor(rng.standard_normal((3, 4)), device=device, requires_grad=True) for _ in range(3)]
+    f = lambda x, y, z: fn(vkt, x, y, z)  # noqa: E731
+    assert vkt.autograd.gradcheck(f, tuple(inputs))
+    assert vkt.autograd.gradgradcheck(f, tuple(inputs))
 
 
 def test_a_view_of_a_tensor_without_grad_stays_plain_without_one(device):

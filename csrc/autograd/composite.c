@@ -1,7 +1,10 @@
 /* composite.c (autograd): the elementwise composites of elementwise_more.c (lerp, addcmul, addcdiv, clamp
- * with tensor bounds, nan_to_num). Nothing recording, each runs its fused kernel; recording, it is composed
- * of entry points, so its gradient is theirs. */
-#include "autograd.h"
+ * with tensor bounds, nan_to_num). Each runs its fused kernel. lerp, addcmul and addcdiv record one node with
+ * PyTorch's name and formulas (derivatives.yaml); clamp with tensor bounds is composed of entry points, so its
+ * gradient is theirs. */
+#include "formula.h"
+
+#define g G(b, 0)
 
 static const vkt_scalar one = {false, 0, 1}, none = {false, 0, 0};
 
@@ -14,35 +17,74 @@ static bool records(int n, const vkt_var *const *in) {
   return false;
 }
 
-/* out = op(a, b), then a and b released: a chain of steps reads as one line each. */
-static vkt_status step(vkt_status st, int id, vkt_var *a, const vkt_var *b, vkt_scalar sb, vkt_var *out) {
-  if (!st)
-    st = vkt_ag_binary(id, a, none, b, sb, one, out);
-  vkt_var_release(a);
-  return st;
+static double real(vkt_scalar s) { return s.is_float ? s.f : (double)s.i; }
+
+/* lerp: start + w (end - start). Saved: 0 start, 1 end (for the weight's gradient), 2 the weight tensor. */
+static void lerp_backward(vkt_bw *b) {
+  const vkt_var *w = b->n->flag && (NEED(b, 0) || NEED(b, 1)) ? S(b, 2) : NULL;
+  double ws = real(b->n->s[0]);
+  if (NEED(b, 0))
+    SET(b, 0, w ? mul(b, g, sbin(b, VKT_OP_SUB, 1, w)) : muls(b, g, 1 - ws));
+  if (NEED(b, 1))
+    SET(b, 1, w ? mul(b, g, w) : muls(b, g, ws));
+  if (b->n->flag && NEED(b, 2))
+    SET(b, 2, mul(b, g, sub(b, S(b, 1), S(b, 0))));
+}
+
+/* addcmul: x + v t1 t2, addcdiv (flag): x + v t1 / t2. Saved: 1 t1, 2 t2, as the other's gradient needs them. */
+static void addc_backward(vkt_bw *b) {
+  double v = real(b->n->s[0]);
+  bool div = b->n->flag;
+  if (NEED(b, 0))
+    SET(b, 0, g);
+  if (NEED(b, 1))
+    SET(b, 1, muls(b, div ? dvd(b, g, S(b, 2)) : mul(b, g, S(b, 2)), v));
+  if (NEED(b, 2)) { /* addcdiv: -v g t1 / t2^2 */
+    const vkt_var *gt1 = mul(b, g, S(b, 1));
+    SET(b, 2, div ? muls(b, dvd(b, gt1, un(b, VKT_OP_SQUARE, S(b, 2))), -v) : muls(b, gt1, v));
+  }
+}
+
+static const vkt_fn lerp_fns[2] = {{"LerpBackward0", lerp_backward}, {"LerpBackward1", lerp_backward}},
+                    addc_fns[2] = {{"AddcmulBackward0", addc_backward}, {"AddcdivBackward0", addc_backward}};
+
+/* One node of fn over the three inputs (a NULL third: a number), saving input k where `save` has bit k and
+ * whichever input gradient reads it is needed (need[i]: the bits input i's gradient reads). */
+static void record3(const vkt_fn *fn, const vkt_var *const *in, const unsigned char *need, vkt_scalar s, bool flag,
+                    vkt_var *out) {
+  if (!vkt_dtypes[out->t.dtype].is_float)
+    return;
+  vkt_node *n = vkt_node_begin(fn, 3, in, 1);
+  if (!n)
+    return;
+  n->s[0] = s;
+  n->flag = flag;
+  unsigned mask = 0;
+  for (int i = 0; i < 3; i++)
+    mask |= n->next[i].node ? need[i] : 0;
+  for (int k = 0; k < 3; k++)
+    if (in[k] && (mask >> k & 1))
+      vkt_node_save(n, k, in[k], false, 0);
+  vkt_node_output(n, 0, out);
+  vkt_node_decref(n);
 }
 
 vkt_status vkt_ag_lerp(const vkt_var *start, const vkt_var *end, const vkt_var *w, vkt_operand wo, vkt_var *out) {
   *out = (vkt_var){0};
-  if (!records(3, (const vkt_var *[]){start, end, w}))
-    return vkt_lerp(&start->t, &end->t, wo, NULL, &out->t);
-  vkt_var d = {0}, wd = {0};
-  vkt_status st = vkt_ag_binary(VKT_OP_SUB, end, none, start, none, one, &d); /* start + w (end - start) */
-  st = w ? step(st, VKT_OP_MUL, &d, w, none, &wd) : step(st, VKT_OP_MUL, &d, NULL, wo.s, &wd);
-  return step(st, VKT_OP_ADD, &wd, start, none, out);
+  vkt_status st = vkt_lerp(&start->t, &end->t, wo, NULL, &out->t);
+  if (!st && records(3, (const vkt_var *[]){start, end, w})) /* start's and end's gradients read w; w's both */
+    record3(&lerp_fns[w != NULL], (const vkt_var *[]){start, end, w}, (const unsigned char[]){4, 4, 3},
+            w ? none : wo.s, w != NULL, out);
+  return st;
 }
 
 vkt_status vkt_ag_addcmul(const vkt_var *x, const vkt_var *t1, const vkt_var *t2, vkt_scalar value, bool div,
                           vkt_var *out) {
   *out = (vkt_var){0};
-  if (!records(3, (const vkt_var *[]){x, t1, t2}))
-    return vkt_addcmul(&x->t, &t1->t, &t2->t, value, div, NULL, &out->t);
-  vkt_var p = {0}, scaled = {0};
-  vkt_status st = vkt_ag_binary(div ? VKT_OP_DIV : VKT_OP_MUL, t1, none, t2, none, one, &p);
-  st = step(st, VKT_OP_MUL, &p, NULL, value, &scaled);
-  if (!st)
-    st = vkt_ag_binary(VKT_OP_ADD, x, none, &scaled, none, one, out);
-  vkt_var_release(&scaled);
+  vkt_status st = vkt_addcmul(&x->t, &t1->t, &t2->t, value, div, NULL, &out->t);
+  if (!st && records(3, (const vkt_var *[]){x, t1, t2})) /* t1's gradient reads t2; t2's both (addcdiv) or t1 */
+    record3(&addc_fns[div], (const vkt_var *[]){x, t1, t2}, (const unsigned char[]){0, 4, div ? 6 : 2}, value, div,
+            out);
   return st;
 }
 

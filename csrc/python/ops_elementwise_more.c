@@ -21,13 +21,10 @@ static PyObject *done(vkt_status st, PyObject *self, bool inplace, vkt_tensor *o
 /* Whether the op on x goes through autograd's entry point: always out of place (which runs the fused kernel
  * when nothing records), in place only when it records; -1 with PyTorch's in-place refusals. */
 static int recorded(PyObject *x, bool inplace, int n, PyObject *const *others) {
-  const vkt_var *v = vkt_var_of(x);
-  bool any = vkt_requires_grad(v);
-  for (int i = 0; i < n; i++)
-    any |= vkt_requires_grad(vkt_var_of(others[i]));
-  if (!inplace)
-    return 1;
-  return any && vkt_grad_enabled() ? vkt_py_inplace_records(v, NULL) : 0;
+  const vkt_var *v = vkt_var_of(x), *other = NULL; /* an operand requiring grad records x's write too */
+  for (int i = 0; i < n && !other; i++)
+    other = vkt_requires_grad(vkt_var_of(others[i])) ? vkt_var_of(others[i]) : NULL;
+  return inplace ? vkt_py_inplace_records(v, other) : 1;
 }
 
 /* Finishes a composite recorded by autograd: a new tensor, or (inplace) x overwritten with it. */

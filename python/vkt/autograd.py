@@ -103,15 +103,19 @@ def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False,
 
 
 class RemovableHandle:
-    """What register_hook returns: remove() takes the hook off again."""
+    """What a tensor's or a node's register_hook returns: remove() takes the hook off again (owner._remove_hook
+    for a node, _C._remove_hook for a tensor)."""
 
-    def __init__(self, tensor, hook_id):
-        self._tensor, self.id = tensor, hook_id
+    def __init__(self, owner, hook_id):
+        self._owner, self.id = owner, hook_id
 
     def remove(self):
-        if self._tensor is not None:
-            _C._remove_hook(self._tensor, self.id)
-            self._tensor = None
+        if self._owner is not None:
+            if isinstance(self._owner, _C.Tensor):
+                _C._remove_hook(self._owner, self.id)
+            else:
+                self._owner._remove_hook(self.id)
+            self._owner = None
 
     def __enter__(self):
         return self
@@ -126,32 +130,14 @@ def _tensor_register_hook(self, hook):
     return RemovableHandle(self, _C._add_hook(self, hook))
 
 
-class _NodeHandle:
-    """What Node.register_hook / register_prehook return: remove() takes the hook off again."""
-
-    def __init__(self, node, hook_id):
-        self._node, self.id = node, hook_id
-
-    def remove(self):
-        if self._node is not None:
-            self._node._remove_hook(self.id)
-            self._node = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
 def _node_register_prehook(self, fn):
     """fn(grad_outputs) runs before this node's backward; a tuple it returns replaces grad_outputs."""
-    return _NodeHandle(self, self._add_hook(fn, False))
+    return RemovableHandle(self, self._add_hook(fn, False))
 
 
 def _node_register_hook(self, fn):
     """fn(grad_inputs, grad_outputs) runs after this node's backward; a tuple it returns replaces grad_inputs."""
-    return _NodeHandle(self, self._add_hook(fn, True))
+    return RemovableHandle(self, self._add_hook(fn, True))
 
 
 _C.Node.register_prehook = _node_register_prehook

@@ -204,6 +204,10 @@ void vkt_ag_rename(vkt_var *out, const char *name);
 void vkt_node_output(vkt_node *n, int k, vkt_var *out);
 /* Saves v as saved value k for the backward (is_output: v is output output_nr of n itself). */
 void vkt_node_save(vkt_node *n, int k, const vkt_var *v, bool is_output, int output_nr);
+/* Saves what the gradients n needs read, as PyTorch's derivatives save: in[k] in slot k and out in slot nin, where
+ * need[i] has bit k (bit nin: out) for what input i's gradient reads, for each input i n needs a gradient of. */
+void vkt_node_save_needed(vkt_node *n, int nin, const vkt_var *const *in, const unsigned char *need,
+                          const vkt_var *out);
 /* Frees what n saved (after its backward, without retain_graph). */
 void vkt_node_release_saved(vkt_node *n);
 void vkt_node_incref(vkt_node *n);

@@ -48,23 +48,15 @@ static void addc_backward(vkt_bw *b) {
 static const vkt_fn lerp_fns[2] = {{"LerpBackward0", lerp_backward}, {"LerpBackward1", lerp_backward}},
                     addc_fns[2] = {{"AddcmulBackward0", addc_backward}, {"AddcdivBackward0", addc_backward}};
 
-/* One node of fn over the three inputs (a NULL third: a number), saving input k where `save` has bit k and
- * whichever input gradient reads it is needed (need[i]: the bits input i's gradient reads). */
+/* One node of fn over the three inputs (a NULL third: a number), saving what the needed gradients read. */
 static void record3(const vkt_fn *fn, const vkt_var *const *in, const unsigned char *need, vkt_scalar s, bool flag,
                     vkt_var *out) {
-  if (!vkt_dtypes[out->t.dtype].is_float)
-    return;
-  vkt_node *n = vkt_node_begin(fn, 3, in, 1);
+  vkt_node *n = vkt_dtypes[out->t.dtype].is_float ? vkt_node_begin(fn, 3, in, 1) : NULL;
   if (!n)
     return;
   n->s[0] = s;
   n->flag = flag;
-  unsigned mask = 0;
-  for (int i = 0; i < 3; i++)
-    mask |= n->next[i].node ? need[i] : 0;
-  for (int k = 0; k < 3; k++)
-    if (in[k] && (mask >> k & 1))
-      vkt_node_save(n, k, in[k], false, 0);
+  vkt_node_save_needed(n, 3, in, need, out);
   vkt_node_output(n, 0, out);
   vkt_node_decref(n);
 }

@@ -205,15 +205,12 @@ static void record(const vkt_fn *fn, int nin, const vkt_var *const *in, unsigned
     n->s[i] = s[i];
   for (int i = 0; i < nin; i++)
     n->dims |= (uint32_t)!in[i] << i;
-  if (need) {
-    unsigned mask = (n->next[0].node ? need[0] : 0) | (n->next[1].node ? need[1] : 0);
-    save_in = mask & 3;
-    yslot = mask & 4 ? 2 : -1;
-  }
-  for (int i = 0; i < nin; i++)
+  if (need)
+    vkt_node_save_needed(n, nin, in, need, out);
+  for (int i = 0; !need && i < nin; i++)
     if (in[i] && (save_in >> i & 1))
       vkt_node_save(n, i, in[i], false, 0);
-  if (yslot >= 0)
+  if (!need && yslot >= 0)
     vkt_node_save(n, yslot, out, true, 0);
   vkt_node_output(n, 0, out);
   vkt_node_decref(n);

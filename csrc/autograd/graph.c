@@ -374,6 +374,18 @@ void vkt_node_save(vkt_node *n, int k, const vkt_var *v, bool is_output, int out
   }
 }
 
+void vkt_node_save_needed(vkt_node *n, int nin, const vkt_var *const *in, const unsigned char *need,
+                          const vkt_var *out) {
+  unsigned mask = 0;
+  for (int i = 0; i < nin; i++)
+    mask |= n->next[i].node ? need[i] : 0;
+  for (int k = 0; k < nin; k++)
+    if (in[k] && (mask >> k & 1))
+      vkt_node_save(n, k, in[k], false, 0);
+  if (mask >> nin & 1)
+    vkt_node_save(n, nin, out, true, 0);
+}
+
 /* ---- hooks ---- */
 
 static int64_t next_hook_id = 1;

@@ -197,6 +197,10 @@ void vkt_detach(vkt_var *out, const vkt_var *src);
 /* A node of fn over inputs in[0..nin) (NULL entries are numbers), or NULL where nothing is recorded: grad
  * mode off or no input requiring grad. */
 vkt_node *vkt_node_begin(const vkt_fn *fn, int nin, const vkt_var *const *in, int nout);
+/* The node kind named `name` (copied) with backward, one for the life of the process (nodes keep a pointer to
+ * their kind): for kinds named at run time (a view's PyTorch name, an autograd.Function's class, a form of an op
+ * PyTorch names otherwise). NULL: out of host memory. */
+const vkt_fn *vkt_fn_named(const char *name, void (*backward)(vkt_bw *b));
 /* out's grad_fn takes the name where PyTorch names a form of an op otherwise than its row (clamp_min's
  * ClampMinBackward0, leaky_relu_'s LeakyReluBackward1), with the same backward. */
 void vkt_ag_rename(vkt_var *out, const char *name);

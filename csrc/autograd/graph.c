@@ -237,21 +237,33 @@ static vkt_node *node_new(const vkt_fn *fn, int nin, int nout) {
 
 static const vkt_fn accumulate_fn = {"AccumulateGrad", NULL};
 
-void vkt_ag_rename(vkt_var *out, const char *name) {
-  static vkt_fn rows[32]; /* one row a name and backward: nodes keep a pointer to their row */
+typedef struct named_fn named_fn;
+struct named_fn {
+  vkt_fn fn;
+  named_fn *next;
+};
+
+const vkt_fn *vkt_fn_named(const char *name, void (*backward)(vkt_bw *b)) {
+  static named_fn *kinds;
   static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-  vkt_node *n = out->ag ? out->ag->grad_fn.node : NULL;
-  if (!n)
-    return;
   pthread_mutex_lock(&lock);
-  int k = 0;
-  while (k < 32 && rows[k].name && (strcmp(rows[k].name, name) || rows[k].backward != n->fn->backward))
-    k++;
-  if (k < 32 && !rows[k].name)
-    rows[k] = (vkt_fn){name, n->fn->backward};
-  if (k < 32)
-    n->fn = &rows[k];
+  named_fn *k = kinds;
+  while (k && (k->fn.backward != backward || strcmp(k->fn.name, name)))
+    k = k->next;
+  char *copy = k ? NULL : strdup(name);
+  if (copy && (k = malloc(sizeof *k)))
+    *k = (named_fn){{copy, backward}, kinds}, kinds = k;
+  else if (copy)
+    free(copy);
   pthread_mutex_unlock(&lock);
+  return k ? &k->fn : NULL;
+}
+
+void vkt_ag_rename(vkt_var *out, const char *name) {
+  vkt_node *n = out->ag ? out->ag->grad_fn.node : NULL;
+  const vkt_fn *fn = n ? vkt_fn_named(name, n->fn->backward) : NULL;
+  if (fn)
+    n->fn = fn;
 }
 
 void vkt_view_track(vkt_var *out, const vkt_var *x) {

@@ -249,7 +249,6 @@ vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, c
   }
   if (st)
     return st;
-  static vkt_fn strided_fns[16]; /* one row per view name: nodes keep a pointer to their row */
   const vkt_fn *fn = kind == VKT_VIEW_RESHAPE   ? &reshape_fn
                      : kind == VKT_VIEW_PERMUTE ? (strcmp(name, "TransposeBackward0") ? &permute_fn : &transpose_fn)
                      : kind == VKT_VIEW_EXPAND  ? &expand_fn
@@ -262,12 +261,10 @@ vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, c
       return vkt_fail(VKT_ERR_RUNTIME,
                       "vkt: %s of a broadcast tensor cannot be differentiated; call .contiguous() first", name);
     }
-    int k = 0;
-    while (k < 15 && strided_fns[k].name && strcmp(strided_fns[k].name, name))
-      k++;
-    if (!strided_fns[k].name)
-      strided_fns[k] = (vkt_fn){name, strided_backward};
-    fn = &strided_fns[k];
+    if (!(fn = vkt_fn_named(name, strided_backward))) {
+      vkt_var_release(out);
+      return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+    }
   }
   vkt_node *n = vkt_node_begin(fn, 1, &x, 1);
   if (!n) {
@@ -405,18 +402,13 @@ static void selected_backward(vkt_bw *b) {
 
 vkt_status vkt_ag_selected(const vkt_var *x, int64_t dim, bool dropped, vkt_tensor *values, const vkt_tensor *indices,
                            const char *name, vkt_var *out) {
-  static vkt_fn rows[16]; /* one per op name: nodes keep a pointer to their row */
   *out = (vkt_var){values ? *values : (vkt_tensor){0}, NULL};
   *values = (vkt_tensor){0};
   int d;
   if (!vkt_dtypes[out->t.dtype].is_float || vkt_dim_wrap(dim, x->t.ndim ? x->t.ndim : 1, &d))
     return VKT_OK;
-  int k = 0;
-  while (k < 15 && rows[k].name && strcmp(rows[k].name, name))
-    k++;
-  if (!rows[k].name)
-    rows[k] = (vkt_fn){name, selected_backward};
-  vkt_node *n = vkt_node_begin(&rows[k], 1, &x, 1);
+  const vkt_fn *kind = vkt_fn_named(name, selected_backward);
+  vkt_node *n = kind ? vkt_node_begin(kind, 1, &x, 1) : NULL; /* out of host memory: no history, as node_begin's */
   if (!n)
     return VKT_OK;
   vkt_var idx = {0};

@@ -787,16 +787,11 @@ static PyObject *py_function_record(PyObject *m, PyObject *args) {
         return vkt_raise(st);
       }
     }
-  /* Each Function class gets one row (nodes keep a pointer to it); names are interned by Python. */
-  static vkt_fn rows[256];
-  static int nrows;
-  int k = 0;
-  while (k < nrows && strcmp(rows[k].name, name))
-    k++;
-  if (k == nrows && nrows < 256)
-    rows[nrows++] = (vkt_fn){strdup(name), function_backward};
-  vkt_node *n = vkt_node_begin(&rows[k < 256 ? k : 255], (int)nin, (const vkt_var *const *)in, (int)nout);
+  const vkt_fn *kind = vkt_fn_named(name, function_backward); /* one a Function class */
+  vkt_node *n = kind ? vkt_node_begin(kind, (int)nin, (const vkt_var *const *)in, (int)nout) : NULL;
   PyMem_Free(in);
+  if (!kind)
+    return PyErr_NoMemory();
   function_state *f = n ? PyMem_Calloc(1, sizeof *f) : NULL;
   if (n && !f) {
     vkt_node_decref(n);

@@ -38,6 +38,15 @@ static void hooks_free(vkt_hook *h) {
   }
 }
 
+static void node_hooks_free(vkt_node_hook *h) {
+  for (vkt_node_hook *next; h; h = next) {
+    next = h->next;
+    if (h->free)
+      h->free(h->ctx);
+    free(h);
+  }
+}
+
 void vkt_meta_decref(vkt_meta *m) {
   if (!m || __atomic_sub_fetch(&m->refcount, 1, __ATOMIC_ACQ_REL) > 0)
     return;
@@ -171,12 +180,7 @@ void vkt_node_decref(vkt_node *n) {
   for (;;) {
     vkt_node_release_saved(n);
     free(n->trace);
-    for (vkt_node_hook *h = n->hooks, *next; h; h = next) {
-      next = h->next;
-      if (h->free)
-        h->free(h->ctx);
-      free(h);
-    }
+    node_hooks_free(n->hooks);
     if (n->extra_free)
       n->extra_free(n->extra);
     if (n->leaf) {
@@ -184,12 +188,7 @@ void vkt_node_decref(vkt_node *n) {
       vkt_meta_decref(n->leaf);
     }
     for (int k = 0; k < n->nout; k++)
-      for (vkt_hook *h = n->pre_hooks[k], *next; h; h = next) {
-        next = h->next;
-        if (h->free)
-          h->free(h->ctx);
-        free(h);
-      }
+      hooks_free(n->pre_hooks[k]);
     for (int i = 0; i < n->nin; i++) {
       vkt_node *m = n->next[i].node;
       if (m && __atomic_sub_fetch(&m->refcount, 1, __ATOMIC_ACQ_REL) == 0) {
@@ -436,9 +435,8 @@ bool vkt_node_remove_hook(vkt_node *n, int64_t id) {
     if ((*list)->id == id) {
       vkt_node_hook *h = *list;
       *list = h->next;
-      if (h->free)
-        h->free(h->ctx);
-      free(h);
+      h->next = NULL;
+      node_hooks_free(h);
       return true;
     }
   return false;

@@ -53,6 +53,8 @@ struct vkt_meta {
   bool is_view;       /* made by a view of a floating tensor (recorded or not) */
   bool multi_view;    /* ... by one that makes several (split, chunk, unbind): in-place writes are refused */
   bool no_grad_view;  /* ... in no_grad mode: refuses in-place writes that record */
+  /* (a plain view of one of those two is one too; once its base is written, its history is refused: PyTorch's
+   * creation_meta) */
   bool retains_grad;  /* a non-leaf that keeps its .grad (retain_grad()) */
   vkt_edge grad_fn;   /* non-leaves: the node that made this tensor */
   vkt_node *acc;      /* leaves: their AccumulateGrad node while one exists (weak) */
@@ -160,7 +162,12 @@ char *vkt_anomaly_report(void);
 void vkt_var_release(vkt_var *v);
 void vkt_var_share(vkt_var *out, const vkt_var *src); /* the same tensor: storage and autograd state */
 static inline bool vkt_var_defined(const vkt_var *v) { return v && v->t.storage; }
-void vkt_view_current(const vkt_var *v);
+/* Brings a view's grad_fn up to date with its base's history before any read of it: after a write since, a plain
+ * view's is made again from the base's (vkt_view_refresh); one made in no_grad mode or by an op that makes several
+ * is refused from then on, where its base has a history (PyTorch's error). */
+vkt_status vkt_view_current(const vkt_var *v);
+/* The refusal an op met while recording (an input was such a view), which it raises before returning: once. */
+vkt_status vkt_ag_error(void);
 /* A view requires grad where its base does (PyTorch's rule), after taking the base's history if a write since has
  * made its own stale. */
 static inline bool vkt_requires_grad(const vkt_var *v) {
@@ -168,7 +175,7 @@ static inline bool vkt_requires_grad(const vkt_var *v) {
   if (!m)
     return false;
   if (m->base && m->base_version != v->t.storage->version)
-    vkt_view_current(v);
+    (void)vkt_view_current(v); /* a refused view still requires grad, as PyTorch's */
   return m->requires_grad || m->grad_fn.node || (m->base && (m->base->requires_grad || m->base->grad_fn.node));
 }
 static inline bool vkt_is_leaf(const vkt_var *v) { return !v->ag || !v->ag->grad_fn.node; }
@@ -184,7 +191,6 @@ vkt_edge vkt_grad_edge(const vkt_var *v);
 void vkt_view_track(vkt_var *out, const vkt_var *x);
 /* Marks out, a view of x that recorded no node (one of several where multi), as PyTorch marks such views (graph.c). */
 void vkt_view_unrecorded(vkt_var *out, const vkt_var *x, bool multi);
-/* Brings a view's grad_fn up to date with its base's history (after a write): before any read of it. */
 /* Makes a view's grad_fn again from its base's history where a write since has made it stale (views.c). */
 void vkt_view_refresh(vkt_meta *m, const vkt_tensor *t);
 /* After an in-place op wrote *result into view t (meta m): its base takes the write into its history

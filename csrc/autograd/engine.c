@@ -367,12 +367,12 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
   memset(seeds, 0, sizeof seeds);
   vkt_status st = nt && !targets ? vkt_fail(VKT_ERR_NOMEM, "out of host memory") : VKT_OK;
   for (int k = 0; !st && k < n; k++)
-    if (!(st = check_root(k, &roots[k], &grads[k], &seeds[k])))
+    if (!(st = check_root(k, &roots[k], &grads[k], &seeds[k])) && !(st = vkt_view_current(&roots[k])))
       edges[k] = vkt_grad_edge(&roots[k]);
   for (int j = 0; !st && j < nt; j++) {
     if (!vkt_requires_grad(&o->inputs[j]))
       st = vkt_fail(VKT_ERR_RUNTIME, "One of the differentiated Tensors does not require grad");
-    else
+    else if (!(st = vkt_view_current(&o->inputs[j])))
       targets[j] = vkt_grad_edge(&o->inputs[j]);
   }
   if (!st)

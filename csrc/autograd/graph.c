@@ -1,6 +1,7 @@
 /* graph.c: the autograd graph's pieces: grad mode, vars and their metas, nodes, saved tensors, hooks,
  * and the rules of in-place writes. The engine (engine.c) walks what is recorded here. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -273,6 +274,10 @@ void vkt_view_track(vkt_var *out, const vkt_var *x) {
   __atomic_add_fetch(&m->base->refcount, 1, __ATOMIC_RELAXED);
   m->base_t = xm->base ? xm->base_t : x->t; /* borrowed: the view holds the same storage */
   m->base_version = out->t.storage->version;
+  if (!m->no_grad_view && !m->multi_view) { /* a plain view of a special one is special too (PyTorch's creation_meta) */
+    m->no_grad_view = xm->no_grad_view;
+    m->multi_view = xm->multi_view;
+  }
 }
 
 /* x is the caller's own var (a Python tensor's, or a temporary it releases): its meta, made here where it has none,
@@ -289,14 +294,68 @@ void vkt_view_unrecorded(vkt_var *out, const vkt_var *x, bool multi) {
   vkt_view_track(out, x);
 }
 
-void vkt_view_current(const vkt_var *v) {
+#define MULTI_VIEWS                                                                                                    \
+  "This view is the output of a function that returns multiple views. Such functions do not allow the output views " \
+  "to be modified inplace. You should replace the inplace operation by an out-of-place one."
+#define NO_GRAD_VIEWS                                                                                                  \
+  "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both " \
+  "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or "  \
+  "both outside (if you want the inplace to be tracked)."
+
+/* PyTorch's refusal (handle_view_on_rebase) of a view made in no_grad mode or by an op that makes several, when it is
+ * written (indirect false) or its history is read after a write to its base (true), in PyTorch's words: a node is
+ * named without its "Backward0". */
+static vkt_status view_rebase_fail(const vkt_meta *m, bool indirect) {
+  const char *what = indirect ? "its base or another view of its base has been" : "is being";
+  const vkt_node *n = m->grad_fn.node;
+  const char *name = n ? n->fn->name : "";
+  int len = (int)strlen(name) - (strstr(name, "Backward") ? (int)strlen("Backward0") : 0);
+  char head[160] = "A view was created in";
+  if (n && m->no_grad_view)
+    snprintf(head, sizeof head, "Output %d of %.*s is a view of a view which was created in", m->grad_fn.nr, len,
+             name);
+  if (m->no_grad_view || !n)
+    return vkt_fail(VKT_ERR_RUNTIME, "%s no_grad mode and %s modified inplace with grad mode enabled. %s", head, what,
+                    m->no_grad_view ? NO_GRAD_VIEWS : MULTI_VIEWS);
+  return vkt_fail(VKT_ERR_RUNTIME, "Output %d of %.*s is a view and %s modified inplace. %s", m->grad_fn.nr, len, name,
+                  what, MULTI_VIEWS);
+}
+
+/* A refusal met where no status can return (recording an op), for vkt_ag_error: the first since the last call. */
+static _Thread_local char pending_error[1024];
+
+static void keep_pending(void) {
+  if (!pending_error[0])
+    snprintf(pending_error, sizeof pending_error, "%s", vkt_last_error());
+}
+
+vkt_status vkt_ag_error(void) {
+  if (!pending_error[0])
+    return VKT_OK;
+  vkt_status st = vkt_fail(VKT_ERR_RUNTIME, "%s", pending_error);
+  pending_error[0] = 0;
+  return st;
+}
+
+vkt_status vkt_view_current(const vkt_var *v) {
   vkt_meta *m = v->ag;
-  if (m && m->base && m->base_version != v->t.storage->version)
+  if (!m || !m->base || m->base_version == v->t.storage->version)
+    return VKT_OK;
+  if (!m->no_grad_view && !m->multi_view) {
     vkt_view_refresh(m, &v->t);
+    return VKT_OK;
+  }
+  /* PyTorch never gives such a view the history of a write since: it refuses to read one, once there is one */
+  if (m->grad_fn.node || m->base->requires_grad || m->base->grad_fn.node)
+    return view_rebase_fail(m, true);
+  return VKT_OK;
 }
 
 vkt_edge vkt_grad_edge(const vkt_var *v) {
-  vkt_view_current(v);
+  if (vkt_view_current(v)) {
+    keep_pending();
+    return (vkt_edge){0};
+  }
   vkt_meta *m = v->ag;
   if (!m || (!m->requires_grad && !m->grad_fn.node))
     return (vkt_edge){0};
@@ -330,8 +389,10 @@ vkt_node *vkt_node_begin(const vkt_fn *fn, int nin, const vkt_var *const *in, in
   if (!any)
     return NULL;
   for (int i = 0; i < nin; i++) /* before this node's seq: the engine runs a node after every later one */
-    if (in[i])
-      vkt_view_current(in[i]);
+    if (in[i] && vkt_view_current(in[i])) {
+      keep_pending(); /* the op raises it (vkt_ag_error), as PyTorch's does before it runs */
+      return NULL;
+    }
   vkt_node *n = node_new(fn, nin, nout);
   if (!n)
     return NULL; /* out of host memory: the result simply carries no history */
@@ -468,30 +529,17 @@ void vkt_retain_grad(vkt_var *v) {
 
 /* ---- in-place writes ---- */
 
-#define MULTI_VIEWS                                                                                                    \
-  "This view is the output of a function that returns multiple views. Such functions do not allow the output views " \
-  "to be modified inplace. You should replace the inplace operation by an out-of-place one."
-
 vkt_status vkt_inplace_check(const vkt_var *dst, bool records) {
   const vkt_meta *m = dst->ag;
   if (!records || !m)
     return VKT_OK;
-  if (m->no_grad_view || (m->multi_view && !m->grad_fn.node)) /* PyTorch takes several plain views for no_grad's */
-    return vkt_fail(VKT_ERR_RUNTIME, "A view was created in no_grad mode and is being modified inplace with grad mode "
-                    "enabled. %s", !m->no_grad_view ? MULTI_VIEWS : "Given that this use case is ambiguous and "
-                    "error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
-                    "either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
-                    "outside (if you want the inplace to be tracked).");
+  if (m->no_grad_view || m->multi_view)
+    return view_rebase_fail(m, false);
   if (m->requires_grad && !m->grad_fn.node)
     return vkt_fail(VKT_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");
   if (m->base && m->base->requires_grad && !m->base->grad_fn.node) /* through any chain of views */
     return vkt_fail(VKT_ERR_RUNTIME, "a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation.");
-  if (m->multi_view) { /* PyTorch's error, with its node's name less "Backward0" */
-    const char *name = m->grad_fn.node->fn->name;
-    return vkt_fail(VKT_ERR_RUNTIME, "Output %d of %.*s is a view and is being modified inplace. %s", m->grad_fn.nr,
-                    (int)(strlen(name) - strlen("Backward0")), name, MULTI_VIEWS);
-  }
   return VKT_OK;
 }
 

@@ -244,14 +244,15 @@ static int set_grad(PyObject *self, PyObject *value, void *c) {
 
 static PyObject *get_grad_fn(PyObject *self, void *c) {
   (void)c;
-  vkt_view_current(SELF_V);
+  vkt_status st = vkt_view_current(SELF_V);
   vkt_meta *m = SELF_V->ag;
-  return node_wrap(m ? m->grad_fn.node : NULL);
+  return st ? vkt_raise(st) : node_wrap(m ? m->grad_fn.node : NULL);
 }
 
 static PyObject *get_is_leaf(PyObject *self, void *c) {
   (void)c;
-  return PyBool_FromLong(vkt_is_leaf(SELF_V));
+  vkt_status st = vkt_view_current(SELF_V); /* PyTorch's reads the grad_fn */
+  return st ? vkt_raise(st) : PyBool_FromLong(vkt_is_leaf(SELF_V));
 }
 
 static PyObject *get_retains_grad(PyObject *self, void *c) {
@@ -319,6 +320,9 @@ static PyObject *t_retain_grad(PyObject *self, PyObject *unused) {
   (void)unused;
   if (!vkt_requires_grad(SELF_V))
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "can't retain_grad on Tensor that has requires_grad=False"));
+  vkt_status st = SELF_V->ag->grad_fn.node ? vkt_view_current(SELF_V) : VKT_OK; /* a no-op on leaves, unread */
+  if (st)
+    return vkt_raise(st);
   vkt_retain_grad(SELF_V);
   Py_RETURN_NONE;
 }
@@ -409,6 +413,9 @@ static PyObject *py_add_hook(PyObject *m, PyObject *args) {
   vkt_var *v = vkt_var_of(t);
   if (!vkt_requires_grad(v))
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "cannot register a hook on a tensor that doesn't require gradient"));
+  vkt_status st = vkt_view_current(v);
+  if (st)
+    return vkt_raise(st);
   if (post && !vkt_is_leaf(v))
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "post accumulate grad hooks cannot be registered on non-leaf tensors"));
   vkt_hook *h = calloc(1, sizeof *h);

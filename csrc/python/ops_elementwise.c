@@ -12,6 +12,8 @@ static const vkt_scalar none = {false, 0, 0};
 PyObject *vkt_py_inplace_result(PyObject *dst, vkt_status st, vkt_var *r) {
   vkt_var *d = vkt_var_of(dst);
   if (!st)
+    st = vkt_ag_error(); /* recording refused an operand: dst stays as it was, as PyTorch's */
+  if (!st)
     st = vkt_inplace_keep_saved(d, r);
   if (!st)
     st = vkt_copy_(&d->t, &r->t);

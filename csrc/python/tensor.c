@@ -5,9 +5,10 @@
 #include "py.h"
 
 PyObject *vkt_wrap_var(vkt_var *v) {
-  if (vkt_py_pack_failed() < 0) { /* the op that made v saved a tensor whose pack hook raised */
+  vkt_status st = vkt_ag_error(); /* the op that made v refused to record it */
+  if (st || vkt_py_pack_failed() < 0) { /* ... or saved a tensor whose pack hook raised */
     vkt_var_release(v);
-    return NULL;
+    return st ? vkt_raise(st) : NULL;
   }
   vkt_py_tensor *o = (vkt_py_tensor *)PyType_GenericAlloc((PyTypeObject *)vkt_state->tensor_type, 0);
   if (!o) {

@@ -25,8 +25,12 @@ def tensor_repr(t):
             suffix.append(f"dtype={t.dtype}")
     if a.size == 0 and a.ndim > 1:
         suffix.insert(0, f"size={tuple(a.shape)}")
-    if t.grad_fn is not None:
-        suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
+    try:
+        grad_fn = t.grad_fn.name() if t.grad_fn is not None else None
+    except RuntimeError:  # a view made in no_grad mode whose base took a history since: PyTorch's repr says so
+        grad_fn = "Invalid"
+    if grad_fn is not None:
+        suffix.append(f"grad_fn=<{grad_fn}>")
     elif t.requires_grad:
         suffix.append("requires_grad=True")
     opts = {"separator": ", ", "prefix": "tensor(", "threshold": 1000, "edgeitems": 3, "max_line_width": 80}

@@ -484,7 +484,8 @@ def test_a_view_of_a_tensor_without_grad_shares_the_history_written_into_it(devi
     assert nodes[0] == nodes[1]
 
 
-COMPOSITES = [  # lerp, addcmul, addcdiv, out of place and in place, broadcast; one node each, as PyTorch's
+COMPOSITES = [  # lerp, addcmul, addcdiv, clamp with tensor bounds, out of place and in place, broadcast; one node
+    # each, as PyTorch's
     ("addcmul", lambda L, x, y, z: L.addcmul(x, y, z, value=0.7)),
     ("addcdiv", lambda L, x, y, z: L.addcdiv(x, y, z.abs() + 1, value=-1.3)),
     ("addcmul_", lambda L, x, y, z: (x * 1).addcmul_(y, z)),
@@ -495,6 +496,16 @@ COMPOSITES = [  # lerp, addcmul, addcdiv, out of place and in place, broadcast; 
     ("lerp_number_", lambda L, x, y, z: (x * 1).lerp_(y, 0.25)),
     ("addcmul_broadcast", lambda L, x, y, z: L.addcmul(x, y[0], z[:, :1])),
     ("lerp_broadcast", lambda L, x, y, z: L.lerp(x[:1], y, z[:, :1].sigmoid())),
+    ("clamp_tensors", lambda L, x, y, z: L.clamp(x, y, z + 1)),
+    ("clamp_tensor_min", lambda L, x, y, z: L.clamp(x, min=y)),
+    ("clamp_tensor_max", lambda L, x, y, z: x.clamp(max=z)),
+    ("clamp_min_tensor", lambda L, x, y, z: L.clamp_min(x, y)),
+    ("clamp_max_tensor", lambda L, x, y, z: x.clamp_max(z)),
+    ("clip_crossed_bounds", lambda L, x, y, z: L.clip(x, y, z)),  # lo > hi in places: the result is hi there
+    ("clamp_broadcast", lambda L, x, y, z: x.clamp(y[:, :1] - 1, z[0] + 1)),
+    ("clamp_", lambda L, x, y, z: (x * 1).clamp_(y, z + 1)),
+    ("clamp_min_", lambda L, x, y, z: (x * 1).clamp_min_(y)),
+    ("clamp_max_", lambda L, x, y, z: (x * 1).clamp_max_(z)),
 ]
 
 
@@ -532,6 +543,32 @@ def test_lerp_addcmul_addcdiv_second_derivatives(device, name, fn):
     f = lambda x, y, z: fn(vkt, x, y, z)  # noqa: E731
     assert vkt.autograd.gradcheck(f, tuple(inputs))
     assert vkt.autograd.gradgradcheck(f, tuple(inputs))
+
+
+CLAMP_TIES = [  # x at a bound, bounds equal, and lo > hi: each gradient goes where PyTorch's formulas send it
+    ("clamp", lambda L, x, lo, hi: L.clamp(x, lo, hi)),
+    ("clamp_min_kw", lambda L, x, lo, hi: L.clamp(x, min=lo)),
+    ("clamp_max_kw", lambda L, x, lo, hi: x.clamp(max=hi)),
+    ("clamp_min", lambda L, x, lo, hi: x.clamp_min(lo)),
+    ("clamp_max", lambda L, x, lo, hi: L.clamp_max(x, hi)),
+    ("clamp_", lambda L, x, lo, hi: (x * 1).clamp_(lo, hi)),
+]
+
+
+@pytest.mark.parametrize("name,fn", CLAMP_TIES, ids=[c[0] for c in CLAMP_TIES])
+def test_clamp_with_tensor_bounds_at_ties_as_torch(device, name, fn):
+    x = [-1.0, 0.5, 2.0, 0.0, 1.0, 0.3, 0.7, 0.7]
+    lo = [0.0, 0.5, 0.0, 0.0, 0.0, 0.6, 0.7, 0.9]
+    hi = [1.0, 1.0, 1.0, 0.0, 1.0, 0.4, 0.7, 0.7]
+    found = []
+    for L in (vkt, torch):
+        ts = [leaf(L, np.array(a), device) for a in (x, lo, hi)]
+        y = fn(L, *ts)
+        y.backward(leaf(L, np.arange(1.0, 9.0), device).detach())
+        found.append((y.grad_fn.name(), len(y.grad_fn.next_functions), y.detach().cpu().numpy().tolist() if L is vkt
+                      else y.detach().numpy().tolist(), [None if t.grad is None else t.grad.cpu().numpy().tolist()
+                                                         if L is vkt else t.grad.numpy().tolist() for t in ts]))
+    assert found[0] == found[1]
 
 
 def test_a_view_of_a_tensor_without_grad_stays_plain_without_one(device):

@@ -296,7 +296,10 @@ vkt_status vkt_ag_record_unary(int id, const vkt_var *x, vkt_scalar p0, vkt_scal
 vkt_status vkt_ag_lerp(const vkt_var *start, const vkt_var *end, const vkt_var *w, vkt_operand wo, vkt_var *out);
 vkt_status vkt_ag_addcmul(const vkt_var *x, const vkt_var *t1, const vkt_var *t2, vkt_scalar value, bool div,
                           vkt_var *out);
-vkt_status vkt_ag_clamp_tensors(const vkt_var *x, const vkt_var *lo, const vkt_var *hi, vkt_var *out);
+/* clamp with tensor bounds (lo or hi NULL where not given); name: clamp_min's or clamp_max's node (two inputs), NULL
+ * for clamp's (three). */
+vkt_status vkt_ag_clamp_tensors(const vkt_var *x, const vkt_var *lo, const vkt_var *hi, const char *name,
+                                vkt_var *out);
 vkt_status vkt_ag_nan_to_num(const vkt_var *x, vkt_scalar nan, const vkt_scalar *posinf, const vkt_scalar *neginf,
                              vkt_var *out);
 /* sum (VKT_OP_SUM), mean, amax, amin, prod, var over dims; logsumexp */

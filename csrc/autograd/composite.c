@@ -1,12 +1,11 @@
 /* composite.c (autograd): the elementwise composites of elementwise_more.c (lerp, addcmul, addcdiv, clamp
- * with tensor bounds, nan_to_num). Each runs its fused kernel. lerp, addcmul and addcdiv record one node with
- * PyTorch's name and formulas (derivatives.yaml); clamp with tensor bounds is composed of entry points, so its
- * gradient is theirs. */
+ * with tensor bounds, nan_to_num). Each runs its fused kernel and records one node with PyTorch's name and
+ * formulas (derivatives.yaml). */
 #include "formula.h"
 
 #define g G(b, 0)
 
-static const vkt_scalar one = {false, 0, 1}, none = {false, 0, 0};
+static const vkt_scalar none = {false, 0, 0};
 
 static bool records(int n, const vkt_var *const *in) {
   if (!vkt_grad_enabled())
@@ -45,6 +44,28 @@ static void addc_backward(vkt_bw *b) {
   }
 }
 
+/* clamp with tensor bounds, as derivatives.yaml's clamp_backward and clamp_backward_min_max: x's gradient passes
+ * where lo <= x <= hi, a bound's where it was taken; where lo > hi the result is hi, so lo gets none and hi all.
+ * Saved: the inputs in their slots; iv[0], iv[1]: the slots of lo and hi (0 where not given). */
+static void clamp_backward(vkt_bw *b) {
+  int l = (int)b->n->iv[0], h = (int)b->n->iv[1];
+  const vkt_var *x = S(b, 0), *lo = l ? S(b, l) : NULL, *hi = h ? S(b, h) : NULL;
+  if (NEED(b, 0)) {
+    const vkt_var *above = lo ? bin(b, VKT_OP_GE, x, lo) : NULL, *below = hi ? bin(b, VKT_OP_LE, x, hi) : NULL;
+    SET(b, 0, keep_where(b, lo && hi ? bin(b, VKT_OP_LOGICAL_AND, above, below) : lo ? above : below, g));
+  }
+  if (l && NEED(b, l)) {
+    const vkt_var *taken = bin(b, VKT_OP_LT, x, lo);
+    SET(b, l, keep_where(b, hi ? bin(b, VKT_OP_LOGICAL_AND, taken, bin(b, VKT_OP_LT, lo, hi)) : taken, g));
+  }
+  if (h && NEED(b, h)) {
+    const vkt_var *taken = bin(b, VKT_OP_GT, x, hi);
+    SET(b, h, keep_where(b, lo ? bin(b, VKT_OP_LOGICAL_OR, taken, bin(b, VKT_OP_LT, hi, lo)) : taken, g));
+  }
+}
+
+static const vkt_fn clamp_fn = {"ClampBackward0", clamp_backward};
+
 static const vkt_fn lerp_fns[2] = {{"LerpBackward0", lerp_backward}, {"LerpBackward1", lerp_backward}},
                     addc_fns[2] = {{"AddcmulBackward0", addc_backward}, {"AddcdivBackward0", addc_backward}};
 
@@ -80,29 +101,26 @@ vkt_status vkt_ag_addcmul(const vkt_var *x, const vkt_var *t1, const vkt_var *t2
   return st;
 }
 
-vkt_status vkt_ag_clamp_tensors(const vkt_var *x, const vkt_var *lo, const vkt_var *hi, vkt_var *out) {
+vkt_status vkt_ag_clamp_tensors(const vkt_var *x, const vkt_var *lo, const vkt_var *hi, const char *name,
+                                vkt_var *out) {
   *out = (vkt_var){0};
-  if (!records(3, (const vkt_var *[]){x, lo, hi}))
-    return vkt_clamp_tensors(&x->t, lo ? &lo->t : NULL, hi ? &hi->t : NULL, NULL, &out->t);
-  /* min(max(x, lo), hi) as selections: the gradient goes to whichever value was taken. */
-  vkt_var cur = {0}, cond = {0}, next = {0};
-  vkt_var_share(&cur, x);
-  vkt_status st = VKT_OK;
-  const vkt_var *bound[2] = {lo, hi};
-  for (int k = 0; k < 2 && !st; k++) {
-    if (!bound[k])
-      continue;
-    st = vkt_ag_binary(k ? VKT_OP_GT : VKT_OP_LT, &cur, none, bound[k], none, one, &cond);
-    if (!st)
-      st = vkt_ag_where(&cond.t, bound[k], none, &cur, none, &next);
-    vkt_var_release(&cond);
-    vkt_var_release(&cur);
-    cur = next;
-    next = (vkt_var){0};
-  }
-  if (st)
-    vkt_var_release(&cur);
-  *out = cur;
+  vkt_status st = vkt_clamp_tensors(&x->t, lo ? &lo->t : NULL, hi ? &hi->t : NULL, NULL, &out->t);
+  if (st || !records(3, (const vkt_var *[]){x, lo, hi}))
+    return st;
+  /* clamp_min and clamp_max (one bound, named) have two inputs, clamp three with None for a missing bound */
+  bool two = name != NULL;
+  const vkt_var *in[3] = {x, two ? (lo ? lo : hi) : lo, two ? NULL : hi};
+  const vkt_fn *fn = two ? vkt_fn_named(name, clamp_backward) : &clamp_fn;
+  vkt_node *n = fn && vkt_dtypes[out->t.dtype].is_float ? vkt_node_begin(fn, two ? 2 : 3, in, 1) : NULL;
+  if (!n)
+    return st;
+  n->iv[0] = lo ? 1 : 0;
+  n->iv[1] = hi ? (two ? 1 : 2) : 0;
+  for (int k = 0; k < 3; k++) /* every gradient reads x and the bounds (lo's and hi's: both, where both are given) */
+    if (in[k])
+      vkt_node_save(n, k, in[k], false, 0);
+  vkt_node_output(n, 0, out);
+  vkt_node_decref(n);
   return st;
 }
 

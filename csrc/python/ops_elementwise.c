@@ -268,12 +268,13 @@ static PyObject *clamp(PyObject *self, PyObject *args, PyObject *kwargs, bool in
     if ((lo != Py_None && !tlo) || (hi != Py_None && !thi))
       return PyErr_Format(PyExc_TypeError, "clamp(): expected min and max both tensors or both numbers");
     const vkt_var *v = vkt_var_of(x), *vlo = vkt_var_of(lo), *vhi = vkt_var_of(hi);
+    const char *name = !only ? NULL : strcmp(only, "min") == 0 ? "ClampMinBackward1" : "ClampMaxBackward1";
     vkt_var r;
     if (!inplace)
-      return vkt_py_var_result(vkt_ag_clamp_tensors(v, vlo, vhi, &r), &r);
+      return vkt_py_var_result(vkt_ag_clamp_tensors(v, vlo, vhi, name, &r), &r);
     int records = vkt_py_inplace_records(v, vkt_requires_grad(vlo) ? vlo : vhi);
     if (records)
-      return records < 0 ? NULL : vkt_py_inplace_result(x, vkt_ag_clamp_tensors(v, vlo, vhi, &r), &r);
+      return records < 0 ? NULL : vkt_py_inplace_result(x, vkt_ag_clamp_tensors(v, vlo, vhi, name, &r), &r);
     vkt_status st = vkt_clamp_tensors(t, tlo, thi, t, NULL);
     return st ? vkt_raise(st) : Py_NewRef(x);
   }

@@ -371,6 +371,23 @@ static PyObject *zero_(PyObject *self, PyObject *unused) {
   return st ? vkt_raise(st) : Py_NewRef(self);
 }
 
+/* _overwrite(dst, src, name): src's values (a tensor without grad: fresh random draws) written into dst, recorded
+ * where dst is in a graph as an in-place op named `name` whose gradient to dst's history is zero: uniform_, normal_,
+ * bernoulli_ and the other random fills of vkt.random. */
+static PyObject *f_overwrite(PyObject *m, PyObject *args) {
+  PyObject *dst, *src;
+  const char *name;
+  (void)m;
+  if (!PyArg_ParseTuple(args, "OOs", &dst, &src, &name) || !tensor_arg(dst, "_overwrite", "dst") ||
+      !tensor_arg(src, "_overwrite", "src"))
+    return NULL;
+  int records = vkt_py_inplace_records(vkt_var_of(dst), NULL);
+  if (records)
+    return records < 0 ? NULL : fill_recorded(dst, src, name);
+  vkt_status st = vkt_assign(&((vkt_py_tensor *)dst)->v.t, vkt_tensor_of(src));
+  return st ? vkt_raise(st) : Py_NewRef(dst);
+}
+
 /* ---- tables ---- */
 
 #define MK(name, fn, doc)                                                                                              \
@@ -407,5 +424,6 @@ PyMethodDef vkt_shape_functions[] = {
     MK("gather", f_gather, "gather(input, dim, index)"),
     MK("index_select", f_index_select, "index_select(input, dim, index)"),
     MK("masked_fill", f_masked_fill, "masked_fill(input, mask, value)"),
+    {"_overwrite", f_overwrite, METH_VARARGS, "_overwrite(dst, src, name): a random fill of dst, named `name`"},
     {NULL, NULL, 0, NULL},
 };

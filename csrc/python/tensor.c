@@ -726,6 +726,20 @@ static PyObject *python_method(PyObject *self, PyObject *args, PyObject *kwargs,
   static PyObject *t_##name(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
     return python_method(self, args, kwargs, "vkt.autograd", "_tensor_" #name);                                        \
   }
+#define RANDOM_METHOD(name)                                                                                            \
+  static PyObject *t_##name(PyObject *self, PyObject *args, PyObject *kwargs) {                                        \
+    return python_method(self, args, kwargs, "vkt.random", #name);                                                     \
+  }
+RANDOM_METHOD(uniform_)
+RANDOM_METHOD(normal_)
+RANDOM_METHOD(log_normal_)
+RANDOM_METHOD(exponential_)
+RANDOM_METHOD(cauchy_)
+RANDOM_METHOD(geometric_)
+RANDOM_METHOD(random_)
+RANDOM_METHOD(bernoulli_)
+RANDOM_METHOD(bernoulli)
+RANDOM_METHOD(multinomial)
 AUTOGRAD_METHOD(backward)
 AUTOGRAD_METHOD(register_hook)
 AUTOGRAD_METHOD(register_post_accumulate_grad_hook)
@@ -836,6 +850,18 @@ static PyMethodDef tensor_methods[] = {
     {"long", (PyCFunction)(void (*)(void))t_long, METH_VARARGS | METH_KEYWORDS, "to(vkt.int64)"},
     {"bool", (PyCFunction)(void (*)(void))t_bool, METH_VARARGS | METH_KEYWORDS, "to(vkt.bool)"},
     {"byte", (PyCFunction)(void (*)(void))t_byte, METH_VARARGS | METH_KEYWORDS, "to(vkt.uint8)"},
+#define RANDOM_ENTRY(name, doc) {#name, (PyCFunction)(void (*)(void))t_##name, METH_VARARGS | METH_KEYWORDS, doc}
+    RANDOM_ENTRY(uniform_, "uniform_(from=0, to=1, *, generator=None): values drawn from U(from, to)"),
+    RANDOM_ENTRY(normal_, "normal_(mean=0, std=1, *, generator=None): values drawn from N(mean, std^2)"),
+    RANDOM_ENTRY(log_normal_, "log_normal_(mean=1, std=2, *, generator=None): exp of N(mean, std^2) draws"),
+    RANDOM_ENTRY(exponential_, "exponential_(lambd=1, *, generator=None): draws of rate lambd"),
+    RANDOM_ENTRY(cauchy_, "cauchy_(median=0, sigma=1, *, generator=None): Cauchy draws"),
+    RANDOM_ENTRY(geometric_, "geometric_(p, *, generator=None): trials up to the first success"),
+    RANDOM_ENTRY(random_, "random_(from=0, to=None, *, generator=None): integers from [from, to)"),
+    RANDOM_ENTRY(bernoulli_, "bernoulli_(p=0.5, *, generator=None): 1 with probability p, else 0"),
+    RANDOM_ENTRY(bernoulli, "bernoulli(p=None, *, generator=None): vkt.bernoulli(self, p)"),
+    RANDOM_ENTRY(multinomial, "multinomial(num_samples, replacement=False, *, generator=None): indices drawn"),
+#undef RANDOM_ENTRY
     {"backward", (PyCFunction)(void (*)(void))t_backward, METH_VARARGS | METH_KEYWORDS,
      "backward(gradient=None, retain_graph=None, create_graph=False, inputs=None): gradients into the leaves' .grad"},
     {"register_hook", (PyCFunction)(void (*)(void))t_register_hook, METH_VARARGS | METH_KEYWORDS,

@@ -21,6 +21,7 @@ for _name in ("tensor", "zeros", "ones", "empty", "rand", "randn", "full", "zero
 from .functional import cross, einsum, ger, inner, kron, outer, tensordot  # noqa: E402,F401
 from . import safetensors, utils  # noqa: E402,F401
 from .random import Generator, get_rng_state, set_rng_state  # noqa: E402,F401
+from .random import bernoulli, multinomial, normal, poisson, randint_like  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from .kernels import ElementwiseKernel, KernelCompileError, RawKernel  # noqa: E402,F401
 

@@ -149,3 +149,290 @@ def _with_generator(create, draw):
 
 
 DRAWS = {"rand": _draw_rand, "randn": _draw_randn, "randint": _draw_randint, "randperm": _draw_randperm}
+
+
+# ---- sampling from distributions: vkt.bernoulli, normal, multinomial, poisson, randint_like, and the in-place fills
+# Tensor.uniform_, normal_, bernoulli_, exponential_, log_normal_, cauchy_, geometric_, random_. Each draws uniform
+# or normal values on the tensor's device (from a Generator on the host where one is given) and shapes them there
+# with vkt's ops. PyTorch gives none of them a gradient: an in-place fill is recorded, where its tensor is in a
+# graph, as a node of PyTorch's name whose gradient to the earlier history is zero.
+
+_rand = _with_generator(_C.rand, _draw_rand)
+_randn = _with_generator(_C.randn, _draw_randn)
+_randint = _with_generator(_C.randint, _draw_randint)
+
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int", "int64": "Long",
+               "uint8": "Byte", "bool": "Bool"}
+
+
+def _type_name(dtype):
+    return _TYPE_NAMES[str(dtype).split(".")[-1]]
+
+
+def _draw_dtype(t):
+    """The dtype draws for t are made and shaped in: float64 for float64, float32 for the others (float16's sums
+    would round, as PyTorch's computes them in float32)."""
+    return _C.float64 if t.dtype == _C.float64 else _C.float32
+
+
+def _uniform(t, generator):
+    """Uniform draws in [0, 1), shaped and placed as t."""
+    return _rand(*t.shape, dtype=_draw_dtype(t), device=t.device, generator=generator)
+
+
+def _gaussian(t, generator):
+    return _randn(*t.shape, dtype=_draw_dtype(t), device=t.device, generator=generator)
+
+
+def _floating_only(t, kernel):
+    if not t.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(t.dtype)}\'')
+
+
+def _positional(name, args, kwargs, params):
+    """The values of params ((name, default), ...) from a method's positional and keyword arguments, as PyTorch's
+    parser reads them (`from` is a Python keyword, so it arrives in kwargs)."""
+    if len(args) > len(params):
+        raise TypeError(f"{name}() takes at most {len(params)} arguments ({len(args)} given)")
+    values = list(args) + [kwargs.pop(p, d) for p, d in params[len(args):]]
+    for p, _ in params[:len(args)]:
+        if p in kwargs:
+            raise TypeError(f"{name}() got multiple values for argument '{p}'")
+    if kwargs:
+        raise TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return values
+
+
+def uniform_(self, *args, generator=None, **kwargs):
+    """Tensor.uniform_(from=0, to=1): values drawn from U(from, to)."""
+    lo, hi = _positional("uniform_", args, kwargs, (("from", 0.0), ("to", 1.0)))
+    _floating_only(self, "check_uniform_bounds")
+    if lo > hi:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={lo:g} > to={hi:g}")
+    return _C._overwrite(self, _uniform(self, generator) * (hi - lo) + lo, "UniformBackward0")
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Tensor.normal_(mean=0, std=1): values drawn from N(mean, std^2)."""
+    _floating_only(self, f"normal_kernel_{self.device.type}")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    return _C._overwrite(self, _gaussian(self, generator) * std + mean, "NormalBackward0")
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Tensor.log_normal_(mean=1, std=2): exp of values drawn from N(mean, std^2)."""
+    _floating_only(self, f"log_normal_{self.device.type}")
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    return _C._overwrite(self, (_gaussian(self, generator) * std + mean).exp(), "LogNormalBackward0")
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    """Tensor.exponential_(lambd=1): values drawn from the exponential distribution of rate lambd, as
+    -log(1 - u) / lambd (1 - u lies in (0, 1], so the log is finite)."""
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {_type_name(self.dtype)}")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    values = (1.0 - _uniform(self, generator)).log() * (-1.0 / lambd)
+    return _C._overwrite(self, values, "ExponentialBackward0")
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Tensor.cauchy_(median=0, sigma=1): median + sigma * tan(pi * (u - 1/2))."""
+    _floating_only(self, f"cauchy_{self.device.type}")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    values = ((_uniform(self, generator) - 0.5) * np.pi).tan() * sigma + median
+    return _C._overwrite(self, values, "CauchyBackward0")
+
+
+def geometric_(self, p, *, generator=None):
+    """Tensor.geometric_(p): the number of Bernoulli(p) trials up to the first success, ceil(log(1 - u) /
+    log(1 - p)), at least 1."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    trials = ((1.0 - _uniform(self, generator)).log() / float(np.log1p(-p))).ceil().clamp(min=1)
+    return _C._overwrite(self, trials, "GeometricBackward0")
+
+
+# The integers random_ draws from by default: every value of an integer dtype from 0, and for a floating dtype
+# those its mantissa holds exactly (PyTorch's bounds).
+_RANDOM_TOP = {"float32": 1 << 24, "float64": 1 << 53, "float16": 1 << 11, "int32": (1 << 31) - 1,
+               "int64": (1 << 63) - 1, "uint8": 255, "bool": 1}
+_INT_RANGE = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1), "uint8": (0, 255),
+              "bool": (0, 1)}
+_C_NAMES = {"int32": "int", "int64": "long int", "uint8": "unsigned char", "bool": "bool"}
+
+
+def random_(self, *args, generator=None, **kwargs):
+    """Tensor.random_(), random_(to), random_(from, to): integers drawn uniformly from [from, to - 1], by default
+    [0, the largest value the dtype holds exactly]."""
+    name = str(self.dtype).split(".")[-1]
+    if not args and not kwargs:
+        lo, hi, node = 0, _RANDOM_TOP[name] + 1, "RandomBackward2"
+    elif len(args) + len(kwargs) == 1 and (args or "to" in kwargs):
+        lo, hi, node = 0, args[0] if args else kwargs["to"], "RandomBackward1"
+    else:
+        lo, hi = _positional("random_", args, kwargs, (("from", 0), ("to", None)))
+        node = "RandomBackward0"
+        if hi is None:
+            hi = _RANDOM_TOP[name] + 1
+    if lo >= hi:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
+    if name in _INT_RANGE:
+        least, most = _INT_RANGE[name]
+        if not least <= lo <= most:
+            raise RuntimeError(f"from is out of bounds for {_C_NAMES[name]}")
+        if not least <= hi - 1 <= most:
+            raise RuntimeError(f"to - 1 is out of bounds for {_C_NAMES[name]}")
+    shift = 0  # randint's bounds are int64s: [from, 2^63) is drawn as [from - 1, 2^63 - 1) + 1
+    if hi > (1 << 63) - 1:
+        shift = 1 if lo > -(1 << 63) else 0  # the whole int64 range draws all values but the largest
+        hi -= 1
+    values = _randint(lo - shift, hi, tuple(self.shape), dtype=_C.int64, device=self.device, generator=generator)
+    return _C._overwrite(self, values + shift if shift else values, node)
+
+
+def _probabilities_in_range(p, message):
+    """Raises RuntimeError(message) unless every element of p lies in [0, 1] (a read from the device, as
+    PyTorch's CPU check is)."""
+    if p.numel() and not bool(((p >= 0) & (p <= 1)).all()):
+        raise RuntimeError(message)
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Tensor.bernoulli_(p=0.5): each element 1 with probability p (a number, or a tensor broadcast to self's
+    shape), else 0."""
+    if isinstance(p, _C.Tensor):
+        if not p.dtype.is_floating_point:
+            raise NotImplementedError(f'"bernoulli_tensor_{self.device.type}_p_" not implemented for '
+                                      f"'{_type_name(p.dtype)}'")
+        p = p.to(self.device).expand(*self.shape)
+        _probabilities_in_range(p, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        node = "BernoulliBackward1"
+    else:
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+        node = "BernoulliBackward2"
+    return _C._overwrite(self, _uniform(self, generator) < p, node)
+
+
+def _recorded(values, sources, node):
+    """values as the result of a sampling op of PyTorch's name `node` over sources: where one requires grad, a
+    tensor in the graph whose gradient to each source is zero, as PyTorch's samplers have."""
+    grads = [s for s in sources if isinstance(s, _C.Tensor) and s.requires_grad and _C.is_grad_enabled()]
+    if not grads:
+        return values
+    zero = grads[0] * 0
+    for s in grads[1:]:
+        zero = zero + s * 0
+    if tuple(zero.shape) != tuple(values.shape):
+        zero = zero.expand(*values.shape).contiguous()
+    return _C._overwrite(zero, values, node)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """vkt.bernoulli(input): each element 1 with probability input[i], else 0, in input's dtype; with p, each with
+    probability p, shaped as input."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"bernoulli_tensor_{input.device.type}_p_" not implemented for '
+                                  f"'{_type_name(input.dtype)}'")
+    if p is not None:
+        return bernoulli_(_C.empty_like(input), p, generator=generator)
+    _probabilities_in_range(input, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    values = (_uniform(input, generator) < input).to(input.dtype)
+    return _recorded(values, [input], "BernoulliBackward0")
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """vkt.normal(mean, std): draws from N(mean, std^2), mean and std tensors (broadcast together) or numbers;
+    normal(mean, std, size) with two numbers draws size values."""
+    mt, st = isinstance(mean, _C.Tensor), isinstance(std, _C.Tensor)
+    if not mt and not st:
+        if size is None:
+            raise TypeError("normal() missing required argument 'size' when mean and std are numbers")
+        out = _C.empty(size, dtype=dtype, device=device)
+        normal_(out, mean, std, generator=generator)
+        return out.requires_grad_(requires_grad) if requires_grad else out
+    if size is not None:
+        raise TypeError("normal(): size is only accepted with a number mean and std")
+    if st:
+        if std.numel() and not bool((std >= 0).all()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    like = mean if mt else std
+    shape = tuple(like.shape)
+    if mt and st:
+        try:
+            shape = np.broadcast_shapes(tuple(mean.shape), tuple(std.shape))
+        except ValueError:
+            mean.detach() + std.detach()  # raises PyTorch's message for shapes that do not broadcast
+    draws = _randn(*shape, dtype=_draw_dtype(like), device=like.device, generator=generator)
+    plain = [v.detach() if isinstance(v, _C.Tensor) else v for v in (mean, std)]
+    values = (draws * plain[1] + plain[0]).to(like.dtype)
+    return _recorded(values, [mean, std], "NormalBackward3" if mt and st else "NormalBackward1" if mt
+                     else "NormalBackward2")
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """vkt.multinomial(input, num_samples, replacement=False): for each row of input (1-d or 2-d, non-negative
+    weights, not necessarily summing to 1), num_samples indices drawn with probability proportional to the
+    weights, as int64. With replacement each draw inverts the row's cumulative sum; without, the indices of
+    the num_samples largest keys log(u) / w (Efraimidis and Spirakis), which is drawing one at a time without
+    putting back."""
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_type_name(input.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n = input.shape[-1]
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    w = (input if input.dim() == 2 else input.unsqueeze(0)).detach().to(_draw_dtype(input))
+    if w.numel() and not bool(((w >= 0) & (w < float("inf"))).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    total = w.sum(-1, keepdim=True)
+    if w.numel() and not bool((total > 0).all()):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rows = w.shape[0]
+    if replacement:
+        cdf = w.cumsum(-1)
+        u = _rand(rows, num_samples, dtype=w.dtype, device=w.device, generator=generator) * cdf[:, -1:]
+        picks = _C.searchsorted(cdf, u, right=True).clamp(max=n - 1)
+    else:
+        u = _rand(rows, n, dtype=w.dtype, device=w.device, generator=generator)
+        picks = (u.log() / w).topk(num_samples, -1).indices
+    return picks if input.dim() == 2 else picks.squeeze(0)
+
+
+def poisson(input, generator=None):
+    """vkt.poisson(input): a draw from Poisson(rate) for each rate in input, in input's dtype. Drawn on the host
+    (NumPy's sampler) from a stream seeded by generator, or by vkt's own stream without one."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"poisson_{input.device.type}" not implemented for \'{_type_name(input.dtype)}\'')
+    rates = np.asarray(input.detach().cpu().numpy(), dtype=np.float64)
+    if (rates < 0).any() or np.isnan(rates).any():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    source = generator if generator is not None else _global_generator()
+    values = np.random.Generator(source._bits).poisson(rates)
+    out = _C.tensor(values.astype(np.float64), dtype=input.dtype, device=input.device)
+    return _recorded(out, [input], "PoissonBackward0")
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None):
+    """vkt.randint_like(input, high) / (input, low, high): integers from [low, high) shaped as input, in its dtype
+    and on its device unless dtype or device say otherwise."""
+    if high is None:
+        low, high = 0, low
+    out = _randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
+                   generator=generator)
+    return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+__all__ += ["bernoulli", "normal", "multinomial", "poisson", "randint_like"]

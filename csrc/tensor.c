@@ -19,6 +19,11 @@ static void advise_huge_pages(void *p, uint64_t nbytes) {
     madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* a hint: refused or not, the memory is the same */
 }
 
+static _Thread_local bool inference_on;
+
+void vkt_set_inference_mode(bool on) { inference_on = on; }
+bool vkt_inference_mode(void) { return inference_on; }
+
 static vkt_status storage_new(int device, uint64_t nbytes, bool lazy, vkt_storage **out) {
   vkt_storage *s = calloc(1, sizeof *s);
   if (!s)
@@ -26,6 +31,7 @@ static vkt_status storage_new(int device, uint64_t nbytes, bool lazy, vkt_storag
   s->refcount = 1;
   s->device = device;
   s->nbytes = nbytes;
+  s->inference = inference_on;
   vkt_status st = VKT_OK;
   if (device == VKT_CPU) {
     /* 64-byte alignment suits SIMD loads and DLPack consumers. */
@@ -66,7 +72,8 @@ vkt_status vkt_storage_borrow(void *host, uint64_t nbytes, void *owner, void (*r
   if (!s)
     return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
   *s = (vkt_storage){
-      .refcount = 1, .device = VKT_CPU, .nbytes = nbytes, .host = host, .owner = owner, .release = release};
+      .refcount = 1, .device = VKT_CPU, .nbytes = nbytes, .host = host, .owner = owner, .release = release,
+      .inference = inference_on};
   *out = s;
   return VKT_OK;
 }

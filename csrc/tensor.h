@@ -19,6 +19,7 @@ typedef struct {
   vkt_alloc alloc;   /* device range */
   uint64_t last_use; /* newest batch that reads or writes the range */
   uint32_t version;  /* bumped by every write: autograd's check that a saved tensor is unchanged */
+  bool inference;    /* made in inference mode: every tensor over it is an inference tensor (is_inference()) */
   /* An integer storage written whole from host memory (targets, indices: vkt_copy_ of host data) keeps its
    * values' range [range_lo, range_hi] while version is still range_version, so that an index check on the
    * device need not read its error word back: a read waits for all the work queued before it, which left a
@@ -43,6 +44,10 @@ typedef struct {
   int64_t strides[VKT_MAX_DIMS]; /* elements */
   int64_t offset;                /* elements */
 } vkt_tensor;
+
+/* Inference mode, per thread (PyTorch's): storages made while it is on are inference storages. */
+void vkt_set_inference_mode(bool on);
+bool vkt_inference_mode(void);
 
 vkt_status vkt_storage_new(int device, uint64_t nbytes, vkt_storage **out);
 /* A device storage whose range vkt_storage_allocate takes later (a pending result's). */

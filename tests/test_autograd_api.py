@@ -572,6 +572,74 @@ def test_inference_mode(device):
         assert vkt.is_grad_enabled() and (x * 2).requires_grad
 
 
+# ---- _base, _is_view(), is_inference(): PyTorch's view and inference-tensor semantics ----
+
+VIEWS = [  # (name, make(L, device) -> (tensor, the base it views or None))
+    ("plain", lambda L, d: (L.ones(4, 4, device=d), None)),
+    ("slice", lambda L, d: (lambda x: (x[1:], x))(L.ones(4, 4, device=d))),
+    ("slice_of_slice_points_at_the_root", lambda L, d: (lambda x: (x[1:][:, 1:], x))(L.ones(4, 4, device=d))),
+    ("view_of_a_transpose", lambda L, d: (lambda x: (x.t().reshape(16)[2:], None))(L.ones(4, 4, device=d))),
+    ("reshape_view", lambda L, d: (lambda x: (x.reshape(16), x))(L.ones(4, 4, device=d))),
+    ("flatten", lambda L, d: (lambda x: (x.flatten(), x))(L.ones(4, 4, device=d))),
+    ("permute", lambda L, d: (lambda x: (x.permute(1, 0), x))(L.ones(4, 4, device=d))),
+    ("expand", lambda L, d: (lambda x: (x.expand(3, 4), x))(L.ones(4, device=d))),
+    ("diagonal", lambda L, d: (lambda x: (x.diagonal(), x))(L.ones(4, 4, device=d))),
+    ("narrow_function", lambda L, d: (lambda x: (L.narrow(x, 0, 1, 2), x))(L.ones(4, 4, device=d))),
+    ("split", lambda L, d: (lambda x: (x.split(2)[1], x))(L.ones(4, 4, device=d))),
+    ("unbind_of_a_non_leaf", lambda L, d: (lambda y: (y.unbind(0)[1], y))(
+        L.ones(4, 4, device=d, requires_grad=True) * 2)),
+    ("view_of_a_leaf", lambda L, d: (lambda w: (w[0], w))(L.ones(4, 4, device=d, requires_grad=True))),
+    ("int_view", lambda L, d: (lambda x: (x[1:], x))(L.arange(5, device=d))),
+    ("bool_view", lambda L, d: (lambda x: (x[1:], x))(L.ones(3, dtype=L.bool, device=d))),
+    ("view_in_no_grad", lambda L, d: (lambda x: (L.no_grad()(lambda: x[1:])(), x))(L.ones(4, device=d))),
+    ("view_of_a_parameter", lambda L, d: (lambda p: (p[1:], p))(L.nn.Parameter(L.ones(3, device=d)))),
+    ("view_of_a_detached_tensor", lambda L, d: (lambda x: (x[1:], x))(L.ones(3, device=d).detach())),
+    ("clone", lambda L, d: (L.ones(4, device=d)[1:].clone(), None)),
+    ("detach_of_a_view", lambda L, d: (L.ones(4, device=d)[1:].detach(), None)),
+    ("reshape_copy", lambda L, d: (L.ones(4, 4, device=d).t().reshape(16), None)),
+    ("contiguous_copy", lambda L, d: (L.ones(4, 4, device=d).t().contiguous(), None)),
+    ("non_leaf", lambda L, d: (L.ones(3, device=d, requires_grad=True) * 2, None)),
+]
+
+
+@pytest.mark.parametrize("name,make", VIEWS, ids=[c[0] for c in VIEWS])
+def test_base_and_is_view_as_torch(device, name, make):
+    found = []
+    for L in (vkt, torch):
+        t, base = make(L, "cpu" if L is torch else device)
+        found.append((t._is_view(), t._base is base, t.is_inference()))
+    assert found[0] == found[1]
+
+
+def test_base_outlives_the_python_object_of_the_base(device):
+    v = vkt.arange(5.0, device=device)[1:]
+    assert v._is_view() and v._base is v._base  # made once, then held by the view's base's state
+    assert v._base.tolist() == [0, 1, 2, 3, 4]
+    v[0] = 7
+    assert v._base.tolist() == [0, 7, 2, 3, 4]  # the same storage
+
+
+def test_inference_tensors_as_torch(device):
+    found = []
+    for L in (vkt, torch):
+        d = "cpu" if L is torch else device
+        w = L.ones(3, device=d, requires_grad=True)
+        with L.inference_mode():
+            t, i, y, wv = L.ones(3, device=d), L.arange(3, device=d), w * 2, w[1:]
+            inside = (L.is_inference_mode_enabled(), L.is_grad_enabled(), t[1:].is_inference())
+            with L.inference_mode(False):
+                off = (L.is_inference_mode_enabled(), L.is_grad_enabled(), L.ones(1, device=d).is_inference())
+        found.append((inside, off, L.is_inference_mode_enabled(), t.is_inference(), i.is_inference(),
+                      y.is_inference(), y.requires_grad, t.detach().is_inference(), t[1:].is_inference(),
+                      t[1:]._is_view(), t[1:]._base is None, (t + 1).is_inference(),
+                      wv.is_inference(), wv._is_view(), wv._base is w, w.is_inference(),
+                      L.inference_mode()(lambda: L.ones(1, device=d))().is_inference()))
+        with L.no_grad():
+            with L.inference_mode(False):
+                found[-1] += (L.is_grad_enabled(),)
+    assert found[0] == found[1]
+
+
 def test_grad_mode_is_per_thread():
     seen = {}
 

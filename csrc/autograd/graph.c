@@ -283,10 +283,9 @@ void vkt_view_track(vkt_var *out, const vkt_var *x) {
 /* x is the caller's own var (a Python tensor's, or a temporary it releases): its meta, made here where it has none,
  * is the one a later in-place write to x gives its history, which the view then takes. A backward's own views
  * (in the engine, without create_graph) stay plain: a gradient with a meta would be copied into .grad. Integer
- * views are left alone: they never take a history. */
+ * views never take a history, but know their base too (_base, _is_view()). */
 void vkt_view_unrecorded(vkt_var *out, const vkt_var *x, bool multi) {
-  if (!vkt_dtypes[x->t.dtype].is_float || (!vkt_grad_enabled() && vkt_backward_running()) ||
-      !vkt_var_meta((vkt_var *)x) || !vkt_var_meta(out))
+  if ((!vkt_grad_enabled() && vkt_backward_running()) || !vkt_var_meta((vkt_var *)x) || !vkt_var_meta(out))
     return;
   out->ag->is_view = true;
   out->ag->multi_view = multi;

@@ -255,6 +255,28 @@ static PyObject *get_is_leaf(PyObject *self, void *c) {
   return st ? vkt_raise(st) : PyBool_FromLong(vkt_is_leaf(SELF_V));
 }
 
+/* Whether self is a view to autograd (PyTorch's _is_view()): made by a view op of another tensor, not detached; a
+ * view of an inference tensor is none, as in PyTorch, which keeps no view metadata for those. */
+static bool is_view(PyObject *self) {
+  const vkt_meta *m = SELF_V->ag;
+  return m && m->is_view && m->base && !SELF_T->storage->inference;
+}
+
+/* ._base: the tensor a view views (the first of a chain of views, as PyTorch's), else None; the Python object
+ * that holds it while one does. */
+static PyObject *get_base(PyObject *self, void *c) {
+  (void)c;
+  if (!is_view(self))
+    Py_RETURN_NONE;
+  vkt_meta *base = SELF_V->ag->base;
+  if (base->owner)
+    return Py_NewRef((PyObject *)base->owner);
+  vkt_var b = {{0}, base};
+  vkt_tensor_share(&b.t, &SELF_V->ag->base_t);
+  __atomic_add_fetch(&base->refcount, 1, __ATOMIC_RELAXED);
+  return vkt_wrap_var(&b);
+}
+
 static PyObject *get_retains_grad(PyObject *self, void *c) {
   (void)c;
   return PyBool_FromLong(SELF_V->ag && SELF_V->ag->retains_grad && !vkt_is_leaf(SELF_V));
@@ -298,6 +320,7 @@ PyGetSetDef vkt_autograd_getset[] = {
     {"grad_fn", get_grad_fn, NULL, "the node that made this tensor (None for a leaf)", NULL},
     {"is_leaf", get_is_leaf, NULL, "made by the user, not by a recorded op", NULL},
     {"retains_grad", get_retains_grad, NULL, "a non-leaf whose .grad backward fills (retain_grad())", NULL},
+    {"_base", get_base, NULL, "the tensor this view views (the first of a chain of views), else None", NULL},
     {"_version", get_version, NULL, "how many times the storage was written", NULL},
     {"data", get_data, set_data, "the tensor without its autograd history", NULL},
     {NULL},
@@ -325,6 +348,16 @@ static PyObject *t_retain_grad(PyObject *self, PyObject *unused) {
     return vkt_raise(st);
   vkt_retain_grad(SELF_V);
   Py_RETURN_NONE;
+}
+
+static PyObject *t_is_view(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyBool_FromLong(is_view(self));
+}
+
+static PyObject *t_is_inference(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyBool_FromLong(SELF_T->storage->inference);
 }
 
 static PyObject *t_detach(PyObject *self, PyObject *unused) {
@@ -564,6 +597,20 @@ static PyObject *py_set_grad_enabled(PyObject *m, PyObject *on) {
   if (v < 0)
     return NULL;
   vkt_set_grad_enabled(v);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_is_inference_mode_enabled(PyObject *m, PyObject *unused) {
+  (void)m, (void)unused;
+  return PyBool_FromLong(vkt_inference_mode());
+}
+
+static PyObject *py_set_inference_mode(PyObject *m, PyObject *on) {
+  (void)m;
+  int v = PyObject_IsTrue(on);
+  if (v < 0)
+    return NULL;
+  vkt_set_inference_mode(v);
   Py_RETURN_NONE;
 }
 
@@ -840,6 +887,8 @@ PyMethodDef vkt_autograd_methods[] = {
     {"retain_grad", t_retain_grad, METH_NOARGS, "keeps this non-leaf's .grad during backward()"},
     {"detach", t_detach, METH_NOARGS, "the same data, outside the autograd graph"},
     {"detach_", t_detach_, METH_NOARGS, "takes this tensor out of the autograd graph"},
+    {"_is_view", t_is_view, METH_NOARGS, "whether this tensor is a view of another (its _base)"},
+    {"is_inference", t_is_inference, METH_NOARGS, "whether this tensor was made in inference mode"},
     {NULL},
 };
 
@@ -874,6 +923,9 @@ PyMethodDef vkt_autograd_functions[] = {
     {"_function_record", py_function_record, METH_VARARGS, "records an autograd.Function's node"},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, "whether ops record gradients on this thread"},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, "turns recording on or off for this thread"},
+    {"is_inference_mode_enabled", py_is_inference_mode_enabled, METH_NOARGS, "whether inference mode is on here"},
+    {"_set_inference_mode", py_set_inference_mode, METH_O,
+     "inference mode on or off for this thread: tensors made while it is on are inference tensors"},
     {"set_anomaly_enabled", (PyCFunction)(void (*)(void))py_set_anomaly_enabled, METH_VARARGS | METH_KEYWORDS,
      "set_anomaly_enabled(enabled, check_nan=True): anomaly detection on or off, for the whole process"},
     {"is_anomaly_enabled", py_is_anomaly_enabled, METH_NOARGS, "whether anomaly detection is on"},

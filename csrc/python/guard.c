@@ -2,7 +2,8 @@
  * trampoline that, in grad mode, looks at the result: a new floating-point tensor without autograd history
  * made from an input that requires grad means the op has no backward yet, and PyTorch would have given
  * one, so the call raises instead of returning a tensor that silently stops the gradient. Ops whose
- * float results are rightly outside the graph (detach, new_*, *_like, random draws) are listed. */
+ * float results are rightly outside the graph (detach, new_*, *_like, random draws) are listed. The trampoline
+ * also makes each tensor argument the owner of autograd state the op made for it (vkt_py_claim). */
 #include <string.h>
 
 #include "py.h"
@@ -96,6 +97,9 @@ static PyObject *call_original(const PyMethodDef *m, PyObject *self, PyObject *a
 static PyObject *guarded(int i, PyObject *self, PyObject *args, PyObject *kwargs) {
   const PyMethodDef *m = &originals[i];
   PyObject *r = call_original(m, self, args, kwargs);
+  vkt_py_claim(self);
+  for (Py_ssize_t i = 0; args && PyTuple_Check(args) && i < PyTuple_Size(args); i++)
+    vkt_py_claim(PyTuple_GetItem(args, i));
   if (!r || !vkt_grad_enabled() || !detached_result(r, self, args))
     return r;
   bool from_grad = (vkt_is_tensor(self) && requires_grad_in(self, 0)) || requires_grad_in(args, 2);

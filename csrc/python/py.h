@@ -95,6 +95,13 @@ PyObject *vkt_tensor_numpy(PyObject *self, PyObject *unused);
 static inline vkt_tensor *vkt_tensor_of(PyObject *o) { return vkt_is_tensor(o) ? &((vkt_py_tensor *)o)->v.t : NULL; }
 /* The var (tensor and autograd state) inside o, or NULL when o is not a vkt.Tensor. */
 static inline vkt_var *vkt_var_of(PyObject *o) { return vkt_is_tensor(o) ? &((vkt_py_tensor *)o)->v : NULL; }
+/* o (a Tensor) becomes the owner of its autograd state where no Python object owns it: C code made it after o was
+ * wrapped (a view's base gets one), and _base and AccumulateGrad.variable return the owner. */
+static inline void vkt_py_claim(PyObject *o) {
+  vkt_var *v = vkt_var_of(o);
+  if (v && v->ag && !v->ag->owner)
+    v->ag->owner = o;
+}
 /* `return vkt_py_var_result(st, &out);`: raises for a failed status, else wraps out. */
 PyObject *vkt_py_var_result(vkt_status st, vkt_var *out);
 /* A tensor or a Python number (bool, int, float) as an operand; -1 with TypeError otherwise. */

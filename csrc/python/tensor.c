@@ -50,7 +50,9 @@ PyObject *vkt_py_pair(PyStructSequence_Desc *desc, PyTypeObject **type, vkt_var 
 static PyObject *view_result(PyObject *self, vkt_status st, vkt_tensor *out, vkt_view_kind kind, const int64_t *perm,
                              const char *name) {
   vkt_var v;
-  return st ? vkt_raise(st) : vkt_py_var_result(vkt_ag_view(SELF_V, out, kind, perm, name, &v), &v);
+  PyObject *r = st ? vkt_raise(st) : vkt_py_var_result(vkt_ag_view(SELF_V, out, kind, perm, name, &v), &v);
+  vkt_py_claim(self); /* the view made self's autograd state, where it had none */
+  return r;
 }
 
 static void tensor_dealloc(PyObject *self) {
@@ -108,7 +110,9 @@ static PyObject *get_mT(PyObject *self, void *c) {
                               "tensor.mT is only supported on matrices or batches of matrices. Got %d-D tensor.",
                               SELF->ndim));
   vkt_var v;
-  return vkt_py_var_result(vkt_ag_transpose(SELF_V, -2, -1, &v), &v);
+  PyObject *r = vkt_py_var_result(vkt_ag_transpose(SELF_V, -2, -1, &v), &v);
+  vkt_py_claim(self);
+  return r;
 }
 
 static PyObject *get_is_vulkan(PyObject *self, void *c) {

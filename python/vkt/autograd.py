@@ -218,16 +218,26 @@ class set_grad_enabled(_GradMode):
 
 
 class inference_mode(_GradMode):
-    """inference_mode(mode=True): no graph is recorded inside (vkt's inference mode is no_grad's)."""
+    """inference_mode(mode=True): no graph is recorded inside, as in no_grad, and the tensors made inside are
+    inference tensors (is_inference()); inference_mode(False) turns it off within one."""
 
     def __init__(self, mode=True):
         self.mode = bool(mode)
 
     def _mode(self):
-        return not self.mode and _C.is_grad_enabled()
+        return not self.mode  # inference_mode(False) turns grad mode on, even within no_grad, as PyTorch's
 
     def _args(self):
         return (self.mode,)
+
+    def __enter__(self):
+        self._prev_inference = _C.is_inference_mode_enabled()
+        _C._set_inference_mode(self.mode)
+        super().__enter__()
+
+    def __exit__(self, *exc):
+        _C._set_inference_mode(self._prev_inference)
+        return super().__exit__(*exc)
 
 
 # ---- anomaly mode ----

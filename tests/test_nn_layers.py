@@ -106,7 +106,7 @@ ACTIVATIONS = [
     ("ReLU", ()), ("ReLU6", ()), ("Hardtanh", (-0.5, 0.7)), ("GELU", ()), ("GELU", ("tanh",)), ("SiLU", ()),
     ("Tanh", ()), ("Sigmoid", ()), ("LeakyReLU", (0.2,)), ("ELU", (0.7,)), ("CELU", (1.3,)), ("SELU", ()),
     ("Softplus", (2.0, 5.0)), ("Mish", ()), ("Hardswish", ()), ("Hardsigmoid", ()), ("Softsign", ()),
-    ("Tanhshrink", ()), ("Threshold", (0.1, -2.0)), ("LogSigmoid", ()),
+    ("Tanhshrink", ()), ("Threshold", (0.1, -2.0)), ("LogSigmoid", ()), ("RReLU", ()), ("RReLU", (0.1, 0.6)),
 ]
 LAYERS += [(f"act-{name}{args}", lambda m, name=name, args=args: getattr(m, name)(*args), [randn(3, 7) * 3])
            for name, args in ACTIVATIONS]
@@ -127,10 +127,12 @@ def test_repr_and_parameters_match_torch(name, make, arrays):
 
 
 @pytest.mark.parametrize("name,args", [("ReLU", ()), ("ReLU6", ()), ("Hardtanh", ()), ("SiLU", ()), ("ELU", ()),
-                                       ("LeakyReLU", (0.1,)), ("Mish", ()), ("Threshold", (0.0, 1.0))])
+                                       ("LeakyReLU", (0.1,)), ("Mish", ()), ("Threshold", (0.0, 1.0)),
+                                       ("RReLU", (0.2, 0.4))])
 def test_inplace_activations(name, args, device):
     x = randn(3, 5)
     vm, tm = getattr(nn, name)(*args, inplace=True), getattr(torch.nn, name)(*args, inplace=True)
+    vm.eval(), tm.eval()  # RReLU's slope is random in training
     assert repr(vm) == repr(tm)
     v = vkt.tensor(x, device=device)
     out = vm(v)
@@ -140,7 +142,7 @@ def test_inplace_activations(name, args, device):
 
 @pytest.mark.parametrize("name,args", [("relu_", ()), ("hardtanh_", (-0.5, 0.5)), ("elu_", (0.7,)),
                                        ("leaky_relu_", (0.2,)), ("selu_", ()), ("celu_", (1.5,)),
-                                       ("threshold_", (0.1, -2.0))])
+                                       ("threshold_", (0.1, -2.0)), ("rrelu_", (0.1, 0.3))])
 def test_inplace_functional_activations(name, args, device):
     x = randn(3, 5)
     v = vkt.tensor(x, device=device)
@@ -198,6 +200,15 @@ def test_embedding_from_pretrained_and_errors(device):
     (lambda F, lib: F.one_hot(lib.tensor([1, 5]), 3), RuntimeError),
     (lambda F, lib: F.one_hot(lib.tensor([-1, 1])), RuntimeError),
     (lambda F, lib: F.prelu(lib.zeros(2, 3), lib.zeros(2)), RuntimeError),
+    (lambda F, lib: F.rrelu(lib.zeros(2), 0.5, 0.1), RuntimeError),
+    (lambda F, lib: F.rrelu(lib.zeros(2), 0.5, 0.1, training=True), RuntimeError),
+    (lambda F, lib: F.rrelu_(lib.zeros(2), 0.5, 0.1), RuntimeError),
+    (lambda F, lib: F.rrelu(lib.zeros(2, dtype=lib.int64)), NotImplementedError),
+    (lambda F, lib: F.rrelu(lib.zeros(2, dtype=lib.int32), training=True), NotImplementedError),
+    (lambda F, lib: F.rrelu(lib.zeros(2, dtype=lib.bool), training=True), NotImplementedError),
+    (lambda F, lib: F.rrelu([1.0, -1.0]), TypeError),
+    (lambda F, lib: F.rrelu(lib.zeros(2, requires_grad=True), inplace=True), RuntimeError),
+    (lambda F, lib: lib.nn.RReLU(inplace=True)(lib.zeros(2, requires_grad=True)), RuntimeError),
 ])
 def test_functional_errors_match_torch(call, exc):
     with pytest.raises(exc) as ref:
@@ -260,6 +271,59 @@ def test_dropout_statistics_and_seed(fn, shape, device):
     np.testing.assert_array_equal(fn(x, 0.25).detach().cpu().numpy(), vals)
     assert fn(x, 0.25, training=False) is x
     assert np.all(fn(x, 1.0).detach().cpu().numpy() == 0)
+
+
+@pytest.mark.parametrize("lower,upper", [(1 / 8, 1 / 3), (0.3, 0.3), (-0.5, 2.0)])
+def test_rrelu_training_draws_a_slope_per_element_and_its_gradient_takes_it(lower, upper, device):
+    a = np.linspace(-4, 4, 4001).astype(np.float32)
+    x = vkt.tensor(a, device=device, requires_grad=True)
+    vkt.manual_seed(5)
+    vkt.vulkan.reset_fallback_stats()
+    y = F.rrelu(x, lower, upper, training=True)
+    check_fallbacks(device)
+    y.backward(vkt.ones_like(y))
+    vals, grad = y.detach().cpu().numpy(), x.grad.cpu().numpy()
+    neg, pos = a < 0, a > 0
+    slopes = vals[neg] / a[neg]
+    eps = 1e-6 * max(1.0, abs(lower), abs(upper))
+    assert slopes.min() >= lower - eps and slopes.max() <= upper + eps
+    if upper > lower:  # drawn, not one slope: spread over [lower, upper]
+        assert len(np.unique(np.round(slopes, 5))) > 1000
+        assert abs(slopes.mean() - (lower + upper) / 2) < 0.05 * (upper - lower)
+    np.testing.assert_allclose(grad[neg], slopes, rtol=1e-5, atol=1e-6)  # the same slopes
+    assert lower - eps <= grad[a == 0][0] <= upper + eps  # at 0 too, as PyTorch (x <= 0 takes a slope)
+    np.testing.assert_array_equal(vals[pos], a[pos])
+    np.testing.assert_array_equal(grad[pos], 1)
+    vkt.manual_seed(5)
+    np.testing.assert_array_equal(F.rrelu(x, lower, upper, training=True).detach().cpu().numpy(), vals)
+    x.grad = None
+    y = x * 1
+    F.rrelu_(y, lower, upper, training=True)  # in place, through the autograd graph
+    y.backward(vkt.ones_like(y))
+    got = y.detach().cpu().numpy()
+    np.testing.assert_allclose(x.grad.cpu().numpy()[neg], got[neg] / a[neg], rtol=1e-5, atol=1e-6)
+
+
+def test_rrelu_nodes_module_and_evaluation_as_torch(device):
+    a = np.linspace(-3, 3, 13)
+    names = []
+    for L, d in ((vkt, device), (torch, "cpu")):
+        Fn = F if L is vkt else torch.nn.functional
+        x = L.tensor(a, requires_grad=True) if L is torch else L.tensor(a, device=d, requires_grad=True)
+        row = []
+        for training in (False, True):
+            for y in (Fn.rrelu(x, training=training), Fn.rrelu(x * 1, training=training, inplace=True),
+                      Fn.rrelu_(x * 1, 0.1, 0.2, training)):
+                row.append((y.grad_fn.name(), len(y.grad_fn.next_functions)))
+        m = L.nn.RReLU(0.1, 0.5)
+        row.append((repr(m), m.training, m(x).grad_fn.name()))
+        m.eval()
+        y = m(x)
+        y.backward(L.ones_like(y))
+        row.append(np.round(y.detach().cpu().numpy() if L is vkt else y.detach().numpy(), 12).tolist())
+        row.append((x.grad.cpu().numpy() if L is vkt else x.grad.numpy()).tolist())
+        names.append(row)
+    assert names[0] == names[1]
 
 
 def test_dropout_module_train_eval_and_inplace(device):

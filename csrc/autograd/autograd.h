@@ -300,6 +300,8 @@ vkt_status vkt_ag_addcmul(const vkt_var *x, const vkt_var *t1, const vkt_var *t2
  * for clamp's (three). */
 vkt_status vkt_ag_clamp_tensors(const vkt_var *x, const vkt_var *lo, const vkt_var *hi, const char *name,
                                 vkt_var *out);
+/* rrelu in training: x * noise, noise holding the slope drawn for each element (1 where x > 0). */
+vkt_status vkt_ag_rrelu_noise(const vkt_var *x, const vkt_tensor *noise, vkt_var *out);
 vkt_status vkt_ag_nan_to_num(const vkt_var *x, vkt_scalar nan, const vkt_scalar *posinf, const vkt_scalar *neginf,
                              vkt_var *out);
 /* sum (VKT_OP_SUM), mean, amax, amin, prod, var over dims; logsumexp */

@@ -1,6 +1,6 @@
 /* composite.c (autograd): the elementwise composites of elementwise_more.c (lerp, addcmul, addcdiv, clamp
- * with tensor bounds, nan_to_num). Each runs its fused kernel and records one node with PyTorch's name and
- * formulas (derivatives.yaml). */
+ * with tensor bounds, nan_to_num) and rrelu's product with its drawn slopes. Each runs its fused kernel and
+ * records one node with PyTorch's name and formulas (derivatives.yaml). */
 #include "formula.h"
 
 #define g G(b, 0)
@@ -119,6 +119,28 @@ vkt_status vkt_ag_clamp_tensors(const vkt_var *x, const vkt_var *lo, const vkt_v
   for (int k = 0; k < 3; k++) /* every gradient reads x and the bounds (lo's and hi's: both, where both are given) */
     if (in[k])
       vkt_node_save(n, k, in[k], false, 0);
+  vkt_node_output(n, 0, out);
+  vkt_node_decref(n);
+  return st;
+}
+
+/* rrelu in training: x times its slopes, a node of x alone (the slopes are no input to autograd) that saves them
+ * in slot 0: the gradient takes the same slopes. */
+static void rrelu_backward(vkt_bw *b) { SET(b, 0, mul(b, g, S(b, 0))); }
+
+static const vkt_fn rrelu_fn = {"RreluWithNoiseBackward0", rrelu_backward};
+
+vkt_status vkt_ag_rrelu_noise(const vkt_var *x, const vkt_tensor *noise, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = vkt_binary(VKT_OP_MUL, (vkt_operand){.t = &x->t}, (vkt_operand){.t = noise},
+                             (vkt_scalar){false, 0, 1}, NULL, &out->t);
+  vkt_node *n = st || !vkt_dtypes[out->t.dtype].is_float ? NULL : vkt_node_begin(&rrelu_fn, 1, &x, 1);
+  if (!n)
+    return st;
+  vkt_var slopes = {0};
+  vkt_tensor_share(&slopes.t, noise);
+  vkt_node_save(n, 0, &slopes, false, 0);
+  vkt_var_release(&slopes);
   vkt_node_output(n, 0, out);
   vkt_node_decref(n);
   return st;

@@ -306,6 +306,35 @@ static PyObject *f__hardtanh(PyObject *m, PyObject *args) {
     return NULL;
   return unary_named(x, VKT_OP_CLAMP, p0, p1, inplace, "HardtanhBackward0");
 }
+/* _rrelu_with_noise(input, noise, slope, inplace): rrelu, its node named as PyTorch's. In training noise holds the
+ * slope drawn for each element (1 where it is above 0), which the gradient takes too; in evaluation it is None and
+ * rrelu is leaky_relu with the mean slope. */
+static PyObject *f__rrelu_with_noise(PyObject *m, PyObject *args) {
+  PyObject *x, *noise;
+  double slope;
+  int inplace;
+  (void)m;
+  if (!PyArg_ParseTuple(args, "OOdp", &x, &noise, &slope, &inplace))
+    return NULL;
+  const char *name = inplace ? "RreluWithNoiseBackward1" : "RreluWithNoiseBackward0";
+  if (noise == Py_None)
+    return unary_named(x, VKT_OP_LEAKY_RELU, (vkt_scalar){true, slope, 0}, none, inplace, name);
+  vkt_var *v = vkt_var_of(x), out = {0};
+  vkt_tensor *slopes = vkt_tensor_of(noise);
+  if (!v || !slopes)
+    return PyErr_Format(PyExc_TypeError, "_rrelu_with_noise(): input and noise must be Tensors");
+  if (!inplace)
+    return vkt_py_var_result(vkt_ag_rrelu_noise(v, slopes, &out), &out);
+  int records = vkt_py_inplace_records(v, NULL);
+  vkt_status st = records > 0 ? vkt_ag_rrelu_noise(v, slopes, &out) : VKT_OK;
+  if (records > 0 && !st)
+    vkt_ag_rename(&out, name);
+  if (records)
+    return records < 0 ? NULL : vkt_py_inplace_result(x, st, &out);
+  st = vkt_binary(VKT_OP_MUL, (vkt_operand){.t = &v->t}, (vkt_operand){.t = slopes}, (vkt_scalar){false, 0, 1}, &v->t,
+                  NULL);
+  return st ? vkt_raise(st) : Py_NewRef(x);
+}
 static PyObject *f_clamp_min(PyObject *m, PyObject *a, PyObject *k) {
   (void)m;
   return clamp(NULL, a, k, false, "min");
@@ -664,6 +693,8 @@ PyMethodDef vkt_elementwise_functions[] = {
     {"clip", (PyCFunction)(void (*)(void))f_clamp, METH_VARARGS | METH_KEYWORDS, "clamp(input, min=None, max=None)"},
     FK(clamp_min, "clamp_min(input, min)"),
     {"_hardtanh", f__hardtanh, METH_VARARGS, "_hardtanh(input, min_val, max_val, inplace): nn.functional.hardtanh"},
+    {"_rrelu_with_noise", f__rrelu_with_noise, METH_VARARGS,
+     "_rrelu_with_noise(input, noise, slope, inplace): nn.functional.rrelu (noise None in evaluation)"},
     FK(clamp_max, "clamp_max(input, max)"),
     FK(add, "add(input, other, *, alpha=1)"),
     FK(sub, "sub(input, other, *, alpha=1)"),

@@ -79,6 +79,29 @@ def elu(input, alpha=1.0, inplace=False):
     return input.elu_(alpha) if inplace else _C.elu(input, alpha)
 
 
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky ReLU with a random slope: in training each element at or below 0 takes a slope drawn uniformly from
+    [lower, upper] (vkt's random stream, so vkt.manual_seed repeats it), which its gradient takes too; in
+    evaluation every such element takes (lower + upper) / 2."""
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(f"rrelu(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not input.dtype.is_floating_point:  # PyTorch's kernels' words
+        kernel = "rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(input.dtype)}\'')
+    noise = None
+    if training:
+        with no_grad():
+            draws = _C.rand(*input.shape, dtype=input.dtype, device=input.device)
+            noise = _C.where(input.detach() <= 0, draws * (upper - lower) + lower, 1.0)
+    return _C._rrelu_with_noise(input, noise, (lower + upper) / 2, inplace)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
 def relu_(input):
     return relu(input, inplace=True)
 

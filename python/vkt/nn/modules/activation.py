@@ -6,7 +6,7 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["ReLU", "ReLU6", "Hardtanh", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "Softmin", "LogSoftmax",
-           "LeakyReLU", "ELU", "CELU", "SELU", "Softplus", "Mish", "Hardswish", "Hardsigmoid", "Softsign",
+           "LeakyReLU", "RReLU", "ELU", "CELU", "SELU", "Softplus", "Mish", "Hardswish", "Hardsigmoid", "Softsign",
            "Tanhshrink", "Threshold", "LogSigmoid", "PReLU", "GLU"]
 
 
@@ -163,6 +163,20 @@ class LeakyReLU(Module):
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class RReLU(Module):
+    """rrelu: a random slope per element in training (self.training), the mean slope in evaluation."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
 
 
 class ELU(Module):

@@ -14,3 +14,5 @@ from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d,
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .sparse import Embedding  # noqa: F401
 from .transformer import TransformerEncoderLayer  # noqa: F401
+from .padding import *  # noqa: F401,F403
+from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder  # noqa: F401

@@ -359,6 +359,11 @@ ERRORS = [
     ("group_norm_groups", lambda F, T: F.group_norm(T(_t(2, 5, 3)), 2)),
     ("group_norm_weight", lambda F, T: F.group_norm(T(_t(2, 4, 3)), 2, weight=T(_t(3)))),
     ("group_norm_1d", lambda F, T: F.group_norm(T(_t(4)), 2)),
+    ("pad_float", lambda F, T: F.pad(T(_t(1, 1, 4)), (1.5, 1), "reflect")),
+    ("pad_bool", lambda F, T: F.pad(T(_t(1, 1, 4)), (True, 1))),
+    ("pad_reflect_nothing_left", lambda F, T: F.pad(T(_t(1, 1, 4)), (-3, -1), "reflect")),
+    ("pad_replicate_nothing_left", lambda F, T: F.pad(T(_t(1, 1, 4)), (-2, -2), "replicate")),
+    ("pad_reflect_2d_nothing_left", lambda F, T: F.pad(T(_t(1, 4, 4)), (-2, -2, -2, -2), "reflect")),
 ]
 
 

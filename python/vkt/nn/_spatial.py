@@ -107,8 +107,31 @@ def _check_pad_mode(input, pad, mode):
             raise RuntimeError("Padding value causes wrapping around more than once.")
 
 
+def _pad_ints(pad):
+    for i, p in enumerate(pad):
+        if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
+            raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
+                            f"{type(p).__name__} at pos {i}")
+    return tuple(int(p) for p in pad)
+
+
+def _check_pad_output(input, pad, mode):
+    """PyTorch's reflect and replicate kernels refuse negative pads that leave no element: of the one padded dim,
+    or, padding two, of both (the kernels test `H >= 1 || W >= 1`)."""
+    nd = len(pad) // 2
+    if mode == "circular" or nd > 2:
+        return
+    names = "HW"[2 - nd:]
+    sizes = [input.shape[input.dim() - nd + k] for k in range(nd)]
+    outs = [n + pad[2 * (nd - 1 - k)] + pad[2 * (nd - 1 - k) + 1] for k, n in enumerate(sizes)]
+    if all(o < 1 for o in outs):
+        given = ", ".join(f"{c}: {n}" for c, n in zip(names, sizes))
+        got = " ".join(f"{c}: {o}" for c, o in zip(names, outs))
+        raise RuntimeError(f"input ({given}) is too small. Calculated output {got}")
+
+
 def pad(input, pad, mode="constant", value=None):
-    pad = tuple(int(p) for p in pad)
+    pad = _pad_ints(pad)
     _check_pad_length(input, pad)
     if mode == "constant":
         return _pad_constant(input, pad, value)
@@ -117,6 +140,7 @@ def pad(input, pad, mode="constant", value=None):
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     _check_pad_mode(input, pad, mode)
+    _check_pad_output(input, pad, mode)
     out = input
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i

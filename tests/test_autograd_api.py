@@ -853,6 +853,112 @@ def test_hook_handle_remove(device):
     assert_close(x.grad, np.ones((4, 3)), rtol=0, atol=0)
 
 
+def test_tensor_hooks_run_on_what_grad_and_inputs_take(device):
+    """autograd.grad and backward(inputs=) take a tensor's gradient after its hooks, as PyTorch's; vkt had taken it
+    before them (and not run them) where the node itself did not run."""
+    found = []
+    for L in (vkt, torch):
+        log = []
+        a = L.tensor([1.0, 2.0], requires_grad=True) if L is torch else L.tensor([1.0, 2.0], device=device,
+                                                                                 requires_grad=True)
+        y = a * 3
+        a.register_hook(lambda g: log.append(("a", g.tolist())) or g * 10)
+        y.register_hook(lambda g: log.append(("y", g.tolist())) or g * 2)
+        out = (y * y).sum()
+        log.append(L.autograd.grad(out, (y,), retain_graph=True)[0].tolist())
+        log.append(L.autograd.grad(out, (a,), retain_graph=True)[0].tolist())
+        log.append([g.tolist() for g in L.autograd.grad(out, (y, a), retain_graph=True)])
+        out.backward(inputs=(y,), retain_graph=True)
+        log.append(y.grad.tolist())
+        out.backward(inputs=(a,))
+        log.append(a.grad.tolist())
+        found.append(log)
+    assert found[0] == found[1]
+
+
+def _multi_log(L, device, scenario):
+    """Runs scenario(L, new, G, log) and returns its log: new(values) makes a leaf requiring grad."""
+    def new(values):
+        return torch.tensor(values, requires_grad=True) if L is torch else L.tensor(values, device=device,
+                                                                                    requires_grad=True)
+    log = []
+
+    def seen(gs):
+        return [None if g is None else g.tolist() for g in gs]
+
+    try:
+        scenario(L, new, L.autograd.graph, log, seen)
+    except Exception as e:  # noqa: BLE001: the type and words are compared
+        log.append((type(e).__name__, str(e)))
+    return log
+
+
+def _multi_all(L, new, G, log, seen):
+    a, b = new([1.0, 2.0]), new([3.0, 4.0])
+    c, d = a * b, a * b
+    h = G.register_multi_grad_hook((a, b, c, d), lambda gs: log.append(seen(gs)))
+    c.sum().backward(retain_graph=True)
+    c.sum().backward(inputs=(a,), retain_graph=True)
+    L.autograd.grad(c.sum(), (c,), retain_graph=True)
+    L.autograd.grad(c.sum() + d.sum(), (c, d), retain_graph=True)
+    (c.sum() + d.sum()).backward(retain_graph=True)
+    h.remove()
+    c.sum().backward(retain_graph=True)
+    log.append("removed")
+    G.register_multi_grad_hook((a, c), lambda gs: log.append(seen(gs)))
+    L.autograd.grad(c.sum(), (a,))
+
+
+def _multi_any(L, new, G, log, seen):
+    a, b = new([1.0, 2.0]), new([3.0, 4.0])
+    c, d = a * b, a * b
+    h = G.register_multi_grad_hook((a, b, c, d), lambda g: log.append(g.tolist()), mode="any")
+    c.sum().backward(retain_graph=True)
+    L.autograd.grad(c.sum(), (b,), retain_graph=True)
+    (c.sum() * 2).backward(inputs=(b,), retain_graph=True)
+    h.remove()
+    c.sum().backward()
+    log.append(type(G.register_multi_grad_hook((a, L.ones(1)), print, mode="any")).__name__)
+
+
+def _multi_order_and_roots(L, new, G, log, seen):
+    a, b = new([1.0, 2.0]), new([3.0, 4.0])
+    c = a * b
+    a.register_hook(lambda g: log.append("a hook") or g * 2)  # before the multi hook: it sees the doubled one
+    G.register_multi_grad_hook([a, c], lambda gs: log.append((type(gs).__name__, seen(gs))))
+    c.register_hook(lambda g: log.append("c hook"))
+    c.sum().backward()
+    a, b = new([1.0, 2.0]), new([3.0, 4.0])
+    G.register_multi_grad_hook((a, b), lambda gs: log.append(seen(gs)))
+    L.autograd.backward([(a * b).sum(), (a * 2).sum()])
+    (a * 3).sum().backward()  # b not reached: not waited for
+    with G.register_multi_grad_hook((a, b), lambda gs: log.append("in with")):
+        pass
+    (a * b).sum().backward()
+    c, d = a * b, a * b
+    G.register_multi_grad_hook((c, d), lambda gs: log.append([g is None for g in gs]))
+    d.sum().backward()
+
+
+def _multi_errors(L, new, G, log, seen):
+    a = new([1.0])
+    for mode in ("some", "all"):
+        try:
+            G.register_multi_grad_hook((a, L.ones(1)), print, mode=mode)
+        except (ValueError, AssertionError) as e:
+            log.append((type(e).__name__, str(e)))
+    L._C._will_engine_execute_node((a * 2).grad_fn)
+
+
+MULTI_HOOKS = [("all", _multi_all), ("any", _multi_any), ("order_and_roots", _multi_order_and_roots),
+               ("errors", _multi_errors)]
+
+
+@pytest.mark.parametrize("name,scenario", MULTI_HOOKS, ids=[c[0] for c in MULTI_HOOKS])
+def test_register_multi_grad_hook_as_torch(device, name, scenario):
+    assert _multi_log(vkt, device, scenario) == _multi_log(torch, device, scenario)
+
+
 def test_register_hook_without_grad_raises(device):
     with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
         vkt.ones(2, device=device).register_hook(lambda g: g)

@@ -259,6 +259,11 @@ typedef struct {
 bool vkt_backward_plain(void);
 /* Whether a backward is running on this thread. */
 bool vkt_backward_running(void);
+/* The backward running on this thread: an id of its own (-1 where none runs), and whether it runs node n or takes
+ * autograd.grad's value from it (PyTorch's _current_graph_task_id and _will_engine_execute_node, which
+ * register_multi_grad_hook asks; PyTorch's errors outside a backward, and for a leaf autograd.grad takes). */
+int64_t vkt_backward_task_id(void);
+vkt_status vkt_backward_will_run(const vkt_node *n, bool *out);
 /* Backpropagates grads[k] (defined, or undefined for a scalar root: ones) from roots[k]. */
 vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const vkt_backward_opts *o);
 

@@ -63,6 +63,44 @@ static int run_add(run *r, vkt_node *n) {
   return 1;
 }
 
+/* The backward running on this thread (the innermost, where runs nest), for vkt_backward_task_id and
+ * vkt_backward_will_run. */
+typedef struct {
+  int64_t id;
+  const run *r;
+  const bool *needed; /* [r->count] */
+  const vkt_backward_opts *o;
+  const vkt_edge *targets; /* [o->ninputs] */
+} task;
+
+static _Thread_local const task *current;
+static int64_t next_task_id; /* atomic: backward runs on many threads */
+
+int64_t vkt_backward_task_id(void) { return current ? current->id : -1; }
+
+static bool is_target(const task *t, const vkt_node *n) {
+  for (int j = 0; j < t->o->ninputs; j++)
+    if (t->targets[j].node == n)
+      return true;
+  return false;
+}
+
+vkt_status vkt_backward_will_run(const vkt_node *n, bool *out) {
+  const task *t = current;
+  if (!t) /* PyTorch's words */
+    return vkt_fail(VKT_ERR_RUNTIME, "_get_should_execute_nodes should only be called during the backward pass");
+  size_t i = t->r->cap ? probe(t->r->keys, t->r->cap, n) : 0;
+  *out = t->r->cap && t->r->keys[i];
+  if (!*out || !t->o->ninputs) /* backward() without inputs= runs every node it reaches */
+    return VKT_OK;
+  bool target = is_target(t, n);
+  *out = t->needed[t->r->at[i]] || target;
+  if (*out && n->leaf && target && !t->o->accumulate)
+    return vkt_fail(VKT_ERR_RUNTIME, "A leaf node was passed to _will_engine_execute_node but we are currently "
+                    "running autograd.grad(). This is currently not supported.");
+  return VKT_OK;
+}
+
 static void run_free(run *r) {
   free(r->nodes);
   free(r->keys);
@@ -229,6 +267,17 @@ static vkt_status add_to_grad(const vkt_node *acc, vkt_var *g, bool create_graph
 }
 
 static vkt_status run_node_hooks(vkt_node *x, bool post, vkt_var *ins, vkt_var *grads);
+
+/* The tensor hooks of node x's outputs (a leaf's own, for AccumulateGrad) on the gradients that reached them. */
+static vkt_status tensor_hooks(vkt_node *x, vkt_var *grads) {
+  if (x->leaf)
+    return run_hooks(x->leaf->hooks, &grads[0]);
+  vkt_status st = VKT_OK;
+  for (int k = 0; !st && k < x->nout; k++)
+    if (vkt_var_defined(&grads[k]))
+      st = run_hooks(x->pre_hooks[k], &grads[k]);
+  return st;
+}
 
 /* AccumulateGrad (node acc), in PyTorch's order: the leaf's tensor hooks, the node's pre hooks, .grad += g, the
  * leaf's post-accumulate hooks, the node's post hooks (given g: kept aside for them, where there are any). */
@@ -408,20 +457,25 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
   for (int k = 0; !st && k < n; k++)
     if (edges[k].node)
       st = add_into(&bufs[index_of(&r, edges[k].node)][edges[k].nr], &seeds[k]);
+  const task t = {__atomic_fetch_add(&next_task_id, 1, __ATOMIC_RELAXED), &r, needed, o, targets};
+  const task *outer = current;
+  current = &t;
   vkt_set_grad_enabled(o->create_graph);
   for (int i = 0; !st && i < count; i++) {
     vkt_node *x = nodes[i];
     vkt_var *grads_i = bufs[i];
-    for (int j = 0; j < nt; j++) /* what autograd.grad returns, and backward(inputs=) of non-leaves */
+    bool any = false;
+    for (int k = 0; k < x->nout; k++)
+      any |= vkt_var_defined(&grads_i[k]);
+    if (any && !needed[i] && is_target(&t, x)) /* a node that runs only for what it gives: its tensor hooks first */
+      st = tensor_hooks(x, grads_i);
+    for (int j = 0; !st && j < nt; j++) /* what autograd.grad returns, and backward(inputs=) of non-leaves */
       if (targets[j].node == x && vkt_var_defined(&grads_i[targets[j].nr])) {
         if (!o->accumulate)
           vkt_var_share(&o->captured[j], &grads_i[targets[j].nr]);
         else if (!x->leaf)
           st = retain(o->inputs[j].ag, &grads_i[targets[j].nr], o->create_graph);
       }
-    bool any = false;
-    for (int k = 0; k < x->nout; k++)
-      any |= vkt_var_defined(&grads_i[k]);
     if (st || !needed[i] || !any)
       continue;
     if (x->leaf) {
@@ -444,6 +498,7 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
       vkt_var_release(&grads_i[k]);
   }
   vkt_set_grad_enabled(was_enabled);
+  current = outer;
   plain_run = outer_plain;
   running--;
   for (int i = 0; bufs && i < count; i++) {

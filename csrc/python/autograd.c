@@ -600,6 +600,22 @@ static PyObject *py_set_grad_enabled(PyObject *m, PyObject *on) {
   Py_RETURN_NONE;
 }
 
+/* _current_graph_task_id(): the backward running on this thread (-1: none), for register_multi_grad_hook */
+static PyObject *py_current_graph_task_id(PyObject *m, PyObject *unused) {
+  (void)m, (void)unused;
+  return PyLong_FromLongLong(vkt_backward_task_id());
+}
+
+/* _will_engine_execute_node(node): whether the backward running on this thread runs node (or takes its value) */
+static PyObject *py_will_engine_execute_node(PyObject *m, PyObject *node) {
+  (void)m;
+  if (!PyObject_TypeCheck(node, (PyTypeObject *)node_type))
+    return PyErr_Format(PyExc_TypeError, "_will_engine_execute_node expects a grad_fn, got %R", Py_TYPE(node));
+  bool runs = false;
+  vkt_status st = vkt_backward_will_run(((py_node *)node)->node, &runs);
+  return st ? vkt_raise(st) : PyBool_FromLong(runs);
+}
+
 static PyObject *py_is_inference_mode_enabled(PyObject *m, PyObject *unused) {
   (void)m, (void)unused;
   return PyBool_FromLong(vkt_inference_mode());
@@ -923,6 +939,9 @@ PyMethodDef vkt_autograd_functions[] = {
     {"_function_record", py_function_record, METH_VARARGS, "records an autograd.Function's node"},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, "whether ops record gradients on this thread"},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, "turns recording on or off for this thread"},
+    {"_current_graph_task_id", py_current_graph_task_id, METH_NOARGS, "the backward running here, or -1"},
+    {"_will_engine_execute_node", py_will_engine_execute_node, METH_O,
+     "_will_engine_execute_node(node): whether the backward running here runs node or takes its value"},
     {"is_inference_mode_enabled", py_is_inference_mode_enabled, METH_NOARGS, "whether inference mode is on here"},
     {"_set_inference_mode", py_set_inference_mode, METH_O,
      "inference mode on or off for this thread: tensors made while it is on are inference tensors"},

@@ -349,6 +349,76 @@ class disable_saved_tensors_hooks:
         return False
 
 
+# ---- vkt.autograd.graph: hooks on several tensors ----
+
+class _MultiHandle(RemovableHandle):
+    """The handle of a hook made of one hook per tensor: remove() takes them all off."""
+
+    def __init__(self, handles):
+        self.handles = tuple(handles)
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+
+
+def _grad_fn_or_grad_acc(t):
+    """The node t's gradient reaches first: its grad_fn, or a leaf's AccumulateGrad."""
+    if t.requires_grad and t.grad_fn is None:
+        with enable_grad():
+            node = t.view_as(t).grad_fn.next_functions[0][0]
+    else:
+        node = t.grad_fn
+    if node is None:
+        raise AssertionError("Expected gradient function to be set")
+    return node
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """fn runs once per backward pass that reaches the tensors, as PyTorch's. mode "all": after the gradients of
+    every tensor the pass computes (those it does not reach or need for its inputs= are not waited for),
+    fn(grads) with None for the others; "any": fn(grad) with the first of them. Returns a handle whose remove()
+    takes the hook off."""
+    modes = ("all", "any")
+    if mode not in modes:
+        raise ValueError(f"Expects mode to be one of {modes} but got {mode}")
+    lock = threading.Lock()
+    if mode == "any":
+        ran = {}  # backward pass id -> whether fn ran in it
+
+        @functools.wraps(fn)
+        def first(grad):
+            with lock:
+                task = _C._current_graph_task_id()
+                done, ran[task] = ran.get(task, False), True
+            if not done:
+                fn(grad)
+
+        return _MultiHandle(t.register_hook(first) for t in tensors if t.requires_grad)
+    nodes = [_grad_fn_or_grad_acc(t) for t in tensors]
+    count, expected, buffer = {}, {}, {}  # per backward pass id: hooks run, hooks to wait for, gradients
+
+    def hook_of(i):
+        def hook(grad):
+            task = _C._current_graph_task_id()
+            with lock:
+                seen = count.get(task, 0)
+                count[task] = seen + 1
+                if seen == 0:  # the first: how many of the tensors this pass reaches
+                    expected[task] = sum(map(_C._will_engine_execute_node, nodes))
+                    buffer[task] = [None] * len(nodes)
+                buffer[task][i] = grad
+                last = seen == expected[task] - 1
+                grads = buffer.pop(task) if last else None
+                if last:
+                    del count[task], expected[task]
+            if last:
+                fn(grads)
+        return hook
+
+    return _MultiHandle(t.register_hook(hook_of(i)) for i, t in enumerate(tensors))
+
+
 class _GraphModule:
     """vkt.autograd.graph: the names torch.autograd.graph has that vkt has."""
 
@@ -356,6 +426,7 @@ class _GraphModule:
     saved_tensors_hooks = saved_tensors_hooks
     save_on_cpu = save_on_cpu
     disable_saved_tensors_hooks = disable_saved_tensors_hooks
+    register_multi_grad_hook = staticmethod(register_multi_grad_hook)
 
 
 graph = _GraphModule()

@@ -196,9 +196,3 @@ def test_constructor_errors_match_torch(make):
     t_type, t_msg = _raised(lambda: make(torch.nn))
     with pytest.raises(t_type, match=re.escape(t_msg) + "$"):
         make(nn)
-
-
-def test_packed_sequence_is_refused():
-    packed = torch.nn.utils.rnn.pack_padded_sequence(torch.zeros(5, 2, 4), [5, 3])
-    with pytest.raises(NotImplementedError, match="PackedSequence"):
-        nn.LSTM(4, 6)(packed)

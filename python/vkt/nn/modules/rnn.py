@@ -1,6 +1,7 @@
 """RNN, LSTM and GRU, and their one-step cells, with torch's parameter names (weight_ih_l0_reverse, ...), shapes,
 initialisation, checks and error messages, so torch state dicts load. Each layer projects the whole sequence's
-input in one matmul; a time step is then the recurrent product and its gates, a handful of ops."""
+input in one matmul; a time step is then the recurrent product and its gates, a handful of ops. A PackedSequence
+runs the same steps on a batch narrowed to the sequences still running."""
 import math
 import numbers
 import warnings
@@ -9,6 +10,7 @@ from ... import addmm, cat, empty, stack, zeros
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -51,10 +53,13 @@ def _step(mode, w_hh, b_hh, w_hr=None):
     return gru
 
 
-def _reject_packed(input, name):
-    if hasattr(input, "batch_sizes"):
-        raise NotImplementedError(f"vkt.nn.{name} does not support PackedSequence input; pass a padded tensor "
-                                  "of shape (L, N, H_in) (or (N, L, H_in) with batch_first=True) instead")
+def _permute(state, indices):
+    """state's tensors with their batch (dim 1) reordered by indices; as they are when indices is None."""
+    return state if indices is None else tuple(s.index_select(1, indices) for s in state)
+
+
+def _rows(state, start, length):
+    return tuple(s.narrow(0, start, length) for s in state)
 
 
 def _check_cell_input(input, input_size):
@@ -139,8 +144,13 @@ class RNNBase(Module):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                                f"got {input.shape[-1]}")
 
+    def _mini_batch(self, input, batch_sizes):
+        if batch_sizes is not None:
+            return int(batch_sizes[0])
+        return input.shape[0] if self.batch_first else input.shape[1]
+
     def get_expected_hidden_size(self, input, batch_sizes):
-        mini_batch = input.shape[0] if self.batch_first else input.shape[1]
+        mini_batch = self._mini_batch(input, batch_sizes)
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, mini_batch,
                 self.proj_size if self.proj_size > 0 else self.hidden_size)
@@ -169,9 +179,12 @@ class RNNBase(Module):
             s += f", bidirectional={self.bidirectional}"
         return s
 
-    def _zeros(self, input, size):
+    def _zero_state(self, input, batch):
+        """The state when hx is not given, as a tuple: (h,) here, (h, c) for LSTM."""
+        return (self._zeros(input, batch, self.hidden_size),)
+
+    def _zeros(self, input, batch, size):
         num_directions = 2 if self.bidirectional else 1
-        batch = input.shape[0] if self.batch_first else input.shape[1]
         return zeros(self.num_layers * num_directions, batch, size, dtype=input.dtype, device=input.device)
 
     def _initial_state(self, input, hx, is_batched):
@@ -181,15 +194,16 @@ class RNNBase(Module):
                 raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor")
             raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor")
         if hx is None:
-            hx = self._zeros(input, self.hidden_size)
+            hx = self._zero_state(input, self._mini_batch(input, None))[0]
         elif not is_batched:
             hx = hx.unsqueeze(1)
         self.check_forward_args(input, hx, None)
         return (hx,)
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         name = type(self).__name__
-        _reject_packed(input, name)
         if input.dim() not in (2, 3):
             tensor = " tensor" if self.mode.startswith("RNN") else ""
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D{tensor} instead")
@@ -208,9 +222,24 @@ class RNNBase(Module):
             state = tuple(s.squeeze(1) for s in state)
         return output, (state if self.mode == "LSTM" else state[0])
 
-    def _layers(self, x, state):
-        """x in (L, N, H_in) through every layer and direction; state's tensors are unbound per (layer,
-        direction) and the final ones stacked back in that order."""
+    def _forward_packed(self, input, hx):
+        """As torch: the steps run in the packed (sorted) batch order, so hx is permuted into it by sorted_indices
+        and h_n (and c_n) back by unsorted_indices; the output is a PackedSequence like the input."""
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        sizes = batch_sizes.tolist()
+        lstm = self.mode == "LSTM"
+        if hx is None:
+            state = self._zero_state(data, sizes[0])
+        else:
+            state = _permute(tuple(hx) if lstm else (hx,), sorted_indices)
+        self.check_forward_args(data, state if lstm else state[0], batch_sizes)
+        output, state = self._layers(data, state, sizes)
+        state = _permute(state, unsorted_indices)
+        return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), (state if lstm else state[0])
+
+    def _layers(self, x, state, batch_sizes=None):
+        """x in (L, N, H_in), or packed data (sum(batch_sizes), H_in), through every layer and direction; state's
+        tensors are unbound per (layer, direction) and the final ones stacked back in that order."""
         num_directions = 2 if self.bidirectional else 1
         initial = [s.unbind(0) for s in state]
         finals = []
@@ -219,27 +248,42 @@ class RNNBase(Module):
             for direction in range(num_directions):
                 k = layer * num_directions + direction
                 weights = [getattr(self, n) for n in self._all_weights[k]]
-                out, final = self._direction(x, tuple(s[k] for s in initial), weights, direction == 1)
+                out, final = self._direction(x, tuple(s[k] for s in initial), weights, direction == 1, batch_sizes)
                 outputs.append(out)
                 finals.append(final)
-            x = outputs[0] if num_directions == 1 else cat(outputs, 2)
+            x = outputs[0] if num_directions == 1 else cat(outputs, -1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, training=True)
         return x, tuple(stack([f[i] for f in finals]) for i in range(len(state)))
 
-    def _direction(self, x, state, weights, reverse):
-        """One layer in one direction: the input projection of all L steps in one matmul, then the steps."""
+    def _direction(self, x, state, weights, reverse, batch_sizes):
+        """One layer in one direction: the input projection of all L steps in one matmul, then the steps. Packed,
+        step t runs the first batch_sizes[t] sequences (sorted longest first): going forward, the rows that stop
+        keep their state as their final one; in reverse, rows join from the initial state at their last step."""
         w_ih, w_hh = weights[:2]
         b_ih, b_hh = weights[2:4] if self.bias else (None, None)
         step = _step(self.mode, w_hh, b_hh, weights[-1] if self.proj_size > 0 else None)
-        steps = F.linear(x, w_ih, _input_bias(self.mode, b_ih, b_hh)).unbind(0)
-        outputs = []
-        for xp in (reversed(steps) if reverse else steps):
+        proj = F.linear(x, w_ih, _input_bias(self.mode, b_ih, b_hh))
+        steps = proj.unbind(0) if batch_sizes is None else proj.split(batch_sizes)
+        initial, ended, outputs = state, [], []
+        if reverse:
+            steps = steps[::-1]
+            if batch_sizes is not None:  # only the rows that run the last step start there
+                state = _rows(state, 0, steps[0].shape[0])
+        for xp in steps:
+            n, have = xp.shape[0], state[0].shape[0]
+            if n < have:
+                ended.append(_rows(state, n, have - n))
+                state = _rows(state, 0, n)
+            elif n > have:
+                state = tuple(cat([s, s0.narrow(0, have, n - have)]) for s, s0 in zip(state, initial))
             state = step(xp, state)
             outputs.append(state[0])
         if reverse:
             outputs.reverse()
-        return stack(outputs), state
+        if ended:  # the longest sequences ended last and come first in the batch
+            state = tuple(cat([s] + [e[i] for e in reversed(ended)]) for i, s in enumerate(state))
+        return (stack(outputs) if batch_sizes is None else cat(outputs)), state
 
 
 def _check_sizes(bias, batch_first, input_size, hidden_size, num_layers, proj_size):
@@ -288,7 +332,7 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input, batch_sizes):
-        mini_batch = input.shape[0] if self.batch_first else input.shape[1]
+        mini_batch = self._mini_batch(input, batch_sizes)
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
@@ -299,10 +343,13 @@ class LSTM(RNNBase):
         self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
                                "Expected hidden[1] size {}, got {}")
 
+    def _zero_state(self, input, batch):
+        return (self._zeros(input, batch, self.proj_size if self.proj_size > 0 else self.hidden_size),
+                self._zeros(input, batch, self.hidden_size))
+
     def _initial_state(self, input, hx, is_batched):
         if hx is None:
-            hx = (self._zeros(input, self.proj_size if self.proj_size > 0 else self.hidden_size),
-                  self._zeros(input, self.hidden_size))
+            hx = self._zero_state(input, self._mini_batch(input, None))
         else:
             want = 3 if is_batched else 2
             if hx[0].dim() != want or hx[1].dim() != want:

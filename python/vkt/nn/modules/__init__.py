@@ -16,3 +16,10 @@ from .sparse import Embedding  # noqa: F401
 from .transformer import TransformerEncoderLayer  # noqa: F401
 from .padding import *  # noqa: F401,F403
 from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder  # noqa: F401
+from .batchnorm import BatchNorm3d  # noqa: F401
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LocalResponseNorm  # noqa: F401
+from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle, Softmax2d  # noqa: F401
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
+from .fold import Fold, Unfold  # noqa: F401
+from .adaptivemaxpool import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: F401
+from .alphadropout import AlphaDropout, FeatureAlphaDropout  # noqa: F401

@@ -1,4 +1,4 @@
-"""Batch and group normalisation modules (BatchNorm1d, BatchNorm2d, GroupNorm): PyTorch's parameters,
+"""Batch and group normalisation modules (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm): PyTorch's parameters,
 running-stat buffers and their update rules over vkt.nn.functional's batch_norm and group_norm."""
 from ... import int64, ones, tensor, zeros
 from ...autograd import no_grad
@@ -81,6 +81,12 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
 class GroupNorm(Module):

@@ -2,6 +2,7 @@
 # Owns the `dev`/`device` fixtures, the validation-layer check after every test, and the
 # comparison helpers every test file uses (|got - ref| <= atol + rtol * |ref|, STYLE rule 8).
 import os
+import re
 import subprocess
 import sys
 
@@ -131,3 +132,20 @@ def run_python(code, env=None, timeout=120, args=None):
     return subprocess.run(
         [sys.executable, *(args or ["-c", code])], env=full, capture_output=True, text=True, timeout=timeout
     )
+
+
+def normalized(message):
+    """An error message as compared with torch's: torch.Size([...]) printed as vkt prints shapes, and a printed
+    set's items sorted (their order depends on the process)."""
+    message = message.replace("torch.Size([", "(").replace("])", ")")
+    return re.sub(r"\{([^{}]*)\}", lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", message)
+
+
+def raised(call):
+    """What call raises, for comparing vkt's errors with torch's: (type name, normalized message), or (None, None)
+    where it raises nothing."""
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001  the exception itself is what is compared
+        return type(e).__name__, normalized(str(e))
+    return None, None

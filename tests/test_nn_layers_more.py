@@ -2,14 +2,14 @@
 # adaptive max pooling, Fold/Unfold and alpha dropout against torch.nn (2.13) on the cpu and vulkan devices:
 # outputs and the gradients of inputs and parameters, running statistics after training steps, reprs,
 # state-dict keys and torch's errors; alpha dropout's training path by its invariants and statistics.
-import re
 import warnings
 
 import numpy as np
 import pytest
 
 import vkt
-from conftest import assert_close, to_numpy
+from conftest import assert_close, raised, to_numpy
+from test_nn_spatial_modules import _run, _vkt_module  # noqa: E402
 
 torch = pytest.importorskip("torch")
 
@@ -77,21 +77,6 @@ CASES = [
 ]
 
 
-def _vkt_module(make, torch_module, device):
-    module = make(vkt.nn)
-    module.load_state_dict({k: vkt.tensor(v.detach().numpy()) for k, v in torch_module.state_dict().items()})
-    return module.to(device)
-
-
-def _run(module, call, arrays, T, tensor):
-    inputs = [tensor(a) for a in arrays]
-    out = module(*inputs) if call is None else call(module, T, *inputs)
-    if isinstance(out, tuple):
-        out = out[0]
-    up = np.random.default_rng(1).standard_normal(tuple(out.shape)).astype(np.float32)
-    (out * tensor(up).detach()).sum().backward()
-    grads = {name: p.grad for name, p in module.named_parameters()}
-    return out, [x.grad for x in inputs], grads
 
 
 def _check_no_fallback(device):
@@ -388,19 +373,12 @@ ERRORS = [
 ]
 
 
-def _raises(call):
-    try:
-        call()
-    except Exception as e:  # noqa: BLE001  the exception itself is what is compared
-        return type(e).__name__, re.sub(r"torch\.Size\(\[(.*?)\]\)", r"(\1)", str(e))
-    return None, None
-
 
 @pytest.mark.parametrize("index", range(len(ERRORS)))
 def test_errors_match_torch(index):
-    ref = _raises(lambda: ERRORS[index](torch.nn, torch))
+    ref = raised(lambda: ERRORS[index](torch.nn, torch))
     assert ref[0] is not None, "torch accepted the call"
-    assert _raises(lambda: ERRORS[index](vkt.nn, vkt)) == ref
+    assert raised(lambda: ERRORS[index](vkt.nn, vkt)) == ref
 
 
 def test_small_net_trains_on_device(device):

@@ -3,14 +3,13 @@
 # state dict into vkt's, and compares outputs and the gradients of inputs and parameters on the cpu and
 # vulkan devices; then buffers, initialisation bounds, reprs, state-dict keys and constructor errors.
 import math
-import re
 
 import numpy as np
 import pytest
 import torch
 
 import vkt
-from conftest import assert_close, to_numpy
+from conftest import assert_close, raised, to_numpy
 
 TOL = 2e-4
 KPM = np.array([[False, False, True, False, True], [False, True, False, False, False]])
@@ -217,26 +216,13 @@ ERRORS = [
 ]
 
 
-def _normalized(message):
-    """vkt's shapes print as tuples, torch's as torch.Size([...]); a printed set's order depends on the
-    process (and on a .pyc's), so its items are sorted."""
-    message = message.replace("torch.Size([", "(").replace("])", ")")
-    return re.sub(r"\{([^{}]*)\}", lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", message)
-
-
-def _raises(call):
-    try:
-        call()
-    except Exception as e:  # noqa: BLE001  the exception itself is what is compared
-        return type(e).__name__, _normalized(str(e))
-    return None, None
 
 
 @pytest.mark.parametrize("index", range(len(ERRORS)))
 def test_errors_match_torch(index):
-    ref = _raises(lambda: ERRORS[index](torch.nn, torch))
+    ref = raised(lambda: ERRORS[index](torch.nn, torch))
     assert ref[0] is not None, "torch accepted the call"
-    assert _raises(lambda: ERRORS[index](vkt.nn, vkt)) == ref
+    assert raised(lambda: ERRORS[index](vkt.nn, vkt)) == ref
 
 
 def test_conv_transpose2d_output_size_errors():

@@ -3,14 +3,13 @@
 # eval mode, then outputs and the gradients of inputs and parameters; reprs, state-dict keys, initialisation,
 # the causal-mask helper, and torch's errors and warnings for bad arguments and inputs.
 import math
-import re
 import warnings
 
 import numpy as np
 import pytest
 
 import vkt
-from conftest import assert_close, to_numpy
+from conftest import assert_close, raised, to_numpy
 
 torch = pytest.importorskip("torch")
 # torch's own warnings (no nested-tensor path, mixed bool/float masks in its MultiheadAttention) are not at issue
@@ -272,22 +271,14 @@ ERRORS = [
 ]
 
 
-def _raises(call):
-    """The exception's type and message; vkt's shapes print as tuples where torch's print as torch.Size."""
-    try:
-        call()
-    except Exception as e:  # noqa: BLE001  the exception itself is what is compared
-        return type(e).__name__, re.sub(r"torch\.Size\(\[(.*?)\]\)", r"(\1)", str(e))
-    return None, None
-
 
 @pytest.mark.parametrize("index", range(len(ERRORS)))
 def test_errors_match_torch(index):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch's nested-tensor warning, which vkt does not give
-        ref = _raises(lambda: ERRORS[index](torch.nn, torch))
+        ref = raised(lambda: ERRORS[index](torch.nn, torch))
         assert ref[0] is not None, "torch accepted the call"
-        assert _raises(lambda: ERRORS[index](vkt.nn, vkt)) == ref
+        assert raised(lambda: ERRORS[index](vkt.nn, vkt)) == ref
 
 
 def test_mismatched_mask_types_warn_as_torch():

@@ -12,7 +12,9 @@ from ..autograd import no_grad
 __all__ = [
     "conv1d", "conv2d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad",
     "interpolate", "scaled_dot_product_attention", "batch_norm", "group_norm", "unfold", "fold", "pixel_shuffle",
-    "pixel_unshuffle", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
+    "pixel_unshuffle", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "conv3d", "conv_transpose1d",
+    "conv_transpose3d", "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "max_unpool1d", "max_unpool2d",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d",
 ]
 
 
@@ -218,8 +220,8 @@ def _check_conv_shapes(input, weight, bias, groups, transposed):
         )
     if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_channels):
         raise RuntimeError(
-            f"Given weight of size {_size_list(weight)}, expected bias to be 1-dimensional with {out_channels} "
-            f"elements, but got bias of size {_size_list(bias)} instead"
+            f"Given {'transposed=1, ' if transposed else ''}weight of size {_size_list(weight)}, expected bias to be "
+            f"1-dimensional with {out_channels} elements, but got bias of size {_size_list(bias)} instead"
         )
 
 
@@ -244,62 +246,78 @@ def _conv_output_size(x, kernel, stride, dilation):
     return [(s - e) // st + 1 for s, e, st in zip(spatial, extent, stride)]
 
 
-def _window_index(out, kernel, stride, dilation, width, kernel_first):
-    """Flat positions in a (padded) H*W plane of every window element, ordered (kh, kw, Ho, Wo) when
-    kernel_first, else (Ho, Wo, kh, kw). im2col gathers with these (index_select), whose backward sums
+def _row_major_strides(extent):
+    """Element strides of a contiguous array of shape `extent`."""
+    return [math.prod(extent[d + 1:]) for d in range(len(extent))]
+
+
+def _window_index(out, kernel, stride, dilation, extent, kernel_first):
+    """Flat positions in a (padded) volume of shape `extent` of every window element, ordered (k..., o...)
+    when kernel_first, else (o..., k...). im2col gathers with these (index_select), whose backward sums
     overlapping windows (a backward through an overlapping strided view would not); col2im of the
     transposed convolution scatters with them (index_add)."""
-    i, j, y, x = np.meshgrid(*(np.arange(n) for n in (*kernel, *out)), indexing="ij")
-    index = (y * stride[0] + i * dilation[0]) * width + x * stride[1] + j * dilation[1]
-    return (index if kernel_first else index.transpose(2, 3, 0, 1)).reshape(-1)
+    nd = len(out)
+    grids = np.meshgrid(*(np.arange(n) for n in (*kernel, *out)), indexing="ij")
+    index = sum((grids[nd + d] * stride[d] + grids[d] * dilation[d]) * step
+                for d, step in enumerate(_row_major_strides(extent)))
+    return (index if kernel_first else index.transpose(*range(nd, 2 * nd), *range(nd))).reshape(-1)
 
 
 @functools.lru_cache(maxsize=256)
-def _window_index_on(device, out, kernel, stride, dilation, width, kernel_first):
+def _window_index_on(device, out, kernel, stride, dilation, extent, kernel_first):
     """_window_index as an int64 tensor on device, made once per geometry: the convolutions and pools of a
     training loop reuse it instead of building and uploading it every step (it is only ever read)."""
-    return _C.tensor(_window_index(out, kernel, stride, dilation, width, kernel_first), device=device)
+    return _C.tensor(_window_index(out, kernel, stride, dilation, extent, kernel_first), device=device)
 
 
-def _window_index_like(like, out, kernel, stride, dilation, width, kernel_first):
-    return _window_index_on(str(like.device), *(tuple(v) for v in (out, kernel, stride, dilation)), width,
+def _window_index_like(like, out, kernel, stride, dilation, extent, kernel_first):
+    return _window_index_on(str(like.device), *(tuple(v) for v in (out, kernel, stride, dilation, extent)),
                             kernel_first)
 
 
 def _im2col(x, kernel, stride, dilation, blocks):
-    """(N, C*kh*kw, Ho*Wo) columns of the padded x (N, C, Hp, Wp): one gather, or none for a 1x1 kernel
-    at stride 1, whose columns are the input itself."""
-    n, c, hp, wp = x.shape
-    if kernel == (1, 1) and tuple(stride) == (1, 1):
-        return x.reshape(n, c, hp * wp)
-    index = _window_index_like(x, blocks, kernel, stride, dilation, wp, True)
-    cols = x.reshape(n, c, hp * wp).index_select(-1, index)
-    return cols.reshape(n, c * kernel[0] * kernel[1], blocks[0] * blocks[1])
+    """(N, C*prod(kernel), prod(blocks)) columns of the padded x (N, C, *spatial): one gather, or none for a
+    1x..x1 kernel at stride 1, whose columns are the input itself."""
+    n, c, *spatial = x.shape
+    flat = x.reshape(n, c, math.prod(spatial))
+    if all(k == 1 for k in kernel) and all(s == 1 for s in stride):
+        return flat
+    index = _window_index_like(x, blocks, kernel, stride, dilation, spatial, True)
+    return flat.index_select(-1, index).reshape(n, c * math.prod(kernel), math.prod(blocks))
 
 
 def _col2im(cols, blocks, kernel, stride, dilation, full, crop):
-    """The adjoint of _im2col: columns (N, C, kh*kw*Ho*Wo) summed into their windows' places in a full
-    (Hf, Wf) plane by one index_add, then cropped to crop = ((top, height), (left, width))."""
+    """The adjoint of _im2col: columns (N, C, prod(kernel)*prod(blocks)) summed into their windows' places in
+    a `full` volume by one index_add, then cropped to crop = ((start, size) per spatial dim)."""
     n, c = cols.shape[:2]
-    index = _window_index_like(cols, blocks, kernel, stride, dilation, full[1], True)
-    out = cols.new_zeros((n, c, full[0] * full[1])).index_add(-1, index, cols).reshape(n, c, *full)
-    (top, height), (left, width) = crop
-    return out[:, :, top:top + height, left:left + width]
+    index = _window_index_like(cols, blocks, kernel, stride, dilation, full, True)
+    out = cols.new_zeros((n, c, math.prod(full))).index_add(-1, index, cols).reshape(n, c, *full)
+    return out[(slice(None), slice(None), *(slice(start, start + size) for start, size in crop))]
 
 
-def _conv2d_padded(x, weight, stride, dilation, groups):
-    """im2col of the padded input (N, C, Hp, Wp), then one batched matmul per call:
-    (G, O/G, C/G*kh*kw) @ (N, G, C/G*kh*kw, Ho*Wo)."""
+def _conv_padded(x, weight, stride, dilation, groups):
+    """im2col of the padded input (N, C, *spatial), then one batched matmul per call:
+    (G, O/G, C/G*prod(kernel)) @ (N, G, C/G*prod(kernel), prod(out))."""
     n = x.shape[0]
-    o, cg, kh, kw = weight.shape
-    ho, wo = _conv_output_size(x, (kh, kw), stride, dilation)
-    cols = _im2col(x, (kh, kw), stride, dilation, (ho, wo)).reshape(n, groups, cg * kh * kw, ho * wo)
-    out = weight.reshape(groups, o // groups, cg * kh * kw) @ cols
-    return out.reshape(n, o, ho, wo)
+    o, cg, *kernel = weight.shape
+    out = _conv_output_size(x, kernel, stride, dilation)
+    rows = cg * math.prod(kernel)
+    cols = _im2col(x, tuple(kernel), stride, dilation, out).reshape(n, groups, rows, math.prod(out))
+    return (weight.reshape(groups, o // groups, rows) @ cols).reshape(n, o, *out)
+
+
+def _conv_result(out, bias, nd, batched):
+    """The bias added, then the unit height of a 1-D convolution done as a 2-D one and an unbatched
+    input's batch dim dropped."""
+    if bias is not None:
+        out = out + bias.reshape(-1, *(1,) * (out.dim() - 2))
+    if nd == 1:
+        out = out.squeeze(2)
+    return out if batched else out.squeeze(0)
 
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
-    """conv1d and conv2d: a 1-D convolution is a 2-D one over a height of 1."""
+    """conv1d, conv2d and conv3d: a 1-D convolution is a 2-D one over a height of 1."""
     _check_conv_input(input, weight, bias, nd, name)
     batched = input.dim() == nd + 2
     x = input if batched else input.unsqueeze(0)
@@ -314,12 +332,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
     flat = tuple(p for pair in reversed(pads) for p in pair)
     if any(flat):
         x = pad(x, flat)
-    out = _conv2d_padded(x, weight, stride, dilation, groups)
-    if bias is not None:
-        out = out + bias.reshape(-1, 1, 1)
-    if nd == 1:
-        out = out.squeeze(2)
-    return out if batched else out.squeeze(0)
+    return _conv_result(_conv_padded(x, weight, stride, dilation, groups), bias, nd, batched)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -330,47 +343,82 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+_DIM_NAMES = ("depth", "height", "width")
+
+
 def _check_output_padding(output_padding, stride, dilation):
     if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        names = _DIM_NAMES[-len(stride):]
         raise RuntimeError(
-            "output padding must be smaller than either stride or dilation, but got output_padding_height: "
-            f"{output_padding[0]} output_padding_width: {output_padding[1]} stride_height: {stride[0]} "
-            f"stride_width: {stride[1]} dilation_height: {dilation[0]} dilation_width: {dilation[1]}"
-        )
+            "output padding must be smaller than either stride or dilation, but got " + " ".join(
+                f"{what}_{dim}: {v}" for what, values in (("output_padding", output_padding), ("stride", stride),
+                                                          ("dilation", dilation))
+                for dim, v in zip(names, values)))
 
 
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-    """The adjoint of conv2d: one matmul to columns (W^T x), then col2im as one index_add that sums the
-    overlapping windows into the uncropped output, cropped by `padding`."""
-    _check_conv_input(input, weight, bias, 2, "conv_transpose2d")
-    batched = input.dim() == 4
-    x = input if batched else input.unsqueeze(0)
+def _transposed_params(weight, stride, padding, output_padding, dilation, nd, name):
+    if isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     stride, padding, output_padding, dilation = (
-        _conv_param(name, _as_tuple(v, 2), weight.dim() - 2)
-        for name, v in (("stride", stride), ("padding", padding), ("output_padding", output_padding),
-                        ("dilation", dilation))
-    )
-    _check_conv_args(stride, dilation, groups)
-    if any(p < 0 for p in padding) or any(p < 0 for p in output_padding):
+        _conv_param(what, _as_tuple(v, nd), weight.dim() - 2)
+        for what, v in (("stride", stride), ("padding", padding), ("output_padding", output_padding),
+                        ("dilation", dilation)))
+    if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
-    _check_output_padding(output_padding, stride, dilation)
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    return stride, padding, output_padding, dilation
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
+    """The adjoint of the convolution: one matmul to columns (W^T x), then col2im as one index_add that sums
+    the overlapping windows into the uncropped output, cropped by `padding`. 1-D is 2-D over a height of 1,
+    as PyTorch's (whose errors then name a height)."""
+    _check_conv_input(input, weight, bias, nd, name)
+    batched = input.dim() == nd + 2
+    x = input if batched else input.unsqueeze(0)
+    stride, padding, output_padding, dilation = _transposed_params(
+        weight, stride, padding, output_padding, dilation, nd, name)
+    _check_conv_args(stride, dilation, groups)
     _check_conv_shapes(x, weight, bias, groups, transposed=True)
-    n, c, h, w = x.shape
-    _, og, kh, kw = weight.shape
+    if nd == 1:
+        x, weight = x.unsqueeze(2), weight.unsqueeze(2)
+        stride, padding, output_padding, dilation = ((fill,) + v for fill, v in (
+            (1, stride), (0, padding), (0, output_padding), (1, dilation)))
+    _check_output_padding(output_padding, stride, dilation)
+    n, c, *size = x.shape
+    _, og, *kernel = weight.shape
     full = [(s - 1) * st + d * (k - 1) + 1 + op
-            for s, st, d, k, op in zip((h, w), stride, dilation, (kh, kw), output_padding)]
+            for s, st, d, k, op in zip(size, stride, dilation, kernel, output_padding)]
     out_size = [f - 2 * p for f, p in zip(full, padding)]
     if any(s <= 0 for s in out_size):
         raise RuntimeError(
-            f"Given input size per channel: ({h} x {w}). Calculated output size per channel: "
-            f"({out_size[0]} x {out_size[1]}). Output size is too small"
-        )
-    cols = weight.reshape(groups, c // groups, og * kh * kw).mT @ x.reshape(n, groups, c // groups, h * w)
-    cols = cols.reshape(n, og * groups, kh * kw * h * w)
-    out = _col2im(cols, (h, w), (kh, kw), stride, dilation, full, tuple(zip(padding, out_size)))
-    if bias is not None:
-        out = out + bias.reshape(-1, 1, 1)
-    return out if batched else out.squeeze(0)
+            f"Given input size per channel: ({' x '.join(map(str, size))}). Calculated output size per channel: "
+            f"({' x '.join(map(str, out_size))}). Output size is too small")
+    rows, length = og * math.prod(kernel), math.prod(size)
+    cols = weight.reshape(groups, c // groups, rows).mT @ x.reshape(n, groups, c // groups, length)
+    cols = cols.reshape(n, og * groups, math.prod(kernel) * length)
+    out = _col2im(cols, size, kernel, stride, dilation, full, tuple(zip(padding, out_size)))
+    return _conv_result(out, bias, nd, batched)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                           "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                           "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                           "conv_transpose3d")
 
 
 # --- sliding blocks -----------------------------------------------------------------------------
@@ -496,12 +544,17 @@ def pixel_unshuffle(input, downscale_factor):
 
 # --- pooling ------------------------------------------------------------------------------------
 
-def _pool_param(name, what, value):
-    value = _as_tuple(value, 2)
+def _pool_param(name, what, value, nd):
+    """An int or a one-element sequence repeated to nd entries, with PyTorch's messages (avg_pool3d words
+    them differently)."""
+    value = _as_tuple(value, nd)
     if len(value) == 1:
-        value = value * 2
-    if len(value) != 2:
-        raise RuntimeError(f"{name}: {what} must either be a single int, or a tuple of two ints")
+        value = value * nd
+    if len(value) != nd:
+        lead = "be either " if what == "dilation" else "be " if name == "avg_pool3d" else "either be "
+        omitted = "omitted, " if what == "stride" else ""
+        raise RuntimeError(f"{name}: {what} must {lead}{omitted}a single int, or a tuple of "
+                           f"{('two', 'three')[nd - 2]} ints")
     return value
 
 
@@ -513,68 +566,109 @@ def _pool_output_size(size, kernel, pad, stride, dilation, ceil_mode):
     return out
 
 
-def _pool_geometry(name, input, kernel_size, stride, padding, dilation, ceil_mode):
-    kernel = _pool_param(name, "kernel_size", kernel_size)
+def _check_pool_input(input, nd):
+    if input.dim() not in (nd + 1, nd + 2) or (nd == 2 and 0 in input.shape[-3:]):  # an empty batch is allowed
+        raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input")
+
+
+def _labelled(prefix, values, names):
+    return " ".join(f"{prefix}{c}: {v}" for c, v in zip(names, values))
+
+
+def _check_pool_shape(name, input, kernel, stride, padding, dilation, out):
+    """PyTorch's pool2d_shape_check and pool3d_shape_check, in their order."""
+    nd = len(kernel)
+    names = "THW"[3 - nd:]
+    for what, prefix, values in (("kernel size", "k", kernel), ("stride", "d", stride),
+                                 ("dilation", "dilation", dilation)):
+        if min(values) <= 0:
+            raise RuntimeError(f"{what} should be greater than zero, but got {_labelled(prefix, values, names)}")
+    empty = [s for s in input.shape[input.dim() - nd - 1:] if s == 0]
+    if empty:  # sic: PyTorch names the dimension by its length
+        fn = "avg_pool3d()" if name == "avg_pool3d" else "max_pool3d_with_indices_out_cpu_template()"
+        raise RuntimeError(
+            f"{fn}: Expected input's non-batch dimensions to have positive length, but input has a shape of "
+            f"{_size_list(input)} and non-batch dimension {empty[0]} has length zero!")
+    spatial = input.shape[-nd:]
+    if name == "avg_pool3d" and any(s < k for s, k in zip(spatial, kernel)):
+        raise RuntimeError(f"input image ({_labelled('', spatial, names)}) smaller than kernel size "
+                           f"({_labelled('k', kernel, names)})")
+    if any(k // 2 < p for k, p in zip(kernel, padding)):
+        got = (f"padW = {padding[1]}, padH = {padding[0]}, kW = {kernel[1]}, kH = {kernel[0]}" if nd == 2 else
+               f"kT: {kernel[0]} kW: {kernel[2]} kH: {kernel[1]} padT: {padding[0]} padW: {padding[2]} "
+               f"padH: {padding[1]}")
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got {got}")
+    if any(o < 1 for o in out):
+        c = input.shape[-nd - 1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (c, *spatial)))}). Calculated output size: "
+                           f"({'x'.join(map(str, (c, *out)))}). Output size is too small")
+
+
+def _pool_geometry(name, input, kernel_size, stride, padding, dilation, ceil_mode, nd):
+    kernel = _pool_param(name, "kernel_size", kernel_size, nd)
     stride = kernel if stride is None or stride == [] or stride == () else _pool_param(
-        name, "stride", stride)
-    padding = _pool_param(name, "padding", padding)
-    dilation = _pool_param(name, "dilation", dilation)
+        name, "stride", stride, nd)
+    padding = _pool_param(name, "padding", padding, nd)
+    dilation = _pool_param(name, "dilation", dilation, nd)
+    _check_pool_input(input, nd)
     if any(s == 0 for s in stride):
         raise RuntimeError("stride should not be zero")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError(
-            f"dilation should be greater than zero, but got dilationH: {dilation[0]} dilationW: {dilation[1]}")
     for k, p, d in zip(kernel, padding, dilation):
-        if p > (d * (k - 1) + 1) // 2:
+        if p > int((d * (k - 1) + 1) / 2):  # C++'s division, truncating towards zero
             raise RuntimeError(
                 f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and "
                 f"dilation={d}")
-    h, w = input.shape[-2:]
     out = [_pool_output_size(s, k, p, st, d, ceil_mode)
-           for s, k, p, st, d in zip((h, w), kernel, padding, stride, dilation)]
-    if any(o < 1 for o in out):
-        c = input.shape[-3]
-        raise RuntimeError(
-            f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{out[0]}x{out[1]}). "
-            "Output size is too small")
+           for s, k, p, st, d in zip(input.shape[-nd:], kernel, padding, stride, dilation)]
+    _check_pool_shape(name, input, kernel, stride, padding, dilation, out)
     return kernel, stride, padding, dilation, out
 
 
 def _pool_windows(input, kernel, stride, padding, dilation, out, value):
-    """The pooling windows (B, Ho, Wo, kh*kw), gathered from the input padded with `value`, its right
+    """The pooling windows (B, *out, prod(kernel)), gathered from the input padded with `value`, its right
     padding extended (or cropped) to exactly the extent the windows reach."""
+    nd = len(kernel)
+    spatial = input.shape[-nd:]
     extent = [(o - 1) * s + d * (k - 1) + 1 for o, s, d, k in zip(out, stride, dilation, kernel)]
-    h, w = input.shape[-2:]
-    pads = (padding[1], extent[1] - w - padding[1], padding[0], extent[0] - h - padding[0])
-    x = pad(input.reshape(math.prod(input.shape[:-2]), h, w), pads, value=value)
-    index = _window_index_like(input, out, kernel, stride, dilation, extent[1], False)
-    windows = x.reshape(x.shape[0], extent[0] * extent[1]).index_select(-1, index)
-    return windows.reshape(x.shape[0], out[0], out[1], kernel[0] * kernel[1])
+    pads = tuple(p for d in reversed(range(nd)) for p in (padding[d], extent[d] - spatial[d] - padding[d]))
+    x = pad(input.reshape(math.prod(input.shape[:-nd]), *spatial), pads, value=value)
+    index = _window_index_like(input, out, kernel, stride, dilation, extent, False)
+    windows = x.reshape(x.shape[0], math.prod(extent)).index_select(-1, index)
+    return windows.reshape(x.shape[0], *out, math.prod(kernel))
 
 
-def _check_pool_input(input):
-    if input.dim() not in (3, 4) or 0 in input.shape[-3:]:  # an empty batch is allowed
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+def _max_pool_indices(input, argmax, kernel, stride, padding, dilation, out):
+    """Flat input positions of the maxima: each window's origin plus its argmax's offset, both host-built
+    tables (the offsets looked up by a gather)."""
+    steps = _row_major_strides(input.shape[-len(kernel):])
+    origins = np.meshgrid(*(np.arange(o) * s - p for o, s, p in zip(out, stride, padding)), indexing="ij")
+    base = sum(g * step for g, step in zip(origins, steps))
+    taps = np.meshgrid(*(np.arange(k) * d for k, d in zip(kernel, dilation)), indexing="ij")
+    offsets = _host_tensor(sum(t * step for t, step in zip(taps, steps)).reshape(-1).astype(np.int64), input)
+    offset = offsets.index_select(0, argmax.reshape(-1)).reshape(argmax.shape)
+    return _host_tensor(base.astype(np.int64), input) + offset.reshape(-1, *out)
+
+
+def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
+    """Max over each window's values padded with -inf; the gradient (and the index) go to the window's
+    first maximum, as PyTorch's."""
+    kernel, stride, padding, dilation, out = _pool_geometry(
+        f"max_pool{nd}d", input, kernel_size, stride, padding, dilation, ceil_mode, nd)
+    windows = _pool_windows(input, kernel, stride, padding, dilation, out, float("-inf"))
+    values, argmax = windows.max(dim=-1)
+    shape = (*input.shape[:-nd], *out)
+    if not return_indices:
+        return values.reshape(shape)
+    return values.reshape(shape), _max_pool_indices(input, argmax, kernel, stride, padding, dilation,
+                                                    out).reshape(shape)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """Max over each window's kh*kw values padded with -inf; the gradient (and the index) go to the
-    window's first maximum, as PyTorch's."""
-    _check_pool_input(input)
-    kernel, stride, padding, dilation, out = _pool_geometry(
-        "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
-    windows = _pool_windows(input, kernel, stride, padding, dilation, out, float("-inf"))
-    values, argmax = windows.max(dim=-1)
-    shape = (*input.shape[:-2], *out)
-    values = values.reshape(shape)
-    if not return_indices:
-        return values
-    w = input.shape[-1]
-    rows = np.arange(out[0]).reshape(-1, 1) * stride[0] - padding[0]
-    cols = np.arange(out[1]).reshape(1, -1) * stride[1] - padding[1]
-    base = _host_tensor((rows * w + cols).astype(np.int64), input)
-    offset = (argmax // kernel[1]) * (dilation[0] * w) + (argmax % kernel[1]) * dilation[1]
-    return values, (base + offset).reshape(shape)
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3)
 
 
 def _avg_divisor(size, kernel, stride, pad, out):
@@ -585,25 +679,36 @@ def _avg_divisor(size, kernel, stride, pad, out):
     return with_pad, np.minimum(end, size) - np.maximum(start, 0)
 
 
+def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd):
+    """Window sums over the zero-padded input divided by a host-built table: the divisor is separable, an
+    outer product of per-dim window sizes."""
+    name = f"avg_pool{nd}d"
+    if divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    kernel, stride, padding, _, out = _pool_geometry(name, input, kernel_size, stride, padding, 1, ceil_mode, nd)
+    windows = _pool_windows(input, kernel, stride, padding, (1,) * nd, out, 0.0)
+    total = windows.sum(dim=-1).reshape(*input.shape[:-nd], *out)
+    if divisor_override is not None:
+        return total / divisor_override
+    sizes = [_avg_divisor(n, k, s, p, o)[0 if count_include_pad else 1]
+             for n, k, s, p, o in zip(input.shape[-nd:], kernel, stride, padding, out)]
+    divisor = functools.reduce(np.multiply.outer, sizes)
+    return total / _host_tensor(divisor.astype(_np_dtype(input)), input)
+
+
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     if input.dim() < 3:  # PyTorch 2.13's avg_pool2d fails this way on a 1-D or 2-D input
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-max(input.dim(), 1)}, "
             f"{max(input.dim(), 1) - 1}], but got -3)")
-    _check_pool_input(input)
-    if divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
-    kernel, stride, padding, _, out = _pool_geometry(
-        "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
-    windows = _pool_windows(input, kernel, stride, padding, (1, 1), out, 0.0)
-    total = windows.sum(dim=-1).reshape(*input.shape[:-2], *out)
-    if divisor_override is not None:
-        return total / divisor_override
-    h_pad, h_in = _avg_divisor(input.shape[-2], kernel[0], stride[0], padding[0], out[0])
-    w_pad, w_in = _avg_divisor(input.shape[-1], kernel[1], stride[1], padding[1], out[1])
-    divisor = np.outer(h_pad, w_pad) if count_include_pad else np.outer(h_in, w_in)
-    return total / _host_tensor(divisor.astype(_np_dtype(input)), input)
+    _check_pool_input(input, 2)
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3)
 
 
 def _adaptive_matrix(size, out):
@@ -621,19 +726,46 @@ def _apply_along(x, dim, matrix):
     return (x.transpose(dim, -1) @ m.mT).transpose(dim, -1)
 
 
-def adaptive_avg_pool2d(input, output_size):
-    """Separable: an average over a rectangle is an average over rows of averages over columns, so two
-    small matmuls with host-built averaging matrices."""
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_size_list(input)}")
-    output_size = _as_tuple(output_size, 2)
-    if len(output_size) != 2:
-        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+def _adaptive_output_size(input, output_size, nd):
+    """torch.nn.functional's _list_with_default (None keeps the input's size), then the kernel's checks."""
+    name = f"adaptive_avg_pool{nd}d"
+    if not isinstance(output_size, int):
+        if input.dim() <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+        output_size = [d if v is None else v for v, d in zip(output_size, input.shape[-len(output_size):])]
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {_size_list(input)}")
+    sizes = _as_tuple(output_size, nd)
+    if len(sizes) != nd:
+        raise RuntimeError(f"{name}: output_size must be {nd}")
+    if min(sizes) < 0:
+        received = ", ".join(map(str, sizes)) if nd == 2 else f"{sizes[0]}, {sizes[1]},{sizes[2]}"  # sic
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{{{received}}}")
+    for dim in range(1, input.dim()):
+        if input.shape[dim] == 0:
+            raise RuntimeError(
+                f"{name}(): Expected input to have non-zero size for non-batch dimensions, but input has sizes "
+                f"{_size_list(input)} with dimension {dim} being empty")
+    return sizes
+
+
+def _adaptive_avg_pool(input, output_size, nd):
+    """Separable: an average over a box is an average, along each dim in turn, of averages over the others, so
+    one small matmul per dim with a host-built averaging matrix."""
     out = input
-    for dim, size in ((input.dim() - 2, output_size[0]), (input.dim() - 1, output_size[1])):
-        n = input.shape[dim]
-        out = _apply_along(out, dim, _adaptive_matrix(n, n if size is None else size))
+    for i, size in enumerate(_adaptive_output_size(input, output_size, nd)):
+        dim = input.dim() - nd + i
+        out = _apply_along(out, dim, _adaptive_matrix(input.shape[dim], size))
     return out
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return _adaptive_avg_pool(input, output_size, 2)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_avg_pool(input, output_size, 3)
 
 
 def _pool1d_param(name, what, value):
@@ -700,6 +832,108 @@ def adaptive_avg_pool1d(input, output_size):
     _check_pool1d_dims(input, "adaptive_avg_pool1d")
     size = _pool1d_param("adaptive_avg_pool1d", "output_size", output_size)
     return _apply_along(input, input.dim() - 1, _adaptive_matrix(input.shape[-1], size))
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    """torch.nn.functional's _unpool_output_size: the default size inverts max_pool's, and an explicit one
+    (spatial, or with the batch and channel dims) must lie within a stride of it."""
+    nd = len(kernel_size)
+    default = [(input.shape[input.dim() - nd + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+               for d in range(nd)]
+    size = default
+    if output_size is not None:
+        if len(output_size) == nd + 2:
+            output_size = output_size[2:]
+        if len(output_size) != nd:
+            raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                             f"length of '{len(output_size)}'")
+        for d in range(nd):
+            low, high = default[d] - stride[d], default[d] + stride[d]
+            if not low < output_size[d] < high:
+                raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {low} and {high})')
+        size = output_size
+    for d in range(nd):
+        if size[d] < 0:
+            raise ValueError("max_unpooling: output_size must contain non-negative spatial dimensions, but got "
+                             f"output_size[{d}]={size[d]}")
+    return list(size)
+
+
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int", "uint8": "Byte",
+                      "bool": "Bool"}
+
+
+def _check_unpool_indices(input, indices, height, width):
+    if indices.dtype != _C.int64:
+        raise RuntimeError("elements in indices should be type int64 but got: "
+                           + _SCALAR_TYPE_NAMES[str(indices.dtype).split(".")[-1]])
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor with "
+                           f"{input.dim()} dimensions.")
+    if tuple(input.shape) != tuple(indices.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({_size_list(input)}) "
+                           f"but got indices tensor with shape: {_size_list(indices)}")
+    for dim in range(1, input.dim()):
+        if input.shape[dim] == 0:
+            raise RuntimeError("max_unpooling2d_forward_out_cpu(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but got {_size_list(input)} with dimension {dim} being empty.")
+    # PyTorch's CPU kernel checks every index; out of range, the scatter would write outside the plane
+    invalid = (indices < 0).logical_or(indices >= height * width)
+    if indices.numel() and invalid.any().item():
+        flat = indices.reshape(-1).tolist()
+        bad = next(i for i in flat if not 0 <= i < height * width)
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size {height}x{width})")
+
+
+def _max_unpool2d(input, indices, output_size):
+    """Each value scattered to its index in a zero (H, W) plane; the gradient gathers back from there."""
+    height, width = output_size
+    _check_unpool_indices(input, indices, height, width)
+    lead = input.shape[:-2]
+    rows, length = math.prod(lead), math.prod(input.shape[-2:])
+    out = input.new_zeros((rows, height * width))
+    out = out.scatter(1, indices.reshape(rows, length), input.reshape(rows, length))
+    return out.reshape(*lead, height, width)
+
+
+def _pool_defaults(kernel_size, stride, padding, nd):
+    kernel = _as_tuple(kernel_size, nd)
+    return kernel, kernel if stride is None else _as_tuple(stride, nd), _as_tuple(padding, nd)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """max_unpool2d over a width of 1, as PyTorch's."""
+    kernel, stride, padding = _pool_defaults(kernel_size, stride, padding, 1)
+    size = _unpool_output_size(input, kernel, stride, padding, output_size)
+    return _max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), size + [1]).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel, stride, padding = _pool_defaults(kernel_size, stride, padding, 2)
+    return _max_unpool2d(input, indices, _unpool_output_size(input, kernel, stride, padding, output_size))
+
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
+    """torch.nn.functional's composition: (average of x^p times the window size)^(1/p); p = +-inf is a max."""
+    max_pool, avg_pool = {1: (max_pool1d, avg_pool1d), 2: (max_pool2d, avg_pool2d), 3: (max_pool3d, avg_pool3d)}[nd]
+    if norm_type == float("inf"):
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(math.prod(_as_tuple(kernel_size, nd))).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
 # --- interpolation ------------------------------------------------------------------------------

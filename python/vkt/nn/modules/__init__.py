@@ -23,3 +23,6 @@ from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # n
 from .fold import Fold, Unfold  # noqa: F401
 from .adaptivemaxpool import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: F401
 from .alphadropout import AlphaDropout, FeatureAlphaDropout  # noqa: F401
+from .conv import Conv3d, ConvTranspose1d, ConvTranspose3d  # noqa: F401
+from .pooling import AdaptiveAvgPool3d, AvgPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool3d  # noqa: F401
+from .pooling import MaxUnpool1d, MaxUnpool2d  # noqa: F401

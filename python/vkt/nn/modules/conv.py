@@ -1,4 +1,4 @@
-"""Convolution modules (Conv1d, Conv2d, ConvTranspose2d): PyTorch's parameters, initialisation and
+"""Convolution modules (Conv1d/2d/3d, ConvTranspose1d/2d/3d): PyTorch's parameters, initialisation and
 padding modes over vkt.nn.functional's convolutions."""
 
 from ... import empty
@@ -85,8 +85,8 @@ class _ConvNd(Module):
 
 
 class _Conv(_ConvNd):
-    """Conv1d and Conv2d (_nd spatial dims): a padding mode other than zeros pads first, then convolves
-    unpadded."""
+    """Conv1d, Conv2d and Conv3d (_nd spatial dims): a padding mode other than zeros pads first, then
+    convolves unpadded."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", device=None, dtype=None):
@@ -96,7 +96,7 @@ class _Conv(_ConvNd):
                          _ntuple(dilation, n), False, (0,) * n, groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):
-        conv = F.conv1d if self._nd == 1 else F.conv2d
+        conv = getattr(F, f"conv{self._nd}d")
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return conv(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
@@ -114,38 +114,57 @@ class Conv2d(_Conv):
     _nd = 2
 
 
-class ConvTranspose2d(_ConvNd):
+class Conv3d(_Conv):
+    _nd = 3
+
+
+class _ConvTransposeNd(_ConvNd):
+    """ConvTranspose1d/2d/3d (_nd spatial dims); forward's output_size picks the output padding."""
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
-        super().__init__(in_channels, out_channels, _ntuple(kernel_size, 2), _ntuple(stride, 2),
-                         _ntuple(padding, 2), _ntuple(dilation, 2), True, _ntuple(output_padding, 2), groups, bias,
+        n = self._nd
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, n), _ntuple(stride, n),
+                         _ntuple(padding, n), _ntuple(dilation, n), True, _ntuple(output_padding, n), groups, bias,
                          padding_mode, device, dtype)
 
     def _output_padding(self, input, output_size):
         """The output padding that gives `output_size` (spatial, or with the batch and channel dims)."""
         if output_size is None:
             return self.output_padding
-        output_size = list(output_size)
-        non_spatial = 2 if input.dim() == 4 else 1
-        if len(output_size) == non_spatial + 2:
+        n = self._nd
+        non_spatial = 2 if input.dim() == n + 2 else 1
+        if len(output_size) == non_spatial + n:
             output_size = output_size[non_spatial:]
-        if len(output_size) != 2:
+        if len(output_size) != n:
             raise ValueError(
-                f"ConvTranspose2D: for {input.dim()}D input, output_size must have 2 or {non_spatial + 2} elements "
-                f"(got {len(output_size)})")
+                f"ConvTranspose{n}D: for {input.dim()}D input, output_size must have {n} or {non_spatial + n} "
+                f"elements (got {len(output_size)})")
         min_sizes = [(input.shape[d + non_spatial] - 1) * self.stride[d] - 2 * self.padding[d]
-                     + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(2)]
+                     + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
         max_sizes = [m + s - 1 for m, s in zip(min_sizes, self.stride)]
         for size, lo, hi in zip(output_size, min_sizes, max_sizes):
             if size < lo or size > hi:
                 raise ValueError(
                     f"requested an output size of {output_size}, but valid sizes range from {min_sizes} to "
-                    f"{max_sizes} (for an input of {tuple(input.shape[non_spatial:])})")
+                    f"{max_sizes} (for an input of {tuple(input.shape[2:])})")
         return [size - lo for size, lo in zip(output_size, min_sizes)]
 
     def forward(self, input, output_size=None):
         output_padding = self._output_padding(input, output_size)
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
-                                  self.groups, self.dilation)
+        return getattr(F, f"conv_transpose{self._nd}d")(input, self.weight, self.bias, self.stride, self.padding,
+                                                        output_padding, self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _nd = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _nd = 3

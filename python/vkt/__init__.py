@@ -18,7 +18,7 @@ for _name in ("tensor", "zeros", "ones", "empty", "rand", "randn", "full", "zero
               "rand_like", "randn_like", "full_like", "arange", "linspace", "logspace", "eye", "as_tensor"):
     if hasattr(_C, _name):
         globals()[_name] = autograd._with_requires_grad(globals()[_name])
-from .functional import cross, einsum, ger, inner, kron, outer, tensordot  # noqa: E402,F401
+from .functional import cdist, cross, dist, einsum, ger, inner, kron, outer, tensordot  # noqa: E402,F401
 from . import safetensors, utils  # noqa: E402,F401
 from .random import Generator, get_rng_state, set_rng_state  # noqa: E402,F401
 from .random import bernoulli, multinomial, normal, poisson, randint_like  # noqa: E402,F401

@@ -271,3 +271,110 @@ def _contract(a, la, b, lb, need):
     prod, m, k, n = (math.prod(size[c] for c in labels) for labels in (batch, a_only, summed, b_only))
     r = x.reshape(prod, m, k) @ y.reshape(prod, k, n)
     return r.reshape(*[size[c] for c in batch + a_only + b_only]), batch + a_only + b_only
+
+
+# ---- distances: cdist, dist, and the p-norms vkt.nn.functional's distances share ----
+
+def _broadcast_shape(a, b):
+    """The broadcast of shapes a and b, or torch's infer_size error (checked from the last dim, as torch does)."""
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    for i in reversed(range(n)):
+        if a[i] != b[i] and 1 not in (a[i], b[i]):
+            raise RuntimeError(f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at "
+                               f"non-singleton dimension {i}")
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
+
+
+def _norm(x, p, dim=None, keepdim=False):
+    """torch.norm(x, p, dim, keepdim). vkt's norm has torch's gradient except for 0 < p < 1, where its
+    |x|^(p-1) makes NaN at zero entries that torch masks to 0; there, a composite whose where()s keep
+    zero entries (and an all-zero norm) out of the gradient."""
+    if not 0 < p < 1:
+        return x.norm(p) if dim is None else x.norm(p, dim, keepdim)
+    a = x.abs()
+    nonzero = a > 0
+    powers = _C.where(nonzero, _C.where(nonzero, a, 1.0) ** p, 0.0)
+    total = powers.sum() if dim is None else powers.sum(dim, keepdim)
+    positive = total > 0
+    return _C.where(positive, _C.where(positive, total, 1.0) ** (1.0 / p), 0.0)
+
+
+def _kernel_dist(diff, p):
+    """The p-norm over diff's last dim as torch's pdist and cdist kernels compute it: torch.norm's values and
+    gradients, except that with p = inf each entry tied for the max gets the whole gradient (norm splits it)."""
+    if diff.shape[-1] == 0:
+        return diff.sum(-1)  # zeros, as the kernels' empty sum, still connected to the inputs
+    if p != math.inf:
+        return _norm(diff, p, -1)
+    a = diff.abs()
+    top = a.amax(-1, keepdim=True).detach()
+    # a - a.detach() is 0 in value and the identity in gradient: the max's value, every tie's full gradient
+    return (top + ((a - a.detach()) * (a == top)).sum(-1, keepdim=True)).squeeze(-1)
+
+
+def _euclidean_dist(x1, x2):
+    """cdist's p = 2 as one matmul, torch's _euclidean_dist: -2 a.b + |a|^2 + |b|^2, clamped at 0 before the
+    square root, whose gradient is 0 where the distance is (torch's subgradient there)."""
+    n1 = (x1 * x1).sum(-1, keepdim=True)
+    n2 = (x2 * x2).sum(-1, keepdim=True)
+    a = _C.cat([x1 * -2, n1, _C.ones_like(n1)], -1)
+    b = _C.cat([x2, _C.ones_like(n2), n2], -1)
+    squared = a @ b.transpose(-2, -1)
+    positive = squared > 0
+    return _C.where(positive, _C.where(positive, squared, 1.0).sqrt(), 0.0)
+
+
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distance between each row of x1 (..., P, M) and each row of x2 (..., R, M), batch dims
+    broadcast. As torch, p = 2 goes through one matmul when either side has more than 25 rows (or
+    compute_mode asks for it), otherwise every difference is formed, as torch's kernel does."""
+    from .nn.functional import _type_name
+
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    _check_tensor("cdist", "x1", x1)
+    _check_tensor("cdist", "x2", x2)
+    for name, t in (("X1", x1), ("X2", x2)):
+        if t.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {_type_name(t.dtype)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    mode = _CDIST_MODES[compute_mode]
+    (r1, cols), r2 = x1.shape[-2:], x2.shape[-2]
+    batch = _broadcast_shape(x1.shape[:-2], x2.shape[:-2])
+    use_mm = p == 2 and x1.numel() > 0 and x2.numel() > 0 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25)))
+    if x1.dtype != x2.dtype and r1 and r2 and cols and math.prod(batch):  # torch's kernels only check when they run
+        if use_mm:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_type_name(x1.dtype).lower()} "
+                               f"!= {_type_name(x2.dtype).lower()}")
+        raise RuntimeError(f"expected scalar type {_type_name(x1.dtype)} but found {_type_name(x2.dtype)}")
+    # one flat batch dim, as torch's cdist_impl: the differences stay 4-D, which the vulkan shaders take
+    flat = math.prod(batch)
+    x1, x2 = x1.expand(*batch, r1, cols).reshape(flat, r1, cols), x2.expand(*batch, r2, cols).reshape(flat, r2, cols)
+    if use_mm:
+        return _euclidean_dist(x1, x2).reshape(*batch, r1, r2)
+    return _kernel_dist(x1.unsqueeze(-2) - x2.unsqueeze(-3), p).reshape(*batch, r1, r2)
+
+
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast), with torch.norm's gradient."""
+    from .nn.functional import _type_name
+
+    _check_tensor("dist", "input", input)
+    _check_tensor("dist", "other", other)
+    _broadcast_shape(input.shape, other.shape)
+    diff = input - other
+    if not diff.dtype.is_floating_point:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{_type_name(diff.dtype)} instead.")
+    return _norm(diff, p)

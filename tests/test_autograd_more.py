@@ -270,3 +270,15 @@ def test_meshgrid_grads_match_torch(device):
         (tx * ty * ty).sum().backward()
         np.testing.assert_allclose(a.grad.cpu().numpy(), ta.grad.numpy())
         np.testing.assert_allclose(b.grad.cpu().numpy(), tb.grad.numpy())
+
+
+@pytest.mark.parametrize("p", [0.3, 0.5, -0.5, 1.0, 1.5, 3.0, float("inf")])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_norm_grad_at_zeros(device, p, dtype):
+    """A p-norm's gradient at zero entries: 0 where |x|^(p-1) is infinite (p < 1), as torch masks it, not NaN."""
+    x = np.array([[0.0, 1.0, -2.0, 0.0], [0.0, 0.0, 0.0, 0.0], [3.0, 0.0, -1.0, 0.5]])
+    v = vkt.tensor(x, dtype=getattr(vkt, dtype), device=device, requires_grad=True)
+    t = torch.tensor(x, dtype=getattr(torch, dtype), requires_grad=True)
+    v.norm(p, dim=1).sum().backward()
+    t.norm(p, dim=1).sum().backward()
+    np.testing.assert_allclose(v.grad.cpu().numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)

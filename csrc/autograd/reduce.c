@@ -305,10 +305,12 @@ static void norm_backward(vkt_bw *b) {
     const vkt_var *hit = bin(b, VKT_OP_EQ, un(b, VKT_OP_ABS, X), spread(b, Y));
     const vkt_var *count = reduce(b, VKT_OP_SUM, cast(b, hit, IN(b, 0)->dtype), DIMS);
     gx = mul(b, keep_where(b, hit, dvd(b, spread(b, g), count)), sign);
-  } else { /* sign(x) |x|^(p-1) / norm^(p-1), 0 where the norm is 0 */
+  } else { /* sign(x) |x|^(p-1) / norm^(p-1), 0 where the norm is 0, and for p < 1 where x is (0^(p-1) is inf) */
     const vkt_var *y = spread(b, Y);
     const vkt_var *ratio =
         p == 2 ? dvd(b, X, y) : mul(b, sign, bins(b, VKT_OP_POW, dvd(b, un(b, VKT_OP_ABS, X), y), p - 1));
+    if (p < 1)
+      ratio = zero_where(b, bins(b, VKT_OP_EQ, X, 0), ratio);
     gx = zero_where(b, bins(b, VKT_OP_EQ, y, 0), mul(b, spread(b, g), ratio));
   }
   SET(b, 0, gx);

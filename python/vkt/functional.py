@@ -287,17 +287,8 @@ def _broadcast_shape(a, b):
 
 
 def _norm(x, p, dim=None, keepdim=False):
-    """torch.norm(x, p, dim, keepdim). vkt's norm has torch's gradient except for 0 < p < 1, where its
-    |x|^(p-1) makes NaN at zero entries that torch masks to 0; there, a composite whose where()s keep
-    zero entries (and an all-zero norm) out of the gradient."""
-    if not 0 < p < 1:
-        return x.norm(p) if dim is None else x.norm(p, dim, keepdim)
-    a = x.abs()
-    nonzero = a > 0
-    powers = _C.where(nonzero, _C.where(nonzero, a, 1.0) ** p, 0.0)
-    total = powers.sum() if dim is None else powers.sum(dim, keepdim)
-    positive = total > 0
-    return _C.where(positive, _C.where(positive, total, 1.0) ** (1.0 / p), 0.0)
+    """torch.norm(x, p, dim, keepdim), over all of x without dim."""
+    return x.norm(p) if dim is None else x.norm(p, dim, keepdim)
 
 
 def _kernel_dist(diff, p):

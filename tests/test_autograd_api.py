@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import vkt
-from conftest import assert_close, to_numpy
+from conftest import assert_close, raised, to_numpy
 
 torch = pytest.importorskip("torch")
 
@@ -401,6 +401,15 @@ def test_autograd_grad_unused_input(device):
     gx, gu = vkt.autograd.grad((x * 2).sum(), [x, unused], allow_unused=True)
     assert gu is None
     assert_close(gx, np.full((4, 3), 2.0), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_autograd_grad_unused_input_names_its_index_as_torch(device, order):
+    def call(m, dev):
+        x, unused = (m.tensor(RNG_VALUES, device=dev, requires_grad=True) for _ in range(2))
+        inputs = [x, unused]
+        return lambda: m.autograd.grad((x * 2).sum(), [inputs[k] for k in order])
+    assert raised(call(vkt, device)) == raised(call(torch, "cpu"))
 
 
 def test_autograd_grad_of_input_without_grad_raises(device):

@@ -562,8 +562,8 @@ static PyObject *py_run_backward(PyObject *m, PyObject *args) {
   for (Py_ssize_t j = 0; r && j < ni; j++) {
     if (!vkt_var_defined(&captured[j])) {
       if (!allow_unused) {
-        PyErr_SetString(PyExc_RuntimeError, "One of the differentiated Tensors appears to not have been used in the "
-                                            "graph. Set allow_unused=True if this is the desired behavior.");
+        PyErr_Format(PyExc_RuntimeError, "The differentiated Tensor at index %zd appears to not have been used in the "
+                     "graph. Set allow_unused=True if this is the desired behavior.", j);
         Py_CLEAR(r);
         break;
       }

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import vkt
+from conftest import raised
 
 F = vkt.nn.functional
 
@@ -450,6 +451,22 @@ def test_a_view_made_in_no_grad_mode_refuses_writes_in_grad_mode(device):
         d = y.detach()[0:2]
         d.mul_(2)  # a view of a detached tensor is not one of y
         np.testing.assert_allclose(y.detach().cpu().numpy() if L is vkt else y.detach().numpy(), [20, 20, 2])
+
+
+@pytest.mark.parametrize("make", [lambda b: b[:2], lambda b: b[0, :1].view(()), lambda b: b.t()[0]],
+                         ids=["slice", "view_of_slice", "select_of_transpose"])
+@pytest.mark.parametrize("non_leaf", [False, True])
+def test_backward_from_a_view_made_in_no_grad_mode_raises_as_torch(device, make, non_leaf):
+    # The view requires grad (its base does) but has no grad_fn, so it has no edge a gradient could take.
+    found = []
+    for L in (vkt, torch):
+        b = leaf(L, np.ones((3, 3)), device)
+        b = b * 2 if non_leaf else b
+        with L.no_grad():
+            v = make(b)
+        g = L.ones(v.shape, dtype=v.dtype, device=v.device)
+        found.append((v.requires_grad, raised(lambda: v.backward(g)), raised(lambda: L.autograd.grad(v, b, g))))
+    assert found[0] == found[1]
 
 
 # ---- views of tensors without grad: they know their base too, so a write through one goes into the base's

@@ -415,9 +415,13 @@ vkt_status vkt_backward(int n, const vkt_var *roots, const vkt_var *grads, const
   memset(edges, 0, sizeof edges);
   memset(seeds, 0, sizeof seeds);
   vkt_status st = nt && !targets ? vkt_fail(VKT_ERR_NOMEM, "out of host memory") : VKT_OK;
-  for (int k = 0; !st && k < n; k++)
-    if (!(st = check_root(k, &roots[k], &grads[k], &seeds[k])) && !(st = vkt_view_current(&roots[k])))
-      edges[k] = vkt_grad_edge(&roots[k]);
+  for (int k = 0; !st && k < n; k++) {
+    if ((st = check_root(k, &roots[k], &grads[k], &seeds[k])) || (st = vkt_view_current(&roots[k])))
+      break;
+    /* a view made in no_grad mode requires grad (its base does) but has no edge to send one along: PyTorch's error */
+    if (!(edges[k] = vkt_grad_edge(&roots[k])).node)
+      st = vkt_fail(VKT_ERR_RUNTIME, "element %d of tensors does not require grad and does not have a grad_fn", k);
+  }
   for (int j = 0; !st && j < nt; j++) {
     if (!vkt_requires_grad(&o->inputs[j]))
       st = vkt_fail(VKT_ERR_RUNTIME, "One of the differentiated Tensors does not require grad");

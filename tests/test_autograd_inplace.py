@@ -77,6 +77,35 @@ def test_inplace_op_keeps_the_input_it_overwrote(device, name, op):
     assert_grads_match(device, inplace(op), a, node=name not in NAMED_OTHERWISE)
 
 
+NEGATIVE_SLOPE = [  # in place with a negative slope: torch's node keeps the result and its backward refuses
+    ("leaky_relu_", lambda L, y, s: lib_F(L).leaky_relu_(y, s)),
+    ("leaky_relu_inplace", lambda L, y, s: lib_F(L).leaky_relu(y, s, inplace=True)),
+    ("LeakyReLU_module", lambda L, y, s: L.nn.LeakyReLU(s, inplace=True)(y)),
+    ("rrelu_eval", lambda L, y, s: lib_F(L).rrelu_(y, s - 0.1, s + 0.1, training=False)),
+    ("leaky_relu_out_of_place", lambda L, y, s: lib_F(L).leaky_relu(y, s)),
+]
+
+
+@pytest.mark.parametrize("slope", [-0.5, -1, 0.0, 0.2])
+@pytest.mark.parametrize("name,op", NEGATIVE_SLOPE, ids=[c[0] for c in NEGATIVE_SLOPE])
+def test_inplace_leaky_relu_with_a_negative_slope_refuses_backward_as_torch(device, name, op, slope):
+    found = []
+    for L in (vkt, torch):
+        y = leaf(L, positive((3, 4)) - 0.5, device) * 1
+        op(L, y, slope)
+        found.append((y.grad_fn.name(), raised(lambda: y.sum().backward())))
+    assert found[0] == found[1]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("call", [lambda F, x: F.leaky_relu(x), lambda F, x: F.leaky_relu_(x),
+                                  lambda F, x: F.leaky_relu(x, 0.2, inplace=True)], ids=["out", "inplace", "kwarg"])
+def test_integer_leaky_relu_raises_as_torch(device, dtype, call):
+    def run(L, d):
+        return lambda: call(lib_F(L), L.tensor([1, 0, 1], dtype=getattr(L, dtype), device=d))
+    assert raised(run(vkt, device)) == raised(run(torch, "cpu"))
+
+
 TWO = [
     ("mul_", lambda L, y, o: y.mul_(o)),
     ("div_", lambda L, y, o: y.div_(o)),

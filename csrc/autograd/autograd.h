@@ -210,6 +210,9 @@ const vkt_fn *vkt_fn_named(const char *name, void (*backward)(vkt_bw *b));
 /* out's grad_fn takes the name where PyTorch names a form of an op otherwise than its row (clamp_min's
  * ClampMinBackward0, leaky_relu_'s LeakyReluBackward1), with the same backward. */
 void vkt_ag_rename(vkt_var *out, const char *name);
+/* out, leaky_relu's node of an in-place write (leaky_relu_, rrelu_ in evaluation), named `name`: with a negative
+ * slope its backward refuses, as PyTorch's. */
+void vkt_ag_leaky_relu_inplace(vkt_var *out, const char *name);
 /* Makes *out output k of n (n may be NULL: then nothing). */
 void vkt_node_output(vkt_node *n, int k, vkt_var *out);
 /* Saves v as saved value k for the backward (is_output: v is output output_nr of n itself). */

@@ -511,3 +511,23 @@ vkt_status vkt_ag_record_unary(int id, const vkt_var *x, vkt_scalar p0, vkt_scal
     record(&row->fn, 1, &x, row->save & SX ? 1 : 0, row->save & SY ? 1 : -1, out, id, s, 2, NULL);
   return VKT_OK;
 }
+
+/* PyTorch's in-place leaky_relu saves its result, from which a negative slope's gradient cannot be had (a negative
+ * output may come from either side of 0), so its backward refuses; the out-of-place node, which saves x, does not. */
+static void negative_slope_backward(vkt_bw *b) {
+  b->st = vkt_fail(VKT_ERR_RUNTIME,
+                   "In-place leakyReLu backward calculation is triggered with a negative slope which is not supported. "
+                   "This is caused by calling in-place forward function with a negative slope, please call "
+                   "out-of-place version instead. File an issue at https://github.com/pytorch/pytorch if you do "
+                   "require supporting in-place leakRelu backward calculation with negative slope");
+}
+
+void vkt_ag_leaky_relu_inplace(vkt_var *out, const char *name) {
+  vkt_node *n = out->ag ? out->ag->grad_fn.node : NULL;
+  if (!n)
+    return;
+  double slope = n->s[0].is_float ? n->s[0].f : (double)n->s[0].i;
+  const vkt_fn *fn = vkt_fn_named(name, slope < 0 ? negative_slope_backward : n->fn->backward);
+  if (fn)
+    n->fn = fn;
+}

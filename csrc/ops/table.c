@@ -34,7 +34,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     UNARY(VKT_OP_SILU, "silu", "x * vkt_sigmoid(x)", silu, FLOATS),
     UNARY(VKT_OP_SIGMOID, "sigmoid", "vkt_sigmoid(x)", sigmoid, FLOATS),
     UNARY(VKT_OP_TANH, "tanh", "vkt_tanh(x)", tanh, FLOATS),
-    UNARY(VKT_OP_LEAKY_RELU, "leaky_relu", "x >= C(0) ? x : x * P0", leaky_relu, VKT_FLOAT_ONLY),
+    UNARY(VKT_OP_LEAKY_RELU, "leaky_relu", "x >= C(0) ? x : x * P0", leaky_relu, VKT_FLOAT_ONLY | VKT_FLOAT_IN),
     UNARY(VKT_OP_ELU, "elu", "x > C(0) ? x : P0 * vkt_expm1(x)", elu, FLOATS),
     UNARY(VKT_OP_SOFTPLUS, "softplus", "x * P0 > P1 ? x : vkt_log1p(exp(x * P0)) / P0", softplus, FLOATS),
     UNARY(VKT_OP_NEG, "neg", "-x", neg, VKT_NO_BOOL),

@@ -55,7 +55,7 @@ static PyObject *unary_named(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, 
     int records = vkt_py_inplace_records(v, NULL);
     vkt_status st = records > 0 ? vkt_ag_unary(id, v, p0, p1, &out) : VKT_OK;
     if (records > 0 && !st && (name || (name = inplace_name(id))))
-      vkt_ag_rename(&out, name);
+      (id == VKT_OP_LEAKY_RELU ? vkt_ag_leaky_relu_inplace : vkt_ag_rename)(&out, name);
     if (records)
       return records < 0 ? NULL : vkt_py_inplace_result(x, st, &out);
     st = vkt_unary(id, &v->t, p0, p1, &v->t, NULL);

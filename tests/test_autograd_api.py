@@ -649,6 +649,63 @@ def test_inference_tensors_as_torch(device):
     assert found[0] == found[1]
 
 
+INFERENCE_USES = [  # (name, use(L, t, w, device)): t made in inference mode, w a leaf that requires grad
+    ("mul_saves_it", lambda L, t, w, d: w * t),
+    ("mul_saves_it_on_the_left", lambda L, t, w, d: t * w),
+    ("add_saves_nothing", lambda L, t, w, d: (t + w).grad_fn.name()),
+    ("matmul", lambda L, t, w, d: L.matmul(t[0], w[0])),
+    ("exp_of_a_clone_is_normal", lambda L, t, w, d: (t.clone() * w).grad_fn.name()),
+    ("under_no_grad", lambda L, t, w, d: L.no_grad()(lambda: (t * w).requires_grad)()),
+    ("add_", lambda L, t, w, d: t.add_(1)),
+    ("add_under_no_grad", lambda L, t, w, d: L.no_grad()(lambda: t.add_(1))()),
+    ("mul_tensor_", lambda L, t, w, d: t.mul_(w)),
+    ("copy_", lambda L, t, w, d: t.copy_(L.ones(2, 3, device=d))),
+    ("zero_", lambda L, t, w, d: t.zero_()),
+    ("setitem", lambda L, t, w, d: t.__setitem__(0, 2.0)),
+    ("setitem_under_no_grad", lambda L, t, w, d: L.no_grad()(lambda: t.__setitem__((0, 1), 2.0))()),
+    ("setitem_advanced", lambda L, t, w, d: t.__setitem__(L.tensor([1], device=d), 2.0)),
+    ("setitem_recorded", lambda L, t, w, d: t.__setitem__(0, w[0])),
+    ("index_put_", lambda L, t, w, d: t.index_put_((L.tensor([0], device=d),), L.ones(3, device=d))),
+    ("masked_fill_", lambda L, t, w, d: t.masked_fill_(t > 0, 0.0)),
+    ("view_add_", lambda L, t, w, d: t[1:].add_(1)),
+    ("requires_grad_", lambda L, t, w, d: t.requires_grad_()),
+    ("inside_inference_mode", lambda L, t, w, d: L.inference_mode()(lambda: (t.add_(1), t[0].fill_(3)))()),
+]
+
+
+@pytest.mark.parametrize("name,use", INFERENCE_USES, ids=[c[0] for c in INFERENCE_USES])
+def test_inference_tensors_in_normal_mode_as_torch(device, name, use):
+    found = []
+    for L in (vkt, torch):
+        d = "cpu" if L is torch else device
+        with L.inference_mode():
+            t = L.ones(2, 3, device=d)
+        w = L.ones(2, 3, device=d, requires_grad=True)
+        found.append(raised(lambda: use(L, t, w, d)))
+    assert found[0] == found[1]
+
+
+INFERENCE_VIEWS = [  # (name, write(L, b, v)): v = view(b) made in inference mode of a normal tensor b
+    ("write_in_normal_mode", lambda L, b, v: v.mul_(2)),
+    ("write_under_no_grad", lambda L, b, v: L.no_grad()(lambda: v.mul_(2))()),
+    ("view_of_the_view_written", lambda L, b, v: v[:1].mul_(2)),
+    ("base_written_then_view_read", lambda L, b, v: (b.mul_(2), v.grad_fn)),
+]
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["plain_base", "base_in_the_graph"])
+@pytest.mark.parametrize("name,write", INFERENCE_VIEWS, ids=[c[0] for c in INFERENCE_VIEWS])
+def test_a_view_made_in_inference_mode_written_in_normal_mode_as_torch(device, name, write, grad):
+    found = []
+    for L in (vkt, torch):
+        b = L.ones(3, device="cpu" if L is torch else device, requires_grad=grad)
+        b = b * 1 if grad else b
+        with L.inference_mode():
+            v = b[:2]
+        found.append((v.is_inference(), raised(lambda: write(L, b, v))))
+    assert found[0] == found[1]
+
+
 def test_grad_mode_is_per_thread():
     seen = {}
 

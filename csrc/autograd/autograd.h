@@ -53,6 +53,7 @@ struct vkt_meta {
   bool is_view;       /* made by a view of a floating tensor (recorded or not) */
   bool multi_view;    /* ... by one that makes several (split, chunk, unbind): in-place writes are refused */
   bool no_grad_view;  /* ... in no_grad mode: refuses in-place writes that record */
+  bool inference_view; /* ... of those, in inference mode: refused in PyTorch's inference-mode words */
   /* (a plain view of one of those two is one too; once its base is written, its history is refused: PyTorch's
    * creation_meta) */
   bool retains_grad;  /* a non-leaf that keeps its .grad (retain_grad()) */

@@ -96,6 +96,9 @@ vkt_status vkt_set_requires_grad(vkt_var *v, bool on) {
   }
   if (on && !vkt_dtypes[v->t.dtype].is_float)
     return vkt_fail(VKT_ERR_RUNTIME, "only Tensors of floating point and complex dtype can require gradients");
+  if (on && v->t.storage->inference && !vkt_inference_mode())
+    return vkt_fail(VKT_ERR_RUNTIME, "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                    "allowed.");
   if (!on && !v->ag)
     return VKT_OK;
   vkt_meta *m = vkt_var_meta(v);
@@ -276,6 +279,7 @@ void vkt_view_track(vkt_var *out, const vkt_var *x) {
   m->base_version = out->t.storage->version;
   if (!m->no_grad_view && !m->multi_view) { /* a plain view of a special one is special too (PyTorch's creation_meta) */
     m->no_grad_view = xm->no_grad_view;
+    m->inference_view = xm->inference_view;
     m->multi_view = xm->multi_view;
   }
 }
@@ -290,15 +294,16 @@ void vkt_view_unrecorded(vkt_var *out, const vkt_var *x, bool multi) {
   out->ag->is_view = true;
   out->ag->multi_view = multi;
   out->ag->no_grad_view = !vkt_grad_enabled();
+  out->ag->inference_view = vkt_inference_mode();
   vkt_view_track(out, x);
 }
 
 #define MULTI_VIEWS                                                                                                    \
   "This view is the output of a function that returns multiple views. Such functions do not allow the output views " \
   "to be modified inplace. You should replace the inplace operation by an out-of-place one."
-#define NO_GRAD_VIEWS                                                                                                  \
+#define NO_GRAD_VIEWS(block)                                                                                           \
   "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both " \
-  "the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or "  \
+  "the view and the inplace either both inside the " block " block (if you don't want the inplace to be tracked) or " \
   "both outside (if you want the inplace to be tracked)."
 
 /* PyTorch's refusal (handle_view_on_rebase) of a view made in no_grad mode or by an op that makes several, when it is
@@ -313,9 +318,12 @@ static vkt_status view_rebase_fail(const vkt_meta *m, bool indirect) {
   if (n && m->no_grad_view)
     snprintf(head, sizeof head, "Output %d of %.*s is a view of a view which was created in", m->grad_fn.nr, len,
              name);
+  if (m->inference_view)
+    return vkt_fail(VKT_ERR_RUNTIME, "%s inference mode and %s modified inplace in normal mode. %s", head, what,
+                    NO_GRAD_VIEWS("inference_mode"));
   if (m->no_grad_view || !n)
     return vkt_fail(VKT_ERR_RUNTIME, "%s no_grad mode and %s modified inplace with grad mode enabled. %s", head, what,
-                    m->no_grad_view ? NO_GRAD_VIEWS : MULTI_VIEWS);
+                    m->no_grad_view ? NO_GRAD_VIEWS("no_grad") : MULTI_VIEWS);
   return vkt_fail(VKT_ERR_RUNTIME, "Output %d of %.*s is a view and %s modified inplace. %s", m->grad_fn.nr, len, name,
                   what, MULTI_VIEWS);
 }
@@ -427,6 +435,13 @@ void vkt_set_saved_hooks(const vkt_saved_hooks *h) { saved_hooks = h; }
 void vkt_node_save(vkt_node *n, int k, const vkt_var *v, bool is_output, int output_nr) {
   if (!n)
     return;
+  if (v->t.storage->inference && !vkt_inference_mode()) { /* no version counter to check it by: the op raises it */
+    vkt_fail(VKT_ERR_RUNTIME, "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+             "inference mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+             "normal tensor and use it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.");
+    keep_pending();
+    return;
+  }
   vkt_saved *s = &n->saved[k];
   saved_clear(s);
   if (k >= n->nsaved)
@@ -530,6 +545,10 @@ void vkt_retain_grad(vkt_var *v) {
 
 vkt_status vkt_inplace_check(const vkt_var *dst, bool records) {
   const vkt_meta *m = dst->ag;
+  if (dst->t.storage->inference && !vkt_inference_mode()) /* recorded or not: its version counter is not kept */
+    return vkt_fail(VKT_ERR_RUNTIME, "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+                    "make a clone to get a normal tensor before doing inplace update.See "
+                    "https://github.com/pytorch/rfcs/pull/17 for more details.");
   if (!records || !m)
     return VKT_OK;
   if (m->no_grad_view || m->multi_view)

@@ -299,7 +299,7 @@ vkt_status vkt_ag_reshape(const vkt_var *x, int ndim, const int64_t *shape, bool
       st = vkt_ag_reshape(&c, ndim, s, true, out);
     vkt_var_release(&c);
     if (!st && out->ag) { /* a view of a copy nobody else sees: no view to autograd */
-      out->ag->is_view = out->ag->no_grad_view = false;
+      out->ag->is_view = out->ag->no_grad_view = out->ag->inference_view = false;
       vkt_meta_decref(out->ag->base);
       out->ag->base = NULL;
       out->ag->base_t = (vkt_tensor){0};

@@ -290,6 +290,9 @@ int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value) {
   }
   if (vkt_grad_enabled() && (vkt_requires_grad(SELF_V) || vkt_requires_grad(vkt_var_of(value))))
     return setitem_recorded(self, key, value);
+  vkt_status refused = vkt_inplace_check(SELF_V, false); /* an inference tensor outside inference mode */
+  if (refused)
+    return vkt_raise(refused), -1;
   int r = parse_key(SELF_T, key, &k);
   if (r == 1) {
     if (value_tensor(SELF_T, value, &v) < 0) {

@@ -19,6 +19,10 @@ typedef struct {
   vkt_alloc alloc;   /* device range */
   uint64_t last_use; /* newest batch that reads or writes the range */
   uint32_t version;  /* bumped by every write: autograd's check that a saved tensor is unchanged */
+  /* version when Python first held a tensor over it: the writes before are the op's that filled its result, which
+   * PyTorch's _version does not count (its kernels write outputs without a bump) */
+  uint32_t version_shown;
+  bool shown;
   bool inference;    /* made in inference mode: every tensor over it is an inference tensor (is_inference()) */
   /* An integer storage written whole from host memory (targets, indices: vkt_copy_ of host data) keeps its
    * values' range [range_lo, range_hi] while version is still range_version, so that an index check on the

@@ -3,6 +3,7 @@
 # create_graph, custom Functions, gradcheck, memory after backward, and threads. torch 2.13 (CPU) is the
 # oracle for behaviour and messages, NumPy float64 for values.
 import gc
+import re
 import threading
 import warnings
 
@@ -1082,6 +1083,17 @@ def test_modified_saved_output_raises(device):
     e.mul_(2)
     with pytest.raises(RuntimeError, match=MODIFIED):
         e.sum().backward()
+
+
+def test_modified_saved_tensor_reports_torchs_versions(device):
+    found = []
+    for L in (vkt, torch):
+        x = L.tensor(RNG_VALUES, device="cpu" if L is torch else device, requires_grad=True)
+        e = (x * 2).exp()
+        e.mul_(2)
+        e[0] = 1
+        found.append(re.search(r"is at version \d+; expected version \d+", raised(lambda: e.sum().backward())[1])[0])
+    assert found[0] == found[1]
 
 
 def test_modified_through_detach_raises(device):

@@ -170,6 +170,39 @@ def test_device_strings_and_version():
     assert isinstance(vkt.__version__, str) and vkt.__version__.count(".") == 2
 
 
+VERSIONS = [  # (name, make(L, w, d) -> tensor): fresh results start at 0, as torch's; each write after counts once
+    ("ones", lambda L, w, d: L.ones(3, device=d)),
+    ("arange", lambda L, w, d: L.arange(4.0, device=d)),
+    ("tensor", lambda L, w, d: L.tensor([1.0, 2.0], device=d)),
+    ("randn", lambda L, w, d: L.randn(3, device=d)),
+    ("mul_of_a_slice", lambda L, w, d: w[:2] * 1),
+    ("exp", lambda L, w, d: w.exp()),
+    ("sum", lambda L, w, d: w.sum()),
+    ("matmul", lambda L, w, d: w[None] @ w[:, None]),
+    ("cat", lambda L, w, d: L.cat([w, w])),
+    ("clone", lambda L, w, d: w.clone()),
+    ("cumsum", lambda L, w, d: w.cumsum(0)),
+    ("sort", lambda L, w, d: w.sort()[0]),
+    ("read_back", lambda L, w, d: (lambda y: (y.sum().item(), y)[1])(w * 2)),
+    ("add_", lambda L, w, d: (w * 1).add_(1)),
+    ("two_writes_through_views", lambda L, w, d: (lambda y: (y[0].mul_(2), y[1:].zero_(), y)[2])(w * 1)),
+    ("setitem", lambda L, w, d: (lambda y: (y.__setitem__(0, 3.0), y)[1])(w * 1)),
+    ("copy_", lambda L, w, d: (w * 1).copy_(L.zeros(4, device=d))),
+    ("view_of_a_written_tensor", lambda L, w, d: (w * 1).add_(1).view(2, 2)),
+    ("parameter", lambda L, w, d: L.nn.Parameter(L.ones(2, device=d))),
+]
+
+
+@pytest.mark.parametrize("name,make", VERSIONS, ids=[c[0] for c in VERSIONS])
+def test_version_counts_writes_as_torch(device, name, make):
+    found = []
+    for L in (vkt, torch):
+        d = "cpu" if L is torch else device
+        w = L.tensor([0.5, 1.5, 2.5, 3.5], device=d, requires_grad=True)
+        found.append(make(L, w, d)._version)
+    assert found[0] == found[1]
+
+
 def test_numpy_names_of_dim_and_keepdim(device):
     """PyTorch takes axis for dim and keepdims for keepdim in every op that has them."""
     a = np.arange(6.0, dtype=np.float32).reshape(2, 3)

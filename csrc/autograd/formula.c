@@ -77,7 +77,8 @@ const vkt_var *S(vkt_bw *b, int k) {
     b->st = vkt_fail(VKT_ERR_RUNTIME,
                      "one of the variables needed for gradient computation has been modified by an inplace operation: "
                      "[torch.FloatTensor %s], which is output %d of %s, is at version %u; expected version %u instead.",
-                     shape, s->output_nr, n->fn->name, s->v.t.storage->version, s->version);
+                     shape, s->output_nr, n->fn->name, s->v.t.storage->version - s->v.t.storage->version_shown,
+                     s->version - s->v.t.storage->version_shown);
     return NULL;
   }
   if (!s->is_output || !vkt_grad_enabled())

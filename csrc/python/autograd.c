@@ -284,7 +284,7 @@ static PyObject *get_retains_grad(PyObject *self, void *c) {
 
 static PyObject *get_version(PyObject *self, void *c) {
   (void)c;
-  return PyLong_FromUnsignedLong(SELF_T->storage->version);
+  return PyLong_FromUnsignedLong(SELF_T->storage->version - SELF_T->storage->version_shown);
 }
 
 static PyObject *get_data(PyObject *self, void *c) {

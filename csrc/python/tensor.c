@@ -17,6 +17,11 @@ PyObject *vkt_wrap_var(vkt_var *v) {
   }
   o->v = *v;
   *v = (vkt_var){0};
+  vkt_storage *s = o->v.t.storage;
+  if (s && !s->shown) {
+    s->shown = true;
+    s->version_shown = s->version;
+  }
   if (o->v.ag && !o->v.ag->owner)
     o->v.ag->owner = o;
   return (PyObject *)o;
@@ -752,6 +757,12 @@ PYTHON_METHOD(ger)
 PYTHON_METHOD(inner)
 PYTHON_METHOD(kron)
 PYTHON_METHOD(cross)
+PYTHON_METHOD(diff)
+PYTHON_METHOD(bincount)
+PYTHON_METHOD(histc)
+PYTHON_METHOD(logcumsumexp)
+PYTHON_METHOD(cov)
+PYTHON_METHOD(corrcoef)
 
 static PyObject *scalar_object(vkt_dtype dtype, const void *bytes) {
   vkt_scalar v = vkt_scalar_load(dtype, bytes);
@@ -843,6 +854,17 @@ static PyMethodDef tensor_methods[] = {
     {"inner", (PyCFunction)(void (*)(void))t_inner, METH_VARARGS | METH_KEYWORDS, "inner(other): vkt.inner"},
     {"kron", (PyCFunction)(void (*)(void))t_kron, METH_VARARGS | METH_KEYWORDS, "kron(other): vkt.kron"},
     {"cross", (PyCFunction)(void (*)(void))t_cross, METH_VARARGS | METH_KEYWORDS, "cross(other, dim=None): vkt.cross"},
+    {"diff", (PyCFunction)(void (*)(void))t_diff, METH_VARARGS | METH_KEYWORDS,
+     "diff(n=1, dim=-1, prepend=None, append=None): vkt.diff"},
+    {"bincount", (PyCFunction)(void (*)(void))t_bincount, METH_VARARGS | METH_KEYWORDS,
+     "bincount(weights=None, minlength=0): vkt.bincount"},
+    {"histc", (PyCFunction)(void (*)(void))t_histc, METH_VARARGS | METH_KEYWORDS,
+     "histc(bins=100, min=0, max=0): vkt.histc"},
+    {"logcumsumexp", (PyCFunction)(void (*)(void))t_logcumsumexp, METH_VARARGS | METH_KEYWORDS,
+     "logcumsumexp(dim): vkt.logcumsumexp"},
+    {"cov", (PyCFunction)(void (*)(void))t_cov, METH_VARARGS | METH_KEYWORDS,
+     "cov(*, correction=1, fweights=None, aweights=None): vkt.cov"},
+    {"corrcoef", (PyCFunction)(void (*)(void))t_corrcoef, METH_VARARGS | METH_KEYWORDS, "corrcoef(): vkt.corrcoef"},
     {"__reduce_ex__", t_reduce_ex, METH_O, "pickling: the values, rebuilt on the same device"},
     {"__deepcopy__", t_deepcopy, METH_O, "a copy on the same device"},
     {"cpu", t_cpu, METH_NOARGS, "a copy in host memory (self if already there)"},

@@ -515,3 +515,4 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 from ._spatial import *  # noqa: E402,F401,F403
 from ._distance_losses import *  # noqa: E402,F401,F403
 from ._layers_more import *  # noqa: E402,F401,F403
+from ._functional_more import *  # noqa: E402,F401,F403

@@ -18,7 +18,11 @@ for _name in ("tensor", "zeros", "ones", "empty", "rand", "randn", "full", "zero
               "rand_like", "randn_like", "full_like", "arange", "linspace", "logspace", "eye", "as_tensor"):
     if hasattr(_C, _name):
         globals()[_name] = autograd._with_requires_grad(globals()[_name])
-from .functional import cdist, cross, dist, einsum, ger, inner, kron, outer, tensordot  # noqa: E402,F401
+from .functional import (  # noqa: E402,F401
+    bincount, block_diag, broadcast_shapes, cartesian_prod, cdist, combinations, corrcoef, cov, cross,
+    cumulative_trapezoid, diff, dist, einsum, ger, histc, inner, isin, kron, logcumsumexp, outer, tensordot, trapezoid,
+    trapz, vander,
+)
 from . import safetensors, utils  # noqa: E402,F401
 from .random import Generator, get_rng_state, set_rng_state  # noqa: E402,F401
 from .random import bernoulli, multinomial, normal, poisson, randint_like  # noqa: E402,F401

@@ -3,6 +3,7 @@ tensordot, inner, outer, kron and cross. Each is views (permute, reshape, as_str
 elementwise op per step, so it runs on the device of its operands; `vkt.einsum` and the others are these,
 and the Tensor methods of the same names call them."""
 import math
+from collections.abc import Sequence
 
 from . import _C
 
@@ -369,3 +370,489 @@ def dist(input, other, p=2):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
                            f"{_type_name(diff.dtype)} instead.")
     return _norm(diff, p)
+
+
+# ---- NumPy-style utilities: broadcast_shapes, diff, bincount, histc, isin, cartesian_prod, combinations, cov,
+# corrcoef, logcumsumexp, trapezoid, cumulative_trapezoid, block_diag, vander. Each is composed of device ops as
+# torch composes them; a few scalars (a max, a weight check) are read back where torch reads them too. ----
+
+# vkt's dtypes in promotion order: the larger of two is their promotion (vkt has no int8, int16 or bfloat16)
+_RANK = [_C.bool, _C.uint8, _C.int32, _C.int64, _C.float16, _C.float32, _C.float64]
+
+
+def _type_name(dtype):
+    from .nn.functional import _type_name as name
+
+    return name(dtype)
+
+
+def _check_int(name, arg, value):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name}(): argument '{arg}' must be int, not {type(value).__name__}")
+
+
+def _wrap_dim(dim, ndim):
+    """dim in [0, ndim), a 0-d tensor counting as 1-d, as torch's maybe_wrap_dim."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def _size(t, dim):
+    """t.size(dim) with torch's errors: a 0-d tensor has no dims to ask about."""
+    if t.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return t.shape[_wrap_dim(dim, t.ndim)]
+
+
+def _slice(t, dim, start, stop=None):
+    """t.slice(dim, start, stop) (a view): the index range clips to the dim's size, as Python's does."""
+    if t.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    index = [slice(None)] * t.ndim
+    index[_wrap_dim(dim, t.ndim)] = slice(start, stop)
+    return t[tuple(index)]
+
+
+def _select(t, dim, i):
+    index = [slice(None)] * t.ndim
+    index[dim] = i
+    return t[tuple(index)]
+
+
+def _promote(a, b):
+    return max(a, b, key=_RANK.index)
+
+
+def _combine(higher, lower):
+    """torch's combine_categories: a lower tier's dtype counts only where its category is higher."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if higher.is_floating_point:
+        return higher
+    return _promote(higher, lower) if higher == _C.bool or lower.is_floating_point else higher
+
+
+def _result_type(*operands):
+    """torch.result_type over tensors and Python numbers: dimensioned tensors, then 0-d tensors, then numbers
+    (int64 or the default float32) each decide the dtype only where their category is higher."""
+    tiers = [None, None, None]
+    for x in operands:
+        if isinstance(x, _C.Tensor):
+            tier, dtype = (0 if x.ndim else 1), x.dtype
+        else:
+            tier, dtype = 2, _C.bool if isinstance(x, bool) else _C.int64 if isinstance(x, int) else _C.float32
+        tiers[tier] = dtype if tiers[tier] is None else _promote(tiers[tier], dtype)
+    return _combine(tiers[0], _combine(tiers[1], tiers[2]))
+
+
+def broadcast_shapes(*shapes):
+    """The shape that tensors of each of these shapes (ints count as 1-d shapes) broadcast to, as a tuple. As
+    torch's, any Sequence passes as a shape, and the sizes are checked from the last dim."""
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
+    for shape in shapes:
+        if not isinstance(shape, Sequence):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}")
+    common = [1] * max((len(s) for s in shapes), default=0)
+    for arg, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            if shape[i] == common[i]:
+                continue
+            if common[i] == 1:
+                if shape[i] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[i] = shape[i]
+            if shape[i] != 1 and common[i] != shape[i]:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {shape[i]} at {i}! Mismatching "
+                                   f"argument at index {arg} had {shape}; but expected shape should be broadcastable "
+                                   f"to {common}")
+    return tuple(common)
+
+
+def _check_diff_operand(input, other, arg, dim):
+    if other is None:
+        return
+    _check_tensor("diff", arg, other)
+    dim = _wrap_dim(dim, input.ndim)
+    if other.ndim != input.ndim:
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    for i in range(other.ndim):
+        if i != dim and other.shape[i] != input.shape[i]:
+            raise RuntimeError(f"diff expects the shape of tensor to prepend or append to match that of input except "
+                               f"along the differencing dimension; input.size({i}) = {input.shape[i]}, but got "
+                               f"tensor.size({i}) = {other.shape[i]}")
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along dim (logical_xor for bool), after prepend and append are joined on."""
+    _check_tensor("diff", "input", input)
+    _check_int("diff", "n", n)
+    _check_int("diff", "dim", dim)
+    if input.ndim < 1:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    _check_diff_operand(input, prepend, "prepend", dim)
+    _check_diff_operand(input, append, "append", dim)
+    if n == 0:
+        return input.clone()
+    dim = _wrap_dim(dim, input.ndim)
+    parts = [t for t in (prepend, input, append) if t is not None]
+    result = _C.cat(parts, dim) if len(parts) > 1 else input
+    for _ in range(min(n, result.shape[dim])):
+        right, left = _slice(result, dim, 1), _slice(result, dim, 0, -1)
+        result = right.logical_xor(left) if result.dtype == _C.bool else right - left
+    return result
+
+
+_INT_DTYPES = (_C.uint8, _C.int32, _C.int64)
+
+
+def _extrema(t):
+    """(min, max) of t as Python numbers, read back together."""
+    low, high = _C.aminmax(t)
+    return tuple(_C.stack([low, high]).tolist())
+
+
+def bincount(input, weights=None, minlength=0):
+    """Counts of each value of a 1-d non-negative integer tensor (int64), or the sums of weights per value (float32
+    for float32 weights, else float64); at least minlength bins. Counts are int32 atomics, exact below 2^31."""
+    _check_tensor("bincount", "input", input)
+    _check_int("bincount", "minlength", minlength)
+    if input.dtype not in _INT_DTYPES:
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_type_name(input.dtype)}'")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if input.ndim == 1 and input.numel() == 0:
+        return _C.zeros(minlength, dtype=_C.int64, device=input.device)
+    low, high = _extrema(input) if input.ndim == 1 else (-1, -1)
+    if low < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    index, nbins = input.long(), max(high + 1, minlength)
+    if weights is None:
+        ones = _C.ones(input.shape[0], dtype=_C.int32, device=input.device)
+        return _C.zeros(nbins, dtype=_C.int32, device=input.device).scatter_add(0, index, ones).long()
+    _check_tensor("bincount", "weights", weights)
+    if weights.ndim != 1 or weights.numel() != input.numel():
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    dtype = _C.float32 if weights.dtype == _C.float32 else _C.float64
+    # torch's bincount has no derivative: the sums are cut from the graph, not differentiated
+    return _C.zeros(nbins, dtype=dtype, device=input.device).scatter_add(0, index, weights.detach().to(dtype))
+
+
+def _c_double(v, from_data=False):
+    """A double as C++'s ostream prints it (%g); a NaN that a reduction produced prints as x86's default NaN."""
+    if math.isnan(v):
+        return "-nan" if from_data or math.copysign(1, v) < 0 else "nan"
+    return f"{v:g}"
+
+
+_STRUCT_CODE = {_C.float16: "e", _C.float32: "f", _C.float64: "d"}
+
+
+def _histc_range(input, min, max):
+    """torch's histc_select_outer_bin_edges: min == max takes the data's range, an empty range widens by 1."""
+    low, high, from_data = float(min), float(max), False
+    if low == high and input.numel() > 0:
+        (low, high), from_data = _extrema(input), True
+    if low == high:
+        low, high = low - 1, high + 1
+    if any(math.isinf(v) or math.isnan(v) for v in (low, high)):
+        raise RuntimeError(f"torch.histc: range of [{_c_double(low, from_data)}, {_c_double(high, from_data)}] is "
+                           f"not finite")
+    if not low < high:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    return low, high
+
+
+def histc(input, bins=100, min=0, max=0):
+    """A histogram of input's values in `bins` equal bins over [min, max] (the data's range where min == max), of
+    input's dtype; values outside it and NaNs are not counted, the last bin includes its right edge."""
+    import struct
+
+    _check_tensor("histc", "input", input)
+    _check_int("histc", "bins", bins)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    low, high = _histc_range(input, min, max)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_name(input.dtype)}'")
+    # torch's kernel works in input's dtype: the edges rounded to it, bin = (x - low) * bins / (high - low)
+    code = _STRUCT_CODE[input.dtype]
+    low, high = (struct.unpack(code, struct.pack(code, v))[0] for v in (low, high))
+    width = struct.unpack(code, struct.pack(code, high - low))[0]
+    x = input.detach().reshape(-1)
+    inside = (x >= low) & (x <= high)
+    position = _C.where(inside, (x - low) * bins / width, 0.0).long().clamp(max=bins - 1)
+    counts = _C.zeros(bins, dtype=_C.int32, device=input.device).scatter_add(0, position, inside.int())
+    return counts.to(input.dtype)
+
+
+def _isin_args(elements, test_elements, assume_unique, invert):
+    tensors = [isinstance(x, _C.Tensor) for x in (elements, test_elements)]
+    numbers = [isinstance(x, (bool, int, float)) for x in (elements, test_elements)]
+    flags = {"assume_unique": assume_unique, "invert": invert}
+    if not (any(tensors) and all(t or n for t, n in zip(tensors, numbers)) and
+            all(isinstance(f, bool) for f in flags.values())):
+        # torch's argument parser's message; a flag is listed where it is not a bool (passed, then)
+        got = ["Tensor" if t else type(x).__name__ for t, x in zip(tensors, (elements, test_elements))]
+        got += [f"{k}={type(v).__name__}" for k, v in flags.items() if not isinstance(v, bool)]
+        rest = "*, bool assume_unique = False, bool invert = False, Tensor out = None"
+        overloads = "".join(f" * ({args}, {rest})\n" for args in ("Tensor elements, Tensor test_elements",
+                                                                    "Number element, Tensor test_elements",
+                                                                    "Tensor elements, Number test_element"))
+        raise TypeError(f"isin() received an invalid combination of arguments - got ({', '.join(got)}), but expected "
+                        f"one of:\n{overloads}")
+    for x in (elements, test_elements):
+        if isinstance(x, _C.Tensor) and x.dtype == _C.bool or isinstance(x, bool):
+            raise RuntimeError("Unsupported input type encountered for isin(): Bool")
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element is in test_elements (bool, elements' shape), compared in their promoted dtype: the
+    test elements sorted, each element searched for and compared with what it lands on."""
+    _isin_args(elements, test_elements, assume_unique, invert)
+    if not isinstance(test_elements, _C.Tensor):
+        return elements != test_elements if invert else elements == test_elements
+    dtype = _result_type(elements, test_elements)
+    if isinstance(elements, _C.Tensor):
+        e = elements.to(dtype)
+    else:
+        e = _C.full((), elements, dtype=dtype, device=test_elements.device)
+    t = test_elements.to(dtype).reshape(-1)
+    if t.numel() == 0:
+        found = _C.zeros(e.shape, dtype=_C.bool, device=e.device)
+    else:
+        ordered = t.sort().values
+        where = _C.searchsorted(ordered, e.reshape(-1)).clamp(max=t.numel() - 1)
+        found = (ordered.take(where) == e.reshape(-1)).reshape(e.shape)
+    return found.logical_not() if invert else found
+
+
+def _check_vectors(tensors, name):
+    for t in tensors:
+        _check_tensor(name, "tensors", t)
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+
+
+def _meshgrid(tensors):
+    """meshgrid(..., indexing="ij") with the errors torch's cartesian_prod and combinations raise."""
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    if any(t.dtype != tensors[0].dtype for t in tensors):
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    return _C.meshgrid(*tensors, indexing="ij")
+
+
+def cartesian_prod(*tensors):
+    """Every tuple of one element of each 1-d tensor, in row-major order, one tuple a row."""
+    _check_vectors(tensors, "cartesian_prod")
+    if len(tensors) == 1:
+        return tensors[0]
+    return _C.stack([g.reshape(-1) for g in _meshgrid(tensors)], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The r-length combinations of a 1-d tensor's elements (one a row), as torch builds them: the r-fold
+    meshgrid, keeping the index tuples that increase (or never decrease, with replacement)."""
+    _check_vectors([input], "combinations")
+    _check_int("combinations", "r", r)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return _C.empty(0, dtype=input.dtype, device=input.device)
+    grids = _meshgrid([input] * r)
+    index = _meshgrid([_C.arange(input.shape[0], device=input.device)] * r)
+    keep = _C.ones(grids[0].shape, dtype=_C.bool, device=input.device)
+    for a, b in zip(index, index[1:]):
+        keep = keep & ((a <= b) if with_replacement else (a < b))
+    return _C.stack([g.masked_select(keep) for g in grids], 1)
+
+
+def _cov_weights(name, w, n, integral):
+    kind = "integral" if integral else "floating point"
+    if w.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with {w.ndim} "
+                           f"dimensions")
+    if w.dtype.is_floating_point == integral or w.dtype == _C.bool:
+        raise RuntimeError(f"cov(): expected {name} to have {kind} dtype but got {name} with "
+                           f"{_type_name(w.dtype)} dtype")
+    if w.numel() != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the input "
+                           f"but got {w.numel()} != {n}")
+    if n and not bool(w.min() >= 0):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of input's rows (variables) over its columns (observations), each observation
+    weighted by fweights * aweights, normalised by the weight sum less `correction` (torch's formula)."""
+    import warnings
+
+    _check_tensor("cov", "input", input)
+    _check_int("cov", "correction", correction)
+    if input.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.ndim} dimensions")
+    if input.dtype == _C.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = input.reshape(1, -1) if input.ndim < 2 else input
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        _check_tensor("cov", "fweights", fweights)
+        _cov_weights("fweights", fweights, n, True)
+        w = fweights
+    if aweights is not None:
+        _check_tensor("cov", "aweights", aweights)
+        _cov_weights("aweights", aweights, n, False)
+        w = aweights if w is None else w * aweights
+    w_sum = n if w is None else w.sum()
+    if w is not None and not bool(w_sum != 0):
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    avg = (x if w is None else x * w).sum(1) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm = w_sum - correction
+    if bool(norm <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                      "observations.", UserWarning, stacklevel=2)
+        norm = norm * 0  # as torch: the result divides by zero (inf or NaN)
+    x = x - avg.unsqueeze(1)
+    return ((x @ (x if w is None else x * w).t()) / norm).squeeze()
+
+
+def corrcoef(input):
+    """Pearson's correlation coefficients of input's rows: cov scaled by the standard deviations, clipped to
+    [-1, 1]; one variable gives c / c (1, or NaN where its variance is 0, inf or NaN)."""
+    _check_tensor("corrcoef", "input", input)
+    if input.ndim > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.ndim} dimensions")
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    std = c.diagonal().sqrt()
+    return (c / std.reshape(-1, 1) / std.reshape(1, -1)).clip(-1, 1)
+
+
+def logcumsumexp(input, dim):
+    """log(cumsum(exp(input))) along dim without overflow: a Hillis-Steele scan of logaddexp, log2(n) steps each
+    joining every element with the one 2^k before it, so the gradient is logaddexp's, composed."""
+    _check_tensor("logcumsumexp", "input", input)
+    _check_int("logcumsumexp", "dim", dim)
+    dim = _wrap_dim(dim, input.ndim)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{_type_name(input.dtype)}'")
+    n = input.shape[dim] if input.ndim else 1
+    if n <= 1:
+        return input.clone()
+    y, step = input, 1
+    while step < n:
+        joined = _C.logaddexp(y.narrow(dim, step, n - step), y.narrow(dim, 0, n - step))
+        y, step = _C.cat([y.narrow(dim, 0, step), joined], dim), step * 2
+    return y
+
+
+def _sample_spacing(name, y, x, dx, dim):
+    """The spacing of y's samples along dim: x's differences (x 1-d along dim, or broadcast against y), or dx.
+    Returns (dim, dx) with dim wrapped, or raises torch's errors for the pair."""
+    if x is not None and dx is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got x and dx, but expected one of "
+                        f"(Tensor y, Tensor x, *, int dim = -1) or (Tensor y, *, Number dx = 1, int dim = -1)")
+    _check_tensor(name, "y", y)
+    _check_int(name, "dim", dim)
+    if x is None:
+        if y.dtype == _C.bool:
+            raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+        dx = 1 if dx is None else dx
+        if not isinstance(dx, (int, float)) or isinstance(dx, bool):
+            raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+        return dim, float(dx)
+    _check_tensor(name, "x", x)
+    return _wrap_dim(dim, y.ndim), x
+
+
+def _x_spacing(name, y, x, dim):
+    """x's differences along dim, shaped to broadcast against y's pairs of neighbours."""
+    if y.dtype == _C.bool or x.dtype == _C.bool:
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not supported")
+    if x.ndim == 1:
+        if x.shape[0] != _size(y, dim):
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        x = x.reshape(*[x.shape[0] if d == dim else 1 for d in range(y.ndim)])
+    elif x.ndim < y.ndim:
+        x = x.reshape(*[1] * (y.ndim - x.ndim), *x.shape)
+    return _slice(x, dim, 1) - _slice(x, dim, 0, -1)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along dim: samples y at points x (or spaced dx apart); no samples integrate to 0."""
+    dim, spacing = _sample_spacing("trapezoid", y, x, dx, dim)
+    if _size(y, dim) == 0:
+        return _C.zeros(*[n for d, n in enumerate(y.shape) if d != dim % y.ndim], dtype=y.dtype, device=y.device)
+    if x is None:
+        return (y.sum(dim) - (_select(y, dim, 0) + _select(y, dim, -1)) * 0.5) * spacing
+    spacing = _x_spacing("trapezoid", y, spacing, dim)
+    return (spacing * (_slice(y, dim, 0, -1) + _slice(y, dim, 1)) / 2.0).sum(dim)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """torch.trapz: trapezoid under its older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal rule along dim: one value fewer than y has samples."""
+    dim, spacing = _sample_spacing("cumulative_trapezoid", y, x, dx, dim)
+    if x is not None:
+        spacing = _x_spacing("cumulative_trapezoid", y, spacing, dim)
+    pairs = _slice(y, dim, 0, -1) + _slice(y, dim, 1)
+    return (spacing * pairs / 2.0 if x is not None else spacing / 2.0 * pairs).cumsum(dim)
+
+
+def block_diag(*tensors):
+    """The tensors (each at most 2-d; a 1-d one is a row) down the diagonal of a matrix of zeros, in their
+    promoted dtype: each block row is the block between zeros, joined with cat so gradients flow to each block."""
+    if not tensors:
+        return _C.empty(1, 0)
+    for i, t in enumerate(tensors):
+        _check_tensor("block_diag", "tensors", t)
+        if t.device != tensors[0].device:
+            raise RuntimeError(f"torch.block_diag: input tensors must all be on the same device. Input 0 is on device "
+                               f"{tensors[0].device} and input {i} is on device {t.device}")
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.ndim} dimensions")
+    dtype, device = _result_type(*tensors), tensors[0].device
+    blocks = [t.reshape(*([1] * (2 - t.ndim)), *t.shape).to(dtype) for t in tensors]
+    width = sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        (m, n), right = b.shape, width - left - b.shape[1]
+        zeros = [_C.zeros(m, k, dtype=dtype, device=device) for k in (left, right)]
+        rows.append(_C.cat([zeros[0], b, zeros[1]], 1))
+        left += n
+    return _C.cat(rows, 0)
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of 1-d x: columns x^(N-1) ... x^0 (or increasing), int64 for integer x; the powers
+    are a cumprod of x repeated, as torch computes them."""
+    _check_tensor("vander", "x", x)
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    if N is not None:
+        _check_int("vander", "N", N)
+        if N < 0:
+            raise RuntimeError("N must be non-negative.")
+    n, m = x.shape[0] if N is None else N, x.shape[0]
+    dtype = _promote(x.dtype, _C.int64)
+    columns = [_C.ones(m, min(n, 1), dtype=dtype, device=x.device)]
+    if n > 1:
+        columns.append(x.to(dtype).unsqueeze(1).expand(m, n - 1).cumprod(1))
+    result = _C.cat(columns, 1) if len(columns) > 1 else columns[0]
+    return result if increasing else result.flip(1)

@@ -1,11 +1,10 @@
 """EmbeddingBag: a lookup table of num_embeddings rows, drawn from N(0, 1) with the padding row zero, whose
 forward pools the rows of each bag of indices (sum, mean or max) through vkt.nn.functional.embedding_bag."""
 from ... import _C
-from ...autograd import no_grad
 from .. import functional as F
-from .. import init
 from ..parameter import Parameter
 from .module import Module
+from .sparse import Embedding
 
 __all__ = ["EmbeddingBag"]
 
@@ -35,14 +34,9 @@ class EmbeddingBag(Module):
             self.weight = Parameter(_weight)
         self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
 
-    def reset_parameters(self):
-        init.normal_(self.weight)
-        self._fill_padding_idx_with_zero()
-
-    def _fill_padding_idx_with_zero(self):
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
+    # N(0, 1) weights with the padding row zeroed, as Embedding's
+    reset_parameters = Embedding.reset_parameters
+    _fill_padding_idx_with_zero = Embedding._fill_padding_idx_with_zero
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,

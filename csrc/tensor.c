@@ -461,6 +461,32 @@ vkt_status vkt_select(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64
   return VKT_OK;
 }
 
+vkt_status vkt_unfold(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t size, int64_t step) {
+  int d = 0;
+  vkt_status st = vkt_dim_wrap(dim, src->ndim ? src->ndim : 1, &d); /* a 0-d tensor unfolds as one of one element */
+  int64_t n = src->ndim ? src->shape[d] : 1, stride = src->ndim ? src->strides[d] : 1;
+  if (st)
+    return st;
+  if (src->ndim == VKT_MAX_DIMS)
+    return vkt_fail(VKT_ERR_RUNTIME, "unfold(): at most %d dims", VKT_MAX_DIMS);
+  if (size > n)
+    return vkt_fail(VKT_ERR_RUNTIME, "maximum size for tensor at dimension %d is %lld but size is %lld", d,
+                    (long long)n, (long long)size);
+  if (step <= 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "step is %lld but must be > 0", (long long)step);
+  if (size < 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "size is %lld but must be >= 0", (long long)size);
+  vkt_tensor t = *src;
+  if (src->ndim) { /* dim d walks the windows, a new last dim each window's elements */
+    t.shape[d] = (n - size) / step + 1;
+    t.strides[d] = stride * step;
+  }
+  t.shape[t.ndim] = size;
+  t.strides[t.ndim++] = stride;
+  vkt_tensor_share(out, &t);
+  return VKT_OK;
+}
+
 vkt_status vkt_as_strided(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *shape,
                           const int64_t *strides, int64_t offset) {
   char a[256], b[256];

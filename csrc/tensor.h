@@ -126,5 +126,7 @@ vkt_status vkt_select(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64
 vkt_status vkt_as_strided(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *shape,
                           const int64_t *strides, int64_t offset);
 vkt_status vkt_slice(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t start, int64_t stop, int64_t step);
+/* Windows of size elements every step along dim, in a new last dim (Tensor.unfold): they may overlap. */
+vkt_status vkt_unfold(vkt_tensor *out, const vkt_tensor *src, int64_t dim, int64_t size, int64_t step);
 
 #endif

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import vkt
-from conftest import DTYPES, assert_bits_equal, to_numpy
+from conftest import DTYPES, assert_bits_equal, raised, to_numpy
 
 torch = pytest.importorskip("torch")
 
@@ -201,6 +201,25 @@ def test_version_counts_writes_as_torch(device, name, make):
         w = L.tensor([0.5, 1.5, 2.5, 3.5], device=d, requires_grad=True)
         found.append(make(L, w, d)._version)
     assert found[0] == found[1]
+
+
+SELECT_UNFOLD_ERRORS = [  # (name, call(L, x)), x of shape (2, 3); each raises torch's error
+    ("select_dim", lambda L, x: x.select(5, 0)),
+    ("select_index", lambda L, x: x.select(0, 5)),
+    ("select_negative_index", lambda L, x: x.select(1, -4)),
+    ("select_0d", lambda L, x: x.sum().select(0, 0)),
+    ("unfold_dim", lambda L, x: x.unfold(2, 1, 1)),
+    ("unfold_size", lambda L, x: x.unfold(1, 4, 1)),
+    ("unfold_step", lambda L, x: x.unfold(1, 2, 0)),
+    ("unfold_negative_size", lambda L, x: x.unfold(1, -1, 1)),
+    ("unfold_0d_size", lambda L, x: x.sum().unfold(0, 2, 1)),
+    ("unfold_0d_dim", lambda L, x: x.sum().unfold(1, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("name,call", SELECT_UNFOLD_ERRORS, ids=[c[0] for c in SELECT_UNFOLD_ERRORS])
+def test_select_and_unfold_errors_as_torch(device, name, call):
+    assert raised(lambda: call(vkt, vkt.zeros(2, 3, device=device))) == raised(lambda: call(torch, torch.zeros(2, 3)))
 
 
 def test_numpy_names_of_dim_and_keepdim(device):

@@ -63,6 +63,39 @@ static PyObject *narrow(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 FUNCTION(narrow)
 
+/* select(dim, index), with select()'s own errors (indexing's words differ). */
+static PyObject *select_dim(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *mkw[] = {"dim", "index", NULL}, *fkw[] = {"input", "dim", "index", NULL};
+  PyObject *x = self;
+  long long dim, index;
+  vkt_tensor out, *t;
+  int d;
+  if (!PARSE("LL", mkw, fkw, &dim, &index) || !(t = tensor_arg(x, "select", "input")))
+    return NULL;
+  if (t->ndim == 0)
+    return vkt_raise(vkt_fail(VKT_ERR_INDEX, "select() cannot be applied to a 0-dim tensor."));
+  vkt_status st = vkt_dim_wrap(dim, t->ndim, &d);
+  if (!st && (index < -t->shape[d] || index >= t->shape[d])) {
+    char shape[96];
+    vkt_shape_str(t->ndim, t->shape, shape, sizeof shape);
+    st = vkt_fail(VKT_ERR_INDEX, "select(): index %lld out of range for tensor of size %s at dimension %d", index,
+                  shape, d);
+  }
+  return view_of(x, st ? st : vkt_select(&out, t, d, index), &out, VKT_VIEW_STRIDED, "SelectBackward0");
+}
+FUNCTION(select_dim)
+
+/* unfold(dimension, size, step): overlapping windows, whose gradients add up (the strided backward's). */
+static PyObject *unfold(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *mkw[] = {"dimension", "size", "step", NULL};
+  long long dim, size, step;
+  vkt_tensor out;
+  if (!vkt_parse_args(args, kwargs, "LLL", mkw, &dim, &size, &step))
+    return NULL;
+  return view_of(self, vkt_unfold(&out, vkt_tensor_of(self), dim, size, step), &out, VKT_VIEW_STRIDED,
+                 "UnfoldBackward0");
+}
+
 static PyObject *movedim(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *mkw[] = {"source", "destination", NULL}, *fkw[] = {"input", "source", "destination", NULL};
   PyObject *x = self, *src_o, *dst_o;
@@ -751,6 +784,8 @@ FORWARD(t)
 
 PyMethodDef vkt_layout_methods[] = {
     MK("narrow", narrow, "narrow(dim, start, length): a view"),
+    MK("select", select_dim, "select(dim, index): a view without dim"),
+    MK("unfold", unfold, "unfold(dimension, size, step): a view of windows along dimension, in a new last dim"),
     MK("movedim", movedim, "movedim(source, destination): a view"),
     MK("moveaxis", movedim, "moveaxis(source, destination): a view"),
     MK("swapaxes", swapaxes, "swapaxes(axis0, axis1): a view"),
@@ -780,6 +815,7 @@ PyMethodDef vkt_layout_methods[] = {
 
 PyMethodDef vkt_layout_functions[] = {
     MK("narrow", f_narrow, "narrow(input, dim, start, length)"),
+    MK("select", f_select_dim, "select(input, dim, index)"),
     MK("movedim", f_movedim, "movedim(input, source, destination)"),
     MK("moveaxis", f_movedim, "moveaxis(input, source, destination)"),
     MK("swapaxes", f_swapaxes, "swapaxes(input, axis0, axis1)"),

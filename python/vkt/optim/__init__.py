@@ -1,11 +1,20 @@
-"""vkt.optim: torch.optim's optimizers and learning-rate schedulers; every parameter's update is one fused
-kernel on its device."""
+"""vkt.optim: torch.optim's optimizers and learning-rate schedulers. SGD, Adam, AdamW, RMSprop and Adagrad update
+each parameter with one fused kernel on its device; Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD and LBFGS step as
+several vkt ops per parameter (torch's single-tensor code)."""
 from . import lr_scheduler  # noqa: F401
+from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
+from .adamax import Adamax
 from .adamw import AdamW
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD", "lr_scheduler"]
+__all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "LBFGS", "NAdam", "Optimizer", "RAdam", "RMSprop",
+           "Rprop", "SGD", "lr_scheduler"]

@@ -1,0 +1,64 @@
+"""vkt.distributions.Cauchy: the Cauchy (Lorentz) distribution, reparameterised as loc + scale * C with C standard
+Cauchy."""
+import math
+import numbers
+
+from .. import _C
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all
+
+__all__ = ["Cauchy"]
+
+
+class Cauchy(Distribution):
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        numbers_only = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
+        super().__init__(() if numbers_only else self.loc.shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Cauchy, _instance)
+        batch_shape = tuple(batch_shape)
+        new.loc = self.loc.expand(batch_shape)
+        new.scale = self.scale.expand(batch_shape)
+        super(Cauchy, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return _C.full(self._extended_shape(), float("nan"), dtype=self.loc.dtype, device=self.loc.device)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return _C.full(self._extended_shape(), float("inf"), dtype=self.loc.dtype, device=self.loc.device)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        eps = _C.empty(shape, dtype=self.loc.dtype, device=self.loc.device).cauchy_()
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return ((value - self.loc) / self.scale).atan() / math.pi + 0.5
+
+    def icdf(self, value):
+        return (math.pi * (value - 0.5)).tan() * self.scale + self.loc
+
+    def entropy(self):
+        return math.log(4 * math.pi) + self.scale.log()

@@ -337,6 +337,52 @@ vkt_status vkt_view(vkt_tensor *out, const vkt_tensor *src, int ndim, const int6
   return VKT_OK;
 }
 
+/* PyTorch's view_dtype checks, in its order, each failure in its words. */
+static vkt_status view_dtype_check(const vkt_tensor *src, vkt_dtype dtype, int ratio, bool up) {
+  const char *from = vkt_dtypes[src->dtype].torch_name, *to = vkt_dtypes[dtype].torch_name;
+  int last = src->ndim - 1;
+  if (src->ndim == 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "self.dim() cannot be 0 to view %s as %s (different element sizes)", from, to);
+  if (up && src->shape[last] % ratio)
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "self.size(-1) must be divisible by %d to view %s as %s (different element sizes), but got %lld",
+                    ratio, from, to, (long long)src->shape[last]);
+  if (up && src->offset % ratio)
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "self.storage_offset() must be divisible by %d to view %s as %s (different element sizes), "
+                    "but got %lld",
+                    ratio, from, to, (long long)src->offset);
+  if (src->strides[last] != 1)
+    return vkt_fail(VKT_ERR_RUNTIME, "self.stride(-1) must be 1 to view %s as %s (different element sizes), but got %lld",
+                    from, to, (long long)src->strides[last]);
+  for (int d = 0; up && d < last; d++)
+    if (src->strides[d] % ratio)
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "self.stride(%d) must be divisible by %d to view %s as %s (different element sizes), "
+                      "but got %lld",
+                      d, ratio, from, to, (long long)src->strides[d]);
+  return VKT_OK;
+}
+
+vkt_status vkt_view_dtype(vkt_tensor *out, const vkt_tensor *src, vkt_dtype dtype) {
+  int from = vkt_dtype_size(src->dtype), to = vkt_dtype_size(dtype);
+  bool up = to > from;
+  int ratio = up ? to / from : from / to;
+  vkt_status st = from == to ? VKT_OK : view_dtype_check(src, dtype, ratio, up);
+  if (st)
+    return st;
+  vkt_tensor_share(out, src);
+  out->dtype = dtype;
+  if (from == to)
+    return VKT_OK;
+  /* offsets and strides count elements: the same bytes are ratio times more (or fewer) of the new ones */
+  for (int d = 0; d < src->ndim - 1; d++)
+    out->strides[d] = up ? src->strides[d] / ratio : src->strides[d] * ratio;
+  out->shape[src->ndim - 1] = up ? src->shape[src->ndim - 1] / ratio : src->shape[src->ndim - 1] * ratio;
+  out->offset = up ? src->offset / ratio : src->offset * ratio;
+  return VKT_OK;
+}
+
 vkt_status vkt_transpose(vkt_tensor *out, const vkt_tensor *src, int64_t d0, int64_t d1) {
   int a = 0, b = 0;
   vkt_status st;

@@ -116,6 +116,9 @@ vkt_status vkt_view(vkt_tensor *out, const vkt_tensor *src, int ndim, const int6
  * where no view exists. */
 bool vkt_view_strides(const vkt_tensor *src, int ndim, const int64_t *shape, int64_t *strides);
 vkt_status vkt_infer_shape(int64_t numel, int ndim, int64_t *shape); /* resolves one -1 */
+/* src's bytes seen as dtype (Tensor.view(dtype)): the last dim scales by the ratio of element sizes, which
+ * must then divide it, the offset and the other strides (PyTorch's rules and errors). */
+vkt_status vkt_view_dtype(vkt_tensor *out, const vkt_tensor *src, vkt_dtype dtype);
 vkt_status vkt_transpose(vkt_tensor *out, const vkt_tensor *src, int64_t d0, int64_t d1);
 vkt_status vkt_permute(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *dims);
 vkt_status vkt_expand(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *shape);

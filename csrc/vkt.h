@@ -50,6 +50,7 @@ typedef enum {
 typedef struct {
   const char *name;    /* "float32" */
   const char *np_name; /* NumPy's name: "float32", "bool" */
+  const char *torch_name; /* PyTorch's ScalarType name, for its messages: "Float" */
   int itemsize;        /* bytes */
   bool is_float;
 } vkt_dtype_info;

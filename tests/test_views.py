@@ -252,3 +252,71 @@ def test_results_keep_the_operands_layout(device, name, shape, fn, np_fn, stride
     got = fn(vkt.tensor(a, device=device))
     assert_close(got, np_fn(a).astype(np.float64), rtol=1e-6, atol=0)
     assert tuple(s for s, n in zip(got.stride(), got.shape) if n > 1) == strides
+
+
+# Tensor.view(dtype), against torch 2.13: (name, shape, layout applied to both libraries' tensors)
+VIEW_DTYPE_CASES = [
+    ("contiguous", (3, 8), lambda t: t),
+    ("rows_sliced", (4, 8), lambda t: t[1:3]),
+    ("columns_sliced", (3, 16), lambda t: t[:, 4:12]),
+    ("odd_columns", (3, 8), lambda t: t[:, 1:4]),
+    ("transpose", (4, 8), lambda t: t.t()),
+    ("stepped", (3, 8), lambda t: t[:, ::2]),
+    ("expanded", (1, 8), lambda t: t.expand(3, 8)),
+    ("expanded_last", (3, 1), lambda t: t.expand(3, 8)),
+    ("zero_d", (), lambda t: t),
+    ("empty", (3, 8), lambda t: t[:, :0]),
+    ("no_rows", (3, 8), lambda t: t[3:]),
+    ("inner_dims", (4, 4, 8), lambda t: t[:, 1:3]),
+]
+
+
+@pytest.mark.parametrize("name,shape,layout", VIEW_DTYPE_CASES, ids=[c[0] for c in VIEW_DTYPE_CASES])
+def test_view_dtype_as_torch(device, name, shape, layout):
+    # Same element size: the same geometry; another size: the last dim scales, or torch's RuntimeError.
+    import torch
+    from conftest import DTYPES, raised
+
+    rng = np.random.default_rng(0)
+    for src in DTYPES:
+        for dst in DTYPES:
+            raw = rng.integers(0, 256, size=(*shape, 8), dtype=np.uint8)
+            if "bool" in (src, dst):  # bytes other than 0 and 1 are not bools
+                raw &= 1
+            a = raw[..., 0].astype(bool) if src == "bool" else raw.view(src)[..., 0]
+            t, v = layout(torch.from_numpy(a.copy())), layout(vkt.tensor(a, device=device))
+            assert raised(lambda: v.view(getattr(vkt, dst))) == raised(lambda: t.view(getattr(torch, dst)))
+            if raised(lambda: t.view(getattr(torch, dst)))[0]:
+                continue
+            got, ref = v.view(getattr(vkt, dst)), t.view(getattr(torch, dst))
+            assert (got.shape, got.stride(), got.storage_offset()) == (tuple(ref.shape), ref.stride(),
+                                                                       ref.storage_offset())
+            assert_bits_equal(got.cpu().numpy(), ref.numpy())
+
+
+def test_view_dtype_writes_through_without_history(device):
+    # torch's view.dtype is not differentiable: no grad_fn, no _base, yet the storage and its version are shared,
+    # so writing it changes a leaf that requires grad without an error and fails a saved tensor's check.
+    import torch
+    from conftest import raised
+
+    for lib, dev in ((torch, "cpu"), (vkt, device)):
+        x = lib.ones(4, requires_grad=True, device=dev)
+        y = x.view(lib.float32)
+        assert (y.requires_grad, y.grad_fn, y._base, y._is_view(), y.is_leaf) == (False, None, None, False, True)
+        assert x.view(lib.float16).requires_grad is False
+        y.mul_(2)
+        assert (x._version, y._version) == (1, 1)
+        np.testing.assert_array_equal(x.detach().cpu().numpy(), [2, 2, 2, 2])
+        i = x.detach().view(dtype=lib.int32)
+        i[0] = 1065353216
+        assert x[0].item() == 1.0
+        assert raised(lambda: y.sum().backward()) == ("RuntimeError",
+                                                      "element 0 of tensors does not require grad and does not have "
+                                                      "a grad_fn")
+        c = x.clone()
+        e = c * c
+        c.view(lib.int32).add_(1)
+        assert raised(lambda: e.sum().backward())[0] == "RuntimeError"
+    assert vkt.ones(2, 3).view(size=(3, 2)).shape == (3, 2)
+    assert vkt.ones(2, 3).view((6,))._is_view()

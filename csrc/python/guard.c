@@ -75,6 +75,14 @@ static bool detached_result(PyObject *r, PyObject *self, PyObject *args) {
   return true;
 }
 
+/* view(dtype) rightly carries no history: PyTorch's view.dtype is not differentiable, while view(*shape) is. */
+static bool view_of_dtype(const PyMethodDef *m, PyObject *args, PyObject *kwargs) {
+  PyObject *dtype = kwargs ? PyDict_GetItemString(kwargs, "dtype") : NULL; /* borrowed */
+  if (!dtype && args && PyTuple_Check(args) && PyTuple_Size(args) == 1)
+    dtype = PyTuple_GetItem(args, 0);
+  return !strcmp(m->ml_name, "view") && dtype && PyObject_TypeCheck(dtype, (PyTypeObject *)vkt_state->dtype_type);
+}
+
 static PyObject *call_original(const PyMethodDef *m, PyObject *self, PyObject *args, PyObject *kwargs) {
   int flags = m->ml_flags & (METH_NOARGS | METH_O | METH_VARARGS | METH_KEYWORDS);
   if (flags == (METH_VARARGS | METH_KEYWORDS))
@@ -100,7 +108,7 @@ static PyObject *guarded(int i, PyObject *self, PyObject *args, PyObject *kwargs
   vkt_py_claim(self);
   for (Py_ssize_t i = 0; args && PyTuple_Check(args) && i < PyTuple_Size(args); i++)
     vkt_py_claim(PyTuple_GetItem(args, i));
-  if (!r || !vkt_grad_enabled() || !detached_result(r, self, args))
+  if (!r || !vkt_grad_enabled() || !detached_result(r, self, args) || view_of_dtype(m, args, kwargs))
     return r;
   bool from_grad = (vkt_is_tensor(self) && requires_grad_in(self, 0)) || requires_grad_in(args, 2);
   if (kwargs) {

@@ -270,10 +270,43 @@ static PyObject *t_iter(PyObject *self) {
 
 /* ---- views ---- */
 
-static PyObject *t_view(PyObject *self, PyObject *args) {
+/* view(dtype): no history, as PyTorch's view.dtype is not differentiable, and no view to autograd (_base is
+ * None); the storage, and so the version counter, is shared. */
+static PyObject *view_dtype(PyObject *self, PyObject *dtype) {
+  vkt_dtype d;
+  bool given;
+  vkt_tensor out;
+  if (vkt_parse_dtype(dtype, &d, &given) < 0)
+    return NULL;
+  if (!given) {
+    PyErr_SetString(PyExc_TypeError, "view(): argument 'dtype' must be vkt.dtype, not NoneType");
+    return NULL;
+  }
+  vkt_status st = vkt_view_dtype(&out, SELF, d);
+  return st ? vkt_raise(st) : vkt_wrap(&out);
+}
+
+/* view(*shape), view(shape), view(size=shape), view(dtype) or view(dtype=dtype), as PyTorch's overloads. */
+static PyObject *t_view(PyObject *self, PyObject *args, PyObject *kwargs) {
   int ndim;
   int64_t shape[VKT_MAX_DIMS];
-  if (vkt_parse_shape(args, &ndim, shape) < 0)
+  PyObject *dtype = kwargs ? PyDict_GetItemString(kwargs, "dtype") : NULL; /* borrowed */
+  PyObject *size = kwargs ? PyDict_GetItemString(kwargs, "size") : NULL;   /* borrowed */
+  Py_ssize_t nargs = PyTuple_Size(args), nkw = kwargs ? PyDict_Size(kwargs) : 0;
+  PyObject *first = nargs == 1 ? PyTuple_GetItem(args, 0) : NULL; /* borrowed */
+  if (!nkw && first && PyObject_TypeCheck(first, (PyTypeObject *)vkt_state->dtype_type))
+    return view_dtype(self, first);
+  if (nkw && (nargs || nkw > 1 || (!dtype && !size))) {
+    PyErr_SetString(PyExc_TypeError, "view() received an invalid combination of arguments: "
+                                     "expected one of (dtype dtype) or (tuple of ints size)");
+    return NULL;
+  }
+  if (dtype)
+    return view_dtype(self, dtype);
+  PyObject *sizes = size ? PyTuple_Pack(1, size) : Py_NewRef(args);
+  int parsed = sizes ? vkt_parse_shape(sizes, &ndim, shape) : -1;
+  Py_XDECREF(sizes);
+  if (parsed < 0)
     return NULL;
   vkt_var v;
   return vkt_py_var_result(vkt_ag_reshape(SELF_V, ndim, shape, true, &v), &v);
@@ -822,7 +855,8 @@ static PyMethodDef tensor_methods[] = {
      "is_contiguous(memory_format=vkt.contiguous_format): whether the elements are dense in that layout"},
     {"data_ptr", t_data_ptr, METH_NOARGS, "the address of element 0 (cpu); a number unique per storage and offset"},
     {"storage_offset", t_storage_offset, METH_NOARGS, "offset into the storage, in elements"},
-    {"view", t_view, METH_VARARGS, "view(*shape): the same storage seen with another shape"},
+    {"view", (PyCFunction)(void (*)(void))t_view, METH_VARARGS | METH_KEYWORDS,
+     "view(*shape) or view(dtype): the same storage seen with another shape, or its bytes as another dtype"},
     {"view_as", t_view_as, METH_O, "view_as(other): view(other.shape)"},
     {"reshape", t_reshape, METH_VARARGS, "reshape(*shape): a view when possible, else a copy"},
     {"flatten", (PyCFunction)(void (*)(void))t_flatten, METH_VARARGS | METH_KEYWORDS,

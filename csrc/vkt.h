@@ -21,6 +21,7 @@ typedef enum {
   VKT_ERR_NOMEM,   /* MemoryError: host memory */
   VKT_ERR_NOTIMPL, /* NotImplementedError: PyTorch has no kernel for that dtype */
   VKT_ERR_PYTHON,  /* a Python callback (a hook, autograd.Function.backward) raised: its exception is set */
+  VKT_ERR_LINALG,  /* vkt.linalg.LinAlgError (a RuntimeError): a singular or not positive-definite matrix */
 } vkt_status;
 
 /* FNV-1a over n bytes, continuing from h (VKT_FNV_SEED to start): the keys of vkt's caches. */

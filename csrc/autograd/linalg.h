@@ -1,5 +1,5 @@
 /* linalg.h (autograd): the recorded entry points of linalg.svd, svdvals and the singular-value matrix
- * norms (linalg.c). */
+ * norms (linalg.c); of solve, inv, det, slogdet, cholesky, solve_triangular and lu_factor (solve.c). */
 #ifndef VKT_AG_LINALG_H
 #define VKT_AG_LINALG_H
 
@@ -15,5 +15,18 @@ typedef enum { VKT_SV_NUC, VKT_SV_LARGEST, VKT_SV_SMALLEST } vkt_sv_norm;
 /* linalg.matrix_norm over dims (d0, d1) with one of them, in dtype (-1: a's). */
 vkt_status vkt_ag_matrix_norm_sv(const vkt_var *a, vkt_sv_norm ord, int64_t d0, int64_t d1, bool keepdim, int dtype,
                                  vkt_var *out);
+
+/* X with A X = B (left) or X A = B, B a vector or a batch of matrices, batch dims broadcast (linalg.solve);
+ * check: a vkt_linalg_check whose error a singular A raises, or -1 (inf and NaN instead, as backward needs). */
+vkt_status vkt_ag_linalg_solve(const vkt_var *a, const vkt_var *b, bool left, int check, vkt_var *out);
+vkt_status vkt_ag_inv(const vkt_var *a, vkt_var *out);
+vkt_status vkt_ag_det(const vkt_var *a, vkt_var *out);
+vkt_status vkt_ag_slogdet(const vkt_var *a, vkt_var *sign, vkt_var *logabsdet);
+vkt_status vkt_ag_logdet(const vkt_var *a, vkt_var *out);
+vkt_status vkt_ag_cholesky(const vkt_var *a, bool upper, vkt_var *out);
+vkt_status vkt_ag_solve_triangular(const vkt_var *a, const vkt_var *b, bool upper, bool left, bool unit,
+                                   vkt_var *out);
+/* (LU, pivots): LU packed as LAPACK's getrf, pivots int32 1-based; no gradient. */
+vkt_status vkt_ag_lu_factor(const vkt_var *a, vkt_var *lu, vkt_var *pivots);
 
 #endif

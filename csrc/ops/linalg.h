@@ -1,5 +1,6 @@
 /* linalg.h: the singular value decomposition (linalg.c, shaders/svd.comp, cpu/svd.c), a batched one-sided
- * (Hestenes) Jacobi SVD, and the layout its shader and CPU kernel share. */
+ * (Hestenes) Jacobi SVD, and the layout its shader and CPU kernel share; the LU and Cholesky factorisations and
+ * triangular solves (solve.c, shaders/lu.comp, cholesky.comp, trsm.comp, cpu/solve.c). */
 #ifndef VKT_LINALG_H
 #define VKT_LINALG_H
 
@@ -21,5 +22,36 @@ void vkt_svd_layout_of(int64_t m, int64_t n, bool full, vkt_svd_layout *l);
 /* A = U diag(S) Vh over A's last two dims, batched over the rest: new *u, *s, *vh (views of one buffer),
  * u [..., m, cu], s [..., k], vh [..., cv, n]; PyTorch's errors for linalg.svd. */
 vkt_status vkt_svd(const vkt_tensor *a, bool full, vkt_tensor *u, vkt_tensor *s, vkt_tensor *vh);
+
+/* The ops below run one invocation a matrix (a column of B for trsm), which suits many small matrices; each
+ * takes contiguous [batch, ...] operands.
+ * LU: in[0] [batch, m, n]; out [batch, m * n + 3]: LU (row-major; L's unit diagonal implied), then det, its
+ * sign and log|det| (meaningful when m == n; sign 0 and -inf when singular); out2 int32 [batch, k + 1]: the
+ * 1-based pivots (row j was swapped with row pivots[j] - 1, in order, as LAPACK's getrf), then info: the
+ * first zero pivot, 1-based, or 0.
+ * CHOLESKY: in[0] [batch, n, n] (its lower triangle is read); out [batch, n, n] L; out2 int32 [batch] info:
+ * the order of the first leading minor that is not positive-definite, or 0.
+ * TRSM: out [batch, n, k] := A^-1 in[1] ([batch, n, k]), the matrices of A in in[0] iparam[1] elements apart;
+ * iparam[0] holds VKT_TRSM_* bits; with VKT_TRSM_LU, in[0] is LU's out and in[2] its out2. */
+#define VKT_TRSM_UPPER 1
+#define VKT_TRSM_UNIT 2
+#define VKT_TRSM_LU 4
+#define VKT_LU_EXTRA 3 /* det, sign, log|det| after each LU */
+
+/* The blocks of LU above for a [..., m, n] (batch flattened); PyTorch's type checks under name. */
+vkt_status vkt_lu_blocks(const vkt_tensor *a, const char *name, vkt_tensor *block, vkt_tensor *piv);
+/* L of A's lower triangle [..., n, n], and info [batch] int32. */
+vkt_status vkt_cholesky_blocks(const vkt_tensor *a, vkt_tensor *l, vkt_tensor *info);
+/* X = A^-1 B: a as TRSM's in[0] (a_stride elements a matrix), b [batch, n, k] any layout, piv LU's out2 with
+ * VKT_TRSM_LU; *x new, [batch, n, k]. */
+vkt_status vkt_trsm(const vkt_tensor *a, int64_t a_stride, const vkt_tensor *b, const vkt_tensor *piv, unsigned mode,
+                    vkt_tensor *x);
+
+/* PyTorch's errors for a nonzero info of a batch: which op's words, and whether the input was batched. */
+typedef enum { VKT_LINALG_INV, VKT_LINALG_SOLVE, VKT_LINALG_LU_FACTOR, VKT_LINALG_CHOLESKY } vkt_linalg_check;
+/* Reads info (int32 [batch], any strides; this waits for the device) and fails for its first nonzero entry. */
+vkt_status vkt_linalg_info_check(const vkt_tensor *info, vkt_linalg_check kind, bool batched);
+/* PyTorch's checks of a square float input: "<name>: A must be batches of square matrices, ..." */
+vkt_status vkt_linalg_square_check(const vkt_tensor *a, const char *name);
 
 #endif

@@ -188,8 +188,13 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
                                NULL, NULL, 0},
     /* linear algebra */
     [VKT_OP_SVD] = {"svd", "svd.comp", "", vkt_svd_supports, vkt_svd_launch, vkt_cpu_svd, NULL, NULL, 0},
+    [VKT_OP_LU] = {"lu_factor", "lu.comp", "", vkt_solve_supports, vkt_solve_launch, vkt_cpu_solve, NULL, NULL, 0},
+    [VKT_OP_CHOLESKY] = {"cholesky", "cholesky.comp", "", vkt_solve_supports, vkt_solve_launch, vkt_cpu_solve, NULL,
+                         NULL, 0},
+    [VKT_OP_TRSM] = {"solve_triangular", "trsm.comp", "", vkt_solve_supports, vkt_solve_launch, vkt_cpu_solve, NULL,
+                     NULL, 0},
 };
-static_assert(VKT_OP_COUNT == 142, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 145, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

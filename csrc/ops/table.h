@@ -166,6 +166,10 @@ typedef enum {
   VKT_OP_OPTIMIZER_STEP,
   /* linear algebra (linalg.c): the batched Jacobi SVD */
   VKT_OP_SVD,
+  /* (solve.c): LU and Cholesky factorisations, triangular and LU solves */
+  VKT_OP_LU,
+  VKT_OP_CHOLESKY,
+  VKT_OP_TRSM,
   VKT_OP_COUNT
 } vkt_op_id;
 
@@ -354,6 +358,9 @@ vkt_status vkt_cpu_loss_backward(const vkt_op *op, const vkt_op_args *a);
 bool vkt_svd_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_svd_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_svd(const vkt_op *op, const vkt_op_args *a);
+bool vkt_solve_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_solve_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_solve(const vkt_op *op, const vkt_op_args *a);
 /* The optimizer step's args: base first, so its launch and CPU kernel take &args.base as a vkt_op_args
  * and cast it back. base.out is the (contiguous) parameter, base.in[0] its gradient. */
 typedef struct {

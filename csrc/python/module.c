@@ -17,6 +17,7 @@ PyObject *vkt_raise(vkt_status st) {
   case VKT_ERR_TYPE: type = PyExc_TypeError; break;
   case VKT_ERR_INDEX: type = PyExc_IndexError; break;
   case VKT_ERR_OOM: type = vkt_state->oom_error; break;
+  case VKT_ERR_LINALG: type = vkt_state->linalg_error; break;
   case VKT_ERR_NOMEM: type = PyExc_MemoryError; break;
   case VKT_ERR_NOTIMPL: type = PyExc_NotImplementedError; break;
   default: break;
@@ -692,6 +693,12 @@ static int module_exec(PyObject *module) {
     return -1;
   state->oom_error = PyErr_NewExceptionWithDoc(
       "vkt.OutOfMemoryError", "Device memory is exhausted (a RuntimeError, like torch's).", PyExc_RuntimeError, NULL);
+  /* named as torch's, whose class is torch._C._LinAlgError, so errors compare by type name */
+  state->linalg_error = PyErr_NewExceptionWithDoc(
+      "vkt._LinAlgError", "A singular or not positive-definite matrix (a RuntimeError, like torch's).",
+      PyExc_RuntimeError, NULL);
+  if (!state->linalg_error || PyModule_AddObjectRef(module, "_LinAlgError", state->linalg_error) < 0)
+    return -1;
   if (!state->oom_error || PyModule_AddObjectRef(module, "OutOfMemoryError", state->oom_error) < 0 ||
       vkt_types_add(module, state) < 0 || vkt_tensor_type_add(module, state) < 0 || vkt_autograd_add(module) < 0)
     return -1;
@@ -705,6 +712,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg) {
   Py_VISIT(s->device_type);
   Py_VISIT(s->format_type);
   Py_VISIT(s->oom_error);
+  Py_VISIT(s->linalg_error);
   Py_VISIT(s->format);
   for (int i = 0; i < VKT_DTYPE_COUNT; i++)
     Py_VISIT(s->dtypes[i]);
@@ -715,6 +723,7 @@ static int module_clear(PyObject *module) {
   vkt_py_state *s = PyModule_GetState(module);
   Py_CLEAR(s->format);
   Py_CLEAR(s->oom_error);
+  Py_CLEAR(s->linalg_error);
   for (int i = 0; i < VKT_DTYPE_COUNT; i++)
     Py_CLEAR(s->dtypes[i]);
   /* The types stay alive while tensors of them exist: vkt_state keeps pointing at live objects. */

@@ -14,6 +14,7 @@ typedef struct {
   PyObject *tensor_type, *dtype_type, *device_type, *format_type;
   PyObject *dtypes[VKT_DTYPE_COUNT]; /* vkt.float32, ... */
   PyObject *oom_error;               /* vkt.OutOfMemoryError */
+  PyObject *linalg_error;            /* vkt.linalg.LinAlgError (torch's _LinAlgError) */
   PyObject *format;                  /* vkt._formatting.tensor_repr, imported on first repr */
 } vkt_py_state;
 
@@ -146,6 +147,7 @@ extern PyMethodDef vkt_sort_methods[], vkt_sort_functions[]; /* scans, sorting a
 /* ops_linalg.c: svd, svdvals; matrix_norm's ords of singular values ('nuc', 2, -2: vkt_py_sv_ord is their
  * vkt_sv_norm, else -1), which ops_reduce.c's matrix_norm hands to vkt_py_matrix_norm_sv with its arguments. */
 extern PyMethodDef vkt_linalg_functions[];
+extern PyMethodDef vkt_linalg_methods[]; /* Tensor.inverse, det, slogdet, logdet */
 int vkt_py_sv_ord(PyObject *ord);
 PyObject *vkt_py_matrix_norm_sv(PyObject *args, PyObject *kwargs);
 /* Tensor slots the families own: a @ b, and t[key] = value. */

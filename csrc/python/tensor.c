@@ -980,6 +980,7 @@ static int count_slots(const PyType_Slot *s) {
 int vkt_tensor_type_add(PyObject *module, vkt_py_state *state) {
   PyMethodDef *families[] = {tensor_methods,     vkt_elementwise_methods,      vkt_reduce_methods, vkt_matmul_methods,
                              vkt_shape_methods,  vkt_elementwise_more_methods, vkt_sort_methods,   vkt_index_methods,
+                             vkt_linalg_methods,
                              vkt_layout_methods, vkt_autograd_methods};
   enum { NFAMILIES = sizeof families / sizeof *families };
   int nm[NFAMILIES];

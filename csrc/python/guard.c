@@ -7,11 +7,13 @@
 #include <string.h>
 
 #include "py.h"
+#include "amp.h"
 
 #define MAX_GUARDED 1024
 
 static PyMethodDef originals[MAX_GUARDED];
 static int nguarded;
+static signed char policies[MAX_GUARDED]; /* autocast's, by vkt.amp; 0: none */
 
 static const char *const outside_graph[] = {"detach",
                                             "new_zeros",
@@ -104,6 +106,8 @@ static PyObject *call_original(const PyMethodDef *m, PyObject *self, PyObject *a
 
 static PyObject *guarded(int i, PyObject *self, PyObject *args, PyObject *kwargs) {
   const PyMethodDef *m = &originals[i];
+  if (vkt_amp_mask && policies[i])
+    return vkt_py_amp_call(policies[i], m->ml_name, self, args, kwargs, guarded, i);
   PyObject *r = call_original(m, self, args, kwargs);
   vkt_py_claim(self);
   for (Py_ssize_t i = 0; args && PyTuple_Check(args) && i < PyTuple_Size(args); i++)
@@ -171,4 +175,14 @@ int vkt_guard_methods(PyMethodDef *defs) {
     m->ml_flags = (m->ml_flags & ~(METH_NOARGS | METH_O)) | METH_VARARGS | METH_KEYWORDS;
   }
   return 0;
+}
+
+int vkt_guard_set_policy(const char *name, int policy) {
+  int n = 0;
+  for (int i = 0; i < nguarded; i++)
+    if (!strcmp(originals[i].ml_name, name)) {
+      policies[i] = (signed char)policy;
+      n++;
+    }
+  return n;
 }

@@ -7,6 +7,7 @@
 
 #include "../ops/fuse.h"
 #include "py.h"
+#include "amp.h"
 
 PyObject *vkt_raise(vkt_status st) {
   PyObject *type = PyExc_RuntimeError;
@@ -662,6 +663,8 @@ static int add_functions(PyObject *module) {
                              vkt_creation_functions,    vkt_autograd_functions, vkt_nn_functions,
                              vkt_loss_functions,        vkt_optim_functions,    vkt_kernel_functions,
                              vkt_linalg_functions};
+  if (PyModule_AddFunctions(module, vkt_amp_functions) < 0) /* unguarded: autocast's switches are no ops */
+    return -1;
   for (size_t i = 0; i < sizeof families / sizeof *families; i++)
     if (vkt_guard_methods(families[i]) < 0 || PyModule_AddFunctions(module, families[i]) < 0)
       return -1;

@@ -1,6 +1,7 @@
 /* ops_matmul.c: Python bindings of the matrix-product family: the `@` operator, matmul, mm, bmm, dot,
  * vdot, mv, linear, addmm, addmv, baddbmm, addbmm, matmul_add_relu and its composed reference. */
 #include "py.h"
+#include "amp.h"
 
 #include <stdio.h>
 
@@ -28,6 +29,8 @@ static PyObject *call2(mm_fn fn, const char *name, PyObject *a, PyObject *b, con
 PyObject *vkt_py_matmul(PyObject *a, PyObject *b) {
   if (!vkt_is_tensor(a) || !vkt_is_tensor(b))
     Py_RETURN_NOTIMPLEMENTED;
+  if (vkt_amp_mask)
+    return vkt_py_amp_matmul(a, b);
   return call2(vkt_matmul, "matmul", a, b, "other");
 }
 

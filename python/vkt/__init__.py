@@ -30,6 +30,10 @@ from .random import bernoulli, multinomial, normal, poisson, randint_like  # noq
 from . import distributions  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from .kernels import ElementwiseKernel, KernelCompileError, RawKernel  # noqa: E402,F401
+from . import amp  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402,F401
+
+amp._install()
 
 
 def _shutdown():

@@ -2,6 +2,8 @@
 # nanmedian() of a whole tensor, linalg.matrix_norm with ord 'fro', ±1 and ±inf. Against torch.autograd in
 # float64 on the same inputs (values, gradients of every input, node names), with gradcheck and gradgradcheck,
 # and float32 on vulkan without CPU fallbacks.
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -781,3 +783,36 @@ def test_repr_shows_requires_grad_and_grad_fn(device):
     assert repr(x.sum()) == f"tensor(2.{suffix}, grad_fn=<SumBackward0>)"
     assert repr(x.detach()) == f"tensor([1., 1.]{suffix})"
     assert repr(vkt.nn.Parameter(vkt.zeros(1))) == repr(torch.nn.Parameter(torch.zeros(1)))
+
+
+def _written(L, device, dtype="float32"):
+    a = L.ones(4, dtype=getattr(L, dtype), device=device, requires_grad=True)
+    return a, a * 1
+
+
+# A saved tensor written since its save: torch names the tensor's creator (the node itself for its own output, else
+# the tensor's grad_fn now, none for a leaf) without "Backward0", and ends with its anomaly-detection hint.
+MODIFIED_CASES = [
+    ("exp_output", lambda L, d: (lambda x: (x.exp(),))(_written(L, d)[1])),
+    ("mul_input", lambda L, d: (lambda x: (x * x, x.add_(1)))(_written(L, d)[1])),
+    ("plain_operand", lambda L, d: (lambda b: (_written(L, d)[1] * b, b.add_(1)))(L.ones(4, device=d))),
+    ("view_base_written", lambda L, d: (lambda x: (lambda v: (v * v, x.add_(1)))(x[:2]))(_written(L, d)[1])),
+    ("view_written", lambda L, d: (lambda v: (v * v, v.add_(1)))(_written(L, d)[1][:2])),
+    ("float64_twice", lambda L, d: (lambda y: (y, y.add_(1), y.add_(1)))(_written(L, d, "float64")[1].exp())),
+    ("float16_sigmoid", lambda L, d: (lambda y: (y, y.mul_(2)))(_written(L, d, "float16")[1].sigmoid())),
+    ("matmul", lambda L, d: (lambda x: (x @ x, x.add_(1)))(L.ones(3, 3, device=d, requires_grad=True) * 1)),
+]
+
+
+@pytest.mark.parametrize("anomaly", [False, True])
+@pytest.mark.parametrize("name,make", MODIFIED_CASES, ids=[c[0] for c in MODIFIED_CASES])
+def test_saved_tensor_modified_message_as_torch(device, name, make, anomaly):
+    found = []
+    for L, d in ((vkt, device), (torch, "cpu")):
+        with L.autograd.set_detect_anomaly(anomaly), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # anomaly mode's warnings with the forward trace
+            y = make(L, d)[0]
+            if name == "exp_output":
+                y.add_(1)
+            found.append(raised(lambda: y.sum().backward()))
+    assert found[0] == found[1]

@@ -1,4 +1,5 @@
 /* formula.c: the helpers backward functions are written with (formula.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,48 @@ static const vkt_var *unpacked(vkt_bw *b, vkt_saved *s) {
   return keep(b, VKT_OK, &v);
 }
 
+/* The node that made saved tensor s of node n, as PyTorch names it when s was written since: n for n's own output,
+ * else s's grad_fn now (a view written since: the AsStrided one vkt_view_refresh makes), NULL for a leaf. */
+static const char *saved_creator(const vkt_saved *s, const vkt_node *n, int *nr) {
+  const vkt_meta *m = s->v.ag;
+  *nr = s->is_output ? s->output_nr : 0;
+  if (s->is_output)
+    return n->fn->name;
+  if (!m)
+    return NULL;
+  if (m->base && m->base_version != s->v.t.storage->version && !m->no_grad_view && !m->multi_view &&
+      (m->base->requires_grad || m->base->grad_fn.node))
+    return "AsStridedBackward0";
+  *nr = m->grad_fn.nr;
+  return m->grad_fn.node ? m->grad_fn.node->fn->name : NULL;
+}
+
+/* PyTorch's error for a saved tensor written since: it names the node by its name less "Backward<n>", and its hint
+ * points at anomaly mode, or, in anomaly mode, at the forward trace printed above. */
+static vkt_status modified_fail(const vkt_saved *s, const vkt_node *n) {
+  char shape[96], from[160] = "";
+  int nr;
+  const char *creator = saved_creator(s, n, &nr);
+  vkt_shape_str(s->v.t.ndim, s->v.t.shape, shape, sizeof shape);
+  if (creator) {
+    const char *cut = strstr(creator, "Backward");
+    int len = cut && strspn(cut + 8, "0123456789") == strlen(cut + 8) ? (int)(cut - creator) : (int)strlen(creator);
+    snprintf(from, sizeof from, ", which is output %d of %.*s,", nr, len, creator);
+  }
+  bool check_nan;
+  const vkt_storage *st = s->v.t.storage;
+  return vkt_fail(VKT_ERR_RUNTIME,
+                  "one of the variables needed for gradient computation has been modified by an inplace operation: "
+                  "[torch.%sTensor %s]%s is at version %u; expected version %u instead. Hint: %s",
+                  vkt_dtypes[s->v.t.dtype].torch_name, shape, from, st->version - st->version_shown,
+                  s->version - st->version_shown,
+                  vkt_anomaly(&check_nan)
+                      ? "the backtrace further above shows the operation that failed to compute its gradient. The "
+                        "variable in question was changed in there or anywhere later. Good luck!"
+                      : "enable anomaly detection to find the operation that failed to compute its gradient, with "
+                        "torch.autograd.set_detect_anomaly(True, check_nan=False).");
+}
+
 const vkt_var *S(vkt_bw *b, int k) {
   if (b->st)
     return NULL;
@@ -72,13 +115,7 @@ const vkt_var *S(vkt_bw *b, int k) {
   if (s->hooks)
     return unpacked(b, s);
   if (s->v.t.storage->version != s->version) {
-    char shape[96];
-    vkt_shape_str(s->v.t.ndim, s->v.t.shape, shape, sizeof shape);
-    b->st = vkt_fail(VKT_ERR_RUNTIME,
-                     "one of the variables needed for gradient computation has been modified by an inplace operation: "
-                     "[torch.FloatTensor %s], which is output %d of %s, is at version %u; expected version %u instead.",
-                     shape, s->output_nr, n->fn->name, s->v.t.storage->version - s->v.t.storage->version_shown,
-                     s->version - s->v.t.storage->version_shown);
+    b->st = modified_fail(s, n);
     return NULL;
   }
   if (!s->is_output || !vkt_grad_enabled())

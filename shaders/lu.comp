@@ -42,8 +42,8 @@ void main() {
   uint a0 = p.a_offset + b * p.m * p.n, v0 = p.piv_offset + b * (p.k + 1u);
   for (uint i = 0u; i < p.m * p.n; i++)
     out_[o + i] = a_[a0 + i];
-  int info = 0;
-  T sign = T(1), logabs = T(0);
+  int info = 0, ex = 0;
+  T sign = T(1), mant = T(1); // |det| = mant 2^ex: one log at the end, not one a pivot (float64's is a series)
   for (uint j = 0u; j < p.k; j++) {
     uint top = j;
     for (uint i = j + 1u; i < p.m; i++)
@@ -64,9 +64,12 @@ void main() {
       }
     }
     sign *= d < T(0) ? T(-1) : T(1);
-    logabs += log_t(abs(d));
+    int e;
+    mant = frexp(mant * abs(d), e);
+    ex += e;
+    T r = T(1) / d; // LAPACK's getf2 scales the column by the reciprocal too
     for (uint i = j + 1u; i < p.m; i++) {
-      T l = LU(i, j) / d;
+      T l = LU(i, j) * r;
       LU(i, j) = l;
       for (uint c = j + 1u; c < p.n; c++)
         LU(i, c) -= l * LU(j, c);
@@ -79,5 +82,5 @@ void main() {
   uint at = o + p.m * p.n;
   out_[at] = det;
   out_[at + 1u] = sign;
-  out_[at + 2u] = sign == T(0) ? T(-1) / T(0) : logabs; // log 0: -inf, as torch's
+  out_[at + 2u] = sign == T(0) ? T(-1) / T(0) : log_t(mant) + T(ex) * LN2; // log 0: -inf, as torch's
 }

@@ -163,7 +163,7 @@ static int64_t loop_iterations(vkt_op_id id, const vkt_op_args *a) {
   const vkt_tensor *x = id == VKT_OP_TRSM ? a->out : a->in[0];
   int64_t m = x->shape[1], n = id == VKT_OP_TRSM ? m : x->shape[2], k = m < n ? m : n;
   if (id == VKT_OP_LU)
-    return m * n + k * (m + m * n + 20) + 2 * k;
+    return m * n + k * (m + m * n) + 2 * k + 20;
   if (id == VKT_OP_CHOLESKY)
     return n * n + n * n * (n + 2);
   return 2 * n + n * (n + 1) * ((a->iparam[0] & VKT_TRSM_LU) ? 2 : 1);

@@ -49,8 +49,9 @@ static void lu_one(const vkt_op_args *a, int64_t b) {
     }
     sign *= d < 0 ? -1 : 1;
     logabs += log(fabs(d));
+    double r = 1 / d; /* LAPACK's getf2 scales the column by the reciprocal too */
     for (int64_t i = j + 1; i < m; i++) {
-      store(out, o + i * n + j, load(out, o + i * n + j) / d);
+      store(out, o + i * n + j, load(out, o + i * n + j) * r);
       double l = load(out, o + i * n + j);
       for (int64_t c = j + 1; c < n; c++)
         store(out, o + i * n + c, load(out, o + i * n + c) - l * load(out, o + j * n + c));

@@ -21,10 +21,11 @@ C_OPS = {
 PY_OPS = {
     LOWER: [("nn.functional", "conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d prelu "
                               "scaled_dot_product_attention"), ("", "einsum")],
-    FP32: [("nn.functional", "layer_norm group_norm cosine_similarity poisson_nll_loss cosine_embedding_loss nll_loss "
-                             "hinge_embedding_loss kl_div l1_loss smooth_l1_loss huber_loss mse_loss margin_ranking_loss "
-                             "multilabel_margin_loss soft_margin_loss triplet_margin_loss multi_margin_loss "
-                             "binary_cross_entropy_with_logits pdist softplus cross_entropy interpolate"),
+    FP32: [("nn.functional", "layer_norm group_norm cosine_similarity poisson_nll_loss cosine_embedding_loss "
+                             "nll_loss hinge_embedding_loss kl_div l1_loss smooth_l1_loss huber_loss mse_loss "
+                             "margin_ranking_loss multilabel_margin_loss soft_margin_loss triplet_margin_loss "
+                             "multi_margin_loss binary_cross_entropy_with_logits pdist softplus cross_entropy "
+                             "interpolate"),
            ("", "cdist dist")],
     FP32_SET_OPT_DTYPE: [("linalg", "vector_norm matrix_norm")],
     PROMOTE: [("", "cross tensordot"), ("nn.functional", "bilinear")],

@@ -1,8 +1,9 @@
 #version 450
 // trsm.comp: X = A^-1 B for one column of B per invocation (invocation = matrix * k + column), A triangular
 // (UPPER, unit diagonal when UNIT), or with LU_SOLVE A an LU block of lu.comp: B's rows swapped by its pivots,
-// then the unit lower and the upper solve (LAPACK's getrs). The steps of csrc/ops/cpu/solve.c; T is the
-// storage and compute type.
+// then the unit lower and the upper solve (LAPACK's getrs); with PERMUTE, X = P B alone, P of lu_factor's pivots
+// ([batch, n]: the swaps undone in reverse order). The steps of csrc/ops/cpu/solve.c; T is the storage and
+// compute type.
 #include "common.glsl"
 
 layout(push_constant) uniform Push {
@@ -14,7 +15,7 @@ layout(push_constant) uniform Push {
 layout(std430, binding = 0) buffer Out { T out_[]; };
 layout(std430, binding = 1) readonly buffer A { T a_[]; };
 layout(std430, binding = 2) readonly buffer B { T b_[]; };
-#ifdef LU_SOLVE
+#if defined(LU_SOLVE) || defined(PERMUTE)
 layout(std430, binding = 3) readonly buffer Piv { int piv_[]; };
 #endif
 
@@ -59,6 +60,13 @@ void main() {
   }
   lower(true);
   upper(false);
+#elif defined(PERMUTE)
+  for (uint i = p.n; i-- > 0u;) {
+    uint q = uint(piv_[p.piv_offset + b * p.n + i] - 1);
+    T t = X(i);
+    X(i) = X(q);
+    X(q) = t;
+  }
 #elif defined(UPPER)
   upper(UNIT);
 #else

@@ -197,6 +197,7 @@ GRAD_FNS = [
     lambda L, a, b: L.linalg.solve_triangular(a.triu() + 3 * eye_like(L, a), b.mT, upper=True, left=False,
                                               unitriangular=True),
     lambda L, a, b: L.linalg.matrix_power(a, -2),
+    lambda L, a, b: L.linalg.lu_factor(a)[0],
 ]
 
 
@@ -208,7 +209,7 @@ def test_gradcheck(device, f):
     assert vkt.autograd.gradcheck(lambda x, y: GRAD_FNS[f](vkt, x, y), (a, b))
 
 
-@pytest.mark.parametrize("f", [0, 1, 4, 7, 9])
+@pytest.mark.parametrize("f", [0, 1, 4, 7, 9, 12])
 def test_gradgradcheck(device, f):
     rng = np.random.default_rng(8)
     a = vkt.tensor(well_conditioned(rng, (3, 3)), device=device, requires_grad=True)
@@ -229,8 +230,8 @@ def test_gradients_match_torch(device):
             assert_close(y.grad, t.grad.numpy(), rtol=1e-3, atol=1e-3)
     x = vkt.tensor(a, device=device, requires_grad=True)
     assert [vkt.linalg.inv(x).grad_fn.name(), vkt.linalg.det(x).grad_fn.name(),
-            vkt.linalg.cholesky(x @ x.mT).grad_fn.name()] == ["LinalgInvExBackward0", "LinalgDetBackward0",
-                                                             "LinalgCholeskyExBackward0"]
+            vkt.linalg.cholesky(x @ x.mT).grad_fn.name(), vkt.linalg.lu_factor(x)[0].grad_fn.name()] == [
+        "LinalgInvExBackward0", "LinalgDetBackward0", "LinalgCholeskyExBackward0", "LinalgLuFactorExBackward0"]
 
 
 def test_float32_takes_no_fallback(dev):
@@ -239,7 +240,7 @@ def test_float32_takes_no_fallback(dev):
     vkt.vulkan.reset_fallback_stats()
     x = vkt.tensor(a, device=dev, requires_grad=True)
     b = vkt.tensor(rng.standard_normal((4, 6, 3)).astype(np.float32), device=dev)
-    vkt.linalg.lu_factor(x.detach())
+    vkt.linalg.lu_factor(x)[0].sum().backward()
     (vkt.linalg.solve(x, b).sum() + vkt.linalg.det(x).sum() + vkt.linalg.slogdet(x)[1].sum()).backward()
     (vkt.linalg.cholesky(x @ x.mT).sum() + vkt.linalg.solve_triangular(x, b, upper=True).sum()).backward()
     x.grad.cpu()

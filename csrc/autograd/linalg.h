@@ -26,7 +26,7 @@ vkt_status vkt_ag_logdet(const vkt_var *a, vkt_var *out);
 vkt_status vkt_ag_cholesky(const vkt_var *a, bool upper, vkt_var *out);
 vkt_status vkt_ag_solve_triangular(const vkt_var *a, const vkt_var *b, bool upper, bool left, bool unit,
                                    vkt_var *out);
-/* (LU, pivots): LU packed as LAPACK's getrf, pivots int32 1-based; no gradient. */
+/* (LU, pivots): LU packed as LAPACK's getrf, pivots int32 1-based; a gradient for square A only. */
 vkt_status vkt_ag_lu_factor(const vkt_var *a, vkt_var *lu, vkt_var *pivots);
 
 #endif

@@ -2,7 +2,7 @@
  * factorisations of ops/solve.c, with PyTorch's checks and its derivatives.yaml formulas written with these
  * same entry points (so create_graph records them): solve and inv: gB = A^-H g, gA = -gB X^H; det:
  * g det A^-H; slogdet: g_logabsdet A^-H; cholesky: PyTorch's cholesky_backward; solve_triangular: its
- * linalg_solve_triangular_backward. */
+ * linalg_solve_triangular_backward; lu_factor (square): its lu_factor_ex_backward. */
 #include <math.h>
 
 #include "../ops/linalg.h"
@@ -390,7 +390,49 @@ finish:
   return st;
 }
 
-/* ---- lu_factor: no gradient yet (the guard refuses an input that requires one) ---- */
+/* ---- lu_factor of square matrices: saved 0 LU (output), 1 pivots; PyTorch's lu_factor_ex_backward, gA =
+ * P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H with gL, gU gLU's strict lower and upper parts. (Rectangular
+ * matrices record nothing: the guard refuses an input that requires grad there.) ---- */
+
+static const vkt_var *eye_of(vkt_bw *b, const vkt_var *x) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_eye(&out.t, vkt_tensor_device(&x->t), x->t.dtype, rows(&x->t), rows(&x->t)), &out) : NULL;
+}
+
+/* P of lu_factor's pivots, shaped as lu: the identity's rows permuted by the swaps undone. */
+static const vkt_var *permutation(vkt_bw *b, const vkt_var *piv, const vkt_var *lu) {
+  vkt_tensor e = {0}, fe = {0}, fp = {0}, x = {0};
+  vkt_var out = {0};
+  if (!piv || !lu)
+    return NULL;
+  int nd = lu->t.ndim - 2;
+  int64_t n = rows(&lu->t), pshape[2] = {1, n};
+  for (int d = 0; d < nd; d++)
+    pshape[0] *= lu->t.shape[d];
+  vkt_status st = vkt_eye(&e, vkt_tensor_device(&lu->t), lu->t.dtype, n, n);
+  if (!st && !(st = flat(&e, nd, lu->t.shape, false, &fe)) && !(st = vkt_contiguous(&x, &piv->t)) &&
+      !(st = vkt_view(&fp, &x, 2, pshape))) {
+    vkt_tensor_release(&x);
+    if (!(st = vkt_trsm(&fe, 0, &fe, &fp, VKT_TRSM_PERMUTE, &x)))
+      st = unflat(&x, nd, lu->t.shape, false, &out.t);
+  }
+  vkt_tensor_release(&e);
+  vkt_tensor_release(&fe);
+  vkt_tensor_release(&fp);
+  vkt_tensor_release(&x);
+  return keep(b, st, &out);
+}
+
+static void lu_factor_backward(vkt_bw *b) {
+  const vkt_var *lu = S(b, 0), *g = G(b, 0);
+  const vkt_var *l = add(b, tri(b, lu, false, -1), eye_of(b, lu)), *u = tri(b, lu, true, 0);
+  const vkt_var *ga = add(b, tri(b, matmul(b, mH(b, l), tri(b, g, false, -1)), false, -1),
+                          tri(b, matmul(b, tri(b, g, true, 0), mH(b, u)), true, 0));
+  ga = solve_tri(b, mH(b, u), ga, false, false, false);
+  ga = solve_tri(b, mH(b, l), ga, true, true, true);
+  SET(b, 0, matmul(b, permutation(b, S(b, 1), lu), ga));
+}
+static const vkt_fn lu_factor_fn = {"LinalgLuFactorExBackward0", lu_factor_backward};
 
 vkt_status vkt_ag_lu_factor(const vkt_var *a, vkt_var *lu, vkt_var *pivots) {
   const char *name = "torch.linalg.lu_factor";
@@ -417,6 +459,13 @@ vkt_status vkt_ag_lu_factor(const vkt_var *a, vkt_var *lu, vkt_var *pivots) {
   if ((st = vkt_slice(&v, &piv, 1, 0, k, 1)) || (st = vkt_clone(&dense, &v)))
     goto finish;
   st = vkt_view(&pivots->t, &dense, nd - 1, pshape);
+  vkt_node *node = st || m != n ? NULL : vkt_node_begin(&lu_factor_fn, 1, &a, 1);
+  if (node) {
+    vkt_node_save(node, 0, lu, true, 0);
+    vkt_node_save(node, 1, pivots, false, 0);
+    vkt_node_output(node, 0, lu);
+    vkt_node_decref(node);
+  }
 finish:
   if (st) {
     vkt_var_release(lu);

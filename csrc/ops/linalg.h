@@ -32,10 +32,12 @@ vkt_status vkt_svd(const vkt_tensor *a, bool full, vkt_tensor *u, vkt_tensor *s,
  * CHOLESKY: in[0] [batch, n, n] (its lower triangle is read); out [batch, n, n] L; out2 int32 [batch] info:
  * the order of the first leading minor that is not positive-definite, or 0.
  * TRSM: out [batch, n, k] := A^-1 in[1] ([batch, n, k]), the matrices of A in in[0] iparam[1] elements apart;
- * iparam[0] holds VKT_TRSM_* bits; with VKT_TRSM_LU, in[0] is LU's out and in[2] its out2. */
+ * iparam[0] holds VKT_TRSM_* bits; with VKT_TRSM_LU, in[0] is LU's out and in[2] its out2; with
+ * VKT_TRSM_PERMUTE, out := P in[1] alone, P of the pivots in[2] ([batch, n] int32), in[0] unread. */
 #define VKT_TRSM_UPPER 1
 #define VKT_TRSM_UNIT 2
 #define VKT_TRSM_LU 4
+#define VKT_TRSM_PERMUTE 8
 #define VKT_LU_EXTRA 3 /* det, sign, log|det| after each LU */
 
 /* The blocks of LU above for a [..., m, n] (batch flattened); PyTorch's type checks under name. */

@@ -216,7 +216,8 @@ vkt_status vkt_solve_launch(const vkt_op *op, const vkt_op_args *a) {
                     (uint32_t)a->iparam[1], (uint32_t)in->offset, (uint32_t)a->in[1]->offset,
                     (uint32_t)a->out->offset, a->nin > 2 ? (uint32_t)a->in[2]->offset : 0u};
   type_defines(defines, sizeof defines, a->out->dtype,
-               (mode & VKT_TRSM_LU) ? "#define LU_SOLVE\n"
+               (mode & VKT_TRSM_LU)        ? "#define LU_SOLVE\n"
+               : (mode & VKT_TRSM_PERMUTE) ? "#define PERMUTE\n"
                : (mode & VKT_TRSM_UPPER) ? ((mode & VKT_TRSM_UNIT) ? "#define UPPER\n#define UNIT true\n"
                                                                   : "#define UPPER\n#define UNIT false\n")
                : (mode & VKT_TRSM_UNIT) ? "#define UNIT true\n" : "#define UNIT false\n");

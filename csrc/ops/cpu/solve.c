@@ -107,14 +107,22 @@ static void trsm_one(const vkt_op_args *a, int64_t b, int64_t col) {
       x[i] = x[piv[i] - 1], x[piv[i] - 1] = t;
     }
   }
+  if (mode & VKT_TRSM_PERMUTE) { /* P B: the swaps undone, last first */
+    const int32_t *piv = (const int32_t *)vkt_tensor_host(a->in[2]) + b * n;
+    for (int64_t i = n - 1; i >= 0; i--) {
+      double t = x[i];
+      x[i] = x[piv[i] - 1], x[piv[i] - 1] = t;
+    }
+  }
   bool lu = mode & VKT_TRSM_LU, unit = mode & VKT_TRSM_UNIT;
-  if (lu || !(mode & VKT_TRSM_UPPER))
+  bool solve = !(mode & VKT_TRSM_PERMUTE);
+  if (solve && (lu || !(mode & VKT_TRSM_UPPER)))
     for (int64_t i = 0; i < n; i++) {
       for (int64_t c = 0; c < i; c++)
         x[i] -= load(a->in[0], a0 + i * n + c) * x[c];
       x[i] = lu || unit ? x[i] : x[i] / load(a->in[0], a0 + i * n + i);
     }
-  if (lu || (mode & VKT_TRSM_UPPER))
+  if (solve && (lu || (mode & VKT_TRSM_UPPER)))
     for (int64_t i = n - 1; i >= 0; i--) {
       for (int64_t c = i + 1; c < n; c++)
         x[i] -= load(a->in[0], a0 + i * n + c) * x[c];

@@ -207,6 +207,31 @@ def sort_cases(peer, quick=False):
                "bytes": nbytes}
 
 
+def linalg_cases(peer, quick=False):
+    """Batched small-matrix linear algebra, the case vkt's one-invocation-a-matrix kernels are written for: inv,
+    slogdet, lu_factor, cholesky and solve of a batch of 8x8 matrices (well conditioned: identity plus noise; SPD
+    for cholesky), float32 and float64."""
+    rng = np.random.default_rng(0)
+    t = peer.torch
+    batch, n = (256 if quick else 4096), 8
+    for dtype in ("float32", "float64"):
+        a = (np.eye(n) + 0.1 * rng.standard_normal((batch, n, n))).astype(dtype)
+        spd = a @ a.transpose(0, 2, 1) + n * np.eye(n, dtype=dtype)
+        b = rng.standard_normal((batch, n, 2)).astype(dtype)
+        va, vs, vb = (vkt.tensor(v, device="vulkan") for v in (a, spd, b))
+        pa, ps, pb = (peer.array(v) for v in (a, spd, b))
+        lib = t.linalg if t else np.linalg
+        cases = [("linalg.inv", lambda: vkt.linalg.inv(va), lambda: lib.inv(pa)),
+                 ("linalg.slogdet", lambda: vkt.linalg.slogdet(va), lambda: lib.slogdet(pa)),
+                 ("linalg.solve", lambda: vkt.linalg.solve(va, vb), lambda: lib.solve(pa, pb)),
+                 ("linalg.cholesky", lambda: vkt.linalg.cholesky(vs), lambda: lib.cholesky(ps))]
+        if t:
+            cases.append(("linalg.lu_factor", lambda: vkt.linalg.lu_factor(va), lambda: t.linalg.lu_factor(pa)))
+        for name, run, ref in cases:
+            yield {"op": f"{name} {dtype}", "shape": f"{batch}x{n}x{n}", "vkt": timed(run, vsync, 20),
+                   "peer": timed(ref, peer.sync, 20)}
+
+
 def view_cases(peer, n):
     """Ops on strided views of a 2^26-float matrix: copies of a transpose and of every other column into
     new dense tensors, and a relu and a whole sum of a transpose."""
@@ -624,7 +649,7 @@ void main() { x[gl_GlobalInvocationID.x] *= p.factor; }
 
 
 CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "views": view_cases, "matmul": matmul_cases,
-         "sort": sort_cases, "chain": small_op_chain,
+         "sort": sort_cases, "chain": small_op_chain, "linalg": linalg_cases,
          "autograd": autograd_cases, "training": training_cases, "fusion": fusion_cases, "transfer": transfers,
          "startup": first_result, "cpu": cpu_cases, "kernels": kernel_cases}
 
@@ -654,7 +679,7 @@ def main():
         if args.quick:
             kwargs = {"elementwise": {"n": 2**20}, "reduce": {"n": 2**20}, "views": {"n": 2**20},
                       "transfer": {"mib": 16}, "chain": {"n_ops": 200}, "matmul": {"quick": True},
-                      "sort": {"quick": True}, "autograd": {"quick": True}, "training": {"quick": True}, "fusion": {"quick": True},
+                      "sort": {"quick": True}, "linalg": {"quick": True}, "autograd": {"quick": True}, "training": {"quick": True}, "fusion": {"quick": True},
                       "kernels": {"quick": True, "n_ops": 200},
                       "cpu": {"n": 2**20, "matmul": 256, "n_ops": 200}}.get(g, {})
         sized = ("elementwise", "reduce", "views")

@@ -7,11 +7,16 @@
 // Abramowitz & Stegun 7.1.26 is 1.5e-7 absolute; this rational form (from Numerical Recipes' erfc
 // Chebyshev fit) keeps 1.2e-7 relative on erfc, so gelu stays within float32 rounding. erf itself
 // takes the Maclaurin series below 0.5, where 1 - erfc cancels (erf(1e-3) was 5e-5 off).
+// erfc(z) = t e^(-z^2 + vkt_erfc_nr_poly(t)), t = 1 / (1 + z / 2): log_ndtr and ndtri take its log, without
+// underflow.
+float vkt_erfc_nr_poly(float t) {
+  return -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 +
+         t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+}
+float vkt_erfc_nr_exponent(float z, float t) { return -z * z + vkt_erfc_nr_poly(t); }
 float vkt_erfc_nr(float z) {
   float t = 1.0 / (1.0 + 0.5 * z);
-  return t * exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
-         t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
-         t * (-0.82215223 + t * 0.17087277)))))))));
+  return t * exp(vkt_erfc_nr_exponent(z, t));
 }
 float vkt_erf(float x) {
   if (abs(x) < 0.5) {
@@ -162,11 +167,10 @@ float vkt_acos(float x) {
     return 2.0 * vkt_asin(sqrt(0.5 * (1.0 - x)));
   return 1.5707963267948966 - vkt_asin(x);
 }
-// Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision.
-float vkt_erfinv(float x) {
-  if (abs(x) >= 1.0)
-    return abs(x) == 1.0 ? vkt_with_sign_of(uintBitsToFloat(0x7f800000u), x) : uintBitsToFloat(0x7fc00000u);
-  float w = -log((1.0 - x) * (1.0 + x)), p;
+// Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single precision: erfinv(x) / x
+// as a function of w = -log(1 - x^2), which ndtri computes without 1 - x^2's cancellation.
+float vkt_erfinv_ratio(float w) {
+  float p;
   if (w < 5.0) {
     w = w - 2.5;
     p = 2.81022636e-08;
@@ -180,7 +184,12 @@ float vkt_erfinv(float x) {
     p = 0.00573950773 + p * w, p = -0.0076224613 + p * w, p = 0.00943887047 + p * w;
     p = 1.00167406 + p * w, p = 2.83297682 + p * w;
   }
-  return p * x;
+  return p;
+}
+float vkt_erfinv(float x) {
+  if (abs(x) >= 1.0)
+    return abs(x) == 1.0 ? vkt_with_sign_of(uintBitsToFloat(0x7f800000u), x) : uintBitsToFloat(0x7fc00000u);
+  return vkt_erfinv_ratio(-log((1.0 - x) * (1.0 + x))) * x;
 }
 // C's atan2, signed zeros and infinities included (GLSL's atan(y, x) is undefined at x = y = 0).
 float vkt_atan2(float y, float x) {
@@ -209,6 +218,273 @@ float vkt_logaddexp(float x, float y) {
   if (x != x || y != y)
     return x + y;
   return max(x, y) + vkt_log1p(exp(-abs(x - y)));
+}
+
+// ---- special functions (torch.special): Cephes' single-precision forms, as PyTorch's float kernels ----
+
+// sin(pi z), |z| <= 1/2, by its Taylor series (truncation below 1e-9): exactly 0 at z = 0, so that the reflection
+// formulas find the poles at the integers, where the drivers' sin(pi * x) is 1e-7 off.
+float vkt_sinpi_reduced(float z) {
+  float t = 3.141592653589793 * z, s = t * t;
+  return t * (1.0 + s * (-1.0 / 6.0 + s * (1.0 / 120.0 + s * (-1.0 / 5040.0 + s * (1.0 / 362880.0 +
+         s * (-1.0 / 39916800.0 + s * (1.0 / 6227020800.0)))))));
+}
+float vkt_sinpi(float x) {
+  float r = x - 2.0 * roundEven(0.5 * x); // [-1, 1], exactly
+  if (abs(r) > 0.5)
+    r = (r > 0.0 ? 1.0 : -1.0) - r;
+  return vkt_sinpi_reduced(r);
+}
+float vkt_cospi(float x) {
+  float r = abs(x - 2.0 * roundEven(0.5 * x));
+  return r <= 0.5 ? vkt_sinpi_reduced(0.5 - r) : -vkt_sinpi_reduced(r - 0.5);
+}
+float vkt_sinc(float x) { return x == 0.0 ? 1.0 : vkt_sinpi(x) / (3.141592653589793 * x); }
+
+// e^a within a few ulp at any a: 2^k e^r, r = a - k ln 2 in two parts (Cody and Waite's), where the drivers' exp,
+// 2^(a log2(e)), is off by |a| 2^-24 relative through the rounding of a log2(e) (3e-6 at a = -70).
+float vkt_exp_reduced(float a) {
+  if (!(abs(a) < 150.0)) // NaN, and past the range: 0 or inf
+    return exp(a);
+  float k = roundEven(a * 1.4426950408889634);
+  return ldexp(exp((a - k * 0.693359375) + k * 2.12194440e-4), int(k));
+}
+// log(x) of x > 0, subnormals included: lavapipe's log takes 1e-45 as 1.2e-38; scaled by 2^64 first (exactly).
+float vkt_log_small(float x) { return x < 1e-30 ? log(x * 18446744073709551616.0) - 44.3614195558365 : vkt_log(x); }
+
+// Cephes' lgamf for x > 0: log Gamma(2 + p) and log Gamma(1 + p) by polynomials near 2 and 1 (where lgamma
+// is near 0 and a shift by the recurrence would cancel), Stirling's series from 6.5.
+float vkt_lgamma_near2(float p) {
+  return p * (((((((6.055172732649237E-004 * p - 1.311620815545743E-003) * p + 2.863437556468661E-003) * p -
+         7.366775108654962E-003) * p + 2.058355474821512E-002) * p - 6.735323259371034E-002) * p +
+         3.224669577325661E-001) * p + 4.227843421859038E-001);
+}
+float vkt_lgamma_positive(float x) {
+  if (x >= 6.5) {
+    float q = 0.91893853320467274178 - x + (x - 0.5) * log(x);
+    if (x <= 1e4) {
+      float z = 1.0 / x, p = z * z;
+      q += ((6.789774945028216E-004 * p - 2.769887652139863E-003) * p + 8.333316229807355E-002) * z;
+    }
+    return q;
+  }
+  float z = 1.0;
+  if (x >= 1.5) { // down into [1.5, 2.5]: Gamma(x) = (x - 1) ... (x - n) Gamma(x - n)
+    for (int i = 0; i < 5 && x > 2.5; i++)
+      x -= 1.0, z *= x;
+    return vkt_lgamma_near2(x - 2.0) + log(z);
+  }
+  if (x >= 1.25)
+    return vkt_lgamma_near2(x - 1.0) - log(x);
+  if (x >= 0.75) {
+    float p = x - 1.0;
+    return p * (((((((1.369488127325832E-001 * p - 1.590086327657347E-001) * p + 1.692415923504637E-001) * p -
+           2.067882815621965E-001) * p + 2.705806208275915E-001) * p - 4.006931650563372E-001) * p +
+           8.224670749082976E-001) * p - 5.772156501719101E-001);
+  }
+  for (int i = 0; i < 2 && x < 1.5; i++) // up into [1.5, 2.5)
+    z *= x, x += 1.0;
+  return vkt_lgamma_near2(x - 2.0) - vkt_log_small(z);
+}
+// Negative x by the reflection Gamma(x) Gamma(1 - x) = pi / sin(pi x), except in (-1, 0), where
+// Gamma(x) = Gamma(x + 1) / x keeps x sin(pi x) from underflowing.
+float vkt_lgamma(float x) {
+  if (isinf(x) || x == floor(x) && x <= 0.0)
+    return uintBitsToFloat(0x7f800000u);
+  if (x > 0.0 || isnan(x))
+    return vkt_lgamma_positive(x);
+  if (x > -1.0)
+    return vkt_lgamma_positive(x + 1.0) - vkt_log_small(-x);
+  return 1.1447298858494002 - log(abs(x * vkt_sinpi(x))) - vkt_lgamma_positive(-x);
+}
+
+// PyTorch's calc_digamma: the reflection psi(x) = psi(1 - x) - pi / tan(pi x) below 0, the recurrence up to 10,
+// then the asymptotic series.
+float vkt_digamma(float x) {
+  if (x == 0.0)
+    return vkt_with_sign_of(-uintBitsToFloat(0x7f800000u), x); // +-0 gives -+inf, as C's and SciPy's
+  float result = 0.0;
+  if (x < 0.0) {
+    if (x == floor(x))
+      return uintBitsToFloat(0x7fc00000u);
+    float r = x - trunc(x);
+    result = -3.141592653589793 * vkt_cospi(r) / vkt_sinpi(r);
+    x = 1.0 - x;
+  }
+  for (int i = 0; i < 10 && x < 10.0; i++)
+    result -= 1.0 / x, x += 1.0;
+  if (x == 10.0)
+    return result + 2.25175258906672110764;
+  float y = 0.0;
+  if (x < 1.0e17) {
+    float z = 1.0 / (x * x);
+    y = z * ((((((8.33333333333333333333E-2 * z - 2.10927960927960927961E-2) * z + 7.57575757575757575758E-3) * z -
+        4.16666666666666666667E-3) * z + 3.96825396825396825397E-3) * z - 8.33333333333333333333E-3) * z +
+        8.33333333333333333333E-2);
+  }
+  return result + log(x) - 0.5 / x - y;
+}
+// PyTorch's calc_trigamma, with the reflection pi^2 / sin^2(pi x) - trigamma(1 - x) below 1/2.
+float vkt_trigamma(float x) {
+  float sign = 1.0, result = 0.0;
+  if (isinf(x)) // PyTorch's limits
+    return x > 0.0 ? 0.0 : uintBitsToFloat(0x7f800000u);
+  if (x < 0.5) {
+    float s = vkt_sinpi(x);
+    sign = -1.0, result = -9.869604401089358 / (s * s), x = 1.0 - x;
+  }
+  for (int i = 0; i < 6; i++)
+    result += 1.0 / (x * x), x += 1.0;
+  float ixx = 1.0 / (x * x);
+  result += (1.0 + 1.0 / (2.0 * x) + ixx * (1.0 / 6.0 - ixx * (1.0 / 30.0 - ixx * (1.0 / 42.0)))) / x;
+  return sign * result;
+}
+float vkt_powi(float x, int n) { // x^n of an integer n >= 0, by squaring: defined for x < 0, where pow is not
+  float r = 1.0;
+  for (; n > 0; n >>= 1, x *= x)
+    if ((n & 1) != 0)
+      r *= x;
+  return r;
+}
+// Hurwitz zeta(s, q) of an integer s > 1 and q > 0: Cephes' sum up to q + 9, then Euler-Maclaurin.
+float vkt_zeta_positive(int s, float q) {
+  const float bernoulli[12] = float[12](12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+      7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+      1.8152105401943546773e17, -7.1661652561756670113e18);
+  if (isinf(q))
+    return 0.0;
+  float sum = vkt_powi(1.0 / q, s), a = q, b = 0.0;
+  for (int i = 0; i < 20 && (i < 9 || a <= 9.0); i++) {
+    a += 1.0, b = vkt_powi(1.0 / a, s), sum += b;
+    if (b < 6e-8 * sum)
+      return sum;
+  }
+  float w = a, f = 1.0, k = 0.0;
+  sum += b * w / float(s - 1) - 0.5 * b;
+  for (int i = 0; i < 12; i++, k += 2.0) {
+    f *= float(s) + k, b /= w;
+    float t = f * b / bernoulli[i];
+    sum += t;
+    if (abs(t / sum) < 6e-8)
+      break;
+    f *= float(s) + k + 1.0, b /= w;
+  }
+  return sum;
+}
+// (-1)^(n+1) n! zeta(n + 1, x); below 0 the sum's terms left of 0 are zeta's at the fraction f = ceil(x) - x
+// mirrored, zeta(s, x) = (-1)^s (zeta(s, f) - zeta(s, 1 - x)) + zeta(s, 1 - f), so no loop runs to 0 from x.
+float vkt_polygamma(int n, float x) {
+  if (n == 0)
+    return vkt_digamma(x);
+  if (n == 1)
+    return vkt_trigamma(x);
+  float factorial = 1.0, sign = (n & 1) != 0 ? 1.0 : -1.0;
+  for (int k = 2; k <= n; k++)
+    factorial *= float(k);
+  if (x <= 0.0 && x == floor(x))
+    return sign * uintBitsToFloat(0x7f800000u);
+  float z;
+  if (x > 0.0 || isnan(x)) {
+    z = vkt_zeta_positive(n + 1, x);
+  } else {
+    float f = trunc(x) - x;
+    z = vkt_zeta_positive(n + 1, 1.0 - f);
+    z += ((n & 1) != 0 ? 1.0 : -1.0) * (vkt_zeta_positive(n + 1, f) - vkt_zeta_positive(n + 1, 1.0 - x));
+  }
+  return sign * factorial * z;
+}
+
+// log(x / (1 - x)), x first clamped to [eps, 1 - eps] where eps >= 0; log1p near 1/2, where the ratio is near 1.
+float vkt_logit(float x, float eps) {
+  if (eps >= 0.0)
+    x = x < eps ? eps : x > 1.0 - eps ? 1.0 - eps : x;
+  if (x < 0.0 || x > 1.0)
+    return uintBitsToFloat(0x7fc00000u);
+  return abs(x - 0.5) < 0.25 ? vkt_log1p((2.0 * x - 1.0) / (1.0 - x)) : vkt_log_small(x / (1.0 - x));
+}
+float vkt_entr(float x) {
+  if (isnan(x) || x == 0.0)
+    return isnan(x) ? x : 0.0;
+  return x > 0.0 ? -x * vkt_log_small(x) : -uintBitsToFloat(0x7f800000u);
+}
+// 0.5 erfc(-x / sqrt 2); below -1 with erfc's e^(-x^2 / 2) split exactly (x * x and, by fma, its rounding error):
+// rounded once, x^2 / 2 near 80 would lose 1e-5 of the tail.
+float vkt_ndtr(float x) {
+  if (!(x < -1.0))
+    return 0.5 * vkt_erfc(x * -0.7071067811865476);
+  float z = x * -0.7071067811865476, t = 1.0 / (1.0 + 0.5 * z), hi = x * x, lo = fma(x, x, -hi);
+  return 0.5 * t * vkt_exp_reduced(-0.5 * hi) * exp(vkt_erfc_nr_poly(t) - 0.5 * lo);
+}
+// log(ndtr(x)): log1p of the upper tail above -1; below, the log of erfc's rational form, which never underflows.
+float vkt_log_ndtr(float x) {
+  if (x >= -1.0 || isnan(x))
+    return vkt_log1p(-0.5 * vkt_erfc(x * 0.7071067811865476));
+  float z = x * -0.7071067811865476, t = 1.0 / (1.0 + 0.5 * z);
+  return log(0.5 * t) + vkt_erfc_nr_exponent(z, t);
+}
+
+// sqrt(2) erfinv(2p - 1), with 1 - (2p - 1)^2 = 4 p (1 - p) taken as that product: no cancellation. Giles' form
+// holds while w = -log(4 p (1 - p)) < 16 (erfinv's float range); in the tails, from Abramowitz & Stegun 26.2.23
+// (4.5e-4), Newton's steps on log(ndtr(x)) - log(q), whose derivative is 1 / Mills' ratio and neither underflows.
+float vkt_ndtri(float p) {
+  if (p <= 0.0 || p >= 1.0)
+    return p == 0.0 ? -uintBitsToFloat(0x7f800000u) : p == 1.0 ? uintBitsToFloat(0x7f800000u) :
+           uintBitsToFloat(0x7fc00000u);
+  float w = -vkt_log_small(4.0 * p * (1.0 - p));
+  if (w < 16.0)
+    return 1.4142135623730951 * vkt_erfinv_ratio(w) * (2.0 * p - 1.0);
+  float q = min(p, 1.0 - p), lq = vkt_log_small(q), t = sqrt(-2.0 * lq);
+  float x = (2.515517 + t * (0.802853 + t * 0.010328)) / (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308))) - t;
+  for (int i = 0; i < 3; i++) {
+    float z = x * -0.7071067811865476, u = 1.0 / (1.0 + 0.5 * z);
+    float mills = 1.2533141373155003 * u * exp(vkt_erfc_nr_poly(u)); // ndtr(x) / pdf(x) = sqrt(pi / 2) erfcx(z)
+    x -= (vkt_log_ndtr(x) - lq) * mills;
+  }
+  return p > 0.5 ? -x : x;
+}
+// Cephes' i0f, i1f (Chebyshev series of e^-x I(x) on [0, 8] and of e^-x sqrt(x) I(x) beyond), as PyTorch's float
+// kernels; e^x applied in halves, so that I0 and I1 stay finite up to 91.9, as in float64.
+float vkt_bessel_i(float x, bool one, bool scaled) {
+  const float i0a[18] = float[18](-1.30002500998624804212E-8, 6.04699502254191894932E-8, -2.67079385394061173391E-7,
+      1.11738753912010371815E-6, -4.41673835845875056359E-6, 1.64484480707288970893E-5, -5.75419501008210370398E-5,
+      1.88502885095841655729E-4, -5.76375574538582365885E-4, 1.63947561694133579842E-3, -4.32430999505057594430E-3,
+      1.05464603945949983183E-2, -2.37374148058994688156E-2, 4.93052842396707084878E-2, -9.49010970480476444210E-2,
+      1.71620901522208775349E-1, -3.04682672343198398683E-1, 6.76795274409476084995E-1);
+  const float i0b[7] = float[7](3.39623202570838634515E-9, 2.26666899049817806459E-8, 2.04891858946906374183E-7,
+      2.89137052083475648297E-6, 6.88975834691682398426E-5, 3.36911647825569408990E-3, 8.04490411014108831608E-1);
+  const float i1a[17] = float[17](9.38153738649577178388E-9, -4.44505912879632808065E-8, 2.00329475355213526229E-7,
+      -8.56872026469545474066E-7, 3.47025130813767847674E-6, -1.32731636560394358279E-5, 4.78156510755005422638E-5,
+      -1.61760815825896745588E-4, 5.12285956168575772895E-4, -1.51357245063125314899E-3, 4.15642294431288815669E-3,
+      -1.05640848946261981558E-2, 2.47264490306265168283E-2, -5.29459812080949914269E-2, 1.02643658689847095384E-1,
+      -1.76416518357834055153E-1, 2.52587186443633654823E-1);
+  const float i1b[7] = float[7](-3.83538038596423702205E-9, -2.63146884688951950684E-8, -2.51223623787020892529E-7,
+      -3.88256480887769039346E-6, -1.10588938762623716291E-4, -9.76109749136146840777E-3, 7.78576235018280120474E-1);
+  float ax = abs(x), b0 = 0.0, b1 = 0.0, b2 = 0.0, r;
+  if (isinf(ax))
+    return scaled ? 0.0 : one ? x : ax;
+  bool near = ax <= 8.0;
+  float y = near ? 0.5 * ax - 2.0 : 32.0 / ax - 2.0; // Clenshaw's recurrence below
+  int n = near ? (one ? 17 : 18) : 7;
+  for (int i = 0; i < n; i++) {
+    float c = near ? (one ? i1a[i] : i0a[i]) : (one ? i1b[i] : i0b[i]);
+    b2 = b1, b1 = b0, b0 = y * b1 - b2 + c;
+  }
+  r = 0.5 * (b0 - b2);
+  r = near ? (one ? r * ax : r) : r / sqrt(ax);
+  if (!scaled) {
+    float h = vkt_exp_reduced(0.5 * ax);
+    r = r * h * h;
+  }
+  return one ? vkt_with_sign_of(r, x) : r;
+}
+
+// x log(y) and x log1p(y), 0 where x is 0 (unless y is NaN), as PyTorch's.
+float vkt_xlogy(float x, float y, bool log1p_y) {
+  if (isnan(y) || x == 0.0)
+    return isnan(y) ? y : 0.0;
+  if (!log1p_y && y < 0.0) // GLSL's log is undefined there
+    return uintBitsToFloat(0x7fc00000u);
+  return x * (log1p_y ? vkt_log1p(y) : vkt_log(y));
 }
 #endif
 

@@ -13,6 +13,7 @@
 
 static const vkt_scalar none = {false, 0, 0};
 static const double sqrt_pi = 1.7724538509055160273, ln2 = 0.6931471805599453094, ln10 = 2.3025850929940456840;
+static const double inv_sqrt_2pi = 0.39894228040143267794;
 
 /* ---- unary: gradient of input 0 ---- */
 
@@ -115,6 +116,39 @@ static const vkt_var *d_unary(vkt_bw *b, int id) {
   case VKT_OP_SOFTSIGN: return dvd(b, g, un(b, VKT_OP_SQUARE, bins(b, VKT_OP_ADD, un(b, VKT_OP_ABS, X), 1)));
   case VKT_OP_TANHSHRINK: return mul(b, g, un(b, VKT_OP_SQUARE, un(b, VKT_OP_TANH, X)));
   case VKT_OP_THRESHOLD: return keep_where(b, bins(b, VKT_OP_GT, X, P0), g);
+  case VKT_OP_LGAMMA: return mul(b, g, un(b, VKT_OP_DIGAMMA, X));
+  case VKT_OP_DIGAMMA: return mul(b, g, un2(b, VKT_OP_POLYGAMMA, X, 1, 0));
+  case VKT_OP_POLYGAMMA: return mul(b, g, un2(b, VKT_OP_POLYGAMMA, X, P0 + 1, 0));
+  case VKT_OP_LOGIT: { /* 1 / (x (1 - x)) in [eps, 1 - eps], 0 outside; without eps (P0 < 0) NaN outside [0, 1] */
+    double lo = P0 < 0 ? 0 : P0;
+    const vkt_var *in = bin(b, VKT_OP_LOGICAL_AND, bins(b, VKT_OP_GE, X, lo), bins(b, VKT_OP_LE, X, 1 - lo));
+    const vkt_var *d = keep_where(b, in, dvd(b, g, mul(b, X, sbin(b, VKT_OP_SUB, 1, X))));
+    return P0 < 0 ? add(b, d, zero_where(b, in, muls(b, g, NAN))) : d;
+  }
+  case VKT_OP_SINC: { /* (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at 0 */
+    const vkt_var *px = muls(b, X, M_PI), *px2 = muls(b, un(b, VKT_OP_SQUARE, X), M_PI);
+    const vkt_var *d = sub(b, mul(b, px, un(b, VKT_OP_COS, px)), un(b, VKT_OP_SIN, px));
+    return zero_where(b, bins(b, VKT_OP_EQ, px2, 0), dvd(b, mul(b, g, d), px2));
+  }
+  case VKT_OP_ENTR: return mul(b, g, un(b, VKT_OP_NEG, bins(b, VKT_OP_ADD, un(b, VKT_OP_LOG, X), 1)));
+  case VKT_OP_NDTR: return mul(b, g, muls(b, un(b, VKT_OP_EXP, muls(b, un(b, VKT_OP_SQUARE, X), -0.5)), inv_sqrt_2pi));
+  case VKT_OP_NDTRI: /* sqrt(2 pi) e^(y^2 / 2) */
+    return mul(b, g, muls(b, un(b, VKT_OP_EXP, muls(b, un(b, VKT_OP_SQUARE, Y), 0.5)), 1 / inv_sqrt_2pi));
+  case VKT_OP_LOG_NDTR: { /* pdf(x) / ndtr(x) = e^-(y + x^2 / 2) / sqrt(2 pi) */
+    const vkt_var *e = add(b, Y, muls(b, un(b, VKT_OP_SQUARE, X), 0.5));
+    return mul(b, g, muls(b, un(b, VKT_OP_EXP, un(b, VKT_OP_NEG, e)), inv_sqrt_2pi));
+  }
+  case VKT_OP_I0: return mul(b, g, un(b, VKT_OP_I1, X));
+  case VKT_OP_I0E: return mul(b, g, sub(b, un(b, VKT_OP_I1E, X), mul(b, un(b, VKT_OP_SIGN, X), Y)));
+  case VKT_OP_I1:
+  case VKT_OP_I1E: { /* i0(x) - i1(x) / x, i0e(x) - i1e(x) (sgn(x) + 1 / x); 1/2 at 0 */
+    const vkt_var *zero = bins(b, VKT_OP_EQ, X, 0), *d;
+    if (b->n->id == VKT_OP_I1)
+      d = sub(b, un(b, VKT_OP_I0, X), dvd(b, Y, X));
+    else
+      d = sub(b, un(b, VKT_OP_I0E, X), mul(b, Y, add(b, un(b, VKT_OP_SIGN, X), un(b, VKT_OP_RECIPROCAL, X))));
+    return add(b, keep_where(b, zero, muls(b, g, 0.5)), zero_where(b, zero, mul(b, g, d)));
+  }
   default: /* sign, floor, ceil, round, trunc: zero almost everywhere */ return muls(b, g, 0);
   }
 }
@@ -187,6 +221,19 @@ static const unary_row unary_rows[VKT_OP_COUNT] = {
     U(VKT_OP_SOFTSIGN, "SoftsignBackward0", SX),
     U(VKT_OP_TANHSHRINK, "TanhshrinkBackward0", SX),
     U(VKT_OP_THRESHOLD, "ThresholdBackward0", SX),
+    U(VKT_OP_LGAMMA, "LgammaBackward0", SX),
+    U(VKT_OP_DIGAMMA, "DigammaBackward0", SX),
+    U(VKT_OP_POLYGAMMA, "PolygammaBackward0", SX),
+    U(VKT_OP_LOGIT, "LogitBackward0", SX),
+    U(VKT_OP_SINC, "SincBackward0", SX),
+    U(VKT_OP_ENTR, "SpecialEntrBackward0", SX),
+    U(VKT_OP_NDTR, "SpecialNdtrBackward0", SX),
+    U(VKT_OP_NDTRI, "SpecialNdtriBackward0", SY),
+    U(VKT_OP_LOG_NDTR, "SpecialLogNdtrBackward0", SX | SY),
+    U(VKT_OP_I0, "I0Backward0", SX),
+    U(VKT_OP_I0E, "SpecialI0EBackward0", SX | SY),
+    U(VKT_OP_I1, "SpecialI1Backward0", SX | SY),
+    U(VKT_OP_I1E, "SpecialI1EBackward0", SX | SY),
 };
 
 /* Records node fn over inputs in (saving them in slots 0.., and the output in slot `yslot` when >= 0). An input
@@ -257,6 +304,13 @@ static const vkt_var *select2(vkt_bw *b, const vkt_var *cond, const vkt_var *x, 
 static const vkt_var *extreme_grad(vkt_bw *b, int loses) {
   const vkt_var *half = select2(b, bin(b, VKT_OP_EQ, A, B), muls(b, g, 0.5), g);
   return zero_where(b, bin(b, loses, A, B), half);
+}
+
+/* x in the dtype of y */
+static const vkt_var *like(vkt_bw *b, const vkt_var *x, const vkt_var *y) {
+  vkt_var out = {0};
+  return x && y ? keep(b, vkt_ag_cast(x, vkt_tensor_device(&y->t), y->t.dtype, VKT_PRESERVE_FORMAT, false, &out), &out)
+                : NULL;
 }
 
 static void binary_backward(vkt_bw *b) {
@@ -338,6 +392,20 @@ static void binary_backward(vkt_bw *b) {
     SET(b, 0, dvd(b, g, bins(b, VKT_OP_ADD, un(b, VKT_OP_EXP, bin(b, VKT_OP_SUB, B, A)), 1)));
     SET(b, 1, dvd(b, g, bins(b, VKT_OP_ADD, un(b, VKT_OP_EXP, bin(b, VKT_OP_SUB, A, B)), 1)));
     break;
+  case VKT_OP_XLOGY:
+  case VKT_OP_XLOG1PY: /* a's: xlogy(a != 0, b) (NaN where b is, at a = 0 too); xlog1py(g, b), 0 where a = 0 and
+                        * b <= -1, as PyTorch's; b's: a / b, a / (b + 1) */
+    if (NEED(b, 0) && b->n->id == VKT_OP_XLOGY) {
+      SET(b, 0, mul(b, g, with(b, VKT_OP_XLOGY, like(b, bins(b, VKT_OP_NE, A, 0), A), 1)));
+    } else if (NEED(b, 0)) {
+      const vkt_var *d = with(b, VKT_OP_XLOG1PY, g, 1), *zero = bins(b, VKT_OP_EQ, A, 0);
+      if (!is_num(b, 1))
+        zero = bin(b, VKT_OP_LOGICAL_AND, zero, bins(b, VKT_OP_LE, B, -1));
+      SET(b, 0, is_num(b, 1) && !(SB <= -1) ? d : zero_where(b, zero, d));
+    }
+    if (NEED(b, 1))
+      SET(b, 1, times(b, dvd(b, g, b->n->id == VKT_OP_XLOGY ? B : bins(b, VKT_OP_ADD, B, 1)), 0));
+    break;
   case VKT_OP_THRESHOLD_BACKWARD: /* relu's backward: linear in the gradient, a step in y */
     if (NEED(b, 0))
       SET(b, 0, bin(b, VKT_OP_THRESHOLD_BACKWARD, g, B));
@@ -369,6 +437,8 @@ static const binary_row binary_rows[VKT_OP_COUNT] = {
     BR(VKT_OP_HYPOT, "HypotBackward0", 5, 6),
     BR(VKT_OP_COPYSIGN, "CopysignBackward0", 5, 0),
     BR(VKT_OP_LOGADDEXP, "LogaddexpBackward0", 3, 3),
+    BR(VKT_OP_XLOGY, "XlogyBackward0", 3, 3),
+    BR(VKT_OP_XLOG1PY, "SpecialXlog1PyBackward0", 3, 3),
     BR(VKT_OP_THRESHOLD_BACKWARD, "ThresholdBackwardBackward0", 2, 0),
 };
 
@@ -389,6 +459,11 @@ vkt_status vkt_ag_binary_operands(int id, const vkt_var *a, vkt_operand x, const
     return st; /* comparisons, logical and bitwise ops: no gradient */
   static const vkt_fn pow_number = {"PowBackward0", binary_backward}, rsub = {"RsubBackward1", binary_backward};
   const vkt_fn *fn = id == VKT_OP_POW && !b ? &pow_number : id == VKT_OP_SUB && !a ? &rsub : &row->fn;
+  static const vkt_fn xlogy_number[2][2] = { /* [xlog1py][b a number]: PyTorch's Scalar overloads */
+      {{"XlogyBackward1", binary_backward}, {"XlogyBackward2", binary_backward}},
+      {{"SpecialXlog1PyBackward1", binary_backward}, {"SpecialXlog1PyBackward2", binary_backward}}};
+  if ((id == VKT_OP_XLOGY || id == VKT_OP_XLOG1PY) && (!a || !b))
+    fn = &xlogy_number[id == VKT_OP_XLOG1PY][!b];
   const vkt_var *in[2] = {a, b};
   vkt_scalar s[3] = {sa, sb, alpha};
   record(fn, 2, in, 0, -1, out, id, s, 3, row->need);

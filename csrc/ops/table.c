@@ -101,6 +101,19 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     UNARY(VKT_OP_SOFTSIGN, "softsign", "x / (C(1) + abs(x))", softsign, VKT_FLOAT_ONLY | VKT_NOT_BOOL),
     UNARY(VKT_OP_TANHSHRINK, "tanhshrink", "x - vkt_tanh(x)", tanhshrink, FLOATS | VKT_NOT_BOOL),
     UNARY(VKT_OP_THRESHOLD, "threshold", "x <= P0 ? P1 : x", threshold, VKT_NOT_BOOL),
+    UNARY(VKT_OP_LGAMMA, "lgamma", "vkt_lgamma(x)", lgamma, FLOATS),
+    UNARY(VKT_OP_DIGAMMA, "digamma", "vkt_digamma(x)", digamma, FLOATS),
+    UNARY(VKT_OP_POLYGAMMA, "polygamma", "vkt_polygamma(int(P0), x)", polygamma, FLOATS),
+    UNARY(VKT_OP_LOGIT, "logit", "vkt_logit(x, P0)", logit, FLOATS),
+    UNARY(VKT_OP_SINC, "sinc", "vkt_sinc(x)", sinc, FLOATS),
+    UNARY(VKT_OP_ENTR, "special_entr", "vkt_entr(x)", entr, FLOATS),
+    UNARY(VKT_OP_NDTR, "special_ndtr", "vkt_ndtr(x)", ndtr, FLOATS),
+    UNARY(VKT_OP_NDTRI, "special_ndtri", "vkt_ndtri(x)", ndtri, FLOATS),
+    UNARY(VKT_OP_LOG_NDTR, "special_log_ndtr", "vkt_log_ndtr(x)", log_ndtr, FLOATS),
+    UNARY(VKT_OP_I0, "i0", "vkt_bessel_i(x, false, false)", i0, FLOATS),
+    UNARY(VKT_OP_I0E, "special_i0e", "vkt_bessel_i(x, false, true)", i0e, FLOATS),
+    UNARY(VKT_OP_I1, "special_i1", "vkt_bessel_i(x, true, false)", i1, FLOATS),
+    UNARY(VKT_OP_I1E, "special_i1e", "vkt_bessel_i(x, true, true)", i1e, FLOATS),
     BINARY(VKT_OP_ADD, "add", "x + y * P1", add, 0),
     BINARY(VKT_OP_SUB, "sub", "x - y * P1", sub, VKT_NO_BOOL),
     BINARY(VKT_OP_MUL, "mul", "x * y", mul, 0),
@@ -136,6 +149,9 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     BINARY(VKT_OP_ISCLOSE, "isclose", "vkt_isclose(x, y, P0, P1, false)", isclose, VKT_BOOL_OUT | VKT_FLOAT_ONLY),
     BINARY(VKT_OP_ISCLOSE_NAN, "isclose", "vkt_isclose(x, y, P0, P1, true)", isclose_nan,
            VKT_BOOL_OUT | VKT_FLOAT_ONLY),
+    /* x log(y) and x log1p(y), 0 where x is 0 unless y is NaN */
+    BINARY(VKT_OP_XLOGY, "xlogy", "vkt_xlogy(x, y, false)", xlogy, FLOATS),
+    BINARY(VKT_OP_XLOG1PY, "special_xlog1py", "vkt_xlogy(x, y, true)", xlog1py, FLOATS),
     BINARY(VKT_OP_THRESHOLD_BACKWARD, "threshold_backward", "y > C(0) ? x : C(0)", threshold_backward, VKT_NOT_BOOL),
     [VKT_OP_WHERE] = {"where", "where.comp", "", EW, NULL, NULL, 0},
     REDUCE(VKT_OP_SUM, "sum", "#define OP_SUM\n", 0),
@@ -194,7 +210,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     [VKT_OP_TRSM] = {"solve_triangular", "trsm.comp", "", vkt_solve_supports, vkt_solve_launch, vkt_cpu_solve, NULL,
                      NULL, 0},
 };
-static_assert(VKT_OP_COUNT == 145, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 160, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

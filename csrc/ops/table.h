@@ -74,6 +74,20 @@ typedef enum {
   VKT_OP_SOFTSIGN,
   VKT_OP_TANHSHRINK,
   VKT_OP_THRESHOLD,
+  /* special functions (torch.special): P0 is polygamma's n, logit's eps (-1: none) */
+  VKT_OP_LGAMMA,
+  VKT_OP_DIGAMMA,
+  VKT_OP_POLYGAMMA,
+  VKT_OP_LOGIT,
+  VKT_OP_SINC,
+  VKT_OP_ENTR,
+  VKT_OP_NDTR,
+  VKT_OP_NDTRI,
+  VKT_OP_LOG_NDTR,
+  VKT_OP_I0,
+  VKT_OP_I0E,
+  VKT_OP_I1,
+  VKT_OP_I1E,
   /* binary elementwise */
   VKT_OP_ADD,
   VKT_OP_SUB,
@@ -107,6 +121,8 @@ typedef enum {
   VKT_OP_LOGICAL_XOR,
   VKT_OP_ISCLOSE,
   VKT_OP_ISCLOSE_NAN,
+  VKT_OP_XLOGY,
+  VKT_OP_XLOG1PY,
   /* autograd's relu backward: the gradient x where the output y is positive, else 0 (one kernel) */
   VKT_OP_THRESHOLD_BACKWARD,
   /* ternary */

@@ -31,9 +31,10 @@ int vkt_py_inplace_records(const vkt_var *dst, const vkt_var *other) {
 }
 
 /* The node name PyTorch gives op id's in-place form where it differs from the out-of-place one (these save
- * their result, not their input), or NULL. */
+ * their result, not their input; polygamma_ is another overload), or NULL. */
 static const char *inplace_name(int id) {
   switch (id) {
+  case VKT_OP_POLYGAMMA: return "PolygammaBackward1";
   case VKT_OP_LEAKY_RELU: return "LeakyReluBackward1";
   case VKT_OP_ELU:
   case VKT_OP_SELU: return "EluBackward1";
@@ -123,7 +124,11 @@ PyObject *vkt_py_unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool i
   X(frac, VKT_OP_FRAC, "x - trunc(x)")                                                                                 \
   X(deg2rad, VKT_OP_DEG2RAD, "degrees to radians")                                                                     \
   X(rad2deg, VKT_OP_RAD2DEG, "radians to degrees")                                                                     \
-  X(bitwise_not, VKT_OP_BITWISE_NOT, "~x of integers, logical not of bools")
+  X(bitwise_not, VKT_OP_BITWISE_NOT, "~x of integers, logical not of bools")                                           \
+  X(lgamma, VKT_OP_LGAMMA, "log |Gamma(x)|")                                                                           \
+  X(digamma, VKT_OP_DIGAMMA, "Gamma'(x) / Gamma(x)")                                                                   \
+  X(i0, VKT_OP_I0, "the modified Bessel function I0")                                                                  \
+  X(sinc, VKT_OP_SINC, "sin(pi x) / (pi x), 1 at 0")
 #define UNARY_TESTS(X)                                                                                                 \
   X(isnan, VKT_OP_ISNAN, "x is NaN")                                                                                   \
   X(isinf, VKT_OP_ISINF, "x is +-inf")                                                                                 \
@@ -138,6 +143,15 @@ PyObject *vkt_py_unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool i
   X(selu, VKT_OP_SELU, "scale * elu(x, alpha) with the self-normalizing constants")                                    \
   X(softsign, VKT_OP_SOFTSIGN, "x / (1 + |x|)")                                                                        \
   X(tanhshrink, VKT_OP_TANHSHRINK, "x - tanh(x)")
+/* torch.special's own functions, which vkt.special names without the prefix */
+#define SPECIAL_FUNCTIONS(X)                                                                                           \
+  X(_special_entr, VKT_OP_ENTR, "-x log(x)")                                                                           \
+  X(_special_ndtr, VKT_OP_NDTR, "the standard normal distribution function")                                           \
+  X(_special_ndtri, VKT_OP_NDTRI, "ndtr's inverse")                                                                    \
+  X(_special_log_ndtr, VKT_OP_LOG_NDTR, "log(ndtr(x)), accurate in the lower tail")                                    \
+  X(_special_i0e, VKT_OP_I0E, "e^-|x| I0(x)")                                                                          \
+  X(_special_i1, VKT_OP_I1, "the modified Bessel function I1")                                                         \
+  X(_special_i1e, VKT_OP_I1E, "e^-|x| I1(x)")
 
 #define DEFINE_METHOD(name, ID, doc)                                                                                   \
   static PyObject *m_##name(PyObject *self, PyObject *unused) {                                                        \
@@ -166,6 +180,7 @@ UNARY_TESTS(DEFINE_METHOD)
 UNARY_TESTS(DEFINE_FUNCTION)
 UNARY_FUNCTIONS(DEFINE_FUNCTION)
 UNARY_FUNCTIONS(DEFINE_INPLACE_FUNCTION)
+SPECIAL_FUNCTIONS(DEFINE_FUNCTION)
 
 /* Ops with parameters parse (input?, params...) the same way as methods and functions: with
  * `self` NULL the input is the first argument. */
@@ -221,6 +236,8 @@ static int parse_for(int id, PyObject *self, PyObject *args, PyObject *kwargs, u
     return parse_params(self, args, kwargs, c, "beta", "threshold", (vkt_scalar){true, 1.0, 0},
                         (vkt_scalar){true, 20.0, 0});
   case VKT_OP_CELU: return parse_params(self, args, kwargs, c, "alpha", NULL, (vkt_scalar){true, 1.0, 0}, none);
+  case VKT_OP_LOGIT: /* eps None is -1, as PyTorch's kernel takes any eps < 0 */
+    return parse_params(self, args, kwargs, c, "eps", NULL, (vkt_scalar){true, -1.0, 0}, none);
   default: /* threshold */ return parse_params(self, args, kwargs, c, "threshold", "value", none, none);
   }
 }
@@ -245,6 +262,26 @@ UNARY_PARAMS(elu, VKT_OP_ELU)
 UNARY_PARAMS(softplus, VKT_OP_SOFTPLUS)
 UNARY_PARAMS(celu, VKT_OP_CELU)
 UNARY_PARAMS(threshold, VKT_OP_THRESHOLD)
+UNARY_PARAMS(logit, VKT_OP_LOGIT)
+
+/* polygamma(n, input), Tensor.polygamma(n), polygamma_(n): n an integer >= 0 */
+static PyObject *polygamma(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
+  static char *m_kw[] = {"n", NULL}, *f_kw[] = {"n", "input", NULL};
+  PyObject *x = self;
+  long long n;
+  int ok = self ? vkt_parse_args(args, kwargs, "L", m_kw, &n) : vkt_parse_args(args, kwargs, "LO", f_kw, &n, &x);
+  if (!ok)
+    return NULL;
+  if (n < 0)
+    return PyErr_Format(PyExc_RuntimeError, "polygamma(n, x) does not support negative n.");
+  return vkt_py_unary(x, VKT_OP_POLYGAMMA, (vkt_scalar){false, 0, n}, none, inplace);
+}
+static PyObject *m_polygamma(PyObject *s, PyObject *a, PyObject *k) { return polygamma(s, a, k, false); }
+static PyObject *m_polygamma_(PyObject *s, PyObject *a, PyObject *k) { return polygamma(s, a, k, true); }
+static PyObject *f_polygamma(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return polygamma(NULL, a, k, false);
+}
 
 /* clamp(min=None, max=None) and clip; clamp_min(min) and clamp_max(max) (`only` names the one bound).
  * Number bounds run the clamp row, tensor bounds the composite; PyTorch takes no mix of the two. */
@@ -585,6 +622,14 @@ BINARY(bitwise_or, VKT_OP_BITWISE_OR)
 BINARY(bitwise_xor, VKT_OP_BITWISE_XOR)
 BINARY(bitwise_left_shift, VKT_OP_LSHIFT)
 BINARY(bitwise_right_shift, VKT_OP_RSHIFT)
+BINARY(xlogy, VKT_OP_XLOGY)
+static PyObject *f__special_xlog1py(PyObject *mod, PyObject *args) { /* torch.special's only: no method */
+  PyObject *a, *b;
+  (void)mod;
+  if (!PyArg_ParseTuple(args, "OO", &a, &b))
+    return NULL;
+  return strict(numbers(a, b, VKT_OP_XLOG1PY, one), "special_xlog1py", a, b);
+}
 
 /* where(condition, input, other); where(condition) alone is nonzero(condition, as_tuple=True). */
 static PyObject *f_where(PyObject *mod, PyObject *args) {
@@ -636,6 +681,8 @@ PyMethodDef vkt_elementwise_methods[] = {
     MK(softplus, "softplus(beta=1, threshold=20)"),
     MK(celu, "celu(alpha=1.0) (nn.functional's)"),
     MK(threshold, "threshold(threshold, value): value where self <= threshold (nn.functional's)"),
+    MK(logit, "logit(eps=None): log(x / (1 - x)), x clamped to [eps, 1 - eps] first"),
+    MK(polygamma, "polygamma(n): the n-th derivative of digamma"),
     MK(clamp, "clamp(min=None, max=None): numbers or tensors"),
     {"clip", (PyCFunction)(void (*)(void))m_clamp, METH_VARARGS | METH_KEYWORDS, "clamp(min=None, max=None)"},
     {"clip_", (PyCFunction)(void (*)(void))m_clamp_, METH_VARARGS | METH_KEYWORDS, "in-place clamp"},
@@ -671,6 +718,7 @@ PyMethodDef vkt_elementwise_methods[] = {
     MO(bitwise_xor, "^"),
     MO(bitwise_left_shift, "<<"),
     MO(bitwise_right_shift, ">>"),
+    MO(xlogy, "self * log(other), 0 where self is 0"),
     {"where", m_where, METH_VARARGS, "where(condition, other): self where condition, else other"},
     {NULL, NULL, 0, NULL},
 };
@@ -682,6 +730,7 @@ PyMethodDef vkt_elementwise_methods[] = {
 
 PyMethodDef vkt_elementwise_functions[] = {
     UNARY_OPS(FUNCTION) UNARY_TESTS(FUNCTION) UNARY_FUNCTIONS(FUNCTION) UNARY_FUNCTIONS(INPLACE_FUNCTION)
+        SPECIAL_FUNCTIONS(FUNCTION)
         FK(round, "round(input, *, decimals=0)"),
     FK(gelu, "gelu(input, approximate='none')"),
     FK(leaky_relu, "leaky_relu(input, negative_slope=0.01)"),
@@ -689,6 +738,8 @@ PyMethodDef vkt_elementwise_functions[] = {
     FK(celu, "celu(input, alpha=1.0)"),
     FK(threshold, "threshold(input, threshold, value): value where input <= threshold"),
     FK(softplus, "softplus(input, beta=1, threshold=20)"),
+    FK(logit, "logit(input, eps=None): log(x / (1 - x)), x clamped to [eps, 1 - eps] first"),
+    FK(polygamma, "polygamma(n, input): the n-th derivative of digamma"),
     FK(clamp, "clamp(input, min=None, max=None): numbers or tensors"),
     {"clip", (PyCFunction)(void (*)(void))f_clamp, METH_VARARGS | METH_KEYWORDS, "clamp(input, min=None, max=None)"},
     FK(clamp_min, "clamp_min(input, min)"),
@@ -726,6 +777,8 @@ PyMethodDef vkt_elementwise_functions[] = {
     F2(bitwise_xor, "^"),
     F2(bitwise_left_shift, "<<"),
     F2(bitwise_right_shift, ">>"),
+    F2(xlogy, "input * log(other), 0 where input is 0"),
+    F2(_special_xlog1py, "input * log1p(other), 0 where input is 0"),
     F2(where, "where(condition, input, other)"),
     {NULL, NULL, 0, NULL},
 };

@@ -28,6 +28,7 @@ from .linalg import det, inv as inverse, slogdet  # noqa: E402,F401
 from .random import Generator, get_rng_state, set_rng_state  # noqa: E402,F401
 from .random import bernoulli, multinomial, normal, poisson, randint_like  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
+from . import special  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from .kernels import ElementwiseKernel, KernelCompileError, RawKernel  # noqa: E402,F401
 from . import amp  # noqa: E402

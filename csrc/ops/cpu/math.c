@@ -125,14 +125,10 @@ F(logical_or, x != 0 || y != 0, x != 0 || y != 0)
 
 /* ---- issue 15: unary math, activations, tests; binary math, bitwise ops ---- */
 
-/* Giles' single-precision erfinv ("Approximating the erfinv function", GPU Computing Gems, 2011), as
- * in shaders/math.glsl, then two Newton steps on libm's erf for float64 accuracy. */
-static double erfinv(double y) {
-  if (isnan(y) || fabs(y) > 1)
-    return NAN;
-  if (fabs(y) == 1)
-    return copysign(INFINITY, y);
-  double w = -log((1.0 - y) * (1.0 + y)), p;
+/* Giles' single-precision erfinv ("Approximating the erfinv function", GPU Computing Gems, 2011), as in
+ * shaders/math.glsl: erfinv(y) / y as a function of w = -log(1 - y^2). */
+static double erfinv_ratio(double w) {
+  double p;
   if (w < 5.0) {
     w -= 2.5;
     p = 2.81022636e-08;
@@ -146,7 +142,16 @@ static double erfinv(double y) {
     p = 0.00573950773 + p * w, p = -0.0076224613 + p * w, p = 0.00943887047 + p * w;
     p = 1.00167406 + p * w, p = 2.83297682 + p * w;
   }
-  double x = p * y;
+  return p;
+}
+
+/* Giles' estimate, then two Newton steps on libm's erf for float64 accuracy. */
+static double erfinv(double y) {
+  if (isnan(y) || fabs(y) > 1)
+    return NAN;
+  if (fabs(y) == 1)
+    return copysign(INFINITY, y);
+  double x = erfinv_ratio(-log((1.0 - y) * (1.0 + y))) * y;
   for (int i = 0; i < 2; i++)
     x -= (erf(x) - y) / (M_2_SQRTPI * exp(-x * x));
   return x;
@@ -241,6 +246,188 @@ F(logical_xor, (x != 0) != (y != 0), (x != 0) != (y != 0))
 F(isclose, isclose(x, y, a, false), x == y)
 F(isclose_nan, isclose(x, y, a, true), x == y)
 F(threshold_backward, y > 0 ? x : 0, y > 0 ? x : 0)
+
+/* ---- special functions (torch.special), in float64 after PyTorch's double kernels (ATen/native/Math.h) ---- */
+
+/* sin(pi x), exactly 0 at the integers (sin(M_PI * x) is 1e-16 there), so that poles come out infinite. */
+static double sinpi(double x) {
+  double r = x - 2 * nearbyint(x / 2); /* [-1, 1], exactly */
+  if (fabs(r) > 0.5)
+    r = copysign(1.0, r) - r;
+  return sin(M_PI * r);
+}
+
+static double digamma(double x) {
+  static const double A[] = {8.33333333333333333333E-2,  -2.10927960927960927961E-2, 7.57575757575757575758E-3,
+                             -4.16666666666666666667E-3, 3.96825396825396825397E-3,  -8.33333333333333333333E-3,
+                             8.33333333333333333333E-2};
+  if (x == 0)
+    return copysign(INFINITY, -x); /* as C's lgamma and SciPy: +-0 gives -+inf */
+  double result = 0;
+  if (x < 0) {
+    if (x == trunc(x))
+      return NAN;
+    double r = x - trunc(x); /* tan(pi r), not tan(pi x): pi x rounds */
+    result = -M_PI / tan(M_PI * r);
+    x = 1 - x;
+  }
+  for (; x < 10; x += 1)
+    result -= 1 / x;
+  if (x == 10)
+    return result + 2.25175258906672110764;
+  double y = 0;
+  if (x < 1.0e17) {
+    double z = 1 / (x * x), p = A[0];
+    for (int i = 1; i < 7; i++)
+      p = p * z + A[i];
+    y = z * p;
+  }
+  return result + log(x) - 0.5 / x - y;
+}
+
+static double trigamma(double x) {
+  double sign = 1, result = 0;
+  if (isinf(x)) /* PyTorch's limits */
+    return x > 0 ? 0 : INFINITY;
+  if (x < 0.5) { /* reflection: pi^2 / sin^2(pi x) - trigamma(1 - x) */
+    double s = sinpi(x);
+    sign = -1, result = -M_PI * M_PI / (s * s), x = 1 - x;
+  }
+  for (int i = 0; i < 6; i++, x += 1)
+    result += 1 / (x * x);
+  double ixx = 1 / (x * x);
+  result += (1 + 1 / (2 * x) + ixx * (1. / 6 - ixx * (1. / 30 - ixx * (1. / 42)))) / x;
+  return sign * result;
+}
+
+/* Hurwitz zeta(s, q) for s > 1: Cephes' sum to q + 9, then Euler-Maclaurin with Bernoulli numbers' ratios. */
+static double zeta(double s, double q) {
+  static const double A[] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+                             -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+                             1.8152105401943546773e17, -7.1661652561756670113e18};
+  const double eps = 1.11022302462515654042E-16;
+  if (s == 1)
+    return INFINITY;
+  if (s < 1)
+    return NAN;
+  if (q <= 0 && q == floor(q))
+    return INFINITY;
+  if (q <= 0 && s != floor(s))
+    return NAN;
+  if (isinf(q)) /* the limit, as +inf's terms are all 0 */
+    return q > 0 ? 0 : NAN;
+  double sum = pow(q, -s), a = q, b = 0;
+  for (int i = 0; i < 9 || a <= 9; i++) {
+    a += 1, b = pow(a, -s), sum += b;
+    if (fabs(b) < eps * fabs(sum))
+      return sum;
+  }
+  double w = a, f = 1, k = 0;
+  sum += b * w / (s - 1) - 0.5 * b;
+  for (int i = 0; i < 12; i++, k += 2) {
+    f *= s + k, b /= w;
+    double t = f * b / A[i];
+    sum += t;
+    if (fabs(t / sum) < eps)
+      break;
+    f *= s + k + 1, b /= w;
+  }
+  return sum;
+}
+
+static double polygamma(int64_t n, double x) {
+  if (n == 0)
+    return digamma(x);
+  if (n == 1)
+    return trigamma(x);
+  return (n % 2 ? 1.0 : -1.0) * exp(lgamma((double)n + 1)) * zeta((double)n + 1, x);
+}
+
+/* log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps >= 0; log1p near 1/2, where the ratio is near 1. */
+static double logit(double x, double eps) {
+  if (eps >= 0)
+    x = x < eps ? eps : x > 1 - eps ? 1 - eps : x;
+  return fabs(x - 0.5) < 0.25 ? log1p((2 * x - 1) / (1 - x)) : log(x / (1 - x));
+}
+
+static double ndtr(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
+
+/* The lower tail's quantile, q <= 1/2 (where ndtr is accurate relative): Abramowitz & Stegun 26.2.23 (4.5e-4), then
+ * Newton's steps, each squaring the error; e^(x^2 / 2) in halves, which stay finite down to the subnormals. */
+static double ndtri(double p) {
+  if (isnan(p) || p < 0 || p > 1)
+    return NAN;
+  if (p == 0 || p == 1)
+    return p == 0 ? -INFINITY : INFINITY;
+  double q = p > 0.5 ? 1 - p : p, t = sqrt(-2 * log(q));
+  double x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1 + t * (1.432788 + t * (0.189269 + t * 0.001308))));
+  for (int i = 0; i < 4; i++) {
+    double h = exp(x * x / 4);
+    x -= (ndtr(x) - q) * h * sqrt(2 * M_PI) * h;
+  }
+  return p > 0.5 ? -x : x;
+}
+
+/* log(ndtr(x)): log1p of the upper tail above -1; below, log of the lower tail, and past -30 (where it would
+ * underflow) erfc's asymptotic series, log(erfc(z)) = -z^2 - log(z sqrt(pi)) + log(sum (-1)^k (2k-1)!! / (2z^2)^k). */
+static double log_ndtr(double x) {
+  double z = -x * M_SQRT1_2;
+  if (x >= -1)
+    return log1p(-0.5 * erfc(-z));
+  if (x >= -30)
+    return log(0.5 * erfc(z));
+  double s = 1, t = 1;
+  for (int k = 1; k < 12; k++)
+    t *= -(2 * k - 1) / (2 * z * z), s += t;
+  return -z * z - log(2 * z * sqrt(M_PI)) + log(s);
+}
+
+/* I_nu(x) of nu 0 or 1 (times e^-|x| where scaled): the power series up to 20 (positive terms), beyond it the
+ * asymptotic series, whose terms fall below 1e-17 of the sum before they grow (near k = 2x). */
+static double bessel_i(int nu, double x, bool scaled) {
+  double ax = fabs(x), s;
+  if (isnan(x))
+    return x;
+  if (ax <= 20) {
+    double q = ax * ax / 4, t = nu ? ax / 2 : 1;
+    s = t;
+    for (int k = 1; k < 200 && t > 1e-17 * s; k++)
+      t *= q / (k * (k + nu)), s += t;
+    s = scaled ? s * exp(-ax) : s;
+  } else if (isinf(ax)) {
+    s = scaled ? 0 : INFINITY;
+  } else {
+    double m = 4.0 * nu * nu, t = 1;
+    s = 1;
+    for (int k = 1; k < 60 && fabs(t) > 1e-17 * s; k++)
+      t *= -(m - (2.0 * k - 1) * (2.0 * k - 1)) / (8.0 * k * ax), s += t;
+    double h = scaled ? 1 : exp(ax / 2); /* e^x in halves: finite where I0 is */
+    s = s / sqrt(2 * M_PI * ax) * h * h;
+  }
+  return nu && x < 0 ? -s : s;
+}
+
+static double xlogy(double x, double y, bool log1p_y) {
+  if (isnan(y))
+    return y;
+  return x == 0 ? 0 : x * (log1p_y ? log1p(y) : log(y));
+}
+
+F(lgamma, lgamma(x), 0)
+F(digamma, digamma(x), 0)
+F(polygamma, polygamma(P0I, x), 0)
+F(logit, logit(x, P0F), 0)
+F(sinc, x == 0 ? 1 : sinpi(x) / (M_PI * x), 0)
+F(entr, isnan(x) ? x : x > 0 ? -x * log(x) : x == 0 ? 0 : -INFINITY, 0)
+F(ndtr, ndtr(x), 0)
+F(ndtri, ndtri(x), 0)
+F(log_ndtr, log_ndtr(x), 0)
+F(i0, bessel_i(0, x, false), 0)
+F(i0e, bessel_i(0, x, true), 0)
+F(i1, bessel_i(1, x, false), 0)
+F(i1e, bessel_i(1, x, true), 0)
+F(xlogy, xlogy(x, y, false), 0)
+F(xlog1py, xlogy(x, y, true), 0)
 
 /* ---- typed loops (loops.h): every op of VKT_MATH_FUNCS, with its math above inlined ---- */
 

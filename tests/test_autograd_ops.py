@@ -107,6 +107,18 @@ ROWS = (
     + [unary(n, "positive") for n in ["log", "sqrt", "rsqrt", "log1p", "log2", "log10", "reciprocal"]]
     + [unary(n, "unit") for n in ["tan", "asin", "acos", "atanh", "erfinv"]]
     + [unary("acosh", "ge1"), unary("leaky_relu", negative_slope=0.1), unary("gelu", approximate="tanh")]
+    + [unary(n, "positive") for n in ["lgamma", "digamma"]] + [unary(n) for n in ["sinc", "i0"]]
+    + [
+        row("polygamma_2", lambda m, x: m.polygamma(2, x), [(2, 3)], domain="positive"),
+        row("logit", lambda m, x: (x * 0.5 + 0.5).logit(), [(2, 3)], domain="unit"),
+        row("logit_eps", lambda m, x: m.logit(x, eps=0.2), [(2, 3)], domain="unit"),
+        row("special_ndtri", lambda m, x: m.special.ndtri(x * 0.5 + 0.5), [(2, 3)], domain="unit"),
+        row("special_log_ndtr", lambda m, x: m.special.log_ndtr(x), [(2, 3)]),
+        row("special_i1e", lambda m, x: m.special.i1e(x), [(2, 3)]),
+        row("special_entr", lambda m, x: m.special.entr(x), [(2, 3)], domain="positive"),
+        row("xlogy", lambda m, a, b: m.xlogy(a, b), [(2, 3), (3,)], domain="positive"),
+        row("special_xlog1py", lambda m, a, b: m.special.xlog1py(a, b), [(2, 1), (1, 3)], domain="positive"),
+    ]
     + [
         row("exp_0d", lambda m, x: x.exp(), [()]),
         row("exp_empty", lambda m, x: x.exp(), [(0, 3)]),

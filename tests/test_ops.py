@@ -10,6 +10,7 @@ import vkt
 from conftest import assert_close, run_python, to_numpy
 
 erf = np.vectorize(math.erf, otypes=[np.float64])
+lgamma = np.vectorize(lambda v: math.inf if v <= 0 and v == math.floor(v) else math.lgamma(v), otypes=[np.float64])
 
 
 def sigmoid(x):
@@ -53,6 +54,9 @@ UNARY = [
     ("ceil", lambda x: x.ceil(), np.ceil, "any", NUMERIC),
     ("round", lambda x: x.round(), np.round, "halves", NUMERIC),
     ("logical_not", lambda x: x.logical_not(), np.logical_not, "any", NUMERIC + ["bool"]),
+    ("lgamma", lambda x: x.lgamma(), lgamma, "any", FLOATS),
+    ("sinc", lambda x: vkt.sinc(x), np.sinc, "any", FLOATS),
+    ("i0", lambda x: x.i0(), np.i0, "any", FLOATS),
 ]
 
 # (shape, layout): layout "t" transposes the last two dims of a bigger array, "s" slices with steps.
@@ -142,6 +146,7 @@ BINARY = [
     ("ge", lambda a, b: vkt.ge(a, b), np.greater_equal, NUMERIC, "any"),
     ("logical_and", lambda a, b: a.logical_and(b), np.logical_and, ["float32", "int32", "bool"], "any"),
     ("logical_or", lambda a, b: vkt.logical_or(a, b), np.logical_or, ["float32", "int32", "bool"], "any"),
+    ("xlogy", lambda a, b: vkt.xlogy(a, b), lambda a, b: np.where(a == 0, 0, a * np.log(b)), FLOATS, "positive"),
 ]
 PAIRS = [((3, 5), (3, 5)), ((3, 5), (5,)), ((2, 1, 4), (3, 1)), ((), (3,)), ((7,), ()), ((0, 3), (1, 3)),
          ((64, 129), (64, 129))]
@@ -178,6 +183,8 @@ SCALAR_CASES = [
     ("t**2", lambda t: t ** 2, lambda x: x ** 2), ("2**t", lambda t: 2 ** t, lambda x: 2.0 ** x),
     ("s%t", lambda t: 5 % t, lambda x: np.remainder(5, x)), ("t<s", lambda t: t < 0.5, lambda x: x < 0.5),
     ("s<t", lambda t: 0.5 < t, lambda x: 0.5 < x), ("t==s", lambda t: t == 1, lambda x: x == 1),
+    ("xlogy(s,t)", lambda t: vkt.xlogy(2.5, t.abs()), lambda x: 2.5 * np.log(np.abs(x))),
+    ("xlogy(t,s)", lambda t: t.xlogy(3), lambda x: x * np.log(3)),
 ]
 
 

@@ -247,7 +247,8 @@ float vkt_exp_reduced(float a) {
   if (!(abs(a) < 150.0)) // NaN, and past the range: 0 or inf
     return exp(a);
   float k = roundEven(a * 1.4426950408889634);
-  return ldexp(exp((a - k * 0.693359375) + k * 2.12194440e-4), int(k));
+  precise float r = (a - k * 0.693359375) + k * 2.12194440e-4;
+  return ldexp(exp(r), int(k));
 }
 // log(x) of x > 0, subnormals included: lavapipe's log takes 1e-45 as 1.2e-38; scaled by 2^64 first (exactly).
 float vkt_log_small(float x) { return x < 1e-30 ? log(x * 18446744073709551616.0) - 44.3614195558365 : vkt_log(x); }
@@ -303,6 +304,14 @@ float vkt_lgamma(float x) {
 float vkt_digamma(float x) {
   if (x == 0.0)
     return vkt_with_sign_of(-uintBitsToFloat(0x7f800000u), x); // +-0 gives -+inf, as C's and SciPy's
+  // Near its zero x0 the recurrence's terms cancel (1e-4 relative off, as PyTorch's float kernel is): psi's Taylor
+  // series at x0 instead (truncation 1e-8), in d = x - x0 from x0's float and the rest (x - x0's float is exact).
+  if (abs(x - 1.4616321) < 0.2) {
+    precise float d = (x - 1.4616321325302124) - 1.2438149843418955e-08; // precise: lavapipe folded the constants
+    return d * (0.96767224589461254 + d * (-0.44276316898359214 + d * (0.25849976095565119 + d * (-0.16394270544240661 +
+           d * (0.10782405069126237 + d * (-0.07219956125645477 + d * (0.048804288164143075 +
+           d * (-0.033161126474847397 + d * 0.022597648232218152))))))));
+  }
   float result = 0.0;
   if (x < 0.0) {
     if (x == floor(x))
@@ -407,18 +416,22 @@ float vkt_entr(float x) {
     return isnan(x) ? x : 0.0;
   return x > 0.0 ? -x * vkt_log_small(x) : -uintBitsToFloat(0x7f800000u);
 }
-// 0.5 erfc(-x / sqrt 2); below -1 with erfc's e^(-x^2 / 2) split exactly (x * x and, by fma, its rounding error):
-// rounded once, x^2 / 2 near 80 would lose 1e-5 of the tail.
+// 0.5 erfc(-x / sqrt 2); below -1 with erfc's e^(-x^2 / 2) split exactly (x * x and its rounding error by Dekker's
+// product, in multiplies and adds that `precise` keeps as written): rounded once, x^2 / 2 near 80 would lose 1e-5 of
+// the tail.
 float vkt_ndtr(float x) {
-  if (!(x < -1.0))
-    return 0.5 * vkt_erfc(x * -0.7071067811865476);
-  float z = x * -0.7071067811865476, t = 1.0 / (1.0 + 0.5 * z), hi = x * x, lo = fma(x, x, -hi);
+  if (!(x < -1.0) || x < -15.0) // below -15 it is 0 in float32 (and -inf's split would be NaN)
+    return x < -15.0 ? 0.0 : 0.5 * vkt_erfc(x * -0.7071067811865476);
+  float z = x * -0.7071067811865476, t = 1.0 / (1.0 + 0.5 * z);
+  precise float hi = x * x, c = 4097.0 * x, xh = c - (c - x), xl = x - xh;
+  precise float lo = ((xh * xh - hi) + 2.0 * xh * xl) + xl * xl; // Dekker's exact product
   return 0.5 * t * vkt_exp_reduced(-0.5 * hi) * exp(vkt_erfc_nr_poly(t) - 0.5 * lo);
 }
-// log(ndtr(x)): log1p of the upper tail above -1; below, the log of erfc's rational form, which never underflows.
+// log(ndtr(x)): log1p of the upper tail above -1 (ndtr(-x), exact in its exponent); below, the log of erfc's
+// rational form, which never underflows.
 float vkt_log_ndtr(float x) {
   if (x >= -1.0 || isnan(x))
-    return vkt_log1p(-0.5 * vkt_erfc(x * 0.7071067811865476));
+    return vkt_log1p(-vkt_ndtr(-x));
   float z = x * -0.7071067811865476, t = 1.0 / (1.0 + 0.5 * z);
   return log(0.5 * t) + vkt_erfc_nr_exponent(z, t);
 }

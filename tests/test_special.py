@@ -89,6 +89,16 @@ def test_float32_values_match_torch(device, name, f, x, rtol, atol):
     assert_close(got, reference(name, f, x), rtol=rtol, atol=atol)
 
 
+def test_float32_accurate_where_direct_forms_cancel(device):
+    """ndtr's lower tail and log_ndtr's upper one (x^2 / 2 rounded once loses 1e-5 of e^(-x^2 / 2)), and digamma at its
+    zero 1.4616 (the recurrence's terms cancel): within a few float32 ulp, relative, of float64."""
+    x = np.concatenate([np.linspace(-12.5, -2, 97), np.linspace(2, 12.5, 97)]).astype(F32)
+    r = np.linspace(1.27, 1.65, 401, dtype=F32)
+    for name, v in [("ndtr", x), ("log_ndtr", -x), ("digamma", r)]:
+        f = next(c[1] for c in UNARY if c[0] == name)
+        assert_close(f(vkt, vkt.tensor(v, device=device)), torch_float64(name, f, v), rtol=1e-6, atol=1e-30)
+
+
 @pytest.mark.parametrize("name, f, x, rtol, atol", UNARY, ids=[c[0] for c in UNARY])
 def test_float64_values_match_torch(device, name, f, x, rtol, atol):
     x64 = x.astype(np.float64)

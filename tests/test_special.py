@@ -319,6 +319,6 @@ def test_float32_takes_no_fallback(dev):
     x = vkt.tensor(GRID, device=dev, requires_grad=True)
     p = vkt.tensor(PROB, device=dev)
     outs = [f(vkt, p if c is PROB else x) for _, f, c, _, _ in UNARY] + [vkt.xlogy(x, x), vkt.special.xlog1py(x, 2.0)]
-    sum(o[:5].sum() for o in outs[:3]).backward()
+    sum(o[:40].sum() for o in outs if o.requires_grad).backward()  # every op's gradient too
     vkt.vulkan.synchronize()
     assert vkt.vulkan.fallback_stats() == {}

@@ -405,7 +405,7 @@ float vkt_polygamma(int n, float x) {
 
 // log(x / (1 - x)), x first clamped to [eps, 1 - eps] where eps >= 0; log1p near 1/2, where the ratio is near 1.
 float vkt_logit(float x, float eps) {
-  if (eps >= 0.0)
+  if (eps >= 0.0 && !isnan(x)) // NaN passes: NVIDIA's compiler makes the selects a min/max, which would drop it
     x = x < eps ? eps : x > 1.0 - eps ? 1.0 - eps : x;
   if (x < 0.0 || x > 1.0)
     return uintBitsToFloat(0x7fc00000u);
@@ -484,9 +484,10 @@ float vkt_bessel_i(float x, bool one, bool scaled) {
   }
   r = 0.5 * (b0 - b2);
   r = near ? (one ? r * ax : r) : r / sqrt(ax);
-  if (!scaled) {
+  if (!scaled) { // precise: (r h) h, as written; NVIDIA's compiler reassociated it into r (h h), which overflows
     float h = vkt_exp_reduced(0.5 * ax);
-    r = r * h * h;
+    precise float rh = r * h;
+    r = rh * h;
   }
   return one ? vkt_with_sign_of(r, x) : r;
 }

@@ -64,8 +64,11 @@ def check_uniform(v, lo, hi):
 
 
 def check_normal(v, mean, std):
-    assert abs(v.mean() - mean) < 0.02 * std
-    assert abs(v.std() - std) < 0.02 * std
+    """Sample mean and standard deviation within 5 standard errors of N(mean, std^2)'s (std / sqrt(n) and
+    std / sqrt(2n)): a fixed fraction of std failed now and then with the stream's state left by other tests."""
+    n = v.size
+    assert abs(v.mean() - mean) < 5 * std / math.sqrt(n)
+    assert abs(v.std() - std) < 5 * std / math.sqrt(2 * n)
 
 
 def test_uniform_normal_constant(device):

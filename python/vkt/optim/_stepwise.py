@@ -1,6 +1,7 @@
 """Shared by the optimizers whose step is written as several vkt ops per parameter (Adamax, NAdam, RAdam,
 Adadelta, Rprop, ASGD), following torch's _single_tensor_* functions op for op, rather than as one fused kernel."""
 from .. import _C
+from .optimizer import Optimizer, _check_lr
 
 __all__ = []
 
@@ -9,6 +10,19 @@ def _check_differentiable(defaults):
     """differentiable=True asks for a step autograd can see through; these steps run under no_grad."""
     if defaults.get("differentiable"):
         raise RuntimeError("vkt.optim: differentiable=True is not supported (the step runs under no_grad)")
+
+
+def _check_adam_args(lr, betas, eps, weight_decay):
+    """The checks torch's Adam family (Adamax, NAdam, RAdam) makes of its common arguments, with its messages."""
+    _check_lr(lr)
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
 def _grad(p, maximize, weight_decay):
@@ -31,3 +45,24 @@ def _host_scalar(param, value):
 def _scalar_state(value):
     """A host 0-d float32 state tensor from a number (the form of a state dict saved before torch 1.12)."""
     return value if isinstance(value, _C.Tensor) else _C.tensor(float(value))
+
+
+class _StepwiseOptimizer(Optimizer):
+    """Their common ground: a group loaded from an older state dict gets the flags torch's __setstate__ gives it
+    (_flags), and a parameter's state starts as step 0 and the zero buffers named in _buffers."""
+    _flags = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+    _buffers = ()
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, value in self._flags.items():
+                group.setdefault(key, value)
+
+    def _state_of(self, p):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _C.tensor(0.0)
+            for name in self._buffers:
+                state[name] = self._new_state(p)
+        return state

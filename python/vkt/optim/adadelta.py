@@ -1,14 +1,15 @@
 """Adadelta, as torch.optim.Adadelta: rho, eps, weight decay, maximize; each step is vkt ops in the order of
 torch's _single_tensor_adadelta."""
-from .. import _C
 from ..autograd import no_grad
-from ._stepwise import _check_differentiable, _grad
-from .optimizer import Optimizer, _check_lr, _scalar
+from ._stepwise import _StepwiseOptimizer, _check_differentiable, _grad
+from .optimizer import _check_lr, _scalar
 
 __all__ = ["Adadelta"]
 
 
-class Adadelta(Optimizer):
+class Adadelta(_StepwiseOptimizer):
+    _buffers = ("square_avg", "acc_delta")
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):
         _check_lr(lr)
@@ -22,22 +23,6 @@ class Adadelta(Optimizer):
                         foreach=foreach, differentiable=differentiable)
         _check_differentiable(defaults)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-
-    def _state_of(self, p):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _C.tensor(0.0)
-            state["square_avg"] = self._new_state(p)
-            state["acc_delta"] = self._new_state(p)
-        return state
 
     @no_grad()
     def step(self, closure=None):

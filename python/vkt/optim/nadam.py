@@ -3,8 +3,8 @@ maximize; each step is vkt ops in the order of torch's _single_tensor_nadam. sta
 float32 tensor on the cpu, beside 'step', as torch keeps it."""
 from .. import _C
 from ..autograd import no_grad
-from ._stepwise import _check_differentiable, _grad, _host_scalar, _scalar_state
-from .optimizer import Optimizer, _check_lr, _scalar
+from ._stepwise import _check_adam_args, _check_differentiable, _grad, _host_scalar, _scalar_state
+from .optimizer import Optimizer, _scalar
 
 __all__ = ["NAdam"]
 
@@ -13,15 +13,7 @@ class NAdam(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):
-        _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_adam_args(lr, betas, eps, weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,

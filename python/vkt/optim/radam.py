@@ -1,48 +1,25 @@
 """RAdam (Adam with a rectified adaptive learning rate), as torch.optim.RAdam: weight decay (L2 or decoupled),
 maximize; each step is vkt ops in the order of torch's _single_tensor_radam. While the approximated SMA length
 rho_t is at most 5 the step is momentum SGD, decided on the host from the step count."""
-from .. import _C
 from ..autograd import no_grad
-from ._stepwise import _check_differentiable, _grad
-from .optimizer import Optimizer, _check_lr, _scalar
+from ._stepwise import _StepwiseOptimizer, _check_adam_args, _check_differentiable, _grad
+from .optimizer import _scalar
 
 __all__ = ["RAdam"]
 
 
-class RAdam(Optimizer):
+class RAdam(_StepwiseOptimizer):
+    _flags = {**_StepwiseOptimizer._flags, "decoupled_weight_decay": False}
+    _buffers = ("exp_avg", "exp_avg_sq")
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):
-        _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_adam_args(lr, betas, eps, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)
         _check_differentiable(defaults)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("capturable", False)
-
-    def _state_of(self, p):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _C.tensor(0.0)
-            state["exp_avg"] = self._new_state(p)
-            state["exp_avg_sq"] = self._new_state(p)
-        return state
 
     @no_grad()
     def step(self, closure=None):

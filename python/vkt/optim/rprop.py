@@ -3,13 +3,13 @@ the order of torch's _single_tensor_rprop. Only the sign of the gradient moves a
 holds each element's own step, started at lr."""
 from .. import _C
 from ..autograd import no_grad
-from ._stepwise import _check_differentiable
-from .optimizer import Optimizer, _check_lr, _scalar
+from ._stepwise import _StepwiseOptimizer, _check_differentiable
+from .optimizer import _check_lr, _scalar
 
 __all__ = ["Rprop"]
 
 
-class Rprop(Optimizer):
+class Rprop(_StepwiseOptimizer):
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
                  maximize=False, differentiable=False):
         _check_lr(lr)
@@ -19,14 +19,6 @@ class Rprop(Optimizer):
                         differentiable=differentiable, capturable=capturable)
         _check_differentiable(defaults)
         super().__init__(params, defaults)
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
 
     def _state_of(self, p, group):
         state = self.state[p]

@@ -134,7 +134,7 @@ static vkt_status check_norm(const vkt_tensor *a, int64_t d0, int64_t d1, int r[
     return vkt_fail(VKT_ERR_RUNTIME, "linalg.matrix_norm: The input tensor A must have at least 2 dimensions.");
   if (!vkt_dtypes[a->dtype].is_float)
     return vkt_fail(VKT_ERR_RUNTIME, "linalg.matrix_norm: Expected a floating point or complex tensor as input. Got %s",
-                    vkt_torch_dtype_name(a->dtype));
+                    vkt_dtypes[a->dtype].torch_name);
   if ((st = vkt_dim_wrap(d0, a->ndim, &r[0])) || (st = vkt_dim_wrap(d1, a->ndim, &r[1])))
     return st;
   if (r[0] == r[1])

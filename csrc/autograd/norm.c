@@ -172,7 +172,7 @@ static vkt_status embedding_check(const vkt_var *w, const vkt_tensor *idx, bool 
     return vkt_fail(VKT_ERR_RUNTIME,
                     "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
                     "but got torch.%sTensor instead (while checking arguments for embedding)",
-                    vkt_torch_dtype_name(idx->dtype));
+                    vkt_dtypes[idx->dtype].torch_name);
   if (w->t.ndim != 2)
     return vkt_fail(VKT_ERR_RUNTIME, "'weight' must be 2-D");
   if (idx->ndim >= VKT_MAX_DIMS) /* the result has a dim more */

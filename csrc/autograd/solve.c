@@ -67,7 +67,7 @@ static vkt_status same_dtype(const vkt_tensor *a, const vkt_tensor *b, const cha
   if (a->dtype == b->dtype)
     return VKT_OK;
   return vkt_fail(VKT_ERR_RUNTIME, "%s: Expected A and B to have the same dtype, but found A of type %s and B of "
-                  "type %s instead", name, vkt_torch_dtype_name(a->dtype), vkt_torch_dtype_name(b->dtype));
+                  "type %s instead", name, vkt_dtypes[a->dtype].torch_name, vkt_dtypes[b->dtype].torch_name);
 }
 
 /* B's rows (left) or columns must be A's size. */

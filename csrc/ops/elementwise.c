@@ -6,11 +6,6 @@
 
 #include "fuse.h"
 
-/* PyTorch's names of the dtypes, for its messages. */
-static const char *const torch_names[VKT_DTYPE_COUNT] = {
-    [VKT_FLOAT32] = "Float", [VKT_FLOAT64] = "Double", [VKT_FLOAT16] = "Half", [VKT_INT32] = "Int",
-    [VKT_INT64] = "Long",    [VKT_UINT8] = "Byte",     [VKT_BOOL] = "Bool"};
-
 /* ---- type promotion ---- */
 
 static int category(vkt_dtype d) { return d == VKT_BOOL ? 0 : vkt_dtypes[d].is_float ? 2 : 1; }
@@ -96,8 +91,8 @@ static vkt_status check_into(const vkt_tensor *into, vkt_dtype result, int ndim,
                                        "refers to a single memory location. Please clone() the tensor before "
                                        "performing the operation.");
   if (!can_cast(result, into->dtype))
-    return vkt_fail(VKT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s", torch_names[result],
-                    torch_names[into->dtype]);
+    return vkt_fail(VKT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
+                    vkt_dtypes[result].torch_name, vkt_dtypes[into->dtype].torch_name);
   return VKT_OK;
 }
 
@@ -178,7 +173,7 @@ static vkt_status check_kernel(const vkt_op *op, vkt_dtype d) {
   bool fl = vkt_dtypes[d].is_float;
   if (((op->flags & VKT_INTEGRAL_IN) && fl) || ((op->flags & VKT_FLOAT_IN) && !fl) ||
       ((op->flags & VKT_NOT_BOOL) && d == VKT_BOOL))
-    return vkt_fail(VKT_ERR_NOTIMPL, "\"%s_cpu\" not implemented for '%s'", op->name, torch_names[d]);
+    return vkt_fail(VKT_ERR_NOTIMPL, "\"%s_cpu\" not implemented for '%s'", op->name, vkt_dtypes[d].torch_name);
   return VKT_OK;
 }
 

@@ -18,7 +18,7 @@ static vkt_status check(const vkt_tensor *a) {
     return vkt_fail(VKT_ERR_RUNTIME, "linalg.svd: The input tensor A must have at least 2 dimensions.");
   if (!vkt_dtypes[a->dtype].is_float)
     return vkt_fail(VKT_ERR_RUNTIME, "linalg.svd: Expected a floating point or complex tensor as input. Got %s",
-                    vkt_torch_dtype_name(a->dtype));
+                    vkt_dtypes[a->dtype].torch_name);
   if (a->dtype == VKT_FLOAT16)
     return vkt_fail(VKT_ERR_NOTIMPL, "\"linalg_svd_cpu\" not implemented for 'Half'");
   return VKT_OK;

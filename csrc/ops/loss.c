@@ -41,8 +41,8 @@ static vkt_status check_weight(const vkt_tensor *x, const vkt_tensor *w, bool sp
                     (long long)c, shape);
   }
   if (w->dtype != x->dtype)
-    return vkt_fail(VKT_ERR_RUNTIME, "expected scalar type %s but found %s", vkt_torch_dtype_name(x->dtype),
-                    vkt_torch_dtype_name(w->dtype));
+    return vkt_fail(VKT_ERR_RUNTIME, "expected scalar type %s but found %s", vkt_dtypes[x->dtype].torch_name,
+                    vkt_dtypes[w->dtype].torch_name);
   return VKT_OK;
 }
 
@@ -99,21 +99,21 @@ static vkt_status check_index_target(const vkt_tensor *x, const vkt_tensor *t, c
   /* PyTorch takes int64 and uint8; vkt takes int32 too, the index type of its shaders without int64 */
   if (t->dtype != VKT_INT64 && t->dtype != VKT_INT32 && t->dtype != VKT_UINT8)
     return vkt_fail(VKT_ERR_RUNTIME, "expected target dtype to be Long or Byte, but got %s",
-                    vkt_torch_dtype_name(t->dtype));
+                    vkt_dtypes[t->dtype].torch_name);
   return check_weight(x, o->weight, x->ndim > 2);
 }
 
 static vkt_status check_prob_target(const vkt_tensor *x, const vkt_tensor *t, const vkt_loss_opts *o) {
   if (!vkt_dtypes[t->dtype].is_float)
     return vkt_fail(VKT_ERR_RUNTIME, "Expected floating point type for target with class probabilities, got %s",
-                    vkt_torch_dtype_name(t->dtype));
+                    vkt_dtypes[t->dtype].torch_name);
   if (o->ignore_index >= 0)
     return vkt_fail(VKT_ERR_RUNTIME, "ignore_index is not supported for floating point target");
   if (x->ndim == 0)
     return vkt_fail(VKT_ERR_VALUE, "Expected 1 or more dimensions (got 0)");
   if (t->dtype != x->dtype) /* the autograd entry point casts the two to their promoted dtype first */
-    return vkt_fail(VKT_ERR_RUNTIME, "expected scalar type %s but found %s", vkt_torch_dtype_name(x->dtype),
-                    vkt_torch_dtype_name(t->dtype));
+    return vkt_fail(VKT_ERR_RUNTIME, "expected scalar type %s but found %s", vkt_dtypes[x->dtype].torch_name,
+                    vkt_dtypes[t->dtype].torch_name);
   return check_weight(x, o->weight, false);
 }
 
@@ -125,7 +125,7 @@ static vkt_status check(const vkt_tensor *x, const vkt_tensor *t, const vkt_loss
     return st;
   if (!vkt_dtypes[x->dtype].is_float)
     return vkt_fail(VKT_ERR_NOTIMPL, "\"%s\" not implemented for '%s'",
-                    o->nll ? "nll_loss_out_frame" : "log_softmax_lastdim_kernel_impl", vkt_torch_dtype_name(x->dtype));
+                    o->nll ? "nll_loss_out_frame" : "log_softmax_lastdim_kernel_impl", vkt_dtypes[x->dtype].torch_name);
   *prob = !o->nll && x->ndim == t->ndim && !memcmp(x->shape, t->shape, sizeof(int64_t) * (size_t)x->ndim);
   return *prob ? check_prob_target(x, t, o) : check_index_target(x, t, o);
 }

@@ -897,12 +897,6 @@ vkt_status vkt_matmul_epilogue_launch(const vkt_matmul_epilogue *e, vkt_pipeline
 
 /* ---- products built on the one above ---- */
 
-/* PyTorch's ScalarType names, which the vector products' messages use. */
-static const char *scalar_type_name(vkt_dtype d) {
-  static const char *const names[VKT_DTYPE_COUNT] = {"Float", "Double", "Half", "Int", "Long", "Byte", "Bool"};
-  return names[d];
-}
-
 vkt_status vkt_dot(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
   if (a->ndim != 1 || b->ndim != 1)
     return vkt_fail(VKT_ERR_RUNTIME, "1D tensors expected, but got %dD and %dD tensors", a->ndim, b->ndim);
@@ -913,7 +907,7 @@ vkt_status vkt_dot(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result)
                     (long long)a->shape[0], (long long)b->shape[0], (long long)a->shape[0], (long long)b->shape[0]);
   if (a->dtype != b->dtype)
     return vkt_fail(VKT_ERR_RUNTIME, "dot : expected both vectors to have same dtype, but found %s and %s",
-                    scalar_type_name(a->dtype), scalar_type_name(b->dtype));
+                    vkt_dtypes[a->dtype].torch_name, vkt_dtypes[b->dtype].torch_name);
   return vkt_matmul(a, b, result);
 }
 

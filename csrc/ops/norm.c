@@ -51,8 +51,8 @@ static vkt_status dtype_check(const vkt_tensor *x, const vkt_tensor *w, const vk
                                          : "mixed dtype (CPU): expect parameter to have scalar type of Float");
   }
   if (w && b && w->dtype != b->dtype)
-    return vkt_fail(VKT_ERR_RUNTIME, "expected scalar type %s but found %s", vkt_torch_dtype_name(w->dtype),
-                    vkt_torch_dtype_name(b->dtype));
+    return vkt_fail(VKT_ERR_RUNTIME, "expected scalar type %s but found %s", vkt_dtypes[w->dtype].torch_name,
+                    vkt_dtypes[b->dtype].torch_name);
   return VKT_OK;
 }
 
@@ -69,7 +69,7 @@ vkt_status vkt_norm_check(const char *name, const vkt_tensor *x, int nd, const i
     return shape_error(name, x, nd, nshape);
   if (!vkt_dtypes[x->dtype].is_float)
     return vkt_fail(VKT_ERR_NOTIMPL, "\"%s\" not implemented for '%s'", layer ? "LayerNormKernelImpl" : "rms_norm",
-                    vkt_torch_dtype_name(x->dtype));
+                    vkt_dtypes[x->dtype].torch_name);
   if ((st = vkt_same_device(3, (const vkt_tensor *[]){x, w, b}, NULL)))
     return st;
   return layer ? dtype_check(x, w, b) : VKT_OK;

@@ -10,18 +10,11 @@
 
 /* ---- front-ends ---- */
 
-/* PyTorch's names of the dtypes, for messages that quote PyTorch's. */
-static const char *const torch_names[VKT_DTYPE_COUNT] = {
-    [VKT_FLOAT32] = "Float", [VKT_FLOAT64] = "Double", [VKT_FLOAT16] = "Half", [VKT_INT32] = "Int",
-    [VKT_INT64] = "Long",    [VKT_UINT8] = "Byte",     [VKT_BOOL] = "Bool"};
-
 vkt_dtype vkt_natural_compute(vkt_dtype d) {
   if (d == VKT_FLOAT16)
     return VKT_FLOAT32;
   return d == VKT_UINT8 || d == VKT_BOOL ? VKT_INT32 : d;
 }
-
-const char *vkt_torch_dtype_name(vkt_dtype d) { return torch_names[d]; }
 
 static bool is_float(vkt_dtype d) { return vkt_dtypes[d].is_float; }
 
@@ -36,7 +29,7 @@ static vkt_status result_dtype(int id, vkt_dtype in, int given, vkt_dtype *out, 
       return vkt_fail(VKT_ERR_RUNTIME,
                       "mean(): could not infer output dtype. %s dtype must be either a floating point or complex "
                       "dtype. Got: %s",
-                      given >= 0 ? "Optional" : "Input", torch_names[d]);
+                      given >= 0 ? "Optional" : "Input", vkt_dtypes[d].torch_name);
     *out = d;
     break;
   case VKT_OP_VAR:

@@ -52,8 +52,6 @@ int vkt_conversion_defines(char *buf, size_t n, vkt_dtype in, vkt_dtype out, vkt
 
 /* ---- composite reductions (reduce_composite.c): other ops of vkt in sequence ---- */
 
-/* PyTorch's name of a dtype in messages ("Float", "Long", ...). */
-const char *vkt_torch_dtype_name(vkt_dtype d);
 /* sum (VKT_OP_SUM) or mean (VKT_OP_MEAN) of the non-NaN elements. */
 vkt_status vkt_nan_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out);
 /* The int64 count of nonzero elements over o->dims (no keepdim). */

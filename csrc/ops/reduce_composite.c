@@ -41,7 +41,7 @@ vkt_status vkt_nan_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o,
   vkt_status st;
   if (id == VKT_OP_MEAN && !vkt_dtypes[x->dtype].is_float)
     return vkt_fail(VKT_ERR_RUNTIME, "nanmean(): expected input to have floating point or complex dtype but got %s",
-                    vkt_torch_dtype_name(x->dtype));
+                    vkt_dtypes[x->dtype].torch_name);
   if (!vkt_dtypes[x->dtype].is_float) /* no NaN to leave out */
     return vkt_reduce(VKT_OP_SUM, x, o, out, NULL);
   vkt_reduce_opts count = *o;
@@ -91,7 +91,7 @@ vkt_status vkt_count_nonzero(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_
 static vkt_status norm_input(const vkt_tensor *x, int dtype, const char *name, vkt_tensor *xf, vkt_tensor *a) {
   if (!vkt_dtypes[x->dtype].is_float)
     return vkt_fail(VKT_ERR_RUNTIME, "%s: Expected a floating point or complex tensor as input. Got %s", name,
-                    vkt_torch_dtype_name(x->dtype));
+                    vkt_dtypes[x->dtype].torch_name);
   vkt_status st = vkt_to(xf, x, vkt_tensor_device(x), dtype >= 0 ? (vkt_dtype)dtype : x->dtype);
   if (!st && (st = unary(VKT_OP_ABS, xf, a)))
     vkt_tensor_release(xf);

@@ -25,7 +25,7 @@ static vkt_status check(const vkt_tensor *seq, const vkt_tensor *values, const v
     return VKT_OK;
   if (sorter->dtype != VKT_INT64)
     return vkt_fail(VKT_ERR_RUNTIME, "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype %s",
-                    vkt_torch_dtype_name(sorter->dtype));
+                    vkt_dtypes[sorter->dtype].torch_name);
   if (sorter->ndim != seq->ndim || memcmp(sorter->shape, seq->shape, sizeof *seq->shape * (size_t)seq->ndim) != 0) {
     vkt_shape_str(seq->ndim, seq->shape, a, sizeof a);
     vkt_shape_str(sorter->ndim, sorter->shape, b, sizeof b);

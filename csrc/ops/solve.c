@@ -12,7 +12,7 @@ vkt_status vkt_linalg_square_check(const vkt_tensor *a, const char *name) {
     return vkt_fail(VKT_ERR_RUNTIME, "%s: The input tensor A must have at least 2 dimensions.", name);
   if (!vkt_dtypes[a->dtype].is_float || a->dtype == VKT_FLOAT16)
     return vkt_fail(VKT_ERR_RUNTIME, "%s: Expected a floating point or complex tensor as input. Got %s", name,
-                    a->dtype == VKT_FLOAT16 ? "Half" : vkt_torch_dtype_name(a->dtype));
+                    vkt_dtypes[a->dtype].torch_name);
   if (a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
     return vkt_fail(VKT_ERR_RUNTIME, "%s: A must be batches of square matrices, but they are %lld by %lld matrices",
                     name, (long long)a->shape[a->ndim - 2], (long long)a->shape[a->ndim - 1]);
@@ -75,7 +75,7 @@ vkt_status vkt_lu_blocks(const vkt_tensor *a, const char *name, vkt_tensor *bloc
     return vkt_fail(VKT_ERR_RUNTIME, "%s: The input tensor A must have at least 2 dimensions.", name);
   if (!vkt_dtypes[a->dtype].is_float || a->dtype == VKT_FLOAT16)
     return vkt_fail(VKT_ERR_RUNTIME, "%s: Expected a floating point or complex tensor as input. Got %s", name,
-                    a->dtype == VKT_FLOAT16 ? "Half" : vkt_torch_dtype_name(a->dtype));
+                    vkt_dtypes[a->dtype].torch_name);
   vkt_status st = flat3(a, &flat);
   int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n, batch = st ? 0 : flat.shape[0];
   int64_t bs[2] = {batch, m * n + VKT_LU_EXTRA}, ps[2] = {batch, k + 1};

@@ -1,11 +1,12 @@
 """vkt.distributions.Distribution: the base class, owning shapes, argument and sample validation (with torch's
 ValueError messages), and the defaults that families override."""
+import numbers
 import warnings
 
 from .. import _C
 from ..autograd import no_grad
 from . import constraints
-from .utils import lazy_property
+from .utils import broadcast_all, lazy_property
 
 __all__ = ["Distribution"]
 
@@ -177,3 +178,28 @@ class Distribution:
             return _format(t)
         names = [k for k in self.arg_constraints if k in self.__dict__]
         return self.__class__.__name__ + "(" + ", ".join(f"{p}: {show(self.__dict__[p])}" for p in names) + ")"
+
+
+class _Broadcast(Distribution):
+    """A family whose parameters, named in _params, are broadcast together into its batch shape (Normal's loc and
+    scale, Exponential's rate, ...): their __init__ and expand, as torch writes them out in each such family. The
+    batch shape is () where every parameter is a number."""
+    _params = ()
+
+    def _init_params(self, values, validate_args):
+        for name, value in zip(self._params, broadcast_all(*values)):
+            setattr(self, name, value)
+        numbers_only = all(isinstance(v, numbers.Number) for v in values)
+        shape = () if numbers_only else getattr(self, self._params[0]).shape
+        super(_Broadcast, self).__init__(shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        # the family is the class that derives from _Broadcast: a subclass of it expands as torch's do, through it
+        family = next(c for c in type(self).__mro__ if _Broadcast in c.__bases__)
+        new = self._get_checked_instance(family, _instance)
+        batch_shape = tuple(batch_shape)
+        for name in self._params:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        super(_Broadcast, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new

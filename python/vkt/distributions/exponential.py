@@ -1,32 +1,23 @@
 """vkt.distributions.Exponential: the exponential distribution of rate `rate`, reparameterised as E / rate with
 E ~ Exponential(1)."""
-import numbers
 
 from .. import _C
 from . import constraints
+from .distribution import _Broadcast
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
 
-class Exponential(ExponentialFamily):
+class Exponential(_Broadcast, ExponentialFamily):
+    _params = ("rate",)
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
     _mean_carrier_measure = 0
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        super().__init__(() if isinstance(rate, numbers.Number) else self.rate.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Exponential, _instance)
-        batch_shape = tuple(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Exponential, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        self._init_params((rate,), validate_args)
 
     @property
     def mean(self):

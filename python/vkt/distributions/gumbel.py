@@ -2,35 +2,24 @@
 of Uniform(tiny, 1 - eps) through x = loc - scale * log(-log(u)); the transform is written out here, with the same
 clipping of u, so samples, cdf and icdf agree with torch's."""
 import math
-import numbers
 
 from .. import _C
 from ..autograd import no_grad
 from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all, euler_constant, finfo
+from .distribution import _Broadcast
+from .utils import euler_constant, finfo
 
 __all__ = ["Gumbel"]
 
 
-class Gumbel(Distribution):
+class Gumbel(_Broadcast):
+    _params = ("loc", "scale")
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        numbers_only = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
-        super().__init__(() if numbers_only else self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gumbel, _instance)
-        batch_shape = tuple(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Gumbel, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        self._init_params((loc, scale), validate_args)
 
     def _base_bounds(self):
         """The interval [tiny, 1 - eps] of the base uniform draws, which keeps both logs finite."""

@@ -1,32 +1,21 @@
 """vkt.distributions.Laplace: the Laplace distribution, reparameterised by inverting its cdf at u ~ U(eps - 1, 1)."""
-import numbers
 
 from .. import _C
 from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all, finfo
+from .distribution import _Broadcast
+from .utils import finfo
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(_Broadcast):
+    _params = ("loc", "scale")
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        numbers_only = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
-        super().__init__(() if numbers_only else self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Laplace, _instance)
-        batch_shape = tuple(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        super(Laplace, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        self._init_params((loc, scale), validate_args)
 
     @property
     def mean(self):

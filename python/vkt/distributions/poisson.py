@@ -1,30 +1,22 @@
 """vkt.distributions.Poisson: counts with mean `rate`; sample draws with vkt.poisson."""
-import numbers
 
 from ..autograd import no_grad
 from ..random import poisson
 from . import constraints
+from .distribution import _Broadcast
 from .exp_family import ExponentialFamily
 from .utils import _lgamma, _xlogy, broadcast_all
 
 __all__ = ["Poisson"]
 
 
-class Poisson(ExponentialFamily):
+class Poisson(_Broadcast, ExponentialFamily):
+    _params = ("rate",)
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        super().__init__(() if isinstance(rate, numbers.Number) else self.rate.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = tuple(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Poisson, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        self._init_params((rate,), validate_args)
 
     @property
     def mean(self):

@@ -1,15 +1,14 @@
 """vkt.distributions.Uniform: the uniform distribution on [low, high), reparameterised as low + u * (high - low)."""
-import numbers
 
 from .. import _C
 from . import constraints
-from .distribution import Distribution
-from .utils import broadcast_all
+from .distribution import _Broadcast
 
 __all__ = ["Uniform"]
 
 
-class Uniform(Distribution):
+class Uniform(_Broadcast):
+    _params = ("low", "high")
     has_rsample = True
 
     @property
@@ -17,18 +16,7 @@ class Uniform(Distribution):
         return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None):
-        self.low, self.high = broadcast_all(low, high)
-        numbers_only = isinstance(low, numbers.Number) and isinstance(high, numbers.Number)
-        super().__init__(() if numbers_only else self.low.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Uniform, _instance)
-        batch_shape = tuple(batch_shape)
-        new.low = self.low.expand(batch_shape)
-        new.high = self.high.expand(batch_shape)
-        super(Uniform, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        self._init_params((low, high), validate_args)
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):

@@ -219,7 +219,12 @@ def _kl_exponential_normal(p, q):
 
 @register_kl(Gumbel, Exponential)
 @register_kl(Gumbel, Uniform)
-def _kl_gumbel_infinity(p, q):
+@register_kl(Laplace, Exponential)
+@register_kl(Laplace, Uniform)
+@register_kl(Normal, Exponential)
+@register_kl(Normal, Uniform)
+def _kl_real_line_infinity(p, q):
+    """p has mass on the whole real line, q only on part of it."""
     return _infinite_like(p.loc)
 
 
@@ -232,12 +237,6 @@ def _kl_gumbel_normal(p, q):
     return -t1 + t2 + t3 - (_euler_gamma + 1)
 
 
-@register_kl(Laplace, Exponential)
-@register_kl(Laplace, Uniform)
-def _kl_laplace_infinity(p, q):
-    return _infinite_like(p.loc)
-
-
 @register_kl(Laplace, Normal)
 def _kl_laplace_normal(p, q):
     var_normal = q.scale.pow(2)
@@ -247,12 +246,6 @@ def _kl_laplace_normal(p, q):
     t3 = p.loc * q.loc
     t4 = 0.5 * q.loc.pow(2)
     return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
-
-
-@register_kl(Normal, Exponential)
-@register_kl(Normal, Uniform)
-def _kl_normal_infinity(p, q):
-    return _infinite_like(p.loc)
 
 
 @register_kl(Normal, Gumbel)

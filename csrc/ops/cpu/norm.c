@@ -5,25 +5,8 @@
 #include <stdlib.h>
 
 #include "../table.h"
+#include "floats.h"
 #include "threads.h"
-
-static double load(const vkt_tensor *t, int64_t i) {
-  const char *p = vkt_tensor_host(t);
-  switch (t->dtype) {
-  case VKT_FLOAT32: return ((const float *)p)[i];
-  case VKT_FLOAT16: return (double)((const _Float16 *)p)[i];
-  default: return ((const double *)p)[i];
-  }
-}
-
-static void store(const vkt_tensor *t, int64_t i, double v) {
-  char *p = vkt_tensor_host(t);
-  switch (t->dtype) {
-  case VKT_FLOAT32: ((float *)p)[i] = (float)v; break;
-  case VKT_FLOAT16: ((_Float16 *)p)[i] = (_Float16)v; break;
-  default: ((double *)p)[i] = v;
-  }
-}
 
 typedef struct {
   const vkt_op_args *a;
@@ -36,7 +19,7 @@ typedef struct {
 static void row_stats(const norm_job *j, const vkt_tensor *x, int64_t r, double *buf, double *mean, double *rstd) {
   double s = 0, q = 0;
   for (int64_t c = 0; c < j->n; c++)
-    s += buf[c] = load(x, r * j->n + c);
+    s += buf[c] = vkt_float_load(x, r * j->n + c);
   *mean = j->rms ? 0 : s / (double)j->n;
   for (int64_t c = 0; c < j->n; c++)
     q += (buf[c] - *mean) * (buf[c] - *mean);
@@ -54,11 +37,11 @@ static void forward_rows(void *ctx, int64_t begin, int64_t end) {
   for (int64_t r = begin; r < end; r++) {
     row_stats(j, a->in[0], r, buf, &mean, &rstd);
     for (int64_t c = 0; c < j->n; c++) {
-      double v = (buf[c] - mean) * rstd * (a->in[1] ? load(a->in[1], c) : 1);
-      store(a->out, r * j->n + c, a->in[2] ? v + load(a->in[2], c) : v);
+      double v = (buf[c] - mean) * rstd * (a->in[1] ? vkt_float_load(a->in[1], c) : 1);
+      vkt_float_store(a->out, r * j->n + c, a->in[2] ? v + vkt_float_load(a->in[2], c) : v);
     }
-    store(a->out2, 2 * r, mean);
-    store(a->out2, 2 * r + 1, rstd);
+    vkt_float_store(a->out2, 2 * r, mean);
+    vkt_float_store(a->out2, 2 * r + 1, rstd);
   }
   free(buf);
 }
@@ -68,17 +51,17 @@ static void backward_rows(void *ctx, int64_t begin, int64_t end) {
   norm_job *j = ctx;
   const vkt_op_args *a = j->a;
   for (int64_t r = begin; r < end; r++) {
-    double mean = load(a->in[2], 2 * r), rstd = load(a->in[2], 2 * r + 1), s = 0, sx = 0;
+    double mean = vkt_float_load(a->in[2], 2 * r), rstd = vkt_float_load(a->in[2], 2 * r + 1), s = 0, sx = 0;
     for (int64_t c = 0; c < j->n; c++) {
-      double gw = load(a->in[0], r * j->n + c) * (a->in[3] ? load(a->in[3], c) : 1);
+      double gw = vkt_float_load(a->in[0], r * j->n + c) * (a->in[3] ? vkt_float_load(a->in[3], c) : 1);
       s += gw;
-      sx += gw * (load(a->in[1], r * j->n + c) - mean) * rstd;
+      sx += gw * (vkt_float_load(a->in[1], r * j->n + c) - mean) * rstd;
     }
     s = j->rms ? 0 : s / (double)j->n, sx /= (double)j->n;
     for (int64_t c = 0; c < j->n; c++) {
-      double gw = load(a->in[0], r * j->n + c) * (a->in[3] ? load(a->in[3], c) : 1);
-      double xh = (load(a->in[1], r * j->n + c) - mean) * rstd;
-      store(a->out, r * j->n + c, rstd * (gw - s - xh * sx));
+      double gw = vkt_float_load(a->in[0], r * j->n + c) * (a->in[3] ? vkt_float_load(a->in[3], c) : 1);
+      double xh = (vkt_float_load(a->in[1], r * j->n + c) - mean) * rstd;
+      vkt_float_store(a->out, r * j->n + c, rstd * (gw - s - xh * sx));
     }
   }
 }
@@ -96,17 +79,17 @@ static void column_sums(void *ctx, int64_t begin, int64_t end) {
   }
   for (int64_t b = 0; b < blocks; b++) {
     for (int64_t r = b * block_rows; r < rows && r < (b + 1) * block_rows; r++) {
-      double mean = load(a->in[2], 2 * r), rstd = load(a->in[2], 2 * r + 1);
+      double mean = vkt_float_load(a->in[2], 2 * r), rstd = vkt_float_load(a->in[2], 2 * r + 1);
       for (int64_t c = begin; c < end; c++) {
-        double g = load(a->in[0], r * j->n + c);
-        dw[c - begin] += g * (load(a->in[1], r * j->n + c) - mean) * rstd;
+        double g = vkt_float_load(a->in[0], r * j->n + c);
+        dw[c - begin] += g * (vkt_float_load(a->in[1], r * j->n + c) - mean) * rstd;
         db[c - begin] += g;
       }
     }
     for (int64_t c = begin; c < end; c++) {
-      store(a->out, b * j->n + c, dw[c - begin]);
+      vkt_float_store(a->out, b * j->n + c, dw[c - begin]);
       if (!j->rms)
-        store(a->out, (blocks + b) * j->n + c, db[c - begin]);
+        vkt_float_store(a->out, (blocks + b) * j->n + c, db[c - begin]);
       dw[c - begin] = db[c - begin] = 0;
     }
   }

@@ -5,18 +5,8 @@
 #include <math.h>
 
 #include "../linalg.h"
+#include "floats.h"
 #include "threads.h"
-
-static double load(const vkt_tensor *t, int64_t i) {
-  return t->dtype == VKT_FLOAT64 ? ((const double *)vkt_tensor_host(t))[i] : ((const float *)vkt_tensor_host(t))[i];
-}
-
-static void store(const vkt_tensor *t, int64_t i, double v) {
-  if (t->dtype == VKT_FLOAT64)
-    ((double *)vkt_tensor_host(t))[i] = v;
-  else
-    ((float *)vkt_tensor_host(t))[i] = (float)v;
-}
 
 /* Matrix b of LU's out and out2; float32 results round each step to float32, as the shader does. */
 static void lu_one(const vkt_op_args *a, int64_t b) {
@@ -25,15 +15,15 @@ static void lu_one(const vkt_op_args *a, int64_t b) {
   int32_t *piv = (int32_t *)vkt_tensor_host(a->out2) + b * (k + 1);
   const vkt_tensor *out = a->out;
   for (int64_t i = 0; i < m * n; i++)
-    store(out, o + i, load(in, b * m * n + i));
+    vkt_float_store(out, o + i, vkt_float_load(in, b * m * n + i));
   int32_t info = 0;
   double sign = 1, logabs = 0;
   for (int64_t j = 0; j < k; j++) {
     int64_t top = j;
     for (int64_t i = j + 1; i < m; i++)
-      top = fabs(load(out, o + i * n + j)) > fabs(load(out, o + top * n + j)) ? i : top;
+      top = fabs(vkt_float_load(out, o + i * n + j)) > fabs(vkt_float_load(out, o + top * n + j)) ? i : top;
     piv[j] = (int32_t)top + 1;
-    double d = load(out, o + top * n + j);
+    double d = vkt_float_load(out, o + top * n + j);
     if (d == 0) { /* nothing to eliminate below a zero column: LAPACK records it and goes on */
       info = info ? info : (int32_t)j + 1;
       sign = 0;
@@ -42,28 +32,29 @@ static void lu_one(const vkt_op_args *a, int64_t b) {
     if (top != j) {
       sign = -sign;
       for (int64_t c = 0; c < n; c++) {
-        double t = load(out, o + j * n + c);
-        store(out, o + j * n + c, load(out, o + top * n + c));
-        store(out, o + top * n + c, t);
+        double t = vkt_float_load(out, o + j * n + c);
+        vkt_float_store(out, o + j * n + c, vkt_float_load(out, o + top * n + c));
+        vkt_float_store(out, o + top * n + c, t);
       }
     }
     sign *= d < 0 ? -1 : 1;
     logabs += log(fabs(d));
     double r = 1 / d; /* LAPACK's getf2 scales the column by the reciprocal too */
     for (int64_t i = j + 1; i < m; i++) {
-      store(out, o + i * n + j, load(out, o + i * n + j) * r);
-      double l = load(out, o + i * n + j);
+      vkt_float_store(out, o + i * n + j, vkt_float_load(out, o + i * n + j) * r);
+      double l = vkt_float_load(out, o + i * n + j);
       for (int64_t c = j + 1; c < n; c++)
-        store(out, o + i * n + c, load(out, o + i * n + c) - l * load(out, o + j * n + c));
+        vkt_float_store(out, o + i * n + c,
+                        vkt_float_load(out, o + i * n + c) - l * vkt_float_load(out, o + j * n + c));
     }
   }
   piv[k] = info;
   double det = sign;
   for (int64_t j = 0; j < k; j++)
-    det *= fabs(load(out, o + j * n + j));
-  store(out, o + m * n, det);
-  store(out, o + m * n + 1, sign);
-  store(out, o + m * n + 2, sign == 0 ? -INFINITY : logabs);
+    det *= fabs(vkt_float_load(out, o + j * n + j));
+  vkt_float_store(out, o + m * n, det);
+  vkt_float_store(out, o + m * n + 1, sign);
+  vkt_float_store(out, o + m * n + 2, sign == 0 ? -INFINITY : logabs);
 }
 
 static void cholesky_one(const vkt_op_args *a, int64_t b) {
@@ -71,22 +62,22 @@ static void cholesky_one(const vkt_op_args *a, int64_t b) {
   int64_t n = in->shape[1], o = b * n * n;
   int32_t info = 0;
   for (int64_t i = 0; i < n * n; i++)
-    store(out, o + i, 0);
+    vkt_float_store(out, o + i, 0);
   for (int64_t j = 0; j < n && !info; j++) {
-    double d = load(in, o + j * n + j);
+    double d = vkt_float_load(in, o + j * n + j);
     for (int64_t c = 0; c < j; c++)
-      d -= load(out, o + j * n + c) * load(out, o + j * n + c);
+      d -= vkt_float_load(out, o + j * n + c) * vkt_float_load(out, o + j * n + c);
     if (!(d > 0)) { /* LAPACK stops at the first minor that is not positive (NaN included) */
       info = (int32_t)j + 1;
       break;
     }
-    store(out, o + j * n + j, sqrt(d));
-    d = load(out, o + j * n + j);
+    vkt_float_store(out, o + j * n + j, sqrt(d));
+    d = vkt_float_load(out, o + j * n + j);
     for (int64_t i = j + 1; i < n; i++) {
-      double s = load(in, o + i * n + j);
+      double s = vkt_float_load(in, o + i * n + j);
       for (int64_t c = 0; c < j; c++)
-        s -= load(out, o + i * n + c) * load(out, o + j * n + c);
-      store(out, o + i * n + j, s / d);
+        s -= vkt_float_load(out, o + i * n + c) * vkt_float_load(out, o + j * n + c);
+      vkt_float_store(out, o + i * n + j, s / d);
     }
   }
   ((int32_t *)vkt_tensor_host(a->out2))[b] = info;
@@ -99,7 +90,7 @@ static void trsm_one(const vkt_op_args *a, int64_t b, int64_t col) {
   unsigned mode = (unsigned)a->iparam[0];
   double x[n > 0 ? n : 1];
   for (int64_t i = 0; i < n; i++)
-    x[i] = load(a->in[1], x0 + i * k);
+    x[i] = vkt_float_load(a->in[1], x0 + i * k);
   if (mode & VKT_TRSM_LU) {
     const int32_t *piv = (const int32_t *)vkt_tensor_host(a->in[2]) + b * (n + 1);
     for (int64_t i = 0; i < n; i++) {
@@ -119,17 +110,17 @@ static void trsm_one(const vkt_op_args *a, int64_t b, int64_t col) {
   if (solve && (lu || !(mode & VKT_TRSM_UPPER)))
     for (int64_t i = 0; i < n; i++) {
       for (int64_t c = 0; c < i; c++)
-        x[i] -= load(a->in[0], a0 + i * n + c) * x[c];
-      x[i] = lu || unit ? x[i] : x[i] / load(a->in[0], a0 + i * n + i);
+        x[i] -= vkt_float_load(a->in[0], a0 + i * n + c) * x[c];
+      x[i] = lu || unit ? x[i] : x[i] / vkt_float_load(a->in[0], a0 + i * n + i);
     }
   if (solve && (lu || (mode & VKT_TRSM_UPPER)))
     for (int64_t i = n - 1; i >= 0; i--) {
       for (int64_t c = i + 1; c < n; c++)
-        x[i] -= load(a->in[0], a0 + i * n + c) * x[c];
-      x[i] = !lu && unit ? x[i] : x[i] / load(a->in[0], a0 + i * n + i);
+        x[i] -= vkt_float_load(a->in[0], a0 + i * n + c) * x[c];
+      x[i] = !lu && unit ? x[i] : x[i] / vkt_float_load(a->in[0], a0 + i * n + i);
     }
   for (int64_t i = 0; i < n; i++)
-    store(out, x0 + i * k, x[i]);
+    vkt_float_store(out, x0 + i * k, x[i]);
 }
 
 static void lu_range(void *ctx, int64_t begin, int64_t end) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "../linalg.h"
+#include "floats.h"
 #include "threads.h"
 
 /* One matrix in scratch memory: L is r x cl (row-major; its first c columns are the data), J is c x c. */
@@ -124,17 +125,6 @@ typedef struct {
   double *scratch; /* [batch][r * cl + k * k + k]: every matrix's L, J and S */
 } svd_ctx;
 
-static double load(const vkt_tensor *t, int64_t i) {
-  return t->dtype == VKT_FLOAT64 ? ((const double *)vkt_tensor_host(t))[i] : ((const float *)vkt_tensor_host(t))[i];
-}
-
-static void store(const vkt_tensor *t, int64_t i, double v) {
-  if (t->dtype == VKT_FLOAT64)
-    ((double *)vkt_tensor_host(t))[i] = v;
-  else
-    ((float *)vkt_tensor_host(t))[i] = (float)v;
-}
-
 /* Matrix b: A (or A^T when wide) into L, decomposed, written out as U, S, V. */
 static void svd_one(const svd_ctx *x, int64_t b) {
   const vkt_svd_layout *l = &x->l;
@@ -144,15 +134,15 @@ static void svd_one(const svd_ctx *x, int64_t b) {
   int64_t a0 = b * l->m * l->n, o = b * l->size;
   for (int64_t i = 0; i < w.r; i++)
     for (int64_t j = 0; j < w.c; j++)
-      w.l[i * w.cl + j] = load(x->a->in[0], a0 + (tall ? i * l->n + j : j * l->n + i));
+      w.l[i * w.cl + j] = vkt_float_load(x->a->in[0], a0 + (tall ? i * l->n + j : j * l->n + i));
   decompose(&w);
   int64_t l_at = o + (tall ? 0 : l->v_at), j_at = o + (tall ? l->v_at : 0);
   for (int64_t i = 0; i < w.r * w.cl; i++)
-    store(x->a->out, l_at + i, w.l[i]);
+    vkt_float_store(x->a->out, l_at + i, w.l[i]);
   for (int64_t i = 0; i < w.c * w.c; i++)
-    store(x->a->out, j_at + i, w.j[i]);
+    vkt_float_store(x->a->out, j_at + i, w.j[i]);
   for (int64_t p = 0; p < l->k; p++)
-    store(x->a->out, o + l->s_at + p, w.s[p]);
+    vkt_float_store(x->a->out, o + l->s_at + p, w.s[p]);
 }
 
 static void svd_range(void *ctx, int64_t begin, int64_t end) {

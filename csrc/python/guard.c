@@ -110,8 +110,8 @@ static PyObject *guarded(int i, PyObject *self, PyObject *args, PyObject *kwargs
     return vkt_py_amp_call(policies[i], m->ml_name, self, args, kwargs, guarded, i);
   PyObject *r = call_original(m, self, args, kwargs);
   vkt_py_claim(self);
-  for (Py_ssize_t i = 0; args && PyTuple_Check(args) && i < PyTuple_Size(args); i++)
-    vkt_py_claim(PyTuple_GetItem(args, i));
+  for (Py_ssize_t k = 0; args && PyTuple_Check(args) && k < PyTuple_Size(args); k++)
+    vkt_py_claim(PyTuple_GetItem(args, k));
   if (!r || !vkt_grad_enabled() || !detached_result(r, self, args) || view_of_dtype(m, args, kwargs))
     return r;
   bool from_grad = (vkt_is_tensor(self) && requires_grad_in(self, 0)) || requires_grad_in(args, 2);

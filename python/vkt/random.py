@@ -395,10 +395,11 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if not replacement and num_samples > n:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     w = (input if input.dim() == 2 else input.unsqueeze(0)).detach().to(_draw_dtype(input))
-    if w.numel() and not bool(((w >= 0) & (w < float("inf"))).all()):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     total = w.sum(-1, keepdim=True)
-    if w.numel() and not bool((total > 0).all()):
+    finite = ((w >= 0) & (w < float("inf"))).all()
+    if w.numel() and not bool(finite & (total > 0).all()):  # one read from the device; a second only to say why
+        if not bool(finite):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rows = w.shape[0]
     if replacement:

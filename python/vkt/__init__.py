@@ -26,7 +26,7 @@ from .functional import (  # noqa: E402,F401
 from . import safetensors, utils  # noqa: E402,F401
 from .linalg import det, inv as inverse, slogdet  # noqa: E402,F401
 from .random import Generator, get_rng_state, set_rng_state  # noqa: E402,F401
-from .random import bernoulli, multinomial, normal, poisson, randint_like  # noqa: E402,F401
+from .random import _standard_gamma, bernoulli, multinomial, normal, poisson, randint_like  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
@@ -48,3 +48,4 @@ def _shutdown():
 
 
 atexit.register(_shutdown)
+from . import func  # noqa: E402,F401

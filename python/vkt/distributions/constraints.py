@@ -3,11 +3,13 @@
 Each constraint's check(value) is a boolean tensor computed with vkt ops on value's device; the public names
 are module-level singletons (or classes for parameterised ones) so `d.support is constraints.real` holds.
 """
+from .. import _C
+
 __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "independent",
-    "integer_interval", "interval", "half_open_interval", "is_dependent", "less_than", "nonnegative",
-    "nonnegative_integer", "one_hot", "positive", "positive_integer", "real", "real_vector", "simplex",
-    "unit_interval",
+    "integer_interval", "interval", "half_open_interval", "is_dependent", "less_than", "lower_cholesky",
+    "MixtureSameFamilyConstraint", "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
+    "positive_integer", "real", "real_vector", "simplex", "square", "symmetric", "unit_interval",
 ]
 
 
@@ -219,6 +221,83 @@ class _Simplex(Constraint):
         return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _LowerCholesky(Constraint):
+    """Lower-triangular square matrices with a positive diagonal."""
+    event_dim = 2
+
+    def check(self, value):
+        lower_triangular = (value.tril() == value).reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
+        return lower_triangular & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        return _C.full(tuple(value.shape[:-2]), value.shape[-2] == value.shape[-1], dtype=_C.bool,
+                       device=value.device)
+
+
+class _Symmetric(_Square):
+    def check(self, value):
+        square_check = super().check(value)
+        if not bool(square_check.all()):
+            return square_check
+        return _C.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+
+
+class _PositiveDefinite(_Symmetric):
+    """Symmetric matrices whose Cholesky factorisation succeeds (torch asks cholesky_ex's info; vkt's cholesky
+    raises for the whole batch, so a failing batch is factorised again one matrix at a time to say which)."""
+
+    def check(self, value):
+        sym_check = super().check(value)
+        if not bool(sym_check.all()):
+            return sym_check
+        try:
+            _C._linalg_cholesky(value)
+            return sym_check
+        except _C._LinAlgError:
+            pass
+        flat = value.reshape(-1, value.shape[-2], value.shape[-1])
+        ok = []
+        for matrix in flat:
+            try:
+                _C._linalg_cholesky(matrix)
+                ok.append(True)
+            except _C._LinAlgError:
+                ok.append(False)
+        return _C.tensor(ok, device=value.device).reshape(tuple(value.shape[:-2]))
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The component distribution's support checked with the mixture's component dim put back into value."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -238,3 +317,7 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+lower_cholesky = _LowerCholesky()
+square = _Square()
+symmetric = _Symmetric()
+positive_definite = _PositiveDefinite()

@@ -1,0 +1,116 @@
+"""vkt.distributions.Binomial: successes in total_count trials of probability probs (or sigmoid(logits)); sample
+draws on the host with NumPy's sampler from a stream seeded by vkt's (as vkt.poisson does)."""
+import numpy as np
+
+from .. import _C
+from ..autograd import no_grad
+from ..random import _global_generator
+from . import constraints
+from .distribution import Distribution
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["Binomial"]
+
+
+def _clamp_by_zero(x):
+    """max(x, 0) with gradient 1/2 at 0 (torch's form)."""
+    return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
+
+
+def _homogeneous_count(total_count, what):
+    count = int(total_count.max())
+    if not total_count.min() == count:
+        raise NotImplementedError(f"Inhomogeneous total count not supported by `{what}`.")
+    return count
+
+
+class Binomial(Distribution):
+    arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
+                       "logits": constraints.real}
+    has_enumerate_support = True
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.type_as(self.probs)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.type_as(self.logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(tuple(self._param.shape), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Binomial, _instance)
+        batch_shape = tuple(batch_shape)
+        new.total_count = self.total_count.expand(batch_shape)
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(batch_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(batch_shape)
+            new._param = new.logits
+        super(Binomial, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self.total_count)
+
+    @property
+    def mean(self):
+        return self.total_count * self.probs
+
+    @property
+    def mode(self):
+        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return tuple(self._param.shape)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            counts = self.total_count.expand(shape).cpu().numpy().astype(np.int64)
+            probs = self.probs.expand(shape).cpu().numpy().astype(np.float64)
+            draws = np.random.Generator(_global_generator()._bits).binomial(counts, probs)
+            return _C.tensor(draws.astype(np.float64), dtype=self._param.dtype, device=self._param.device)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_factorial_n = _C.lgamma(self.total_count + 1)
+        log_factorial_k = _C.lgamma(value + 1)
+        log_factorial_nmk = _C.lgamma(self.total_count - value + 1)
+        # n log(1 + e^logits), written to stay finite for large |logits|
+        normalize_term = (self.total_count * _clamp_by_zero(self.logits)
+                          + self.total_count * (-self.logits.abs()).exp().log1p() - log_factorial_n)
+        return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
+
+    def entropy(self):
+        _homogeneous_count(self.total_count, "entropy")
+        log_prob = self.log_prob(self.enumerate_support(False))
+        return -(log_prob.exp() * log_prob).sum(0)
+
+    def enumerate_support(self, expand=True):
+        count = _homogeneous_count(self.total_count, "enumerate_support")
+        values = _C.arange(1 + count, dtype=self._param.dtype, device=self._param.device)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + self._batch_shape)
+        return values

@@ -8,6 +8,7 @@
 #include "../ops/linalg.h"
 #include "../ops/ops.h"
 #include "../ops/reduce.h"
+#include "../ops/shape.h"
 #include "formula.h"
 #include "linalg.h"
 #include "shape.h"
@@ -98,9 +99,10 @@ static vkt_status tri_solve(const vkt_tensor *a, const vkt_tensor *b, bool upper
 }
 
 /* X with A X = B (left) or X A = B through A's LU, batch dims broadcast; check >= 0: PyTorch's error of that
- * vkt_linalg_check for a singular A (batched: A had batch dims), else inf or NaN as the solves give. */
+ * vkt_linalg_check for a singular A (batched: A had batch dims), else inf or NaN as the solves give; info, when
+ * given: LU's info (int32, the broadcast batch shape), new. */
 static vkt_status lu_solve(const vkt_tensor *a, const vkt_tensor *b, bool left, int check, bool batched,
-                           vkt_tensor *x) {
+                           vkt_tensor *x, vkt_tensor *info_out) {
   vkt_tensor fa = {0}, fb = {0}, fx = {0}, block = {0}, piv = {0}, info = {0};
   int nd;
   int64_t batch[VKT_MAX_DIMS], n = rows(a);
@@ -108,13 +110,23 @@ static vkt_status lu_solve(const vkt_tensor *a, const vkt_tensor *b, bool left, 
   if (st || (st = flat(a, nd, batch, !left, &fa)) || (st = flat(b, nd, batch, !left, &fb)) ||
       (st = vkt_lu_blocks(&fa, "linalg.solve", &block, &piv)))
     goto finish;
-  if (check >= 0 && fa.shape[0] > 0 && (st = vkt_slice(&info, &piv, 1, n, n + 1, 1)))
+  if ((check >= 0 || info_out) && (st = vkt_slice(&info, &piv, 1, n, n + 1, 1)))
     goto finish;
-  if (check >= 0 && fa.shape[0] > 0 && (st = vkt_linalg_info_check(&info, (vkt_linalg_check)check, batched)))
+  if (check >= 0 && fa.shape[0] > 0 && (st = vkt_linalg_info_check(&info, check, batched)))
     goto finish;
+  if (info_out) {
+    vkt_tensor dense = {0};
+    if (!(st = vkt_clone(&dense, &info)))
+      st = vkt_view(info_out, &dense, nd, batch);
+    vkt_tensor_release(&dense);
+    if (st)
+      goto finish;
+  }
   if (!(st = vkt_trsm(&block, n * n + VKT_LU_EXTRA, &fb, &piv, VKT_TRSM_LU, &fx)))
     st = unflat(&fx, nd, batch, !left, x);
 finish:
+  if (st && info_out)
+    vkt_tensor_release(info_out);
   vkt_tensor_release(&fa);
   vkt_tensor_release(&fb);
   vkt_tensor_release(&fx);
@@ -176,7 +188,7 @@ vkt_status vkt_ag_solve_triangular(const vkt_var *a, const vkt_var *b, bool uppe
 
 static const vkt_var *solve_var(vkt_bw *b, const vkt_var *a, const vkt_var *y, bool left) {
   vkt_var out = {0};
-  return a && y ? keep(b, vkt_ag_linalg_solve(a, y, left, -1, &out), &out) : NULL;
+  return a && y ? keep(b, vkt_ag_linalg_solve(a, y, left, -1, NULL, &out), &out) : NULL;
 }
 
 static const vkt_var *unsqueeze_last(vkt_bw *b, const vkt_var *x) {
@@ -213,8 +225,9 @@ static bool vector_rhs(const vkt_tensor *a, const vkt_tensor *b) {
   return true;
 }
 
-vkt_status vkt_ag_linalg_solve(const vkt_var *a, const vkt_var *b, bool left, int check, vkt_var *out) {
-  const char *name = check == VKT_LINALG_INV ? "linalg.inv" : "linalg.solve";
+vkt_status vkt_ag_linalg_solve(const vkt_var *a, const vkt_var *b, bool left, int check, vkt_tensor *info,
+                               vkt_var *out) {
+  const char *name = check >= 0 && (check & ~VKT_LINALG_EX) == VKT_LINALG_INV ? "linalg.inv" : "linalg.solve";
   vkt_tensor b2 = {0}, x2 = {0};
   *out = (vkt_var){0};
   vkt_status st = vkt_linalg_square_check(&a->t, name);
@@ -227,7 +240,7 @@ vkt_status vkt_ag_linalg_solve(const vkt_var *a, const vkt_var *b, bool left, in
   shape[b->t.ndim] = 1;
   if (vector ? (st = vkt_view(&b2, &b->t, b->t.ndim + 1, shape)) : (vkt_tensor_share(&b2, &b->t), VKT_OK))
     goto finish;
-  if ((st = shapes_fit(&a->t, &b2, left, name)) || (st = lu_solve(&a->t, &b2, left, check, a->t.ndim > 2, &x2)))
+  if ((st = shapes_fit(&a->t, &b2, left, name)) || (st = lu_solve(&a->t, &b2, left, check, a->t.ndim > 2, &x2, info)))
     goto finish;
   if (vector) {
     if ((st = vkt_contiguous(&out->t, &x2)) || (st = vkt_view(&b2, &out->t, x2.ndim - 1, x2.shape)))
@@ -249,24 +262,38 @@ vkt_status vkt_ag_linalg_solve(const vkt_var *a, const vkt_var *b, bool left, in
 finish:
   vkt_tensor_release(&b2);
   vkt_tensor_release(&x2);
-  if (st)
+  if (st) {
     vkt_var_release(out);
+    if (info)
+      vkt_tensor_release(info);
+  }
   return st;
 }
 
-/* A^-1 as the solve of A X = I (I broadcast over A's batch); check as lu_solve's. */
-static vkt_status inverse(const vkt_var *a, int check, vkt_var *out) {
+/* A^-1 as the solve of A X = I (I expanded to A's shape, so that a batch [n] is never taken for a vector right
+ * side); check and info as lu_solve's. */
+static vkt_status inverse(const vkt_var *a, int check, vkt_tensor *info, vkt_var *out) {
+  vkt_tensor e = {0};
   vkt_var eye = {0};
   *out = (vkt_var){0};
   vkt_status st = vkt_linalg_square_check(&a->t, "linalg.inv");
-  if (!st && !(st = vkt_eye(&eye.t, vkt_tensor_device(&a->t), a->t.dtype, rows(&a->t), rows(&a->t))))
-    st = vkt_ag_linalg_solve(a, &eye, true, check, out);
+  if (!st && !(st = vkt_eye(&e, vkt_tensor_device(&a->t), a->t.dtype, rows(&a->t), rows(&a->t))) &&
+      !(st = vkt_expand(&eye.t, &e, a->t.ndim, a->t.shape)))
+    st = vkt_ag_linalg_solve(a, &eye, true, check, info, out);
+  vkt_tensor_release(&e);
   vkt_var_release(&eye);
   return st;
 }
 
+vkt_status vkt_ag_inv_ex(const vkt_var *a, int check, vkt_tensor *info, vkt_var *out) {
+  vkt_status st = inverse(a, check, info, out);
+  if (!st)
+    vkt_ag_rename(out, "LinalgInvExBackward0");
+  return st;
+}
+
 vkt_status vkt_ag_inv(const vkt_var *a, vkt_var *out) {
-  vkt_status st = inverse(a, VKT_LINALG_INV, out);
+  vkt_status st = inverse(a, VKT_LINALG_INV, NULL, out);
   if (!st)
     vkt_ag_rename(out, "LinalgInvExBackward0");
   return st;
@@ -277,7 +304,7 @@ vkt_status vkt_ag_inv(const vkt_var *a, vkt_var *out) {
 /* A^-H, or inf and NaN for a singular A (PyTorch's det backward goes through an SVD there instead). */
 static const vkt_var *inv_h(vkt_bw *b, const vkt_var *a) {
   vkt_var out = {0};
-  return a ? mH(b, keep(b, inverse(a, -1, &out), &out)) : NULL;
+  return a ? mH(b, keep(b, inverse(a, -1, NULL, &out), &out)) : NULL;
 }
 
 /* x [...] as [..., 1, 1]. */
@@ -357,14 +384,16 @@ static void cholesky_backward(vkt_bw *b) {
 }
 static const vkt_fn cholesky_fn = {"LinalgCholeskyExBackward0", cholesky_backward};
 
-vkt_status vkt_ag_cholesky(const vkt_var *a, bool upper, vkt_var *out) {
+vkt_status vkt_ag_cholesky(const vkt_var *a, bool upper, int check, vkt_tensor *info_out, vkt_var *out) {
   vkt_tensor at = {0}, l = {0}, info = {0}, lt = {0};
   *out = (vkt_var){0};
   vkt_status st = vkt_linalg_square_check(&a->t, "linalg.cholesky");
   /* the upper factor is from A's upper triangle: the lower one of A^T, transposed back */
   if (st || (st = upper ? vkt_transpose(&at, &a->t, -2, -1) : (vkt_tensor_share(&at, &a->t), VKT_OK)) ||
       (st = vkt_cholesky_blocks(&at, &l, &info)) ||
-      (st = vkt_linalg_info_check(&info, VKT_LINALG_CHOLESKY, a->t.ndim > 2)))
+      (check >= 0 && (st = vkt_linalg_info_check(&info, check, a->t.ndim > 2))))
+    goto finish;
+  if (info_out && (st = vkt_view(info_out, &info, a->t.ndim - 2, a->t.shape)))
     goto finish;
   if ((st = vkt_view(&lt, &l, a->t.ndim, a->t.shape)))
     goto finish;
@@ -383,6 +412,8 @@ vkt_status vkt_ag_cholesky(const vkt_var *a, bool upper, vkt_var *out) {
     vkt_node_decref(n);
   }
 finish:
+  if (st && info_out)
+    vkt_tensor_release(info_out);
   vkt_tensor_release(&at);
   vkt_tensor_release(&l);
   vkt_tensor_release(&info);
@@ -390,91 +421,171 @@ finish:
   return st;
 }
 
-/* ---- lu_factor of square matrices: saved 0 LU (output), 1 pivots; PyTorch's lu_factor_ex_backward, gA =
- * P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H with gL, gU gLU's strict lower and upper parts. (Rectangular
- * matrices record nothing: the guard refuses an input that requires grad there.) ---- */
+/* ---- lu and lu_factor: PyTorch's linalg_lu_backward for A = P L U, L [m, k] unit lower, U [k, n] upper:
+ * square: gA = P L^-H (tril(L^H gL, -1) + triu(gU U^H)) U^-H; wide (m < n, U = [U1 | U2]): gA = P L^-H
+ * ([tril(L^H gL - triu(gU) U^H, -1) U1^-H | 0] + triu(gU)); tall (L = [L1; L2]): gA = P ([L1^-H triu(gU U^H -
+ * L^H tril(gL, -1)); 0] + tril(gL, -1)) U^-H. Only the structural parts of gL and gU take part. ---- */
 
-static const vkt_var *eye_of(vkt_bw *b, const vkt_var *x) {
+static const vkt_var *eye_nm(vkt_bw *b, const vkt_var *like, int64_t n, int64_t m) {
   vkt_var out = {0};
-  return x ? keep(b, vkt_eye(&out.t, vkt_tensor_device(&x->t), x->t.dtype, rows(&x->t), rows(&x->t)), &out) : NULL;
+  return like ? keep(b, vkt_eye(&out.t, vkt_tensor_device(&like->t), like->t.dtype, n, m), &out) : NULL;
 }
 
-/* P of lu_factor's pivots, shaped as lu: the identity's rows permuted by the swaps undone. */
-static const vkt_var *permutation(vkt_bw *b, const vkt_var *piv, const vkt_var *lu) {
-  vkt_tensor e = {0}, fe = {0}, fp = {0}, x = {0};
+/* x's entries [0, len) along dim (a differentiable slice). */
+static const vkt_var *head(vkt_bw *b, const vkt_var *x, int64_t dim, int64_t len) {
+  vkt_tensor view = {0};
   vkt_var out = {0};
-  if (!piv || !lu)
+  if (!x)
     return NULL;
-  int nd = lu->t.ndim - 2;
-  int64_t n = rows(&lu->t), pshape[2] = {1, n};
-  for (int d = 0; d < nd; d++)
-    pshape[0] *= lu->t.shape[d];
-  vkt_status st = vkt_eye(&e, vkt_tensor_device(&lu->t), lu->t.dtype, n, n);
-  if (!st && !(st = flat(&e, nd, lu->t.shape, false, &fe)) && !(st = vkt_contiguous(&x, &piv->t)) &&
-      !(st = vkt_view(&fp, &x, 2, pshape))) {
-    vkt_tensor_release(&x);
-    if (!(st = vkt_trsm(&fe, 0, &fe, &fp, VKT_TRSM_PERMUTE, &x)))
-      st = unflat(&x, nd, lu->t.shape, false, &out.t);
-  }
-  vkt_tensor_release(&e);
-  vkt_tensor_release(&fe);
-  vkt_tensor_release(&fp);
-  vkt_tensor_release(&x);
+  vkt_status st = vkt_slice(&view, &x->t, dim, 0, len, 1);
+  if (!st)
+    st = vkt_ag_view(x, &view, VKT_VIEW_STRIDED, NULL, "SliceBackward0", &out);
   return keep(b, st, &out);
 }
 
+static const vkt_var *lu_grad(vkt_bw *b, const vkt_var *p, const vkt_var *l, const vkt_var *u, const vkt_var *gl,
+                              const vkt_var *gu) {
+  if (!l || !u)
+    return NULL;
+  int64_t m = rows(&l->t), n = cols(&u->t), k = cols(&l->t);
+  const vkt_var *ga;
+  if (m == n) {
+    ga = add(b, tri(b, matmul(b, mH(b, l), gl), false, -1), tri(b, matmul(b, gu, mH(b, u)), true, 0));
+    ga = solve_tri(b, mH(b, u), ga, false, false, false);
+    ga = solve_tri(b, mH(b, l), ga, true, true, true);
+  } else if (m < n) {
+    ga = sub(b, matmul(b, mH(b, l), gl), matmul(b, tri(b, gu, true, 0), mH(b, u)));
+    ga = solve_tri(b, mH(b, head(b, u, -1, k)), tri(b, ga, false, -1), false, false, false);
+    ga = add(b, matmul(b, ga, eye_nm(b, u, k, n)), tri(b, gu, true, 0));
+    ga = solve_tri(b, mH(b, l), ga, true, true, true);
+  } else {
+    ga = tri(b, sub(b, matmul(b, gu, mH(b, u)), matmul(b, mH(b, l), tri(b, gl, false, -1))), true, 0);
+    ga = solve_tri(b, mH(b, head(b, l, -2, k)), ga, true, true, true);
+    ga = add(b, matmul(b, eye_nm(b, l, m, k), ga), tri(b, gl, false, -1));
+    ga = solve_tri(b, mH(b, u), ga, false, false, false);
+  }
+  return matmul(b, p, ga);
+}
+
+/* P of pivots [..., k] for m rows, in like's dtype. */
+static const vkt_var *permutation(vkt_bw *b, const vkt_var *piv, const vkt_var *like, int64_t m) {
+  vkt_var out = {0};
+  return piv && like ? keep(b, vkt_lu_permutation(&piv->t, m, like->t.dtype, &out.t), &out) : NULL;
+}
+
+/* lu_factor: saved 0 LU (output), 1 pivots. */
 static void lu_factor_backward(vkt_bw *b) {
   const vkt_var *lu = S(b, 0), *g = G(b, 0);
-  const vkt_var *l = add(b, tri(b, lu, false, -1), eye_of(b, lu)), *u = tri(b, lu, true, 0);
-  const vkt_var *ga = add(b, tri(b, matmul(b, mH(b, l), tri(b, g, false, -1)), false, -1),
-                          tri(b, matmul(b, tri(b, g, true, 0), mH(b, u)), true, 0));
-  ga = solve_tri(b, mH(b, u), ga, false, false, false);
-  ga = solve_tri(b, mH(b, l), ga, true, true, true);
-  SET(b, 0, matmul(b, permutation(b, S(b, 1), lu), ga));
+  if (!lu)
+    return;
+  int64_t m = rows(&lu->t), n = cols(&lu->t), k = m < n ? m : n;
+  const vkt_var *l = add(b, tri(b, head(b, lu, -1, k), false, -1), eye_nm(b, lu, m, k));
+  const vkt_var *u = tri(b, head(b, lu, -2, k), true, 0);
+  SET(b, 0, lu_grad(b, permutation(b, S(b, 1), lu, m), l, u, head(b, g, -1, k), head(b, g, -2, k)));
 }
 static const vkt_fn lu_factor_fn = {"LinalgLuFactorExBackward0", lu_factor_backward};
 
-vkt_status vkt_ag_lu_factor(const vkt_var *a, vkt_var *lu, vkt_var *pivots) {
-  const char *name = "torch.linalg.lu_factor";
+/* lu: saved 0 P, 1 L, 2 U (outputs 1 and 2; P has no gradient). */
+static void lu_backward(vkt_bw *b) { SET(b, 0, lu_grad(b, S(b, 0), S(b, 1), S(b, 2), G(b, 1), G(b, 2))); }
+static const vkt_fn lu_fn = {"LinalgLuBackward0", lu_backward};
+
+/* A's LU blocks, and from them LU ([..., m, n], new), pivots ([..., k] int32, new) and info ([...] int32, new;
+ * checked first when check >= 0, a vkt_linalg_check). */
+static vkt_status lu_parts(const vkt_tensor *a, const char *name, int check, vkt_tensor *lu, vkt_tensor *pivots,
+                           vkt_tensor *info) {
   vkt_tensor block = {0}, piv = {0}, v = {0}, dense = {0};
-  *lu = *pivots = (vkt_var){0};
-  vkt_status st = vkt_lu_blocks(&a->t, name, &block, &piv);
+  vkt_status st = vkt_lu_blocks(a, name, &block, &piv);
   if (st)
     return st;
-  int nd = a->t.ndim;
-  int64_t m = rows(&a->t), n = cols(&a->t), k = m < n ? m : n, shape[2] = {block.shape[0], m * n},
+  int nd = a->ndim;
+  int64_t m = rows(a), n = cols(a), k = m < n ? m : n, shape[2] = {block.shape[0], m * n},
           stride[2] = {block.shape[1], 1}, pshape[VKT_MAX_DIMS];
   for (int d = 0; d < nd - 1; d++)
-    pshape[d] = a->t.shape[d];
+    pshape[d] = a->shape[d];
   pshape[nd - 2] = k;
-  if (block.shape[0] > 0 && k > 0 && ((st = vkt_slice(&v, &piv, 1, k, k + 1, 1)) ||
-                                     (st = vkt_linalg_info_check(&v, VKT_LINALG_LU_FACTOR, nd > 2))))
+  if ((st = vkt_slice(&v, &piv, 1, k, k + 1, 1)) || (st = vkt_clone(&dense, &v)) ||
+      (st = vkt_view(info, &dense, nd - 2, a->shape)))
+    goto finish;
+  if (check >= 0 && block.shape[0] > 0 && k > 0 && (st = vkt_linalg_info_check(info, check, nd > 2)))
     goto finish;
   vkt_tensor_release(&v);
+  vkt_tensor_release(&dense);
   if ((st = vkt_as_strided(&v, &block, 2, shape, stride, block.offset)) || (st = vkt_clone(&dense, &v)) ||
-      (st = vkt_view(&lu->t, &dense, nd, a->t.shape)))
+      (st = vkt_view(lu, &dense, nd, a->shape)))
     goto finish;
   vkt_tensor_release(&v);
   vkt_tensor_release(&dense);
   if ((st = vkt_slice(&v, &piv, 1, 0, k, 1)) || (st = vkt_clone(&dense, &v)))
     goto finish;
-  st = vkt_view(&pivots->t, &dense, nd - 1, pshape);
-  vkt_node *node = st || m != n ? NULL : vkt_node_begin(&lu_factor_fn, 1, &a, 1);
+  st = vkt_view(pivots, &dense, nd - 1, pshape);
+finish:
+  if (st) {
+    vkt_tensor_release(lu);
+    vkt_tensor_release(pivots);
+    vkt_tensor_release(info);
+  }
+  vkt_tensor_release(&block);
+  vkt_tensor_release(&piv);
+  vkt_tensor_release(&v);
+  vkt_tensor_release(&dense);
+  return st;
+}
+
+vkt_status vkt_ag_lu_factor(const vkt_var *a, int check, vkt_var *lu, vkt_var *pivots, vkt_tensor *info) {
+  vkt_tensor own = {0};
+  *lu = *pivots = (vkt_var){0};
+  const char *name = check >= 0 && (check & VKT_LINALG_EX) ? "torch.linalg.lu_factor_ex" : "torch.linalg.lu_factor";
+  vkt_status st = lu_parts(&a->t, name, check, &lu->t, &pivots->t, info ? info : &own);
+  vkt_tensor_release(&own);
+  vkt_node *node = st ? NULL : vkt_node_begin(&lu_factor_fn, 1, &a, 1);
   if (node) {
     vkt_node_save(node, 0, lu, true, 0);
     vkt_node_save(node, 1, pivots, false, 0);
     vkt_node_output(node, 0, lu);
     vkt_node_decref(node);
   }
+  return st;
+}
+
+vkt_status vkt_ag_lu(const vkt_var *a, vkt_var *p, vkt_var *l, vkt_var *u) {
+  vkt_tensor lu = {0}, piv = {0}, info = {0}, v = {0}, t = {0}, e = {0};
+  *p = *l = *u = (vkt_var){0};
+  if (a->t.ndim < 2) {
+    char got[160];
+    vkt_shape_str(a->t.ndim, a->t.shape, got, sizeof got);
+    return vkt_fail(VKT_ERR_RUNTIME, "linalg.lu: Expected tensor with 2 or more dimensions. Got size: %s instead",
+                    got);
+  }
+  int64_t m = rows(&a->t), n = cols(&a->t), k = m < n ? m : n;
+  vkt_status st = lu_parts(&a->t, "linalg.lu", -1, &lu, &piv, &info);
+  if (st || (st = vkt_lu_permutation(&piv, m, a->t.dtype, &p->t)) || (st = vkt_slice(&v, &lu, -1, 0, k, 1)) ||
+      (st = vkt_tri(&v, false, -1, &t)) || (st = vkt_eye(&e, vkt_tensor_device(&lu), lu.dtype, m, k)) ||
+      (st = vkt_binary(VKT_OP_ADD, (vkt_operand){.t = &t}, (vkt_operand){.t = &e}, num(1), NULL, &l->t)))
+    goto finish;
+  vkt_tensor_release(&v);
+  if ((st = vkt_slice(&v, &lu, -2, 0, k, 1)) || (st = vkt_tri(&v, true, 0, &u->t)))
+    goto finish;
+  vkt_node *node = vkt_node_begin(&lu_fn, 1, &a, 3);
+  if (node) {
+    vkt_node_save(node, 0, p, false, 0);
+    vkt_node_save(node, 1, l, true, 1);
+    vkt_node_save(node, 2, u, true, 2);
+    vkt_node_output(node, 1, l);
+    vkt_node_output(node, 2, u);
+    vkt_node_decref(node);
+  }
 finish:
   if (st) {
-    vkt_var_release(lu);
-    vkt_var_release(pivots);
+    vkt_var_release(p);
+    vkt_var_release(l);
+    vkt_var_release(u);
   }
-  vkt_tensor_release(&block);
+  vkt_tensor_release(&lu);
   vkt_tensor_release(&piv);
+  vkt_tensor_release(&info);
   vkt_tensor_release(&v);
-  vkt_tensor_release(&dense);
+  vkt_tensor_release(&t);
+  vkt_tensor_release(&e);
   return st;
 }
 

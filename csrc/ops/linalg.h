@@ -1,6 +1,7 @@
 /* linalg.h: the singular value decomposition (linalg.c, shaders/svd.comp, cpu/svd.c), a batched one-sided
  * (Hestenes) Jacobi SVD, and the layout its shader and CPU kernel share; the LU and Cholesky factorisations and
- * triangular solves (solve.c, shaders/lu.comp, cholesky.comp, trsm.comp, cpu/solve.c). */
+ * triangular solves (solve.c, shaders/lu.comp, cholesky.comp, trsm.comp, cpu/solve.c); the Householder QR and
+ * the cyclic Jacobi symmetric eigendecomposition (decompose.c, shaders/qr.comp, eigh.comp, cpu/decompose.c). */
 #ifndef VKT_LINALG_H
 #define VKT_LINALG_H
 
@@ -49,11 +50,37 @@ vkt_status vkt_cholesky_blocks(const vkt_tensor *a, vkt_tensor *l, vkt_tensor *i
 vkt_status vkt_trsm(const vkt_tensor *a, int64_t a_stride, const vkt_tensor *b, const vkt_tensor *piv, unsigned mode,
                     vkt_tensor *x);
 
+/* P [..., m, m] (dtype) with A = P L U from LU's pivots [..., k] (int32, 1-based LAPACK swaps, k <= m): the
+ * identity's rows swapped, the swaps undone last first; new. */
+vkt_status vkt_lu_permutation(const vkt_tensor *pivots, int64_t m, vkt_dtype dtype, vkt_tensor *out);
+
 /* PyTorch's errors for a nonzero info of a batch: which op's words, and whether the input was batched. */
 typedef enum { VKT_LINALG_INV, VKT_LINALG_SOLVE, VKT_LINALG_LU_FACTOR, VKT_LINALG_CHOLESKY } vkt_linalg_check;
-/* Reads info (int32 [batch], any strides; this waits for the device) and fails for its first nonzero entry. */
-vkt_status vkt_linalg_info_check(const vkt_tensor *info, vkt_linalg_check kind, bool batched);
+#define VKT_LINALG_EX 16 /* or'ed into a vkt_linalg_check: the words of the _ex function (check_errors=True) */
+/* Reads info (int32 [batch], any strides; this waits for the device) and fails for its first nonzero entry;
+ * kind: a vkt_linalg_check, maybe with VKT_LINALG_EX. */
+vkt_status vkt_linalg_info_check(const vkt_tensor *info, int kind, bool batched);
 /* PyTorch's checks of a square float input: "<name>: A must be batches of square matrices, ..." */
 vkt_status vkt_linalg_square_check(const vkt_tensor *a, const char *name);
+
+/* QR: in[0] [batch, m, n]; out [batch, m * n + k + m * iparam[0]]: W, A's Householder QR as LAPACK's geqrf
+ * leaves it (R on and above the diagonal, the reflectors' vectors below; [m, n] row-major), then tau (k),
+ * then Q ([m, cq] row-major, cq = iparam[0]: m, k, or 0 for none), the reflectors applied to the identity's
+ * first cq columns (orgqr). R's diagonal has LAPACK's signs (dlarfg's beta = -sign(alpha) |x|).
+ * EIGH: in[0] [batch, n, n], symmetric from its lower (iparam[0] == 0) or upper triangle; out [batch, 2 n n +
+ * n]: the rotated matrix (scratch), the eigenvalues (n, ascending), V ([n, n] row-major, eigenvectors in its
+ * columns, each with its entry of largest magnitude (the first of equal ones) positive). */
+static inline int64_t vkt_qr_size(int64_t m, int64_t n, int64_t cq) { return m * n + (m < n ? m : n) + m * cq; }
+static inline int64_t vkt_eigh_size(int64_t n) { return 2 * n * n + n; }
+
+/* Cyclic Jacobi sweeps before eigh's kernels stop rotating: small matrices converge in well under ten. */
+#define VKT_EIGH_MAX_SWEEPS 30
+
+/* The QR of A's last two dims, batched over the rest, mode 0 reduced, 1 complete, 2 r: *q [..., m, cq] (cq: k,
+ * m; an empty [0] for r) and *r [..., rr, n] (rr: m when complete, else k), new; PyTorch's checks for linalg.qr. */
+vkt_status vkt_qr(const vkt_tensor *a, int mode, vkt_tensor *q, vkt_tensor *r);
+/* The eigenvalues *w [..., n] and eigenvectors *v [..., n, n] of A's symmetric matrices (upper: read from the
+ * upper triangle), views of one new buffer; PyTorch's checks for linalg.eigh (name: eigh or eigvalsh). */
+vkt_status vkt_eigh(const vkt_tensor *a, bool upper, const char *name, vkt_tensor *w, vkt_tensor *v);
 
 #endif

@@ -19,7 +19,7 @@ vkt_status vkt_linalg_square_check(const vkt_tensor *a, const char *name) {
   return VKT_OK;
 }
 
-vkt_status vkt_linalg_info_check(const vkt_tensor *info, vkt_linalg_check kind, bool batched) {
+vkt_status vkt_linalg_info_check(const vkt_tensor *info, int kind, bool batched) {
   int64_t n = vkt_tensor_numel(info);
   int32_t *host = malloc(sizeof(int32_t) * (size_t)n + 1);
   if (!host)
@@ -33,25 +33,26 @@ vkt_status vkt_linalg_info_check(const vkt_tensor *info, vkt_linalg_check kind, 
   if (st || !v)
     return st;
   char at[48] = "";
+  const char *ex = (kind & VKT_LINALG_EX) ? "_ex" : "";
   if (batched)
     snprintf(at, sizeof at, "(Batch element %lld): ", (long long)b);
-  switch (kind) {
+  switch (kind & ~VKT_LINALG_EX) {
   case VKT_LINALG_INV:
     return vkt_fail(VKT_ERR_LINALG,
-                    "linalg.inv: %sThe diagonal element %d is zero, the inversion could not be completed because the "
-                    "input matrix is singular.", at, v);
+                    "linalg.inv%s: %sThe diagonal element %d is zero, the inversion could not be completed because "
+                    "the input matrix is singular.", ex, at, v);
   case VKT_LINALG_SOLVE:
-    return vkt_fail(VKT_ERR_LINALG, "torch.linalg.solve: %sThe solver failed because the input matrix is singular.",
-                    at);
+    return vkt_fail(VKT_ERR_LINALG, "torch.linalg.solve%s: %sThe solver failed because the input matrix is singular.",
+                    ex, at);
   case VKT_LINALG_LU_FACTOR:
     return vkt_fail(VKT_ERR_RUNTIME,
-                    "torch.linalg.lu_factor: %sU[%d,%d] is zero and using it on lu_solve would result in a division by "
-                    "zero. If you still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
-                    "linalg.lu_factor_ex(A, pivot)", at, v, v);
+                    "torch.linalg.lu_factor%s: %sU[%d,%d] is zero and using it on lu_solve would result in a division "
+                    "by zero. If you still want to perform the factorization, consider calling linalg.lu(A, pivot) or "
+                    "linalg.lu_factor_ex(A, pivot)", ex, at, v, v);
   default:
     return vkt_fail(VKT_ERR_LINALG,
-                    "linalg.cholesky: %sThe factorization could not be completed because the input is not "
-                    "positive-definite (the leading minor of order %d is not positive-definite).", at, v);
+                    "linalg.cholesky%s: %sThe factorization could not be completed because the input is not "
+                    "positive-definite (the leading minor of order %d is not positive-definite).", ex, at, v);
   }
 }
 
@@ -134,6 +135,45 @@ finish:
   if (st)
     vkt_tensor_release(x);
   vkt_tensor_release(&dense);
+  return st;
+}
+
+vkt_status vkt_lu_permutation(const vkt_tensor *pivots, int64_t m, vkt_dtype dtype, vkt_tensor *out) {
+  vkt_tensor range = {0}, idx = {0}, head = {0}, dense = {0}, src = {0}, e = {0}, fe = {0}, x = {0};
+  *out = (vkt_tensor){0};
+  int nb = pivots->ndim - 1, device = vkt_tensor_device(pivots);
+  int64_t k = pivots->shape[nb], batch = 1, shape[VKT_MAX_DIMS];
+  for (int d = 0; d < nb; d++)
+    batch *= pivots->shape[d], shape[d] = pivots->shape[d];
+  int64_t ishape[2] = {batch, m}, pshape[2] = {batch, k}, eshape[3] = {batch, m, m};
+  vkt_status st = VKT_OK;
+  if (k > m) /* more swaps than rows */
+    st = vkt_fail(VKT_ERR_RUNTIME, "lu_unpack: expected at most %lld pivots a matrix, got %lld", (long long)m,
+                  (long long)k);
+  /* the swaps padded to m with rows that stay, then applied to the identity's rows */
+  if (st || (st = vkt_arange(&range, device, VKT_INT32, (vkt_scalar){false, 0, 1}, (vkt_scalar){false, 0, m + 1},
+                             (vkt_scalar){false, 0, 1})) ||
+      (st = vkt_expand(&head, &range, 2, ishape)) || (st = vkt_contiguous(&idx, &head)))
+    goto finish;
+  vkt_tensor_release(&head);
+  if ((st = vkt_slice(&head, &idx, 1, 0, k, 1)) || (st = vkt_contiguous(&dense, pivots)) ||
+      (st = vkt_view(&src, &dense, 2, pshape)) || (st = vkt_copy_(&head, &src)))
+    goto finish;
+  vkt_tensor_release(&head);
+  if ((st = vkt_eye(&e, device, dtype, m, m)) || (st = vkt_expand(&head, &e, 3, eshape)) ||
+      (st = vkt_contiguous(&fe, &head)) || (st = vkt_trsm(&fe, 0, &fe, &idx, VKT_TRSM_PERMUTE, &x)))
+    goto finish;
+  shape[nb] = shape[nb + 1] = m;
+  st = vkt_view(out, &x, nb + 2, shape);
+finish:
+  vkt_tensor_release(&range);
+  vkt_tensor_release(&idx);
+  vkt_tensor_release(&head);
+  vkt_tensor_release(&dense);
+  vkt_tensor_release(&src);
+  vkt_tensor_release(&e);
+  vkt_tensor_release(&fe);
+  vkt_tensor_release(&x);
   return st;
 }
 

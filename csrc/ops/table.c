@@ -209,8 +209,11 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
                          NULL, 0},
     [VKT_OP_TRSM] = {"solve_triangular", "trsm.comp", "", vkt_solve_supports, vkt_solve_launch, vkt_cpu_solve, NULL,
                      NULL, 0},
+    [VKT_OP_QR] = {"qr", "qr.comp", "", vkt_decompose_supports, vkt_decompose_launch, vkt_cpu_decompose, NULL, NULL, 0},
+    [VKT_OP_EIGH] = {"eigh", "eigh.comp", "", vkt_decompose_supports, vkt_decompose_launch, vkt_cpu_decompose, NULL,
+                     NULL, 0},
 };
-static_assert(VKT_OP_COUNT == 160, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 162, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

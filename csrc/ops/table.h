@@ -186,6 +186,9 @@ typedef enum {
   VKT_OP_LU,
   VKT_OP_CHOLESKY,
   VKT_OP_TRSM,
+  /* (decompose.c): Householder QR, cyclic Jacobi symmetric eigendecomposition */
+  VKT_OP_QR,
+  VKT_OP_EIGH,
   VKT_OP_COUNT
 } vkt_op_id;
 
@@ -377,6 +380,9 @@ vkt_status vkt_cpu_svd(const vkt_op *op, const vkt_op_args *a);
 bool vkt_solve_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_solve_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_solve(const vkt_op *op, const vkt_op_args *a);
+bool vkt_decompose_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_decompose_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_decompose(const vkt_op *op, const vkt_op_args *a);
 /* The optimizer step's args: base first, so its launch and CPU kernel take &args.base as a vkt_op_args
  * and cast it back. base.out is the (contiguous) parameter, base.in[0] its gradient. */
 typedef struct {

@@ -24,7 +24,7 @@ from .functional import (  # noqa: E402,F401
     trapz, vander,
 )
 from . import safetensors, utils  # noqa: E402,F401
-from .linalg import det, inv as inverse, slogdet  # noqa: E402,F401
+from .linalg import det, inv as inverse, matrix_exp, slogdet  # noqa: E402,F401
 from .random import Generator, get_rng_state, set_rng_state  # noqa: E402,F401
 from .random import _standard_gamma, bernoulli, multinomial, normal, poisson, randint_like  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401

@@ -1,15 +1,13 @@
 """vkt.nn.utils.parametrizations: orthogonal, spectral_norm and weight_norm as parametrizations, as torch's.
 
-vkt has no matrix_exp, geqrf or householder_product, so this file owns Python versions made of vkt ops (and so
-differentiable by autograd): matrix_exp by scaling and squaring a Taylor polynomial, Householder QR (geqrf) in
-LAPACK's convention, and the product of Householder reflectors.
+vkt has no geqrf, so this file owns one made of vkt ops: Householder QR in LAPACK's convention (R and the
+reflectors in one matrix, and tau), which vkt.linalg.householder_product turns back into Q.
 """
-import math
 from enum import Enum, auto
 
 from ... import _C
 from ...autograd import no_grad
-from ...linalg import solve
+from ...linalg import householder_product, matrix_exp, solve
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
@@ -23,34 +21,6 @@ _EPS = {_C.float16: 2.0 ** -10, _C.float32: 2.0 ** -23, _C.float64: 2.0 ** -52} 
 
 def _eye_like(A, n, k=None):
     return _C.eye(n, n if k is None else k, dtype=A.dtype, device=A.device)
-
-
-def _matrix_exp(A):
-    """exp(A) of a square matrix (or batch): A is scaled by 2^-s to 1-norm <= 1/2, where the degree-12 Taylor
-    polynomial is exact to ~1e-14, and the result squared s times."""
-    with no_grad():
-        norm = A.abs().sum(-2).amax(-1).max().item() if A.numel() else 0.0
-    s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
-    X = A / 2.0 ** s
-    eye = _eye_like(A, A.shape[-1])
-    E = eye
-    for k in range(12, 0, -1):  # Horner: I + X (I + X/2 (I + X/3 (...)))
-        E = eye + (X @ E) / k
-    for _ in range(s):
-        E = E @ E
-    return E
-
-
-def _householder_product(A, tau):
-    """The first k columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i being column i of A below the
-    diagonal with a 1 on it (torch.linalg.householder_product)."""
-    n, k = A.shape[-2], A.shape[-1]
-    V = A.tril(-1) + _eye_like(A, n, k)
-    Q = _eye_like(A, n, k)
-    for i in reversed(range(tau.shape[-1])):
-        v = V[..., :, i:i + 1]
-        Q = Q - (tau[..., i:i + 1].unsqueeze(-1) * v) @ (v.mT @ Q)
-    return Q
 
 
 @no_grad()
@@ -89,7 +59,7 @@ def _is_orthogonal(Q):
 def _make_orthogonal(A):
     """The Q of A's QR decomposition whose R has a non-negative diagonal."""
     X, tau = _geqrf(A)
-    Q = _householder_product(X, tau)
+    Q = householder_product(X, tau)
     return Q * X.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
 
 
@@ -119,7 +89,7 @@ class _Orthogonal(Module):
                 X = _C.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
             A = X - X.mT
             if self.orthogonal_map == _OrthMaps.matrix_exp:
-                Q = _matrix_exp(A)
+                Q = matrix_exp(A)
             else:
                 eye = _eye_like(A, n)
                 Q = solve(_C.add(eye, A, alpha=-0.5), _C.add(eye, A, alpha=0.5))
@@ -128,7 +98,7 @@ class _Orthogonal(Module):
         else:
             A = X.tril(diagonal=-1)
             tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
-            Q = _householder_product(A, tau)
+            Q = householder_product(A, tau)
             Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         if hasattr(self, "base"):
             Q = self.base @ Q

@@ -507,6 +507,67 @@ def training_cases(peer, quick=False):
            "peer": timed(adamw(t, t.optim), peer.sync, 10) if t else None, "bytes": 4 * 7 * count * size}
 
 
+def conv_cases(peer, quick=False):
+    """Convolutional training, which no issue times yet: a ResNet stage's 3x3 convolution (64 channels at
+    56x56, batch 32) forward and forward + backward, and one SGD step of a small CIFAR-style CNN (two 3x3
+    convolutions with ReLU and 2x2 max pooling, then a linear layer) at batch 128. cuDNN without TF32."""
+    rng = np.random.default_rng(0)
+    t = peer.torch
+    n, c, hw = (4, 16, 28) if quick else (32, 64, 56)
+    arrays = [rng.standard_normal(s).astype(np.float32) * 0.1 for s in ((n, c, hw, hw), (c, c, 3, 3), (c,))]
+    flops = 2 * n * c * c * 9 * hw * hw
+    v = [vkt.tensor(a, device="vulkan", requires_grad=True) for a in arrays]
+    p = [peer.array(a).requires_grad_(True) for a in arrays] if t else None
+    g = rng.standard_normal((n, c, hw, hw)).astype(np.float32)  # the output's gradient: not a sum's constant
+    vg, pg = vkt.tensor(g, device="vulkan"), peer.array(g) if t else None
+    conv = lambda lib, x: lambda: lib.nn.functional.conv2d(x[0], x[1], x[2], padding=1)  # noqa: E731
+
+    def fwd(lib, x):
+        def run():
+            with lib.no_grad():
+                return conv(lib, x)()
+        return run
+
+    def fwd_bwd(lib, x, grad):
+        def run():
+            for leaf in x:
+                leaf.grad = None
+            conv(lib, x)().backward(grad)
+            return [leaf.grad for leaf in x]
+        return run
+    shape = f"{n}x{c}x{hw}x{hw}, 3x3"
+    yield {"op": "conv2d", "shape": shape, "vkt": timed(fwd(vkt, v), vsync, 20),
+           "peer": timed(fwd(t, p), peer.sync, 20) if t else None, "flops": flops}
+    yield {"op": "conv2d fwd+bwd", "shape": shape, "vkt": timed(fwd_bwd(vkt, v, vg), vsync, 10),
+           "peer": timed(fwd_bwd(t, p, pg), peer.sync, 10) if t else None, "flops": 3 * flops}
+
+    batch = 16 if quick else 128
+    xa = rng.standard_normal((batch, 3, 32, 32)).astype(np.float32)
+    ya = rng.integers(0, 10, batch)
+
+    def cnn_step(lib):
+        nn = lib.nn
+        lib.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Flatten(), nn.Linear(64 * 8 * 8, 10))
+        dev = "vulkan" if lib is vkt else "cuda"
+        model = model.to(dev)
+        x, y = lib.tensor(xa, device=dev), lib.tensor(ya, device=dev)
+        opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        loss_fn = nn.CrossEntropyLoss()
+
+        def run():
+            opt.zero_grad(set_to_none=True)
+            loss_fn(model(x), y).backward()
+            opt.step()
+        return run
+    cnn_flops = 3 * 2 * batch * (32 * 27 * 32 * 32 + 64 * 288 * 16 * 16 + 10 * 4096)
+    yield {"op": "CNN 3-32-64-10 SGD training step", "shape": f"batch {batch}, 32x32",
+           "vkt": timed(cnn_step(vkt), vsync, 20), "peer": timed(cnn_step(t), peer.sync, 20) if t else None,
+           "flops": cnn_flops}
+
+
 def unfused(fn):
     """fn run with vkt's fusion off."""
     def run():
@@ -651,7 +712,7 @@ void main() { x[gl_GlobalInvocationID.x] *= p.factor; }
 CASES = {"elementwise": elementwise_cases, "reduce": reduction_cases, "views": view_cases, "matmul": matmul_cases,
          "sort": sort_cases, "chain": small_op_chain, "linalg": linalg_cases,
          "autograd": autograd_cases, "training": training_cases, "fusion": fusion_cases, "transfer": transfers,
-         "startup": first_result, "cpu": cpu_cases, "kernels": kernel_cases}
+         "startup": first_result, "cpu": cpu_cases, "kernels": kernel_cases, "conv": conv_cases}
 
 
 def fmt(row):
@@ -680,7 +741,7 @@ def main():
             kwargs = {"elementwise": {"n": 2**20}, "reduce": {"n": 2**20}, "views": {"n": 2**20},
                       "transfer": {"mib": 16}, "chain": {"n_ops": 200}, "matmul": {"quick": True},
                       "sort": {"quick": True}, "linalg": {"quick": True}, "autograd": {"quick": True}, "training": {"quick": True}, "fusion": {"quick": True},
-                      "kernels": {"quick": True, "n_ops": 200},
+                      "kernels": {"quick": True, "n_ops": 200}, "conv": {"quick": True},
                       "cpu": {"n": 2**20, "matmul": 256, "n_ops": 200}}.get(g, {})
         sized = ("elementwise", "reduce", "views")
         gen = CASES[g](peer, kwargs.get("n", 2**26)) if g in sized else CASES[g](peer, **kwargs)

@@ -1,7 +1,7 @@
 """One training-style step repeated, for VKT_PROFILE=1 to break down by kernel (a diagnostic, not a benchmark
 table): `softmax` is softmax(x @ w).sum() forward + backward at 4096^2, `mar` matmul_add_relu forward + backward
 at 8x1024x1024x1024, `layernorm` layer_norm forward + backward at 8192 x 1024, `mlp` bench.py's MLP AdamW step
-at batch 256. Every step's gradients are held until the
+at batch 256, `conv` conv2d forward + backward at 32x64x56x56 (3x3, padding 1, a random output gradient). Every step's gradients are held until the
 device is done, so that all of them are computed (vkt never computes a pending result nobody holds). Run on the GPU machine, one case a process:
     VKT_PROFILE=1 python3 benchmarks/profile_steps.py softmax"""
 import sys
@@ -54,8 +54,16 @@ elif case == "mlp":
         opt.zero_grad(set_to_none=True)
         loss_fn(model(xb), yb).backward()
         opt.step()
+elif case == "conv":
+    x, w, b = leaves((32, 64, 56, 56), (64, 64, 3, 3), (64,), scale=0.1)
+    g = vkt.tensor(rng.standard_normal((32, 64, 56, 56)).astype(np.float32), device="vulkan")
+
+    def step():
+        x.grad = w.grad = b.grad = None
+        vkt.nn.functional.conv2d(x, w, b, padding=1).backward(g)
+        return x.grad, w.grad, b.grad
 else:
-    raise SystemExit(f"unknown case {case!r}: softmax, mar, layernorm or mlp")
+    raise SystemExit(f"unknown case {case!r}: softmax, mar, layernorm, mlp or conv")
 
 kept = step()
 vkt.vulkan.synchronize()

@@ -241,6 +241,56 @@ vkt_status vkt_ag_tri(const vkt_var *x, bool upper, int64_t diagonal, vkt_var *o
   return st;
 }
 
+/* ---- im2col and col2im: each other's adjoint ---- */
+
+typedef struct {
+  vkt_window w;
+  int nd;          /* the image's spatial dims */
+  int64_t size[3]; /* ... and their sizes */
+} window_extra;
+
+static vkt_status record_window(const vkt_fn *fn, const vkt_var *x, vkt_var *out, const vkt_window *w, int nd,
+                                const int64_t *size) {
+  vkt_node *n = record1(fn, x, out);
+  window_extra *e = n ? malloc(sizeof *e) : NULL;
+  if (e) {
+    e->w = *w, e->nd = nd;
+    memcpy(e->size, size, sizeof *size * (size_t)nd);
+    n->extra = e;
+    n->extra_free = free;
+  }
+  vkt_node_decref(n);
+  return n && !e ? vkt_fail(VKT_ERR_NOMEM, "out of host memory") : VKT_OK;
+}
+
+static void im2col_backward(vkt_bw *b) {
+  const window_extra *e = b->n->extra;
+  vkt_var out = {0};
+  if (g)
+    set_owned(b, 0, vkt_ag_col2im(g, &e->w, e->nd, e->size, &out), &out);
+}
+
+static void col2im_backward(vkt_bw *b) {
+  const window_extra *e = b->n->extra;
+  vkt_var out = {0};
+  if (g)
+    set_owned(b, 0, vkt_ag_im2col(g, &e->w, &out), &out);
+}
+
+static const vkt_fn im2col_fn = {"Im2ColBackward0", im2col_backward}, col2im_fn = {"Col2ImBackward0", col2im_backward};
+
+vkt_status vkt_ag_im2col(const vkt_var *x, const vkt_window *w, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = vkt_im2col(&x->t, w, &out->t);
+  return st ? st : record_window(&im2col_fn, x, out, w, x->t.ndim - 2, x->t.shape + 2);
+}
+
+vkt_status vkt_ag_col2im(const vkt_var *cols, const vkt_window *w, int nd, const int64_t *size, vkt_var *out) {
+  *out = (vkt_var){0};
+  vkt_status st = vkt_col2im(&cols->t, w, nd, size, &out->t);
+  return st ? st : record_window(&col2im_fn, cols, out, w, nd, size);
+}
+
 /* ---- repeat and tile: each repeated dim of g is split into (repeats, size) and summed over the repeats ---- */
 
 static void repeat_backward(vkt_bw *b) {

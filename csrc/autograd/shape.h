@@ -4,6 +4,7 @@
 #ifndef VKT_AG_SHAPE_H
 #define VKT_AG_SHAPE_H
 
+#include "../ops/shape.h"
 #include "autograd.h"
 
 /* cat and stack of xs[0..n) along dim (cat skips 1-D empty inputs, as the op does). */
@@ -16,6 +17,9 @@ vkt_status vkt_ag_split(const vkt_var *x, int64_t dim, int64_t n, const int64_t 
 vkt_status vkt_ag_flip(const vkt_var *x, uint32_t dims, vkt_var *out);
 vkt_status vkt_ag_roll(const vkt_var *x, int n, const int64_t *shifts, int ndims, const int64_t *dims, vkt_var *out);
 vkt_status vkt_ag_tri(const vkt_var *x, bool upper, int64_t diagonal, vkt_var *out);
+/* im2col and col2im (ops/shape.h), each the other's backward: Im2ColBackward0, Col2ImBackward0. */
+vkt_status vkt_ag_im2col(const vkt_var *x, const vkt_window *w, vkt_var *out);
+vkt_status vkt_ag_col2im(const vkt_var *cols, const vkt_window *w, int nd, const int64_t *size, vkt_var *out);
 /* repeat (tile: reps may be shorter than x's dims, padded with leading 1s). */
 vkt_status vkt_ag_repeat(const vkt_var *x, int n, const int64_t *reps, bool tile, vkt_var *out);
 /* movedim and moveaxis: a permuting view. */

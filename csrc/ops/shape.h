@@ -29,6 +29,17 @@ vkt_status vkt_index_select_trusted(const vkt_tensor *x, int64_t dim, const vkt_
 vkt_status vkt_masked_fill(const vkt_tensor *x, const vkt_tensor *mask, const vkt_tensor *value, vkt_scalar v,
                            bool inplace, vkt_tensor *out);
 
+/* A convolution's windows over three spatial dims (fewer: leading dims of kernel 1, stride 1, no padding). */
+typedef struct {
+  int64_t kernel[3], stride[3], pad[3], dilation[3];
+} vkt_window;
+/* im2col: x (N, C, *spatial), 1 to 3 spatial dims, as columns (N, C * prod(kernel), windows), each window's
+ * elements in a column, zeros where it reaches into the padding. col2im, its adjoint: columns summed into an
+ * image (N, C, *size) of nd spatial dims. The window's entries are for three dims, the leading ones of kernel 1,
+ * stride 1 and no padding where x or the image has fewer. Any dtype but bool. */
+vkt_status vkt_im2col(const vkt_tensor *x, const vkt_window *w, vkt_tensor *out);
+vkt_status vkt_col2im(const vkt_tensor *cols, const vkt_window *w, int nd, const int64_t *size, vkt_tensor *out);
+
 /* PyTorch's errors for a bad index, which differ by op. */
 typedef enum {
   VKT_INDEX_ERR_BOUNDS,   /* RuntimeError "index k is out of bounds for dimension d with size n": gather, scatter */

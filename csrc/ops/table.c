@@ -190,6 +190,10 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     SHAPE(VKT_OP_SCATTER_PROD, "scatter_prod", "scatter.comp", "#define OP_PROD\n"),
     SHAPE(VKT_OP_SCATTER_AMAX, "scatter_amax", "scatter.comp", "#define OP_AMAX\n"),
     SHAPE(VKT_OP_SCATTER_AMIN, "scatter_amin", "scatter.comp", "#define OP_AMIN\n"),
+    [VKT_OP_IM2COL] = {"im2col", "im2col.comp", "#define OP_IM2COL\n", vkt_im2col_supports, vkt_im2col_launch,
+                       vkt_cpu_im2col, NULL, NULL, 0},
+    [VKT_OP_COL2IM] = {"col2im", "im2col.comp", "#define OP_COL2IM\n", vkt_im2col_supports, vkt_im2col_launch,
+                       vkt_cpu_im2col, NULL, NULL, 0},
     NORM(VKT_OP_LAYER_NORM, "layer_norm", "#define OP_FORWARD\n"),
     NORM(VKT_OP_RMS_NORM, "rms_norm", "#define OP_FORWARD\n#define RMS\n"),
     NORM(VKT_OP_LAYER_NORM_BACKWARD, "layer_norm_backward", "#define OP_BACKWARD\n"),
@@ -213,7 +217,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     [VKT_OP_EIGH] = {"eigh", "eigh.comp", "", vkt_decompose_supports, vkt_decompose_launch, vkt_cpu_decompose, NULL,
                      NULL, 0},
 };
-static_assert(VKT_OP_COUNT == 162, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 164, "a new op needs its row in vkt_ops");
 
 /* ---- fallback counters ---- */
 

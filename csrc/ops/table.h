@@ -166,6 +166,8 @@ typedef enum {
   VKT_OP_SCATTER_PROD,
   VKT_OP_SCATTER_AMAX,
   VKT_OP_SCATTER_AMIN,
+  VKT_OP_IM2COL,
+  VKT_OP_COL2IM,
   /* normalisation over each row's trailing elements (norm.c): forward, grad_input, grad_weight/bias partials */
   VKT_OP_LAYER_NORM,
   VKT_OP_RMS_NORM,
@@ -228,6 +230,7 @@ typedef struct {
   uint32_t dims;              /* reductions: bit d set when input dim d is reduced */
   int64_t iparam[2];          /* correction of var, dim of softmax, diagonal of tril, ... */
   unsigned flags;             /* family-specific: a matmul's relu epilogue, ... */
+  const void *ctx;            /* family-specific parameters: im2col's vkt_window */
 } vkt_op_args;
 
 typedef struct vkt_op vkt_op;
@@ -325,6 +328,9 @@ vkt_status vkt_cpu_compact(const vkt_op *op, const vkt_op_args *a);
 bool vkt_search_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 vkt_status vkt_search_launch(const vkt_op *op, const vkt_op_args *a);
 vkt_status vkt_cpu_search(const vkt_op *op, const vkt_op_args *a);
+bool vkt_im2col_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
+vkt_status vkt_im2col_launch(const vkt_op *op, const vkt_op_args *a);
+vkt_status vkt_cpu_im2col(const vkt_op *op, const vkt_op_args *a);
 bool vkt_matmul_supports(const vkt_op *op, const vkt_op_args *a, const char **why);
 /* A fused epilogue (fuse.c): a pending product mm (VKT_OP_MATMUL's args, no bias, alpha 1) whose kernel
  * stores an elementwise expression over it instead of the product. The kernel binds the nout results

@@ -1,10 +1,11 @@
-/* ops_nn.c: Python bindings of the single-kernel ops of neural networks: layer_norm, rms_norm and embedding,
- * with torch's signatures (vkt.nn.functional calls these). */
+/* ops_nn.c: Python bindings of the single-kernel ops of neural networks: layer_norm, rms_norm, embedding and the
+ * convolutions' im2col/col2im, with torch's signatures (vkt.nn.functional calls these). */
 #include "py.h"
 
 #include <stdio.h>
 
 #include "../autograd/norm.h"
+#include "../autograd/shape.h"
 
 /* PyTorch's TypeError for an argument of the wrong type: "... must be <what>, not <type name>". */
 static void type_error(PyObject *o, const char *fn, const char *arg, const char *what) {
@@ -86,6 +87,37 @@ static PyObject *f_embedding(PyObject *mod, PyObject *args, PyObject *kwargs) {
   return vkt_py_var_result(vkt_ag_embedding(wv, &iv->t, padding_idx, scale, sparse, &out), &out);
 }
 
+/* _im2col(x, kernel, stride, padding, dilation) and _col2im(cols, size, kernel, stride, padding, dilation): each
+ * geometry a 3-tuple, size the image's 1 to 3 spatial sizes (vkt.nn.functional's convolutions and unfold/fold
+ * check their arguments first). */
+static PyObject *f_im2col(PyObject *mod, PyObject *args) {
+  PyObject *x = NULL;
+  vkt_window w;
+  vkt_var *xv, out;
+  (void)mod;
+  if (!PyArg_ParseTuple(args, "O(LLL)(LLL)(LLL)(LLL):_im2col", &x, &w.kernel[0], &w.kernel[1], &w.kernel[2],
+                        &w.stride[0], &w.stride[1], &w.stride[2], &w.pad[0], &w.pad[1], &w.pad[2], &w.dilation[0],
+                        &w.dilation[1], &w.dilation[2]) ||
+      tensor_arg(x, "_im2col", "input", false, &xv) < 0)
+    return NULL;
+  return vkt_py_var_result(vkt_ag_im2col(xv, &w, &out), &out);
+}
+
+static PyObject *f_col2im(PyObject *mod, PyObject *args) {
+  PyObject *x = NULL, *size_o = NULL;
+  vkt_window w;
+  int nd = 0;
+  int64_t size[VKT_MAX_DIMS];
+  vkt_var *xv, out;
+  (void)mod;
+  if (!PyArg_ParseTuple(args, "OO(LLL)(LLL)(LLL)(LLL):_col2im", &x, &size_o, &w.kernel[0], &w.kernel[1], &w.kernel[2],
+                        &w.stride[0], &w.stride[1], &w.stride[2], &w.pad[0], &w.pad[1], &w.pad[2], &w.dilation[0],
+                        &w.dilation[1], &w.dilation[2]) ||
+      tensor_arg(x, "_col2im", "input", false, &xv) < 0 || vkt_parse_shape(size_o, &nd, size) < 0)
+    return NULL;
+  return vkt_py_var_result(vkt_ag_col2im(xv, &w, nd, size, &out), &out);
+}
+
 #define KW(f) (PyCFunction)(void (*)(void))(f), METH_VARARGS | METH_KEYWORDS
 
 PyMethodDef vkt_nn_functions[] = {
@@ -95,5 +127,8 @@ PyMethodDef vkt_nn_functions[] = {
      "rms_norm(input, normalized_shape, weight=None, eps=None): x / sqrt(mean(x^2) + eps) over the trailing dims"},
     {"embedding", KW(f_embedding),
      "embedding(weight, input, padding_idx=-1, scale_grad_by_freq=False, sparse=False): rows of weight at input"},
+    {"_im2col", f_im2col, METH_VARARGS, "_im2col(x, kernel, stride, padding, dilation): x (N, C, d0, d1, d2) as columns"},
+    {"_col2im", f_col2im, METH_VARARGS,
+     "_col2im(cols, size, kernel, stride, padding, dilation): columns summed into an (N, C, *size) image"},
     {NULL, NULL, 0, NULL},
 };

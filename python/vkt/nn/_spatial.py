@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .. import _C
+from ..functional import _type_name
 from ..autograd import no_grad
 
 __all__ = [
@@ -234,9 +235,9 @@ def _check_conv_args(stride, dilation, groups):
         raise RuntimeError("non-positive groups is not supported")
 
 
-def _conv_output_size(x, kernel, stride, dilation):
-    """Output extents of a valid convolution of the (already padded) x; errors as PyTorch's."""
-    spatial = x.shape[2:]
+def _conv_output_size(x, kernel, stride, padding, dilation):
+    """Output extents of the convolution of x with `padding` zeros around it; errors as PyTorch's."""
+    spatial = [s + 2 * p for s, p in zip(x.shape[2:], padding)]
     extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
     if any(e > s for e, s in zip(extent, spatial)):
         raise RuntimeError(
@@ -251,58 +252,54 @@ def _row_major_strides(extent):
     return [math.prod(extent[d + 1:]) for d in range(len(extent))]
 
 
-def _window_index(out, kernel, stride, dilation, extent, kernel_first):
-    """Flat positions in a (padded) volume of shape `extent` of every window element, ordered (k..., o...)
-    when kernel_first, else (o..., k...). im2col gathers with these (index_select), whose backward sums
-    overlapping windows (a backward through an overlapping strided view would not); col2im of the
-    transposed convolution scatters with them (index_add)."""
+def _window_index(out, kernel, stride, dilation, extent):
+    """Flat positions in a (padded) volume of shape `extent` of every window element, ordered (o..., k...): the
+    pools gather their windows with these (index_select, whose backward sums overlapping windows)."""
     nd = len(out)
-    grids = np.meshgrid(*(np.arange(n) for n in (*kernel, *out)), indexing="ij")
-    index = sum((grids[nd + d] * stride[d] + grids[d] * dilation[d]) * step
-                for d, step in enumerate(_row_major_strides(extent)))
-    return (index if kernel_first else index.transpose(*range(nd, 2 * nd), *range(nd))).reshape(-1)
+    grids = np.meshgrid(*(np.arange(n) for n in (*out, *kernel)), indexing="ij")
+    return sum((grids[d] * stride[d] + grids[nd + d] * dilation[d]) * step
+               for d, step in enumerate(_row_major_strides(extent))).reshape(-1)
 
 
 @functools.lru_cache(maxsize=256)
-def _window_index_on(device, out, kernel, stride, dilation, extent, kernel_first):
-    """_window_index as an int64 tensor on device, made once per geometry: the convolutions and pools of a
-    training loop reuse it instead of building and uploading it every step (it is only ever read)."""
-    return _C.tensor(_window_index(out, kernel, stride, dilation, extent, kernel_first), device=device)
+def _window_index_on(device, out, kernel, stride, dilation, extent):
+    """_window_index as an int64 tensor on device, made once per geometry: the pools of a training loop reuse it
+    instead of building and uploading it every step (it is only ever read)."""
+    return _C.tensor(_window_index(out, kernel, stride, dilation, extent), device=device)
 
 
-def _window_index_like(like, out, kernel, stride, dilation, extent, kernel_first):
-    return _window_index_on(str(like.device), *(tuple(v) for v in (out, kernel, stride, dilation, extent)),
-                            kernel_first)
+def _window_index_like(like, out, kernel, stride, dilation, extent):
+    return _window_index_on(str(like.device), *(tuple(v) for v in (out, kernel, stride, dilation, extent)))
 
 
-def _im2col(x, kernel, stride, dilation, blocks):
-    """(N, C*prod(kernel), prod(blocks)) columns of the padded x (N, C, *spatial): one gather, or none for a
-    1x..x1 kernel at stride 1, whose columns are the input itself."""
-    n, c, *spatial = x.shape
-    flat = x.reshape(n, c, math.prod(spatial))
-    if all(k == 1 for k in kernel) and all(s == 1 for s in stride):
-        return flat
-    index = _window_index_like(x, blocks, kernel, stride, dilation, spatial, True)
-    return flat.index_select(-1, index).reshape(n, c * math.prod(kernel), math.prod(blocks))
+def _three(values, fill):
+    """A geometry of up to three spatial dims as three, leading dims filled: im2col's form."""
+    return (fill,) * (3 - len(values)) + tuple(values)
 
 
-def _col2im(cols, blocks, kernel, stride, dilation, full, crop):
-    """The adjoint of _im2col: columns (N, C, prod(kernel)*prod(blocks)) summed into their windows' places in
-    a `full` volume by one index_add, then cropped to crop = ((start, size) per spatial dim)."""
-    n, c = cols.shape[:2]
-    index = _window_index_like(cols, blocks, kernel, stride, dilation, full, True)
-    out = cols.new_zeros((n, c, math.prod(full))).index_add(-1, index, cols).reshape(n, c, *full)
-    return out[(slice(None), slice(None), *(slice(start, start + size) for start, size in crop))]
+def _im2col(x, kernel, stride, padding, dilation):
+    """(N, C*prod(kernel), prod(windows)) columns of x (N, C, *spatial), zeros where a window reaches into the
+    padding: one kernel (im2col.comp), no padded copy."""
+    return _C._im2col(x, _three(kernel, 1), _three(stride, 1), _three(padding, 0), _three(dilation, 1))
 
 
-def _conv_padded(x, weight, stride, dilation, groups):
-    """im2col of the padded input (N, C, *spatial), then one batched matmul per call:
+def _col2im(cols, size, kernel, stride, padding, dilation):
+    """The adjoint of _im2col: columns (N, C*prod(kernel), prod(windows)) summed into an (N, C, *size) image
+    whose windows start `padding` before it, each element adding its entries in one invocation (no atomics)."""
+    return _C._col2im(cols, tuple(size), _three(kernel, 1), _three(stride, 1), _three(padding, 0),
+                      _three(dilation, 1))
+
+
+def _conv_padded(x, weight, stride, padding, dilation, groups):
+    """im2col of the input (N, C, *spatial) with `padding` zeros around it, then one batched matmul per call:
     (G, O/G, C/G*prod(kernel)) @ (N, G, C/G*prod(kernel), prod(out))."""
     n = x.shape[0]
     o, cg, *kernel = weight.shape
-    out = _conv_output_size(x, kernel, stride, dilation)
+    out = _conv_output_size(x, kernel, stride, padding, dilation)
     rows = cg * math.prod(kernel)
-    cols = _im2col(x, tuple(kernel), stride, dilation, out).reshape(n, groups, rows, math.prod(out))
+    pointwise = all(k == 1 for k in kernel) and all(s == 1 for s in stride) and not any(padding)
+    cols = x if pointwise else _im2col(x, kernel, stride, padding, dilation)  # a 1x..x1 kernel's columns are x
+    cols = cols.reshape(n, groups, rows, math.prod(out))
     return (weight.reshape(groups, o // groups, rows) @ cols).reshape(n, o, *out)
 
 
@@ -329,10 +326,11 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
     if nd == 1:
         x, weight = x.unsqueeze(2), weight.unsqueeze(2)
         stride, dilation, pads = (1,) + stride, (1,) + dilation, [(0, 0)] + pads
-    flat = tuple(p for pair in reversed(pads) for p in pair)
-    if any(flat):
-        x = pad(x, flat)
-    return _conv_result(_conv_padded(x, weight, stride, dilation, groups), bias, nd, batched)
+    if any(left != right for left, right in pads):  # "same" with an even extent: the extra zero on the right
+        x = pad(x, tuple(p for pair in reversed(pads) for p in pair))
+        pads = [(0, 0)] * len(pads)
+    padding = [left for left, _ in pads]
+    return _conv_result(_conv_padded(x, weight, stride, padding, dilation, groups), bias, nd, batched)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -401,8 +399,8 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
             f"({' x '.join(map(str, out_size))}). Output size is too small")
     rows, length = og * math.prod(kernel), math.prod(size)
     cols = weight.reshape(groups, c // groups, rows).mT @ x.reshape(n, groups, c // groups, length)
-    cols = cols.reshape(n, og * groups, math.prod(kernel) * length)
-    out = _col2im(cols, size, kernel, stride, dilation, full, tuple(zip(padding, out_size)))
+    out = _col2im(cols.reshape(n, og * groups * math.prod(kernel), length), out_size, kernel, stride, padding,
+                  dilation)
     return _conv_result(out, bias, nd, batched)
 
 
@@ -449,7 +447,7 @@ def _blocks(size, kernel, dilation, padding, stride):
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    """im2col: (N, C, H, W) -> (N, C*kh*kw, L), one gather from the padded input."""
+    """im2col: (N, C, H, W) -> (N, C*kh*kw, L), zeros where a block reaches into the padding."""
     kernel, dilation, padding, stride = _block_params(kernel_size, dilation, padding, stride)
     if input.dim() not in (3, 4) or 0 in input.shape[-3:]:
         raise RuntimeError(
@@ -462,8 +460,9 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
             f"Given input with spatial size {tuple(x.shape[2:])}, kernel_size={kernel}, dilation={dilation}, "
             f"padding={padding}, calculated shape of the array of sliding blocks as {blocks}, but its components "
             "must be at least one.")
-    x = pad(x, (padding[1], padding[1], padding[0], padding[0])) if any(padding) else x
-    cols = _im2col(x, kernel, stride, dilation, blocks)
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f'"im2col_out_cpu" not implemented for \'{_type_name(x.dtype)}\'')
+    cols = _im2col(x, kernel, stride, padding, dilation)
     return cols if input.dim() == 4 else cols.squeeze(0)
 
 
@@ -483,21 +482,19 @@ def _check_fold_input(input, output_size, kernel, dilation, padding, stride):
             f"Given output_size={output_size}, kernel_size={kernel}, dilation={dilation}, padding={padding}, "
             f"stride={stride}, expected size of input's dimension 2 to match the calculated number of sliding "
             f"blocks {blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got input.size(2)={length}.")
-    return blocks
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """col2im, unfold's adjoint: (N, C*kh*kw, L) -> (N, C, H, W), overlapping values summed (index_add)."""
+    """col2im, unfold's adjoint: (N, C*kh*kw, L) -> (N, C, H, W), overlapping values summed."""
     output_size = _as_tuple(output_size, 2)
     if len(output_size) != 2:
         raise RuntimeError(f"It is expected output_size equals to 2, but got size {len(output_size)}")
     kernel, dilation, padding, stride = _block_params(kernel_size, dilation, padding, stride)
-    blocks = _check_fold_input(input, output_size, kernel, dilation, padding, stride)
+    _check_fold_input(input, output_size, kernel, dilation, padding, stride)
     cols = input if input.dim() == 3 else input.unsqueeze(0)
-    n, c = cols.shape[0], cols.shape[1] // (kernel[0] * kernel[1])
-    full = tuple(s + 2 * p for s, p in zip(output_size, padding))
-    out = _col2im(cols.reshape(n, c, cols.shape[1] // c * cols.shape[2]), blocks, kernel, stride, dilation, full,
-                  tuple(zip(padding, output_size)))
+    if not cols.dtype.is_floating_point:
+        raise NotImplementedError(f'"col2im_out_cpu" not implemented for \'{_type_name(cols.dtype)}\'')
+    out = _col2im(cols, output_size, kernel, stride, padding, dilation)
     return out if input.dim() == 3 else out.squeeze(0)
 
 
@@ -632,7 +629,7 @@ def _pool_windows(input, kernel, stride, padding, dilation, out, value):
     extent = [(o - 1) * s + d * (k - 1) + 1 for o, s, d, k in zip(out, stride, dilation, kernel)]
     pads = tuple(p for d in reversed(range(nd)) for p in (padding[d], extent[d] - spatial[d] - padding[d]))
     x = pad(input.reshape(math.prod(input.shape[:-nd]), *spatial), pads, value=value)
-    index = _window_index_like(input, out, kernel, stride, dilation, extent, False)
+    index = _window_index_like(input, out, kernel, stride, dilation, extent)
     windows = x.reshape(x.shape[0], math.prod(extent)).index_select(-1, index)
     return windows.reshape(x.shape[0], *out, math.prod(kernel))
 

@@ -118,6 +118,15 @@ ROWS = (
         row("special_entr", lambda m, x: m.special.entr(x), [(2, 3)], domain="positive"),
         row("xlogy", lambda m, a, b: m.xlogy(a, b), [(2, 3), (3,)], domain="positive"),
         row("special_xlog1py", lambda m, a, b: m.special.xlog1py(a, b), [(2, 1), (1, 3)], domain="positive"),
+        # x == 0 (with_zero): the gradient in x is still log(y), log1p(y) there, torch's xlogy(grad, y) masked only
+        # where y <= 0 (-1)
+        row("xlogy_x_zero", lambda m, a, b: m.xlogy(a, b * b + 0.5), [(2, 3), (2, 3)], domain="with_zero"),
+        row("xlogy_x_zero_number_y", lambda m, a: m.xlogy(a, 2.5), [(2, 3)], domain="with_zero"),
+        row("xlogy_x_zero_inplace", lambda m, a, b: (a * 1).xlogy_(b * b + 0.5), [(2, 3), (3,)], domain="with_zero"),
+        row("xlogy_number_x_zero", lambda m, b: m.xlogy(0.0, b * b + 0.5), [(2, 3)], domain="with_zero"),
+        row("special_xlog1py_x_zero", lambda m, a, b: m.special.xlog1py(a, b * b), [(2, 3), (2, 3)],
+            domain="with_zero"),
+        row("special_xlog1py_x_zero_number_y", lambda m, a: m.special.xlog1py(a, 0.5), [(2, 3)], domain="with_zero"),
     ]
     + [
         row("exp_0d", lambda m, x: x.exp(), [()]),

@@ -260,7 +260,12 @@ def test_grads_at_zero_and_poles_match_torch(device):
     # logit at -0.0 left out: torch's gradient there is +inf, 1 / (x (1 - x)) is -inf
     for f in [lambda m, x: m.xlogy(x, x), lambda m, x: m.xlogy(x, m.zeros_like(x)), lambda m, x: x.abs().logit(),
               lambda m, x: m.logit(x, 0.25), lambda m, x: m.special.xlog1py(x * 0, x - 3),
-              lambda m, x: m.special.xlog1py(x - 2, -1.0), lambda m, x: m.special.xlog1py(x, x - 1)]:
+              lambda m, x: m.special.xlog1py(x - 2, -1.0), lambda m, x: m.special.xlog1py(x, x - 1),
+              # x == 0 with y > 0: log(y), log1p(y); with y <= 0 (-1) or a NaN number y: 0
+              lambda m, x: m.xlogy(x * 0, x.abs() + 1), lambda m, x: m.xlogy(x * 0, x - 1),
+              lambda m, x: m.xlogy(x, 2.0), lambda m, x: m.xlogy(x, -2.0), lambda m, x: m.xlogy(x, float("nan")),
+              lambda m, x: m.special.xlog1py(x * 0, x.abs()), lambda m, x: m.special.xlog1py(x * 0, x - 1.5),
+              lambda m, x: m.special.xlog1py(x, float("nan")), lambda m, x: m.xlogy(x * 0, m.zeros_like(x) + 0.5)]:
         v, t = vkt.tensor(a, device=device, requires_grad=True), torch.tensor(a, requires_grad=True)
         f(vkt, v).sum().backward()
         f(torch, t).sum().backward()

@@ -306,13 +306,6 @@ static const vkt_var *extreme_grad(vkt_bw *b, int loses) {
   return zero_where(b, bin(b, loses, A, B), half);
 }
 
-/* x in the dtype of y */
-static const vkt_var *like(vkt_bw *b, const vkt_var *x, const vkt_var *y) {
-  vkt_var out = {0};
-  return x && y ? keep(b, vkt_ag_cast(x, vkt_tensor_device(&y->t), y->t.dtype, VKT_PRESERVE_FORMAT, false, &out), &out)
-                : NULL;
-}
-
 static void binary_backward(vkt_bw *b) {
   switch (b->n->id) {
   case VKT_OP_ADD:
@@ -393,19 +386,20 @@ static void binary_backward(vkt_bw *b) {
     SET(b, 1, dvd(b, g, bins(b, VKT_OP_ADD, un(b, VKT_OP_EXP, bin(b, VKT_OP_SUB, A, B)), 1)));
     break;
   case VKT_OP_XLOGY:
-  case VKT_OP_XLOG1PY: /* a's: xlogy(a != 0, b) (NaN where b is, at a = 0 too); xlog1py(g, b), 0 where a = 0 and
-                        * b <= -1, as PyTorch's; b's: a / b, a / (b + 1) */
-    if (NEED(b, 0) && b->n->id == VKT_OP_XLOGY) {
-      SET(b, 0, mul(b, g, with(b, VKT_OP_XLOGY, like(b, bins(b, VKT_OP_NE, A, 0), A), 1)));
-    } else if (NEED(b, 0)) {
-      const vkt_var *d = with(b, VKT_OP_XLOG1PY, g, 1), *zero = bins(b, VKT_OP_EQ, A, 0);
+  case VKT_OP_XLOG1PY: { /* a's: xlogy(g, b) (xlog1py), 0 where a = 0 and b <= 0 (-1): log(b) at a = 0 too, NaN
+                          * where b is; b's: g a / b, g a / (b + 1) */
+    bool logy = b->n->id == VKT_OP_XLOGY;
+    double edge = logy ? 0 : -1;
+    if (NEED(b, 0)) {
+      const vkt_var *d = with(b, b->n->id, g, 1), *zero = bins(b, VKT_OP_EQ, A, 0);
       if (!is_num(b, 1))
-        zero = bin(b, VKT_OP_LOGICAL_AND, zero, bins(b, VKT_OP_LE, B, -1));
-      SET(b, 0, is_num(b, 1) && !(SB <= -1) ? d : zero_where(b, zero, d));
+        zero = bin(b, VKT_OP_LOGICAL_AND, zero, bins(b, VKT_OP_LE, B, edge));
+      SET(b, 0, is_num(b, 1) && SB > edge ? d : zero_where(b, zero, d));
     }
     if (NEED(b, 1))
-      SET(b, 1, times(b, dvd(b, g, b->n->id == VKT_OP_XLOGY ? B : bins(b, VKT_OP_ADD, B, 1)), 0));
+      SET(b, 1, dvd(b, times(b, g, 0), logy ? B : bins(b, VKT_OP_ADD, B, 1)));
     break;
+  }
   case VKT_OP_THRESHOLD_BACKWARD: /* relu's backward: linear in the gradient, a step in y */
     if (NEED(b, 0))
       SET(b, 0, bin(b, VKT_OP_THRESHOLD_BACKWARD, g, B));

@@ -197,10 +197,11 @@ static vkt_status fit(vkt_node *n, int i, vkt_var *g) {
     vkt_var_release(g);
     *g = fixed;
   }
-  if (vkt_tensor_device(&g->t) != want->device)
+  if (vkt_tensor_device(&g->t) != want->device && g->t.ndim != 0)
     return vkt_fail(VKT_ERR_RUNTIME, "Function %s returned an invalid gradient at index %d - wrong device", n->fn->name,
                     i);
-  if (g->t.dtype != want->dtype) {
+  /* a 0-d cpu input of an op on a Vulkan device gets its 0-d gradient back on the cpu, as PyTorch's engine moves it */
+  if (g->t.dtype != want->dtype || vkt_tensor_device(&g->t) != want->device) {
     if ((st = vkt_ag_cast(g, want->device, want->dtype, VKT_PRESERVE_FORMAT, false, &fixed)))
       return st;
     vkt_var_release(g);

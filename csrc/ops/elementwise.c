@@ -152,6 +152,24 @@ static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_
   return st;
 }
 
+/* ---- 0-d cpu tensors on a Vulkan device's op ---- */
+
+/* Whether t is a 0-d cpu tensor that vkt_elementwise_device let join an op on another device. */
+static bool cpu_scalar(const vkt_tensor *t, int device) { return t && vkt_tensor_device(t) != device; }
+
+/* Its value, read on the host: nothing waits. */
+static vkt_scalar host_value(const vkt_tensor *t) { return vkt_scalar_load(t->dtype, vkt_tensor_host(t)); }
+
+/* A copy on device, filled with that value: one recorded fill where the dtype's value repeats in a 32-bit word
+ * (bool, float32, int32), where an upload would wait for its staging buffer. For operands that cannot be numbers
+ * in push constants: where's condition, isclose's (whose push constants hold its tolerances). */
+static vkt_status scalar_on(const vkt_tensor *t, int device, vkt_tensor *out) {
+  vkt_status st = vkt_tensor_empty(out, device, t->dtype, 0, NULL);
+  if (!st && (st = vkt_fill_(out, host_value(t))))
+    vkt_tensor_release(out);
+  return st;
+}
+
 /* ---- front-ends ---- */
 
 /* neg, relu and sub refuse bool operands (Python's True included) whatever the result type. */
@@ -214,7 +232,7 @@ vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, 
     p0 = p0.is_float && isinf(p0.f) ? (vkt_scalar){false, 0, lo} : p0;
     p1 = p1.is_float && isinf(p1.f) ? (vkt_scalar){false, 0, hi} : p1;
   }
-  if (into && into != x && (st = vkt_same_device(2, (const vkt_tensor *[]){x, into}, NULL)))
+  if (into && (st = vkt_elementwise_device(1, &x, into, 0, NULL)))
     return st;
   if (into && (st = check_into(into, out_dtype, x->ndim, x->shape)))
     return st;
@@ -235,7 +253,7 @@ vkt_status vkt_binary_params(int id, vkt_operand a, vkt_operand b, vkt_scalar p0
   int device, ndim;
   int64_t shape[VKT_MAX_DIMS];
   vkt_status st;
-  if ((st = vkt_same_device(2, t, &device)) || (st = vkt_broadcast_shape(2, t, &ndim, shape)))
+  if ((st = vkt_broadcast_shape(2, t, &ndim, shape)) || (st = vkt_elementwise_device(2, t, into, 1, &device)))
     return st;
   vkt_dtype compute = vkt_result_type(2, ops);
   int nbool = 0;
@@ -263,22 +281,26 @@ vkt_status vkt_binary_params(int id, vkt_operand a, vkt_operand b, vkt_scalar p0
   vkt_dtype out_dtype = op->flags & VKT_BOOL_OUT ? VKT_BOOL : compute;
   if (into && (st = check_into(into, out_dtype, ndim, shape)))
     return st;
-  vkt_tensor ex[2] = {0};
+  /* A 0-d cpu tensor on a Vulkan device's op is a number in push constants, as CUDA's kernels take PyTorch's
+   * cpu scalars, once its dtype has had its say in the result type; isclose's push constants hold its tolerances. */
+  vkt_tensor ex[2] = {0}, moved[2] = {0};
   vkt_op_args args = {.nin = 0, .compute = compute, .param = {p0, p1}};
-  for (int k = 0; k < 2; k++) {
-    if (!t[k]) {
+  for (int k = 0; k < 2 && !st; k++) {
+    if (cpu_scalar(t[k], device) && strstr(op->define, "P0") && !(st = scalar_on(t[k], device, &moved[k])))
+      t[k] = &moved[k];
+    if (!st && (!t[k] || cpu_scalar(t[k], device))) {
       args.scalar = k == 0 ? VKT_SCALAR_LHS : VKT_SCALAR_RHS;
-      args.param[0] = ops[k].s;
-      continue;
+      args.param[0] = t[k] ? host_value(t[k]) : ops[k].s;
+    } else if (!st && !(st = vkt_expand(&ex[k], t[k], ndim, shape))) {
+      args.in[args.nin++] = &ex[k];
     }
-    if ((st = vkt_expand(&ex[k], t[k], ndim, shape)))
-      break;
-    args.in[args.nin++] = &ex[k];
   }
   if (!st)
     st = run_into(id, &args, device, out_dtype, ndim, shape, into, result);
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 2; k++) {
     vkt_tensor_release(&ex[k]);
+    vkt_tensor_release(&moved[k]);
+  }
   return st;
 }
 
@@ -292,15 +314,18 @@ vkt_status vkt_where(const vkt_tensor *cond, vkt_operand a, vkt_operand b, vkt_t
   if (cond->dtype != VKT_BOOL)
     return vkt_fail(VKT_ERR_RUNTIME, "where expected condition to be a boolean tensor, but got a tensor with dtype %s",
                     vkt_dtypes[cond->dtype].name);
-  if ((st = vkt_same_device(3, t, &device)) || (st = vkt_broadcast_shape(3, t, &ndim, shape)))
+  if ((st = vkt_broadcast_shape(3, t, &ndim, shape)) || (st = vkt_elementwise_device(3, t, NULL, -1, &device)))
     return st;
   vkt_dtype dtype = vkt_result_type(2, &ops[1]);
   vkt_op_args args = {.nin = 0, .compute = dtype};
+  vkt_tensor moved = {0}; /* a 0-d cpu condition on device: where.comp reads the condition from a buffer */
   int nparam = 0;
+  if (cpu_scalar(cond, device) && !(st = scalar_on(cond, device, &moved)))
+    t[0] = &moved;
   for (int k = 0; k < 3 && !st; k++) {
-    if (!t[k]) {
+    if (!t[k] || cpu_scalar(t[k], device)) { /* a number, or a 0-d cpu tensor's value */
       args.scalar |= 1u << k;
-      args.param[nparam++] = ops[k].s;
+      args.param[nparam++] = t[k] ? host_value(t[k]) : ops[k].s;
     } else if (!(st = vkt_expand(&ex[k], t[k], ndim, shape))) {
       args.in[args.nin++] = &ex[k];
     }
@@ -309,6 +334,7 @@ vkt_status vkt_where(const vkt_tensor *cond, vkt_operand a, vkt_operand b, vkt_t
     st = run_into(VKT_OP_WHERE, &args, device, dtype, ndim, shape, NULL, result);
   for (int k = 0; k < 3; k++)
     vkt_tensor_release(&ex[k]);
+  vkt_tensor_release(&moved);
   return st;
 }
 

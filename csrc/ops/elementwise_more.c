@@ -42,6 +42,8 @@ vkt_status vkt_lerp(const vkt_tensor *start, const vkt_tensor *end, vkt_operand 
   if (start->dtype != end->dtype)
     return vkt_fail(VKT_ERR_RUNTIME, "expected dtype %s for `end` but got dtype %s", vkt_dtypes[start->dtype].name,
                     vkt_dtypes[end->dtype].name);
+  if ((st = vkt_elementwise_device(3, (const vkt_tensor *[]){start, end, w.t}, into, 1, NULL)))
+    return st;
   if (!vkt_dtypes[start->dtype].is_float)
     return vkt_fail(VKT_ERR_NOTIMPL, "\"lerp_kernel_scalar\" not implemented for '%s'", vkt_dtypes[start->dtype].name);
   if ((st = vkt_binary(VKT_OP_SUB, T(end), T(start), one, NULL, &t[0])))
@@ -77,7 +79,11 @@ vkt_status vkt_addcmul(const vkt_tensor *x, const vkt_tensor *t1, const vkt_tens
                     "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer "
                     "inputs and as (input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior "
                     "is just the latter implementation: (input + value * tensor1 / tensor2), for all dtypes.");
-  vkt_status st = vkt_binary(div ? VKT_OP_DIV : VKT_OP_MUL, T(t1), T(t2), one, NULL, &prod);
+  /* PyTorch's addcmul takes a 0-d cpu operand on another device's op, its addcdiv none */
+  vkt_status st = vkt_elementwise_device(3, (const vkt_tensor *[]){x, t1, t2}, into, div ? 0 : 1, NULL);
+  if (st)
+    return st;
+  st = vkt_binary(div ? VKT_OP_DIV : VKT_OP_MUL, T(t1), T(t2), one, NULL, &prod);
   if (!st)
     st = vkt_binary(VKT_OP_ADD, T(x), T(&prod), value, into, result);
   vkt_tensor_release(&prod);

@@ -449,6 +449,32 @@ vkt_status vkt_same_device(int n, const vkt_tensor *const *t, int *device) {
   return VKT_OK;
 }
 
+vkt_status vkt_elementwise_device(int n, const vkt_tensor *const *in, const vkt_tensor *into, int cpu_scalars,
+                                  int *device) {
+  int common = into ? vkt_tensor_device(into) : VKT_CPU, left = cpu_scalars;
+  for (int k = 0; k < n && common == VKT_CPU; k++)
+    if (in[k])
+      common = vkt_tensor_device(in[k]);
+  for (int k = -1; k < n; k++) { /* into first, as PyTorch's outputs come before its inputs */
+    const vkt_tensor *t = k < 0 ? into : in[k];
+    int d = t ? vkt_tensor_device(t) : common;
+    if (k >= 0 && cpu_scalars != 0 && common != VKT_CPU && d == VKT_CPU && t->ndim == 0) {
+      if (left-- == 0)
+        return vkt_fail(VKT_ERR_RUNTIME, "Trying to pass too many CPU scalars to non-CPU kernel!");
+    } else if (d != common) {
+      char a[32], b[32];
+      device_name(common, a, sizeof a);
+      device_name(d, b, sizeof b);
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", a,
+                      b);
+    }
+  }
+  if (device)
+    *device = common;
+  return VKT_OK;
+}
+
 int vkt_merge_in_out_order(int n, const vkt_tensor *const *t, int64_t *shape, int64_t *strides) {
   int order[VKT_MAX_DIMS];
   if (!vkt_tensor_stride_order(t[0], order))

@@ -293,6 +293,12 @@ vkt_status vkt_launch_flat(const char *shader, const char *defines, int n, const
 
 /* The device every non-NULL tensor of t is on (in *device, if given), or PyTorch's error naming two. */
 vkt_status vkt_same_device(int n, const vkt_tensor *const *t, int *device);
+/* PyTorch's TensorIterator rule, the elementwise ops': their device is the first that is not the cpu among into (an
+ * in-place op's output, or NULL) and the inputs (NULL: numbers), and each tensor must be on it, except that a 0-d cpu
+ * input may join a Vulkan device's op: cpu_scalars of them at most (0: none, as clamp's three inputs; -1: any
+ * number, as where moves them). */
+vkt_status vkt_elementwise_device(int n, const vkt_tensor *const *in, const vkt_tensor *into, int cpu_scalars,
+                                  int *device);
 
 /* A layout whose merged innermost dim has VKT_ROWS_MIN elements or more runs that dim along x, VKT_ROWS_RUN
  * elements a workgroup (4 an invocation), and its rows along y and z: elementwise.glsl's and copy.comp's ROWS. */

@@ -13,6 +13,10 @@ PyObject *vkt_py_inplace_result(PyObject *dst, vkt_status st, vkt_var *r) {
   vkt_var *d = vkt_var_of(dst);
   if (!st)
     st = vkt_ag_error(); /* recording refused an operand: dst stays as it was, as PyTorch's */
+  /* r is on the op's device, which dst must be on: a 0-d cpu input may join a Vulkan device's op, an output not.
+   * A shape dst cannot take is the copy's error, as PyTorch checks shapes first. */
+  if (!st && r->t.ndim == d->t.ndim)
+    st = vkt_elementwise_device(1, (const vkt_tensor *[]){&r->t}, &d->t, 0, NULL);
   if (!st)
     st = vkt_inplace_keep_saved(d, r);
   if (!st)
@@ -283,6 +287,28 @@ static PyObject *f_polygamma(PyObject *m, PyObject *a, PyObject *k) {
   return polygamma(NULL, a, k, false);
 }
 
+/* PyTorch checks clamp's tensor bounds in its dispatcher (TensorIterator's cpu scalars are for clamp_min and
+ * clamp_max): each on x's device, in the dispatcher's words. */
+static int clamp_same_device(const vkt_tensor *x, const vkt_tensor *lo, const vkt_tensor *hi) {
+  const vkt_tensor *bound[2] = {lo, hi};
+  static const char *const names[2] = {"min", "max"};
+  int dx = vkt_tensor_device(x);
+  for (int k = 0; k < 2; k++) {
+    if (!bound[k] || vkt_tensor_device(bound[k]) == dx)
+      continue;
+    PyObject *a = vkt_device_new(vkt_tensor_device(bound[k])), *b = vkt_device_new(dx);
+    if (a && b)
+      PyErr_Format(PyExc_RuntimeError,
+                   "Expected all tensors to be on the same device, but got %s is on %S, different from other tensors "
+                   "on %S (when checking argument in method wrapper_%s_clamp_Tensor)",
+                   names[k], a, b, dx == VKT_CPU ? "CPU" : "Vulkan");
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    return -1;
+  }
+  return 0;
+}
+
 /* clamp(min=None, max=None) and clip; clamp_min(min) and clamp_max(max) (`only` names the one bound).
  * Number bounds run the clamp row, tensor bounds the composite; PyTorch takes no mix of the two. */
 static PyObject *clamp(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace, const char *only) {
@@ -304,6 +330,8 @@ static PyObject *clamp(PyObject *self, PyObject *args, PyObject *kwargs, bool in
   if (tlo || thi) {
     if ((lo != Py_None && !tlo) || (hi != Py_None && !thi))
       return PyErr_Format(PyExc_TypeError, "clamp(): expected min and max both tensors or both numbers");
+    if (!only && clamp_same_device(t, tlo, thi) < 0)
+      return NULL;
     const vkt_var *v = vkt_var_of(x), *vlo = vkt_var_of(lo), *vhi = vkt_var_of(hi);
     const char *name = !only ? NULL : strcmp(only, "min") == 0 ? "ClampMinBackward1" : "ClampMaxBackward1";
     vkt_var r;

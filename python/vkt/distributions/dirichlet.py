@@ -5,7 +5,6 @@ from ..nn.functional import one_hot
 from ..random import _standard_gamma
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _xlogy_grad
 
 __all__ = ["Dirichlet"]
 
@@ -37,7 +36,7 @@ class Dirichlet(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return (_xlogy_grad(self.concentration - 1.0, value).sum(-1) + _C.lgamma(self.concentration.sum(-1))
+        return (_C.xlogy(self.concentration - 1.0, value).sum(-1) + _C.lgamma(self.concentration.sum(-1))
                 - _C.lgamma(self.concentration).sum(-1))
 
     @property

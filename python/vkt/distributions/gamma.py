@@ -5,7 +5,7 @@ from ..random import _standard_gamma
 from . import constraints
 from .distribution import _Broadcast
 from .exp_family import ExponentialFamily
-from .utils import _xlogy_grad, finfo
+from .utils import finfo
 
 __all__ = ["Gamma"]
 
@@ -77,7 +77,7 @@ class Gamma(_Broadcast, ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return (_xlogy_grad(self.concentration, self.rate) + _xlogy_grad(self.concentration - 1, value)
+        return (_C.xlogy(self.concentration, self.rate) + _C.xlogy(self.concentration - 1, value)
                 - self.rate * value - _C.lgamma(self.concentration))
 
     def entropy(self):

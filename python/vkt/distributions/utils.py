@@ -117,11 +117,3 @@ class lazy_property:
 class _lazy_property_and_property(lazy_property, property):
     def __init__(self, wrapped):
         property.__init__(self, wrapped)
-
-
-def _xlogy_grad(x, y):
-    """xlogy(x, y) whose gradient in x is log(y) where y > 0 also at x = 0, as torch's (vkt's xlogy gives 0 there,
-    which would zero Gamma's and Dirichlet's log_prob gradient at concentration 1). The stand-in 1 keeps the
-    branch not taken finite, so where()'s zero gradient to it stays zero."""
-    positive = y > 0
-    return _C.where(positive, x * _C.where(positive, y, 1.0).log(), _C.xlogy(x, y))

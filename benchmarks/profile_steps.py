@@ -60,8 +60,9 @@ elif case == "conv":
 
     def step():
         x.grad = w.grad = b.grad = None
-        vkt.nn.functional.conv2d(x, w, b, padding=1).backward(g)
-        return x.grad, w.grad, b.grad
+        y = vkt.nn.functional.conv2d(x, w, b, padding=1)
+        y.backward(g)
+        return y, x.grad, w.grad, b.grad
 else:
     raise SystemExit(f"unknown case {case!r}: softmax, mar, layernorm, mlp or conv")
 

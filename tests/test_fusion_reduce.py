@@ -107,6 +107,9 @@ CASES = [
      1e-5),
     ("column pieces, 3-d mean", lambda x, b: (x - b).mean((0, 1)), lambda x, b: (x - b).mean((0, 1)),
      [arr(8, 512, 80), arr(80)], 2, 1e-5),
+    # reduced dims on both sides of a kept one, 2^20 elements or more: the trailing ones first, then the rest
+    ("dims 0 and 2, large", lambda x, y: (x + y).sum((0, 2)), lambda x, y: (x + y).sum((0, 2)),
+     [arr(16, 8, 8192), arr(16, 8, 8192)], 2, 1e-5),
     # int32 sums to int64: the product in int32 is another compute type, computed first
     ("int32 sum", lambda x, y: (x * y).sum(), lambda x, y: (x * y).sum(), [arr(8, 64, dtype="int32"),
                                                                          arr(8, 64, dtype="int32")], 2, 0),

@@ -212,11 +212,43 @@ static vkt_status reduce_columns(int id, const vkt_tensor *x, const vkt_reduce_o
   return st;
 }
 
+/* Reduced dims in two groups with kept dims between them (a bias's gradient, [N, C, H, W] summed over N, H and W)
+ * made one layout whose rows are few and long, read in strided pieces: 64 workgroups for [32, 64, 56, 56] on an
+ * H100, 129 us for its 26 MB. On a Vulkan device the trailing group of a contiguous float32 tensor is reduced
+ * first (rows over contiguous memory, one a kept element), then the rest, for 2^20 elements or more (a smaller one
+ * is not worth a second dispatch). Sums, means (of equally many elements in each part), amax and amin. The mask of
+ * those trailing dims, or 0. */
+static uint32_t trailing_group(const vkt_tensor *x, const vkt_reduce_opts *o, int id) {
+  bool assoc = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN;
+  if (!assoc || vkt_tensor_device(x) == VKT_CPU || x->dtype != VKT_FLOAT32 || o->grid_of ||
+      vkt_tensor_numel(x) < SPLIT_MIN || !vkt_tensor_is_contiguous(x))
+    return 0;
+  uint32_t inner = 0;
+  for (int d = x->ndim - 1; d >= 0 && (o->dims >> d & 1); d--)
+    inner |= 1u << d;
+  return inner && inner != o->dims && reduced_count(x, inner) > 1 ? inner : 0;
+}
+
+static vkt_status reduce_trailing_first(int id, const vkt_tensor *x, const vkt_reduce_opts *o, uint32_t inner,
+                                        vkt_tensor *out) {
+  vkt_tensor part = {0};
+  vkt_reduce_opts first = *o;
+  first.dims = inner, first.keepdim = true;
+  vkt_status st = vkt_reduce(id, x, &first, &part, NULL);
+  if (!st)
+    st = vkt_reduce(id, &part, o, out, NULL); /* the trailing dims are 1 now: only the rest reduce */
+  vkt_tensor_release(&part);
+  return st;
+}
+
 vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt_tensor *out, vkt_tensor *indices) {
   vkt_tensor view = {0}, iview = {0}; /* out and indices shaped like x, for the kernels */
   int64_t rows = indices ? 0 : split_rows(x, o, id), cols, pieces;
   if (rows)
     return reduce_split(id, x, o, rows, out);
+  uint32_t inner = indices ? 0 : trailing_group(x, o, id);
+  if (inner)
+    return reduce_trailing_first(id, x, o, inner, out);
   if (!indices && (pieces = column_pieces(x, o, id, &rows, &cols)))
     return reduce_columns(id, x, o, pieces, rows, cols, out);
   vkt_dtype dtype, compute;

@@ -5,6 +5,7 @@ from ..nn.functional import one_hot
 from ..random import _standard_gamma
 from . import constraints
 from .exp_family import ExponentialFamily
+from .utils import finfo
 
 __all__ = ["Dirichlet"]
 
@@ -31,7 +32,9 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         gammas = _standard_gamma(self.concentration.expand(self._extended_shape(sample_shape)))
-        return gammas / gammas.sum(-1, keepdim=True)
+        # kept inside (0, 1) as torch's sampler keeps it: a GPU's division may round x / x above 1
+        info = finfo(gammas.dtype)
+        return (gammas / gammas.sum(-1, keepdim=True)).clamp(float(info.tiny), 1 - float(info.eps))
 
     def log_prob(self, value):
         if self._validate_args:

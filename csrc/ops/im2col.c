@@ -1,15 +1,16 @@
 /* im2col.c: a convolution's columns and their adjoint (shaders/im2col.comp), which conv, unfold and fold are
  * built on: the window positions are computed in the shader, not read from an index tensor, and the padding is
  * read as zeros instead of being copied in first. */
+#include <stdio.h>
 #include <string.h>
 
 #include "shape.h"
 
 typedef struct {
-  uint32_t n, windows, taps, volume, base;
-  int32_t size[3], grid[3], kernel[3], stride[3], pad[3], dilation[3];
+  uint32_t n, windows, volume, base;
+  int32_t size[3], grid[3], pad[3];
 } im2col_push;
-static_assert(sizeof(im2col_push) == 92, "im2col_push must match shaders/im2col.comp");
+static_assert(sizeof(im2col_push) == 52, "im2col_push must match shaders/im2col.comp");
 
 /* The windows along each dim of an image of size[3]. */
 static void grid_of(const vkt_window *w, const int64_t *size, int64_t *grid) {
@@ -30,6 +31,49 @@ bool vkt_im2col_supports(const vkt_op *op, const vkt_op_args *a, const char **wh
          vkt_tensor_numel(a->out) < UINT32_MAX && vkt_tensor_numel(a->in[0]) < UINT32_MAX;
 }
 
+/* Pipelines remembered by what their #defines say (a slot each, the last one in it), so that a launch whose kernel
+ * is known formats no text: a training step launches these twice a convolution. */
+typedef struct {
+  const vkt_device *dev;
+  const vkt_op *op;
+  vkt_dtype dtype, compute;
+  int64_t kernel[3], stride[3], dilation[3];
+} im2col_key;
+enum { IM2COL_CACHE_SLOTS = 32 };
+static struct {
+  im2col_key key;
+  vkt_pipeline *pipe;
+} im2col_cache[IM2COL_CACHE_SLOTS];
+
+static vkt_status pipeline_of(vkt_device *dev, const vkt_op *op, const vkt_op_args *a, const vkt_window *w,
+                              vkt_pipeline **pipe) {
+  im2col_key key;
+  memset(&key, 0, sizeof key); /* hashed and compared whole */
+  key.dev = dev, key.op = op, key.dtype = a->out->dtype, key.compute = a->compute;
+  memcpy(key.kernel, w->kernel, sizeof key.kernel);
+  memcpy(key.stride, w->stride, sizeof key.stride);
+  memcpy(key.dilation, w->dilation, sizeof key.dilation);
+  __typeof__(im2col_cache[0]) *slot = &im2col_cache[vkt_fnv1a(&key, sizeof key, VKT_FNV_SEED) % IM2COL_CACHE_SLOTS];
+  if (slot->pipe && memcmp(&slot->key, &key, sizeof key) == 0) {
+    *pipe = slot->pipe;
+    return VKT_OK;
+  }
+  char defines[512];
+  int len = vkt_type_defines(defines, sizeof defines, "T", a->out->dtype);
+  len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "C", a->compute);
+  len += snprintf(defines + len, sizeof defines - (size_t)len, "#define KERNEL ivec3(%d, %d, %d)\n",
+                  (int)w->kernel[0], (int)w->kernel[1], (int)w->kernel[2]);
+  len += snprintf(defines + len, sizeof defines - (size_t)len, "#define STRIDE ivec3(%d, %d, %d)\n",
+                  (int)w->stride[0], (int)w->stride[1], (int)w->stride[2]);
+  len += snprintf(defines + len, sizeof defines - (size_t)len, "#define DILATION ivec3(%d, %d, %d)\n",
+                  (int)w->dilation[0], (int)w->dilation[1], (int)w->dilation[2]);
+  vkt_defines_cat(defines + len, sizeof defines - (size_t)len, op->define, NULL);
+  vkt_status st = vkt_pipeline_get(dev, op->shader, defines, 2, sizeof(im2col_push), pipe);
+  if (!st)
+    slot->key = key, slot->pipe = *pipe;
+  return st;
+}
+
 vkt_status vkt_im2col_launch(const vkt_op *op, const vkt_op_args *a) {
   const vkt_window *w = a->ctx;
   bool im2col = strcmp(op->name, "im2col") == 0;
@@ -37,20 +81,12 @@ vkt_status vkt_im2col_launch(const vkt_op *op, const vkt_op_args *a) {
   int64_t grid[3];
   grid_of(w, image->shape + 2, grid);
   im2col_push push = {.n = (uint32_t)vkt_tensor_numel(a->out), .windows = (uint32_t)prod3(grid),
-                      .taps = (uint32_t)prod3(w->kernel), .volume = (uint32_t)prod3(image->shape + 2),
-                      .base = (uint32_t)a->in[0]->offset};
-  for (int d = 0; d < 3; d++) {
-    push.size[d] = (int32_t)image->shape[2 + d], push.grid[d] = (int32_t)grid[d];
-    push.kernel[d] = (int32_t)w->kernel[d], push.stride[d] = (int32_t)w->stride[d];
-    push.pad[d] = (int32_t)w->pad[d], push.dilation[d] = (int32_t)w->dilation[d];
-  }
-  char defines[256];
-  int len = vkt_type_defines(defines, sizeof defines, "T", a->out->dtype);
-  len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "C", a->compute);
-  vkt_defines_cat(defines + len, sizeof defines - (size_t)len, op->define, NULL);
+                      .volume = (uint32_t)prod3(image->shape + 2), .base = (uint32_t)a->in[0]->offset};
+  for (int d = 0; d < 3; d++)
+    push.size[d] = (int32_t)image->shape[2 + d], push.grid[d] = (int32_t)grid[d], push.pad[d] = (int32_t)w->pad[d];
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
-  vkt_status st = vkt_pipeline_get(dev, op->shader, defines, 2, sizeof push, &pipe);
+  vkt_status st = pipeline_of(dev, op, a, w, &pipe);
   if (st)
     return st;
   /* one row a workgroup along y and z (the shader's ELEMS x 256 elements of it along x) */

@@ -55,16 +55,17 @@ void main() {
   uint nc = row / TAPS, base = p.base + nc * p.volume;
   ivec3 grid = V(grid), size = V(size), step = unflatten(LOCAL_SIZE, grid);
   ivec3 offset = unflatten(row % TAPS, KERNEL) * DILATION - V(pad), o = unflatten(first, grid);
+  T v[ELEMS]; // all of the invocation's loads first, then its stores, so that the loads are in flight together
   [[unroll]] for (uint e = 0; e < ELEMS; e++, o = advance(o, step, grid)) {
-    uint l = first + e * LOCAL_SIZE;
-    if (l >= p.windows)
-      break;
     ivec3 at = o * STRIDE + offset;
-    T v = T(0);
-    if (all(greaterThanEqual(at, ivec3(0))) && all(lessThan(at, size)))
-      v = in_[base + uint((at.x * size.y + at.y) * size.z + at.z)];
-    out_[row * p.windows + l] = v;
+    bool inside = first + e * LOCAL_SIZE < p.windows && all(greaterThanEqual(at, ivec3(0))) && all(lessThan(at, size));
+    v[e] = T(0);
+    if (inside)
+      v[e] = in_[base + uint((at.x * size.y + at.y) * size.z + at.z)];
   }
+  [[unroll]] for (uint e = 0; e < ELEMS; e++)
+    if (first + e * LOCAL_SIZE < p.windows)
+      out_[row * p.windows + first + e * LOCAL_SIZE] = v[e];
 #else
   if (row >= p.n / p.volume)
     return;

@@ -290,9 +290,10 @@ def _col2im(cols, size, kernel, stride, padding, dilation):
                       _three(dilation, 1))
 
 
-def _conv_padded(x, weight, stride, padding, dilation, groups):
+def _conv_padded(x, weight, bias, stride, padding, dilation, groups):
     """im2col of the input (N, C, *spatial) with `padding` zeros around it, then one batched matmul per call:
-    (G, O/G, C/G*prod(kernel)) @ (N, G, C/G*prod(kernel), prod(out))."""
+    (G, O/G, C/G*prod(kernel)) @ (N, G, C/G*prod(kernel), prod(out)), the bias added to the product before it
+    takes the output's shape, so that the add goes into the product's kernel (fuse.c's epilogues)."""
     n = x.shape[0]
     o, cg, *kernel = weight.shape
     out = _conv_output_size(x, kernel, stride, padding, dilation)
@@ -300,12 +301,15 @@ def _conv_padded(x, weight, stride, padding, dilation, groups):
     pointwise = all(k == 1 for k in kernel) and all(s == 1 for s in stride) and not any(padding)
     cols = x if pointwise else _im2col(x, kernel, stride, padding, dilation)  # a 1x..x1 kernel's columns are x
     cols = cols.reshape(n, groups, rows, math.prod(out))
-    return (weight.reshape(groups, o // groups, rows) @ cols).reshape(n, o, *out)
+    product = weight.reshape(groups, o // groups, rows) @ cols
+    if bias is not None:
+        product = product + bias.reshape(groups, o // groups, 1)
+    return product.reshape(n, o, *out)
 
 
 def _conv_result(out, bias, nd, batched):
-    """The bias added, then the unit height of a 1-D convolution done as a 2-D one and an unbatched
-    input's batch dim dropped."""
+    """The bias added (unless None: the product took it), then the unit height of a 1-D convolution done as a 2-D
+    one and an unbatched input's batch dim dropped."""
     if bias is not None:
         out = out + bias.reshape(-1, *(1,) * (out.dim() - 2))
     if nd == 1:
@@ -330,7 +334,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
         x = pad(x, tuple(p for pair in reversed(pads) for p in pair))
         pads = [(0, 0)] * len(pads)
     padding = [left for left, _ in pads]
-    return _conv_result(_conv_padded(x, weight, stride, padding, dilation, groups), bias, nd, batched)
+    return _conv_result(_conv_padded(x, weight, bias, stride, padding, dilation, groups), None, nd, batched)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

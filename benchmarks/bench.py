@@ -425,6 +425,15 @@ def cpu_cases(peer, n=2**22, matmul=1024, n_ops=1000):
            "vkt": timed(lambda: chain(small), nothing, 1) / n_ops, "peer": timed(lambda: chain(psmall), nothing, 1) / n_ops}
 
 
+def training_step(model, opt, loss_fn, x, y):
+    """One optimizer step of model on the batch (x, y), as a closure to time."""
+    def run():
+        opt.zero_grad(set_to_none=True)
+        loss_fn(model(x), y).backward()
+        opt.step()
+    return run
+
+
 def training_cases(peer, quick=False):
     """Issue 17's figures: one AdamW training step of an MLP 784-1024-1024-10 at batch 256 (forward,
     cross-entropy, backward, step), layer_norm forward + backward of (8192, 1024), cross_entropy forward +
@@ -447,14 +456,7 @@ def training_cases(peer, quick=False):
         for prm, a in zip(model.parameters(), weights):
             with lib.no_grad():
                 prm.copy_(on(lib, a))
-        opt = optim.AdamW(model.parameters(), lr=1e-3)
-        loss_fn = nn.CrossEntropyLoss()
-
-        def run():
-            opt.zero_grad(set_to_none=True)
-            loss_fn(model(x), y).backward()
-            opt.step()
-        return run
+        return training_step(model, optim.AdamW(model.parameters(), lr=1e-3), nn.CrossEntropyLoss(), x, y)
 
     batch = 64 if quick else 256
     shapes = ((1024, 784), (1024,), (1024, 1024), (1024,), (10, 1024), (10,))
@@ -555,14 +557,8 @@ def conv_cases(peer, quick=False):
         dev = "vulkan" if lib is vkt else "cuda"
         model = model.to(dev)
         x, y = lib.tensor(xa, device=dev), lib.tensor(ya, device=dev)
-        opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        loss_fn = nn.CrossEntropyLoss()
-
-        def run():
-            opt.zero_grad(set_to_none=True)
-            loss_fn(model(x), y).backward()
-            opt.step()
-        return run
+        return training_step(model, lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9), nn.CrossEntropyLoss(),
+                             x, y)
     cnn_flops = 3 * 2 * batch * (32 * 27 * 32 * 32 + 64 * 288 * 16 * 16 + 10 * 4096)
     yield {"op": "CNN 3-32-64-10 SGD training step", "shape": f"batch {batch}, 32x32",
            "vkt": timed(cnn_step(vkt), vsync, 20), "peer": timed(cnn_step(t), peer.sync, 20) if t else None,

@@ -94,19 +94,6 @@ vkt_status vkt_ag_qr(const vkt_var *a, int mode, vkt_var *q, vkt_var *r) {
 /* ---- eigh: saved 0 w, 1 V (outputs); gA = V (diag(gw) + skew(V^T gV) / 2 / E) V^T, E[i][j] = w[j] - w[i]
  * off the diagonal (PyTorch's linalg_eig_backward for a Hermitian A). ---- */
 
-/* x [..., n] viewed as [..., 1, n] (row) or [..., n, 1]. */
-static const vkt_var *lift(vkt_bw *b, const vkt_var *x, bool row) {
-  int64_t shape[VKT_MAX_DIMS];
-  if (!x)
-    return NULL;
-  int nd = x->t.ndim;
-  for (int d = 0; d < nd - 1; d++)
-    shape[d] = x->t.shape[d];
-  shape[nd - 1] = row ? 1 : x->t.shape[nd - 1];
-  shape[nd] = row ? x->t.shape[nd - 1] : 1;
-  return reshape(b, x, nd + 1, shape);
-}
-
 static void eigh_backward(vkt_bw *b) {
   const vkt_var *w = S(b, 0), *v = S(b, 1);
   vkt_var eye = {0};

@@ -195,6 +195,18 @@ const vkt_var *reshape(vkt_bw *b, const vkt_var *x, int ndim, const int64_t *sha
   return x ? keep(b, vkt_ag_reshape(x, ndim, shape, false, &out), &out) : NULL;
 }
 
+const vkt_var *lift(vkt_bw *b, const vkt_var *x, bool row) {
+  int64_t shape[VKT_MAX_DIMS];
+  if (!x)
+    return NULL;
+  int nd = x->t.ndim;
+  for (int d = 0; d < nd - 1; d++)
+    shape[d] = x->t.shape[d];
+  shape[nd - 1] = row ? 1 : x->t.shape[nd - 1];
+  shape[nd] = row ? x->t.shape[nd - 1] : 1;
+  return reshape(b, x, nd + 1, shape);
+}
+
 const vkt_var *expand(vkt_bw *b, const vkt_var *x, int ndim, const int64_t *shape) {
   vkt_var out = {0};
   return x ? keep(b, vkt_ag_expand(x, ndim, shape, &out), &out) : NULL;

@@ -39,6 +39,8 @@ const vkt_var *zeros_of(vkt_bw *b, int i);
 /* x (reduced over dims without keepdim) viewed with those dims as size 1, then expanded to shape. */
 const vkt_var *unreduce(vkt_bw *b, const vkt_var *x, uint32_t dims, bool keepdim, int ndim, const int64_t *shape);
 const vkt_var *reshape(vkt_bw *b, const vkt_var *x, int ndim, const int64_t *shape);
+/* x [..., k] viewed as [..., 1, k] (row: a row vector to scale columns) or [..., k, 1]. */
+const vkt_var *lift(vkt_bw *b, const vkt_var *x, bool row);
 const vkt_var *expand(vkt_bw *b, const vkt_var *x, int ndim, const int64_t *shape);
 const vkt_var *transpose(vkt_bw *b, const vkt_var *x, int64_t d0, int64_t d1);
 const vkt_var *matmul(vkt_bw *b, const vkt_var *x, const vkt_var *y);

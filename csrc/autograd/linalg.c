@@ -7,19 +7,6 @@
 #include "linalg.h"
 #include "shape.h"
 
-/* x [..., k] viewed as [..., 1, k] (row: a row vector to scale columns) or [..., k, 1]. */
-static const vkt_var *lift(vkt_bw *b, const vkt_var *x, bool row) {
-  int64_t shape[VKT_MAX_DIMS];
-  if (!x)
-    return NULL;
-  int nd = x->t.ndim;
-  for (int d = 0; d < nd - 1; d++)
-    shape[d] = x->t.shape[d];
-  shape[nd - 1] = row ? 1 : x->t.shape[nd - 1];
-  shape[nd] = row ? x->t.shape[nd - 1] : 1;
-  return reshape(b, x, nd + 1, shape);
-}
-
 static const vkt_var *mT(vkt_bw *b, const vkt_var *x) { return transpose(b, x, -2, -1); }
 
 /* ---- svdvals: saved 0 U, 1 Vh, 2 A; the gradient U diag(gS) Vh ---- */

@@ -427,6 +427,15 @@ static void device_name(int d, char *buf, size_t n) {
     snprintf(buf, n, "vulkan:%d", d);
 }
 
+/* PyTorch's error for tensors on devices d0 and d1. */
+static vkt_status two_devices(int d0, int d1) {
+  char a[32], b[32];
+  device_name(d0, a, sizeof a);
+  device_name(d1, b, sizeof b);
+  return vkt_fail(VKT_ERR_RUNTIME,
+                  "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", a, b);
+}
+
 vkt_status vkt_same_device(int n, const vkt_tensor *const *t, int *device) {
   int first = VKT_CPU - 1;
   for (int k = 0; k < n; k++) {
@@ -436,12 +445,7 @@ vkt_status vkt_same_device(int n, const vkt_tensor *const *t, int *device) {
     if (first == VKT_CPU - 1) {
       first = d;
     } else if (d != first) {
-      char a[32], b[32];
-      device_name(first, a, sizeof a);
-      device_name(d, b, sizeof b);
-      return vkt_fail(VKT_ERR_RUNTIME,
-                      "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", a,
-                      b);
+      return two_devices(first, d);
     }
   }
   if (device)
@@ -462,12 +466,7 @@ vkt_status vkt_elementwise_device(int n, const vkt_tensor *const *in, const vkt_
       if (left-- == 0)
         return vkt_fail(VKT_ERR_RUNTIME, "Trying to pass too many CPU scalars to non-CPU kernel!");
     } else if (d != common) {
-      char a[32], b[32];
-      device_name(common, a, sizeof a);
-      device_name(d, b, sizeof b);
-      return vkt_fail(VKT_ERR_RUNTIME,
-                      "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", a,
-                      b);
+      return two_devices(common, d);
     }
   }
   if (device)

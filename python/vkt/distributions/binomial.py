@@ -24,12 +24,10 @@ def _homogeneous_count(total_count, what):
     return count
 
 
-class Binomial(Distribution):
-    arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
-                       "logits": constraints.real}
-    has_enumerate_support = True
+class _CountAndProbs(Distribution):
+    """What Binomial and NegativeBinomial share: a total count and either probs or logits, broadcast together."""
 
-    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+    def __init__(self, total_count, probs, logits, validate_args):
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
         if probs is not None:
@@ -39,10 +37,10 @@ class Binomial(Distribution):
             self.total_count, self.logits = broadcast_all(total_count, logits)
             self.total_count = self.total_count.type_as(self.logits)
         self._param = self.probs if probs is not None else self.logits
-        super().__init__(tuple(self._param.shape), validate_args=validate_args)
+        Distribution.__init__(self, tuple(self._param.shape), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
+    def _expand_as(self, cls, batch_shape, _instance):
+        new = self._get_checked_instance(cls, _instance)
         batch_shape = tuple(batch_shape)
         new.total_count = self.total_count.expand(batch_shape)
         if "probs" in self.__dict__:
@@ -51,9 +49,21 @@ class Binomial(Distribution):
         if "logits" in self.__dict__:
             new.logits = self.logits.expand(batch_shape)
             new._param = new.logits
-        super(Binomial, new).__init__(batch_shape, validate_args=False)
+        Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
+
+
+class Binomial(_CountAndProbs):
+    arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
+                       "logits": constraints.real}
+    has_enumerate_support = True
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        _CountAndProbs.__init__(self, total_count, probs, logits, validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_as(Binomial, batch_shape, _instance)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):

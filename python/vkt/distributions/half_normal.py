@@ -1,4 +1,4 @@
-"""vkt.distributions.HalfNormal: |X| for X ~ Normal(0, scale)."""
+"""vkt.distributions.HalfNormal: |X| for X ~ Normal(0, scale); _Folded, what it shares with HalfCauchy."""
 import math
 
 from .. import _C
@@ -10,33 +10,22 @@ from .transforms import AbsTransform
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(TransformedDistribution):
+class _Folded(TransformedDistribution):
+    """|X| for X of a distribution symmetric about 0 with a scale (_base): its density doubled on [0, inf)."""
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
 
     def __init__(self, scale, validate_args=None):
-        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(HalfNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
+        super().__init__(self._base(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)
 
     @property
     def scale(self):
         return self.base_dist.scale
 
     @property
-    def mean(self):
-        return self.scale * math.sqrt(2 / math.pi)
-
-    @property
     def mode(self):
         return _C.zeros_like(self.scale)
-
-    @property
-    def variance(self):
-        return self.scale.pow(2) * (1 - 2 / math.pi)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -53,3 +42,19 @@ class HalfNormal(TransformedDistribution):
 
     def entropy(self):
         return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(_Folded):
+    _base = Normal
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(HalfNormal, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+    @property
+    def mean(self):
+        return self.scale * math.sqrt(2 / math.pi)
+
+    @property
+    def variance(self):
+        return self.scale.pow(2) * (1 - 2 / math.pi)

@@ -797,6 +797,34 @@ PYTHON_METHOD(logcumsumexp)
 PYTHON_METHOD(cov)
 PYTHON_METHOD(corrcoef)
 
+/* The legacy torch.* linear algebra (torch.svd, torch.lu, ...) as methods: Python compositions of vkt.linalg in
+ * vkt/_legacy_linalg.py; eig, symeig, lstsq and solve only raise torch's removal errors. */
+#define LEGACY_LINALG_METHODS(X)                                                                                       \
+  X(svd, "svd(some=True, compute_uv=True): vkt.svd")                                                                  \
+  X(qr, "qr(some=True): vkt.qr")                                                                                       \
+  X(cholesky, "cholesky(upper=False): vkt.cholesky")                                                                   \
+  X(cholesky_solve, "cholesky_solve(input2, upper=False): vkt.cholesky_solve")                                         \
+  X(cholesky_inverse, "cholesky_inverse(upper=False): vkt.cholesky_inverse")                                           \
+  X(lu, "lu(pivot=True, get_infos=False): vkt.lu")                                                                     \
+  X(lu_solve, "lu_solve(LU_data, LU_pivots): vkt.lu_solve")                                                            \
+  X(triangular_solve, "triangular_solve(A, upper=True, transpose=False, unitriangular=False): vkt.triangular_solve")   \
+  X(pinverse, "pinverse(rcond=1e-15): vkt.pinverse")                                                                   \
+  X(matrix_power, "matrix_power(n): vkt.matrix_power")                                                                 \
+  X(matrix_exp, "matrix_exp(): vkt.matrix_exp")                                                                        \
+  X(geqrf, "geqrf(): vkt.geqrf")                                                                                       \
+  X(orgqr, "orgqr(input2): vkt.orgqr")                                                                                 \
+  X(ormqr, "ormqr(input2, input3, left=True, transpose=False): vkt.ormqr")                                             \
+  X(addr, "addr(vec1, vec2, *, beta=1, alpha=1): vkt.addr")                                                            \
+  X(renorm, "renorm(p, dim, maxnorm): vkt.renorm")                                                                     \
+  X(dist, "dist(other, p=2): vkt.dist")                                                                                \
+  X(eig, "removed from torch: raises its RuntimeError")                                                                \
+  X(symeig, "removed from torch: raises its RuntimeError")                                                             \
+  X(lstsq, "removed from torch: raises its RuntimeError")                                                              \
+  X(solve, "removed from torch: raises its RuntimeError")
+#define LEGACY_METHOD(name, doc) PYTHON_METHOD(name)
+#define LEGACY_METHOD_DEF(name, doc) {#name, (PyCFunction)(void (*)(void))t_##name, METH_VARARGS | METH_KEYWORDS, doc},
+LEGACY_LINALG_METHODS(LEGACY_METHOD)
+
 static PyObject *scalar_object(vkt_dtype dtype, const void *bytes) {
   vkt_scalar v = vkt_scalar_load(dtype, bytes);
   if (dtype == VKT_BOOL)
@@ -899,6 +927,7 @@ static PyMethodDef tensor_methods[] = {
     {"cov", (PyCFunction)(void (*)(void))t_cov, METH_VARARGS | METH_KEYWORDS,
      "cov(*, correction=1, fweights=None, aweights=None): vkt.cov"},
     {"corrcoef", (PyCFunction)(void (*)(void))t_corrcoef, METH_VARARGS | METH_KEYWORDS, "corrcoef(): vkt.corrcoef"},
+    LEGACY_LINALG_METHODS(LEGACY_METHOD_DEF)
     {"__reduce_ex__", t_reduce_ex, METH_O, "pickling: the values, rebuilt on the same device"},
     {"__deepcopy__", t_deepcopy, METH_O, "a copy on the same device"},
     {"cpu", t_cpu, METH_NOARGS, "a copy in host memory (self if already there)"},

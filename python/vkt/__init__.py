@@ -23,6 +23,10 @@ from .functional import (  # noqa: E402,F401
     cumulative_trapezoid, diff, dist, einsum, ger, histc, inner, isin, kron, logcumsumexp, outer, tensordot, trapezoid,
     trapz, vander,
 )
+from ._legacy_linalg import (  # noqa: E402,F401
+    addr, cholesky, cholesky_inverse, cholesky_solve, eig, geqrf, lstsq, lu, lu_solve, lu_unpack, matrix_power, orgqr,
+    ormqr, pinverse, qr, renorm, solve, svd, symeig, triangular_solve,
+)
 from . import safetensors, utils  # noqa: E402,F401
 from .linalg import det, inv as inverse, matrix_exp, slogdet  # noqa: E402,F401
 from .random import Generator, get_rng_state, set_rng_state  # noqa: E402,F401

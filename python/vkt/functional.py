@@ -856,3 +856,9 @@ def vander(x, N=None, increasing=False):
         columns.append(x.to(dtype).unsqueeze(1).expand(m, n - 1).cumprod(1))
     result = _C.cat(columns, 1) if len(columns) > 1 else columns[0]
     return result if increasing else result.flip(1)
+
+
+from ._legacy_linalg import (  # noqa: E402,F401  the legacy torch.* linear algebra, for the Tensor methods too
+    addr, cholesky, cholesky_inverse, cholesky_solve, eig, geqrf, lstsq, lu, lu_solve, lu_unpack, matrix_exp,
+    matrix_power, orgqr, ormqr, pinverse, qr, renorm, solve, svd, symeig, triangular_solve,
+)

@@ -24,7 +24,6 @@ from ._C import _linalg_solve_triangular as solve_triangular  # noqa: F401
 from ._C import _linalg_svd as svd  # noqa: F401
 from ._C import _linalg_svdvals as svdvals  # noqa: F401
 from ._C import _linalg_vector_norm as vector_norm  # noqa: F401
-from .functional import linalg_cross as cross  # noqa: F401,E402
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
@@ -159,8 +158,8 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     max(atol, rtol * the largest) count as zero, as torch.linalg.pinv."""
     from ._C import where
     if A.ndim < 2:
-        raise RuntimeError("linalg.pinv(" + str(A.dtype) + "{" + str(list(A.shape)) + "}): expected a tensor with 2 or "
-                           "more dimensions of float, double, cfloat or cdouble types")
+        raise RuntimeError(f"linalg.pinv({_torch_name(A.dtype)}{{{list(A.shape)}}}): expected a tensor with 2 or more "
+                           f"dimensions of float, double, cfloat or cdouble types")
     if hermitian:
         w, V = eigh(A)
         S = w.abs()
@@ -346,3 +345,6 @@ def householder_product(A, tau, *, out=None):
         v = V[..., :, i:i + 1]
         Q = Q - (tau[..., i:i + 1].unsqueeze(-1) * v) @ (v.mT @ Q)
     return Q
+
+
+from .functional import linalg_cross as cross  # noqa: F401,E402  last: functional imports this module

@@ -1,11 +1,12 @@
 """vkt.nn.utils.parametrizations: orthogonal, spectral_norm and weight_norm as parametrizations, as torch's.
 
-vkt has no geqrf, so this file owns one made of vkt ops: Householder QR in LAPACK's convention (R and the
-reflectors in one matrix, and tau), which vkt.linalg.householder_product turns back into Q.
+orthogonal's default map takes Q from vkt.geqrf's Householder QR (R and the reflectors in one matrix, and tau),
+which vkt.linalg.householder_product turns back into Q.
 """
 from enum import Enum, auto
 
 from ... import _C
+from ..._legacy_linalg import _geqrf
 from ...autograd import no_grad
 from ...linalg import householder_product, matrix_exp, solve
 from .. import functional as F
@@ -21,32 +22,6 @@ _EPS = {_C.float16: 2.0 ** -10, _C.float32: 2.0 ** -23, _C.float64: 2.0 ** -52} 
 
 def _eye_like(A, n, k=None):
     return _C.eye(n, n if k is None else k, dtype=A.dtype, device=A.device)
-
-
-@no_grad()
-def _geqrf(A):
-    """Householder QR as LAPACK's geqrf: R on and above the diagonal, the reflectors' vectors below it, and tau."""
-    A = A.clone()
-    m, n = A.shape[-2], A.shape[-1]
-    taus = []
-    for i in range(min(m, n)):
-        alpha = A[..., i, i]
-        x = A[..., i + 1:, i]
-        xnorm = x.norm(2, -1) if i + 1 < m else _C.zeros_like(alpha)
-        still = xnorm == 0  # nothing below the diagonal: H = I, as LAPACK's dlarfg
-        beta = _C.where(still, alpha, -_C.copysign(_C.hypot(alpha, xnorm), alpha))
-        safe = _C.where(still, _C.ones_like(beta), beta)
-        tau = _C.where(still, _C.zeros_like(beta), (beta - alpha) / safe)
-        scale = _C.where(still, _C.zeros_like(beta), 1.0 / _C.where(still, _C.ones_like(beta), alpha - beta))
-        v = x * scale.unsqueeze(-1)
-        A[..., i + 1:, i] = v
-        A[..., i, i] = beta
-        if i + 1 < n:
-            w = _C.cat([_C.ones_like(alpha).unsqueeze(-1), v], -1).unsqueeze(-1)
-            rest = A[..., i:, i + 1:]
-            A[..., i:, i + 1:] = rest - (tau.unsqueeze(-1).unsqueeze(-1) * w) @ (w.mT @ rest)
-        taus.append(tau)
-    return A, _C.stack(taus, -1)
 
 
 def _is_orthogonal(Q):

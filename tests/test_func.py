@@ -38,7 +38,8 @@ def assert_same(a, b):
             assert_same(x, y)
     else:
         assert a.shape == b.shape
-        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+        wide = b.dtype == np.float64  # float32 values (a Python number's tensor) may differ by an ulp on a GPU
+        np.testing.assert_allclose(a, b, rtol=1e-10 if wide else 1e-5, atol=1e-12 if wide else 1e-6)
 
 
 def vjp_at(F, f, primals, cotangents, **kw):

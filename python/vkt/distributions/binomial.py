@@ -7,7 +7,7 @@ from ..autograd import no_grad
 from ..random import _global_generator
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbs, broadcast_all
 
 __all__ = ["Binomial"]
 
@@ -24,7 +24,7 @@ def _homogeneous_count(total_count, what):
     return count
 
 
-class _CountAndProbs(Distribution):
+class _CountAndProbs(BinaryProbs, Distribution):
     """What Binomial and NegativeBinomial share: a total count and either probs or logits, broadcast together."""
 
     def __init__(self, total_count, probs, logits, validate_args):
@@ -80,14 +80,6 @@ class Binomial(_CountAndProbs):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

@@ -6,12 +6,12 @@ from ..autograd import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, finfo, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbs, broadcast_all, finfo
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbs, Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
@@ -55,14 +55,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

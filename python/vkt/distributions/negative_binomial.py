@@ -7,7 +7,7 @@ from ..random import poisson
 from . import constraints
 from .binomial import _CountAndProbs
 from .gamma import Gamma
-from .utils import lazy_property, logits_to_probs, probs_to_logits
+from .utils import lazy_property
 
 __all__ = ["NegativeBinomial"]
 
@@ -34,14 +34,6 @@ class NegativeBinomial(_CountAndProbs):
     @property
     def variance(self):
         return self.mean / (-self.logits).sigmoid()
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

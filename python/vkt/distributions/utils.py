@@ -114,6 +114,19 @@ class lazy_property:
         return value
 
 
+class BinaryProbs:
+    """probs and logits of a two-outcome parameter, each computed from the other when only one was given (Bernoulli,
+    Geometric, Binomial, NegativeBinomial)."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
 class _lazy_property_and_property(lazy_property, property):
     def __init__(self, wrapped):
         property.__init__(self, wrapped)

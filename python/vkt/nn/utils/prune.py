@@ -187,6 +187,17 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
+def _unstructured_mask(amount, default_mask, tensor_size, scores, largest):
+    """default_mask with the amount entries of the largest (or smallest) scores() set to 0."""
+    nparams_toprune = _compute_nparams_toprune(amount, tensor_size)
+    _validate_pruning_amount(nparams_toprune, tensor_size)
+    mask = default_mask.clone()
+    if nparams_toprune != 0:
+        topk = _C.topk(scores().reshape(-1), k=nparams_toprune, largest=largest)
+        mask.view(-1)[topk.indices] = 0
+    return mask
+
+
 class RandomUnstructured(BasePruningMethod):
     """Prunes amount (a fraction, or a count) of the entries, chosen at random."""
 
@@ -197,15 +208,7 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone()
-        if nparams_toprune != 0:
-            prob = _C.rand_like(t)
-            topk = _C.topk(prob.reshape(-1), k=nparams_toprune)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        return _unstructured_mask(self.amount, default_mask, t.nelement(), lambda: _C.rand_like(t), True)
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -222,14 +225,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone()
-        if nparams_toprune != 0:
-            topk = _C.topk(_C.abs(t).reshape(-1), k=nparams_toprune, largest=False)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        return _unstructured_mask(self.amount, default_mask, t.nelement(), lambda: _C.abs(t), False)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):

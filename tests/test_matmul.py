@@ -417,6 +417,33 @@ def test_big_tile_path(dev, layout):
     assert vkt.vulkan.fallback_stats() == {}
 
 
+@pytest.mark.parametrize("layout,m", [("nn", 64), ("tn", 100), ("nt", 127), ("tt", 100)])
+def test_low_tile_path(dev, layout, m):
+    # 64 to 127 rows with at least 64 tiles of 64 x 128 take the 64 x 128 wide tile (128 invocations of 8 x 8), as
+    # a convolution's 64 output channels over its windows do: a batch of eight, K no multiple of 16, edges that
+    # cut tiles, every stride direction, the bias + relu epilogue, and gradients against float64 products.
+    rng = np.random.default_rng(21)
+    a = make(rng, (8, 37, m) if layout[0] == "t" else (8, m, 37), "float32")
+    b, bias = make(rng, (1030, 37) if layout[1] == "t" else (37, 1030), "float32"), make(rng, (1030,), "float32")
+    x, y = vkt.tensor(a, device=dev, requires_grad=True), vkt.tensor(b, device=dev, requires_grad=True)
+    xv, a = (x.mT, np.swapaxes(a, 1, 2)) if layout[0] == "t" else (x, a)
+    yv, b = (y.T, b.T) if layout[1] == "t" else (y, b)
+    vkt.vulkan.reset_fallback_stats()
+    check(xv @ yv, a, b, "float32")
+    out = vkt.matmul_add_relu(xv, yv, vkt.tensor(bias, device=dev))
+    check(out, a, b, "float32", bias=bias, relu=True)
+    g = make(rng, (8, m, 1030), "float32")
+    out.backward(vkt.tensor(g, device=dev))
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    gz = g * (a64 @ b64 + bias > 0)
+    ga, gb = gz @ b64.T, (np.swapaxes(a64, 1, 2) @ gz).sum(0)
+    ga = np.swapaxes(ga, 1, 2) if layout[0] == "t" else ga
+    gb = gb.T if layout[1] == "t" else gb
+    np.testing.assert_allclose(to_numpy(x.grad), ga, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(to_numpy(y.grad), gb, rtol=1e-4, atol=1e-2)
+    assert vkt.vulkan.fallback_stats() == {}
+
+
 @pytest.mark.parametrize("k", [64, 72])
 @pytest.mark.parametrize("n", [2048, 2050])
 def test_float16_large_tiles(dev, n, k):

@@ -31,11 +31,12 @@ vkt_status vkt_fuse_defer_matmul(const vkt_op_args *a);
  * *deferred is false (and nothing changed) where it cannot: the op then runs as usual. */
 vkt_status vkt_fuse_defer_into(vkt_op_id id, const vkt_op_args *a, bool *deferred);
 
-/* Whether reduction id (computing in `compute`) of x should be pending, to compute x's pending expression in
- * its load (fuse_reduce.c): sum, mean, amax, amin, var/std of all of an expression's value, computed in
- * its type. vkt_fuse_run_or_defer then makes a->out (a lazy tensor shaped like x) the pending result, or
- * runs the op now where its shader cannot. */
-bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype compute);
+/* Whether reduction id (computing in *compute) of x should be pending, to compute x's pending expression in
+ * its load (fuse_reduce.c): sum, mean, amax, amin, argmax, argmin, var/std, prod, logsumexp, softmax of all of
+ * an expression's value, computed in its type; all and any, which then compute in the expression's type (set in
+ * *compute). vkt_fuse_run_or_defer then makes a->out (a lazy tensor shaped like x) the pending result, or runs
+ * the op now where its shader cannot. */
+bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype *compute);
 
 /* Computes what GPU or host work on storage s needs first: s's own pending value, and before a write,
  * every pending expression that reads s. */

@@ -26,14 +26,23 @@ static bool same_glsl_type(vkt_dtype expr, vkt_dtype compute) { return vkt_natur
 static bool writes_every(int op) { return op == VKT_OP_SOFTMAX || op == VKT_OP_LOG_SOFTMAX; }
 
 /* Where x is a pending reduction's result (the second stage of a split one) the reduction is pending too, so
- * that the first stage stays pending until the expression it reads is known to be held by nothing else. */
-bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype compute) {
+ * that the first stage stays pending until the expression it reads is known to be held by nothing else. all and
+ * any test each value against zero, which reads the same in any type: they take the expression's compute type
+ * (*compute changes), so that `(x > 0).all()` reads x, not a bool tensor made first. */
+bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype *compute) {
   node *e = x->storage->pending;
   bool op = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_VAR ||
-            id == VKT_OP_PROD || id == VKT_OP_LOGSUMEXP || writes_every(id);
-  return op && e && vkt_fuse_enabled() && vkt_tensor_numel(x) > 0 &&
-         (vkt_fuse_is_reduction(e->op) ||
-          (e->op < VKT_OP_SUM && same_glsl_type(e->compute, compute) && vkt_fuse_reads_as_made(x, &e->view)));
+            id == VKT_OP_PROD || id == VKT_OP_LOGSUMEXP || id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN ||
+            id == VKT_OP_ALL || id == VKT_OP_ANY || writes_every(id);
+  if (!op || !e || !vkt_fuse_enabled() || vkt_tensor_numel(x) == 0)
+    return false;
+  if (vkt_fuse_is_reduction(e->op))
+    return true;
+  if (e->op >= VKT_OP_SUM || !vkt_fuse_reads_as_made(x, &e->view))
+    return false;
+  if (id == VKT_OP_ALL || id == VKT_OP_ANY)
+    *compute = vkt_natural_compute(e->compute);
+  return same_glsl_type(e->compute, *compute);
 }
 
 /* The op's arguments as vkt_reduce made them. */

@@ -262,7 +262,7 @@ vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt
   if (indices)
     *indices = (vkt_tensor){0};
   /* a pending expression it reads is computed in its load (fuse.h) */
-  bool defer = !indices && nred > 0 && vkt_fuse_reduce_wanted(id, o->grid_of ? o->grid_of : x, compute);
+  bool defer = !indices && nred > 0 && vkt_fuse_reduce_wanted(id, o->grid_of ? o->grid_of : x, &compute);
   if ((st = alloc_out(x, o, dtype, vkt_tensor_device(x), defer, out, &view)) ||
       (indices && (st = alloc_out(x, o, VKT_INT64, vkt_tensor_device(x), false, indices, &iview))))
     goto finish;
@@ -295,7 +295,7 @@ vkt_status vkt_softmax(int id, const vkt_tensor *x, int64_t dim, int dtype, vkt_
   if ((st = vkt_dim_wrap(dim, x->ndim, &d)) || (st = result_dtype(id, x->dtype, dtype, &result, &compute)))
     return st;
   /* a pending expression it reads is computed in its load (fuse.h) */
-  bool defer = vkt_tensor_numel(x) > 0 && vkt_fuse_reduce_wanted(id, x, compute);
+  bool defer = vkt_tensor_numel(x) > 0 && vkt_fuse_reduce_wanted(id, x, &compute);
   if ((st = (defer ? vkt_tensor_empty_lazy : vkt_tensor_empty)(out, vkt_tensor_device(x), result, x->ndim, x->shape)))
     return st;
   vkt_op_args args = {.out = out, .in = {x}, .nin = 1, .compute = compute, .dims = x->ndim ? 1u << d : 0};

@@ -1,7 +1,8 @@
 """vkt.linalg: the linear-algebra namespace, as torch.linalg (vector_norm, matrix_norm, svd, svdvals, qr, eigh,
 eigvalsh, lu, lu_factor, solve, inv, det, slogdet, cholesky, solve_triangular and the _ex functions are C, in vkt._C;
 norm chooses between the norms as torch.linalg.norm does; matrix_power, lu_solve, lstsq, pinv, matrix_rank, cond,
-multi_dot, matrix_exp and householder_product are compositions of those, so their gradients are the compositions')."""
+multi_dot, matrix_exp, householder_product, tensorinv and tensorsolve are compositions of those, so their gradients are
+the compositions'; ldl_factor_ex, ldl_factor and ldl_solve (not differentiable, as torch's) are in _linalg_ldl.py)."""
 import math
 
 from ._C import _LinAlgError as LinAlgError  # noqa: F401
@@ -347,4 +348,54 @@ def householder_product(A, tau, *, out=None):
     return Q
 
 
+def tensorinv(A, ind=2, *, out=None):
+    """The tensor X with tensordot(X, A, ind) the identity: inv of A reshaped to a prod(A.shape[:ind]) square
+    matrix, shaped A.shape[ind:] + A.shape[:ind], as torch.linalg.tensorinv."""
+    if out is not None:
+        raise TypeError("linalg.tensorinv(): out= is not supported by vkt")
+    if not _is_tensor(A):
+        raise TypeError(f"linalg_tensorinv(): argument 'input' (position 1) must be Tensor, not {type(A).__name__}")
+    if not isinstance(ind, int) or isinstance(ind, bool):
+        raise TypeError(f"linalg_tensorinv(): argument 'ind' must be int, not {type(ind).__name__}")
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    if ind > A.ndim:  # torch has no check of its own (it fails slicing the shape)
+        raise RuntimeError(f"Expected 'ind' to be at most the number of dims of the input ({A.ndim}), but got {ind}")
+    rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    result, info = inv_ex(A.reshape(rows, rows))
+    info = info.item()
+    if info:
+        raise LinAlgError(f"inv: The diagonal element {info} is zero, the inversion could not be completed "
+                          f"because the input matrix is singular.")
+    return result.reshape(A.shape[ind:] + A.shape[:ind])
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """The tensor X with tensordot(A, X, X.ndim) = B: A (with its dims moved last) reshaped to a B.numel() square
+    matrix, solved against B flattened, shaped A.shape[B.ndim:], as torch.linalg.tensorsolve."""
+    from ._C import movedim
+    if out is not None:
+        raise TypeError("linalg.tensorsolve(): out= is not supported by vkt")
+    for x, arg, position in [(A, "input", 1), (B, "other", 2)]:
+        if not _is_tensor(x):
+            raise TypeError(f"linalg_tensorsolve(): argument '{arg}' (position {position}) must be Tensor, not "
+                            f"{type(x).__name__}")
+    if dims is not None:
+        if not isinstance(dims, (tuple, list)) or not all(type(d) is int for d in dims):
+            raise TypeError(f"linalg_tensorsolve(): argument 'dims' must be tuple of ints, not {type(dims).__name__}")
+        A = movedim(A, tuple(dims), tuple(range(A.ndim - len(dims), A.ndim)))
+    if B.ndim > A.ndim:  # torch has no check of its own (its shape slice A.shape[B.ndim:] fails)
+        raise RuntimeError(f"Expected other to have at most as many dims as self ({A.ndim}), but got {B.ndim}")
+    shape = A.shape[B.ndim:]
+    size = math.prod(shape)
+    if size != B.numel():
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {size} != {B.numel()}")
+    return solve(A.reshape(size, size), B.flatten()).reshape(shape)
+
+
 from .functional import linalg_cross as cross  # noqa: F401,E402  last: functional imports this module
+from ._linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve  # noqa: F401,E402  it imports helpers of this module

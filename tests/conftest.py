@@ -149,3 +149,22 @@ def raised(call):
     except Exception as e:  # noqa: BLE001  the exception itself is what is compared
         return type(e).__name__, normalized(str(e))
     return None, None
+
+
+def assert_same_outcome(got, ref, tol, what):
+    """A distribution's quantity `what` as the distribution tests' outcome() gives it, (value, {parameter: gradient},
+    shape), or the error it raised as a string, the same in vkt (got) as in torch (ref): values and gradients within
+    tol (assert_close's rtol, atol), a gradient wherever torch has one."""
+    value, grads, shape = got
+    ref_value, ref_grads, ref_shape = ref
+    if isinstance(ref_value, str):
+        assert value == ref_value, what
+        return
+    assert shape == ref_shape, what
+    assert_close(value, ref_value, **tol)
+    assert (grads is None) == (ref_grads is None), what
+    for k in ref_grads or {}:
+        if ref_grads[k] is None:  # torch leaves an unused grad None; vkt may give zeros through where()
+            assert grads[k] is None or not np.any(grads[k]), (what, k)
+        else:
+            assert_close(grads[k], ref_grads[k], **tol)

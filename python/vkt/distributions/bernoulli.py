@@ -31,20 +31,7 @@ class Bernoulli(BinaryProbs, ExponentialFamily):
         super().__init__(() if is_scalar else self._param.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = tuple(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(Bernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new_empty(*args, **kwargs)
+        return self._expand_probs(Bernoulli, batch_shape, _instance)
 
     @property
     def mean(self):

@@ -40,18 +40,7 @@ class _CountAndProbs(BinaryProbs, Distribution):
         Distribution.__init__(self, tuple(self._param.shape), validate_args=validate_args)
 
     def _expand_as(self, cls, batch_shape, _instance):
-        new = self._get_checked_instance(cls, _instance)
-        batch_shape = tuple(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_probs(cls, batch_shape, _instance, expanded=("total_count",))
 
 
 class Binomial(_CountAndProbs):

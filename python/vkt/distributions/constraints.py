@@ -8,8 +8,8 @@ from .. import _C
 __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "independent",
     "integer_interval", "interval", "half_open_interval", "is_dependent", "less_than", "lower_cholesky",
-    "MixtureSameFamilyConstraint", "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
-    "positive_integer", "real", "real_vector", "simplex", "square", "symmetric", "unit_interval",
+    "MixtureSameFamilyConstraint", "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive",
+    "positive_definite", "positive_integer", "real", "real_vector", "simplex", "square", "symmetric", "unit_interval",
 ]
 
 
@@ -221,6 +221,20 @@ class _Simplex(Constraint):
         return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _Multinomial(Constraint):
+    """Nonnegative counts over the last dim summing to at most upper_bound (torch checks this weaker condition, not
+    that the sum equals it)."""
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+        super().__init__()
+
+    def check(self, x):
+        return (x >= 0).all(-1) & (x.sum(-1) <= self.upper_bound)
+
+
 class _LowerCholesky(Constraint):
     """Lower-triangular square matrices with a positive diagonal."""
     event_dim = 2
@@ -317,6 +331,7 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+multinomial = _Multinomial
 lower_cholesky = _LowerCholesky()
 square = _Square()
 symmetric = _Symmetric()

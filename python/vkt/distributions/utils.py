@@ -116,7 +116,28 @@ class lazy_property:
 
 class BinaryProbs:
     """probs and logits of a two-outcome parameter, each computed from the other when only one was given (Bernoulli,
-    Geometric, Binomial, NegativeBinomial)."""
+    Geometric, Binomial, NegativeBinomial, ContinuousBernoulli), and expand() of such a distribution."""
+
+    def _expand_probs(self, cls, batch_shape, _instance, expanded=(), kept=()):
+        """A new cls whose probs or logits (whichever this one holds, and the tensors named in expanded) are views of
+        this one's broadcast to batch_shape; the attributes named in kept are shared."""
+        from .distribution import Distribution  # a module that imports this one
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = tuple(batch_shape)
+        for name in expanded:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        for name in kept:
+            setattr(new, name, getattr(self, name))
+        for name in ("probs", "logits"):
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(batch_shape))
+                new._param = getattr(new, name)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _new(self, *args, **kwargs):
+        return self._param.new_empty(*args, **kwargs)
 
     @lazy_property
     def logits(self):

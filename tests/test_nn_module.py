@@ -479,3 +479,62 @@ def test_full_backward_hook_without_input_grad():
         with pytest.warns(UserWarning, match="Full backward hook is firing when gradients are computed with respect"):
             lin(lib.ones(2, 3)).sum().backward()
         assert seen == [((None,), 1)], name
+
+
+def state_dict_hook_log(L):
+    """What a model's state_dict and load_state_dict hooks see and do, in library L (vkt or torch)."""
+    log = []
+    model = L.nn.Sequential(L.nn.Linear(2, 3), L.nn.Sequential(L.nn.Linear(3, 1)))
+    inner = model[1][0]
+    model.register_state_dict_pre_hook(lambda m, prefix, keep_vars: log.append(("pre", type(m).__name__, prefix)))
+    inner.register_state_dict_pre_hook(lambda m, prefix, keep_vars: log.append(("pre", type(m).__name__, prefix)))
+    inner.register_state_dict_post_hook(
+        lambda m, sd, prefix, meta: log.append(("post", prefix, sorted(sd), meta["version"])))
+
+    def private(m, sd, prefix, meta):  # the older private form may return a new state dict
+        log.append(("private", prefix))
+        new = OrderedDict((k.upper(), v) for k, v in sd.items())
+        new._metadata = sd._metadata
+        return new
+    handle = model._register_state_dict_hook(private)
+    sd = model.state_dict()
+    log.append(("keys", list(sd), sorted(sd._metadata)))
+    handle.remove()
+    sd = model.state_dict()
+
+    def rename(m, state_dict, prefix, meta, strict, missing, unexpected, errors):  # loads "w" as "weight"
+        log.append(("load pre", prefix, meta.get("version")))
+        if prefix + "w" in state_dict:
+            state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+    renaming = inner.register_load_state_dict_pre_hook(rename)
+    renamed = OrderedDict((k[:-len("weight")] + "w" if k == "1.0.weight" else k, v * 0 + 1) for k, v in sd.items())
+    renamed._metadata = sd._metadata
+    log.append(("loaded", repr(model.load_state_dict(renamed)), float(inner.weight.detach().sum())))
+
+    def forgive(m, keys):  # clears the missing keys: strict=True then raises nothing
+        log.append(("load post", type(m).__name__, list(keys.missing_keys), list(keys.unexpected_keys)))
+        keys.missing_keys.clear()
+    model.register_load_state_dict_post_hook(forgive)
+    partial = OrderedDict((k, v * 0 + 2) for k, v in sd.items() if k != "0.bias")
+    log.append(("forgiven", repr(model.load_state_dict(partial)), float(model[0].weight.detach().sum())))
+    renaming.remove()  # torch calls a module's load pre-hooks as it reaches it, vkt all of them first
+    bad = model[0].register_load_state_dict_post_hook(lambda m, keys: keys)
+    log.append(("returns", type(raised_by(lambda: model.load_state_dict(sd))).__name__))
+    bad.remove()
+    model[0].register_state_dict_post_hook(lambda m, sd, prefix, meta: sd)
+    log.append(("post returns", str(raised_by(model.state_dict))))
+    return log
+
+
+def raised_by(call):
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001  the exception is the result
+        return e
+    return None
+
+
+def test_state_dict_hooks_match_torch():
+    """state_dict pre/post hooks, the private hook that may replace the dict, _metadata's versions, load pre-hooks
+    that rename keys, and load post-hooks that clear missing keys before strict's check, as torch's."""
+    assert state_dict_hook_log(vkt) == state_dict_hook_log(torch)

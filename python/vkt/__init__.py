@@ -53,3 +53,5 @@ def _shutdown():
 
 atexit.register(_shutdown)
 from . import func  # noqa: E402,F401
+from . import compiler, testing  # noqa: E402,F401
+from .compiler import compile  # noqa: E402,F401

@@ -1,8 +1,9 @@
-"""vkt.optim: torch.optim's optimizers and learning-rate schedulers. SGD, Adam, AdamW, RMSprop and Adagrad update
-each parameter with one fused kernel on its device; Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD and LBFGS step as
-several vkt ops per parameter (torch's single-tensor code)."""
-from . import lr_scheduler  # noqa: F401
+"""vkt.optim: torch.optim's optimizers, learning-rate schedulers and weight averaging (swa_utils). SGD, Adam, AdamW,
+RMSprop and Adagrad update each parameter with one fused kernel on its device; Adamax, NAdam, RAdam, Adadelta, Rprop,
+ASGD, Adafactor and LBFGS step as several vkt ops per parameter (torch's single-tensor code)."""
+from . import lr_scheduler, swa_utils  # noqa: F401
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
@@ -16,5 +17,5 @@ from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 
-__all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "LBFGS", "NAdam", "Optimizer", "RAdam", "RMSprop",
-           "Rprop", "SGD", "lr_scheduler"]
+__all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "LBFGS", "NAdam", "Optimizer",
+           "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler", "swa_utils"]

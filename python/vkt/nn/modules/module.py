@@ -5,6 +5,7 @@ Owns how parameters, buffers and child modules are registered (through attribute
 `param.data = ...`, so a Parameter keeps its identity), saved and loaded (state_dict), and the hooks
 around a call (forward ones here, backward ones in _backward_hooks.py).
 """
+import functools
 import itertools
 import weakref
 from collections import OrderedDict, namedtuple
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 
 from ... import _C
 from ...autograd import no_grad
-from ..parameter import Parameter
+from ..parameter import Parameter, is_lazy
 from ._backward_hooks import call_with_backward_hooks
 
 __all__ = ["Module"]
@@ -81,6 +82,7 @@ class Module:
 
     training: bool
     call_super_init = False
+    _version = 1  # state_dict's metadata records it for each module, as torch's
 
     def __init__(self, *args, **kwargs):
         if not self.call_super_init and kwargs:
@@ -102,6 +104,10 @@ class Module:
         setattr_("_forward_pre_hooks_with_kwargs", OrderedDict())
         setattr_("_backward_hooks", OrderedDict())
         setattr_("_backward_pre_hooks", OrderedDict())
+        setattr_("_state_dict_pre_hooks", OrderedDict())
+        setattr_("_state_dict_hooks", OrderedDict())
+        setattr_("_load_state_dict_pre_hooks", OrderedDict())
+        setattr_("_load_state_dict_post_hooks", OrderedDict())
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
@@ -407,6 +413,12 @@ class Module:
     def half(self):
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def compile(self, *args, **kwargs):
+        """As torch's Module.compile: vkt.compile's arguments are checked, and nothing else happens (vkt fuses on its
+        own as ops are recorded)."""
+        from ...compiler import compile as compile_
+        compile_(self, *args, **kwargs)
+
     # ---- state_dict ----
 
     def _local_state(self):
@@ -416,15 +428,71 @@ class Module:
 
     def state_dict(self, *, destination=None, prefix="", keep_vars=False):
         """An OrderedDict of every parameter and persistent buffer by dotted name (detached unless
-        keep_vars), sharing their storage."""
+        keep_vars), sharing their storage; its _metadata holds each module's version by prefix. Each module's
+        state_dict pre-hooks run before it adds its entries, its post-hooks after its children's."""
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._hooks("_state_dict_pre_hooks"):
+            hook(self, prefix, keep_vars)
         for name, value in self._local_state().items():
             destination[prefix + name] = value if keep_vars else value.detach()
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._hooks("_state_dict_hooks"):
+            result = hook(self, destination, prefix, local_metadata)
+            if result is not None and getattr(hook, "_from_public_api", False):
+                raise RuntimeError("state_dict post-hook must return None")
+            if result is not None:
+                destination = result
         return destination
+
+    def _hooks(self, kind):
+        """The hooks of one kind, in order (none for a module made before it had them)."""
+        return list(self.__dict__.get(kind, {}).values())
+
+    def _named_modules_with_prefix(self, prefix=""):
+        """(state_dict prefix, module) for this module and its descendants, parents first."""
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                yield from module._named_modules_with_prefix(prefix + name + ".")
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) -> None, before this module's state_dict() adds its entries."""
+        return self._add_hook(self._state_dict_pre_hooks, hook, False)
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) -> None, after this module's state_dict() has added its
+        entries and its children's; it may change state_dict in place."""
+        hook._from_public_api = True
+        return self._add_hook(self._state_dict_hooks, hook, False)
+
+    def _register_state_dict_hook(self, hook):
+        """As register_state_dict_post_hook, but a hook's non-None result replaces the state dict (torch's older,
+        private form)."""
+        return self._add_hook(self._state_dict_hooks, hook, False)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs) ->
+        None, before load_state_dict() checks this module's entries: it may change state_dict (a copy of the one
+        given) and add to the three lists."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """As register_load_state_dict_pre_hook, the module left out of the call unless with_module."""
+        return self._add_hook(self._load_state_dict_pre_hooks,
+                              functools.partial(hook, self) if with_module else hook, False)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) -> None, after load_state_dict() has loaded this module and its children.
+        It may change incompatible_keys' missing_keys and unexpected_keys in place; strict=True checks them after
+        every hook has run, as torch does (the values are then loaded before the check)."""
+        return self._add_hook(self._load_state_dict_post_hooks, hook, False)
 
     def _walk_state(self, prefix=""):
         """(key, module, local name, current value) for every entry of this tree's state_dict."""
@@ -448,14 +516,45 @@ class Module:
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copies state_dict's values into this module's parameters and buffers (or, with assign=True,
         puts them in their place). Every key and shape is checked before anything is copied: on any
-        error nothing changes and one RuntimeError names every offending key."""
+        error nothing changes and one RuntimeError names every offending key. Load pre-hooks see a copy of
+        state_dict first; where a module has load post-hooks, the values are loaded, the hooks run, and then the
+        missing and unexpected keys they leave are checked, as torch does."""
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        missing, unexpected, errors = [], [], []
+        for prefix, module in self._named_modules_with_prefix():
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            for hook in module._hooks("_load_state_dict_pre_hooks"):
+                hook(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
         entries = list(self._walk_state())
-        missing = [key for key, _, _, _ in entries if key not in state_dict]
-        unexpected = list(dict.fromkeys(self._unexpected_keys(state_dict)))
-        errors = [e for e in (_check_entry(key, value, state_dict[key]) for key, _, _, value in entries
-                              if key in state_dict) if e]
+        missing += [key for key, _, _, _ in entries if key not in state_dict]
+        unexpected += list(dict.fromkeys(self._unexpected_keys(state_dict)))
+        errors += [e for e in (_check_entry(key, value, state_dict[key]) for key, _, _, value in entries
+                               if key in state_dict) if e]
+        post_hooks = any(m._hooks("_load_state_dict_post_hooks") for _, m in self._named_modules_with_prefix())
+        if not post_hooks:
+            self._raise_load_errors(strict, missing, unexpected, errors)
+        elif errors:
+            self._raise_load_errors(False, missing, unexpected, errors)
+        with no_grad():
+            for key, module, name, value in entries:
+                if key in state_dict and not is_lazy(value):  # one still lazy loaded a lazy one: nothing to copy
+                    module._load_entry(name, value, _loadable(state_dict[key], value), assign)
+        if post_hooks:
+            keys = _IncompatibleKeys(missing, unexpected)
+            for _, module in reversed(list(self._named_modules_with_prefix())):  # children before parents
+                for hook in module._hooks("_load_state_dict_post_hooks"):
+                    if hook(module, keys) is not None:
+                        raise AssertionError(
+                            "Hooks registered with ``register_load_state_dict_post_hook`` are not expected to return "
+                            "new values, if incompatible_keys need to be modified, it should be done inplace.")
+            self._raise_load_errors(strict, missing, unexpected, [])
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _raise_load_errors(self, strict, missing, unexpected, errors):
+        errors = list(errors)
         if strict and unexpected:
             errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
         if strict and missing:
@@ -463,11 +562,6 @@ class Module:
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(errors)))
-        with no_grad():
-            for key, module, name, value in entries:
-                if key in state_dict:
-                    module._load_entry(name, value, _loadable(state_dict[key], value), assign)
-        return _IncompatibleKeys(missing, unexpected)
 
     def _load_entry(self, name, current, loaded, assign):
         if not assign:
@@ -602,6 +696,8 @@ def _check_entry(key, current, loaded):
     if not isinstance(loaded, _C.Tensor):
         return (f'While copying the parameter named "{key}", expected vkt.Tensor or Tensor-like object from '
                 f"checkpoint but received {type(loaded)}")
+    if is_lazy(current):  # shaped by what it loads (a lazy module's load pre-hook), or left as it is
+        return None
     if tuple(_loadable(loaded, current).shape) != tuple(current.shape):
         return (f"size mismatch for {key}: copying a param with shape {list(loaded.shape)} from checkpoint, "
                 f"the shape in current model is {list(current.shape)}.")

@@ -374,7 +374,39 @@ def test_sample_moments(case, device):
     if case == "MultivariateNormal":  # the sample covariance of the second batch member
         y = x.cpu().numpy()[:, 1].astype(np.float64)
         assert np.all(np.abs(np.cov(y.T) - COV[1]) < 0.1)
-    if device == "vulkan" and case not in ("Binomial", "NegativeBinomial"):  # those two draw on the host
+    if device == "vulkan":
+        assert vkt.vulkan.fallback_stats() == {}
+
+
+# Binomial and NegativeBinomial over both of each sampler's algorithms (inversion or the product of uniforms for a
+# mean below 10, BTRS or PTRS above), counted from either end, and their edges: no trials, p 0 and 1, large n.
+COUNT_SAMPLES = [
+    ("Binomial", {"total_count": [0.0, 5.0, 5.0, 8.0, 40.0, 25.0], "probs": [0.3, 0.0, 1.0, 0.3, 0.6, 0.95]}),
+    ("Binomial", {"total_count": [60.0, 1000.0, 1e6, 1e6, 3.0, 200.0], "probs": [0.2, 0.5, 0.3, 2e-6, 0.5, 0.99]}),
+    ("Binomial/logits", {"total_count": [12.0, 500.0, 7.0], "logits": [-3.0, 0.5, 4.0]}),
+    ("NegativeBinomial", {"total_count": [0.0, 2.0, 5.0, 0.5, 30.0, 100.0], "probs": [0.5, 0.2, 0.5, 0.7, 0.9, 0.0]}),
+    ("NegativeBinomial/logits", {"total_count": [3.0, 1000.0, 40.0], "logits": [-1.0, 2.0, 0.3]}),
+]
+
+
+@pytest.mark.parametrize("case,spec", COUNT_SAMPLES, ids=[f"{c}-{i}" for i, (c, _) in enumerate(COUNT_SAMPLES)])
+def test_count_sample_moments(case, spec, device):
+    """Draws made on the distribution's device (no fallback), in its dtype and shape, with torch's mean and
+    variance; constant where the distribution is (a variance of 0, or one of float32's clamped probs' rounding)."""
+    vkt.manual_seed(4321)
+    vkt.vulkan.reset_fallback_stats()
+    d = make(vkt, case, {k: vkt.tensor(np.array(v, dtype=np.float32), device=device) for k, v in spec.items()})
+    r = make(torch, case, {k: torch.tensor(np.array(v, dtype=np.float32)) for k, v in spec.items()})
+    x = d.sample((N,))
+    assert x.dtype == vkt.float32 and tuple(x.shape) == (N, len(spec["total_count"]))
+    assert str(x.device).startswith(device)
+    mean, var = r.mean.double().numpy(), r.variance.double().numpy()
+    constant = var < 1e-4
+    y = x.cpu().numpy().astype(np.float64)
+    assert np.all(y[:, constant] == mean[constant].round())
+    check_moments(x[:, vkt.tensor(np.flatnonzero(~constant), device=device)], mean[~constant], var[~constant])
+    assert bool(d.support.check(x).all())
+    if device == "vulkan":
         assert vkt.vulkan.fallback_stats() == {}
 
 

@@ -205,7 +205,25 @@ ERRORS = [  # name, call(F, L, device); the same exception type, and message whe
     ("vmap_out_dims_not_int", True, lambda F, L, d: F.vmap(f_vec, out_dims="a")(T(L, A, d))),
     ("vmap_bad_randomness", True, lambda F, L, d: F.vmap(f_vec, randomness="sometimes")),
     ("vmap_chunk_size_0", True, lambda F, L, d: F.vmap(f_vec, chunk_size=0)),
-]
+    ("vmap_randomness_none", True, lambda F, L, d: F.vmap(f_vec, randomness=None)),
+] + [(f"vmap_random_{name}", True, (lambda draw: lambda F, L, d: F.vmap(lambda x: draw(L, x))(T(L, A, d)))(draw))
+     for name, draw in [
+         ("rand", lambda L, x: x + L.rand(4, dtype=x.dtype, device=x.device)),
+         ("randn", lambda L, x: x + L.randn(4, dtype=x.dtype, device=x.device)),
+         ("randint", lambda L, x: x + L.randint(0, 5, (4,), device=x.device)),
+         ("randperm", lambda L, x: x + L.randperm(4, device=x.device)),
+         ("rand_like", lambda L, x: x + L.rand_like(x)),
+         ("randn_like", lambda L, x: x + L.randn_like(x)),
+         ("rand_generator", lambda L, x: x + L.rand(4, dtype=x.dtype, generator=L.Generator())),
+         ("normal", lambda L, x: L.normal(x, 1.0)),
+         ("bernoulli", lambda L, x: L.bernoulli(x.sigmoid())),
+         ("uniform_", lambda L, x: x.clone().uniform_()),
+         ("multinomial", lambda L, x: L.multinomial(x.exp(), 2)),
+         ("poisson", lambda L, x: L.poisson(x.exp())),
+         ("dropout", lambda L, x: L.nn.functional.dropout(x, 0.5)),
+         ("nested_different_in_error", lambda L, x: L.func.vmap(lambda y: y + L.rand(()), randomness="different")(x)),
+         ("nested_error_in_same", lambda L, x: L.func.vmap(lambda y: y + L.rand(()))(x)),
+     ]]
 
 
 @pytest.mark.parametrize("name,exact,call", ERRORS, ids=[c[0] for c in ERRORS])
@@ -218,3 +236,27 @@ def test_errors_match_torch(device, name, exact, call):
         assert got[1] == want[1]
     else:  # the message names torch's TreeSpec, which vkt prints its own way: compare up to it
         assert got[1].split("structure")[0] == want[1].split("structure")[0], (got, want)
+
+
+def test_vmap_randomness(device):
+    """'same' draws one set of values for every element, leaving the stream where one unbatched draw would; 'different'
+    draws each element's own; nested, each level does as its flag says. A random op refused in 'error' mode leaves no
+    mode behind. dropout's training=False draws nothing, so it is allowed."""
+    F = vkt.func
+    x = vkt.zeros(3, 4, device=device)
+    draw = lambda t: t + vkt.rand(4, device=device)  # noqa: E731
+    vkt.manual_seed(5)
+    same, after = F.vmap(draw, randomness="same")(x).cpu().numpy(), vkt.rand(4, device=device).cpu().numpy()
+    vkt.manual_seed(5)
+    first, second = vkt.rand(4, device=device).cpu().numpy(), vkt.rand(4, device=device).cpu().numpy()
+    assert np.array_equal(same, np.broadcast_to(first, (3, 4))) and np.array_equal(after, second)
+    different = F.vmap(draw, randomness="different")(x).cpu().numpy()
+    assert len({row.tobytes() for row in different}) == 3
+    nested = F.vmap(F.vmap(lambda t: t + vkt.rand((), device=device), randomness="same"), randomness="different")
+    y = nested(vkt.zeros(2, 3, device=device)).cpu().numpy()
+    assert np.all(y == y[:, :1]) and y[0, 0] != y[1, 0]
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        F.vmap(draw)(x)
+    assert tuple(vkt.rand(2, device=device).shape) == (2,)
+    assert np.array_equal(F.vmap(lambda t: vkt.nn.functional.dropout(t, 0.5, training=False))(x).cpu().numpy(),
+                          np.zeros((3, 4), dtype=np.float32))

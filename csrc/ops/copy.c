@@ -358,6 +358,17 @@ void vkt_manual_seed(uint64_t seed) {
 void vkt_rng_get(uint64_t state[4]) { memcpy(state, rng, sizeof rng); }
 void vkt_rng_set(const uint64_t state[4]) { memcpy(rng, state, sizeof rng); }
 
+/* Whether this thread's draws raise: while vkt.func.vmap(randomness='error') runs on it. */
+static _Thread_local bool draws_forbidden;
+void vkt_rng_forbid(bool forbid) { draws_forbidden = forbid; }
+
+static vkt_status draw_allowed(void) {
+  return draws_forbidden ? vkt_fail(VKT_ERR_RUNTIME, "vmap: called random operation while in randomness error mode. "
+                                                     "Please either use the 'same' or 'different' randomness flags on "
+                                                     "vmap or perform the randomness operation out of vmap")
+                         : VKT_OK;
+}
+
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 static uint64_t next_u64(void) {
@@ -371,10 +382,13 @@ static uint64_t next_u64(void) {
 static double uniform(void) { return (double)(next_u64() >> 11) * 0x1.0p-53; }
 
 vkt_status vkt_random_(const vkt_tensor *t, bool normal) {
+  vkt_status st = draw_allowed();
+  if (st)
+    return st;
   t->storage->version++;
   int64_t n = vkt_tensor_numel(t);
   vkt_tensor h = {0};
-  vkt_status st = vkt_tensor_empty(&h, VKT_CPU, VKT_FLOAT64, t->ndim, t->shape);
+  st = vkt_tensor_empty(&h, VKT_CPU, VKT_FLOAT64, t->ndim, t->shape);
   if (st)
     return st;
   double *x = (double *)vkt_tensor_host(&h);
@@ -534,6 +548,9 @@ static void fill_randint(char *p, int64_t n, vkt_dtype dtype, const void *ctx) {
 
 vkt_status vkt_randint(vkt_tensor *out, int device, vkt_dtype dtype, int64_t low, int64_t high, int ndim,
                        const int64_t *shape) {
+  vkt_status st = draw_allowed();
+  if (st)
+    return st;
   if (low >= high)
     return vkt_fail(VKT_ERR_RUNTIME, "random_ expects 'from' to be less than 'to', but got from=%lld >= to=%lld",
                     (long long)low, (long long)high);
@@ -561,6 +578,9 @@ static void fill_values(char *p, int64_t n, vkt_dtype dtype, const void *ctx) {
 }
 
 vkt_status vkt_randperm(vkt_tensor *out, int device, vkt_dtype dtype, int64_t n) {
+  vkt_status st = draw_allowed();
+  if (st)
+    return st;
   if (n < 0)
     return vkt_fail(VKT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld: [%lld]", (long long)n,
                     (long long)n);
@@ -575,7 +595,7 @@ vkt_status vkt_randperm(vkt_tensor *out, int device, vkt_dtype dtype, int64_t n)
     int64_t j = (int64_t)(next_u64() % (uint64_t)(i + 1)), t = perm[i];
     perm[i] = perm[j], perm[j] = t;
   }
-  vkt_status st = host_made(out, device, dtype, 1, &n, fill_values, perm);
+  st = host_made(out, device, dtype, 1, &n, fill_values, perm);
   free(perm);
   return st;
 }

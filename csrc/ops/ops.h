@@ -34,6 +34,8 @@ void vkt_manual_seed(uint64_t seed);
 /* The state of that stream (xoshiro256**), to save and put back (vkt.get_rng_state, checkpoint's recomputation). */
 void vkt_rng_get(uint64_t state[4]);
 void vkt_rng_set(const uint64_t state[4]);
+/* While forbid holds, this thread's draws fail with PyTorch's vmap(randomness='error') error. */
+void vkt_rng_forbid(bool forbid);
 /* Uniform [0, 1) (normal: false) or standard normal values, the same for every device. */
 vkt_status vkt_random_(const vkt_tensor *t, bool normal);
 /* PyTorch's arange: its length and values for dtype (ops/copy.c says how), or its errors. */

@@ -264,6 +264,15 @@ static PyObject *py_set_rng_state(PyObject *self, PyObject *bytes) {
   Py_RETURN_NONE;
 }
 
+static PyObject *py_rng_forbid(PyObject *self, PyObject *flag) {
+  (void)self;
+  int forbid = PyObject_IsTrue(flag);
+  if (forbid < 0)
+    return NULL;
+  vkt_rng_forbid(forbid);
+  Py_RETURN_NONE;
+}
+
 /* ---- devices: the functions behind vkt.vulkan ---- */
 
 static PyObject *py_is_available(PyObject *self, PyObject *unused) {
@@ -622,6 +631,7 @@ static PyMethodDef module_methods[] = {
     {"manual_seed", py_manual_seed, METH_O, "manual_seed(seed): seeds rand and randn on every device"},
     {"_rng_state", py_rng_state, METH_NOARGS, "the state of rand and randn's stream, as bytes"},
     {"_set_rng_state", py_set_rng_state, METH_O, "_set_rng_state(bytes): puts back a state _rng_state gave"},
+    {"_rng_forbid", py_rng_forbid, METH_O, "_rng_forbid(flag): whether this thread's draws raise (vmap's 'error')"},
     {"_is_available", py_is_available, METH_NOARGS, NULL},
     {"_unavailable_reason", py_unavailable_reason, METH_NOARGS, NULL},
     {"_device_count", py_device_count, METH_NOARGS, NULL},

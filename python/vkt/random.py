@@ -6,8 +6,10 @@ whose state travels as a uint8 tensor like torch's. Values drawn from a Generato
 and copied to the tensor's device; without one, those functions draw on the device from vkt.manual_seed's
 stream.
 """
+import contextlib
 import functools
 import os
+import threading
 
 import numpy as np
 
@@ -15,6 +17,36 @@ from . import _C
 from . import autograd as _autograd
 
 __all__ = ["Generator", "get_rng_state", "set_rng_state"]
+
+
+# ---- vkt.func.vmap's randomness flag: each vmap running on this thread pushes its randomness; while any level is
+# 'error', the device's draws (C) raise torch's error, and so do the draws made here (a Generator's, poisson).
+
+class _VmapRandomness(threading.local):
+    modes = ()  # the randomness of each vmap running on this thread, outermost first
+
+
+_vmap_randomness = _VmapRandomness()
+_VMAP_RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+                      "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
+
+@contextlib.contextmanager
+def _vmap_randomness_mode(mode):
+    outer = _vmap_randomness.modes
+    _vmap_randomness.modes = outer + (mode,)
+    _C._rng_forbid("error" in _vmap_randomness.modes)
+    try:
+        yield
+    finally:
+        _vmap_randomness.modes = outer
+        _C._rng_forbid("error" in outer)
+
+
+def _check_random():
+    """Raises torch's error where a vmap with randomness='error' runs on this thread (any level of a nested one)."""
+    if "error" in _vmap_randomness.modes:
+        raise RuntimeError(_VMAP_RANDOM_ERROR)
 
 
 def get_rng_state():
@@ -138,6 +170,7 @@ def _with_generator(create, draw):
 
     @functools.wraps(create)
     def wrapped(*args, generator=None, **kwargs):
+        _check_random()
         if generator is None:
             return create(*args, **kwargs)
         if not isinstance(generator, Generator):
@@ -416,6 +449,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 def poisson(input, generator=None):
     """vkt.poisson(input): a draw from Poisson(rate) for each rate in input, in input's dtype. Drawn on the host
     (NumPy's sampler) from a stream seeded by generator, or by vkt's own stream without one."""
+    _check_random()
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"poisson_{input.device.type}" not implemented for \'{_type_name(input.dtype)}\'')
     rates = np.asarray(input.detach().cpu().numpy(), dtype=np.float64)

@@ -311,7 +311,7 @@ ERRORS = [
     ("cat_ndim", lambda d: vkt.cat([vkt.zeros(2, 3, device=d), vkt.zeros(2, 3, 1, device=d)]), RuntimeError,
      "same number of dimensions"),
     ("cat_zero_dim", lambda d: vkt.cat([vkt.tensor(1.0, device=d)]), RuntimeError, "zero-dimensional"),
-    ("cat_empty_list", lambda d: vkt.cat([]), RuntimeError, "non-empty"),
+    ("cat_empty_list", lambda d: vkt.cat([]), ValueError, "non-empty"),
     ("cat_not_tensor", lambda d: vkt.cat([vkt.zeros(2, device=d), 3]), TypeError, "element 1"),
     ("stack_shapes", lambda d: vkt.stack([vkt.zeros(2, 3, device=d), vkt.zeros(3, 2, device=d)]), RuntimeError,
      r"\[2, 3\] at entry 0 and \[3, 2\] at entry 1"),

@@ -10,7 +10,7 @@
 
 static int category(vkt_dtype d) { return d == VKT_BOOL ? 0 : vkt_dtypes[d].is_float ? 2 : 1; }
 
-static vkt_dtype promote2(vkt_dtype a, vkt_dtype b) {
+vkt_dtype vkt_promote_types(vkt_dtype a, vkt_dtype b) {
   if ((int)a < 0)
     return b;
   if ((int)b < 0 || a == b)
@@ -26,7 +26,7 @@ static vkt_dtype combine(vkt_dtype higher, vkt_dtype lower) {
   if (category(higher) == 2)
     return higher;
   if (higher == VKT_BOOL || ((int)lower >= 0 && category(lower) == 2))
-    return promote2(higher, lower);
+    return vkt_promote_types(higher, lower);
   return higher;
 }
 
@@ -35,11 +35,11 @@ vkt_dtype vkt_result_type(int n, const vkt_operand *ops) {
   for (int i = 0; i < n; i++) {
     const vkt_operand *o = &ops[i];
     if (!o->t)
-      wrapped = promote2(wrapped, o->s.is_float ? VKT_FLOAT32 : o->is_bool ? VKT_BOOL : VKT_INT64);
+      wrapped = vkt_promote_types(wrapped, o->s.is_float ? VKT_FLOAT32 : o->is_bool ? VKT_BOOL : VKT_INT64);
     else if (o->t->ndim == 0)
-      zero = promote2(zero, o->t->dtype);
+      zero = vkt_promote_types(zero, o->t->dtype);
     else
-      dim = promote2(dim, o->t->dtype);
+      dim = vkt_promote_types(dim, o->t->dtype);
   }
   return combine(dim, combine(zero, wrapped));
 }
@@ -159,6 +159,15 @@ static bool cpu_scalar(const vkt_tensor *t, int device) { return t && vkt_tensor
 
 /* Its value, read on the host: nothing waits. */
 static vkt_scalar host_value(const vkt_tensor *t) { return vkt_scalar_load(t->dtype, vkt_tensor_host(t)); }
+
+/* A number as the integer dtype an op computes in, wrapped as PyTorch casts it (uint8: x < -3 is x < 253). */
+static vkt_scalar scalar_as(vkt_dtype compute, vkt_scalar s) {
+  char bytes[8];
+  if (vkt_dtypes[compute].is_float || compute == VKT_BOOL || s.is_float)
+    return s;
+  vkt_scalar_store(compute, s, bytes);
+  return vkt_scalar_load(compute, bytes);
+}
 
 /* A copy on device, filled with that value: one recorded fill where the dtype's value repeats in a 32-bit word
  * (bool, float32, int32), where an upload would wait for its staging buffer. For operands that cannot be numbers
@@ -290,7 +299,7 @@ vkt_status vkt_binary_params(int id, vkt_operand a, vkt_operand b, vkt_scalar p0
       t[k] = &moved[k];
     if (!st && (!t[k] || cpu_scalar(t[k], device))) {
       args.scalar = k == 0 ? VKT_SCALAR_LHS : VKT_SCALAR_RHS;
-      args.param[0] = t[k] ? host_value(t[k]) : ops[k].s;
+      args.param[0] = scalar_as(compute, t[k] ? host_value(t[k]) : ops[k].s);
     } else if (!st && !(st = vkt_expand(&ex[k], t[k], ndim, shape))) {
       args.in[args.nin++] = &ex[k];
     }

@@ -64,6 +64,8 @@ typedef struct {
 /* PyTorch's result type: dimensioned tensors outrank 0-d tensors, which outrank Python numbers,
  * unless a lower rank brings a higher category (bool < integer < float). */
 vkt_dtype vkt_result_type(int n, const vkt_operand *ops);
+/* PyTorch's promote_types(a, b) between two tensors' dtypes; a negative dtype stands for none yet. */
+vkt_dtype vkt_promote_types(vkt_dtype a, vkt_dtype b);
 vkt_status vkt_broadcast_shape(int n, const vkt_tensor *const *t, int *ndim, int64_t *shape);
 
 /* x as a new tensor of a float dtype on its device, x being float and dense: the elementwise cast, so that

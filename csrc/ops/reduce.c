@@ -63,7 +63,9 @@ static vkt_status no_identity(const vkt_tensor *x, const vkt_reduce_opts *o) {
   int d = 0;
   while (!(o->dims >> d & 1) || x->shape[d] != 0) /* some reduced dim is empty, or nothing would be */
     d++;
-  if (o->all_dims && strncmp(o->name, "am", 2) != 0)
+  if (o->all_dims && strncmp(o->name, "arg", 3) == 0) /* PyTorch's argmax and argmin say less, as IndexError */
+    return vkt_fail(VKT_ERR_INDEX, "%s(): Expected reduction dim to be specified for input.numel() == 0.", o->name);
+  if (o->all_dims)
     return vkt_fail(VKT_ERR_RUNTIME,
                     "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
                     "dim with the 'dim' argument.",

@@ -99,7 +99,7 @@ static bool cat_skipped(const vkt_tensor *t) { return t->ndim == 1 && t->shape[0
 static vkt_status cat_shape(int n, const vkt_tensor *const *ts, int64_t dim, int *d, int *ndim, int64_t *shape) {
   char a[256], b[256];
   if (n == 0)
-    return vkt_fail(VKT_ERR_RUNTIME, "torch.cat(): expected a non-empty list of Tensors");
+    return vkt_fail(VKT_ERR_VALUE, "torch.cat(): expected a non-empty list of Tensors");
   int ref = 0;
   for (int k = n - 1; k >= 0; k--) {
     if (ts[k]->ndim == 0)

@@ -111,15 +111,32 @@ finish:
 
 /* ---- nested sequences and scalars ---- */
 
-enum { KIND_BOOL, KIND_INT, KIND_FLOAT };
-
-static bool is_sequence(PyObject *o) {
-  return (PyList_Check(o) || PyTuple_Check(o)) || (vkt_is_tensor(o) && ((vkt_py_tensor *)o)->v.t.ndim > 0);
+/* The dimensions of an object that exports a buffer (a NumPy array or scalar), or -1 for any other object. */
+static int buffer_ndim(PyObject *o) {
+  Py_buffer b;
+  if (PyBytes_Check(o) || PyByteArray_Check(o) || !PyObject_CheckBuffer(o))
+    return -1;
+  if (PyObject_GetBuffer(o, &b, PyBUF_RECORDS_RO) < 0) {
+    PyErr_Clear();
+    return -1;
+  }
+  int ndim = b.ndim;
+  PyBuffer_Release(&b);
+  return ndim;
 }
 
-static int leaf(PyObject *o, vkt_scalar *v, int *kind) {
+static bool is_sequence(PyObject *o) {
+  return (PyList_Check(o) || PyTuple_Check(o) || PyRange_Check(o)) ||
+         (vkt_is_tensor(o) && ((vkt_py_tensor *)o)->v.t.ndim > 0) || buffer_ndim(o) > 0;
+}
+
+/* One number, and the dtype PyTorch infers from it promoted into *dtype: Python's bool, int and float give
+ * bool, int64 and float32; a 0-d tensor or a NumPy scalar gives its own dtype. */
+static int leaf(PyObject *o, vkt_scalar *v, vkt_dtype *dtype) {
+  vkt_dtype have = VKT_FLOAT32;
   if (PyBool_Check(o)) {
     *v = (vkt_scalar){false, 0, o == Py_True};
+    have = VKT_BOOL;
   } else if (PyLong_Check(o)) {
     int overflow;
     long long i = PyLong_AsLongLongAndOverflow(o, &overflow);
@@ -128,14 +145,7 @@ static int leaf(PyObject *o, vkt_scalar *v, int *kind) {
       return -1;
     }
     *v = (vkt_scalar){false, 0, i};
-    if (*kind < KIND_INT)
-      *kind = KIND_INT;
-  } else if (PyFloat_Check(o)) {
-    *v = (vkt_scalar){true, PyFloat_AsDouble(o), 0};
-    *kind = KIND_FLOAT;
-  } else if (PyComplex_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "vkt cannot hold complex numbers (got %R)", o);
-    return -1;
+    have = VKT_INT64;
   } else if (vkt_is_tensor(o)) {
     vkt_tensor *t = &((vkt_py_tensor *)o)->v.t;
     char bytes[8];
@@ -145,14 +155,27 @@ static int leaf(PyObject *o, vkt_scalar *v, int *kind) {
       return -1;
     }
     *v = vkt_scalar_load(t->dtype, bytes);
-    int k = vkt_dtypes[t->dtype].is_float ? KIND_FLOAT : t->dtype == VKT_BOOL ? KIND_BOOL : KIND_INT;
-    if (k > *kind)
-      *kind = k;
+    have = t->dtype;
+  } else if (buffer_ndim(o) == 0) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(o, &b, PyBUF_RECORDS_RO) < 0)
+      return -1;
+    int rc = format_dtype(&b, &have);
+    if (rc == 0)
+      *v = vkt_scalar_load(have, b.buf);
+    PyBuffer_Release(&b);
+    if (rc < 0)
+      return -1;
+  } else if (PyFloat_Check(o)) {
+    *v = (vkt_scalar){true, PyFloat_AsDouble(o), 0};
+  } else if (PyComplex_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "vkt cannot hold complex numbers (got %R)", o);
+    return -1;
   } else if (PyIndex_Check(o)) {
     PyObject *i = PyNumber_Index(o);
     if (!i)
       return -1;
-    int r = leaf(i, v, kind);
+    int r = leaf(i, v, dtype);
     Py_DECREF(i);
     return r;
   } else {
@@ -162,8 +185,8 @@ static int leaf(PyObject *o, vkt_scalar *v, int *kind) {
       return -1;
     }
     *v = (vkt_scalar){true, f, 0};
-    *kind = KIND_FLOAT;
   }
+  *dtype = vkt_promote_types(*dtype, have);
   return 0;
 }
 
@@ -172,19 +195,19 @@ typedef struct {
   int64_t shape[VKT_MAX_DIMS];
   vkt_scalar *values;
   int64_t n;
-  int kind;
+  vkt_dtype dtype; /* inferred so far; negative before the first number */
 } gather_state;
 
 static int gather(PyObject *o, int depth, gather_state *g) {
   if (depth == g->ndim) {
     if (is_sequence(o)) {
-      PyErr_Format(PyExc_ValueError, "expected a number at dim %d, got a sequence (the list is ragged)", depth);
+      PyErr_Format(PyExc_TypeError, "expected a number at dim %d, got a sequence (the list is ragged)", depth);
       return -1;
     }
-    return leaf(o, &g->values[g->n++], &g->kind);
+    return leaf(o, &g->values[g->n++], &g->dtype);
   }
   if (!is_sequence(o)) {
-    PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got a scalar)",
+    PyErr_Format(PyExc_TypeError, "expected sequence of length %lld at dim %d (got a scalar)",
                  (long long)g->shape[depth], depth);
     return -1;
   }
@@ -226,7 +249,7 @@ static int from_sequence(PyObject *data, vkt_dtype *dtype, bool dtype_given, int
   Py_XDECREF(o);
   if (PyErr_Occurred())
     return -1;
-  g.kind = numel == 0 ? KIND_FLOAT : KIND_BOOL;
+  g.dtype = numel == 0 ? VKT_FLOAT32 : (vkt_dtype)-1;
   g.values = PyMem_Calloc((size_t)(numel ? numel : 1), sizeof *g.values);
   if (!g.values) {
     PyErr_NoMemory();
@@ -235,7 +258,7 @@ static int from_sequence(PyObject *data, vkt_dtype *dtype, bool dtype_given, int
   int rc = gather(data, 0, &g);
   if (rc == 0) {
     if (!dtype_given)
-      *dtype = g.kind == KIND_FLOAT ? VKT_FLOAT32 : g.kind == KIND_INT ? VKT_INT64 : VKT_BOOL;
+      *dtype = g.dtype;
     vkt_tensor h;
     vkt_status st = vkt_tensor_empty(&h, VKT_CPU, *dtype, g.ndim, g.shape);
     if (!st) {

@@ -22,10 +22,11 @@ static bool int_like(PyObject *o) {
   return i != NULL;
 }
 
-/* Whether an item of a key makes it advanced: a tensor, a list, a NumPy array (anything with a buffer)
- * or a bool. */
+/* Whether an item of a key makes it advanced: a tensor, a list, a range, a NumPy array (anything with a
+ * buffer) or a bool. */
 static bool is_advanced(PyObject *o) {
-  return !int_like(o) && (vkt_is_tensor(o) || PyList_Check(o) || PyBool_Check(o) || PyObject_CheckBuffer(o));
+  return !int_like(o) &&
+         (vkt_is_tensor(o) || PyList_Check(o) || PyRange_Check(o) || PyBool_Check(o) || PyObject_CheckBuffer(o));
 }
 
 /* A key taken apart: a view of self after its basic items, and an index (or NULL) per dim of the view. */
@@ -281,7 +282,25 @@ finish:
   return rc;
 }
 
-int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value) {
+/* PyTorch's legacy rule (NumPy's before 1.23): a list shorter than 32 that holds a sequence, a tensor, a slice,
+ * None or Ellipsis is a tuple of indices (x[[rows, cols]] is x[rows, cols]), with PyTorch's warning. */
+PyObject *vkt_py_index_key(PyObject *key) {
+  Py_ssize_t n = PyList_Check(key) ? PyList_Size(key) : 32;
+  for (Py_ssize_t i = 0; i < n && n < 32; i++) {
+    PyObject *o = PyList_GetItem(key, i);
+    if (!vkt_is_tensor(o) && !PySequence_Check(o) && !PySlice_Check(o) && o != Py_None && o != Py_Ellipsis)
+      continue;
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "Using a non-tuple sequence for multidimensional indexing is deprecated; use x[tuple(seq)] "
+                     "instead of x[seq]",
+                     1) < 0)
+      return NULL;
+    return PyList_AsTuple(key);
+  }
+  return Py_NewRef(key);
+}
+
+static int setitem(PyObject *self, PyObject *key, PyObject *value) {
   parsed_key k;
   vkt_tensor v = {0};
   if (!value) {
@@ -312,6 +331,13 @@ int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value) {
     return -1;
   r = vkt_py_write_value(vkt_tensor_of(view), value);
   Py_DECREF(view);
+  return r;
+}
+
+int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value) {
+  PyObject *k = vkt_py_index_key(key);
+  int r = k ? setitem(self, k, value) : -1;
+  Py_XDECREF(k);
   return r;
 }
 

@@ -156,6 +156,9 @@ int vkt_py_setitem(PyObject *self, PyObject *key, PyObject *value);
 /* t[key] for a key holding tensors, lists, NumPy arrays or bools (ops_index.c): NULL with no exception
  * set when key is basic. */
 PyObject *vkt_py_getitem_advanced(PyObject *self, PyObject *key);
+/* key as PyTorch reads it: a short list holding a sequence, tensor, slice, None or Ellipsis is a tuple; a new
+ * reference. */
+PyObject *vkt_py_index_key(PyObject *key);
 /* Writes a number, a tensor, or anything vkt.tensor() takes into dst (ops_shape.c); -1 on error. */
 int vkt_py_write_value(const vkt_tensor *dst, PyObject *value);
 extern PyMethodDef vkt_index_methods[], vkt_index_functions[];

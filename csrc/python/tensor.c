@@ -247,6 +247,21 @@ static Py_ssize_t t_len(PyObject *self) {
   return (Py_ssize_t)SELF->shape[0];
 }
 
+/* x in t: (t == x).any(), as PyTorch's Tensor.__contains__; without it Python would compare row by row. */
+static int t_contains(PyObject *self, PyObject *value) {
+  if (!vkt_is_tensor(value) && !PyLong_Check(value) && !PyFloat_Check(value)) {
+    PyErr_Format(PyExc_RuntimeError, "Tensor.__contains__ only supports Tensor or scalar, but you passed in a %R.",
+                 (PyObject *)Py_TYPE(value));
+    return -1;
+  }
+  PyObject *eq = PyObject_RichCompare(self, value, Py_EQ);
+  PyObject *any = eq ? PyObject_CallMethod(eq, "any", NULL) : NULL;
+  int r = any ? PyObject_IsTrue(any) : -1;
+  Py_XDECREF(any);
+  Py_XDECREF(eq);
+  return r;
+}
+
 /* for row in t: the views t[0], t[1], ... (PyTorch iterates over unbind(0)). */
 static PyObject *t_iter(PyObject *self) {
   if (SELF->ndim == 0) {
@@ -464,7 +479,7 @@ static PyObject *t_unsqueeze(PyObject *self, PyObject *args) {
 
 /* ---- indexing: integers, slices with positive steps, None and Ellipsis ---- */
 
-static PyObject *t_getitem(PyObject *self, PyObject *key) {
+static PyObject *getitem(PyObject *self, PyObject *key) {
   PyObject *advanced = vkt_py_getitem_advanced(self, key); /* tensor keys: masks and index tensors */
   if (advanced || PyErr_Occurred())
     return advanced;
@@ -541,6 +556,13 @@ static PyObject *t_getitem(PyObject *self, PyObject *key) {
     return vkt_raise(st);
   }
   return view_result(self, VKT_OK, &cur, VKT_VIEW_STRIDED, NULL, name);
+}
+
+static PyObject *t_getitem(PyObject *self, PyObject *key) {
+  PyObject *k = vkt_py_index_key(key);
+  PyObject *r = k ? getitem(self, k) : NULL;
+  Py_XDECREF(k);
+  return r;
 }
 
 /* ---- copies ---- */
@@ -973,6 +995,7 @@ static PyType_Slot tensor_slots[] = {
     {Py_mp_subscript, t_getitem},
     {Py_mp_ass_subscript, vkt_py_setitem},
     {Py_mp_length, t_len},
+    {Py_sq_contains, t_contains},
     {Py_tp_iter, t_iter},
     {Py_bf_getbuffer, vkt_tensor_getbuffer},
     {Py_bf_releasebuffer, vkt_tensor_releasebuffer},

@@ -1076,6 +1076,10 @@ def _check_interp_mode(input, mode, align_corners, antialias):
     need = _LINEAR_DIMS.get(mode)
     if need is not None and input.dim() != need + 2:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need + 2}D input")
+    if not input.is_floating_point() and mode not in ("nearest", "nearest-exact") and not (
+            input.dtype == _C.uint8 and mode in ("bilinear", "bicubic")):
+        kernel = "adaptive_avg_pool" if mode == "area" else "upsample_" + mode
+        raise NotImplementedError(f'"{kernel}{input.dim() - 2}d" not implemented for \'{_type_name(input.dtype)}\'')
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
@@ -1093,8 +1097,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             + ", ".join(f"{c}: {n}" for c, n in zip(names, spatial)) + ") output ("
             + ", ".join(f"{c}: {o}" for c, o in zip(names, sizes)) + ")")
     acc = np.float64 if input.dtype == _C.float64 else np.float32
-    out = input
-    for i, (n, o, s) in enumerate(zip(spatial, sizes, scales)):
+    as_bytes = input.dtype == _C.uint8 and mode not in ("nearest", "nearest-exact")
+    out = input.float() if as_bytes else input
+    passes = list(enumerate(zip(spatial, sizes, scales)))
+    for i, (n, o, s) in reversed(passes) if as_bytes else passes:  # uint8: PyTorch's order, the last dim first
         dim = i + 2
         if mode in ("nearest", "nearest-exact"):
             out = out.index_select(dim, _host_tensor(_nearest_index(n, o, s, mode == "nearest-exact"), input))
@@ -1106,7 +1112,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             out = _apply_along(out, dim, _cubic_matrix(n, o, s, bool(align_corners), acc))
         else:
             out = _apply_along(out, dim, _linear_matrix(n, o, s, bool(align_corners), acc))
-    return out
+        if as_bytes:  # each pass's result is stored as uint8 there, rounded and saturated
+            out = out.round().clamp(0, 255)
+    return out.to(_C.uint8) if as_bytes else out
 
 
 # --- attention ----------------------------------------------------------------------------------

@@ -15,6 +15,15 @@ from conftest import assert_close
 torch = pytest.importorskip("torch")
 
 
+@pytest.fixture(autouse=True)
+def keep_torch_distribution_validation():
+    """torch.compile's first call (dynamo's import) turns torch.distributions' argument validation off for the whole
+    process; the distribution tests that run later compare vkt's validation errors with torch's."""
+    before = torch.distributions.Distribution._validate_args
+    yield
+    torch.distributions.Distribution.set_default_validate_args(before)
+
+
 def as_vkt(message):
     """A torch message as vkt prints it: torch.Size([2, 3]) as (2, 3), and vkt's names for torch's (but for
     torch._dynamo's, which vkt's messages name too: vkt.compile takes torch's backend names)."""

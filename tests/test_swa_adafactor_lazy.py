@@ -11,6 +11,7 @@ import pytest
 
 import vkt
 from conftest import assert_close
+from test_optim_more import Run as OptimRun
 
 torch = pytest.importorskip("torch")
 
@@ -212,32 +213,13 @@ ADAFACTOR_CASES = [
 ]
 
 
-class Run:
-    """One library's copy of a problem: params, the quadratic's coefficients (g = c * p + d) and an Adafactor over
-    them (groups: a function of the parameter list giving the optimizer's first argument)."""
-
-    def __init__(self, lib, device, seed, kw, dtype="float32", skip=(), groups=None):
-        rng = np.random.default_rng(seed)
-        arrays = [[rng.standard_normal(s).astype(dtype) for s in SHAPES] for _ in range(3)]
-        dev = {} if lib is torch else {"device": device}
-        self.lib = lib
-        self.params = [lib.tensor(a, **dev).requires_grad_() for a in arrays[0]]
-        self.cs = [lib.tensor(np.abs(a) + 0.5, **dev) for a in arrays[1]]
-        self.ds = [lib.tensor(a, **dev) for a in arrays[2]]
-        self.skip = set(skip)
-        params = self.params if groups is None else groups(self.params)
-        self.opt = lib.optim.Adafactor(params, **dict(kw, foreach=False))
-
-    def run(self, steps):
-        for _ in range(steps):
-            with self.lib.no_grad():
-                for i, (p, c, d) in enumerate(zip(self.params, self.cs, self.ds)):
-                    if i not in self.skip:
-                        p.grad = p.detach() * c + d
-            self.opt.step()
-
-    def values(self):
-        return [p.detach().cpu().numpy() for p in self.params]
+def run_adafactor(lib, device, seed, kw, dtype="float32", skip=(), groups=None):
+    """One library's copy of a problem (test_optim_more.Run: params, the quadratic's coefficients, g = c * p + d) and
+    an Adafactor over them (groups: a function of the parameter list giving the optimizer's first argument)."""
+    rng = np.random.default_rng(seed)
+    arrays = [[rng.standard_normal(s).astype(dtype) for s in SHAPES] for _ in range(3)]
+    return OptimRun(lib, device, arrays[0], [np.abs(a) + 0.5 for a in arrays[1]], arrays[2], "Adafactor", kw, skip,
+                    groups)
 
 
 def optimizer_state_matches(sd, ref):
@@ -258,7 +240,7 @@ def trajectories_match(got, ref, rtol=1e-5, atol=1e-6):
 
 @pytest.mark.parametrize("kw", ADAFACTOR_CASES, ids=str)
 def test_adafactor_trajectory(kw, device):
-    ref, got = Run(torch, "cpu", 0, kw, skip=[3]), Run(vkt, device, 0, kw, skip=[3])
+    ref, got = run_adafactor(torch, "cpu", 0, kw, skip=[3]), run_adafactor(vkt, device, 0, kw, skip=[3])
     ref.run(STEPS)
     got.run(STEPS)
     trajectories_match(got, ref)
@@ -268,7 +250,7 @@ def test_adafactor_trajectory(kw, device):
 
 def test_adafactor_float64(device):
     """eps1 defaults to the parameters' dtype's machine epsilon."""
-    ref, got = Run(torch, "cpu", 1, {}, dtype="float64"), Run(vkt, device, 1, {}, dtype="float64")
+    ref, got = run_adafactor(torch, "cpu", 1, {}, dtype="float64"), run_adafactor(vkt, device, 1, {}, dtype="float64")
     ref.run(STEPS)
     got.run(STEPS)
     trajectories_match(got, ref, rtol=1e-12, atol=1e-12)
@@ -277,7 +259,7 @@ def test_adafactor_float64(device):
 def test_adafactor_param_groups(device):
     def groups(params):
         return [{"params": params[:2]}, {"params": params[2:], "lr": 0.3, "maximize": True, "weight_decay": 0.2}]
-    ref, got = Run(torch, "cpu", 2, {}, groups=groups), Run(vkt, device, 2, {}, groups=groups)
+    ref, got = run_adafactor(torch, "cpu", 2, {}, groups=groups), run_adafactor(vkt, device, 2, {}, groups=groups)
     ref.run(STEPS)
     got.run(STEPS)
     trajectories_match(got, ref)
@@ -287,7 +269,7 @@ def test_adafactor_param_groups(device):
 def test_adafactor_loads_torch_state(device):
     """torch's state dict, taken mid-run, continues in vkt as in torch."""
     kw = dict(lr=0.05, weight_decay=0.1)
-    ref, got = Run(torch, "cpu", 3, kw), Run(vkt, device, 3, kw)
+    ref, got = run_adafactor(torch, "cpu", 3, kw), run_adafactor(vkt, device, 3, kw)
     ref.run(STEPS // 2)
     with vkt.no_grad():
         for p, r in zip(got.params, ref.params):

@@ -138,7 +138,20 @@ static PyObject *get_array_priority(PyObject *self, void *closure) {
   return PyFloat_FromDouble(1000.0);
 }
 
+static PyObject *python_property(PyObject *self, void *name);
+#define PYTHON_PROPERTY(name, doc) {#name, python_property, NULL, doc, (void *)#name},
+
 static PyGetSetDef tensor_getset[] = {
+    PYTHON_PROPERTY(itemsize, "bytes per element")
+    PYTHON_PROPERTY(nbytes, "numel() * itemsize")
+    PYTHON_PROPERTY(mH, "the conjugate transpose of the last two dims: mT for real tensors")
+    PYTHON_PROPERTY(H, "the conjugate transpose of a matrix: t() for real tensors")
+    PYTHON_PROPERTY(real, "the tensor itself (vkt's tensors are real)")
+    PYTHON_PROPERTY(imag, "torch's error: real tensors have no imaginary part")
+    PYTHON_PROPERTY(layout, "vkt.strided")
+    PYTHON_PROPERTY(is_sparse, "False")
+    PYTHON_PROPERTY(is_quantized, "False")
+    PYTHON_PROPERTY(is_meta, "False")
     {"shape", get_shape, NULL, "the size of each dimension", NULL},
     {"dtype", get_dtype, NULL, "the element type", NULL},
     {"device", get_device, NULL, "where the tensor lives", NULL},
@@ -819,6 +832,63 @@ PYTHON_METHOD(logcumsumexp)
 PYTHON_METHOD(cov)
 PYTHON_METHOD(corrcoef)
 
+/* torch's functions and methods composed in python/vkt/_composite.py (re-exported by vkt.functional). */
+#define COMPOSITE_METHODS(X)                                                                                           \
+  X(ravel, "ravel(): a 1-D view (a copy if not contiguous)")                                                           \
+  X(reshape_as, "reshape_as(other): reshape(other.shape)")                                                             \
+  X(tensor_split, "tensor_split(indices_or_sections, dim=0): views")                                                   \
+  X(hsplit, "hsplit(indices_or_sections): tensor_split along dim 1 (0 for 1-D)")                                       \
+  X(vsplit, "vsplit(indices_or_sections): tensor_split along dim 0")                                                   \
+  X(dsplit, "dsplit(indices_or_sections): tensor_split along dim 2")                                                   \
+  X(sum_to_size, "sum_to_size(*size): summed down to a size that broadcasts to self's")                                \
+  X(adjoint, "adjoint(): the last two dims swapped (real tensors)")                                                    \
+  X(diagflat, "diagflat(offset=0): vkt.diagflat")                                                                      \
+  X(select_scatter, "select_scatter(src, dim, index): vkt.select_scatter")                                             \
+  X(slice_scatter, "slice_scatter(src, dim=0, start=None, end=None, step=1): vkt.slice_scatter")                       \
+  X(diagonal_scatter, "diagonal_scatter(src, offset=0, dim1=0, dim2=1): vkt.diagonal_scatter")                         \
+  X(tril_, "tril_(diagonal=0): in place")                                                                              \
+  X(triu_, "triu_(diagonal=0): in place")                                                                              \
+  X(fill_diagonal_, "fill_diagonal_(fill_value, wrap=False): in place")                                                \
+  X(positive, "positive(): self (an error for bool)")                                                                  \
+  X(sgn, "sgn(): sign for real tensors")                                                                               \
+  X(signbit, "signbit(): whether the sign bit is set")                                                                 \
+  X(fmax, "fmax(other): maximum, NaN losing to a number")                                                              \
+  X(fmin, "fmin(other): minimum, NaN losing to a number")                                                              \
+  X(heaviside, "heaviside(values): vkt.heaviside")                                                                     \
+  X(float_power, "float_power(exponent): pow in float64")                                                              \
+  X(ldexp, "ldexp(other): self * 2 ** other")                                                                          \
+  X(logaddexp2, "logaddexp2(other): log2(2 ** self + 2 ** other)")                                                     \
+  X(quantile, "quantile(q, dim=None, keepdim=False, *, interpolation='linear'): vkt.quantile")                         \
+  X(nanquantile, "nanquantile(q, dim=None, keepdim=False, *, interpolation='linear'): vkt.nanquantile")                \
+  X(isreal, "isreal(): all True for real tensors")                                                                     \
+  X(gcd, "gcd(other): greatest common divisor (integers)")                                                             \
+  X(lcm, "lcm(other): least common multiple (integers)")                                                               \
+  X(rsub, "rsub(other, *, alpha=1): other - alpha * self")                                                             \
+  X(is_signed, "is_signed(): False for uint8 and bool")
+#define COMPOSITE_METHOD(name, doc) PYTHON_METHOD(name)
+#define COMPOSITE_METHOD_DEF(name, doc)                                                                                \
+  {#name, (PyCFunction)(void (*)(void))t_##name, METH_VARARGS | METH_KEYWORDS, doc},
+COMPOSITE_METHODS(COMPOSITE_METHOD)
+
+static PyObject *t_type(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return python_method(self, args, kwargs, "vkt.functional", "tensor_type");
+}
+
+static PyObject *t_is_complex(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  Py_RETURN_FALSE; /* vkt has no complex dtypes */
+}
+
+/* Properties computed in Python: closure is the name, looked up in vkt._composite._PROPERTIES. */
+static PyObject *python_property(PyObject *self, void *name) {
+  PyObject *module = PyImport_ImportModule("vkt._composite");
+  PyObject *f = module ? PyObject_GetAttrString(module, "_tensor_property") : NULL;
+  PyObject *r = f ? PyObject_CallFunction(f, "Os", self, (const char *)name) : NULL;
+  Py_XDECREF(f);
+  Py_XDECREF(module);
+  return r;
+}
+
 /* The legacy torch.* linear algebra (torch.svd, torch.lu, ...) as methods: Python compositions of vkt.linalg in
  * vkt/_legacy_linalg.py; eig, symeig, lstsq and solve only raise torch's removal errors. */
 #define LEGACY_LINALG_METHODS(X)                                                                                       \
@@ -950,6 +1020,10 @@ static PyMethodDef tensor_methods[] = {
      "cov(*, correction=1, fweights=None, aweights=None): vkt.cov"},
     {"corrcoef", (PyCFunction)(void (*)(void))t_corrcoef, METH_VARARGS | METH_KEYWORDS, "corrcoef(): vkt.corrcoef"},
     LEGACY_LINALG_METHODS(LEGACY_METHOD_DEF)
+    COMPOSITE_METHODS(COMPOSITE_METHOD_DEF)
+    {"type", (PyCFunction)(void (*)(void))t_type, METH_VARARGS | METH_KEYWORDS,
+     "type(dtype=None): the type's name ('vkt.FloatTensor'), or a cast to a dtype or type name"},
+    {"is_complex", t_is_complex, METH_NOARGS, "False: vkt has no complex dtypes"},
     {"__reduce_ex__", t_reduce_ex, METH_O, "pickling: the values, rebuilt on the same device"},
     {"__deepcopy__", t_deepcopy, METH_O, "a copy on the same device"},
     {"cpu", t_cpu, METH_NOARGS, "a copy in host memory (self if already there)"},

@@ -23,6 +23,16 @@ from .functional import (  # noqa: E402,F401
     cumulative_trapezoid, diff, dist, einsum, ger, histc, inner, isin, kron, logcumsumexp, outer, tensordot, trapezoid,
     trapz, vander,
 )
+from .functional import (  # noqa: E402,F401
+    adjoint, diagflat, diagonal_scatter, dsplit, empty_strided, float_power, fmax, fmin, gcd, heaviside, hsplit,
+    isreal, lcm, ldexp, logaddexp2, nanquantile, positive, quantile, ravel, rsub, scalar_tensor, select_scatter, sgn,
+    signbit, slice_scatter, tensor_split, unravel_index, vsplit,
+)
+from ._surface import (  # noqa: E402,F401
+    are_deterministic_algorithms_enabled, as_tensor, asarray, can_cast, clone, finfo, get_default_dtype, iinfo,
+    initial_seed, is_complex, is_deterministic_algorithms_warn_only_enabled, is_floating_point, is_tensor,
+    manual_seed, numel, promote_types, result_type, seed, set_printoptions, strided, use_deterministic_algorithms,
+)
 from ._legacy_linalg import (  # noqa: E402,F401
     addr, cholesky, cholesky_inverse, cholesky_solve, eig, geqrf, lstsq, lu, lu_solve, lu_unpack, matrix_power, orgqr,
     ormqr, pinverse, qr, renorm, solve, svd, symeig, triangular_solve,

@@ -1,0 +1,457 @@
+"""torch functions composed of vkt's operators (splits, scatters into views, fmax, quantile, gcd, ...) and the
+Tensor methods and properties that are Python (type(), mH, layout, ...); vkt.functional re-exports them, so
+the Tensor methods of the same names reach them through csrc/python/tensor.c's PYTHON_METHOD."""
+import math
+
+import numpy as np
+
+from . import _C
+from ._surface import strided
+from .functional import _check_tensor, _promote, _result_type, _type_name, _wrap_dim
+
+
+def _dim_error(name, need, t):
+    return RuntimeError(f"vkt.{name} requires a tensor with at least {need} dimension, but got a tensor with "
+                        f"{t.ndim} dimensions!")
+
+
+def _int_dtype(dtype):
+    return not dtype.is_floating_point and dtype != _C.bool
+
+
+# ---- shape
+
+
+def ravel(input):
+    return input.reshape(-1)
+
+
+def reshape_as(input, other):
+    return input.reshape(*other.shape)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """Views of input along dim: n near-equal parts (the first size % n one longer), or cut at indices."""
+    _check_tensor("tensor_split", "input", input)
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    if isinstance(indices_or_sections, _C.Tensor):
+        s = indices_or_sections
+        if not _int_dtype(s.dtype) or s.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have integer dtype and be 0-D "
+                               f"or 1-D, but got {_type_name(s.dtype)} with {s.ndim} dims")
+        indices_or_sections = s.item() if s.ndim == 0 else s.tolist()
+    dim = _wrap_dim(dim, input.ndim)
+    size = input.shape[dim]
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        lengths = [size // n + (i < size % n) for i in range(n)]
+        cuts = [sum(lengths[:i]) for i in range(1, n)]
+    else:
+        cuts = list(indices_or_sections)
+    bounds = [0] + cuts + [size]
+    index = [slice(None)] * input.ndim
+    parts = []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        index[dim] = slice(start, max(start, stop) if stop >= 0 else stop)
+        parts.append(input[tuple(index)])
+    return tuple(parts)
+
+
+def _split_along(name, input, sections, dim, need):
+    if input.ndim < need:
+        raise _dim_error(name, need, input)
+    if isinstance(sections, int) and (sections == 0 or input.shape[dim] % sections):
+        raise RuntimeError(f"vkt.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                           f"{input.shape[dim]} is not divisible by the split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, indices_or_sections):
+    return _split_along("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
+
+
+def vsplit(input, indices_or_sections):
+    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):
+    return _split_along("dsplit", input, indices_or_sections, 2, 3)
+
+
+def sum_to_size(input, *size):
+    """Sums input down to size, which must broadcast to input's shape (the reverse of expand)."""
+    size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+    lead = input.ndim - len(size)
+    if lead < 0 or any(s != 1 and s != n for s, n in zip(size, input.shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(input.shape)}}}.")
+    dims = [d for d, s in enumerate(size) if s == 1 and input.shape[lead + d] != 1]
+    out = input.sum(dim=tuple(d + lead for d in dims), keepdim=True) if dims else input
+    return out.sum(dim=tuple(range(lead))) if lead else out
+
+
+def adjoint(input):
+    if input.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of matrices. Got "
+                           f"{input.ndim}-D tensor.")
+    return input.transpose(-2, -1)
+
+
+def diagflat(input, offset=0):
+    return _C.diag(input.reshape(-1), offset)
+
+
+def unravel_index(indices, shape):
+    """The coordinates in `shape` of each flat index, one tensor per dim (indices wrap modulo the size)."""
+    if not isinstance(indices, _C.Tensor):
+        indices = _C.tensor(indices)
+    if not _int_dtype(indices.dtype):
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    if (indices < 0).any().item():
+        raise ValueError("'indices' must be non-negative (vkt does not wrap negative flat indices)")
+    coords, rest = [], indices.to(_C.int64)
+    for s in reversed(shape):
+        coords.append(rest % s if s else rest * 0)
+        rest = rest // s if s else rest
+    return tuple(reversed(coords))
+
+
+# ---- scatters into a view of a copy
+
+
+def _scatter(input, src, view):
+    """A copy of input with view(copy) replaced by src; the gradient reaches both through copy_."""
+    out = input.clone()
+    target = view(out)
+    if tuple(src.shape) != tuple(target.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(target.shape)}")
+    target.copy_(src)
+    return out
+
+
+def select_scatter(input, src, dim, index):
+    return _scatter(input, src, lambda t: t.select(dim, index))
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    def view(t):
+        index = [slice(None)] * t.ndim
+        index[_wrap_dim(dim, t.ndim)] = slice(start, end, step)
+        return t[tuple(index)]
+
+    return _scatter(input, src, view)
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    return _scatter(input, src, lambda t: t.diagonal(offset, dim1, dim2))
+
+
+def tril_(input, diagonal=0):
+    return input.copy_(input.tril(diagonal))
+
+
+def triu_(input, diagonal=0):
+    return input.copy_(input.triu(diagonal))
+
+
+def fill_diagonal_(input, fill_value, wrap=False):
+    """Fills the main diagonal (every dim equal past 2-D); a tall matrix's diagonal restarts after a gap row
+    when wrap, as NumPy's fill_diagonal."""
+    if input.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if input.ndim > 2 and len(set(input.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = np.zeros(tuple(input.shape), dtype=bool)
+    np.fill_diagonal(mask, True, wrap=wrap)
+    return input.masked_fill_(_C.tensor(mask, device=input.device), fill_value)
+
+
+# ---- elementwise
+
+
+def positive(input):
+    if input.dtype == _C.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def sgn(input):
+    return _C.sign(input)
+
+
+def signbit(input):
+    """Whether the sign bit is set: true for -0.0 and negative NaNs too, read from the float's bits."""
+    dtype = input.dtype
+    if not dtype.is_floating_point:
+        return input < 0 if dtype in (_C.int32, _C.int64) else _C.zeros(input.shape, dtype=_C.bool,
+                                                                          device=input.device)
+    x = input.detach()
+    if dtype == _C.float16:
+        x = x.to(_C.float32)
+    return x.contiguous().view(_C.int64 if x.dtype == _C.float64 else _C.int32) < 0
+
+
+def _tensor_pair(name, input, other):
+    _check_tensor(name, "input", input)
+    _check_tensor(name, "other", other)
+    return input, other
+
+
+def fmax(input, other):
+    """The larger of each pair, a NaN losing to a number; the gradient goes to input where it is chosen."""
+    a, b = _tensor_pair("fmax", input, other)
+    return _C.where((a >= b) | _C.isnan(b), a, b).to(_result_type(a, b))
+
+
+def fmin(input, other):
+    a, b = _tensor_pair("fmin", input, other)
+    return _C.where((a <= b) | _C.isnan(b), a, b).to(_result_type(a, b))
+
+
+def heaviside(input, values):
+    """0 below zero, 1 above, values at zero; as torch, not differentiable and only for one dtype."""
+    _tensor_pair("heaviside", input, values)
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    x, v = input.detach(), values.detach()
+    return _C.where(x == 0, v, (x > 0).to(x.dtype))
+
+
+def float_power(input, exponent):
+    """input ** exponent computed in float64."""
+    if not isinstance(input, _C.Tensor):
+        input = _C.tensor(float(input), dtype=_C.float64,
+                          device=exponent.device if isinstance(exponent, _C.Tensor) else None)
+    if isinstance(exponent, _C.Tensor):
+        exponent = exponent.to(_C.float64)
+    elif isinstance(exponent, complex):
+        raise TypeError("float_power(): vkt has no complex128 dtype for a complex exponent")
+    return input.to(_C.float64) ** exponent
+
+
+def ldexp(input, other):
+    """input * 2 ** other."""
+    _tensor_pair("ldexp", input, other)
+    return input * _C.pow(2.0, other)
+
+
+def _floating_only(name, *tensors):
+    for t in tensors:
+        if not t.dtype.is_floating_point:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(t.dtype)}\'')
+
+
+def logaddexp2(input, other):
+    """log2(2**input + 2**other), as logaddexp in base e scaled by ln 2."""
+    _tensor_pair("logaddexp2", input, other)
+    _floating_only("logaddexp2", input, other)
+    return _C.logaddexp(input * math.log(2), other * math.log(2)) / math.log(2)
+
+
+def isreal(input):
+    return _C.ones(input.shape, dtype=_C.bool, device=input.device)
+
+
+def _integer_only(name, input, other):
+    _tensor_pair(name, input, other)
+    for t in (input, other):
+        if not _int_dtype(t.dtype):
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(t.dtype)}\'')
+
+
+def gcd(input, other):
+    """Euclid's algorithm on the absolute values, one remainder step per round, until every pair is done."""
+    _integer_only("gcd", input, other)
+    dtype = _promote(input.dtype, other.dtype)
+    a, b = _C.broadcast_tensors(input.to(dtype).abs(), other.to(dtype).abs())
+    while (b != 0).any().item():
+        live = b != 0
+        a, b = _C.where(live, b, a), _C.where(live, a % _C.where(live, b, 1), 0)
+    return a
+
+
+def lcm(input, other):
+    _integer_only("lcm", input, other)
+    g = gcd(input, other)
+    return _C.where(g == 0, 0, (input // _C.where(g == 0, 1, g) * other).abs()).to(g.dtype)
+
+
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    if isinstance(other, _C.Tensor):
+        return _C.sub(other, input, alpha=alpha)
+    if not input.dtype.is_floating_point and isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    return _C.sub(_C.full(input.shape, other, dtype=_result_type(input, other), device=input.device), input,
+                  alpha=alpha)
+
+
+# ---- quantile
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_checks(name, input, q, interpolation):
+    _check_tensor(name, "input", input)
+    if input.dtype not in (_C.float32, _C.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+                           f"got {interpolation}")
+    if isinstance(q, _C.Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        if ((q < 0) | (q > 1)).any().item():
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        return q.detach().reshape(-1).to(input.device), q.ndim == 0
+    if not 0 <= q <= 1:
+        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+    return _C.tensor([float(q)], dtype=input.dtype, device=input.device), True
+
+
+def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
+    q, scalar_q = _quantile_checks(name, input, q, interpolation)
+    x = input.reshape(-1) if dim is None else input.movedim(_wrap_dim(dim, input.ndim), -1)
+    if x.ndim == 0:
+        x = x.reshape(1)
+    values = _C.sort(x, dim=-1).values  # NaNs sort last
+    last = values.shape[-1] - 1
+    if ignore_nan:
+        count = (~_C.isnan(values)).sum(dim=-1, keepdim=True).to(input.dtype)
+        ranks = (q * (count - 1)).clamp(min=0)
+    else:
+        ranks = _C.where(_C.isnan(values[..., -1:]), float(last), q * last)
+    ranks = ranks.expand(*values.shape[:-1], q.shape[0])
+    rounded = {"lower": ranks.floor(), "higher": ranks.ceil(), "nearest": ranks.round()}.get(interpolation)
+    if rounded is not None:
+        out = values.gather(-1, rounded.to(_C.int64))
+    else:
+        below = ranks.floor()
+        weights = ranks - below if interpolation == "linear" else _C.full_like(ranks, 0.5)
+        low = values.gather(-1, below.to(_C.int64))
+        high = values.gather(-1, ranks.ceil().to(_C.int64))
+        out = _C.lerp(low, high, weights)
+    out = out.movedim(-1, 0)  # q's dim first, as torch
+    if keepdim:
+        shape = [1] * input.ndim if dim is None else list(input.shape)
+        if dim is not None and input.ndim:
+            shape[_wrap_dim(dim, input.ndim)] = 1
+        out = out.reshape(q.shape[0], *shape)
+    return out[0] if scalar_q else out
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The q-th quantiles along dim (all values when None), from a sort; a NaN in a row makes its result NaN."""
+    if out is not None:
+        raise TypeError("quantile(): out= is not supported by vkt")
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """quantile ignoring NaNs: a row of NaNs only gives NaN."""
+    if out is not None:
+        raise TypeError("nanquantile(): out= is not supported by vkt")
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+# ---- factories
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    if isinstance(s, complex):
+        raise TypeError("scalar_tensor(): vkt has no complex64 dtype for a complex value")
+    t = _C.tensor(float(s), dtype=dtype or _C.float32, device=device)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False):
+    """Uninitialised memory seen with the given strides (in elements)."""
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    n = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
+    t = _C.empty(n, dtype=dtype, device=device).as_strided(size, stride)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+# ---- Tensor methods and properties that are Python
+
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int", "int64": "Long",
+               "uint8": "Byte", "bool": "Bool"}
+_MISSING_TYPES = {"Char": "int8", "Short": "int16", "BFloat16": "bfloat16", "ComplexFloat": "complex64",
+                  "ComplexDouble": "complex128"}
+
+
+def tensor_type(input, dtype=None, non_blocking=False, **kwargs):
+    """No dtype: the type's name ('vkt.FloatTensor', 'vkt.vulkan.FloatTensor'); else a cast to a dtype or to a
+    type name (torch.* names are accepted too)."""
+    if dtype is None:
+        where = "vkt." if input.device.type == "cpu" else "vkt.vulkan."
+        return where + _TYPE_NAMES[input.dtype.numpy_name] + "Tensor"
+    if isinstance(dtype, _C.dtype):
+        return input.to(dtype=dtype)
+    if not isinstance(dtype, str):
+        raise TypeError(f"type(): argument 'dtype' must be vkt.dtype or str, not {dtype.__class__.__name__}")
+    parts = dtype.split(".")
+    kind = parts[-1][:-len("Tensor")] if parts[-1].endswith("Tensor") else None
+    device = "vulkan" if len(parts) == 3 and parts[1] in ("vulkan", "cuda") else "cpu"
+    if kind in _MISSING_TYPES:
+        raise TypeError(f"type(): vkt has no {_MISSING_TYPES[kind]} dtype for {dtype}")
+    names = {v: k for k, v in _TYPE_NAMES.items()}
+    if parts[0] not in ("vkt", "torch") or kind not in names or len(parts) > 3:
+        raise ValueError(f"invalid type: '{dtype}'")
+    return input.to(device=device, dtype=getattr(_C, names[kind]))
+
+
+def is_signed(input):
+    return input.dtype not in (_C.uint8, _C.bool)
+
+
+def _matrix_only(name, input, batches=True):
+    if input.ndim < 2 or (not batches and input.ndim != 2):
+        what = "matrices or batches of matrices" if batches else "matrices (2-D tensors)"
+        raise RuntimeError(f"tensor.{name} is only supported on {what}. Got {input.ndim}-D tensor.")
+
+
+def _tensor_mH(input):
+    _matrix_only("mH", input)
+    return input.transpose(-2, -1)
+
+
+def _tensor_H(input):
+    if input.ndim == 0:
+        return input
+    _matrix_only("H", input, batches=False)
+    return input.transpose(0, 1)
+
+
+def _tensor_imag(input):
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+_PROPERTIES = {
+    "itemsize": lambda t: t.dtype.itemsize,
+    "nbytes": lambda t: t.numel() * t.dtype.itemsize,
+    "mH": _tensor_mH,
+    "H": _tensor_H,
+    "real": lambda t: t,
+    "imag": _tensor_imag,
+    "layout": lambda t: strided,
+    "is_sparse": lambda t: False,
+    "is_quantized": lambda t: False,
+    "is_meta": lambda t: False,
+}
+
+
+def _tensor_property(input, name):
+    return _PROPERTIES[name](input)

@@ -1,0 +1,224 @@
+"""torch's top-level utilities that are not operators: tensor conversion (as_tensor, asarray), dtype queries and
+promotion (promote_types, result_type, can_cast, finfo, iinfo), seeds, the determinism flag and print options.
+Everything here is host-side Python over vkt's Tensor and dtypes."""
+import os
+
+import numpy as np
+
+from . import _C
+
+# ---- conversion
+
+
+class layout:
+    """A tensor's memory layout; vkt has one, vkt.strided (dense with strides), as torch's default."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"vkt.{self.name}"
+
+
+strided = layout("strided")
+
+
+def _device_of(device):
+    return None if device is None else _C.device(device) if isinstance(device, str) else device
+
+
+def _same(t, dtype, device):
+    return (dtype is None or t.dtype == dtype) and (device is None or t.device == _device_of(device))
+
+
+def _alias_error(source, dtype):
+    from .functional import _type_name
+
+    return ValueError(f"can't alias tensor with dtype '{_type_name(source)}' into dtype '{_type_name(dtype)}'.")
+
+
+def as_tensor(data, dtype=None, device=None):
+    """data as a tensor, sharing memory where it can: a tensor of that dtype and device is returned itself, a
+    NumPy array on the host is wrapped, anything else is copied."""
+    if isinstance(data, _C.Tensor):
+        return data if _same(data, dtype, device) else data.to(device=device, dtype=dtype)
+    if isinstance(data, np.ndarray) and (device is None or _device_of(device).type == "cpu"):
+        t = _C.from_numpy(data)
+        return t if dtype is None or dtype == t.dtype else t.to(dtype=dtype)
+    return _C.tensor(data, dtype=dtype, device=device)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
+    """torch.asarray: copy=None shares memory where it can, copy=True always copies, copy=False must share
+    (a ValueError where it cannot); requires_grad defaults to the source tensor's, as torch 2.13."""
+    if copy is False:
+        if isinstance(obj, _C.Tensor):
+            source = obj
+        elif isinstance(obj, np.ndarray):
+            source = _C.from_numpy(obj)
+        else:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        if dtype is not None and dtype != source.dtype:
+            raise _alias_error(source.dtype, dtype)
+        if not _same(source, None, device):
+            raise ValueError(f"can't alias tensor from device '{source.device}' to '{_device_of(device)}'.")
+        t = source
+    elif copy:
+        if isinstance(obj, _C.Tensor):
+            t = obj.detach().to(device=device or obj.device, dtype=dtype or obj.dtype, copy=True)
+        else:
+            t = _C.tensor(obj, dtype=dtype, device=device)
+    else:
+        t = as_tensor(obj, dtype=dtype, device=device)
+    if requires_grad is None:
+        requires_grad = isinstance(obj, _C.Tensor) and obj.requires_grad
+    if requires_grad and not t.requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def clone(input, *, memory_format=None):
+    return input.clone() if memory_format is None else input.clone(memory_format=memory_format)
+
+
+def is_tensor(obj):
+    return isinstance(obj, _C.Tensor)
+
+
+def _tensor_arg(name, value):
+    if not isinstance(value, _C.Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(value).__name__}")
+    return value
+
+
+def is_floating_point(input):
+    return _tensor_arg("is_floating_point", input).dtype.is_floating_point
+
+
+def is_complex(input):
+    _tensor_arg("is_complex", input)
+    return False  # vkt has no complex dtypes
+
+
+def numel(input):
+    return _tensor_arg("numel", input).numel()
+
+
+def get_default_dtype():
+    """vkt's factories make float32 from Python floats; there is no set_default_dtype to change it."""
+    return _C.float32
+
+
+# ---- dtype promotion and limits
+
+
+def _dtype_arg(name, value):
+    if not isinstance(value, _C.dtype):
+        raise TypeError(f"{name}(): argument must be vkt.dtype, not {type(value).__name__}")
+    return value
+
+
+def promote_types(type1, type2):
+    from .functional import _promote
+
+    return _promote(_dtype_arg("promote_types", type1), _dtype_arg("promote_types", type2))
+
+
+def result_type(tensor, other):
+    from .functional import _result_type
+
+    return _result_type(tensor, other)
+
+
+def can_cast(from_, to):
+    """torch's rule: no float to integer, nothing but bool to bool."""
+    _dtype_arg("can_cast", from_), _dtype_arg("can_cast", to)
+    if from_.is_floating_point and not to.is_floating_point:
+        return False
+    return not (to == _C.bool and from_ != _C.bool)
+
+
+class finfo:
+    """The limits of a float dtype, with torch.finfo's fields (from NumPy's finfo of the same type)."""
+
+    def __init__(self, type=None):
+        type = get_default_dtype() if type is None else type
+        if not isinstance(type, _C.dtype) or not type.is_floating_point:
+            raise TypeError("vkt.finfo() requires a floating point input type. Use vkt.iinfo to handle 'vkt.finfo'")
+        info = np.finfo(type.numpy_name)
+        self.bits, self.dtype = info.bits, type.numpy_name
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -int(info.precision)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """The limits of an integer dtype, with torch.iinfo's fields."""
+
+    def __init__(self, type):
+        if not isinstance(type, _C.dtype) or type.is_floating_point or type == _C.bool:
+            raise TypeError("vkt.iinfo() requires an integer input type. Use vkt.finfo to handle 'vkt.iinfo'")
+        info = np.iinfo(type.numpy_name)
+        self.bits, self.min, self.max, self.dtype = info.bits, int(info.min), int(info.max), type.numpy_name
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+# ---- seeds and determinism
+
+_seed = [67280421310721]  # torch's default generator seed, until manual_seed or seed sets another
+_deterministic = {"mode": False, "warn_only": False}
+
+
+def manual_seed(seed):
+    """Seeds rand and randn on every device; initial_seed() returns it after."""
+    _C.manual_seed(seed)
+    _seed[0] = int(seed) & ((1 << 64) - 1)
+
+
+def seed():
+    """Seeds the default stream from the OS's randomness and returns the seed."""
+    s = int.from_bytes(os.urandom(8), "little") >> 1
+    manual_seed(s)
+    return s
+
+
+def initial_seed():
+    return _seed[0]
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """vkt's kernels give the same result for the same input on a device, so the flag is recorded only."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"use_deterministic_algorithms(): argument 'mode' must be bool, not {type(mode).__name__}")
+    _deterministic.update(mode=mode, warn_only=bool(warn_only))
+
+
+def are_deterministic_algorithms_enabled():
+    return _deterministic["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    return _deterministic["warn_only"]
+
+
+# ---- printing: _formatting.tensor_repr reads PRINT_OPTS
+
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, float("inf"), 3, 80)}
+PRINT_OPTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """torch.set_printoptions: a profile sets all four numbers, then any given one overrides it."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"Invalid profile: {profile}. the profile must be one of {list(_PROFILES)}")
+        PRINT_OPTS.update(zip(("precision", "threshold", "edgeitems", "linewidth"), _PROFILES[profile]))
+    given = {"precision": precision, "threshold": threshold, "edgeitems": edgeitems, "linewidth": linewidth}
+    PRINT_OPTS.update({k: v for k, v in given.items() if v is not None})
+    PRINT_OPTS["sci_mode"] = sci_mode

@@ -322,9 +322,9 @@ vkt_status vkt_ag_reduce_indices(int id, const vkt_var *x, int dim, bool keepdim
 /* nansum (VKT_OP_SUM) and nanmean (VKT_OP_MEAN): composed of where, sum and div when recording. */
 vkt_status vkt_ag_nan_reduce(int id, const vkt_var *x, uint32_t dims, bool keepdim, int dtype, const char *name,
                              bool all_dims, vkt_var *out);
-/* ||x||_ord over dims (linalg.vector_norm, norm). */
+/* ||x||_ord over dims (linalg.vector_norm, norm); all_dims: dim=None, for the wording of errors. */
 vkt_status vkt_ag_vector_norm(const vkt_var *x, double ord, uint32_t dims, bool keepdim, int dtype, const char *name,
-                              vkt_var *out);
+                              bool all_dims, vkt_var *out);
 vkt_status vkt_ag_softmax(int id, const vkt_var *x, int64_t dim, int dtype, vkt_var *out);
 vkt_status vkt_ag_cumsum(const vkt_var *x, int64_t dim, int dtype, vkt_var *out);
 vkt_status vkt_ag_cumprod(const vkt_var *x, int64_t dim, int dtype, vkt_var *out);

@@ -319,9 +319,9 @@ static void norm_backward(vkt_bw *b) {
 static const vkt_fn norm_fn = {"LinalgVectorNormBackward0", norm_backward};
 
 vkt_status vkt_ag_vector_norm(const vkt_var *x, double ord, uint32_t dims, bool keepdim, int dtype, const char *name,
-                              vkt_var *out) {
+                              bool all_dims, vkt_var *out) {
   *out = (vkt_var){0};
-  vkt_reduce_opts o = {.name = name, .dims = dims, .keepdim = keepdim, .dtype = dtype};
+  vkt_reduce_opts o = {.name = name, .dims = dims, .keepdim = keepdim, .dtype = dtype, .all_dims = all_dims};
   vkt_status st = vkt_vector_norm(&x->t, ord, &o, &out->t);
   if (st || !vkt_dtypes[out->t.dtype].is_float)
     return st;
@@ -351,7 +351,7 @@ vkt_status vkt_ag_matrix_norm(const vkt_var *x, bool fro, double ord, int64_t d0
     return vkt_matrix_norm(&x->t, fro, ord, d0, d1, keepdim, dtype, &out->t); /* it also raises the errors */
   uint32_t both = 1u << r0 | 1u << r1;
   if (fro)
-    return vkt_ag_vector_norm(x, 2, both, keepdim, dtype, "linalg.matrix_norm", out);
+    return vkt_ag_vector_norm(x, 2, both, keepdim, dtype, "linalg.matrix_norm", false, out);
   const vkt_scalar none = {false, 0, 0};
   vkt_var xf = {0}, a = {0}, sums = {0};
   vkt_status st = VKT_OK;

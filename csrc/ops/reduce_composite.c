@@ -98,6 +98,19 @@ static vkt_status norm_input(const vkt_tensor *x, int dtype, const char *name, v
   return st;
 }
 
+/* PyTorch's error where a norm without an identity (ord negative or infinite) reduces no element, naming the first
+ * empty dim where dim was given. */
+static vkt_status no_norm_identity(const vkt_tensor *x, double ord, const vkt_reduce_opts *o) {
+  int d = 0;
+  while (d < x->ndim - 1 && !((o->dims >> d & 1) && x->shape[d] == 0))
+    d++;
+  if (o->all_dims)
+    return vkt_fail(VKT_ERR_RUNTIME, "linalg.vector_norm cannot compute the %g norm on an empty tensor because the "
+                                     "operation does not have an identity", ord);
+  return vkt_fail(VKT_ERR_RUNTIME, "linalg.vector_norm cannot compute the %g norm on the dimension %d because this "
+                                   "dimension is empty and the operation does not have an identity", ord, d);
+}
+
 vkt_status vkt_vector_norm(const vkt_tensor *x, double ord, const vkt_reduce_opts *o, vkt_tensor *out) {
   vkt_tensor xf = {0}, a = {0}, p = {0}, s = {0};
   vkt_reduce_opts r = *o;
@@ -105,14 +118,10 @@ vkt_status vkt_vector_norm(const vkt_tensor *x, double ord, const vkt_reduce_opt
   vkt_status st = norm_input(x, o->dtype, "linalg.vector_norm", &xf, &a);
   if (st)
     return st;
-  if (isinf(ord)) {
-    if (reduced_count(x, o->dims) == 0)
-      st = vkt_fail(VKT_ERR_RUNTIME,
-                    "linalg.vector_norm cannot compute the %s norm on an empty tensor because the "
-                    "operation does not have an identity",
-                    ord > 0 ? "inf" : "-inf");
-    else
-      st = vkt_reduce(ord > 0 ? VKT_OP_AMAX : VKT_OP_AMIN, &a, &r, out, NULL);
+  if ((ord < 0 || isinf(ord)) && reduced_count(x, o->dims) == 0) {
+    st = no_norm_identity(x, ord, o);
+  } else if (isinf(ord)) {
+    st = vkt_reduce(ord > 0 ? VKT_OP_AMAX : VKT_OP_AMIN, &a, &r, out, NULL);
   } else if (ord == 0) {
     r.dtype = (int)xf.dtype;
     if (!(st = binary(VKT_OP_NE, &a, NULL, (vkt_scalar){false, 0, 0}, &p)))

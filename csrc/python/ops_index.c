@@ -285,7 +285,7 @@ finish:
 /* PyTorch's legacy rule (NumPy's before 1.23): a list shorter than 32 that holds a sequence, a tensor, a slice,
  * None or Ellipsis is a tuple of indices (x[[rows, cols]] is x[rows, cols]), with PyTorch's warning. */
 PyObject *vkt_py_index_key(PyObject *key) {
-  Py_ssize_t n = PyList_Check(key) ? PyList_Size(key) : 32;
+  Py_ssize_t n = PyList_Check(key) ? PyList_Size(key) : 0;
   for (Py_ssize_t i = 0; i < n && n < 32; i++) {
     PyObject *o = PyList_GetItem(key, i);
     if (!vkt_is_tensor(o) && !PySequence_Check(o) && !PySlice_Check(o) && o != Py_None && o != Py_Ellipsis)

@@ -59,8 +59,7 @@ static int parse(PyObject *self, PyObject *args, PyObject *kwargs, const reducti
   return 0;
 }
 
-/* dim as a bit mask into o; an empty tuple means every dim, as None does. */
-/* dim=() or dim=[]: PyTorch reduces every dim then, but in all and any, which reduce none. */
+/* dim=() or dim=[]: PyTorch reduces every dim then, as with None, but in all and any, which reduce none. */
 static bool no_dims(PyObject *dim) { return (PyTuple_Check(dim) || PyList_Check(dim)) && PyObject_Length(dim) == 0; }
 
 static int parse_dims(const reduction *r, const call *c, const vkt_tensor *t, vkt_reduce_opts *o) {
@@ -357,30 +356,12 @@ static int parse_ord(PyObject *o, const char *name, double *v, bool *fro) {
 static int norm_dims(PyObject *dim, PyObject *dtype_o, const vkt_tensor *t, vkt_reduce_opts *o) {
   vkt_dtype dtype;
   bool given;
-  if (vkt_py_dims(dim && no_dims(dim) ? Py_None : dim, t->ndim, &o->dims) < 0 ||
-      vkt_parse_dtype(dtype_o, &dtype, &given) < 0)
+  if (dim && no_dims(dim))
+    dim = Py_None;
+  if (vkt_py_dims(dim, t->ndim, &o->dims) < 0 || vkt_parse_dtype(dtype_o, &dtype, &given) < 0)
     return -1;
   o->dtype = given ? (int)dtype : -1;
-  return 0;
-}
-
-/* PyTorch's error where a norm without an identity (ord negative or infinite) reduces no element: naming the first
- * empty dim where dim was given. */
-static int norm_has_identity(const vkt_tensor *t, double ord, const vkt_reduce_opts *o, PyObject *dim) {
-  if (!(ord < 0 || isinf(ord)))
-    return 0;
-  for (int d = 0; d < t->ndim; d++)
-    if ((o->dims >> d & 1) && t->shape[d] == 0) {
-      char p[32];
-      snprintf(p, sizeof p, "%g", ord);
-      if (dim == Py_None || no_dims(dim))
-        PyErr_Format(PyExc_RuntimeError, "linalg.vector_norm cannot compute the %s norm on an empty tensor because "
-                     "the operation does not have an identity", p);
-      else
-        PyErr_Format(PyExc_RuntimeError, "linalg.vector_norm cannot compute the %s norm on the dimension %d because "
-                     "this dimension is empty and the operation does not have an identity", p, d);
-      return -1;
-    }
+  o->all_dims = dim == Py_None;
   return 0;
 }
 
@@ -402,10 +383,11 @@ static PyObject *f_vector_norm(PyObject *mod, PyObject *args, PyObject *kwargs) 
   if ((ord_o && (PyUnicode_Check(ord_o)
                      ? (PyErr_Format(PyExc_TypeError, "linalg_vector_norm(): argument 'ord' must be Number"), -1)
                      : parse_ord(ord_o, o.name, &ord, &fro)) < 0) ||
-      norm_dims(dim, dtype_o, t, &o) < 0 || norm_has_identity(t, ord, &o, dim) < 0)
+      norm_dims(dim, dtype_o, t, &o) < 0)
     return NULL;
   vkt_var out;
-  return vkt_py_var_result(vkt_ag_vector_norm(vkt_var_of(x), ord, o.dims, keepdim, o.dtype, o.name, &out), &out);
+  return vkt_py_var_result(vkt_ag_vector_norm(vkt_var_of(x), ord, o.dims, keepdim, o.dtype, o.name, o.all_dims, &out),
+                           &out);
 }
 
 /* linalg.matrix_norm(A, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None) */
@@ -484,12 +466,11 @@ static PyObject *norm(PyObject *self, PyObject *args, PyObject *kwargs) {
     return PyErr_Format(PyExc_TypeError, "norm(): argument 'input' must be Tensor, not %R", (PyObject *)Py_TYPE(x));
   if (p && PyUnicode_Check(p) && PyUnicode_CompareWithASCIIString(p, "nuc") == 0)
     return nuclear_norm(vkt_var_of(x), dim, keepdim, dtype_o);
-  if ((p && p != Py_None && parse_ord(p, "norm", &ord, &fro) < 0) || norm_dims(dim, dtype_o, t, &o) < 0 ||
-      norm_has_identity(t, fro ? 2 : ord, &o, dim) < 0)
+  if ((p && p != Py_None && parse_ord(p, "norm", &ord, &fro) < 0) || norm_dims(dim, dtype_o, t, &o) < 0)
     return NULL;
   vkt_var out;
-  return vkt_py_var_result(vkt_ag_vector_norm(vkt_var_of(x), fro ? 2 : ord, o.dims, keepdim, o.dtype, o.name, &out),
-                           &out);
+  return vkt_py_var_result(
+      vkt_ag_vector_norm(vkt_var_of(x), fro ? 2 : ord, o.dims, keepdim, o.dtype, o.name, o.all_dims, &out), &out);
 }
 static PyObject *m_norm(PyObject *self, PyObject *args, PyObject *kwargs) { return norm(self, args, kwargs); }
 static PyObject *f_norm(PyObject *mod, PyObject *args, PyObject *kwargs) {

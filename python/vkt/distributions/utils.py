@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from .. import _C
+from .._surface import finfo  # noqa: F401  the distributions take it from here
 from ..autograd import enable_grad
 
 __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property"]
@@ -38,11 +39,6 @@ def _broadcast_tensors(*values):
         _C.broadcast_tensors(*(v.detach() for v in values))  # raises vkt's message for shapes that do not broadcast
         raise
     return tuple(v if tuple(v.shape) == shape else v.expand(shape) for v in values)
-
-
-def finfo(dtype):
-    """The limits of a floating dtype (eps, tiny, min, max), as torch.finfo gives them."""
-    return np.finfo(str(dtype).split(".")[-1])
 
 
 def _standard_normal(shape, dtype, device):

@@ -4,7 +4,8 @@ for trying shader variants, one case per fresh process (see RESULTS.md).
     VKT_SHADER_DIR=variant/ [VKT_PIPELINE_STATS=1] python benchmarks/probe.py CASE [CASE...]
 
 Cases: f32_2048, f32_4096, fused_8x1024, bmm_8x1024, splitk_64x65536, f16_2048, f16_4096, f32_4096_at,
-f16_4096_at and _bt with a or b stored transposed, and gelu_8x1024 / relu_8x1024: gelu(x @ w + b) and
+f16_4096_at and _bt with a or b stored transposed, gwt_8192_bt and xtg_8192_at (the products of
+matmul_add_relu's backward at 8x1024^3), and gelu_8x1024 / relu_8x1024: gelu(x @ w + b) and
 relu(x @ w + b) through fusion's matmul epilogue. Prints the time (best of 3 rounds), TFLOP/s, the largest error over
 eps * sqrt(k), and a second timing of the same tensors.
 relu_rounds times relu on 2^26 floats in rounds of 20, 60 and 200 calls and prints the memory reserved.
@@ -29,6 +30,8 @@ CASES = {  # m, k, n, batch, dtype, what follows the product: "" (nothing), "fus
     "relu_8x1024": (1024, 1024, 1024, 8, "float32", "relu"),
     "bmm_8x1024": (1024, 1024, 1024, 8, "float32", ""),
     "splitk_64x65536": (64, 65536, 64, 1, "float32", ""),
+    "gwt_8192_bt": (8192, 1024, 1024, 1, "float32", ""),  # issue 16's backward: g @ w^T, w stored [n, k]
+    "xtg_8192_at": (1024, 8192, 1024, 1, "float32", ""),  # ... and x^T @ g, x stored [k, m] (split-K)
     "f32_256x1024": (256, 1024, 1024, 1, "float32", ""),  # an MLP layer's 64 tiles: split-K in 4 slices
     "relu_256x1024": (256, 1024, 1024, 1, "float32", "relu"),  # the same, its epilogue in the slices' adds
     "f16_2048": (2048, 2048, 2048, 1, "float16", ""),

@@ -447,17 +447,16 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 
 
 def poisson(input, generator=None):
-    """vkt.poisson(input): a draw from Poisson(rate) for each rate in input, in input's dtype. Drawn on the host
-    (NumPy's sampler) from a stream seeded by generator, or by vkt's own stream without one."""
+    """vkt.poisson(input): a draw from Poisson(rate) for each rate in input, in input's dtype, on input's device (by
+    torch's samplers: a product of uniforms below 10, Hormann's PTRS above), from generator's stream or vkt's own."""
     _check_random()
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"poisson_{input.device.type}" not implemented for \'{_type_name(input.dtype)}\'')
-    rates = np.asarray(input.detach().cpu().numpy(), dtype=np.float64)
-    if (rates < 0).any() or np.isnan(rates).any():
+    from .distributions.negative_binomial import _poisson  # the distributions import this module
+    rates = input.detach().to(_draw_dtype(input))
+    if bool(((rates < 0) | rates.isnan()).any()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    source = generator if generator is not None else _global_generator()
-    values = np.random.Generator(source._bits).poisson(rates)
-    out = _C.tensor(values.astype(np.float64), dtype=input.dtype, device=input.device)
+    out = _poisson(rates, generator).to(input.dtype)
     return _recorded(out, [input], "PoissonBackward0")
 
 

@@ -15,7 +15,7 @@ from .utils import lazy_property
 __all__ = ["NegativeBinomial"]
 
 
-def _poisson_product(lam, waiting):
+def _poisson_product(lam, waiting, generator):
     """For the waiting elements (0 < lam < 10): how many uniforms multiply to more than e^-lam. About lam + 1
     rounds."""
     limit = (-lam).exp()
@@ -24,7 +24,7 @@ def _poisson_product(lam, waiting):
 
     def step(waiting):
         nonlocal prod, out
-        prod = prod * _uniform(lam, None)
+        prod = prod * _uniform(lam, generator)
         more = prod > limit
         out = out + (waiting & more).to(lam.dtype)
         return ~more
@@ -32,7 +32,7 @@ def _poisson_product(lam, waiting):
     return out
 
 
-def _ptrs(lam, waiting):
+def _ptrs(lam, waiting, generator):
     """Poisson(lam) draws for the waiting elements (lam >= 10) by Hormann's transformed rejection (PTRS, 1993) as
     torch writes it. Its log pmf -lam + k log(lam) - lgamma(k + 1) is taken through Stirling's formula in
     delta = k + 1 - lam, so large terms cancel exactly rather than in float32 rounding."""
@@ -45,8 +45,8 @@ def _ptrs(lam, waiting):
 
     def step(waiting):
         nonlocal out
-        u = _uniform(lam, None) - 0.5
-        v = _uniform(lam, None)
+        u = _uniform(lam, generator) - 0.5
+        v = _uniform(lam, generator)
         us = 0.5 - u.abs()
         k = ((2 * a / us + b) * u + lam + 0.43).floor()
         quick = (us >= 0.07) & (v <= v_r)
@@ -62,14 +62,14 @@ def _ptrs(lam, waiting):
     return out
 
 
-def _poisson(rate):
+def _poisson(rate, generator=None):
     """Poisson(rate) draws on rate's device, as torch.poisson: the product of uniforms for 0 < rate < 10 and PTRS
     for finite rates from 10 up, each with a safe stand-in rate where the other draws; rate itself elsewhere (0, and
-    inf or nan, which no round would accept)."""
+    inf or nan, which no round would accept). vkt.poisson draws with it."""
     small = (rate > 0) & (rate < 10)
     big = (rate >= 10) & (rate < math.inf)
-    by_product = _poisson_product(_C.where(small, rate, 1.0), small)
-    by_ptrs = _ptrs(_C.where(big, rate, 10.0), big)
+    by_product = _poisson_product(_C.where(small, rate, 1.0), small, generator)
+    by_ptrs = _ptrs(_C.where(big, rate, 10.0), big, generator)
     return _C.where(small, by_product, _C.where(big, by_ptrs, rate))
 
 

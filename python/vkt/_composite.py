@@ -3,7 +3,6 @@ Tensor methods and properties that are Python (type(), mH, layout, ...); vkt.fun
 the Tensor methods of the same names reach them through csrc/python/tensor.c's PYTHON_METHOD."""
 import math
 
-import numpy as np
 
 from . import _C
 from ._surface import strided
@@ -167,9 +166,17 @@ def fill_diagonal_(input, fill_value, wrap=False):
         raise RuntimeError("dimensions must larger than 1")
     if input.ndim > 2 and len(set(input.shape)) != 1:
         raise RuntimeError("all dimensions of input must be of equal length")
-    mask = np.zeros(tuple(input.shape), dtype=bool)
-    np.fill_diagonal(mask, True, wrap=wrap)
-    return input.masked_fill_(_C.tensor(mask, device=input.device), fill_value)
+    # Built on input's device from broadcast index ranges: element (i, j, ...) is on it when all its indices are
+    # equal, with a tall matrix's row index taken modulo columns + 1 when wrap.
+    n = input.ndim
+    index = [_C.arange(size, device=input.device).reshape([-1 if d == k else 1 for d in range(n)])
+             for k, size in enumerate(input.shape)]
+    if wrap and n == 2:
+        index[0] = index[0] % (input.shape[1] + 1)
+    mask = index[0] == index[1]
+    for k in range(2, n):
+        mask = mask & (index[k - 1] == index[k])
+    return input.masked_fill_(mask, fill_value)
 
 
 # ---- elementwise

@@ -6,6 +6,9 @@
 
 #ifdef FUSED // reduce_fused.glsl binds the expression's tensors first and defines load()
 layout(std430, binding = NOPS) writeonly buffer Out { TO out_[]; };
+#ifdef WITH_INDICES
+layout(std430, binding = NOPS + 1) writeonly buffer Idx { int64_t idx_[]; };
+#endif
 #else
 layout(std430, binding = 0) writeonly buffer Out { TO out_[]; };
 layout(std430, binding = 1) readonly buffer In { TI in_[]; };

@@ -5,8 +5,9 @@
 // that exists. The host defines, besides fused.comp's NOPS (tensors: results written, then those read),
 // NPARAMS, OPi, STi, FUSED_BUFFERS, FUSED_DECLARE, FUSED_LOAD(k), FUSED_VALUES(k) and FUSED_STORES(k):
 // KRANK and RRANK (kept and reduced dims after merging, 0 to 4) and
-// FUSED_VALUE (the root's value), and OUT_REDUCED for ops that write every element (softmax), whose output
-// then has strides along the reduced dims too. Only what a launch varies by is pushed, so that it fits
+// FUSED_VALUE (the root's value), OUT_REDUCED for ops that write every element (softmax), whose output
+// then has strides along the reduced dims too, and WITH_INDICES where max/min also write their positions
+// (bound after the output, indexed as it is). Only what a launch varies by is pushed, so that it fits
 // 128 bytes.
 #ifndef VKT_REDUCE_FUSED_GLSL
 #define VKT_REDUCE_FUSED_GLSL
@@ -19,6 +20,9 @@ layout(push_constant) uniform Push {
   uint nout, nred;        // output rows; elements reduced into each
   float correction;       // var: divide by max(0, nred - correction)
   uint out_offset;        // elements
+#ifdef WITH_INDICES
+  uint idx_offset;        // elements
+#endif
   uint offset[NOPS];      // elements, of each tensor read
 #if KRANK > 0
   uint kshape[KRANK];

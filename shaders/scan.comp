@@ -10,7 +10,8 @@
 // STORE(v), the binding numbers B_IDX (IDX_T indices out), B_IIDX (element positions in, when the input is
 // an aux tensor of totals), B_SEED and B_SIDX, and SUBGROUP_SCAN for the block modes of float32 cumsum and
 // cumprod where the adapter has subgroup arithmetic: coalesced loads and stores through shared memory and
-// subgroup scans, so a pass runs at memory speed.
+// subgroup scans, so a pass runs at memory speed. Where the input is a pending expression computed in the load,
+// FUSED (scan_fused.glsl) instead of TI: the expression's tensors are bound first, the output after them.
 #include "common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
@@ -19,6 +20,10 @@
 #define ITEMS 8u                         // elements an invocation takes in a block
 #define BLOCK (ITEMS * uint(LOCAL_SIZE)) // elements a workgroup takes (scan.c's SCAN_BLOCK)
 
+#ifdef FUSED // scan_fused.glsl: the push constants, the expression's buffers, kept_at() and value_at()
+#include "scan_fused.glsl"
+layout(std430, binding = NOPS) writeonly buffer Out { TO out_[]; };
+#else
 layout(push_constant) uniform Push {
   uint nout, n, nblocks, krank;   // rows; elements a row; blocks a row (BLOCK_* modes)
   uint in_offset, out_offset;     // elements
@@ -27,9 +32,11 @@ layout(push_constant) uniform Push {
   uint kshape[MAX_RANK];
   uint kstride[2 * MAX_RANK];     // elements: input, then output
 } p;
+#define OUT_STRIDE p.rstride_out
 
 layout(std430, binding = 0) writeonly buffer Out { TO out_[]; };
 layout(std430, binding = 1) readonly buffer In { TI in_[]; };
+#endif
 #ifdef INDICES
 layout(std430, binding = B_IDX) writeonly buffer Idx { IDX_T idx_[]; };
 #endif
@@ -78,6 +85,7 @@ Elem combine(Elem a, Elem b) {
 #define IDENTITY Elem(C(0), NONE)
 #endif
 
+#ifndef FUSED
 // Offsets of row o's first element in the input (.x) and the output (.y).
 uvec2 kept_at(uint o) {
   uvec2 at = uvec2(p.in_offset, p.out_offset);
@@ -89,17 +97,21 @@ uvec2 kept_at(uint o) {
   return at;
 }
 
+// Element j of the row whose input starts at base.
+C value_at(uint base, uint j) { return LOAD(in_[base + j * p.rstride_in]); }
+#endif
+
 Elem load(uint base, uint j) {
-  uint at = base + j * p.rstride_in;
 #ifdef IN_INDICES
+  uint at = base + j * p.rstride_in;
   return Elem(LOAD(in_[at]), iidx_[at - p.in_offset]);
 #else
-  return Elem(LOAD(in_[at]), j);
+  return Elem(value_at(base, j), j);
 #endif
 }
 
 void store(uint base, uint j, Elem e) {
-  uint at = base + j * p.rstride_out;
+  uint at = base + j * OUT_STRIDE;
   out_[at] = STORE(e.v);
 #ifdef INDICES
   idx_[at - p.out_offset + p.idx_offset] = IDX_T(e.i);
@@ -167,7 +179,7 @@ void main() {
   [[unroll]] for (uint k = 0; k < ITEMS; k++) {
     uint j = first + k * uint(LOCAL_SIZE) + t;
     if (j < p.n)
-      a = OPC(a, LOAD(in_[base.x + j * p.rstride_in]));
+      a = OPC(a, value_at(base.x, j));
   }
   group_exclusive(a, total);
   if (t == 0u)
@@ -176,7 +188,7 @@ void main() {
   // loaded coalesced, then scanned as ITEMS neighbours an invocation, then stored coalesced
   [[unroll]] for (uint k = 0; k < ITEMS; k++) {
     uint j = first + k * uint(LOCAL_SIZE) + t;
-    sh_x[PAD(k * uint(LOCAL_SIZE) + t)] = j < p.n ? LOAD(in_[base.x + j * p.rstride_in]) : ID;
+    sh_x[PAD(k * uint(LOCAL_SIZE) + t)] = j < p.n ? value_at(base.x, j) : ID;
   }
   barrier();
   C e[ITEMS], a = ID;
@@ -195,7 +207,7 @@ void main() {
   [[unroll]] for (uint k = 0; k < ITEMS; k++) {
     uint j = first + k * uint(LOCAL_SIZE) + t;
     if (j < p.n)
-      out_[base.y + j * p.rstride_out] = STORE(sh_x[PAD(k * uint(LOCAL_SIZE) + t)]);
+      out_[base.y + j * OUT_STRIDE] = STORE(sh_x[PAD(k * uint(LOCAL_SIZE) + t)]);
   }
 #endif
 }

@@ -20,15 +20,16 @@ def fresh():
     vkt.vulkan.reset_kernel_stats()
 
 
-def run(fn, arrays, fused):
-    """fn over vulkan copies of arrays with fusion on or off: NumPy results and the dispatches it took."""
+def run(fn, arrays, fused, read=lambda out: out.cpu().numpy()):
+    """fn over vulkan copies of arrays with fusion on or off: its result read by read (as a NumPy array) and
+    the dispatches it took."""
     vkt.vulkan.set_fusion(fused)
     try:
         ts = [vkt.tensor(a, device="vulkan") for a in arrays]
         fresh()
         out = fn(*ts)
         n = stats()["dispatches"]
-        return out.cpu().numpy(), n
+        return read(out), n
     finally:
         vkt.vulkan.set_fusion(True)
 
@@ -165,6 +166,106 @@ def test_split_whole_tensor_reductions(fusion, case):
     assert_close(fused, ref(*[a.astype(np.float64) for a in arrays]), rtol=1e-5, atol=1e-3)
 
 
+# max and min along a dim give values and indices, both written by the one kernel that computes the expression in
+# its load: (name, fn, reference of (values, indices) on float64 (int64) arrays, arrays)
+INDICES_CASES = [
+    ("max dim 1", lambda x, y: (x - y).max(dim=1), lambda x, y: ((x - y).max(1), (x - y).argmax(1)),
+     [arr(37, 290), arr(37, 290)]),
+    ("min dim 0 (columns), keepdim", lambda x, y: (x * y).min(0, keepdim=True),
+     lambda x, y: ((x * y).min(0, keepdims=True), (x * y).argmin(0)[None]), [arr(300, 70), arr(300, 70)]),
+    ("short rows", lambda x, y: (x + y).max(-1), lambda x, y: ((x + y).max(-1), (x + y).argmax(-1)),
+     [arr(500, 5), arr(500, 5)]),
+    ("long rows", lambda x, y: (x * y).min(1), lambda x, y: ((x * y).min(1), (x * y).argmin(1)),
+     [arr(3, 50001), arr(3, 50001)]),
+    ("middle dim of 3", lambda x, y: (x - y).max(1), lambda x, y: ((x - y).max(1), (x - y).argmax(1)),
+     [arr(4, 301, 6), arr(4, 301, 6)]),
+    ("broadcast, transposed", lambda x, b: (x.t() - b).max(0), lambda x, b: ((x.T - b).max(0), (x.T - b).argmax(0)),
+     [arr(29, 37), arr(29)]),
+    ("a softmax's max", lambda x, m: (x * 0.5 + m).max(-1, keepdim=True),
+     lambda x, m: ((x * 0.5 + m).max(-1, keepdims=True), (x * 0.5 + m).argmax(-1)[:, None]), [arr(37, 53), arr(53)]),
+    ("reshaped", lambda x, y: (x * y).view(10, -1).max(1),
+     lambda x, y: ((x * y).reshape(10, -1).max(1), (x * y).reshape(10, -1).argmax(1)), [arr(20, 30), arr(20, 30)]),
+    ("0-d", lambda x, y: (x * y).max(0), lambda x, y: (x * y, np.int64(0)), [arr(), arr()]),
+    ("float16", lambda x, y: (x * y).max(1), lambda x, y: ((x * y).max(1), (x * y).argmax(1)),
+     [arr(8, 64, dtype="float16"), arr(8, 64, dtype="float16")]),
+    ("int32, ties", lambda x, y: (x + y).min(1), lambda x, y: ((x + y).min(1), (x + y).argmin(1)),
+     [arr(30, 50, dtype="int32"), arr(30, 50, dtype="int32")]),
+    ("int64", lambda x, y: (x - y).max(0), lambda x, y: ((x - y).max(0), (x - y).argmax(0)),
+     [arr(64, 8, dtype="int64"), arr(64, 8, dtype="int64")]),
+]
+
+
+@pytest.mark.parametrize("case", INDICES_CASES, ids=[c[0] for c in INDICES_CASES])
+def test_max_and_min_along_a_dim_take_the_expression_in_their_load(fusion, case):
+    _, fn, ref, arrays = case
+    results = {}
+    for fused in (True, False):
+        vkt.vulkan.set_fusion(fused)
+        try:
+            ts = [vkt.tensor(a, device="vulkan") for a in arrays]
+            fresh()
+            values, indices = fn(*ts)
+            st = stats()
+            results[fused] = st["dispatches"], st["fused_kernels"], values.cpu().numpy(), indices.cpu().numpy()
+        finally:
+            vkt.vulkan.set_fusion(True)
+    n_fused, kernels, values, indices = results[True]
+    assert n_fused == 1 and len(kernels) == 1 and results[False][0] >= 2
+    assert same_bits(values, results[False][2]) and same_bits(indices, results[False][3])
+    kind = "f" if arrays[0].dtype.kind == "f" else "i"
+    want_v, want_i = ref(*[a.astype(np.float64 if kind == "f" else np.int64) for a in arrays])
+    assert_close(values, want_v, rtol=2e-3 if arrays[0].dtype == np.float16 else 1e-6, atol=1e-5)
+    assert indices.dtype == np.int64
+    np.testing.assert_array_equal(indices, want_i)  # of ties (integers) the first position, as NumPy's
+
+
+def test_max_along_a_dim_values_and_indices_each_held_or_dropped(fusion):
+    a, b = arr(37, 300), arr(37, 300)
+    x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
+    d = a - b  # in float32, as the device subtracts
+    fresh()
+    v, i = (x - y).max(1)
+    got_i = i.cpu().numpy()  # read first: computes both
+    assert stats()["fused_kernels"] == [("sub amax", 1)]
+    np.testing.assert_array_equal(got_i, d.argmax(1))
+    np.testing.assert_array_equal(v.cpu().numpy(), d.max(1))
+    fresh()
+    i = (x - y).min(1).indices  # the values are dropped while pending: the indices still come
+    vkt.vulkan.synchronize()
+    np.testing.assert_array_equal(i.cpu().numpy(), d.argmin(1))
+    v = (x - y).max(1).values  # the indices are dropped: the kernel writes the values only
+    np.testing.assert_array_equal(v.cpu().numpy(), d.max(1))
+    fresh()
+    (x - y).max(1)  # both dropped while pending: never computed
+    assert stats()["dispatches"] == 0
+    v, i = (x - y).max(1)
+    w = i * 2 + v.to(vkt.int64)  # read by another expression: computed first
+    i.add_(1)  # in place on the pending indices
+    np.testing.assert_array_equal(w.cpu().numpy(), d.argmax(1) * 2 + d.max(1).astype(np.int64))
+    np.testing.assert_array_equal(i.cpu().numpy(), d.argmax(1) + 1)
+    fresh()
+    n = (x - y).max(1).indices.sum()  # a reduction of the pending indices
+    assert n.item() == d.argmax(1).sum() and stats()["dispatches"] == 2
+
+
+def test_max_and_min_along_a_dim_with_nan_and_ties_match_torch(fusion):
+    """NaN is the largest and the smallest value, and of equal values the first position wins, as in torch."""
+    torch = pytest.importorskip("torch")
+    a = rng.integers(-3, 4, (6, 300)).astype(np.float32)
+    a[1, 30] = a[4, 0] = a[4, 200] = np.nan
+    b = rng.integers(-3, 4, (6, 300)).astype(np.float32)
+    x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")
+    tx, ty = torch.tensor(a), torch.tensor(b)
+    for fn in (lambda p, q: (p + q).max(1), lambda p, q: (p * q).min(1), lambda p, q: (p - q).max(0),
+               lambda p, q: (p.t() * 2).min(0, keepdim=True)):
+        fresh()
+        got = fn(x, y)
+        assert stats()["dispatches"] == 1
+        want = fn(tx, ty)
+        for g, w in zip(got, want):
+            assert np.array_equal(g.cpu().numpy(), w.numpy(), equal_nan=True)
+
+
 def test_sum_of_a_product_is_one_kernel(fusion):
     x, y = (vkt.tensor(arr(64, 256), device="vulkan") for _ in range(2))
     fresh()
@@ -234,6 +335,11 @@ HELD_CASES = [
      [arr(8, 64, dtype="float16"), arr(8, 64, dtype="float16")], 1),
     ("int64", lambda x, y: (t := x * y, t.amin(0)), lambda x, y: (x * y).min(0),
      [arr(64, 8, dtype="int64"), arr(64, 8, dtype="int64")], 1),
+    # max and min along a dim: values and indices (the last result, compared with NumPy's argmax)
+    ("max along a dim", lambda x, y: (t := x - y, *(t * 2).max(1)), lambda x, y: (2 * (x - y)).argmax(1),
+     [arr(16, 500), arr(16, 500)], 1),
+    ("min along columns", lambda x, y: (t := x * y, *t.min(0)), lambda x, y: (x * y).argmin(0),
+     [arr(300, 70), arr(300, 70)], 1),
 ]
 
 
@@ -348,7 +454,8 @@ def test_layer_norm_chain_matches_unfused(fusion):
                  atol=1e-4)
 
 
-@pytest.mark.parametrize("op", ["sum", "mean", "amax", "var", "prod", "logsumexp", "softmax", "log_softmax"])
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "var", "prod", "logsumexp", "softmax", "log_softmax", "max",
+                                "min"])
 def test_autograd_through_a_fused_reduction(fusion, op):
     a, b = arr(12, 40), arr(12, 40)
 
@@ -357,7 +464,8 @@ def test_autograd_through_a_fused_reduction(fusion, op):
         try:
             x = vkt.tensor(a, device="vulkan", requires_grad=True)
             y = vkt.tensor(b, device="vulkan", requires_grad=True)
-            getattr((x * y + 0.5), op)(1).square().sum().backward()
+            out = getattr((x * y + 0.5), op)(1)
+            (out.values if op in ("max", "min") else out).square().sum().backward()
             return x.grad.cpu().numpy(), y.grad.cpu().numpy()
         finally:
             vkt.vulkan.set_fusion(True)

@@ -120,6 +120,10 @@ static node *node_new(void) {
 }
 
 static void release_node(node *n) {
+  if (n->view2.storage) { /* computed: the second result holds its value, and the node lets go of the first */
+    n->view2.storage->pending = NULL;
+    vkt_storage_decref(n->view.storage);
+  }
   for (int k = 0; k < n->nin; k++) {
     n->in[k].storage->readers--;
     vkt_tensor_release(&n->in[k]);
@@ -139,6 +143,15 @@ static void forget(void *pending) {
   unlink_node(n);
   n->view.storage->pending = NULL;
   release_node(n);
+}
+
+/* A pending second result's last reference is gone: its node lets go of the first result, which forgets the node
+ * where nothing else holds it. */
+static void forget_second(void *pending) {
+  node *n = pending;
+  vkt_storage *first = n->view.storage;
+  n->view2.storage = NULL;
+  vkt_storage_decref(first);
 }
 
 static node *pending_of(const vkt_tensor *t) { return t->storage->pending; }
@@ -204,7 +217,7 @@ vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a) {
   /* field by field: a compound literal would clear all 1.2 KB first (three input views), then copy */
   n->op = id, n->compute = a->compute, n->scalar = a->scalar, n->param[0] = a->param[0], n->param[1] = a->param[1];
   n->uses = params_used(id, a->scalar), n->nin = a->nin, n->view = *a->out, n->dims = a->dims, n->flags = a->flags;
-  n->prev = NULL; /* fit() measures size, leaves and params; next is set below */
+  n->view2.storage = NULL, n->prev = NULL; /* fit() measures size, leaves and params; next is set below */
   for (int k = 0; k < a->nin; k++) {
     vkt_tensor_share(&n->in[k], a->in[k]);
     n->in[k].storage->readers++;
@@ -217,6 +230,12 @@ vkt_status vkt_fuse_defer(vkt_op_id id, const vkt_op_args *a) {
   vkt_storage *s = a->out->storage;
   s->pending = n;
   s->forget = forget;
+  if (a->out2 && vkt_fuse_is_reduction(id)) { /* max/min's or cummax's indices: the same node's */
+    n->view2 = *a->out2;
+    a->out2->storage->pending = n;
+    a->out2->storage->forget = forget_second;
+    vkt_storage_incref(s);
+  }
   n->next = live;
   if (live)
     live->prev = n;
@@ -230,6 +249,8 @@ vkt_status vkt_fuse_run_or_defer(vkt_op_id id, const vkt_op_args *a) {
   if (op->supports(op, a, &why))
     return vkt_fuse_defer(id, a);
   vkt_status st = vkt_storage_allocate(a->out->storage);
+  if (!st && a->out2 && !a->out2->storage->alloc.segment)
+    st = vkt_storage_allocate(a->out2->storage);
   return st ? st : vkt_op_run(id, a);
 }
 
@@ -252,7 +273,7 @@ vkt_status vkt_fuse_defer_into(vkt_op_id id, const vkt_op_args *a, bool *deferre
   const vkt_op *op = &vkt_ops[id];
   const char *why;
   *deferred = false;
-  if (s->readers > 0 || !same_view(a->out, &old->view) || !op->supports(op, a, &why))
+  if (s->readers > 0 || !same_view(a->out, &old->view) || old->view2.storage || !op->supports(op, a, &why))
     return VKT_OK;
   vkt_status st = vkt_storage_new_lazy(s->device, s->nbytes, &moved);
   if (st)
@@ -832,6 +853,7 @@ static node *reduction_reading(const vkt_storage *s, const plan *p) {
 static vkt_status compute(vkt_storage *s) {
   vkt_status st = VKT_OK;
   busy++;
+  vkt_storage_incref(s); /* a result only a second result's node holds goes with that node once computed */
   while (!st && s->pending) {
     plan p;
     make_plan(&p, s->pending);
@@ -852,6 +874,7 @@ static vkt_status compute(vkt_storage *s) {
       vkt_fuse_finish(&p);
     }
   }
+  vkt_storage_decref(s);
   busy--;
   return st;
 }

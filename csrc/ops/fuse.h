@@ -32,10 +32,11 @@ vkt_status vkt_fuse_defer_matmul(const vkt_op_args *a);
 vkt_status vkt_fuse_defer_into(vkt_op_id id, const vkt_op_args *a, bool *deferred);
 
 /* Whether reduction id (computing in *compute) of x should be pending, to compute x's pending expression in
- * its load (fuse_reduce.c): sum, mean, amax, amin, argmax, argmin, var/std, prod, logsumexp, softmax of all of
- * an expression's value, computed in its type; all and any, which then compute in the expression's type (set in
- * *compute). vkt_fuse_run_or_defer then makes a->out (a lazy tensor shaped like x) the pending result, or runs
- * the op now where its shader cannot. */
+ * its load (fuse_reduce.c): sum, mean, amax, amin (max/min along a dim too), argmax, argmin, var/std, prod,
+ * logsumexp, softmax of all of an expression's value, computed in its type; all and any, which then compute in
+ * the expression's type (set in *compute); and the scans cumsum, cumprod, cummax, cummin (fuse_scan.c).
+ * vkt_fuse_run_or_defer then makes a->out (a lazy tensor shaped like x), and a->out2 where there are indices
+ * (lazy too), the pending results, or runs the op now where its shader cannot. */
 bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype *compute);
 
 /* Computes what GPU or host work on storage s needs first: s's own pending value, and before a write,

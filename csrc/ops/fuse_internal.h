@@ -23,15 +23,18 @@ struct node {
   int nin;
   vkt_tensor in[3];         /* owned references */
   vkt_tensor view;          /* the result; its storage owns this node, so the reference is not counted */
+  vkt_tensor view2;         /* a second result (max/min's or cummax's indices; storage NULL: none, or dropped):
+                               its storage refers to this node too, not counted, and while it lives this node
+                               holds a counted reference to view's storage, so that it lives while either does */
   uint32_t dims;            /* a reduction's (fuse_reduce.c): bit d set when dim d of in[0] is reduced */
   unsigned flags;           /* a reduction's vkt_op_args.flags */
   int size, leaves, params; /* over the expression under this node, repeats counted: the limits */
   node *prev, *next;        /* the live pending nodes */
 };
 
-/* A pending reduction (fuse_reduce.c) is a node too, whose view is its output shaped like its input; an
- * expression never reads one as a value of its own: it is computed first. */
-static inline bool vkt_fuse_is_reduction(vkt_op_id op) { return op >= VKT_OP_SUM && op <= VKT_OP_LOGSUMEXP; }
+/* A pending reduction or scan (fuse_reduce.c, fuse_scan.c) is a node too, whose view is its output shaped like its
+ * input; an expression never reads one as a value of its own: it is computed first. */
+static inline bool vkt_fuse_is_reduction(vkt_op_id op) { return op >= VKT_OP_SUM && op <= VKT_OP_CUMMIN; }
 
 typedef struct {
   vkt_dtype compute;
@@ -93,7 +96,12 @@ uint32_t vkt_fuse_scalar_words(const plan *p, uint32_t *w);
 /* Counts a launch of the generated kernel with this structure hash in kernel_stats(), under ops. */
 void vkt_fuse_count(uint64_t hash, const char *ops);
 
-/* fuse_reduce.c: computes pending reduction r (fuse.c then forgets its node). */
+/* fuse_reduce.c: computes pending reduction or scan r (fuse.c then forgets its node). */
 vkt_status vkt_fuse_reduce_launch(node *r);
+
+/* fuse_scan.c: whether plan p's expression can be the load of pending scan r, and r's kernels with it as their
+ * load, which also write the plan's results (they then hold their values). */
+bool vkt_fuse_scan_fits(const plan *p, const node *r);
+vkt_status vkt_fuse_scan_launch(const plan *p, node *r);
 
 #endif

@@ -1,5 +1,6 @@
 /* fuse_reduce.c: a reduction whose input is a pending elementwise expression computes the expression in its
- * load (reduce.comp with shaders/reduce_fused.glsl), so the expression's value is never written nor allocated.
+ * load (reduce.comp with shaders/reduce_fused.glsl), so the expression's value is never written nor allocated;
+ * a scan does too (fuse_scan.c), through the same pending node, which this file computes.
  * The reduction is then pending itself, a node of fuse.c, until its value is needed: by then the Python
  * temporary that held the expression is gone, and what still references an intermediate is known. Such an
  * intermediate (the expression's value included) is written by the same load, in the reduction's first pass
@@ -31,9 +32,7 @@ static bool writes_every(int op) { return op == VKT_OP_SOFTMAX || op == VKT_OP_L
  * (*compute changes), so that `(x > 0).all()` reads x, not a bool tensor made first. */
 bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype *compute) {
   node *e = x->storage->pending;
-  bool op = id == VKT_OP_SUM || id == VKT_OP_MEAN || id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_VAR ||
-            id == VKT_OP_PROD || id == VKT_OP_LOGSUMEXP || id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN ||
-            id == VKT_OP_ALL || id == VKT_OP_ANY || writes_every(id);
+  bool op = vkt_fuse_is_reduction(id); /* every reduction and scan */
   if (!op || !e || !vkt_fuse_enabled() || vkt_tensor_numel(x) == 0)
     return false;
   if (vkt_fuse_is_reduction(e->op))
@@ -48,6 +47,7 @@ bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype *compute) {
 /* The op's arguments as vkt_reduce made them. */
 static vkt_op_args args_of(const node *r) {
   return (vkt_op_args){.out = &r->view,
+                       .out2 = r->view2.storage ? &r->view2 : NULL,
                        .in = {&r->in[0]},
                        .nin = 1,
                        .compute = r->compute,
@@ -169,14 +169,17 @@ static bool layout_of(const plan *p, const node *r, fused_layout *l) {
   return l->krank <= RED_RANK && l->rrank <= RED_RANK;
 }
 
-/* reduce_fused.glsl's push constants: the scalars, nout, nred, correction, the offsets, then each half's
- * shape and strides at the ranks the kernel was made for. Returns the bytes. */
+/* reduce_fused.glsl's push constants: the scalars, nout, nred, correction, the offsets (the output's, the
+ * indices' where it has them, the tensors'), then each half's shape and strides at the ranks the kernel was made
+ * for. Returns the bytes. */
 static uint32_t push_of(const plan *p, const node *r, const fused_layout *l, uint32_t *w) {
   uint32_t n = vkt_fuse_scalar_words(p, w);
   float correction = (float)r->param[0].f;
   w[n++] = (uint32_t)l->nout, w[n++] = (uint32_t)l->nred;
   memcpy(&w[n++], &correction, sizeof correction);
   w[n++] = (uint32_t)r->view.offset;
+  if (r->view2.storage)
+    w[n++] = (uint32_t)r->view2.offset;
   for (int j = 0; j < l->n; j++)
     w[n++] = (uint32_t)l->t[j]->offset;
   for (int d = 0; d < l->krank; d++)
@@ -193,19 +196,20 @@ static uint32_t push_of(const plan *p, const node *r, const fused_layout *l, uin
 }
 
 /* Whether plan p's expression can be r's load: what the unfused kernels would read, bindable, within the
- * shader's ranks and the adapter's push constants. */
+ * shader's ranks and the adapter's push constants. Indices are indexed as the output is (same strides). */
 static bool fits(const plan *p, const node *r, fused_layout *l) {
   const node *root = p->node[p->nnodes - 1];
-  bool grid = r->flags & VKT_REDUCE_GRID;
+  bool grid = r->flags & VKT_REDUCE_GRID, indices = r->view2.storage != NULL;
   if (!same_glsl_type(p->compute, r->compute) ||
-      (grid ? r->in[0].storage != root->view.storage : !vkt_fuse_reads_as_made(&r->in[0], &root->view)))
+      (grid ? r->in[0].storage != root->view.storage : !vkt_fuse_reads_as_made(&r->in[0], &root->view)) ||
+      (indices && memcmp(r->view.strides, r->view2.strides, sizeof *r->view.strides * (size_t)r->view.ndim) != 0))
     return false;
-  const vkt_tensor *t[MAX_OPERANDS + 1];
+  const vkt_tensor *t[MAX_OPERANDS + 2];
   int n = vkt_fuse_operands(p, t);
-  t[n] = &r->view;
+  t[n] = &r->view, t[n + 1] = &r->view2;
   const vkt_adapter_props *props = vkt_device_props(r->view.storage->dev);
   const char *why;
-  if (!vkt_operands_fit(props, r->compute, n + 1, t, &why))
+  if (n + 1 + indices > MAX_OPERANDS || !vkt_operands_fit(props, r->compute, n + 1 + indices, t, &why))
     return false;
   uint32_t w[MAX_PUSH_WORDS];
   return layout_of(p, r, l) && push_of(p, r, l, w) <= props->max_push_constants;
@@ -227,7 +231,7 @@ static size_t key_of(const plan *p, const node *r, const fused_layout *l, unsign
   size_t n = vkt_fuse_key(p, key, MAX_KEY - 8);
   if (!n)
     return 0;
-  int more[] = {r->op, r->flags, r->view.dtype, l->krank, l->rrank, (int)l->rows};
+  int more[] = {r->op, r->flags, r->view.dtype, l->krank, l->rrank, (int)l->rows, r->view2.storage != NULL};
   for (size_t i = 0; i < sizeof more / sizeof *more; i++)
     key[n++] = (unsigned char)more[i];
   return n;
@@ -241,9 +245,9 @@ static vkt_status generate(const plan *p, const node *r, const fused_layout *l, 
   vkt_type_defines(line, sizeof line, "TO", r->view.dtype);
   vkt_fuse_add(&b, "%s", line);
   vkt_conversion_defines(line, sizeof line, r->in[0].dtype, r->view.dtype, r->compute);
-  vkt_fuse_add(&b, "%s%s%s%s%s", line, vkt_ops[r->op].define, l->mode,
+  vkt_fuse_add(&b, "%s%s%s%s%s%s", line, vkt_ops[r->op].define, l->mode,
                r->flags & VKT_REDUCE_SQRT ? "#define TAKE_SQRT\n" : "",
-               writes_every(r->op) ? "#define OUT_REDUCED\n" : "");
+               writes_every(r->op) ? "#define OUT_REDUCED\n" : "", r->view2.storage ? "#define WITH_INDICES\n" : "");
   vkt_fuse_add(&b, "#define FUSED\n#define KRANK %d\n#define RRANK %d\n#define FUSED_VALUE v%d\n", l->krank, l->rrank,
                p->nnodes - 1);
   if (b.full || ops.full)
@@ -252,7 +256,8 @@ static vkt_status generate(const plan *p, const node *r, const fused_layout *l, 
   if (debug && strcmp(debug, "1") == 0)
     fprintf(stderr, "vkt: fused kernel: %s\n%s\n", k->ops, buf);
   uint32_t w[MAX_PUSH_WORDS];
-  return vkt_pipeline_get((vkt_device *)k->dev, "reduce.comp", buf, l->n + 1, push_of(p, r, l, w), &k->pipe);
+  return vkt_pipeline_get((vkt_device *)k->dev, "reduce.comp", buf, l->n + 1 + (r->view2.storage != NULL),
+                          push_of(p, r, l, w), &k->pipe);
 }
 
 /* The kernel of this structure: remembered, else generated and compiled through the pipeline cache. */
@@ -277,7 +282,8 @@ static vkt_status kernel_of(const plan *p, const node *r, const fused_layout *l,
   return VKT_OK;
 }
 
-/* The reduction's kernel, which also writes the plan's results; they then hold their values. */
+/* The reduction's kernel, which also writes the plan's results; they then hold their values. It binds the
+ * expression's tensors, the output, then the indices where there are. */
 static vkt_status launch_fused(const plan *p, const node *r, const fused_layout *l) {
   const cached_kernel *k = NULL;
   vkt_status st = kernel_of(p, r, l, &k);
@@ -285,20 +291,21 @@ static vkt_status launch_fused(const plan *p, const node *r, const fused_layout 
     return st;
   uint32_t w[MAX_PUSH_WORDS];
   uint32_t push_size = push_of(p, r, l, w);
-  vkt_binding b[MAX_OPERANDS + 1];
-  vkt_storage *s[MAX_OPERANDS + 1];
-  for (int j = 0; j <= l->n; j++) {
-    s[j] = j < l->n ? l->t[j]->storage : r->view.storage;
-    b[j] = (vkt_binding){&s[j]->alloc, 0, s[j]->alloc.size, j < p->nout || j == l->n};
+  vkt_binding b[MAX_OPERANDS + 2];
+  vkt_storage *s[MAX_OPERANDS + 2];
+  int nb = l->n + 1 + (r->view2.storage != NULL);
+  for (int j = 0; j < nb; j++) {
+    s[j] = j < l->n ? l->t[j]->storage : j == l->n ? r->view.storage : r->view2.storage;
+    b[j] = (vkt_binding){&s[j]->alloc, 0, s[j]->alloc.size, j < p->nout || j >= l->n};
   }
   vkt_device *dev = r->view.storage->dev;
   uint32_t groups[3];
   uint64_t batch = 0;
   vkt_groups_for(dev, ((uint64_t)l->nout + l->rows - 1) / l->rows, groups);
   vkt_stream_count_ops(dev, (uint32_t)p->nnodes); /* the expression's nodes and the reduction */
-  if ((st = vkt_stream_dispatch(dev, k->pipe, b, l->n + 1, w, push_size, groups, &batch)))
+  if ((st = vkt_stream_dispatch(dev, k->pipe, b, nb, w, push_size, groups, &batch)))
     return st;
-  for (int j = 0; j <= l->n; j++)
+  for (int j = 0; j < nb; j++)
     vkt_storage_touched(s[j], batch);
   vkt_fuse_count(k->hash, k->ops);
   vkt_fuse_finish(p);
@@ -307,6 +314,9 @@ static vkt_status launch_fused(const plan *p, const node *r, const fused_layout 
 
 vkt_status vkt_fuse_reduce_launch(node *r) {
   vkt_status st = r->view.storage->alloc.segment ? VKT_OK : vkt_storage_allocate(r->view.storage);
+  if (!st && r->view2.storage && !r->view2.storage->alloc.segment)
+    st = vkt_storage_allocate(r->view2.storage);
+  bool scan = r->op >= VKT_OP_CUMSUM;
   while (!st) {
     node *e = r->in[0].storage->pending;
     if (e && e->op >= VKT_OP_SUM) { /* not elementwise: the first stage of a split reduction */
@@ -320,9 +330,10 @@ vkt_status vkt_fuse_reduce_launch(node *r) {
     plan p;
     fused_layout l;
     vkt_fuse_plan_read(&p, e);
-    node *first = p.cut ? p.cut : fits(&p, r, &l) ? NULL : p.nout ? p.out[0] : e; /* then fewer buffers */
+    bool fit = !p.cut && (scan ? vkt_fuse_scan_fits(&p, r) : fits(&p, r, &l));
+    node *first = p.cut ? p.cut : fit ? NULL : p.nout ? p.out[0] : e; /* then fewer buffers */
     if (!first)
-      return launch_fused(&p, r, &l);
+      return scan ? vkt_fuse_scan_launch(&p, r) : launch_fused(&p, r, &l);
     st = vkt_fuse_compute(first->view.storage, false);
   }
   return st;

@@ -263,10 +263,10 @@ vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt
   *out = (vkt_tensor){0};
   if (indices)
     *indices = (vkt_tensor){0};
-  /* a pending expression it reads is computed in its load (fuse.h) */
-  bool defer = !indices && nred > 0 && vkt_fuse_reduce_wanted(id, o->grid_of ? o->grid_of : x, &compute);
+  /* a pending expression it reads is computed in its load (fuse.h), max/min's indices found there too */
+  bool defer = nred > 0 && vkt_fuse_reduce_wanted(id, o->grid_of ? o->grid_of : x, &compute);
   if ((st = alloc_out(x, o, dtype, vkt_tensor_device(x), defer, out, &view)) ||
-      (indices && (st = alloc_out(x, o, VKT_INT64, vkt_tensor_device(x), false, indices, &iview))))
+      (indices && (st = alloc_out(x, o, VKT_INT64, vkt_tensor_device(x), defer, indices, &iview))))
     goto finish;
   vkt_op_args args = {.out = &view,
                       .out2 = indices ? &iview : NULL,

@@ -11,6 +11,25 @@
  * positions of the running extremes in a new *indices. */
 vkt_status vkt_scan(int id, const vkt_tensor *x, int64_t dim, int dtype, vkt_tensor *out, vkt_tensor *indices);
 
+/* What a scan reads instead of its input tensor where that is a pending expression computed in its load
+ * (fuse_scan.c, shaders/scan_fused.glsl): the expression's #define lines; the n tensors bound before the scan's
+ * output, the nwritten results it writes first; its push constant words before scan.comp's own (head: the
+ * scalars) and after them (tail: each tensor's offset and stride along the row, then the rows' merged shape and
+ * strides). launches counts the kernels that read it. */
+#define VKT_SCAN_LOAD_DEFINES 8192 /* bytes of a load's #define lines at most, with the terminating NUL */
+typedef struct {
+  const char *defines;
+  const vkt_tensor *const *t;
+  int n, nwritten;
+  const uint32_t *head, *tail;
+  uint32_t nhead, ntail; /* words */
+  int launches;
+} vkt_scan_load;
+
+/* Runs scan op (a's args, a->in[0] the value the scan reads, for its layout) reading load instead of a->in[0]:
+ * the same passes, rows and order as vkt_scan_launch's. */
+vkt_status vkt_scan_launch_fused(const vkt_op *op, const vkt_op_args *a, vkt_scan_load *load);
+
 /* vkt_op_args.flags of VKT_OP_SORT: descending (NaN first), else ascending (NaN last). */
 #define VKT_SORT_DESCENDING 1u
 

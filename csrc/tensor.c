@@ -196,17 +196,61 @@ bool vkt_tensor_stride_order(const vkt_tensor *t, int *order) {
   return true;
 }
 
+/* PyTorch's should_swap of infer_dense_strides: whether dim a goes outside dim b (1), inside (-1), or either
+ * (0); a dim of stride 0 compares equal to every other, so it keeps its row-major place. */
+static int outer_than(const vkt_tensor *t, int a, int b) {
+  int64_t sa = t->strides[a], sb = t->strides[b];
+  if (sa == 0 || sb == 0)
+    return 0;
+  if (sa != sb)
+    return sa > sb ? 1 : -1;
+  return t->shape[a] > t->shape[b];
+}
+
+/* preserve_format, as PyTorch's empty_like: a non-overlapping and dense src's own strides (dims of one
+ * element included), else dense strides that keep the order of src's (infer_dense_strides, whose insertion
+ * sort this follows step for step, stride-0 dims and all). */
+static void preserved_strides(const vkt_tensor *src, int64_t *strides) {
+  int n = src->ndim, perm[VKT_MAX_DIMS]; /* perm[0]: the innermost dim */
+  if (vkt_tensor_numel(src) == 0 || vkt_tensor_is_dense(src)) {
+    memcpy(strides, src->strides, sizeof *strides * (size_t)n);
+    return;
+  }
+  for (int i = 0; i < n; i++)
+    perm[i] = n - 1 - i;
+  for (int i = 1; i < n; i++) {
+    for (int j = 1, moving = i; j <= i; j++) {
+      int k = i - j, c = outer_than(src, perm[k], perm[moving]);
+      if (c < 0)
+        break;
+      if (c > 0) {
+        int tmp = perm[k];
+        perm[k] = perm[moving], perm[moving] = tmp, moving = k;
+      }
+    }
+  }
+  int64_t step = 1;
+  for (int i = 0; i < n; i++) {
+    strides[perm[i]] = step;
+    step *= src->shape[perm[i]] > 1 ? src->shape[perm[i]] : 1;
+  }
+}
+
 vkt_status vkt_format_strides(const vkt_tensor *src, vkt_memory_format fmt, int64_t *strides) {
   static const int last4[] = {0, 2, 3, 1}, last5[] = {0, 2, 3, 4, 1};
   int order[VKT_MAX_DIMS];
   const int *by = order;
+  if (fmt == VKT_PRESERVE_FORMAT) {
+    preserved_strides(src, strides);
+    return VKT_OK;
+  }
   if (fmt == VKT_CHANNELS_LAST || fmt == VKT_CHANNELS_LAST_3D) {
     int rank = fmt == VKT_CHANNELS_LAST ? 4 : 5;
     if (src->ndim != rank)
       return vkt_fail(VKT_ERR_RUNTIME, "required rank %d tensor to use %s format", rank,
                       rank == 4 ? "channels_last" : "channels_last_3d");
     by = rank == 4 ? last4 : last5;
-  } else if (fmt == VKT_CONTIGUOUS_FORMAT || !vkt_tensor_stride_order(src, order)) {
+  } else {
     for (int d = 0; d < src->ndim; d++)
       order[d] = d;
   }

@@ -67,7 +67,7 @@ vkt_status vkt_tensor_empty(vkt_tensor *out, int device, vkt_dtype dtype, int nd
 vkt_status vkt_tensor_empty_lazy(vkt_tensor *out, int device, vkt_dtype dtype, int ndim, const int64_t *shape);
 /* PyTorch's memory formats: how a new tensor made like another is laid out. */
 typedef enum {
-  VKT_PRESERVE_FORMAT,   /* dense in the order of the source's strides where it has one, else row-major */
+  VKT_PRESERVE_FORMAT,   /* the source's strides where it is dense, else dense in the order of its strides */
   VKT_CONTIGUOUS_FORMAT, /* row-major */
   VKT_CHANNELS_LAST,     /* rank 4, (N, C, H, W) stored as N, H, W, C */
   VKT_CHANNELS_LAST_3D,  /* rank 5, (N, C, D, H, W) stored as N, D, H, W, C */

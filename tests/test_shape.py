@@ -216,6 +216,11 @@ def test_setitem(device, case, dtype):
     a = sample((4, 6), dtype, np.random.default_rng(4))
     x = vkt.tensor(a, device=device)
     v = value(a, device)
+    if dtype == "uint8" and name == "none_int":  # -3.5 does not fit uint8: PyTorch raises
+        with pytest.raises(RuntimeError, match="^value cannot be converted to type uint8_t without overflow$"):
+            x[key] = v
+        assert_bits_equal(np_of(x), a)
+        return
 
     def run():
         x[key] = x[:-1] if v is None else v

@@ -1,6 +1,7 @@
 /* copy.c: moving tensors between devices, dtypes and layouts. Same-dtype copies on one device run the
  * strided-copy shader; everything else goes through the host, counted as a fallback when a Vulkan
  * tensor is involved on both ends. Also fills, random numbers and arange. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,7 +297,52 @@ vkt_status vkt_write(const vkt_tensor *t, const void *host) {
   return upload_contiguous(t, host);
 }
 
-/* ---- fills ---- */
+/* ---- fills, and the check on the number a fill writes ---- */
+
+/* c10's overflows<To, From>(): integers past the dtype's range (uint8 also takes -255..-1, which wrap, as
+ * PyTorch lets `a - b` wrap), NaN and inf into an integer dtype, finite floats past float16's or float32's
+ * largest (their inf and NaN pass). float64 and bool take anything; every dtype takes a bool. */
+static bool overflows(vkt_dtype dtype, vkt_scalar v) {
+  double f = v.f;
+  switch (dtype) {
+  case VKT_FLOAT32: return v.is_float && isfinite(f) && fabs(f) > FLT_MAX;
+  case VKT_FLOAT16: return v.is_float ? isfinite(f) && fabs(f) > 65504.0 : v.i < -65504 || v.i > 65504;
+  case VKT_INT32: return v.is_float ? !(f >= INT32_MIN && f <= INT32_MAX) : v.i < INT32_MIN || v.i > INT32_MAX;
+  case VKT_INT64: return v.is_float && !(f >= -0x1p63 && f <= 0x1p63); /* 2^63 passes, as INT64_MAX's double */
+  case VKT_UINT8: return v.is_float ? !(f >= 0 && f <= 255) : v.i < -255 || v.i > 255;
+  default: return false;
+  }
+}
+
+vkt_status vkt_scalar_check(vkt_dtype dtype, vkt_scalar v) {
+  static const char *const c_names[VKT_DTYPE_COUNT] = {
+      [VKT_FLOAT32] = "float", [VKT_FLOAT16] = "c10::Half", [VKT_INT32] = "int", [VKT_INT64] = "int64_t",
+      [VKT_UINT8] = "uint8_t"};
+  if (!overflows(dtype, v))
+    return VKT_OK;
+  return vkt_fail(VKT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", c_names[dtype]);
+}
+
+vkt_status vkt_fill_check(vkt_dtype dtype, int64_t numel, vkt_scalar v) {
+  return dtype == VKT_FLOAT16 && numel == 1 ? VKT_OK : vkt_scalar_check(dtype, v);
+}
+
+/* Whether every value of dtype src passes vkt_scalar_check into dst, so a value tensor need not be read. */
+static bool always_fits(vkt_dtype src, vkt_dtype dst) {
+  if (src == dst || src == VKT_BOOL || dst == VKT_BOOL || dst == VKT_FLOAT64)
+    return true;
+  if (dst == VKT_FLOAT32)
+    return src != VKT_FLOAT64;
+  return src == VKT_UINT8 || (src == VKT_INT32 && dst == VKT_INT64);
+}
+
+vkt_status vkt_value_check(vkt_dtype dtype, const vkt_tensor *value) {
+  unsigned char bytes[8];
+  if (value->ndim != 0 || always_fits(value->dtype, dtype)) /* the op refuses a value of more dims itself */
+    return VKT_OK;
+  vkt_status st = vkt_read(value, bytes);
+  return st ? st : vkt_scalar_check(dtype, vkt_scalar_load(value->dtype, bytes));
+}
 
 /* The 32-bit word that repeats a value of this dtype, when there is one. */
 static bool fill_word(vkt_dtype dtype, vkt_scalar v, uint32_t *word) {
@@ -319,15 +365,17 @@ vkt_status vkt_fill_(const vkt_tensor *t, vkt_scalar v) {
   }
   uint32_t word;
   int size = vkt_dtype_size(t->dtype);
-  uint64_t bytes = (uint64_t)n * size;
+  int64_t lo, hi;
+  vkt_tensor_extent(t, &lo, &hi); /* a dense t (a transpose's empty_like) fills the span it covers */
+  uint64_t bytes = (uint64_t)(hi - lo) * size;
   vkt_storage *s = t->storage;
-  uint64_t off = (uint64_t)t->offset * size;
+  uint64_t off = (uint64_t)lo * size;
   /* vkCmdFillBuffer writes whole words; allocations are rounded up to 4 bytes, so a view reaching
    * the end of its storage may be filled to the next word. */
   vkt_status st = vkt_fuse_ready(s, true);
   if (st)
     return st;
-  if (vkt_tensor_is_contiguous(t) && fill_word(t->dtype, v, &word) && off % 4 == 0 &&
+  if ((n == 0 || vkt_tensor_is_dense(t)) && fill_word(t->dtype, v, &word) && off % 4 == 0 &&
       (bytes % 4 == 0 || off + bytes == s->nbytes))
     return vkt_mem_fill(s->dev, &s->alloc, off, (bytes + 3) / 4 * 4, word, &s->last_use);
   vkt_tensor h = {0};

@@ -86,7 +86,7 @@ static vkt_status check_into(const vkt_tensor *into, vkt_dtype result, int ndim,
     return vkt_fail(VKT_ERR_RUNTIME, "output with shape %s doesn't match the broadcast shape %s", a, b);
   }
   for (int i = 0; i < into->ndim; i++)
-    if (into->strides[i] == 0 && into->shape[i] > 1)
+    if (into->strides[i] == 0 && into->shape[i] > 1 && vkt_tensor_numel(into) > 0) /* an empty one writes nothing */
       return vkt_fail(VKT_ERR_RUNTIME, "unsupported operation: more than one element of the written-to tensor "
                                        "refers to a single memory location. Please clone() the tensor before "
                                        "performing the operation.");

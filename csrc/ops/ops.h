@@ -28,7 +28,20 @@ vkt_status vkt_to(vkt_tensor *out, const vkt_tensor *src, int device, vkt_dtype 
 vkt_status vkt_read(const vkt_tensor *src, void *host);
 /* Writes contiguous host bytes of t's dtype into a contiguous tensor t. */
 vkt_status vkt_write(const vkt_tensor *t, const void *host);
+/* Writes v into every element, converted as a cast would (no range check: internal fills and the ops that
+ * PyTorch lets wrap; the ops that check call vkt_fill_check or vkt_scalar_check first). */
 vkt_status vkt_fill_(const vkt_tensor *t, vkt_scalar v);
+/* PyTorch's check on a number an op writes into a tensor of dtype (full, fill_, masked_fill, index_fill,
+ * scatter's value, t[key] = v): "value cannot be converted to type uint8_t without overflow" where v is out
+ * of the dtype's range (c10's checked_convert). Ops call it before writing, so a failed call changes nothing. */
+vkt_status vkt_scalar_check(vkt_dtype dtype, vkt_scalar v);
+/* The check fill_ and full make on a tensor of numel elements: vkt_scalar_check, but a float16 fill of one
+ * element takes any number (inf past its range), as PyTorch's CPU fill of one element does; t[key] = v
+ * writes v through such a 0-d tensor, so it passes 1. */
+vkt_status vkt_fill_check(vkt_dtype dtype, int64_t numel, vkt_scalar v);
+/* vkt_scalar_check on the value of a 0-d tensor (masked_fill's and index_fill's value, which PyTorch takes
+ * as a number); it is read to the host only where its dtype holds values that dtype cannot. */
+vkt_status vkt_value_check(vkt_dtype dtype, const vkt_tensor *value);
 
 void vkt_manual_seed(uint64_t seed);
 /* The state of that stream (xoshiro256**), to save and put back (vkt.get_rng_state, checkpoint's recomputation). */

@@ -450,6 +450,7 @@ vkt_status vkt_masked_fill(const vkt_tensor *x, const vkt_tensor *mask, const vk
                     "dimension(s).",
                     value->ndim);
   if ((st = vkt_same_device(2, (const vkt_tensor *[]){x, mask}, NULL)) ||
+      (st = value ? vkt_value_check(x->dtype, value) : vkt_scalar_check(x->dtype, v)) ||
       (st = vkt_tensor_empty(&fill, vkt_tensor_device(x), x->dtype, 0, NULL)) ||
       (st = value ? vkt_copy_(&fill, value) : vkt_fill_(&fill, v)) ||
       (st = vkt_where(mask, (vkt_operand){.t = &fill}, (vkt_operand){.t = x}, &r)))
@@ -484,7 +485,7 @@ vkt_status vkt_assign(const vkt_tensor *dst, const vkt_tensor *src) {
   vkt_tensor e = {0}, c = {0};
   vkt_status st = VKT_OK;
   for (int i = 0; i < dst->ndim; i++)
-    if (dst->strides[i] == 0 && dst->shape[i] > 1)
+    if (dst->strides[i] == 0 && dst->shape[i] > 1 && vkt_tensor_numel(dst) > 0) /* an empty one writes nothing */
       return vkt_fail(VKT_ERR_RUNTIME, "unsupported operation: more than one element of the written-to tensor "
                                        "refers to a single memory location. Please clone() the tensor before "
                                        "performing the operation.");

@@ -55,11 +55,14 @@ typedef struct {
   vkt_dtype dtype;
   bool dtype_given;
   int device;
+  const vkt_tensor *like;  /* the *_like functions' input (borrowed), else NULL */
+  vkt_memory_format format; /* how a *_like result is laid out: preserve_format unless memory_format= says */
 } creation;
 
-/* Parses (*size, dtype=None, device=None) or, with like, (tensor, dtype=None, device=None). */
+/* Parses (*size, dtype=None, device=None) or, with like, (tensor, dtype=None, device=None,
+ * memory_format=vkt.preserve_format). */
 static int parse_creation(PyObject *args, PyObject *kwargs, bool like, creation *c) {
-  PyObject *dtype = NULL, *device = NULL;
+  PyObject *dtype = NULL, *device = NULL, *format = NULL;
   if (kwargs) {
     PyObject *key, *value;
     Py_ssize_t pos = 0;
@@ -69,6 +72,8 @@ static int parse_creation(PyObject *args, PyObject *kwargs, bool like, creation 
         dtype = value;
       else if (strcmp(k, "device") == 0)
         device = value;
+      else if (strcmp(k, "memory_format") == 0 && like)
+        format = value;
       else if (strcmp(k, "size") == 0 && !like && PyTuple_Size(args) == 0)
         args = value;
       else if (strcmp(k, "requires_grad") != 0) {
@@ -89,6 +94,9 @@ static int parse_creation(PyObject *args, PyObject *kwargs, bool like, creation 
     memcpy(c->shape, src->shape, sizeof src->shape);
     c->dtype = src->dtype;
     c->device = vkt_tensor_device(src);
+    c->like = src;
+    if (vkt_parse_memory_format(format, &c->format) < 0)
+      return -1;
   } else {
     PyObject *tuple = PyTuple_Check(args) ? Py_NewRef(args) : PyTuple_Pack(1, args);
     int r = tuple ? vkt_parse_shape(tuple, &c->ndim, c->shape) : -1;
@@ -96,12 +104,19 @@ static int parse_creation(PyObject *args, PyObject *kwargs, bool like, creation 
     if (r < 0)
       return -1;
     c->device = VKT_CPU;
+    c->like = NULL;
   }
   if (vkt_parse_dtype(dtype, &c->dtype, &c->dtype_given) < 0)
     return -1;
   if (device && device != Py_None && vkt_parse_device(device, &c->device) < 0)
     return -1;
   return 0;
+}
+
+/* The new tensor c describes: row-major, or laid out like c->like by c->format. */
+static vkt_status creation_empty(const creation *c, vkt_dtype dtype, vkt_tensor *t) {
+  return c->like ? vkt_tensor_empty_like(t, c->like, c->device, dtype, c->format)
+                 : vkt_tensor_empty(t, c->device, dtype, c->ndim, c->shape);
 }
 
 static PyObject *create(PyObject *args, PyObject *kwargs, bool like, const vkt_scalar *fill, int random) {
@@ -112,7 +127,7 @@ static PyObject *create(PyObject *args, PyObject *kwargs, bool like, const vkt_s
   if (random && !vkt_dtypes[c.dtype].is_float)
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "\"%s\" not implemented for '%s'",
                               random == 1 ? "check_uniform_bounds" : "normal_kernel", vkt_dtypes[c.dtype].name));
-  vkt_status st = vkt_tensor_empty(&t, c.device, c.dtype, c.ndim, c.shape);
+  vkt_status st = creation_empty(&c, c.dtype, &t);
   if (!st && fill)
     st = vkt_fill_(&t, *fill);
   if (!st && random)
@@ -145,8 +160,10 @@ CREATION(py_randn_like, true, NULL, 2)
 static int number(PyObject *o, vkt_scalar *v, vkt_dtype *inferred) {
   if (PyBool_Check(o)) {
     *v = (vkt_scalar){false, 0, o == Py_True}, *inferred = VKT_BOOL;
-  } else if (PyLong_Check(o)) {
-    *v = (vkt_scalar){false, 0, PyLong_AsLongLong(o)}, *inferred = VKT_INT64;
+  } else if (PyLong_Check(o) || (PyIndex_Check(o) && !vkt_is_tensor(o))) { /* NumPy's integers are ints too */
+    PyObject *i = PyNumber_Index(o);
+    *v = (vkt_scalar){false, 0, i ? PyLong_AsLongLong(i) : 0}, *inferred = VKT_INT64;
+    Py_XDECREF(i);
   } else if (vkt_is_tensor(o) && vkt_tensor_numel(&((vkt_py_tensor *)o)->v.t) == 1) {
     char bytes[8];
     vkt_tensor *t = &((vkt_py_tensor *)o)->v.t;
@@ -178,16 +195,17 @@ static PyObject *full(PyObject *args, PyObject *kwargs, bool like) {
     value = Py_NewRef(PyTuple_GetItem(args, 1));
     rest = PyTuple_GetSlice(args, 0, 1);
   } else {
-    PyErr_SetString(PyExc_TypeError, like ? "full_like(input, fill_value, *, dtype=None, device=None)"
-                                          : "full(size, fill_value, *, dtype=None, device=None)");
+    PyErr_SetString(PyExc_TypeError,
+                    like ? "full_like(input, fill_value, *, dtype=None, device=None, memory_format=preserve_format)"
+                         : "full(size, fill_value, *, dtype=None, device=None)");
     return NULL;
   }
   creation c;
   PyObject *r = NULL;
   if (rest && number(value, &v, &inferred) == 0 && parse_creation(rest, kwargs, like, &c) == 0) {
     vkt_tensor t;
-    vkt_status st = vkt_tensor_empty(&t, c.device, c.dtype_given || like ? c.dtype : inferred, c.ndim, c.shape);
-    if (!st && (st = vkt_fill_(&t, v)))
+    vkt_status st = creation_empty(&c, c.dtype_given || like ? c.dtype : inferred, &t);
+    if (!st && ((st = vkt_fill_check(t.dtype, vkt_tensor_numel(&t), v)) || (st = vkt_fill_(&t, v))))
       vkt_tensor_release(&t);
     r = st ? vkt_raise(st) : vkt_wrap(&t);
   }
@@ -621,12 +639,18 @@ static PyMethodDef module_methods[] = {
     {"full", KW py_full, METH_VARARGS | METH_KEYWORDS, "full(size, fill_value, dtype=None, device=None)"},
     {"rand", KW py_rand, METH_VARARGS | METH_KEYWORDS, "rand(*size, dtype=None, device=None): uniform in [0, 1)"},
     {"randn", KW py_randn, METH_VARARGS | METH_KEYWORDS, "randn(*size, dtype=None, device=None): standard normal"},
-    {"empty_like", KW py_empty_like, METH_VARARGS | METH_KEYWORDS, "empty_like(t, dtype=None, device=None)"},
-    {"zeros_like", KW py_zeros_like, METH_VARARGS | METH_KEYWORDS, "zeros_like(t, dtype=None, device=None)"},
-    {"ones_like", KW py_ones_like, METH_VARARGS | METH_KEYWORDS, "ones_like(t, dtype=None, device=None)"},
-    {"full_like", KW py_full_like, METH_VARARGS | METH_KEYWORDS, "full_like(t, fill_value, dtype=None, device=None)"},
-    {"rand_like", KW py_rand_like, METH_VARARGS | METH_KEYWORDS, "rand_like(t, dtype=None, device=None)"},
-    {"randn_like", KW py_randn_like, METH_VARARGS | METH_KEYWORDS, "randn_like(t, dtype=None, device=None)"},
+    {"empty_like", KW py_empty_like, METH_VARARGS | METH_KEYWORDS,
+     "empty_like(t, dtype=None, device=None, memory_format=preserve_format)"},
+    {"zeros_like", KW py_zeros_like, METH_VARARGS | METH_KEYWORDS,
+     "zeros_like(t, dtype=None, device=None, memory_format=preserve_format)"},
+    {"ones_like", KW py_ones_like, METH_VARARGS | METH_KEYWORDS,
+     "ones_like(t, dtype=None, device=None, memory_format=preserve_format)"},
+    {"full_like", KW py_full_like, METH_VARARGS | METH_KEYWORDS,
+     "full_like(t, fill_value, dtype=None, device=None, memory_format=preserve_format)"},
+    {"rand_like", KW py_rand_like, METH_VARARGS | METH_KEYWORDS,
+     "rand_like(t, dtype=None, device=None, memory_format=preserve_format)"},
+    {"randn_like", KW py_randn_like, METH_VARARGS | METH_KEYWORDS,
+     "randn_like(t, dtype=None, device=None, memory_format=preserve_format)"},
     {"arange", KW py_arange, METH_VARARGS | METH_KEYWORDS, "arange(start=0, end, step=1, dtype=None, device=None)"},
     {"manual_seed", py_manual_seed, METH_O, "manual_seed(seed): seeds rand and randn on every device"},
     {"_rng_state", py_rng_state, METH_NOARGS, "the state of rand and randn's stream, as bytes"},

@@ -229,6 +229,19 @@ static int parse_params(PyObject *self, PyObject *args, PyObject *kwargs, unary_
 
 static const vkt_scalar minus_inf = {true, -INFINITY, 0}, plus_inf = {true, INFINITY, 0};
 
+/* threshold(threshold, value): PyTorch converts value to x's dtype and threshold to its compute type
+ * (float for float16), each checked for overflow. */
+static int parse_threshold(PyObject *self, PyObject *args, PyObject *kwargs, unary_call *c) {
+  if (parse_params(self, args, kwargs, c, "threshold", "value", none, none) < 0)
+    return -1;
+  const vkt_tensor *t = vkt_tensor_of(c->x);
+  vkt_status st;
+  if (t && ((st = vkt_scalar_check(t->dtype == VKT_FLOAT16 ? VKT_FLOAT32 : t->dtype, c->p0)) ||
+            (st = vkt_scalar_check(t->dtype, c->p1))))
+    return vkt_raise(st), -1;
+  return 0;
+}
+
 static int parse_for(int id, PyObject *self, PyObject *args, PyObject *kwargs, unary_call *c) {
   c->id = id;
   switch (id) {
@@ -242,7 +255,7 @@ static int parse_for(int id, PyObject *self, PyObject *args, PyObject *kwargs, u
   case VKT_OP_CELU: return parse_params(self, args, kwargs, c, "alpha", NULL, (vkt_scalar){true, 1.0, 0}, none);
   case VKT_OP_LOGIT: /* eps None is -1, as PyTorch's kernel takes any eps < 0 */
     return parse_params(self, args, kwargs, c, "eps", NULL, (vkt_scalar){true, -1.0, 0}, none);
-  default: /* threshold */ return parse_params(self, args, kwargs, c, "threshold", "value", none, none);
+  default: return parse_threshold(self, args, kwargs, c);
   }
 }
 

@@ -221,7 +221,8 @@ static int value_tensor(const vkt_tensor *dst, PyObject *value, vkt_tensor *out)
   } else if (PyLong_Check(value) || PyFloat_Check(value)) {
     if (vkt_py_scalar(value, &s) < 0)
       return -1;
-    if (!(st = vkt_tensor_empty(out, vkt_tensor_device(dst), dst->dtype, 0, NULL)) && (st = vkt_fill_(out, s)))
+    if (!(st = vkt_fill_check(dst->dtype, 1, s)) &&
+        !(st = vkt_tensor_empty(out, vkt_tensor_device(dst), dst->dtype, 0, NULL)) && (st = vkt_fill_(out, s)))
       vkt_tensor_release(out);
   } else {
     if (vkt_from_data(value, Py_None, Py_None, &tmp) < 0)
@@ -490,6 +491,8 @@ static PyObject *write_along(PyObject *self, PyObject *args, PyObject *kwargs, c
                                       name, reduce_o);
   if (records < 0 || (records && !src && (index_form || add || vkt_py_scalar(src_o, &v) < 0)))
     return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "%s(): argument 'src' must be Tensor", name);
+  if (records && !src && (st = vkt_scalar_check(t->dtype, v)))
+    return vkt_raise(st);
   if (records) {
     vkt_var r;
     vkt_write_kind kind = index_form ? VKT_WRITE_INDEX_COPY : add ? VKT_WRITE_SCATTER_ADD : VKT_WRITE_SCATTER;
@@ -499,7 +502,8 @@ static PyObject *write_along(PyObject *self, PyObject *args, PyObject *kwargs, c
   if (!src) { /* scatter(dim, index, value): the number broadcast over index's shape */
     if (index_form || add || vkt_py_scalar(src_o, &v) < 0)
       return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_TypeError, "%s(): argument 'src' must be Tensor", name);
-    if (!(st = vkt_tensor_empty(&value, vkt_tensor_device(t), t->dtype, 0, NULL)) && !(st = vkt_fill_(&value, v)))
+    if (!(st = vkt_scalar_check(t->dtype, v)) &&
+        !(st = vkt_tensor_empty(&value, vkt_tensor_device(t), t->dtype, 0, NULL)) && !(st = vkt_fill_(&value, v)))
       st = vkt_expand(&spread, &value, index->ndim, index->shape);
     src = &spread;
   }

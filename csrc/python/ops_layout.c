@@ -544,19 +544,21 @@ static PyObject *index_fill(PyObject *self, PyObject *args, PyObject *kwargs, bo
       !(index = tensor_arg(index_o, "index_fill", "index")))
     return NULL;
   vkt_tensor *value = vkt_tensor_of(value_o);
-  vkt_status st = VKT_OK;
+  if (!value && vkt_py_scalar(value_o, &s) < 0)
+    return NULL;
+  vkt_status st = value ? vkt_value_check(t->dtype, value) : vkt_scalar_check(t->dtype, s);
+  if (st)
+    return vkt_raise(st);
   vkt_var *xv = vkt_var_of(x), *vv = vkt_var_of(value_o), r;
   int records =
       inplace ? vkt_py_inplace_records(xv, vv) : vkt_grad_enabled() && (vkt_requires_grad(xv) || vkt_requires_grad(vv));
-  if (records < 0 || (records && !value && vkt_py_scalar(value_o, &s) < 0))
+  if (records < 0)
     return NULL;
   if (records) {
     st = vkt_ag_write(VKT_WRITE_INDEX_FILL, xv, dim, index, vv, s, true, &r);
     return inplace ? vkt_py_inplace_result(x, st, &r) : vkt_py_var_result(st, &r);
   }
   if (!value) {
-    if (vkt_py_scalar(value_o, &s) < 0)
-      return NULL;
     if (!(st = vkt_tensor_empty(&v, VKT_CPU, t->dtype, 0, NULL)))
       vkt_cpu_fill(&v, s);
     value = &v;

@@ -320,7 +320,8 @@ int vkt_py_write_value(const vkt_tensor *dst, PyObject *value) {
   } else if (PyLong_Check(value) || PyFloat_Check(value)) {
     if (vkt_py_scalar(value, &s) < 0)
       return -1;
-    st = vkt_fill_(dst, s);
+    if (!(st = vkt_fill_check(dst->dtype, 1, s))) /* PyTorch writes a number through a 0-d tensor */
+      st = vkt_fill_(dst, s);
   } else {
     if (vkt_from_data(value, Py_None, Py_None, &tmp) < 0)
       return -1;
@@ -344,6 +345,10 @@ static PyObject *fill_(PyObject *self, PyObject *value) {
   vkt_tensor *t = vkt_tensor_of(value);
   vkt_scalar s;
   vkt_status st;
+  if (!t && vkt_py_scalar(value, &s) < 0)
+    return NULL;
+  if (!t && (st = vkt_fill_check(SELF_T->dtype, vkt_tensor_numel(SELF_T), s)))
+    return vkt_raise(st);
   int records = t && t->ndim != 0 ? 0 : vkt_py_inplace_records(SELF_V, vkt_var_of(value));
   if (records)
     return records < 0 ? NULL : fill_recorded(self, value, t ? "FillBackward3" : "FillBackward2");
@@ -352,8 +357,6 @@ static PyObject *fill_(PyObject *self, PyObject *value) {
                   t->ndim);
   else if (t)
     st = vkt_assign(SELF_T, t);
-  else if (vkt_py_scalar(value, &s) < 0)
-    return NULL;
   else
     st = vkt_fill_(SELF_T, s);
   return st ? vkt_raise(st) : Py_NewRef(self);

@@ -460,13 +460,17 @@ def poisson(input, generator=None):
     return _recorded(out, [input], "PoissonBackward0")
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None):
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None,
+                 memory_format=None):
     """vkt.randint_like(input, high) / (input, low, high): integers from [low, high) shaped as input, in its dtype
-    and on its device unless dtype or device say otherwise."""
+    and on its device unless dtype or device say otherwise, laid out as empty_like's memory_format says (by default
+    with input's strides where input is dense, as PyTorch's preserve_format)."""
     if high is None:
         low, high = 0, low
-    out = _randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
-                   generator=generator)
+    values = _randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
+                      generator=generator)
+    like = _C.empty_like(input, dtype=values.dtype, device=values.device, memory_format=memory_format)
+    out = values if like.stride() == values.stride() else like.copy_(values)
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 

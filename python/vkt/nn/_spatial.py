@@ -65,7 +65,7 @@ def _pad_constant(input, pad, value):
         shape[dim] = size
     if all(p <= 0 for p in pad):
         return input[tuple(src)].clone()
-    out = input.new_full(shape, 0.0 if value is None else value)
+    out = input.new_full(shape, 0.0 if value is None else float(value))  # a float, as PyTorch: -1 fails for uint8
     out[tuple(dst)] = input[tuple(src)]
     return out
 

@@ -138,7 +138,8 @@ CASES = [
     ("sum_repeated_dim", lambda d: t23(d).sum((0, 0)), RuntimeError, "dim 0 appears multiple times"),
     ("mean_int", lambda d: i64([1, 2], d).mean(), RuntimeError, "Long"),
     ("mean_int_dtype", lambda d: t23(d).mean(dtype=vkt.int32), RuntimeError, "Int"),
-    ("var_int", lambda d: i64([1, 2], d).var(), RuntimeError, "int64"),
+    ("var_int", lambda d: i64([1, 2], d).var(), RuntimeError, "^std and var only support floating point and complex "
+     "dtypes$"),
     ("max_empty", lambda d: vkt.ones(0, device=d).max(), RuntimeError, r"numel\(\) == 0"),
     ("argmax_empty", lambda d: vkt.ones(0, device=d).argmax(), IndexError, r"numel\(\) == 0"),
     ("max_empty_dim", lambda d: vkt.ones(0, 3, device=d).max(0), IndexError, "dim 0 to have non-zero size"),
@@ -146,7 +147,8 @@ CASES = [
     ("max_bad_dim", lambda d: t23(d).max(dim=5), IndexError, "got 5"),
     ("softmax_bad_dim", lambda d: F.softmax(t23(d), 3), IndexError, "got 3"),
     ("log_softmax_bad_dim", lambda d: F.log_softmax(t23(d), -5), IndexError, "got -5"),
-    ("softmax_int", lambda d: F.softmax(i64([1, 2], d), 0), RuntimeError, "int64"),
+    ("softmax_int", lambda d: F.softmax(i64([1, 2], d), 0), NotImplementedError,
+     "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'"),
     ("softmax_no_dim", lambda d: vkt.softmax(t23(d)), TypeError, "dim"),
     # matmul family
     ("matmul_inner", lambda d: t23(d) @ t23(d), RuntimeError, r"\(2x3 and 2x3\)"),

@@ -181,7 +181,8 @@ static vkt_status scalar_on(const vkt_tensor *t, int device, vkt_tensor *out) {
 
 /* ---- front-ends ---- */
 
-/* neg, relu and sub refuse bool operands (Python's True included) whatever the result type. */
+/* neg, relu and sub refuse bool operands (Python's True included) whatever the result type; tanhshrink, which
+ * PyTorch computes as x - tanh(x), refuses a bool x as its subtraction does. */
 static vkt_status bool_refused(const vkt_op *op, int nbool) {
   if (strcmp(op->name, "relu") == 0)
     return vkt_fail(VKT_ERR_RUNTIME, "Boolean inputs not supported for relu");
@@ -193,15 +194,6 @@ static vkt_status bool_refused(const vkt_op *op, int nbool) {
                                      "the `^` or `logical_xor()` operator instead.");
   return vkt_fail(VKT_ERR_RUNTIME, "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
                                    "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-}
-
-/* The dtypes PyTorch has no kernel for (VKT_INTEGRAL_IN, VKT_FLOAT_IN, VKT_NOT_BOOL), in its words. */
-static vkt_status check_kernel(const vkt_op *op, vkt_dtype d) {
-  bool fl = vkt_dtypes[d].is_float;
-  if (((op->flags & VKT_INTEGRAL_IN) && fl) || ((op->flags & VKT_FLOAT_IN) && !fl) ||
-      ((op->flags & VKT_NOT_BOOL) && d == VKT_BOOL))
-    return vkt_fail(VKT_ERR_NOTIMPL, "\"%s_cpu\" not implemented for '%s'", op->name, vkt_dtypes[d].torch_name);
-  return VKT_OK;
 }
 
 /* Ops that leave integers as they are: a copy (PyTorch's floor, ceil, round, trunc and nan_to_num of
@@ -223,7 +215,7 @@ vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, 
   vkt_status st;
   if ((op->flags & VKT_NO_BOOL) && x->dtype == VKT_BOOL)
     return bool_refused(op, 1);
-  if ((st = check_kernel(op, x->dtype)))
+  if ((st = vkt_op_check_dtype(op, x->dtype)))
     return st;
   if (id == VKT_OP_BITWISE_NOT && x->dtype == VKT_BOOL) /* ~ of 0/1 in an int is not 1/0 */
     op = &vkt_ops[id = VKT_OP_LOGICAL_NOT];
@@ -274,7 +266,7 @@ vkt_status vkt_binary_params(int id, vkt_operand a, vkt_operand b, vkt_scalar p0
     vkt_operand not_e = {.s = {false, 0, !b.s.i}, .is_bool = true};
     return vkt_binary_params(VKT_OP_LOGICAL_OR, a, not_e, p0, p1, into, result);
   }
-  if ((st = check_kernel(op, compute)))
+  if ((st = vkt_op_check_dtype(op, compute)))
     return st;
   if ((op->flags & VKT_FLOAT_ONLY) && !vkt_dtypes[compute].is_float)
     compute = VKT_FLOAT32;

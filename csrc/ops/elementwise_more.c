@@ -113,10 +113,8 @@ vkt_status vkt_round_decimals(const vkt_tensor *x, int64_t decimals, const vkt_t
 vkt_status vkt_isclose(const vkt_tensor *a, const vkt_tensor *b, double rtol, double atol, bool equal_nan,
                        vkt_tensor *result) {
   if (a->dtype != b->dtype)
-    return vkt_fail(VKT_ERR_RUNTIME,
-                    "%s(): expected self and other to have the same dtype, but got self.dtype = %s and other.dtype = "
-                    "%s",
-                    "isclose", vkt_dtypes[a->dtype].name, vkt_dtypes[b->dtype].name);
+    return vkt_fail(VKT_ERR_RUNTIME, "%s did not match %s", vkt_dtypes[a->dtype].torch_name,
+                    vkt_dtypes[b->dtype].torch_name);
   if (rtol < 0)
     return vkt_fail(VKT_ERR_RUNTIME, "rtol must be greater than or equal to zero, but got %g", rtol);
   if (atol < 0)

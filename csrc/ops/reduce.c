@@ -18,9 +18,14 @@ vkt_dtype vkt_natural_compute(vkt_dtype d) {
 
 static bool is_float(vkt_dtype d) { return vkt_dtypes[d].is_float; }
 
-/* The result dtype of op id on input dtype in (PyTorch's), and the dtype the math runs in. */
-static vkt_status result_dtype(int id, vkt_dtype in, int given, vkt_dtype *out, vkt_dtype *compute) {
+/* The result dtype of op id (named name in messages) on input dtype in (PyTorch's), and the dtype the math runs in;
+ * or PyTorch's refusal of dtype in. */
+static vkt_status result_dtype(int id, const char *name, vkt_dtype in, int given, vkt_dtype *out,
+                               vkt_dtype *compute) {
   vkt_dtype d = given >= 0 ? (vkt_dtype)given : in;
+  vkt_status st = vkt_op_check_dtype(&vkt_ops[id], in);
+  if (st)
+    return st;
   switch (id) {
   case VKT_OP_SUM:
   case VKT_OP_PROD: *out = given >= 0 || is_float(in) ? d : VKT_INT64; break;
@@ -33,9 +38,9 @@ static vkt_status result_dtype(int id, vkt_dtype in, int given, vkt_dtype *out, 
     *out = d;
     break;
   case VKT_OP_VAR:
-    if (!is_float(in))
-      return vkt_fail(VKT_ERR_RUNTIME, "std and var only support floating point and complex dtypes, got %s",
-                      vkt_dtypes[in].name);
+    if (!is_float(in)) /* var_mean and std_mean say their own names */
+      return vkt_fail(VKT_ERR_RUNTIME, "%s only support floating point and complex dtypes",
+                      name && strstr(name, "_mean") ? name : "std and var");
     *out = in;
     break;
   case VKT_OP_ARGMAX:
@@ -43,14 +48,7 @@ static vkt_status result_dtype(int id, vkt_dtype in, int given, vkt_dtype *out, 
   case VKT_OP_LOGSUMEXP: *out = is_float(in) ? in : VKT_FLOAT32; break;
   case VKT_OP_ALL:
   case VKT_OP_ANY: *out = in == VKT_UINT8 ? VKT_UINT8 : VKT_BOOL; break; /* uint8 stays uint8, as in PyTorch */
-  case VKT_OP_SOFTMAX:
-  case VKT_OP_LOG_SOFTMAX:
-    if (!is_float(d))
-      return vkt_fail(VKT_ERR_RUNTIME, "%s: expected a floating point input or dtype=, got %s", vkt_ops[id].name,
-                      vkt_dtypes[d].name);
-    *out = d;
-    break;
-  default: *out = in; /* amax, amin */
+  default: *out = d; /* amax, amin; softmax and log_softmax, whose refusals vkt_softmax makes */
   }
   /* sum(dtype=...) and friends cast the input first: the math runs in the result's type */
   *compute = vkt_natural_compute(
@@ -255,7 +253,7 @@ vkt_status vkt_reduce(int id, const vkt_tensor *x, const vkt_reduce_opts *o, vkt
     return reduce_columns(id, x, o, pieces, rows, cols, out);
   vkt_dtype dtype, compute;
   int64_t nred = reduced_count(x, o->dims);
-  vkt_status st = result_dtype(id, x->dtype, o->dtype, &dtype, &compute);
+  vkt_status st = result_dtype(id, o->name, x->dtype, o->dtype, &dtype, &compute);
   if (st)
     return st;
   if (nred == 0 && (id == VKT_OP_AMAX || id == VKT_OP_AMIN || id == VKT_OP_ARGMAX || id == VKT_OP_ARGMIN))
@@ -294,8 +292,12 @@ vkt_status vkt_softmax(int id, const vkt_tensor *x, int64_t dim, int dtype, vkt_
   vkt_dtype result, compute;
   int d;
   vkt_status st;
-  if ((st = vkt_dim_wrap(dim, x->ndim, &d)) || (st = result_dtype(id, x->dtype, dtype, &result, &compute)))
+  if ((st = vkt_dim_wrap(dim, x->ndim, &d)) || (st = result_dtype(id, NULL, x->dtype, dtype, &result, &compute)))
     return st;
+  /* PyTorch's kernels, one for the last dim and one for the others, take floats only; an empty input runs none */
+  if (!is_float(result) && vkt_tensor_numel(x) > 0)
+    return vkt_fail(VKT_ERR_NOTIMPL, "\"%s_%skernel_impl\" not implemented for '%s'", vkt_ops[id].name,
+                    d == x->ndim - 1 || x->ndim == 0 ? "lastdim_" : "", vkt_dtypes[result].torch_name);
   /* a pending expression it reads is computed in its load (fuse.h) */
   bool defer = vkt_tensor_numel(x) > 0 && vkt_fuse_reduce_wanted(id, x, &compute);
   if ((st = (defer ? vkt_tensor_empty_lazy : vkt_tensor_empty)(out, vkt_tensor_device(x), result, x->ndim, x->shape)))

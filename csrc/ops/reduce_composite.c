@@ -87,12 +87,28 @@ vkt_status vkt_count_nonzero(const vkt_tensor *x, const vkt_reduce_opts *o, vkt_
   return st;
 }
 
-/* |x| of a floating x, cast to dtype (>= 0) first */
-static vkt_status norm_input(const vkt_tensor *x, int dtype, const char *name, vkt_tensor *xf, vkt_tensor *a) {
+/* PyTorch's checks of a norm's input and its dtype= (>= 0): both floating, x's converting to dtype without narrowing */
+static vkt_status norm_check(const vkt_tensor *x, int dtype, const char *name) {
   if (!vkt_dtypes[x->dtype].is_float)
     return vkt_fail(VKT_ERR_RUNTIME, "%s: Expected a floating point or complex tensor as input. Got %s", name,
                     vkt_dtypes[x->dtype].torch_name);
-  vkt_status st = vkt_to(xf, x, vkt_tensor_device(x), dtype >= 0 ? (vkt_dtype)dtype : x->dtype);
+  if (dtype >= 0 && !vkt_dtypes[dtype].is_float)
+    return vkt_fail(VKT_ERR_RUNTIME, "%s: dtype should be floating point or complex, but got %s", name,
+                    vkt_dtypes[dtype].torch_name);
+  if (dtype >= 0 && vkt_promote_types(x->dtype, (vkt_dtype)dtype) != (vkt_dtype)dtype)
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "%s: the dtype of the input (%s) should be convertible without narrowing to the specified dtype "
+                    "(%s)",
+                    name, vkt_dtypes[x->dtype].torch_name, vkt_dtypes[dtype].torch_name);
+  return VKT_OK;
+}
+
+/* |x| of a floating x, cast to dtype (>= 0) first */
+static vkt_status norm_input(const vkt_tensor *x, int dtype, const char *name, vkt_tensor *xf, vkt_tensor *a) {
+  vkt_status st = norm_check(x, dtype, name);
+  if (st)
+    return st;
+  st = vkt_to(xf, x, vkt_tensor_device(x), dtype >= 0 ? (vkt_dtype)dtype : x->dtype);
   if (!st && (st = unary(VKT_OP_ABS, xf, a)))
     vkt_tensor_release(xf);
   return st;
@@ -152,6 +168,8 @@ vkt_status vkt_matrix_norm(const vkt_tensor *x, bool fro, double ord, int64_t d0
     return vkt_fail(VKT_ERR_RUNTIME, "linalg.matrix_norm: dims must be different. Got (%lld, %lld)", (long long)d0,
                     (long long)d1);
   vkt_reduce_opts o = {.name = "linalg.matrix_norm", .dims = 1u << r0 | 1u << r1, .keepdim = keepdim, .dtype = dtype};
+  if ((st = norm_check(x, dtype, o.name))) /* in matrix_norm's name, before fro's vector_norm */
+    return st;
   if (fro)
     return vkt_vector_norm(x, 2, &o, out);
   vkt_tensor xf = {0}, a = {0}, s = {0}, m = {0};

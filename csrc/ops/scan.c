@@ -24,6 +24,8 @@ vkt_status vkt_scan(int id, const vkt_tensor *x, int64_t dim, int dtype, vkt_ten
     result = (vkt_dtype)dtype;
   else if (!has_indices(id) && !vkt_dtypes[x->dtype].is_float)
     result = VKT_INT64; /* PyTorch's integer cumsum and cumprod */
+  if (vkt_tensor_numel(x) > 0 && (st = vkt_op_check_dtype(&vkt_ops[id], result))) /* an empty input runs no kernel */
+    return st;
   int device = vkt_tensor_device(x);
   vkt_dtype compute = vkt_natural_compute(result);
   /* a pending expression it reads is computed in its load (fuse.h) */

@@ -61,6 +61,9 @@ vkt_status vkt_topk(const vkt_tensor *x, int64_t k, int64_t dim, bool largest, v
     return st;
   if (k < 0 || k > row_length(x, d))
     return vkt_fail(VKT_ERR_RUNTIME, "selected index k out of range");
+  st = vkt_dtype_refusal(VKT_NOT_BOOL | VKT_REFUSED_RUNTIME, "topk does not support bool dtypes on CPU", x->dtype);
+  if (st)
+    return st;
   return sort_into(x, d, k, largest, values, indices);
 }
 
@@ -73,6 +76,8 @@ vkt_status vkt_kthvalue(const vkt_tensor *x, int64_t k, int64_t dim, bool keepdi
     return st;
   if (k < 1 || k > row_length(x, d))
     return vkt_fail(VKT_ERR_RUNTIME, "kthvalue(): selected number k out of range for dimension %d", d);
+  if (x->ndim && (st = vkt_dtype_refusal(VKT_NOT_BOOL, "kthvalue_cpu", x->dtype))) /* PyTorch copies a 0-d one */
+    return st;
   if ((st = sort_into(x, d, k, false, &v, &i)))
     return st;
   if (x->ndim == 0) {
@@ -142,6 +147,8 @@ static vkt_status median_dim(const vkt_tensor *x, int d, bool keepdim, bool igno
   if (x->shape[d] == 0)
     return vkt_fail(VKT_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.",
                     ignore_nan ? "nanmedian" : "median", d);
+  if ((st = vkt_dtype_refusal(VKT_NOT_BOOL, "median_out", x->dtype)))
+    return st;
   if ((st = sort_into(x, d, x->shape[d], false, &sv, &si)) || (st = median_position(x, d, ignore_nan, &pos)) ||
       (st = vkt_gather(&sv, d, &pos, &v)) || (st = vkt_gather(&si, d, &pos, &i)))
     goto finish;
@@ -160,6 +167,26 @@ finish:
   return st;
 }
 
+/* The median (and mode) of a 0-d tensor along its dim: the element itself, at position 0. */
+static vkt_status element_itself(const vkt_tensor *x, vkt_tensor *values, vkt_tensor *indices) {
+  vkt_status st = vkt_clone(values, x);
+  if (!st && (st = vkt_tensor_empty(indices, vkt_tensor_device(x), VKT_INT64, 0, NULL)))
+    vkt_tensor_release(values);
+  return st ? st : vkt_fill_(indices, (vkt_scalar){false, 0, 0});
+}
+
+/* PyTorch's median of no elements: NaN, which its kernel converts to an integer dtype as x86 does: the lowest int32
+ * or int64, that int32's low byte in uint8, and true. */
+static vkt_scalar empty_median(vkt_dtype d) {
+  switch (d) {
+  case VKT_INT64: return (vkt_scalar){false, 0, INT64_MIN};
+  case VKT_INT32: return (vkt_scalar){false, 0, INT32_MIN};
+  case VKT_UINT8: return (vkt_scalar){false, 0, 0};
+  case VKT_BOOL: return (vkt_scalar){false, 0, 1};
+  default: return (vkt_scalar){true, NAN, 0};
+  }
+}
+
 vkt_status vkt_median(const vkt_tensor *x, int64_t dim, bool all, bool keepdim, bool ignore_nan, vkt_tensor *values,
                       vkt_tensor *indices) {
   vkt_tensor flat = {0}, dense = {0}, i = {0};
@@ -168,21 +195,18 @@ vkt_status vkt_median(const vkt_tensor *x, int64_t dim, bool all, bool keepdim, 
   if (!all && (st = vkt_dim_wrap(dim, x->ndim ? x->ndim : 1, &d)))
     return st;
   int64_t n = vkt_tensor_numel(x);
-  if (!all && x->ndim == 0) { /* the element itself, at position 0 */
-    if (!(st = vkt_clone(values, x)) && (st = vkt_tensor_empty(indices, vkt_tensor_device(x), VKT_INT64, 0, &n)))
-      vkt_tensor_release(values);
-    return st ? st : vkt_fill_(indices, (vkt_scalar){false, 0, 0});
-  }
+  if (!all && x->ndim == 0)
+    return (st = vkt_dtype_refusal(VKT_NOT_BOOL, "median_out", x->dtype)) ? st : element_itself(x, values, indices);
   if (!all)
     return median_dim(x, d, keepdim, ignore_nan, values, indices);
-  if (n == 0) { /* PyTorch's NaN; an integer tensor has none to give */
-    if (!vkt_dtypes[x->dtype].is_float)
-      return vkt_fail(VKT_ERR_RUNTIME, "median() of an empty integer tensor has no value");
-    if (!(st = vkt_tensor_empty(values, vkt_tensor_device(x), x->dtype, 0, &n)) &&
-        (st = vkt_fill_(values, (vkt_scalar){true, NAN, 0})))
+  if (n == 0) {
+    if (!(st = vkt_tensor_empty(values, vkt_tensor_device(x), x->dtype, 0, NULL)) &&
+        (st = vkt_fill_(values, empty_median(x->dtype))))
       vkt_tensor_release(values);
     return st;
   }
+  if ((st = vkt_dtype_refusal(VKT_NOT_BOOL, "median_cpu", x->dtype)))
+    return st;
   vkt_tensor v = {0};
   if (!(st = vkt_contiguous(&dense, x)) && !(st = vkt_view(&flat, &dense, 1, &n)) &&
       !(st = median_dim(&flat, 0, false, ignore_nan, &v, &i)))
@@ -234,7 +258,7 @@ vkt_status vkt_mode(const vkt_tensor *x, int64_t dim, bool keepdim, vkt_tensor *
   if (st)
     return st;
   if (x->ndim == 0)
-    return vkt_median(x, 0, false, keepdim, false, values, indices); /* the element itself, at 0 */
+    return element_itself(x, values, indices);
   if (x->shape[d] == 0)
     return vkt_fail(VKT_ERR_INDEX, "mode(): Expected reduction dim %d to have non-zero size.", d);
   vkt_tensor sv = {0}, si = {0}, flags = {0}, pos = {0}, starts = {0}, rs = {0}, rsi = {0}, len = {0}, best = {0},

@@ -10,15 +10,20 @@
 #include "table.h"
 
 #define EW vkt_elementwise_supports, vkt_elementwise_launch, vkt_cpu_elementwise
-#define UNARY(ID, NAME, GLSL, FN, FLAGS)                                                                               \
-  [ID] = {NAME, "unary.comp", "#define OP(x) (" GLSL ")\n", EW, vkt_f_##FN, vkt_i_##FN, FLAGS}
-#define BINARY(ID, NAME, GLSL, FN, FLAGS)                                                                              \
-  [ID] = {NAME, "binary.comp", "#define OP(x, y) (" GLSL ")\n", EW, vkt_f_##FN, vkt_i_##FN, FLAGS}
+/* The _K rows name PyTorch's kernel, as its dtype errors do, where it is not "<name>_cpu" (table.h) */
+#define UNARY_K(ID, NAME, GLSL, FN, FLAGS, KERNEL)                                                                     \
+  [ID] = {NAME, "unary.comp", "#define OP(x) (" GLSL ")\n", EW, vkt_f_##FN, vkt_i_##FN, FLAGS, KERNEL}
+#define UNARY(ID, NAME, GLSL, FN, FLAGS) UNARY_K(ID, NAME, GLSL, FN, FLAGS, NULL)
+#define BINARY_K(ID, NAME, GLSL, FN, FLAGS, KERNEL)                                                                    \
+  [ID] = {NAME, "binary.comp", "#define OP(x, y) (" GLSL ")\n", EW, vkt_f_##FN, vkt_i_##FN, FLAGS, KERNEL}
+#define BINARY(ID, NAME, GLSL, FN, FLAGS) BINARY_K(ID, NAME, GLSL, FN, FLAGS, NULL)
 #define FLOATS (VKT_FLOAT_ONLY | VKT_NO_FLOAT64)
-#define REDUCE(ID, NAME, GLSL, FLAGS)                                                                                  \
-  [ID] = {NAME, "reduce.comp", GLSL, vkt_reduce_supports, vkt_reduce_launch, vkt_cpu_reduce, NULL, NULL, FLAGS}
-#define SCAN(ID, NAME, GLSL)                                                                                           \
-  [ID] = {NAME, "scan.comp", GLSL, vkt_scan_supports, vkt_scan_launch, vkt_cpu_scan, NULL, NULL, 0}
+#define REDUCE_K(ID, NAME, GLSL, FLAGS, KERNEL)                                                                        \
+  [ID] = {NAME, "reduce.comp", GLSL, vkt_reduce_supports, vkt_reduce_launch, vkt_cpu_reduce, NULL, NULL, FLAGS, KERNEL}
+#define REDUCE(ID, NAME, GLSL, FLAGS) REDUCE_K(ID, NAME, GLSL, FLAGS, NULL)
+#define SCAN_K(ID, NAME, GLSL, FLAGS, KERNEL)                                                                          \
+  [ID] = {NAME, "scan.comp", GLSL, vkt_scan_supports, vkt_scan_launch, vkt_cpu_scan, NULL, NULL, FLAGS, KERNEL}
+#define SCAN(ID, NAME, GLSL) SCAN_K(ID, NAME, GLSL, 0, NULL)
 #define NORM(ID, NAME, GLSL)                                                                                           \
   [ID] = {NAME, "norm.comp", GLSL, vkt_norm_supports, vkt_norm_launch, vkt_cpu_norm, NULL, NULL, 0}
 #define LOSS(ID, NAME, GLSL, CPU)                                                                                      \
@@ -28,15 +33,18 @@
 
 const vkt_op vkt_ops[VKT_OP_COUNT] = {
     UNARY(VKT_OP_RELU, "relu", "x != x ? x : max(x, C(0))", relu, VKT_NO_BOOL),
-    UNARY(VKT_OP_GELU, "gelu", "C(0.5) * x * vkt_erfc(x * C(-0.7071067811865476))", gelu, FLOATS),
-    UNARY(VKT_OP_GELU_TANH, "gelu_tanh",
-          "C(0.5) * x * (C(1) + vkt_tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x)))", gelu_tanh, FLOATS),
-    UNARY(VKT_OP_SILU, "silu", "x * vkt_sigmoid(x)", silu, FLOATS),
+    UNARY_K(VKT_OP_GELU, "gelu", "C(0.5) * x * vkt_erfc(x * C(-0.7071067811865476))", gelu, FLOATS | VKT_FLOAT_IN,
+            "GeluKernelImpl"),
+    UNARY_K(VKT_OP_GELU_TANH, "gelu_tanh",
+            "C(0.5) * x * (C(1) + vkt_tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x)))", gelu_tanh,
+            FLOATS | VKT_FLOAT_IN, "GeluKernelImpl"),
+    UNARY(VKT_OP_SILU, "silu", "x * vkt_sigmoid(x)", silu, FLOATS | VKT_FLOAT_IN),
     UNARY(VKT_OP_SIGMOID, "sigmoid", "vkt_sigmoid(x)", sigmoid, FLOATS),
     UNARY(VKT_OP_TANH, "tanh", "vkt_tanh(x)", tanh, FLOATS),
     UNARY(VKT_OP_LEAKY_RELU, "leaky_relu", "x >= C(0) ? x : x * P0", leaky_relu, VKT_FLOAT_ONLY | VKT_FLOAT_IN),
-    UNARY(VKT_OP_ELU, "elu", "x > C(0) ? x : P0 * vkt_expm1(x)", elu, FLOATS),
-    UNARY(VKT_OP_SOFTPLUS, "softplus", "x * P0 > P1 ? x : vkt_log1p(exp(x * P0)) / P0", softplus, FLOATS),
+    UNARY(VKT_OP_ELU, "elu", "x > C(0) ? x : P0 * vkt_expm1(x)", elu, FLOATS | VKT_FLOAT_IN),
+    UNARY(VKT_OP_SOFTPLUS, "softplus", "x * P0 > P1 ? x : vkt_log1p(exp(x * P0)) / P0", softplus,
+          FLOATS | VKT_FLOAT_IN),
     UNARY(VKT_OP_NEG, "neg", "-x", neg, VKT_NO_BOOL),
     UNARY(VKT_OP_ABS, "abs", "abs(x)", abs, VKT_NOT_BOOL),
     UNARY(VKT_OP_EXP, "exp", "exp(x)", exp, FLOATS),
@@ -49,9 +57,9 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     UNARY(VKT_OP_RECIPROCAL, "reciprocal", "C(1) / x", reciprocal, VKT_FLOAT_ONLY),
     UNARY(VKT_OP_CLAMP, "clamp", "x != x ? x : P0 != P0 || P1 != P1 ? P0 + P1 : min(max(x, P0), P1)", clamp, 0),
     UNARY(VKT_OP_SIGN, "sign", "vkt_sign(x)", sign, 0),
-    UNARY(VKT_OP_FLOOR, "floor", "floor(x)", floor, VKT_NOT_BOOL),
-    UNARY(VKT_OP_CEIL, "ceil", "ceil(x)", ceil, VKT_NOT_BOOL),
-    UNARY(VKT_OP_ROUND, "round", "roundEven(x)", round, VKT_NOT_BOOL),
+    UNARY_K(VKT_OP_FLOOR, "floor", "floor(x)", floor, VKT_NOT_BOOL, "floor_vml_cpu"),
+    UNARY_K(VKT_OP_CEIL, "ceil", "ceil(x)", ceil, VKT_NOT_BOOL, "ceil_vml_cpu"),
+    UNARY_K(VKT_OP_ROUND, "round", "roundEven(x)", round, VKT_NOT_BOOL, "round_vml_cpu"),
     UNARY(VKT_OP_LOGICAL_NOT, "logical_not", "x == C(0)", logical_not, VKT_BOOL_OUT),
     UNARY(VKT_OP_CAST, "cast", "x", identity, 0),
     /* unary math, activations and tests (issue 15) */
@@ -72,7 +80,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     UNARY(VKT_OP_ASINH, "asinh", "vkt_asinh(x)", asinh, FLOATS),
     UNARY(VKT_OP_ACOSH, "acosh", "vkt_acosh(x)", acosh, FLOATS),
     UNARY(VKT_OP_ATANH, "atanh", "vkt_atanh(x)", atanh, FLOATS),
-    UNARY(VKT_OP_TRUNC, "trunc", "trunc(x)", trunc, VKT_NOT_BOOL),
+    UNARY_K(VKT_OP_TRUNC, "trunc", "trunc(x)", trunc, VKT_NOT_BOOL, "trunc_vml_cpu"),
     UNARY(VKT_OP_FRAC, "frac", "x - trunc(x)", frac, VKT_FLOAT_IN),
     UNARY(VKT_OP_DEG2RAD, "deg2rad", "x * C(VKT_DEG2RAD)", deg2rad, VKT_FLOAT_ONLY),
     UNARY(VKT_OP_RAD2DEG, "rad2deg", "x * C(VKT_RAD2DEG)", rad2deg, VKT_FLOAT_ONLY),
@@ -95,11 +103,12 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     UNARY(VKT_OP_MISH, "mish", "x * vkt_tanh(x > C(20) ? x : vkt_log1p(exp(x)))", mish, FLOATS | VKT_FLOAT_IN),
     UNARY(VKT_OP_LOGSIGMOID, "log_sigmoid", "x != x ? x : min(x, C(0)) - vkt_log1p(exp(-abs(x)))", logsigmoid,
           FLOATS | VKT_FLOAT_IN),
-    UNARY(VKT_OP_SELU, "selu", "C(1.0507009873554805) * (x > C(0) ? x : C(1.6732632423543772) * vkt_expm1(x))", selu,
-          FLOATS | VKT_FLOAT_IN),
-    UNARY(VKT_OP_CELU, "celu", "x > C(0) ? x : P0 * vkt_expm1(x / P0)", celu, FLOATS | VKT_FLOAT_IN),
-    UNARY(VKT_OP_SOFTSIGN, "softsign", "x / (C(1) + abs(x))", softsign, VKT_FLOAT_ONLY | VKT_NOT_BOOL),
-    UNARY(VKT_OP_TANHSHRINK, "tanhshrink", "x - vkt_tanh(x)", tanhshrink, FLOATS | VKT_NOT_BOOL),
+    /* PyTorch's selu and celu are its elu kernel, softsign its abs and a division, tanhshrink a subtraction */
+    UNARY_K(VKT_OP_SELU, "selu", "C(1.0507009873554805) * (x > C(0) ? x : C(1.6732632423543772) * vkt_expm1(x))",
+            selu, FLOATS | VKT_FLOAT_IN, "elu_cpu"),
+    UNARY_K(VKT_OP_CELU, "celu", "x > C(0) ? x : P0 * vkt_expm1(x / P0)", celu, FLOATS | VKT_FLOAT_IN, "elu_cpu"),
+    UNARY_K(VKT_OP_SOFTSIGN, "softsign", "x / (C(1) + abs(x))", softsign, VKT_FLOAT_ONLY | VKT_NOT_BOOL, "abs_cpu"),
+    UNARY(VKT_OP_TANHSHRINK, "tanhshrink", "x - vkt_tanh(x)", tanhshrink, FLOATS | VKT_NO_BOOL),
     UNARY(VKT_OP_THRESHOLD, "threshold", "x <= P0 ? P1 : x", threshold, VKT_NOT_BOOL),
     UNARY(VKT_OP_LGAMMA, "lgamma", "vkt_lgamma(x)", lgamma, FLOATS),
     UNARY(VKT_OP_DIGAMMA, "digamma", "vkt_digamma(x)", digamma, FLOATS),
@@ -108,8 +117,8 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     UNARY(VKT_OP_SINC, "sinc", "vkt_sinc(x)", sinc, FLOATS),
     UNARY(VKT_OP_ENTR, "special_entr", "vkt_entr(x)", entr, FLOATS),
     UNARY(VKT_OP_NDTR, "special_ndtr", "vkt_ndtr(x)", ndtr, FLOATS),
-    UNARY(VKT_OP_NDTRI, "special_ndtri", "vkt_ndtri(x)", ndtri, FLOATS),
-    UNARY(VKT_OP_LOG_NDTR, "special_log_ndtr", "vkt_log_ndtr(x)", log_ndtr, FLOATS),
+    UNARY_K(VKT_OP_NDTRI, "special_ndtri", "vkt_ndtri(x)", ndtri, FLOATS | VKT_NOT_HALF, "ndtri_cpu"),
+    UNARY_K(VKT_OP_LOG_NDTR, "special_log_ndtr", "vkt_log_ndtr(x)", log_ndtr, FLOATS | VKT_NOT_HALF, "log_ndtr_cpu"),
     UNARY(VKT_OP_I0, "i0", "vkt_bessel_i(x, false, false)", i0, FLOATS),
     UNARY(VKT_OP_I0E, "special_i0e", "vkt_bessel_i(x, false, true)", i0e, FLOATS),
     UNARY(VKT_OP_I1, "special_i1", "vkt_bessel_i(x, true, false)", i1, FLOATS),
@@ -120,7 +129,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     BINARY(VKT_OP_DIV, "div", "x / y", div, VKT_FLOAT_ONLY),
     BINARY(VKT_OP_DIV_TRUNC, "div_trunc", "vkt_div_trunc(x, y)", div_trunc, VKT_NOT_BOOL),
     BINARY(VKT_OP_DIV_FLOOR, "div_floor", "vkt_div_floor(x, y)", div_floor, VKT_NOT_BOOL),
-    BINARY(VKT_OP_POW, "pow", "vkt_pow(x, y)", pow, VKT_NO_FLOAT64 | VKT_NOT_BOOL),
+    BINARY_K(VKT_OP_POW, "pow", "vkt_pow(x, y)", pow, VKT_NO_FLOAT64 | VKT_NOT_BOOL, "pow"),
     BINARY(VKT_OP_MAXIMUM, "maximum", "x != x || y != y ? x + y : max(x, y)", maximum, VKT_TENSOR_OTHER),
     BINARY(VKT_OP_MINIMUM, "minimum", "x != x || y != y ? x + y : min(x, y)", minimum, VKT_TENSOR_OTHER),
     BINARY(VKT_OP_REMAINDER, "remainder", "vkt_remainder(x, y)", remainder, VKT_NOT_BOOL),
@@ -159,8 +168,10 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     REDUCE(VKT_OP_PROD, "prod", "#define OP_PROD\n", 0),
     REDUCE(VKT_OP_AMAX, "amax", "#define OP_AMAX\n", 0),
     REDUCE(VKT_OP_AMIN, "amin", "#define OP_AMIN\n", 0),
-    REDUCE(VKT_OP_ARGMAX, "argmax", "#define OP_ARGMAX\n", 0),
-    REDUCE(VKT_OP_ARGMIN, "argmin", "#define OP_ARGMIN\n", 0),
+    REDUCE_K(VKT_OP_ARGMAX, "argmax", "#define OP_ARGMAX\n", VKT_NOT_BOOL | VKT_REFUSED_RUNTIME,
+             "argmax(): does not support bool input"),
+    REDUCE_K(VKT_OP_ARGMIN, "argmin", "#define OP_ARGMIN\n", VKT_NOT_BOOL | VKT_REFUSED_RUNTIME,
+             "argmin(): does not support bool input"),
     REDUCE(VKT_OP_VAR, "var", "#define OP_VAR\n", 0),
     REDUCE(VKT_OP_ALL, "all", "#define OP_ALL\n", 0),
     REDUCE(VKT_OP_ANY, "any", "#define OP_ANY\n", 0),
@@ -168,8 +179,8 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     REDUCE(VKT_OP_LOG_SOFTMAX, "log_softmax", "#define OP_LOG_SOFTMAX\n", VKT_NO_FLOAT64),
     [VKT_OP_LOGSUMEXP] = {"logsumexp", "reduce.comp", "#define OP_LOGSUMEXP\n", vkt_reduce_supports, vkt_reduce_launch,
                           vkt_cpu_logsumexp, NULL, NULL, VKT_NO_FLOAT64},
-    SCAN(VKT_OP_CUMSUM, "cumsum", "#define OP_SUM\n"),
-    SCAN(VKT_OP_CUMPROD, "cumprod", "#define OP_PROD\n"),
+    SCAN_K(VKT_OP_CUMSUM, "cumsum", "#define OP_SUM\n", VKT_NOT_BOOL, "cumsum_out_cpu"), /* of the result dtype */
+    SCAN_K(VKT_OP_CUMPROD, "cumprod", "#define OP_PROD\n", VKT_NOT_BOOL, "cumprod_out_cpu"),
     SCAN(VKT_OP_CUMMAX, "cummax", "#define OP_MAX\n"),
     SCAN(VKT_OP_CUMMIN, "cummin", "#define OP_MIN\n"),
     [VKT_OP_SORT] = {"sort", "sort.comp", "", vkt_sort_supports, vkt_sort_launch, vkt_cpu_sort, NULL, NULL, 0},
@@ -218,6 +229,24 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
                      NULL, 0},
 };
 static_assert(VKT_OP_COUNT == 164, "a new op needs its row in vkt_ops");
+
+/* ---- the dtypes PyTorch's kernels refuse ---- */
+
+static vkt_status refusal(unsigned flags, const char *kernel, const char *suffix, vkt_dtype d) {
+  bool fl = vkt_dtypes[d].is_float;
+  if (!((flags & VKT_INTEGRAL_IN) && fl) && !((flags & VKT_FLOAT_IN) && !fl) &&
+      !((flags & VKT_NOT_BOOL) && d == VKT_BOOL) && !((flags & VKT_NOT_HALF) && d == VKT_FLOAT16))
+    return VKT_OK;
+  if (flags & VKT_REFUSED_RUNTIME)
+    return vkt_fail(VKT_ERR_RUNTIME, "%s", kernel);
+  return vkt_fail(VKT_ERR_NOTIMPL, "\"%s%s\" not implemented for '%s'", kernel, suffix, vkt_dtypes[d].torch_name);
+}
+
+vkt_status vkt_dtype_refusal(unsigned flags, const char *kernel, vkt_dtype d) { return refusal(flags, kernel, "", d); }
+
+vkt_status vkt_op_check_dtype(const vkt_op *op, vkt_dtype d) {
+  return op->kernel ? refusal(op->flags, op->kernel, "", d) : refusal(op->flags, op->name, "_cpu", d);
+}
 
 /* ---- fallback counters ---- */
 

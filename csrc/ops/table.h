@@ -245,21 +245,35 @@ struct vkt_op {
   double (*f)(double x, double y, const vkt_op_args *a);
   int64_t (*i)(int64_t x, int64_t y, const vkt_op_args *a);
   unsigned flags;
+  /* PyTorch's CPU kernel, as its dtype errors name it, where not "<name>_cpu" ("GeluKernelImpl"); with
+   * VKT_REFUSED_RUNTIME, the whole message of the RuntimeError that refuses the dtypes instead. */
+  const char *kernel;
 };
 
 /* flags */
 #define VKT_FLOAT_ONLY 1u /* integer inputs compute in float32 (exp, sqrt, true division, ...) */
 #define VKT_BOOL_OUT 2u   /* comparisons and logical ops */
 #define VKT_NO_FLOAT64 4u /* GLSL has no float64 form (transcendentals): float64 takes the fallback */
-#define VKT_NO_BOOL 8u    /* PyTorch refuses bool inputs with a RuntimeError (neg, sub, relu) */
-/* PyTorch has no kernel for these inputs: NotImplementedError "<name>_cpu" not implemented for '<dtype>' */
+#define VKT_NO_BOOL 8u    /* PyTorch refuses bool inputs with a RuntimeError (neg, sub, relu, tanhshrink) */
+/* PyTorch has no kernel for these inputs: NotImplementedError "<name>_cpu" not implemented for '<dtype>' (or the
+ * row's kernel named) */
 #define VKT_INTEGRAL_IN 16u /* floats refused (bitwise ops) */
-#define VKT_FLOAT_IN 32u    /* integers and bool refused (frac, hypot, hardsigmoid, ...) */
+#define VKT_FLOAT_IN 32u    /* integers and bool refused (frac, hypot, hardsigmoid, gelu, ...) */
 #define VKT_NOT_BOOL 64u    /* bool refused (trunc, fmod, shifts, threshold) */
 /* The Python bindings take a tensor only as the second operand (maximum, atan2, logical_and, ...) */
 #define VKT_TENSOR_OTHER 128u
+#define VKT_NOT_HALF 256u        /* float16 refused (special.ndtri, special.log_ndtr) */
+#define VKT_REFUSED_RUNTIME 512u /* the refusal is a RuntimeError whose message is the row's kernel (argmax of bool) */
 
 extern const vkt_op vkt_ops[VKT_OP_COUNT];
+
+/* PyTorch's refusal of dtype d by op, where op's flags (VKT_INTEGRAL_IN, VKT_FLOAT_IN, VKT_NOT_BOOL, VKT_NOT_HALF) say
+ * its kernel has no loop for d: NotImplementedError "<kernel>" not implemented for '<dtype>', or op->kernel's
+ * RuntimeError (VKT_REFUSED_RUNTIME). VKT_OK where d is taken. */
+vkt_status vkt_op_check_dtype(const vkt_op *op, vkt_dtype d);
+/* The same refusal for the ops of a row that has several (sort's topk, kthvalue, median): flags and kernel as an
+ * op's, kernel the full name ("kthvalue_cpu"). */
+vkt_status vkt_dtype_refusal(unsigned flags, const char *kernel, vkt_dtype d);
 
 /* Runs op on a's tensors, all on one device: the shader when supports() agrees, else the CPU kernel
  * on host copies (a counted fallback). */

@@ -6,7 +6,8 @@ import math
 
 from . import _C
 from ._surface import strided
-from .functional import _check_tensor, _promote, _result_type, _type_name, _wrap_dim
+from .autograd import _no_derivative
+from .functional import _check_tensor, _result_type, _type_name, _wrap_dim
 
 
 def _dim_error(name, need, t):
@@ -222,12 +223,14 @@ def fmin(input, other):
 
 
 def heaviside(input, values):
-    """0 below zero, 1 above, values at zero; as torch, not differentiable and only for one dtype."""
-    _tensor_pair("heaviside", input, values)
+    """0 below zero, 1 above, values at zero; as torch, only for one dtype, and recorded with no derivative (a
+    backward through it raises torch's error)."""
+    _check_tensor("heaviside", "input", input)
+    _check_tensor("heaviside", "values", values)
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     x, v = input.detach(), values.detach()
-    return _C.where(x == 0, v, (x > 0).to(x.dtype))
+    return _no_derivative("heaviside", (_C.where(x == 0, v, (x > 0).to(x.dtype)),), input, values)[0]
 
 
 def float_power(input, exponent):
@@ -243,39 +246,38 @@ def float_power(input, exponent):
 
 
 def ldexp(input, other):
-    """input * 2 ** other."""
+    """input * 2 ** other, in the operands' promoted dtype (float32 where it is an integer one); torch's kernel has
+    no bool exponent of a floating input."""
     _tensor_pair("ldexp", input, other)
-    return input * _C.pow(2.0, other)
+    if input.dtype.is_floating_point and other.dtype == _C.bool:
+        raise NotImplementedError('"ldexp_cpu_exp" not implemented for \'Bool\'')
+    dtype = _result_type(input, other)
+    dtype = dtype if dtype.is_floating_point else _C.float32
+    return input.to(dtype) * _C.pow(2.0, other.to(dtype))
 
 
-def _floating_only(name, *tensors):
-    for t in tensors:
-        if not t.dtype.is_floating_point:
-            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(t.dtype)}\'')
+def _kernel_dtype(name, input, other, takes):
+    """The dtype torch's binary kernel runs in, the operands' promoted one, where takes(it); else its refusal."""
+    _tensor_pair(name, input, other)
+    dtype = _result_type(input, other)
+    if not takes(dtype):
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(dtype)}\'')
+    return dtype
 
 
 def logaddexp2(input, other):
     """log2(2**input + 2**other), as logaddexp in base e scaled by ln 2."""
-    _tensor_pair("logaddexp2", input, other)
-    _floating_only("logaddexp2", input, other)
-    return _C.logaddexp(input * math.log(2), other * math.log(2)) / math.log(2)
+    dtype = _kernel_dtype("logaddexp2", input, other, lambda d: d.is_floating_point)
+    return _C.logaddexp(input.to(dtype) * math.log(2), other.to(dtype) * math.log(2)) / math.log(2)
 
 
 def isreal(input):
     return _C.ones(input.shape, dtype=_C.bool, device=input.device)
 
 
-def _integer_only(name, input, other):
-    _tensor_pair(name, input, other)
-    for t in (input, other):
-        if not _int_dtype(t.dtype):
-            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_type_name(t.dtype)}\'')
-
-
 def gcd(input, other):
     """Euclid's algorithm on the absolute values, one remainder step per round, until every pair is done."""
-    _integer_only("gcd", input, other)
-    dtype = _promote(input.dtype, other.dtype)
+    dtype = _kernel_dtype("gcd", input, other, _int_dtype)
     a, b = _C.broadcast_tensors(input.to(dtype).abs(), other.to(dtype).abs())
     while (b != 0).any().item():
         live = b != 0
@@ -284,9 +286,10 @@ def gcd(input, other):
 
 
 def lcm(input, other):
-    _integer_only("lcm", input, other)
-    g = gcd(input, other)
-    return _C.where(g == 0, 0, (input // _C.where(g == 0, 1, g) * other).abs()).to(g.dtype)
+    dtype = _kernel_dtype("lcm", input, other, _int_dtype)
+    a, b = input.to(dtype), other.to(dtype)
+    g = gcd(a, b)
+    return _C.where(g == 0, 0, (a // _C.where(g == 0, 1, g) * b).abs()).to(dtype)
 
 
 def rsub(input, other, *, alpha=1):
@@ -295,8 +298,8 @@ def rsub(input, other, *, alpha=1):
         return _C.sub(other, input, alpha=alpha)
     if not input.dtype.is_floating_point and isinstance(alpha, float):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
-    return _C.sub(_C.full(input.shape, other, dtype=_result_type(input, other), device=input.device), input,
-                  alpha=alpha)
+    dtype = _C.bool if isinstance(other, bool) else _result_type(input, other)  # sub refuses a bool as torch's
+    return _C.sub(_C.full(input.shape, other, dtype=dtype, device=input.device), input, alpha=alpha)
 
 
 # ---- quantile
@@ -305,24 +308,25 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def _quantile_checks(name, input, q, interpolation):
+    """quantile's checks, which nanquantile shares: torch words its errors as quantile's in both."""
     _check_tensor(name, "input", input)
     if input.dtype not in (_C.float32, _C.float64):
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
     if input.numel() == 0:
-        raise RuntimeError(f"{name}() input tensor must be non-empty")
+        raise RuntimeError("quantile() input tensor must be non-empty")
     if interpolation not in _INTERPOLATIONS:
-        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
                            f"got {interpolation}")
     if isinstance(q, _C.Tensor):
         if q.ndim > 1:
-            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+            raise RuntimeError("quantile() q must be a scalar or 1D tensor")
         if q.dtype != input.dtype:
-            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+            raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
         if ((q < 0) | (q > 1)).any().item():
-            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+            raise RuntimeError("quantile() q values must be in the range [0, 1]")
         return q.detach().reshape(-1).to(input.device), q.ndim == 0
     if not 0 <= q <= 1:
-        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+        raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
     return _C.tensor([float(q)], dtype=input.dtype, device=input.device), True
 
 

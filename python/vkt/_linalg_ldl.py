@@ -4,34 +4,13 @@ taking its own pivots through masks. Owns the packed LD layout and the 1-based p
 import math
 
 from . import _C
-from .autograd import Function, is_grad_enabled, no_grad
+from .autograd import _no_derivative, no_grad
 from .linalg import _return_type, _square, _torch_name
 
 _ldl_factor_ex_result = _return_type("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
 _ldl_factor_result = _return_type("linalg_ldl_factor", ["LD", "pivots"])
 
 _ALPHA = (1 + math.sqrt(17.0)) / 8  # Bunch and Kaufman's threshold: it bounds the growth of the entries
-
-
-class _NoDerivative(Function):
-    """Outputs that require grad where an input does, as torch's, and a backward that raises torch's error."""
-
-    @staticmethod
-    def forward(ctx, name, outputs, *inputs):
-        ctx.name = name
-        ctx.mark_non_differentiable(*(o for o in outputs if not o.is_floating_point()))
-        return outputs
-
-    @staticmethod
-    def backward(ctx, *grads):
-        raise RuntimeError(f"derivative for aten::{ctx.name} is not implemented")
-
-
-def _no_derivative(name, outputs, *inputs):
-    """outputs as they are, or through _NoDerivative where grad mode is on and an input requires grad."""
-    if not is_grad_enabled() or not any(t.requires_grad for t in inputs):
-        return outputs
-    return _NoDerivative.apply(name, tuple(outputs), *inputs)
 
 
 def _check_tensor(x, fn, arg, position):

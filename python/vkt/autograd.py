@@ -544,8 +544,8 @@ class Function:
                                    f"(expected {len(args)}, got {len(result)})")
             return tuple(result[i] for i in positions)
 
-        recorded = _C._function_record(cls.__name__ + "Backward", run_backward, ctx, tensors, outs, nondiff, dirty,
-                                       ctx.materialize_grads)
+        name = getattr(cls, "_node_name", cls.__name__ + "Backward")
+        recorded = _C._function_record(name, run_backward, ctx, tensors, outs, nondiff, dirty, ctx.materialize_grads)
         return recorded[0] if single else recorded
 
 
@@ -561,6 +561,31 @@ class _OnceDifferentiable(Function):
     def backward(ctx, *unused):
         raise RuntimeError(f"trying to differentiate twice a function that was marked with @once_differentiable "
                            f"({ctx.name})")
+
+
+class _NoDerivative(Function):
+    """Outputs that require grad where an input does, as torch's, and a backward that raises torch's error: the node
+    torch records for an op whose derivative is not implemented."""
+
+    _node_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, name, outputs, *inputs):
+        ctx.name = name
+        ctx.mark_non_differentiable(*(o for o in outputs if not o.is_floating_point()))
+        return outputs
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(f"derivative for aten::{ctx.name} is not implemented")
+
+
+def _no_derivative(name, outputs, *inputs):
+    """outputs (a tuple) of aten::name on inputs as they are, or through _NoDerivative where grad mode is on and an
+    input requires grad."""
+    if not is_grad_enabled() or not any(isinstance(t, _C.Tensor) and t.requires_grad for t in inputs):
+        return outputs
+    return _NoDerivative.apply(name, tuple(outputs), *inputs)
 
 
 class _FunctionModule:

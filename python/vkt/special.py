@@ -23,7 +23,17 @@ expit = _C.sigmoid
 sinc = _C.sinc
 erf, erfc, erfinv = _C.erf, _C.erfc, _C.erfinv
 expm1, exp2, log1p = _C.expm1, _C.exp2, _C.log1p
-logsumexp, softmax, log_softmax, round = _C.logsumexp, _C.softmax, _C.log_softmax, _C.round
+logsumexp, softmax, log_softmax = _C.logsumexp, _C.softmax, _C.log_softmax
+
+
+def round(input, *, decimals=0):
+    """vkt.round, less its copy of an integer tensor: torch.special.round runs the rounding kernel, which has no
+    integer loop."""
+    if not decimals and isinstance(input, _C.Tensor) and not input.dtype.is_floating_point:
+        from .nn.functional import _no_kernel
+
+        raise _no_kernel("round_vml_cpu", input.dtype)
+    return _C.round(input, decimals=decimals)
 
 
 def multigammaln(input, p):

@@ -8,6 +8,8 @@ import numpy as np
 
 from .. import _C
 from ..functional import _type_name
+from .functional import _no_kernel
+from .._surface import iinfo
 from ..autograd import no_grad
 
 __all__ = [
@@ -545,6 +547,26 @@ def pixel_unshuffle(input, downscale_factor):
 
 # --- pooling ------------------------------------------------------------------------------------
 
+_INTEGRAL = (_C.bool, _C.uint8, _C.int32, _C.int64)
+# PyTorch's CPU pooling kernels (named as their dtype errors name them) and the dtypes they have no loop for; the
+# 1-d ops are the 2-d ones', but for max_pool1d without indices
+_POOL_KERNELS = {
+    "max_pool1d": ("max_pool1d_impl", _INTEGRAL),
+    "max_pool2d": ("max_pool2d", (_C.bool,)),
+    "max_pool3d": ("max_pool3d", (_C.bool,)),
+    "avg_pool2d": ("avg_pool2d", (_C.bool, _C.uint8, _C.int32)),
+    "avg_pool3d": ("avg_pool3d_out_frame", (_C.bool, _C.uint8, _C.int32, _C.float16)),
+    "adaptive_avg_pool2d": ("adaptive_avg_pool2d", _INTEGRAL),
+    "adaptive_avg_pool3d": ("adaptive_avg_pool3d_cpu", _INTEGRAL),
+}
+
+
+def _check_pool_dtype(name, input):
+    kernel, refused = _POOL_KERNELS[name]
+    if input.dtype in refused:
+        raise _no_kernel(kernel, input.dtype)
+
+
 def _pool_param(name, what, value, nd):
     """An int or a one-element sequence repeated to nd entries, with PyTorch's messages (avg_pool3d words
     them differently)."""
@@ -651,11 +673,13 @@ def _max_pool_indices(input, argmax, kernel, stride, padding, dilation, out):
 
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd):
-    """Max over each window's values padded with -inf; the gradient (and the index) go to the window's
+    """Max over each window's values padded with -inf (an integer type's lowest value); the gradient (and the index) go to the window's
     first maximum, as PyTorch's."""
     kernel, stride, padding, dilation, out = _pool_geometry(
         f"max_pool{nd}d", input, kernel_size, stride, padding, dilation, ceil_mode, nd)
-    windows = _pool_windows(input, kernel, stride, padding, dilation, out, float("-inf"))
+    _check_pool_dtype(f"max_pool{nd}d", input)
+    lowest = float("-inf") if input.dtype.is_floating_point else iinfo(input.dtype).min  # what padding reads
+    windows = _pool_windows(input, kernel, stride, padding, dilation, out, lowest)
     values, argmax = windows.max(dim=-1)
     shape = (*input.shape[:-nd], *out)
     if not return_indices:
@@ -682,19 +706,22 @@ def _avg_divisor(size, kernel, stride, pad, out):
 
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, nd):
     """Window sums over the zero-padded input divided by a host-built table: the divisor is separable, an
-    outer product of per-dim window sizes."""
+    outer product of per-dim window sizes. An int64 input's sums (int64, wrapping as PyTorch's) are divided as
+    PyTorch's kernel divides them, truncating toward zero."""
     name = f"avg_pool{nd}d"
     if divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     kernel, stride, padding, _, out = _pool_geometry(name, input, kernel_size, stride, padding, 1, ceil_mode, nd)
+    _check_pool_dtype(name, input)
     windows = _pool_windows(input, kernel, stride, padding, (1,) * nd, out, 0.0)
     total = windows.sum(dim=-1).reshape(*input.shape[:-nd], *out)
+    mode = None if input.dtype.is_floating_point else "trunc"
     if divisor_override is not None:
-        return total / divisor_override
+        return _C.div(total, divisor_override, rounding_mode=mode)
     sizes = [_avg_divisor(n, k, s, p, o)[0 if count_include_pad else 1]
              for n, k, s, p, o in zip(input.shape[-nd:], kernel, stride, padding, out)]
     divisor = functools.reduce(np.multiply.outer, sizes)
-    return total / _host_tensor(divisor.astype(_np_dtype(input)), input)
+    return _C.div(total, _host_tensor(divisor.astype(_np_dtype(input)), input), rounding_mode=mode)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -751,11 +778,27 @@ def _adaptive_output_size(input, output_size, nd):
     return sizes
 
 
+def _check_adaptive_dtype(input, sizes, nd):
+    """PyTorch's refusals of a dtype: an output of one element per plane is the input's mean there (mean's error),
+    else its kernel's, which an empty input never runs (True: the result is empty)."""
+    if input.dtype.is_floating_point:
+        return False
+    if all(s == 1 for s in sizes):
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {_type_name(input.dtype)}")
+    if input.numel():
+        _check_pool_dtype(f"adaptive_avg_pool{max(nd, 2)}d", input)
+    return True
+
+
 def _adaptive_avg_pool(input, output_size, nd):
     """Separable: an average over a box is an average, along each dim in turn, of averages over the others, so
     one small matmul per dim with a host-built averaging matrix."""
+    sizes = _adaptive_output_size(input, output_size, nd)
+    if _check_adaptive_dtype(input, sizes, nd):
+        return input.new_zeros((*input.shape[:-nd], *sizes))
     out = input
-    for i, size in enumerate(_adaptive_output_size(input, output_size, nd)):
+    for i, size in enumerate(sizes):
         dim = input.dim() - nd + i
         out = _apply_along(out, dim, _adaptive_matrix(input.shape[dim], size))
     return out
@@ -812,6 +855,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     stride = kernel if stride is None or stride == [] or stride == () else _as_tuple(stride, 1)
     padding, dilation = _as_tuple(padding, 1), _as_tuple(dilation, 1)
     _check_max_pool1d(input, kernel, stride, padding, dilation, ceil_mode)
+    if not return_indices:  # PyTorch's kernel without indices; with them, max_pool2d's
+        _check_pool_dtype("max_pool1d", input)
     out = max_pool2d(input.unsqueeze(-2), (1, kernel[0]), (1, stride[0]), (0, padding[0]), (1, dilation[0]),
                      ceil_mode, return_indices)
     if return_indices:
@@ -832,6 +877,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def adaptive_avg_pool1d(input, output_size):
     _check_pool1d_dims(input, "adaptive_avg_pool1d")
     size = _pool1d_param("adaptive_avg_pool1d", "output_size", output_size)
+    if _check_adaptive_dtype(input, (1, size), 1):
+        return input.new_zeros((*input.shape[:-1], size))
     return _apply_along(input, input.dim() - 1, _adaptive_matrix(input.shape[-1], size))
 
 

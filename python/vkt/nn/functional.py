@@ -14,8 +14,12 @@ def relu6(input, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if input.dtype == _C.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
     if not input.dtype.is_floating_point:  # PyTorch keeps an integer input's dtype, bounds truncated
         min_val, max_val = int(min_val), int(max_val)
+        if input.dtype == _C.uint8 and min(min_val, max_val) < 0:
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     return _C._hardtanh(input, min_val, max_val, inplace)
 
 
@@ -178,6 +182,8 @@ def prelu(input, weight):
 def glu(input, dim=-1):
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    if not input.dtype.is_floating_point:
+        raise _no_kernel("glu_cpu", input.dtype)
     a, b = input.chunk(2, dim)
     return a * _C.sigmoid(b)
 
@@ -486,6 +492,11 @@ def _check_class_target(input, target, weight, name):
 def _type_name(dtype):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int", "int64": "Long",
             "uint8": "Byte", "bool": "Bool"}[str(dtype).split(".")[-1]]
+
+
+def _no_kernel(kernel, dtype):
+    """PyTorch's error where its CPU kernel `kernel` has no loop for dtype."""
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(dtype)}\'')
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):

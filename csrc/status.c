@@ -1,4 +1,4 @@
-/* status.c: the thread-local error message behind vkt_fail, and the dtype table. */
+/* status.c: the thread-local error message behind vkt_fail, the dtype table and the default float dtype. */
 #include "vkt.h"
 
 #include <stdarg.h>
@@ -23,3 +23,9 @@ const vkt_dtype_info vkt_dtypes[VKT_DTYPE_COUNT] = {
     [VKT_BOOL] = {"bool", "bool", "Bool", 1, false},
 };
 static_assert(VKT_DTYPE_COUNT == 7, "add the new dtype to vkt_dtypes");
+
+static vkt_dtype default_float = VKT_FLOAT32; /* read and written atomically: any thread may set it */
+
+vkt_dtype vkt_default_float(void) { return __atomic_load_n(&default_float, __ATOMIC_RELAXED); }
+
+void vkt_set_default_float(vkt_dtype d) { __atomic_store_n(&default_float, d, __ATOMIC_RELAXED); }

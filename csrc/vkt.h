@@ -60,6 +60,12 @@ extern const vkt_dtype_info vkt_dtypes[VKT_DTYPE_COUNT];
 
 static inline int vkt_dtype_size(vkt_dtype d) { return vkt_dtypes[d].itemsize; }
 
+/* PyTorch's default dtype: what Python floats, factories without dtype= and integer -> float promotions
+ * (sqrt of an int, int / int) make. One per process, as PyTorch's; float32 until set. Never a compute type:
+ * float16 math still runs in float32 whatever the default. */
+vkt_dtype vkt_default_float(void);
+void vkt_set_default_float(vkt_dtype d); /* d is a float dtype: the caller checks */
+
 /* Overflow-checked size arithmetic for shapes and byte counts. */
 static inline bool vkt_mul_overflows(int64_t a, int64_t b, int64_t *out) { return __builtin_mul_overflow(a, b, out); }
 

@@ -35,7 +35,7 @@ vkt_dtype vkt_result_type(int n, const vkt_operand *ops) {
   for (int i = 0; i < n; i++) {
     const vkt_operand *o = &ops[i];
     if (!o->t)
-      wrapped = vkt_promote_types(wrapped, o->s.is_float ? VKT_FLOAT32 : o->is_bool ? VKT_BOOL : VKT_INT64);
+      wrapped = vkt_promote_types(wrapped, o->s.is_float ? vkt_default_float() : o->is_bool ? VKT_BOOL : VKT_INT64);
     else if (o->t->ndim == 0)
       zero = vkt_promote_types(zero, o->t->dtype);
     else
@@ -220,14 +220,14 @@ vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, 
   if (id == VKT_OP_BITWISE_NOT && x->dtype == VKT_BOOL) /* ~ of 0/1 in an int is not 1/0 */
     op = &vkt_ops[id = VKT_OP_LOGICAL_NOT];
   if ((op->flags & VKT_FLOAT_ONLY) && !vkt_dtypes[compute].is_float)
-    compute = VKT_FLOAT32;
+    compute = vkt_default_float();
   if (id == VKT_OP_SQUARE && compute == VKT_BOOL) /* PyTorch's square is pow(x, 2): bool ** int is int64 */
     compute = VKT_INT64;
   out_dtype = op->flags & VKT_BOOL_OUT ? VKT_BOOL : compute;
   bool identity = identity_on_integers(id) && !vkt_dtypes[compute].is_float;
   bool float_bound = (p0.is_float && isfinite(p0.f)) || (p1.is_float && isfinite(p1.f));
   if (id == VKT_OP_CLAMP && !vkt_dtypes[compute].is_float && float_bound) /* PyTorch: int clamped to 2.5 is float */
-    compute = out_dtype = VKT_FLOAT32;
+    compute = out_dtype = vkt_default_float();
   if (id == VKT_OP_CLAMP && !vkt_dtypes[compute].is_float) { /* missing bounds: the type's limits */
     int64_t lo = compute == VKT_INT64 ? INT64_MIN : INT32_MIN, hi = compute == VKT_INT64 ? INT64_MAX : INT32_MAX;
     p0 = p0.is_float && isinf(p0.f) ? (vkt_scalar){false, 0, lo} : p0;
@@ -269,7 +269,7 @@ vkt_status vkt_binary_params(int id, vkt_operand a, vkt_operand b, vkt_scalar p0
   if ((st = vkt_op_check_dtype(op, compute)))
     return st;
   if ((op->flags & VKT_FLOAT_ONLY) && !vkt_dtypes[compute].is_float)
-    compute = VKT_FLOAT32;
+    compute = vkt_default_float();
   if (!vkt_dtypes[compute].is_float && p1.is_float && (id == VKT_OP_ADD || id == VKT_OP_SUB)) /* p1: alpha */
     return vkt_fail(VKT_ERR_RUNTIME, "For integral input tensors, argument alpha must not be a floating point number.");
   if (id == VKT_OP_POW && !vkt_dtypes[compute].is_float && b.t == NULL && b.s.i < 0)

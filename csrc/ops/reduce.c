@@ -45,7 +45,7 @@ static vkt_status result_dtype(int id, const char *name, vkt_dtype in, int given
     break;
   case VKT_OP_ARGMAX:
   case VKT_OP_ARGMIN: *out = VKT_INT64; break;
-  case VKT_OP_LOGSUMEXP: *out = is_float(in) ? in : VKT_FLOAT32; break;
+  case VKT_OP_LOGSUMEXP: *out = is_float(in) ? in : vkt_default_float(); break;
   case VKT_OP_ALL:
   case VKT_OP_ANY: *out = in == VKT_UINT8 ? VKT_UINT8 : VKT_BOOL; break; /* uint8 stays uint8, as in PyTorch */
   default: *out = d; /* amax, amin; softmax and log_softmax, whose refusals vkt_softmax makes */

@@ -131,9 +131,9 @@ static bool is_sequence(PyObject *o) {
 }
 
 /* One number, and the dtype PyTorch infers from it promoted into *dtype: Python's bool, int and float give
- * bool, int64 and float32; a 0-d tensor or a NumPy scalar gives its own dtype. */
+ * bool, int64 and the default float dtype; a 0-d tensor or a NumPy scalar gives its own dtype. */
 static int leaf(PyObject *o, vkt_scalar *v, vkt_dtype *dtype) {
-  vkt_dtype have = VKT_FLOAT32;
+  vkt_dtype have = vkt_default_float();
   if (PyBool_Check(o)) {
     *v = (vkt_scalar){false, 0, o == Py_True};
     have = VKT_BOOL;
@@ -249,7 +249,7 @@ static int from_sequence(PyObject *data, vkt_dtype *dtype, bool dtype_given, int
   Py_XDECREF(o);
   if (PyErr_Occurred())
     return -1;
-  g.dtype = numel == 0 ? VKT_FLOAT32 : (vkt_dtype)-1;
+  g.dtype = numel == 0 ? vkt_default_float() : (vkt_dtype)-1;
   g.values = PyMem_Calloc((size_t)(numel ? numel : 1), sizeof *g.values);
   if (!g.values) {
     PyErr_NoMemory();
@@ -275,7 +275,7 @@ static int from_sequence(PyObject *data, vkt_dtype *dtype, bool dtype_given, int
 }
 
 int vkt_from_data(PyObject *data, PyObject *dtype_o, PyObject *device_o, vkt_tensor *out) {
-  vkt_dtype dtype = VKT_FLOAT32;
+  vkt_dtype dtype = vkt_default_float();
   bool given;
   int device;
   if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0 || vkt_parse_device(device_o, &device) < 0)

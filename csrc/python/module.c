@@ -82,7 +82,7 @@ static int parse_creation(PyObject *args, PyObject *kwargs, bool like, creation 
       }
     }
   }
-  c->dtype = VKT_FLOAT32;
+  c->dtype = vkt_default_float();
   if (like) {
     PyObject *t = PyTuple_GetItem(args, 0);
     if (!t || !vkt_is_tensor(t)) {
@@ -177,7 +177,7 @@ static int number(PyObject *o, vkt_scalar *v, vkt_dtype *inferred) {
       PyErr_Format(PyExc_TypeError, "expected a number, got %R", o);
       return -1;
     }
-    *v = (vkt_scalar){true, f, 0}, *inferred = VKT_FLOAT32;
+    *v = (vkt_scalar){true, f, 0}, *inferred = vkt_default_float();
   }
   return PyErr_Occurred() ? -1 : 0;
 }
@@ -245,10 +245,28 @@ static PyObject *py_arange(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0 || vkt_parse_device(device_o, &device) < 0)
     return NULL;
   if (!given)
-    dtype = start.is_float || end.is_float || step.is_float ? VKT_FLOAT32 : VKT_INT64;
+    dtype = start.is_float || end.is_float || step.is_float ? vkt_default_float() : VKT_INT64;
   vkt_tensor t;
   vkt_status st = vkt_arange(&t, device, dtype, start, end, step);
   return st ? vkt_raise(st) : vkt_wrap(&t);
+}
+
+/* set_default_dtype(d) with PyTorch's errors: only a float dtype may be the default. */
+static PyObject *py_set_default_dtype(PyObject *self, PyObject *d) {
+  (void)self;
+  if (!PyObject_TypeCheck(d, (PyTypeObject *)vkt_state->dtype_type))
+    return PyErr_Format(PyExc_TypeError, "invalid dtype object: only floating-point types are supported as the "
+                                         "default type");
+  vkt_dtype dtype = ((vkt_py_dtype *)d)->dtype;
+  if (!vkt_dtypes[dtype].is_float)
+    return PyErr_Format(PyExc_TypeError, "only floating-point types are supported as the default type");
+  vkt_set_default_float(dtype);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_get_default_dtype(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  return Py_NewRef(vkt_state->dtypes[vkt_default_float()]);
 }
 
 static PyObject *py_manual_seed(PyObject *self, PyObject *seed) {
@@ -653,6 +671,8 @@ static PyMethodDef module_methods[] = {
      "randn_like(t, dtype=None, device=None, memory_format=preserve_format)"},
     {"arange", KW py_arange, METH_VARARGS | METH_KEYWORDS, "arange(start=0, end, step=1, dtype=None, device=None)"},
     {"manual_seed", py_manual_seed, METH_O, "manual_seed(seed): seeds rand and randn on every device"},
+    {"_set_default_dtype", py_set_default_dtype, METH_O, "_set_default_dtype(d): the float dtype factories make"},
+    {"_get_default_dtype", py_get_default_dtype, METH_NOARGS, "the float dtype factories make"},
     {"_rng_state", py_rng_state, METH_NOARGS, "the state of rand and randn's stream, as bytes"},
     {"_set_rng_state", py_set_rng_state, METH_O, "_set_rng_state(bytes): puts back a state _rng_state gave"},
     {"_rng_forbid", py_rng_forbid, METH_O, "_rng_forbid(flag): whether this thread's draws raise (vmap's 'error')"},

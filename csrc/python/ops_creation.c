@@ -27,7 +27,7 @@ static PyObject *py_eye(PyObject *m, PyObject *args, PyObject *kwargs) {
   vkt_tensor out;
   (void)m;
   if (!vkt_parse_args(args, kwargs, "L|O$OO", kw, &n, &m_o, &dtype_o, &device_o) ||
-      placement(dtype_o, device_o, VKT_FLOAT32, &dtype, &device) < 0)
+      placement(dtype_o, device_o, vkt_default_float(), &dtype, &device) < 0)
     return NULL;
   if (m_o != Py_None && (cols = PyLong_AsLongLong(m_o)) == -1 && PyErr_Occurred())
     return NULL;
@@ -45,7 +45,7 @@ static PyObject *spaced(PyObject *args, PyObject *kwargs, bool log) {
   vkt_tensor out;
   int ok = log ? vkt_parse_args(args, kwargs, "ddL|d$OO", log_kw, &start, &end, &steps, &base, &dtype_o, &device_o)
                : vkt_parse_args(args, kwargs, "ddL|$OO", kw, &start, &end, &steps, &dtype_o, &device_o);
-  if (!ok || placement(dtype_o, device_o, VKT_FLOAT32, &dtype, &device) < 0)
+  if (!ok || placement(dtype_o, device_o, vkt_default_float(), &dtype, &device) < 0)
     return NULL;
   return vkt_py_result(vkt_linspace(&out, device, dtype, start, end, steps, log, base), &out);
 }

@@ -31,7 +31,8 @@ from .functional import (  # noqa: E402,F401
 from ._surface import (  # noqa: E402,F401
     are_deterministic_algorithms_enabled, as_tensor, asarray, can_cast, clone, finfo, get_default_dtype, iinfo,
     initial_seed, is_complex, is_deterministic_algorithms_warn_only_enabled, is_floating_point, is_tensor,
-    manual_seed, numel, promote_types, result_type, seed, set_printoptions, strided, use_deterministic_algorithms,
+    manual_seed, numel, promote_types, result_type, seed, set_default_dtype, set_printoptions, strided,
+    use_deterministic_algorithms,
 )
 from ._legacy_linalg import (  # noqa: E402,F401
     addr, cholesky, cholesky_inverse, cholesky_solve, eig, geqrf, lstsq, lu, lu_solve, lu_unpack, matrix_power, orgqr,

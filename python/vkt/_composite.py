@@ -381,7 +381,8 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     if isinstance(s, complex):
         raise TypeError("scalar_tensor(): vkt has no complex64 dtype for a complex value")
-    t = _C.full((), s, dtype=dtype or _C.float32, device=device)  # a fill: 300 into uint8 fails, as in PyTorch
+    # a fill: 300 into uint8 fails, as in PyTorch
+    t = _C.full((), s, dtype=dtype or _C._get_default_dtype(), device=device)
     return t.requires_grad_(True) if requires_grad else t
 
 

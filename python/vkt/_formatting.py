@@ -3,6 +3,7 @@ import sys
 
 import numpy as np
 
+from . import _C
 from ._surface import PRINT_OPTS
 
 
@@ -26,9 +27,9 @@ def tensor_repr(t):
     suffix = []
     if t.device.type != "cpu":
         suffix.append(f"device='{t.device}'")
-    default = {"float32", "int64", "bool"}
-    if t.dtype.numpy_name not in default or a.size == 0:
-        if not (a.size == 0 and t.dtype.numpy_name == "float32"):
+    default = _C._get_default_dtype()
+    if t.dtype not in (default, _C.int64, _C.bool) or a.size == 0:
+        if not (a.size == 0 and t.dtype == default):
             suffix.append(f"dtype={t.dtype}")
     if a.size == 0 and a.ndim > 1:
         suffix.insert(0, f"size={tuple(a.shape)}")

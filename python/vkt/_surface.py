@@ -105,8 +105,13 @@ def numel(input):
 
 
 def get_default_dtype():
-    """vkt's factories make float32 from Python floats; there is no set_default_dtype to change it."""
-    return _C.float32
+    """The float dtype that Python floats, factories without dtype= and integer -> float promotions make."""
+    return _C._get_default_dtype()
+
+
+def set_default_dtype(d, /):
+    """Makes d (float32, float64 or float16) the default float dtype, for the whole process as torch's."""
+    _C._set_default_dtype(d)
 
 
 # ---- dtype promotion and limits

@@ -436,13 +436,14 @@ def _combine(higher, lower):
 
 def _result_type(*operands):
     """torch.result_type over tensors and Python numbers: dimensioned tensors, then 0-d tensors, then numbers
-    (int64 or the default float32) each decide the dtype only where their category is higher."""
+    (int64 or the default float dtype) each decide the dtype only where their category is higher."""
     tiers = [None, None, None]
     for x in operands:
         if isinstance(x, _C.Tensor):
             tier, dtype = (0 if x.ndim else 1), x.dtype
         else:
-            tier, dtype = 2, _C.bool if isinstance(x, bool) else _C.int64 if isinstance(x, int) else _C.float32
+            tier, dtype = 2, (_C.bool if isinstance(x, bool) else _C.int64 if isinstance(x, int)
+                              else _C._get_default_dtype())
         tiers[tier] = dtype if tiers[tier] is None else _promote(tiers[tier], dtype)
     return _combine(tiers[0], _combine(tiers[1], tiers[2]))
 

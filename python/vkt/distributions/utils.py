@@ -17,12 +17,12 @@ euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
 
 def broadcast_all(*values):
     """values as tensors broadcast to one shape; numbers become tensors of the first tensor's dtype and device
-    (float32 on the cpu where all are numbers)."""
+    (the default float dtype, on the cpu, where all are numbers)."""
     if not all(isinstance(v, _C.Tensor) or isinstance(v, numbers.Number) for v in values):
         raise ValueError("Input arguments must all be instances of Number, "
                          "torch.Tensor or objects implementing __torch_function__.")
     if not all(isinstance(v, _C.Tensor) for v in values):
-        options = dict(dtype=_C.float32)
+        options = dict(dtype=_C._get_default_dtype())
         for v in values:
             if isinstance(v, _C.Tensor):
                 options = dict(dtype=v.dtype, device=v.device)

@@ -1,7 +1,7 @@
 """Shared by the optimizers whose step is written as several vkt ops per parameter (Adamax, NAdam, RAdam,
 Adadelta, Rprop, ASGD), following torch's _single_tensor_* functions op for op, rather than as one fused kernel."""
 from .. import _C
-from .optimizer import Optimizer, _check_lr
+from .optimizer import Optimizer, _check_lr, _step_tensor
 
 __all__ = []
 
@@ -43,8 +43,8 @@ def _host_scalar(param, value):
 
 
 def _scalar_state(value):
-    """A host 0-d float32 state tensor from a number (the form of a state dict saved before torch 1.12)."""
-    return value if isinstance(value, _C.Tensor) else _C.tensor(float(value))
+    """A host 0-d state tensor from a number (the form of a state dict saved before torch 1.12)."""
+    return value if isinstance(value, _C.Tensor) else _step_tensor(value)
 
 
 class _StepwiseOptimizer(Optimizer):
@@ -62,7 +62,7 @@ class _StepwiseOptimizer(Optimizer):
     def _state_of(self, p):
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = _C.tensor(0.0)
+            state["step"] = _step_tensor(0)
             for name in self._buffers:
                 state[name] = self._new_state(p)
         return state

@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import _C
 from ..autograd import no_grad
-from .optimizer import Optimizer, _scalar
+from .optimizer import Optimizer, _scalar, _step_tensor
 
 __all__ = ["Adafactor"]
 
@@ -41,14 +41,14 @@ class Adafactor(Optimizer):
             for p in group["params"]:
                 p_state = self.state.get(p, [])
                 if len(p_state) != 0 and not isinstance(p_state["step"], _C.Tensor):
-                    p_state["step"] = _C.tensor(float(p_state["step"]))
+                    p_state["step"] = _step_tensor(p_state["step"])
 
     def _state_of(self, p):
         """p's state, made at its first step: step, and row_var and col_var (the grad's shape with the last or the
         second-to-last dim 1) for a matrix or more, variance (the grad's shape) for a vector or scalar."""
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = _C.tensor(0.0)
+            state["step"] = _step_tensor(0)
             grad = p.grad
             if grad.dim() > 1:
                 row_shape, col_shape = list(grad.shape), list(grad.shape)

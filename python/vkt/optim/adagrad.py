@@ -2,7 +2,7 @@
 state is made for every parameter at construction, as torch's is."""
 from .. import _C
 from ..autograd import no_grad
-from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _scalar
+from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _scalar, _step_tensor
 
 __all__ = ["Adagrad"]
 
@@ -27,7 +27,7 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 state = self.state[p]
-                state["step"] = _C.tensor(0.0)
+                state["step"] = _step_tensor(0)
                 init = group["initial_accumulator_value"]
                 state["sum"] = self._new_state(p, float(init))
 

@@ -3,7 +3,7 @@ the bias corrections are computed on the host from each parameter's step count a
 kernel per parameter."""
 from .. import _C
 from ..autograd import no_grad
-from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _scalar
+from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _scalar, _step_tensor
 
 __all__ = ["Adam"]
 
@@ -45,7 +45,7 @@ class Adam(Optimizer):
     def _state_of(self, p, amsgrad):
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = _C.tensor(0.0)
+            state["step"] = _step_tensor(0)
             state["exp_avg"] = self._new_state(p)
             state["exp_avg_sq"] = self._new_state(p)
             if amsgrad:

@@ -1,11 +1,11 @@
 """ASGD (averaged SGD), as torch.optim.ASGD: lambd, alpha, t0, weight decay, maximize; each step is vkt ops in
 the order of torch's _single_tensor_asgd. The running average is state['ax']; the 0-d state tensors 'step',
-'eta' and 'mu' are float32 on the cpu (torch puts them on the parameter's device) since the step reads them
-as numbers every time."""
+'eta' and 'mu' are float32 (float64 under a float64 default dtype) on the cpu (torch puts them on the
+parameter's device) since the step reads them as numbers every time."""
 from .. import _C
 from ..autograd import no_grad
 from ._stepwise import _check_differentiable, _grad, _host_scalar, _scalar_state
-from .optimizer import Optimizer, _check_lr, _scalar
+from .optimizer import Optimizer, _check_lr, _scalar, _step_tensor
 
 __all__ = ["ASGD"]
 
@@ -43,9 +43,9 @@ class ASGD(Optimizer):
     def _state_of(self, p, group):
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = _C.tensor(0.0)
-            state["eta"] = _C.tensor(float(_scalar(group["lr"])))
-            state["mu"] = _C.tensor(1.0)
+            state["step"] = _step_tensor(0)
+            state["eta"] = _step_tensor(_scalar(group["lr"]))
+            state["mu"] = _step_tensor(1)
             state["ax"] = self._new_state(p)
         return state
 
@@ -70,7 +70,7 @@ class ASGD(Optimizer):
                     ax.add_(p.sub(ax).mul_(mu_value))
                 else:
                     ax.copy_(p)
-                # torch makes each new value a float32 tensor before copying it in: rounded to float32 first
+                # torch makes each new value a tensor of the default dtype before copying it in: rounded to it first
                 eta.copy_(_C.tensor(lr / ((1 + lambd * lr * step) ** alpha)))
                 mu.copy_(_C.tensor(1 / max(1, step - t0)))
         return loss

@@ -1,10 +1,9 @@
 """NAdam (Adam with Nesterov momentum), as torch.optim.NAdam: momentum_decay, weight decay (L2 or decoupled),
 maximize; each step is vkt ops in the order of torch's _single_tensor_nadam. state['mu_product'] is a 0-d
-float32 tensor on the cpu, beside 'step', as torch keeps it."""
-from .. import _C
+float32 tensor (float64 under a float64 default dtype) on the cpu, beside 'step', as torch keeps it."""
 from ..autograd import no_grad
 from ._stepwise import _check_adam_args, _check_differentiable, _grad, _host_scalar, _scalar_state
-from .optimizer import Optimizer, _scalar
+from .optimizer import Optimizer, _scalar, _step_tensor
 
 __all__ = ["NAdam"]
 
@@ -44,8 +43,8 @@ class NAdam(Optimizer):
     def _state_of(self, p):
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = _C.tensor(0.0)
-            state["mu_product"] = _C.tensor(1.0)
+            state["step"] = _step_tensor(0)
+            state["mu_product"] = _step_tensor(1)
             state["exp_avg"] = self._new_state(p)
             state["exp_avg_sq"] = self._new_state(p)
         return state

@@ -53,6 +53,12 @@ def _scalar(x):
     return x.item() if isinstance(x, _C.Tensor) else x
 
 
+def _step_tensor(value):
+    """A 0-d host state tensor (step, ASGD's eta and mu, NAdam's mu_product) of torch's _get_scalar_dtype: float64
+    where the default dtype is float64, else float32 (a float16 default would stop counting steps at 2048)."""
+    return _C.tensor(float(value), dtype=_C.float64 if _C._get_default_dtype() == _C.float64 else _C.float32)
+
+
 def _step_hooked(step):
     """Runs the step between the optimizer's pre- and post-hooks."""
 
@@ -285,10 +291,10 @@ class Optimizer:
 
     @staticmethod
     def _next_step(state):
-        """Counts one more step in state['step'] (torch's 0-d float32 cpu tensor) and returns it, a number."""
+        """Counts one more step in state['step'] (torch's 0-d cpu tensor, see _step_tensor) and returns it."""
         step_t = state["step"]
         if not isinstance(step_t, _C.Tensor):  # a state dict of torch before 1.12 kept a number
-            step_t = state["step"] = _C.tensor(float(step_t))
+            step_t = state["step"] = _step_tensor(step_t)
         step = step_t.item() + 1
         step_t.fill_(step)
         return step

@@ -2,7 +2,7 @@
 parameter."""
 from .. import _C
 from ..autograd import no_grad
-from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _scalar
+from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _scalar, _step_tensor
 
 __all__ = ["RMSprop"]
 
@@ -37,7 +37,7 @@ class RMSprop(Optimizer):
     def _state_of(self, p, group):
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = _C.tensor(0.0)
+            state["step"] = _step_tensor(0)
             state["square_avg"] = self._new_state(p)
             if group["momentum"] > 0:
                 state["momentum_buffer"] = self._new_state(p)

@@ -1,10 +1,9 @@
 """Rprop (resilient backpropagation), as torch.optim.Rprop: etas, step_sizes, maximize; each step is vkt ops in
 the order of torch's _single_tensor_rprop. Only the sign of the gradient moves a parameter; state['step_size']
 holds each element's own step, started at lr."""
-from .. import _C
 from ..autograd import no_grad
 from ._stepwise import _StepwiseOptimizer, _check_differentiable
-from .optimizer import _check_lr, _scalar
+from .optimizer import _check_lr, _scalar, _step_tensor
 
 __all__ = ["Rprop"]
 
@@ -23,7 +22,7 @@ class Rprop(_StepwiseOptimizer):
     def _state_of(self, p, group):
         state = self.state[p]
         if len(state) == 0:
-            state["step"] = _C.tensor(0.0)
+            state["step"] = _step_tensor(0)
             state["prev"] = self._new_state(p)
             state["step_size"] = self._new_state(p, float(_scalar(group["lr"])))
         return state

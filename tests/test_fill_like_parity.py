@@ -76,6 +76,19 @@ def test_fill_values_against_torch(device, dtype):
             assert got == want, (name, dtype, v)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_data_values_against_torch(device, dtype):
+    """tensor(data, dtype=) checks each number as torch does: past an integer dtype's range (NaN and inf too) it
+    raises with torch's short type name; floats take anything (1e40 is inf) and bool any number."""
+    calls = [lambda L, v, dt, d: L.tensor(v, dtype=dt, device=d),
+             lambda L, v, dt, d: L.tensor([[1, v]], dtype=dt, device=d),
+             lambda L, v, dt, d: L.as_tensor([v], dtype=dt, device=d)]
+    for fn in calls:
+        for v in VALUES:
+            assert outcome(vkt, fn, v, getattr(vkt, dtype), device) == \
+                outcome(torch, fn, v, getattr(torch, dtype), "cpu"), (dtype, v)
+
+
 def test_overflow_messages(device):
     msg = "value cannot be converted to type {} without overflow"
     for dtype, value, ctype in [("uint8", 300, "uint8_t"), ("int32", 2**31, "int"), ("int64", 1e19, "int64_t"),

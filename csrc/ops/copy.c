@@ -323,6 +323,12 @@ vkt_status vkt_scalar_check(vkt_dtype dtype, vkt_scalar v) {
   return vkt_fail(VKT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", c_names[dtype]);
 }
 
+vkt_status vkt_data_check(vkt_dtype dtype, vkt_scalar v) {
+  if (vkt_dtypes[dtype].is_float || dtype == VKT_BOOL || !overflows(dtype, v))
+    return VKT_OK;
+  return vkt_fail(VKT_ERR_RUNTIME, "value cannot be converted to type %s without overflow", vkt_dtypes[dtype].name);
+}
+
 vkt_status vkt_fill_check(vkt_dtype dtype, int64_t numel, vkt_scalar v) {
   return dtype == VKT_FLOAT16 && numel == 1 ? VKT_OK : vkt_scalar_check(dtype, v);
 }

@@ -35,6 +35,9 @@ vkt_status vkt_fill_(const vkt_tensor *t, vkt_scalar v);
  * scatter's value, t[key] = v): "value cannot be converted to type uint8_t without overflow" where v is out
  * of the dtype's range (c10's checked_convert). Ops call it before writing, so a failed call changes nothing. */
 vkt_status vkt_scalar_check(vkt_dtype dtype, vkt_scalar v);
+/* The check vkt.tensor(data, dtype=) makes on each number of data: vkt_scalar_check's into an integer dtype,
+ * none into a float or bool one (1e40 is float32's inf), and torch's short type name ("uint8"). */
+vkt_status vkt_data_check(vkt_dtype dtype, vkt_scalar v);
 /* The check fill_ and full make on a tensor of numel elements: vkt_scalar_check, but a float16 fill of one
  * element takes any number (inf past its range), as PyTorch's CPU fill of one element does; t[key] = v
  * writes v through such a 0-d tensor, so it passes 1. */

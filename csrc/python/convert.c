@@ -260,8 +260,10 @@ static int from_sequence(PyObject *data, vkt_dtype *dtype, bool dtype_given, int
     if (!dtype_given)
       *dtype = g.dtype;
     vkt_tensor h;
-    vkt_status st = vkt_tensor_empty(&h, VKT_CPU, *dtype, g.ndim, g.shape);
-    if (!st) {
+    vkt_status st = VKT_OK;
+    for (int64_t i = 0; i < numel && !st; i++) /* torch checks each number, before anything is made */
+      st = vkt_data_check(*dtype, g.values[i]);
+    if (!st && !(st = vkt_tensor_empty(&h, VKT_CPU, *dtype, g.ndim, g.shape))) {
       char *p = (char *)h.storage->host;
       for (int64_t i = 0; i < numel; i++)
         vkt_scalar_store(*dtype, g.values[i], p + i * vkt_dtype_size(*dtype));

@@ -7,11 +7,22 @@
 // The forward writes per row its loss, target weight, log-sum-exp and target mass (loss.h's rows); the
 // backward writes (exp(x - lse) * mass - target's coefficient) * the loss's gradient for each element.
 // The host defines TI (input storage type), TO (output storage type), TI4/TO4 with VEC4 (a row's whole vec4s
-// read as such), INDEX64 or INDEX32 or PROB (the target), WEIGHT, SMOOTH (label_smoothing > 0), SUBGROUPS.
+// read as such), INDEX64 or INDEX32 or PROB (the target), WEIGHT, SMOOTH (label_smoothing > 0), SUBGROUPS, and
+// F64 where the input is float64: the rows' values are then doubles (F), else floats.
 #include "common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
 #ifdef SUBGROUPS
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+#ifdef F64
+#include "math_f64.glsl" // exp and log of doubles
+#define F double
+#define F_LOWEST -1.7976931348623157e308lf
+#define SMOOTHING packDouble2x32(p.smoothing64)
+#else
+#define F float
+#define F_LOWEST -3.402823466e38
+#define SMOOTHING p.smoothing
 #endif
 
 layout(push_constant) uniform Push {
@@ -20,49 +31,52 @@ layout(push_constant) uniform Push {
                                         // between a row's classes
   uint x_offset, t_offset, w_offset;    // elements
   float smoothing;                      // label_smoothing
+#ifdef F64
+  uvec2 smoothing64;                    // label_smoothing's double, as (low, high) words
+#endif
 } p;
 
 #ifdef BACKWARD
 #ifdef VEC4
 layout(std430, binding = 0) writeonly buffer Out { TO4 out4_[]; };
-void store1(uint i, float v) { out4_[i / 4u][i % 4u] = TO(v); }
+void store1(uint i, F v) { out4_[i / 4u][i % 4u] = TO(v); }
 #else
 layout(std430, binding = 0) writeonly buffer Out { TO out_[]; };
-void store1(uint i, float v) { out_[i] = TO(v); }
+void store1(uint i, F v) { out_[i] = TO(v); }
 #endif
 #else
-layout(std430, binding = 0) writeonly buffer Out { float out_[]; }; // (4, row_stride): loss, weight, lse, mass
+layout(std430, binding = 0) writeonly buffer Out { F out_[]; }; // (4, row_stride): loss, weight, lse, mass
 #endif
 #ifdef VEC4
 layout(std430, binding = 1) readonly buffer In { TI4 in4_[]; };
-float x_at(uint i) { return float(in4_[i / 4u][i % 4u]); }
+F x_at(uint i) { return F(in4_[i / 4u][i % 4u]); }
 #else
 layout(std430, binding = 1) readonly buffer In { TI in_[]; };
-float x_at(uint i) { return float(in_[i]); }
+F x_at(uint i) { return F(in_[i]); }
 #endif
 #if defined(PROB) && defined(VEC4)
 layout(std430, binding = 2) readonly buffer Target { TI4 target4_[]; };
-float prob_at(uint i) { return float(target4_[i / 4u][i % 4u]); }
+F prob_at(uint i) { return F(target4_[i / 4u][i % 4u]); }
 #elif defined(PROB)
 layout(std430, binding = 2) readonly buffer Target { TI target_[]; };
-float prob_at(uint i) { return float(target_[i]); }
+F prob_at(uint i) { return F(target_[i]); }
 #elif defined(INDEX64)
 layout(std430, binding = 2) readonly buffer Target { uvec2 target_[]; }; // int64 as (low, high)
 #else
 layout(std430, binding = 2) readonly buffer Target { int target_[]; };
 #endif
 #ifdef BACKWARD
-layout(std430, binding = 3) readonly buffer Pack { float pack_[]; }; // lse[R], mass[R], grad[R], weight[C]
+layout(std430, binding = 3) readonly buffer Pack { F pack_[]; }; // lse[R], mass[R], grad[R], weight[C]
 #else
 layout(std430, binding = 3) writeonly buffer Err { uint err_[]; };
 #endif
 #if defined(WEIGHT) && defined(BACKWARD)
-float weight_at(uint c) { return pack_[3u * p.rows + c]; }
+F weight_at(uint c) { return pack_[3u * p.rows + c]; }
 #elif defined(WEIGHT)
 layout(std430, binding = 4) readonly buffer Weight { TI weight_[]; };
-float weight_at(uint c) { return float(weight_[p.w_offset + c]); }
+F weight_at(uint c) { return F(weight_[p.w_offset + c]); }
 #else
-float weight_at(uint c) { return 1.0; }
+F weight_at(uint c) { return F(1.0); }
 #endif
 
 #ifdef PROB
@@ -86,13 +100,13 @@ bool in_range(uvec2 t) { return t.y == 0u && t.x < p.classes; }
 
 // What class c weighs in the smoothed target, without the target class's own (1 - ls) * weight: its
 // weight times its smoothed probability; ls / C of its weight; or nothing.
-float coef(uint c, float prob) {
+F coef(uint c, F prob) {
 #ifdef PROB
-  return weight_at(c) * (prob * (1.0 - p.smoothing) + p.smoothing / float(p.classes));
+  return weight_at(c) * (prob * (1.0 - SMOOTHING) + SMOOTHING / F(p.classes));
 #elif defined(COEFS)
-  return weight_at(c) * (p.smoothing / float(p.classes));
+  return weight_at(c) * (SMOOTHING / F(p.classes));
 #else
-  return 0.0;
+  return F(0.0);
 #endif
 }
 
@@ -130,13 +144,13 @@ Span span_of(uint base) {
 uint lone_count(Span s) { return p.classes - 4u * s.vecs; }
 uint lone_class(Span s, uint e) { return e < s.head ? e : e + 4u * s.vecs; } // e < lone_count(s)
 
-float x_of(uint base, uint c) { return x_at(base + c * p.inner); }
+F x_of(uint base, uint c) { return x_at(base + c * p.inner); }
 // A probability target's class c of the row at base (0 for class indices).
-float prob_of(uint base, uint c) {
+F prob_of(uint base, uint c) {
 #ifdef PROB
   return prob_at(base - p.x_offset + p.t_offset + c * p.inner);
 #else
-  return 0.0;
+  return F(0.0);
 #endif
 }
 
@@ -155,42 +169,43 @@ vec4 prob4_of(uint base, uint c) {
 // ---- forward ----
 // Max m, sum of exp(x - m), and the sums of coef * x and of coef, over the elements an invocation saw.
 struct Acc {
-  float m, s, ux, u;
+  F m, s, ux, u;
 };
 
 // exp(from - to), where a sum kept against max from is now kept against to >= from (1 where equal: -inf).
-float rescale(float from, float to) { return from == to ? 1.0 : exp(from - to); }
+F rescale(F from, F to) { return from == to ? F(1.0) : exp(from - to); }
 
 Acc merge(Acc a, Acc b) {
-  float m = max(a.m, b.m);
+  F m = max(a.m, b.m);
   return Acc(m, a.s * rescale(a.m, m) + b.s * rescale(b.m, m), a.ux + b.ux, a.u + b.u);
 }
 
 // Raises a's max to vm where that is larger, rescaling its sum; the max to subtract, never -inf (exp(-inf -
 // -inf) would be NaN, where a row's -inf elements add nothing).
-float raise_max(inout Acc a, float vm) {
+F raise_max(inout Acc a, F vm) {
   if (vm > a.m) {
     a.s *= exp(a.m - vm);
     a.m = vm;
   }
-  return max(a.m, -3.402823466e38);
+  return max(a.m, F_LOWEST);
 }
 
-void add_coef(inout Acc a, float v, float q, uint c) {
+void add_coef(inout Acc a, F v, F q, uint c) {
 #ifdef COEFS
-  float w = coef(c, q);
+  F w = coef(c, q);
   a.ux += w * v;
   a.u += w;
 #endif
 }
 
-Acc add1(Acc a, float v, float q, uint c) {
-  float base = raise_max(a, v);
+Acc add1(Acc a, F v, F q, uint c) {
+  F base = raise_max(a, v);
   a.s += exp(v - base);
   add_coef(a, v, q, c);
   return a;
 }
 
+#ifdef VEC4
 // Classes c..c+3 at once: one rescale serves the four.
 Acc add4(Acc a, vec4 v, vec4 q, uint c) {
   float base = raise_max(a, max(max(v.x, v.y), max(v.z, v.w)));
@@ -200,13 +215,14 @@ Acc add4(Acc a, vec4 v, vec4 q, uint c) {
     add_coef(a, v[k], q[k], c + k);
   return a;
 }
+#endif
 
 #ifdef ROWS
 shared Acc sh_acc[LOCAL_SIZE];
 #ifdef SUBGROUPS
 // Each subgroup merges its own, then every invocation merges the subgroups' in order.
 Acc group_merge(Acc a) {
-  float m = subgroupMax(a.m);
+  F m = subgroupMax(a.m);
   a = Acc(m, subgroupAdd(a.s * rescale(a.m, m)), subgroupAdd(a.ux), subgroupAdd(a.u));
   if (subgroupElect())
     sh_acc[gl_SubgroupID] = a;
@@ -235,7 +251,7 @@ Acc group_merge(Acc a) { return a; }
 
 // The row's accumulators: UNROLL loads in flight per invocation, whole vec4s first, then the lone classes.
 Acc row_acc(uint base) {
-  Acc a = Acc(-1.0 / 0.0, 0.0, 0.0, 0.0);
+  Acc a = Acc(F(-1.0 / 0.0), F(0.0), F(0.0), F(0.0));
   Span sp = span_of(base);
 #ifdef VEC4
   for (uint i = FIRST; i < sp.vecs; i += UNROLL * STEP) {
@@ -252,7 +268,7 @@ Acc row_acc(uint base) {
 #endif
   uint n = lone_count(sp);
   for (uint i = FIRST; i < n; i += UNROLL * STEP) {
-    float v[UNROLL], q[UNROLL];
+    F v[UNROLL], q[UNROLL];
     [[unroll]] for (uint k = 0; k < UNROLL; k++) {
       uint c = lone_class(sp, min(i + k * STEP, n - 1u));
       v[k] = x_of(base, c);
@@ -268,13 +284,13 @@ Acc row_acc(uint base) {
 void forward(uint r) {
   uint base = row_base(r);
 #ifdef OP_NLL
-  Acc a = Acc(0.0, 1.0, 0.0, 0.0);
+  Acc a = Acc(F(0.0), F(1.0), F(0.0), F(0.0));
 #else
   Acc a = row_acc(base);
 #endif
   if (FIRST != 0u)
     return;
-  float lse = a.m + log(a.s), loss, wt = 1.0, mass;
+  F lse = a.m + log(a.s), loss, wt = F(1.0), mass;
 #ifdef PROB
   loss = lse * a.u - a.ux;
   mass = a.u;
@@ -284,15 +300,15 @@ void forward(uint r) {
   if (!ignored && !in_range(t))
     err_[0] = 1u; // every invocation that writes it writes the same word: no atomic needed
   bool valid = !ignored && in_range(t);
-  wt = valid ? weight_at(t.x) : 0.0;
-  float xt = valid ? x_of(base, t.x) : 0.0;
+  wt = valid ? weight_at(t.x) : F(0.0);
+  F xt = valid ? x_of(base, t.x) : F(0.0);
 #ifdef OP_NLL
   loss = -wt * xt;
   mass = wt;
 #else
-  float keep = 1.0 - p.smoothing;
-  loss = valid ? keep * wt * (lse - xt) + (lse * a.u - a.ux) : 0.0;
-  mass = valid ? keep * wt + a.u : 0.0;
+  F keep = 1.0 - SMOOTHING;
+  loss = valid ? keep * wt * (lse - xt) + (lse * a.u - a.ux) : F(0.0);
+  mass = valid ? keep * wt + a.u : F(0.0);
 #endif
 #endif
   out_[r] = loss;
@@ -306,30 +322,30 @@ void forward(uint r) {
 // What a row's gradient needs besides x: its log-sum-exp, target mass, the loss's gradient, and its target.
 struct Row {
   uint base;
-  float lse, mass, g;
+  F lse, mass, g;
   bool valid; // not ignored
   uint t;     // the target class (none: ~0u)
-  float wt;   // (1 - ls) * its weight
+  F wt;       // (1 - ls) * its weight
 };
 
 Row row_of(uint r) {
-  Row w = Row(row_base(r), pack_[r], pack_[p.rows + r], pack_[2u * p.rows + r], true, 0xffffffffu, 0.0);
+  Row w = Row(row_base(r), pack_[r], pack_[p.rows + r], pack_[2u * p.rows + r], true, 0xffffffffu, F(0.0));
 #ifndef PROB
   uvec2 t = target_of(r);
   w.valid = t != p.ignore && in_range(t);
   w.t = w.valid ? t.x : 0xffffffffu;
-  w.wt = w.valid ? (1.0 - p.smoothing) * weight_at(w.t) : 0.0;
+  w.wt = w.valid ? (1.0 - SMOOTHING) * weight_at(w.t) : F(0.0);
 #endif
   return w;
 }
 
 // d loss / d x of class c (value x, target probability q).
-float grad_of(Row w, uint c, float x, float q) {
+F grad_of(Row w, uint c, F x, F q) {
 #ifdef OP_NLL
-  return c == w.t ? -w.g * weight_at(w.t) : 0.0;
+  return c == w.t ? -w.g * weight_at(w.t) : F(0.0);
 #else
-  float own = c == w.t ? w.wt : 0.0;
-  return w.valid ? w.g * (exp(x - w.lse) * w.mass - own - coef(c, q)) : 0.0;
+  F own = c == w.t ? w.wt : F(0.0);
+  return w.valid ? w.g * (exp(x - w.lse) * w.mass - own - coef(c, q)) : F(0.0);
 #endif
 }
 
@@ -356,7 +372,7 @@ void backward(uint r) {
 #endif
   uint n = lone_count(sp);
   for (uint i = FIRST; i < n; i += UNROLL * STEP) {
-    float x[UNROLL], q[UNROLL];
+    F x[UNROLL], q[UNROLL];
     [[unroll]] for (uint k = 0; k < UNROLL; k++) {
       uint c = lone_class(sp, min(i + k * STEP, n - 1u));
       x[k] = x_of(w.base, c);

@@ -1,7 +1,12 @@
 // math.glsl: functions GLSL lacks, for the op table's GLSL: erf, a NaN-safe tanh, pow with negative
-// bases, floor division and Python's remainder, in every compute type they are used with.
+// bases, floor division and Python's remainder, in every compute type they are used with. GLSL's exp, log, sin,
+// ... have no double forms: in float64, math_f64.glsl's.
 #ifndef VKT_MATH_GLSL
 #define VKT_MATH_GLSL
+
+#if defined(C_FLOAT64)
+#include "math_f64.glsl"
+#endif
 
 #if defined(C_FLOAT)
 // Abramowitz & Stegun 7.1.26 is 1.5e-7 absolute; this rational form (from Numerical Recipes' erfc
@@ -79,6 +84,9 @@ float vkt_tan(float x) {
 }
 float vkt_log(float x) { return abs(x - 1.0) < 0.25 ? vkt_log1p(x - 1.0) : log(x); }
 float vkt_log2(float x) { return abs(x - 1.0) < 0.25 ? vkt_log1p(x - 1.0) * 1.4426950408889634 : log2(x); }
+// log2(x) log10(2): a macro, which leaves the table's float GLSL as it was (float64's vkt_log10 is math_f64.glsl's,
+// as log2 times log10(2) rounds log10(1000) to 2.9999999999999996)
+#define vkt_log10(x) (vkt_log2(x) * C(0.30102999566398120))
 // e^|x| overflows from 88.7, sinh and cosh only from 89.4: past 88 through (e^(|x|/2))^2 / 2.
 float vkt_sinh(float x) {
   float a = abs(x), r;
@@ -502,6 +510,177 @@ float vkt_xlogy(float x, float y, bool log1p_y) {
 }
 #endif
 
+#if defined(C_FLOAT64)
+// The op table's functions in float64 on math_f64.glsl, by the formulas of the CPU kernels (cpu/math.c), which
+// compute in float64 with C's libm.
+double vkt_log(double x) { return log(x); }
+double vkt_log2(double x) { return log2(x); }
+double vkt_tan(double x) { return tan(x); }
+double vkt_tanh(double x) { return tanh(x); }
+double vkt_sinh(double x) { return sinh(x); }
+double vkt_cosh(double x) { return cosh(x); }
+double vkt_asinh(double x) { return asinh(x); }
+double vkt_acosh(double x) { return acosh(x); }
+double vkt_atanh(double x) { return atanh(x); }
+double vkt_asin(double x) { return asin(x); }
+double vkt_acos(double x) { return acos(x); }
+double vkt_atan(double x) { return atan(x); }
+double vkt_atan2(double y, double x) { return atan(y, x); }
+precise double vkt_sigmoid(double x) { return 1.0lf / (1.0lf + exp(-x)); }
+precise double vkt_logaddexp(double x, double y) {
+  if (isinf(x) && x == y)
+    return x;
+  if (isnan(x) || isnan(y))
+    return x + y;
+  return max(x, y) + vkt_log1p(exp(-abs(x - y)));
+}
+precise double vkt_xlogy(double x, double y, bool log1p_y) {
+  if (isnan(y) || x == 0.0lf)
+    return isnan(y) ? y : 0.0lf;
+  return x * (log1p_y ? vkt_log1p(y) : log(y));
+}
+precise double vkt_logit(double x, double eps) {
+  if (eps >= 0.0lf && !isnan(x)) // NaN passes: NVIDIA's compiler makes the selects a min/max, which would drop it
+    x = x < eps ? eps : x > 1.0lf - eps ? 1.0lf - eps : x;
+  return abs(x - 0.5lf) < 0.25lf ? vkt_log1p((2.0lf * x - 1.0lf) / (1.0lf - x)) : log(x / (1.0lf - x));
+}
+precise double vkt_entr(double x) {
+  if (isnan(x) || x == 0.0lf)
+    return isnan(x) ? x : 0.0lf;
+  return x > 0.0lf ? -x * log(x) : -vkt_f64_inf();
+}
+// sin(pi x), x reduced into [-1/2, 1/2] exactly: 0 at the integers.
+precise double vkt_sinpi(double x) {
+  double r = x - 2.0lf * roundEven(0.5lf * x); // [-1, 1], exactly
+  if (abs(r) > 0.5lf)
+    r = (r > 0.0lf ? 1.0lf : -1.0lf) - r;
+  return vkt_f64_sinpi(r);
+}
+precise double vkt_sinc(double x) { return x == 0.0lf ? 1.0lf : vkt_sinpi(x) / (3.14159265358979311600e+00lf * x); }
+precise double vkt_ndtr(double x) { return 0.5lf * vkt_erfc(x * -0.70710678118654752440lf); }
+// log(ndtr(x)): log1p of the upper tail above -1; below, log of the lower tail, and past -30 (where it would
+// underflow) erfc's asymptotic series, log(erfc(z)) = -z^2 - log(z sqrt(pi)) + log(sum (-1)^k (2k-1)!! / (2z^2)^k).
+precise double vkt_log_ndtr(double x) {
+  double z = x * -0.70710678118654752440lf;
+  if (x >= -1.0lf)
+    return vkt_log1p(-0.5lf * vkt_erfc(-z));
+  if (x >= -30.0lf)
+    return log(0.5lf * vkt_erfc(z));
+  double s = 1.0lf, t = 1.0lf;
+  for (int k = 1; k < 12; k++) {
+    t *= -double(2 * k - 1) / (2.0lf * z * z);
+    s += t;
+  }
+  return -z * z - log(2.0lf * z * 1.7724538509055160273lf) + log(s);
+}
+// The lower tail's quantile, q <= 1/2: Abramowitz & Stegun 26.2.23 (4.5e-4), then Newton's steps, each squaring the
+// error; e^(x^2 / 2) in halves, which stay finite down to the subnormals.
+precise double vkt_ndtri(double p) {
+  if (!(p > 0.0lf && p < 1.0lf))
+    return p == 0.0lf ? -vkt_f64_inf() : p == 1.0lf ? vkt_f64_inf() : vkt_f64_nan();
+  double q = p > 0.5lf ? 1.0lf - p : p, t = sqrt(-2.0lf * log(q));
+  double x = -(t - (2.515517lf + t * (0.802853lf + t * 0.010328lf)) /
+                   (1.0lf + t * (1.432788lf + t * (0.189269lf + t * 0.001308lf))));
+  for (int i = 0; i < 4; i++) {
+    double h = exp(x * x / 4.0lf);
+    x -= (vkt_ndtr(x) - q) * h * 2.5066282746310002lf * h; // sqrt(2 pi), as the CPU kernel rounds it
+  }
+  return p > 0.5lf ? -x : x;
+}
+// I_nu(x) of nu 0 or 1 (times e^-|x| where scaled): the power series up to 20 (positive terms), beyond it the
+// asymptotic series, whose terms fall below 1e-17 of the sum before they grow (near k = 2x).
+precise double vkt_bessel_i(double x, bool one, bool scaled) {
+  double ax = abs(x), nu = one ? 1.0lf : 0.0lf, s;
+  if (isnan(x))
+    return x;
+  if (ax <= 20.0lf) {
+    double q = ax * ax / 4.0lf, t = one ? ax / 2.0lf : 1.0lf;
+    s = t;
+    for (int k = 1; k < 200 && t > 1e-17lf * s; k++) {
+      t *= q / (double(k) * (double(k) + nu));
+      s += t;
+    }
+    s = scaled ? s * exp(-ax) : s;
+  } else if (isinf(ax)) {
+    s = scaled ? 0.0lf : ax;
+  } else {
+    double m = 4.0lf * nu * nu, t = 1.0lf;
+    s = 1.0lf;
+    for (int k = 1; k < 60 && abs(t) > 1e-17lf * s; k++) {
+      t *= -(m - double(2 * k - 1) * double(2 * k - 1)) / (8.0lf * double(k) * ax);
+      s += t;
+    }
+    double h = scaled ? 1.0lf : exp(ax / 2.0lf); // e^x in halves: finite where I0 is
+    s = s / sqrt(6.28318530717958647692lf * ax) * h * h;
+  }
+  return one && x < 0.0lf ? -s : s;
+}
+// PyTorch's calc_trigamma, with the reflection pi^2 / sin^2(pi x) - trigamma(1 - x) below 1/2.
+precise double vkt_trigamma(double x) {
+  double sign = 1.0lf, result = 0.0lf;
+  if (isinf(x)) // PyTorch's limits
+    return x > 0.0lf ? 0.0lf : vkt_f64_inf();
+  if (x < 0.5lf) {
+    double s = vkt_sinpi(x);
+    sign = -1.0lf, result = -9.8696044010893586188lf / (s * s), x = 1.0lf - x;
+  }
+  for (int i = 0; i < 6; i++) {
+    result += 1.0lf / (x * x);
+    x += 1.0lf;
+  }
+  double ixx = 1.0lf / (x * x);
+  result += (1.0lf + 1.0lf / (2.0lf * x) + ixx * (1.0lf / 6.0lf - ixx * (1.0lf / 30.0lf - ixx * (1.0lf / 42.0lf)))) / x;
+  return sign * result;
+}
+// Hurwitz zeta(s, q) of an integer s > 1 and q > 0: Cephes' sum up to q + 9, then Euler-Maclaurin.
+precise double vkt_zeta_positive(int s, double q) {
+  const double bernoulli[12] = double[12](12.0lf, -720.0lf, 30240.0lf, -1209600.0lf, 47900160.0lf,
+      -1.8924375803183791606e9lf, 7.47242496e10lf, -2.950130727918164224e12lf, 1.1646782814350067249e14lf,
+      -4.5979787224074726105e15lf, 1.8152105401943546773e17lf, -7.1661652561756670113e18lf);
+  const double eps = 1.11022302462515654042e-16lf;
+  if (isinf(q))
+    return 0.0lf;
+  double sum = pow(q, double(-s)), a = q, b = 0.0lf;
+  for (int i = 0; i < 20 && (i < 9 || a <= 9.0lf); i++) {
+    a += 1.0lf, b = pow(a, double(-s)), sum += b;
+    if (abs(b) < eps * abs(sum))
+      return sum;
+  }
+  double w = a, f = 1.0lf, k = 0.0lf;
+  sum += b * w / double(s - 1) - 0.5lf * b;
+  for (int i = 0; i < 12; i++, k += 2.0lf) {
+    f *= double(s) + k, b /= w;
+    double t = f * b / bernoulli[i];
+    sum += t;
+    if (abs(t / sum) < eps)
+      break;
+    f *= double(s) + k + 1.0lf, b /= w;
+  }
+  return sum;
+}
+// (-1)^(n+1) n! zeta(n + 1, x); below 0 the sum's terms left of 0 are zeta's at the fraction f = ceil(x) - x
+// mirrored, zeta(s, x) = (-1)^s (zeta(s, f) - zeta(s, 1 - x)) + zeta(s, 1 - f), so no loop runs to 0 from x.
+precise double vkt_polygamma(int n, double x) {
+  if (n == 0)
+    return vkt_digamma(x);
+  if (n == 1)
+    return vkt_trigamma(x);
+  double factorial = 1.0lf, sign = (n & 1) != 0 ? 1.0lf : -1.0lf, z;
+  for (int k = 2; k <= n; k++)
+    factorial *= double(k);
+  if (x <= 0.0lf && x == floor(x))
+    return sign * vkt_f64_inf();
+  if (x > 0.0lf || isnan(x)) {
+    z = vkt_zeta_positive(n + 1, x);
+  } else {
+    double f = trunc(x) - x;
+    z = vkt_zeta_positive(n + 1, 1.0lf - f);
+    z += ((n & 1) != 0 ? 1.0lf : -1.0lf) * (vkt_zeta_positive(n + 1, f) - vkt_zeta_positive(n + 1, 1.0lf - x));
+  }
+  return sign * factorial * z;
+}
+#endif
+
 #if defined(C_FLOAT) || defined(C_FLOAT64)
 #if defined(C_FLOAT64)
 C vkt_nan() { return packDouble2x32(uvec2(0u, 0x7ff80000u)); }
@@ -542,6 +721,9 @@ bool vkt_isclose(C x, C y, C rtol, C atol, bool equal_nan) {
   C d = abs(x - y);
   return !isinf(d) && d <= atol + abs(rtol * y);
 }
+#if defined(C_FLOAT64)
+C vkt_pow(C x, C y) { return pow(x, y); } // math_f64.glsl's: C's special values, and exact integer powers
+#else
 bool vkt_odd(C y) { return abs(y) < C(16777216) && mod(y, C(2)) == C(1); } // every float past 2^24 is even
 // C's pow, special values included (GLSL's pow is undefined for x < 0, x == 0 with y <= 0, and
 // non-finite operands). Small integral exponents multiply exactly (x ** 2 is x * x, as on the CPU).
@@ -571,6 +753,7 @@ C vkt_pow(C x, C y) {
     r = C(pow(float(ax), float(y)));
   return negate ? -r : r;
 }
+#endif
 C vkt_div_trunc(C x, C y) { return trunc(x / y); }
 // C's fmod, exactly: subtracting |y| scaled to just under the remainder is exact (Sterbenz), and
 // each step clears the remainder's leading bit. x - trunc(x / y) * y is not exact: float32 lost

@@ -3,6 +3,9 @@
 // input elements that make one output element (softmax: one output row). Two-pass ops (var, softmax)
 // read their row again after the first merge instead of keeping it, which keeps shared memory small.
 #include "reduce.glsl"
+#if defined(C_FLOAT64) && (defined(OP_SOFTMAX) || defined(OP_LOG_SOFTMAX) || defined(OP_LOGSUMEXP))
+#include "math_f64.glsl" // exp and log of doubles
+#endif
 
 #ifdef FUSED // reduce_fused.glsl binds the expression's tensors first and defines load()
 layout(std430, binding = NOPS) writeonly buffer Out { TO out_[]; };

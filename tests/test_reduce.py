@@ -409,14 +409,17 @@ def test_float32_never_falls_back(dev):
     assert vkt.vulkan.fallback_stats() == {}
 
 
-def test_fallbacks_are_reasoned(dev):
-    """Only float64 softmax lacks a shader on an adapter with every feature (GLSL has no float64 exp)."""
+def test_float64_softmax_has_a_shader(dev):
+    """float64 softmax, log_softmax and logsumexp run in shaders (math_f64.glsl's exp and log) where the adapter
+    has shaderFloat64."""
     if not vkt.vulkan.get_device_properties().shader_float64:
         pytest.skip("the adapter has no shaderFloat64")
     vkt.vulkan.reset_fallback_stats()
     x = vkt.ones(3, 4, dtype=vkt.float64, device=dev)
-    assert_close(x.softmax(1), np.full((3, 4), 0.25))
-    assert vkt.vulkan.fallback_stats(by_reason=True) == {("softmax", "GLSL has no float64 exp or log"): 1}
+    assert_close(x.softmax(1), np.full((3, 4), 0.25), rtol=1e-15, atol=0)
+    assert_close(x.log_softmax(1), np.full((3, 4), -np.log(4)), rtol=1e-15, atol=0)
+    assert_close(x.logsumexp(1), np.full(3, 1 + np.log(4)), rtol=1e-15, atol=0)
+    assert vkt.vulkan.fallback_stats() == {}
 
 
 def test_unmergeable_dims_fall_back(dev):

@@ -61,10 +61,16 @@ erfc = np.vectorize(math.erfc, otypes=[np.float64])
 def torch_float64(name, f, x):
     """torch in float64, where it is right. Where it is not, the value vkt gives: at a negative integer torch's
     polygamma(n >= 1) is 1e30 or so (sin(pi x) is not 0 there), the pole is +-inf; at +inf its polygamma(n >= 2) is NaN,
-    the limit 0; its i0(+-inf) and i1(+-inf) are NaN (inf / inf), the limits +-inf; and its ndtr, (1 + erf(x / sqrt 2))
-    / 2, is 0 below -8.3, where 0.5 erfc(-x / sqrt 2) keeps the tail."""
+    the limit 0; its i0(+-inf) and i1(+-inf) are NaN (inf / inf), the limits +-inf; its ndtr, (1 + erf(x / sqrt 2))
+    / 2, is 0 below -8.3, where 0.5 erfc(-x / sqrt 2) keeps the tail; and its digamma's reflection, psi(1 - x) -
+    pi / tan(pi r), takes r = x - trunc(x), near -1 next to a negative integer, whose pi r rounds off 1e-10 of the pole
+    (r = x - round(x) keeps it)."""
     x = x.astype(np.float64)
     out = f(torch, torch.tensor(x)).numpy()
+    if name in ("digamma", "psi", "polygamma0"):
+        with np.errstate(all="ignore"):
+            reflected = torch.digamma(torch.tensor(1 - x)).numpy() - math.pi / np.tan(math.pi * (x - np.round(x)))
+        out = np.where((x < 0) & (x != np.floor(x)), reflected, out)
     if name.startswith("polygamma") and name != "polygamma0":
         n = int(name[-1])
         out = np.where((x <= 0) & (x == np.floor(x)), INF if n % 2 else -INF, out)

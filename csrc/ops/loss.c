@@ -2,6 +2,7 @@
  * rows, then two sums over them for mean and sum), the backward (one kernel writing every element of the input's
  * gradient), and their shader path: loss.comp, a workgroup a row where a row's elements are neighbours, else an
  * invocation a row. The CPU kernels are cpu/loss.c. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -337,8 +338,9 @@ typedef struct {
   uint32_t rows, row_stride, classes, inner; /* row_stride: the forward's output, elements */
   uint32_t offset[3];                        /* elements: input, target, weight */
   float smoothing;
+  uint32_t smoothing64[2]; /* float64 inputs (F64) only: label_smoothing as a double's (low, high) words */
 } loss_push;
-static_assert(sizeof(loss_push) == 40, "loss_push must match shaders/loss.comp");
+static_assert(sizeof(loss_push) == 48, "loss_push must match shaders/loss.comp");
 
 static bool backward_op(const vkt_op *op) {
   return op == &vkt_ops[VKT_OP_CROSS_ENTROPY_BACKWARD] || op == &vkt_ops[VKT_OP_NLL_LOSS_BACKWARD];
@@ -347,10 +349,6 @@ static bool backward_op(const vkt_op *op) {
 bool vkt_loss_supports(const vkt_op *op, const vkt_op_args *a, const char **why) {
   const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
   const vkt_tensor *x = a->in[0];
-  if (x->dtype == VKT_FLOAT64) {
-    *why = "GLSL has no float64 exp or log";
-    return false;
-  }
   if (vkt_tensor_numel(x) == 0) { /* rows of no classes: every target is out of bounds, an error to raise */
     *why = "an input of no classes";
     return false;
@@ -376,7 +374,8 @@ static void defines_of(const vkt_op *op, const vkt_op_args *a, const vkt_loss_sh
                        size_t n) {
   static const char *const vec[VKT_DTYPE_COUNT] = {[VKT_FLOAT32] = "vec4", [VKT_FLOAT16] = "f16vec4"};
   const vkt_tensor *x = a->in[0], *t = a->in[1];
-  bool backward = backward_op(op), prob = a->flags & VKT_LOSS_PROB, vec4 = rows && vec4_rows(a, g);
+  bool backward = backward_op(op), prob = a->flags & VKT_LOSS_PROB, f64 = x->dtype == VKT_FLOAT64;
+  bool vec4 = rows && vec4_rows(a, g) && !f64; /* float64 rows are read an element at a time: no dvec4 form */
   const char *target = prob ? "#define PROB\n" : t->dtype == VKT_INT64 ? "#define INDEX64\n" : "#define INDEX32\n";
   bool weight = backward ? vkt_tensor_numel(a->in[2]) > 3 * g->r : a->in[2] != NULL;
   int len = vkt_type_defines(buf, n, "TI", x->dtype);
@@ -386,7 +385,7 @@ static void defines_of(const vkt_op *op, const vkt_op_args *a, const vkt_loss_sh
                   weight ? "#define WEIGHT\n" : "", a->param[0].f > 0 ? "#define SMOOTH\n" : "",
                   rows ? "#define ROWS\n" : "", vec4 ? "#define VEC4\n" : "",
                   vkt_device_props(a->out->storage->dev)->subgroup_arithmetic ? "#define SUBGROUPS\n" : "",
-                  backward ? "#define BACKWARD\n" : "", NULL);
+                  backward ? "#define BACKWARD\n" : "", f64 ? "#define F64\n" : "", NULL);
 }
 
 vkt_status vkt_loss_launch(const vkt_op *op, const vkt_op_args *a) {
@@ -399,7 +398,10 @@ vkt_status vkt_loss_launch(const vkt_op *op, const vkt_op_args *a) {
                     (uint32_t)g.c,
                     (uint32_t)g.s,
                     {(uint32_t)a->in[0]->offset, (uint32_t)a->in[1]->offset, a->in[2] ? (uint32_t)a->in[2]->offset : 0},
-                    (float)a->param[0].f};
+                    (float)a->param[0].f,
+                    {0, 0}};
+  bool f64 = a->in[0]->dtype == VKT_FLOAT64; /* only float64's pipelines read smoothing64 */
+  memcpy(push.smoothing64, &a->param[0].f, sizeof push.smoothing64);
   char defines[1024];
   defines_of(op, a, &g, rows, defines, sizeof defines);
   const vkt_tensor *t[5] = {a->out, a->in[0], a->in[1], backward_op(op) ? a->in[2] : a->out2, a->in[2]};
@@ -407,5 +409,6 @@ vkt_status vkt_loss_launch(const vkt_op *op, const vkt_op_args *a) {
   unsigned writes = backward_op(op) ? 1u : 1u | 8u;
   /* the forward writes the padding of its rows too (zeros) */
   uint64_t n = backward_op(op) ? (uint64_t)g.r : push.row_stride;
-  return vkt_launch_flat(op->shader, defines, nt, t, writes, &push, sizeof push, n * (rows ? 256 : 1));
+  uint32_t push_size = f64 ? sizeof push : offsetof(loss_push, smoothing64);
+  return vkt_launch_flat(op->shader, defines, nt, t, writes, &push, push_size, n * (rows ? 256 : 1));
 }

@@ -17,7 +17,7 @@
 #define BINARY_K(ID, NAME, GLSL, FN, FLAGS, KERNEL)                                                                    \
   [ID] = {NAME, "binary.comp", "#define OP(x, y) (" GLSL ")\n", EW, vkt_f_##FN, vkt_i_##FN, FLAGS, KERNEL}
 #define BINARY(ID, NAME, GLSL, FN, FLAGS) BINARY_K(ID, NAME, GLSL, FN, FLAGS, NULL)
-#define FLOATS (VKT_FLOAT_ONLY | VKT_NO_FLOAT64)
+#define FLOATS VKT_FLOAT_ONLY /* float math (exp, sin, erf, ...): integers compute in the default float dtype */
 #define REDUCE_K(ID, NAME, GLSL, FLAGS, KERNEL)                                                                        \
   [ID] = {NAME, "reduce.comp", GLSL, vkt_reduce_supports, vkt_reduce_launch, vkt_cpu_reduce, NULL, NULL, FLAGS, KERNEL}
 #define REDUCE(ID, NAME, GLSL, FLAGS) REDUCE_K(ID, NAME, GLSL, FLAGS, NULL)
@@ -27,7 +27,7 @@
 #define NORM(ID, NAME, GLSL)                                                                                           \
   [ID] = {NAME, "norm.comp", GLSL, vkt_norm_supports, vkt_norm_launch, vkt_cpu_norm, NULL, NULL, 0}
 #define LOSS(ID, NAME, GLSL, CPU)                                                                                      \
-  [ID] = {NAME, "loss.comp", GLSL, vkt_loss_supports, vkt_loss_launch, CPU, NULL, NULL, VKT_NO_FLOAT64}
+  [ID] = {NAME, "loss.comp", GLSL, vkt_loss_supports, vkt_loss_launch, CPU, NULL, NULL, 0}
 #define SHAPE(ID, NAME, SHADER, GLSL)                                                                                  \
   [ID] = {NAME, SHADER, GLSL, vkt_shape_supports, vkt_shape_launch, vkt_cpu_shape, NULL, NULL, 0}
 
@@ -66,7 +66,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     UNARY(VKT_OP_LOG1P, "log1p", "vkt_log1p(x)", log1p, FLOATS),
     UNARY(VKT_OP_EXPM1, "expm1", "vkt_expm1(x)", expm1, FLOATS),
     UNARY(VKT_OP_LOG2, "log2", "vkt_log2(x)", log2, FLOATS),
-    UNARY(VKT_OP_LOG10, "log10", "vkt_log2(x) * C(0.30102999566398120)", log10, FLOATS),
+    UNARY(VKT_OP_LOG10, "log10", "vkt_log10(x)", log10, FLOATS),
     UNARY(VKT_OP_EXP2, "exp2", "exp2(x)", exp2, FLOATS),
     UNARY(VKT_OP_ERF, "erf", "vkt_erf(x)", erf, FLOATS),
     UNARY(VKT_OP_ERFC, "erfc", "vkt_erfc(x)", erfc, FLOATS),
@@ -129,7 +129,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     BINARY(VKT_OP_DIV, "div", "x / y", div, VKT_FLOAT_ONLY),
     BINARY(VKT_OP_DIV_TRUNC, "div_trunc", "vkt_div_trunc(x, y)", div_trunc, VKT_NOT_BOOL),
     BINARY(VKT_OP_DIV_FLOOR, "div_floor", "vkt_div_floor(x, y)", div_floor, VKT_NOT_BOOL),
-    BINARY_K(VKT_OP_POW, "pow", "vkt_pow(x, y)", pow, VKT_NO_FLOAT64 | VKT_NOT_BOOL, "pow"),
+    BINARY_K(VKT_OP_POW, "pow", "vkt_pow(x, y)", pow, VKT_NOT_BOOL, "pow"),
     BINARY(VKT_OP_MAXIMUM, "maximum", "x != x || y != y ? x + y : max(x, y)", maximum, VKT_TENSOR_OTHER),
     BINARY(VKT_OP_MINIMUM, "minimum", "x != x || y != y ? x + y : min(x, y)", minimum, VKT_TENSOR_OTHER),
     BINARY(VKT_OP_REMAINDER, "remainder", "vkt_remainder(x, y)", remainder, VKT_NOT_BOOL),
@@ -175,10 +175,10 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     REDUCE(VKT_OP_VAR, "var", "#define OP_VAR\n", 0),
     REDUCE(VKT_OP_ALL, "all", "#define OP_ALL\n", 0),
     REDUCE(VKT_OP_ANY, "any", "#define OP_ANY\n", 0),
-    REDUCE(VKT_OP_SOFTMAX, "softmax", "#define OP_SOFTMAX\n", VKT_NO_FLOAT64),
-    REDUCE(VKT_OP_LOG_SOFTMAX, "log_softmax", "#define OP_LOG_SOFTMAX\n", VKT_NO_FLOAT64),
+    REDUCE(VKT_OP_SOFTMAX, "softmax", "#define OP_SOFTMAX\n", 0),
+    REDUCE(VKT_OP_LOG_SOFTMAX, "log_softmax", "#define OP_LOG_SOFTMAX\n", 0),
     [VKT_OP_LOGSUMEXP] = {"logsumexp", "reduce.comp", "#define OP_LOGSUMEXP\n", vkt_reduce_supports, vkt_reduce_launch,
-                          vkt_cpu_logsumexp, NULL, NULL, VKT_NO_FLOAT64},
+                          vkt_cpu_logsumexp, NULL, NULL, 0},
     SCAN_K(VKT_OP_CUMSUM, "cumsum", "#define OP_SUM\n", VKT_NOT_BOOL, "cumsum_out_cpu"), /* of the result dtype */
     SCAN_K(VKT_OP_CUMPROD, "cumprod", "#define OP_PROD\n", VKT_NOT_BOOL, "cumprod_out_cpu"),
     SCAN(VKT_OP_CUMMAX, "cummax", "#define OP_MAX\n"),

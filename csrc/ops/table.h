@@ -251,9 +251,8 @@ struct vkt_op {
 };
 
 /* flags */
-#define VKT_FLOAT_ONLY 1u /* integer inputs compute in float32 (exp, sqrt, true division, ...) */
+#define VKT_FLOAT_ONLY 1u /* integer inputs compute in the default float dtype (exp, sqrt, true division, ...) */
 #define VKT_BOOL_OUT 2u   /* comparisons and logical ops */
-#define VKT_NO_FLOAT64 4u /* GLSL has no float64 form (transcendentals): float64 takes the fallback */
 #define VKT_NO_BOOL 8u    /* PyTorch refuses bool inputs with a RuntimeError (neg, sub, relu, tanhshrink) */
 /* PyTorch has no kernel for these inputs: NotImplementedError "<name>_cpu" not implemented for '<dtype>' (or the
  * row's kernel named) */

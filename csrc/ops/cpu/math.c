@@ -267,7 +267,7 @@ static double digamma(double x) {
   if (x < 0) {
     if (x == trunc(x))
       return NAN;
-    double r = x - trunc(x); /* tan(pi r), not tan(pi x): pi x rounds */
+    double r = x - nearbyint(x); /* tan(pi r), not tan(pi x): pi x rounds, as pi r does near +-1 */
     result = -M_PI / tan(M_PI * r);
     x = 1 - x;
   }

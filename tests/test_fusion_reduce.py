@@ -34,6 +34,23 @@ def run(fn, arrays, fused, read=lambda out: out.cpu().numpy()):
         vkt.vulkan.set_fusion(True)
 
 
+def fused_and_unfused(fn, arrays):
+    """fn over vulkan copies of arrays, with fusion on (True) and off (False): the dispatches it took, the fused
+    kernels, and its results as NumPy arrays, counted before they are read."""
+    results = {}
+    for fused in (True, False):
+        vkt.vulkan.set_fusion(fused)
+        try:
+            ts = [vkt.tensor(a, device="vulkan") for a in arrays]
+            fresh()
+            out = fn(*ts)
+            st = stats()
+            results[fused] = st["dispatches"], st["fused_kernels"], [t.cpu().numpy() for t in out]
+        finally:
+            vkt.vulkan.set_fusion(True)
+    return results
+
+
 def same_bits(a, b):
     return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(
         np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8))
@@ -198,20 +215,10 @@ INDICES_CASES = [
 @pytest.mark.parametrize("case", INDICES_CASES, ids=[c[0] for c in INDICES_CASES])
 def test_max_and_min_along_a_dim_take_the_expression_in_their_load(fusion, case):
     _, fn, ref, arrays = case
-    results = {}
-    for fused in (True, False):
-        vkt.vulkan.set_fusion(fused)
-        try:
-            ts = [vkt.tensor(a, device="vulkan") for a in arrays]
-            fresh()
-            values, indices = fn(*ts)
-            st = stats()
-            results[fused] = st["dispatches"], st["fused_kernels"], values.cpu().numpy(), indices.cpu().numpy()
-        finally:
-            vkt.vulkan.set_fusion(True)
-    n_fused, kernels, values, indices = results[True]
+    results = fused_and_unfused(fn, arrays)
+    n_fused, kernels, (values, indices) = results[True]
     assert n_fused == 1 and len(kernels) == 1 and results[False][0] >= 2
-    assert same_bits(values, results[False][2]) and same_bits(indices, results[False][3])
+    assert same_bits(values, results[False][2][0]) and same_bits(indices, results[False][2][1])
     kind = "f" if arrays[0].dtype.kind == "f" else "i"
     want_v, want_i = ref(*[a.astype(np.float64 if kind == "f" else np.int64) for a in arrays])
     assert_close(values, want_v, rtol=2e-3 if arrays[0].dtype == np.float16 else 1e-6, atol=1e-5)
@@ -347,17 +354,8 @@ HELD_CASES = [
 @pytest.mark.parametrize("case", HELD_CASES, ids=[c[0] for c in HELD_CASES])
 def test_a_referenced_intermediate_is_written_by_the_reduction(fusion, case):
     _, fn, ref, arrays, dispatches = case
-    results = {}
-    for fused in (True, False):
-        vkt.vulkan.set_fusion(fused)
-        try:
-            ts = [vkt.tensor(a, device="vulkan") for a in arrays]
-            fresh()
-            out = fn(*ts)
-            results[fused] = stats()["dispatches"], [t.cpu().numpy() for t in out]
-        finally:
-            vkt.vulkan.set_fusion(True)
-    (n_fused, fused), (n_unfused, unfused) = results[True], results[False]
+    results = fused_and_unfused(fn, arrays)
+    (n_fused, _, fused), (n_unfused, _, unfused) = results[True], results[False]
     assert n_fused == dispatches and n_unfused > dispatches
     for f, u in zip(fused, unfused):
         assert same_bits(f, u), (f, u)

@@ -9,7 +9,7 @@ import pytest
 
 import vkt
 from conftest import assert_close
-from test_fusion_reduce import arr, fresh, rng, same_bits, stats
+from test_fusion_reduce import arr, fresh, fused_and_unfused, rng, same_bits, stats
 from test_fusion_reduce import run as run_reduction
 
 
@@ -152,17 +152,8 @@ HELD_CASES = [
 @pytest.mark.parametrize("case", HELD_CASES, ids=[c[0] for c in HELD_CASES])
 def test_a_referenced_intermediate_is_written_by_the_scan(fusion, case):
     _, fn, arrays, dispatches = case
-    results = {}
-    for fused in (True, False):
-        vkt.vulkan.set_fusion(fused)
-        try:
-            ts = [vkt.tensor(a, device="vulkan") for a in arrays]
-            fresh()
-            out = fn(*ts)
-            results[fused] = stats()["dispatches"], [t.cpu().numpy() for t in out]
-        finally:
-            vkt.vulkan.set_fusion(True)
-    (n_fused, fused), (n_unfused, unfused) = results[True], results[False]
+    results = fused_and_unfused(fn, arrays)
+    (n_fused, _, fused), (n_unfused, _, unfused) = results[True], results[False]
     assert n_fused == dispatches and n_unfused > dispatches
     for f, u in zip(fused, unfused):
         assert same_bits(f, u), (f, u)

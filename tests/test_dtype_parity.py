@@ -71,6 +71,8 @@ ELEMENTWISE = [
     ("glu", lambda L, x: F(L).glu(x), ALL),
     ("softsign", lambda L, x: F(L).softsign(x), ALL),
     ("tanhshrink", lambda L, x: F(L).tanhshrink(x), ALL),
+    ("hardshrink", lambda L, x: F(L).hardshrink(x, 0.3), ALL),
+    ("softshrink", lambda L, x: F(L).softshrink(x, 0.3), ALL),
     ("hardtanh", lambda L, x: F(L).hardtanh(x), ALL),
     ("hardtanh_positive", lambda L, x: F(L).hardtanh(x, -0.5, 2.0), ALL),
     ("relu6", lambda L, x: F(L).relu6(x), ALL),

@@ -117,6 +117,29 @@ def test_gelu_far_left_tail(device):
     assert_close(x.gelu(), exact, rtol=1e-5, atol=0)
 
 
+@pytest.mark.parametrize("name", ["hardshrink", "softshrink"])
+def test_shrinks_as_torch(device, name):
+    """Values at the edges, NaN passing with a gradient of 1 as torch's backward formulas give, and softshrink's
+    range error in each float dtype. (torch's float32 softshrink gives -0.0 in the middle for negatives, its float64
+    +0.0: zeros are compared as values.)"""
+    torch = pytest.importorskip("torch")
+    data = [-2.0, -0.5, -0.3, -0.0, 0.0, 0.2, 0.5, 0.51, NAN, INF, -INF]
+    x, t = both(device, torch, data, "float64")
+    x.requires_grad_()
+    t.requires_grad_()
+    got, want = getattr(vkt.nn.functional, name)(x, 0.5), getattr(torch.nn.functional, name)(t, 0.5)
+    same(got.detach(), want.detach())
+    got.sum().backward()
+    want.sum().backward()
+    same(x.grad, t.grad)
+    for dtype in ("float16", "float32", "float64"):
+        with pytest.raises(RuntimeError) as expected:
+            torch.nn.functional.softshrink(torch.ones(2, dtype=getattr(torch, dtype)), -1.5)
+        with pytest.raises(RuntimeError) as got:
+            vkt.nn.functional.softshrink(vkt.ones(2, dtype=getattr(vkt, dtype), device=device), -1.5)
+        assert str(got.value) == str(expected.value)
+
+
 def test_tanh_and_sign_of_special_values(device):
     torch = pytest.importorskip("torch")
     for dtype in ["float32", "float16", "float64"]:
@@ -281,6 +304,9 @@ UNARY_MORE = [
     ("celu", lambda x: vkt.nn.functional.celu(x, alpha=1.5), lambda x: TF.celu(x, alpha=1.5), "any", FLOATS),
     ("softsign", lambda x: vkt.nn.functional.softsign(x), lambda x: TF.softsign(x), "any", FLOATS + ["int32"]),
     ("tanhshrink", lambda x: vkt.nn.functional.tanhshrink(x), lambda x: TF.tanhshrink(x), "any", FLOATS),
+    ("hardshrink", lambda x: vkt.nn.functional.hardshrink(x, 0.7), lambda x: TF.hardshrink(x, 0.7), "special",
+     FLOATS),
+    ("softshrink", lambda x: vkt.nn.functional.softshrink(x), lambda x: TF.softshrink(x), "special", FLOATS),
     ("threshold", lambda x: vkt.nn.functional.threshold(x, 0.5, -2.0), lambda x: TF.threshold(x, 0.5, -2.0), "any",
      FLOATS + ["int32"]),
     ("elu", lambda x: vkt.nn.functional.elu(x, alpha=1.5), lambda x: TF.elu(x, alpha=1.5), "any", FLOATS),

@@ -106,7 +106,8 @@ ACTIVATIONS = [
     ("ReLU", ()), ("ReLU6", ()), ("Hardtanh", (-0.5, 0.7)), ("GELU", ()), ("GELU", ("tanh",)), ("SiLU", ()),
     ("Tanh", ()), ("Sigmoid", ()), ("LeakyReLU", (0.2,)), ("ELU", (0.7,)), ("CELU", (1.3,)), ("SELU", ()),
     ("Softplus", (2.0, 5.0)), ("Mish", ()), ("Hardswish", ()), ("Hardsigmoid", ()), ("Softsign", ()),
-    ("Tanhshrink", ()), ("Threshold", (0.1, -2.0)), ("LogSigmoid", ()), ("RReLU", ()), ("RReLU", (0.1, 0.6)),
+    ("Tanhshrink", ()), ("Hardshrink", ()), ("Hardshrink", (1.2,)), ("Softshrink", ()), ("Softshrink", (0.8,)),
+    ("Threshold", (0.1, -2.0)), ("LogSigmoid", ()), ("RReLU", ()), ("RReLU", (0.1, 0.6)),
 ]
 LAYERS += [(f"act-{name}{args}", lambda m, name=name, args=args: getattr(m, name)(*args), [randn(3, 7) * 3])
            for name, args in ACTIVATIONS]

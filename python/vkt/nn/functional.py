@@ -2,6 +2,7 @@
 import warnings
 
 from .. import _C
+from .._surface import finfo
 from ..autograd import no_grad
 
 
@@ -69,6 +70,30 @@ def softsign(input):
 
 def tanhshrink(input):
     return _C.tanhshrink(input)
+
+
+def _middle(input, lambd):
+    """Where input lies in [-lambd, lambd] (not where it is NaN): what hardshrink and softshrink zero, and where
+    their gradient is 0."""
+    return (input >= -lambd) & (input <= lambd)
+
+
+def hardshrink(input, lambd=0.5):
+    """input, but 0 in [-lambd, lambd]; the gradient 1 outside, as PyTorch's HardshrinkBackward0."""
+    if not input.dtype.is_floating_point:
+        raise _no_kernel("hardshrink_cpu", input.dtype)
+    return _C.where(_middle(input, lambd), 0.0, input)
+
+
+def softshrink(input, lambd=0.5):
+    """input moved lambd towards 0, and 0 in [-lambd, lambd] (x * 0 there: -0.0 for negatives, as PyTorch's)."""
+    if not input.dtype.is_floating_point:
+        raise _no_kernel("softshrink_check", input.dtype)
+    largest = finfo(input.dtype).max
+    if not 0 <= lambd <= largest:
+        raise RuntimeError(f"lambda must be in range [0, {largest:g}] for input dtype {_type_name(input.dtype)}, "
+                           f"but found {lambd:g}")
+    return _C.where(_middle(input, lambd), input * 0, input - input.clamp(-lambd, lambd))
 
 
 def threshold(input, threshold, value, inplace=False):

@@ -7,7 +7,7 @@ from .module import Module
 
 __all__ = ["ReLU", "ReLU6", "Hardtanh", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "Softmin", "LogSoftmax",
            "LeakyReLU", "RReLU", "ELU", "CELU", "SELU", "Softplus", "Mish", "Hardswish", "Hardsigmoid", "Softsign",
-           "Tanhshrink", "Threshold", "LogSigmoid", "PReLU", "GLU"]
+           "Tanhshrink", "Hardshrink", "Softshrink", "Threshold", "LogSigmoid", "PReLU", "GLU"]
 
 
 class _Inplace(Module):
@@ -73,6 +73,23 @@ class Softsign(_Plain):
 
 class Tanhshrink(_Plain):
     fn = F.tanhshrink
+
+
+class Hardshrink(Module):
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
 
 
 class LogSigmoid(_Plain):

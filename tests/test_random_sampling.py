@@ -165,6 +165,21 @@ def test_poisson_and_randint_like(device):
     assert vkt.randint_like(vkt.zeros(4, device=device), 5).dtype == vkt.float32
 
 
+def test_like_draws_from_a_generator(device):
+    """rand_like and randn_like take generator= as torch 2.13's do: the draws repeat with its seed, in the input's
+    layout (a transpose keeps its strides) and the dtype asked for."""
+    x = vkt.zeros(3, 4, device=device).T
+    g = vkt.Generator(device=device).manual_seed(7)
+    for fn in (vkt.rand_like, vkt.randn_like):
+        g.manual_seed(7)
+        a = fn(x, generator=g)
+        g.manual_seed(7)
+        b = fn(x, dtype=vkt.float64, generator=g, requires_grad=True)
+        assert a.stride() == b.stride() == (1, 4) and b.dtype == vkt.float64 and b.requires_grad
+        np.testing.assert_allclose(values(a), values(b.detach()), rtol=1e-6)
+    assert 0 <= values(vkt.rand_like(x, generator=g)).min() and values(vkt.rand_like(x, generator=g)).max() < 1
+
+
 def test_reproducible(device):
     """vkt.manual_seed makes the fills repeat; so does a Generator's seed, and a Generator leaves vkt's own
     stream where it was."""

@@ -125,8 +125,9 @@ static PyObject *create(PyObject *args, PyObject *kwargs, bool like, const vkt_s
   if (parse_creation(args, kwargs, like, &c) < 0)
     return NULL;
   if (random && !vkt_dtypes[c.dtype].is_float)
-    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "\"%s\" not implemented for '%s'",
-                              random == 1 ? "check_uniform_bounds" : "normal_kernel", vkt_dtypes[c.dtype].name));
+    return vkt_raise(vkt_fail(VKT_ERR_NOTIMPL, "\"%s\" not implemented for '%s'",
+                              random == 1 ? "check_uniform_bounds" : "normal_kernel_cpu",
+                              vkt_dtypes[c.dtype].torch_name));
   vkt_status st = creation_empty(&c, c.dtype, &t);
   if (!st && fill)
     st = vkt_fill_(&t, *fill);

@@ -149,6 +149,15 @@ def _draw_randn(rng, args, kwargs):
     return _C.empty(*args, **kwargs), lambda shape: rng.standard_normal(shape)
 
 
+def _draw_rand_like(rng, args, kwargs):
+    """rand_like's tensor (its checks, dtype and layout), whose values the generator's then replace."""
+    return _C.rand_like(*args, **kwargs), lambda shape: rng.random(shape)
+
+
+def _draw_randn_like(rng, args, kwargs):
+    return _C.randn_like(*args, **kwargs), lambda shape: rng.standard_normal(shape)
+
+
 def _draw_randint(rng, args, kwargs):
     """randint(high, size) or randint(low, high, size), as keywords too; int64 unless dtype= says."""
     pos = list(args)
@@ -182,7 +191,8 @@ def _with_generator(create, draw):
     return wrapped
 
 
-DRAWS = {"rand": _draw_rand, "randn": _draw_randn, "randint": _draw_randint, "randperm": _draw_randperm}
+DRAWS = {"rand": _draw_rand, "randn": _draw_randn, "randint": _draw_randint, "randperm": _draw_randperm,
+         "rand_like": _draw_rand_like, "randn_like": _draw_randn_like}
 
 
 # ---- sampling from distributions: vkt.bernoulli, normal, multinomial, poisson, randint_like, and the in-place fills

@@ -96,6 +96,11 @@ uint32_t vkt_fuse_scalar_words(const plan *p, uint32_t *w);
 /* Counts a launch of the generated kernel with this structure hash in kernel_stats(), under ops. */
 void vkt_fuse_count(uint64_t hash, const char *ops);
 
+/* fuse_reduce.c: the tensors a reduction's or scan's load binds: the expression's (vkt_fuse_operands), then r's
+ * result and its indices (view2; storage NULL where none), which the load indexes alike, so they must share strides.
+ * Returns the expression's count, or -1 where the indices are laid out otherwise. */
+int vkt_fuse_result_operands(const plan *p, const node *r, const vkt_tensor **t);
+
 /* fuse_reduce.c: computes pending reduction or scan r (fuse.c then forgets its node). */
 vkt_status vkt_fuse_reduce_launch(node *r);
 

@@ -195,18 +195,25 @@ static uint32_t push_of(const plan *p, const node *r, const fused_layout *l, uin
   return 4 * n;
 }
 
+int vkt_fuse_result_operands(const plan *p, const node *r, const vkt_tensor **t) {
+  if (r->view2.storage && memcmp(r->view.strides, r->view2.strides, sizeof *r->view.strides * (size_t)r->view.ndim))
+    return -1;
+  int n = vkt_fuse_operands(p, t);
+  t[n] = &r->view, t[n + 1] = &r->view2;
+  return n;
+}
+
 /* Whether plan p's expression can be r's load: what the unfused kernels would read, bindable, within the
- * shader's ranks and the adapter's push constants. Indices are indexed as the output is (same strides). */
+ * shader's ranks and the adapter's push constants. */
 static bool fits(const plan *p, const node *r, fused_layout *l) {
   const node *root = p->node[p->nnodes - 1];
   bool grid = r->flags & VKT_REDUCE_GRID, indices = r->view2.storage != NULL;
+  const vkt_tensor *t[MAX_OPERANDS + 2];
+  int n;
   if (!same_glsl_type(p->compute, r->compute) ||
       (grid ? r->in[0].storage != root->view.storage : !vkt_fuse_reads_as_made(&r->in[0], &root->view)) ||
-      (indices && memcmp(r->view.strides, r->view2.strides, sizeof *r->view.strides * (size_t)r->view.ndim) != 0))
+      (n = vkt_fuse_result_operands(p, r, t)) < 0)
     return false;
-  const vkt_tensor *t[MAX_OPERANDS + 2];
-  int n = vkt_fuse_operands(p, t);
-  t[n] = &r->view, t[n + 1] = &r->view2;
   const vkt_adapter_props *props = vkt_device_props(r->view.storage->dev);
   const char *why;
   if (n + 1 + indices > MAX_OPERANDS || !vkt_operands_fit(props, r->compute, n + 1 + indices, t, &why))

@@ -73,12 +73,11 @@ static bool layout_of(const plan *p, const node *r, scan_layout *l) {
 bool vkt_fuse_scan_fits(const plan *p, const node *r) {
   const node *root = p->node[p->nnodes - 1];
   bool indices = r->view2.storage != NULL;
-  if (vkt_natural_compute(p->compute) != r->compute || !vkt_fuse_reads_as_made(&r->in[0], &root->view) ||
-      (indices && memcmp(r->view.strides, r->view2.strides, sizeof *r->view.strides * (size_t)r->view.ndim) != 0))
-    return false;
   const vkt_tensor *t[MAX_OPERANDS + 2];
-  int n = vkt_fuse_operands(p, t);
-  t[n] = &r->view, t[n + 1] = &r->view2;
+  int n;
+  if (vkt_natural_compute(p->compute) != r->compute || !vkt_fuse_reads_as_made(&r->in[0], &root->view) ||
+      (n = vkt_fuse_result_operands(p, r, t)) < 0)
+    return false;
   const vkt_adapter_props *props = vkt_device_props(r->view.storage->dev);
   const char *why;
   /* bound past the expression's tensors, at most: the output, the indices, and the block totals (and their

@@ -297,6 +297,34 @@ def test_mixed_compute_types_cut_the_chain(fusion):
     assert_close(out.cpu().numpy(), ref, rtol=1e-6, atol=0)
 
 
+CASTS = [  # fn, its inputs' dtypes, the fused kernels it makes
+    (lambda x, y: (x > 0).float() * y, ("float32", "float32"), [("gt cast mul", 1)]),  # a mask as floats
+    (lambda i, y: i.float() * y + 1, ("int32", "float32"), [("cast mul add", 1)]),
+    (lambda i, y: i.half() * y.half() - 1, ("int64", "float32"), [("cast cast mul sub", 1)]),
+    (lambda b, y: b.float() + y, ("bool", "float32"), [("cast add", 1)]),
+    (lambda h, y: (h * 2).float() * y, ("float16", "float32"), [("mul cast mul", 1)]),  # float16 rounded, then float
+    (lambda x, h: (x * 3).half() * h, ("float32", "float16"), [("mul cast mul", 1)]),
+    (lambda d, y: d.float() * y, ("float64", "float32"), [("cast mul", 1)]),  # rounded where loaded
+    (lambda x, y: ((x > 0).float() * y).sum(1), ("float32", "float32"), [("gt cast mul sum", 1)]),
+    (lambda x, y: (x > 0).float().mean(), ("float32", "float32"), [("gt cast mean", 1)]),
+]
+
+
+@pytest.mark.parametrize("fn, dtypes, kernels", CASTS)
+def test_casts_to_float_fuse(fn, dtypes, kernels):
+    rng = np.random.default_rng(7)
+    arrays = [(rng.standard_normal((33, 17)) * 40).astype(d) for d in dtypes]
+    vkt.vulkan.synchronize()
+    vkt.vulkan.reset_kernel_stats()
+    fused = run(fn, *arrays)
+    assert stats()["fused_kernels"] == kernels
+    assert_same_bits(fn, *arrays)
+    torch = pytest.importorskip("torch")
+    want = fn(*[torch.tensor(a) for a in arrays])
+    assert str(want.dtype).split(".")[1] == str(fused[0].dtype)
+    assert_close(fused[0], want.double().numpy(), rtol=1e-3 if "float16" in dtypes else 1e-5, atol=1e-3)
+
+
 def test_long_chains_and_many_inputs(fusion):
     x = vkt.ones(10, device="vulkan")
     y = x

@@ -203,8 +203,13 @@ static bool identity_on_integers(int id) {
          id == VKT_OP_NAN_TO_NUM || id == VKT_OP_NEGINF_TO_NUM;
 }
 
+/* A cast to a float type computes in that type: its input converts where it is loaded, so that the cast fuses with
+ * the float ops that read it, and reads a pending comparison (bool) or a float16 value made in float (fuse.c); the
+ * conversion is the one a store to that type does. float64 to float16 stays one rounding, and casts to integers
+ * keep the float source's store, which sends NaN and out-of-range values to the most negative integer. */
 vkt_status vkt_cast(const vkt_tensor *x, vkt_dtype dtype, vkt_tensor *result) {
-  vkt_op_args args = {.in = {x}, .nin = 1, .compute = x->dtype};
+  bool to_float = vkt_dtypes[dtype].is_float && !(x->dtype == VKT_FLOAT64 && dtype == VKT_FLOAT16);
+  vkt_op_args args = {.in = {x}, .nin = 1, .compute = to_float ? dtype : x->dtype};
   return run_into(VKT_OP_CAST, &args, vkt_tensor_device(x), dtype, x->ndim, x->shape, NULL, result);
 }
 

@@ -2,10 +2,12 @@
 // reduce.comp: every op of the reduce family, one per OP_* define from the op table. A row is the set of
 // input elements that make one output element (softmax: one output row). Two-pass ops (var, softmax)
 // read their row again after the first merge instead of keeping it, which keeps shared memory small.
-#include "reduce.glsl"
-#if defined(C_FLOAT64) && (defined(OP_SOFTMAX) || defined(OP_LOG_SOFTMAX) || defined(OP_LOGSUMEXP))
-#include "math_f64.glsl" // exp and log of doubles
+// exp and log of doubles, before reduce.glsl: a fused load's float expression (C) brings math.glsl's float forms,
+// among them a macro vkt_log10 that would rename math_f64.glsl's function
+#if defined(A_FLOAT64) && (defined(OP_SOFTMAX) || defined(OP_LOG_SOFTMAX) || defined(OP_LOGSUMEXP))
+#include "math_f64.glsl"
 #endif
+#include "reduce.glsl"
 
 #ifdef FUSED // reduce_fused.glsl binds the expression's tensors first and defines load()
 layout(std430, binding = NOPS) writeonly buffer Out { TO out_[]; };
@@ -19,7 +21,7 @@ layout(std430, binding = 1) readonly buffer In { TI in_[]; };
 layout(std430, binding = 2) writeonly buffer Idx { int64_t idx_[]; };
 #endif
 
-C load(uint i) { return LOAD(in_[i]); }
+A load(uint i) { return LOAD(in_[i]); }
 #endif
 
 // A second pass over the row reads what the first wrote of the expression's intermediates: it stores none.
@@ -36,7 +38,7 @@ C load(uint i) { return LOAD(in_[i]); }
 #define ROW_RUN 8
 #endif
 struct Run {
-  C x[ROW_RUN];
+  A x[ROW_RUN];
   bool in_row[ROW_RUN];
 };
 
@@ -44,7 +46,7 @@ Run load_run(uint base, uint r) {
   Run u;
   [[unroll]] for (uint i = 0; i < ROW_RUN; i++) {
     u.in_row[i] = i * STEP < p.nred - r; // r < nred, so this cannot wrap
-    u.x[i] = u.in_row[i] ? load(base + red_at(r + i * STEP).x) : C(0);
+    u.x[i] = u.in_row[i] ? load(base + red_at(r + i * STEP).x) : A(0);
   }
   return u;
 }
@@ -54,12 +56,12 @@ Run load_run(uint base, uint r) {
 GROUP_REDUCE(Sum, group_sum, sum_merge)
 
 // Sum over the row of (x - shift)^power (power 1 or 2), merged over the workgroup.
-Sum row_sum(uint base, C shift, int power) {
-  Sum a = Sum(C(0), C(0));
+Sum row_sum(uint base, A shift, int power) {
+  Sum a = Sum(A(0), A(0));
   FOR_RUNS(r) {
     Run u = load_run(base, r);
     [[unroll]] for (uint i = 0; i < ROW_RUN; i++) {
-      C x = u.x[i] - shift;
+      A x = u.x[i] - shift;
       if (u.in_row[i])
         a = sum_add(a, power == 2 ? x * x : x);
     }
@@ -73,9 +75,9 @@ GROUP_REDUCE(Best, group_best, best_merge)
 
 #if defined(OP_SUM) || defined(OP_MEAN)
 void reduce_row(uvec2 base) {
-  C s = sum_value(row_sum(base.x, C(0), 1));
+  A s = sum_value(row_sum(base.x, A(0), 1));
 #ifdef OP_MEAN
-  s /= C(p.nred);
+  s /= A(p.nred);
 #endif
   if (STORES)
     out_[base.y] = STORE(s);
@@ -84,11 +86,11 @@ void reduce_row(uvec2 base) {
 #elif defined(OP_VAR)
 // Two passes: the mean, then the squared deviations from it (no cancellation, unlike E[x^2] - E[x]^2).
 void reduce_row(uvec2 base) {
-  C mean = sum_value(row_sum(base.x, C(0), 1)) / C(p.nred);
+  A mean = sum_value(row_sum(base.x, A(0), 1)) / A(p.nred);
   SECOND_PASS();
-  C m2 = sum_value(row_sum(base.x, mean, 2));
-  C d = max(C(p.nred) - C(p.correction), C(0));
-  C v = d > C(0) ? m2 / d : m2 > C(0) ? inf_value() : nan_value();
+  A m2 = sum_value(row_sum(base.x, mean, 2));
+  A d = max(A(p.nred) - A(p.correction), A(0));
+  A v = d > A(0) ? m2 / d : m2 > A(0) ? inf_value() : nan_value();
 #ifdef TAKE_SQRT
   v = sqrt(v);
 #endif
@@ -98,20 +100,20 @@ void reduce_row(uvec2 base) {
 
 #elif defined(OP_PROD) || defined(OP_ALL) || defined(OP_ANY)
 #if defined(OP_PROD)
-#define FOLD_INIT C(1)
+#define FOLD_INIT A(1)
 #define FOLD(a, b) ((a) * (b))
 #elif defined(OP_ALL)
-#define FOLD_INIT C(1)
-#define FOLD(a, b) ((a) != C(0) && (b) != C(0) ? C(1) : C(0))
+#define FOLD_INIT A(1)
+#define FOLD(a, b) ((a) != A(0) && (b) != A(0) ? A(1) : A(0))
 #else
-#define FOLD_INIT C(0)
-#define FOLD(a, b) ((a) != C(0) || (b) != C(0) ? C(1) : C(0))
+#define FOLD_INIT A(0)
+#define FOLD(a, b) ((a) != A(0) || (b) != A(0) ? A(1) : A(0))
 #endif
-C fold(C a, C b) { return FOLD(a, b); }
-GROUP_REDUCE(C, group_fold, fold)
+A fold(A a, A b) { return FOLD(a, b); }
+GROUP_REDUCE(A, group_fold, fold)
 
 void reduce_row(uvec2 base) {
-  C f = FOLD_INIT;
+  A f = FOLD_INIT;
   FOR_RUNS(r) {
     Run u = load_run(base.x, r);
     [[unroll]] for (uint i = 0; i < ROW_RUN; i++)
@@ -125,7 +127,7 @@ void reduce_row(uvec2 base) {
 
 #elif defined(OP_AMAX) || defined(OP_AMIN) || defined(OP_ARGMAX) || defined(OP_ARGMIN)
 void reduce_row(uvec2 base) {
-  Best b = Best(C(0), NONE);
+  Best b = Best(A(0), NONE);
   FOR_RUNS(r) {
     Run u = load_run(base.x, r);
     [[unroll]] for (uint i = 0; i < ROW_RUN; i++)
@@ -151,27 +153,27 @@ void reduce_row(uvec2 base) {
 // the row makes the sum NaN, and with it every output, as in PyTorch. logsumexp takes the first pass
 // only: m + log(sum).
 struct Soft {
-  C m;
+  A m;
   Sum s;
 };
 
-Sum sum_scale(Sum a, C f) { return Sum(a.s * f, a.c * f); }
+Sum sum_scale(Sum a, A f) { return Sum(a.s * f, a.c * f); }
 
 // exp(from - to) for a sum kept against max from, now against to >= from (1 where equal, -inf included)
-C rescale(C from, C to) { return from == to ? C(1) : exp(from - to); }
+A rescale(A from, A to) { return from == to ? A(1) : exp(from - to); }
 
 Soft soft_merge(Soft a, Soft b) {
-  C m = max(a.m, b.m);
+  A m = max(a.m, b.m);
   return Soft(m, sum_merge(sum_scale(a.s, rescale(a.m, m)), sum_scale(b.s, rescale(b.m, m))));
 }
 GROUP_REDUCE(Soft, group_soft, soft_merge)
 
 void reduce_row(uvec2 base) {
-  Soft a = Soft(-inf_value(), Sum(C(0), C(0)));
+  Soft a = Soft(-inf_value(), Sum(A(0), A(0)));
   FOR_RUNS(r) {
     Run u = load_run(base.x, r);
     [[unroll]] for (uint i = 0; i < ROW_RUN; i++) {
-      C x = u.x[i];
+      A x = u.x[i];
       if (!u.in_row[i])
         continue;
       if (x > a.m) {
@@ -184,19 +186,19 @@ void reduce_row(uvec2 base) {
 #ifdef OP_LOGSUMEXP
       bool same_inf = x == a.m && isinf(x);
 #else
-      bool same_inf = x == a.m && isinf(x) && x < C(0);
+      bool same_inf = x == a.m && isinf(x) && x < A(0);
 #endif
-      a.s = sum_add(a.s, same_inf ? C(1) : exp(x - a.m));
+      a.s = sum_add(a.s, same_inf ? A(1) : exp(x - a.m));
     }
   }
   a = group_soft(a);
-  C mx = a.m, s = sum_value(a.s);
+  A mx = a.m, s = sum_value(a.s);
 #ifdef OP_LOGSUMEXP
   if (STORES)
     out_[base.y] = STORE(mx + log(s));
 #else
 #ifdef OP_LOG_SOFTMAX
-  C log_s = log(s);
+  A log_s = log(s);
 #endif
   SECOND_PASS();
   FOR_RUNS(r) {

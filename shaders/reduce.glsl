@@ -1,9 +1,11 @@
 // reduce.glsl: what reduce.comp's ops share: the push constants (the kept and reduced halves of the
 // index space, each merged to at most 4 dims), index decomposition, and the accumulators: a compensated
 // sum, the best (largest or smallest) value with its position, and a fold for prod/all/any.
-// The host defines TO, TI (storage types), C and one of C_FLOAT, C_FLOAT64, C_INT, C_INT64 (the compute
-// type), LOAD(x) and STORE(v), the op's OP_* define, and PER_THREAD for short rows or COLUMNS; or, where
-// the input is a pending expression computed in the load, FUSED (reduce_fused.glsl) instead of TI.
+// The host defines TO, TI (storage types), A and one of A_FLOAT, A_FLOAT64, A_INT, A_INT64 (the type the
+// reduction computes in), LOAD(x) and STORE(v), the op's OP_* define, and PER_THREAD for short rows or COLUMNS;
+// or, where the input is a pending expression computed in the load, FUSED (reduce_fused.glsl) instead of TI.
+// That expression computes in its own type C, which may differ from A where its values convert exactly (a
+// comparison's 0 and 1 summed in int64).
 #ifndef VKT_REDUCE_GLSL
 #define VKT_REDUCE_GLSL
 
@@ -135,35 +137,35 @@ uint row() { return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x; }
   }
 #endif
 
-#if defined(C_FLOAT) || defined(C_FLOAT64)
+#if defined(A_FLOAT) || defined(A_FLOAT64)
 #define IS_NAN(x) isnan(x)
 #else
 #define IS_NAN(x) false
 #endif
 
-#if defined(C_FLOAT64)
-C nan_value() { return packDouble2x32(uvec2(0u, 0x7ff80000u)); }
-C inf_value() { return packDouble2x32(uvec2(0u, 0x7ff00000u)); }
+#if defined(A_FLOAT64)
+A nan_value() { return packDouble2x32(uvec2(0u, 0x7ff80000u)); }
+A inf_value() { return packDouble2x32(uvec2(0u, 0x7ff00000u)); }
 #else
-C nan_value() { return C(uintBitsToFloat(0x7fc00000u)); }
-C inf_value() { return C(uintBitsToFloat(0x7f800000u)); }
+A nan_value() { return A(uintBitsToFloat(0x7fc00000u)); }
+A inf_value() { return A(uintBitsToFloat(0x7f800000u)); }
 #endif
 
 // ---- compensated sum: s + c, where c gathers the rounding error of every addition (Neumaier), so a
 // float32 row of 2^20 elements sums to within a few ulp; precise keeps the driver from refolding it.
-struct Sum { C s; C c; };
+struct Sum { A s; A c; };
 
-#if defined(C_FLOAT) || defined(C_FLOAT64)
+#if defined(A_FLOAT) || defined(A_FLOAT64)
 // An infinite t (an inf met, or an overflow) has no rounding error to gather: the error term would be
 // inf - inf, a NaN that the sum itself does not have.
-Sum sum_add(Sum a, C x) {
-  precise C t = a.s + x;
-  precise C e = isinf(t) ? C(0) : abs(a.s) >= abs(x) ? (a.s - t) + x : (x - t) + a.s;
-  precise C c = a.c + e;
+Sum sum_add(Sum a, A x) {
+  precise A t = a.s + x;
+  precise A e = isinf(t) ? A(0) : abs(a.s) >= abs(x) ? (a.s - t) + x : (x - t) + a.s;
+  precise A c = a.c + e;
   return Sum(t, c);
 }
 #else
-Sum sum_add(Sum a, C x) { return Sum(a.s + x, a.c); }
+Sum sum_add(Sum a, A x) { return Sum(a.s + x, a.c); }
 #endif
 
 Sum sum_merge(Sum a, Sum b) {
@@ -172,12 +174,12 @@ Sum sum_merge(Sum a, Sum b) {
   return r;
 }
 
-C sum_value(Sum a) { return a.s + a.c; }
+A sum_value(Sum a) { return a.s + a.c; }
 
 // ---- best value and its position: NaN beats everything, then the larger (MIN: smaller), then the
 // earlier position, which makes argmax's answer PyTorch's whatever order the tree merges in.
 #define NONE 0xffffffffu
-struct Best { C v; uint i; };
+struct Best { A v; uint i; };
 
 bool beats(Best a, Best b) {
   if (a.i == NONE || b.i == NONE)

@@ -79,7 +79,7 @@ uvec2 red_at(uint r) {
   return uvec2(r, at);
 }
 
-C load(uint r) {
+A load(uint r) {
   uint idx[NOPS];
   [[unroll]] for (uint j = 0; j < NOPS; j++)
     idx[j] = row_at[j];
@@ -100,7 +100,7 @@ C load(uint r) {
   if (stores_values) {
     FUSED_STORES(0)
   }
-  return FUSED_VALUE;
+  return A(FUSED_VALUE); // the value as stored, exact in C (fuse_reduce.c), so converted as LOAD would
 }
 
 #endif

@@ -297,7 +297,7 @@ def test_mixed_compute_types_cut_the_chain(fusion):
     assert_close(out.cpu().numpy(), ref, rtol=1e-6, atol=0)
 
 
-CASTS = [  # fn, its inputs' dtypes, the fused kernels it makes
+CASTS = [  # fn, its inputs' dtypes, the fused kernels it makes (an op alone runs its own shader)
     (lambda x, y: (x > 0).float() * y, ("float32", "float32"), [("gt cast mul", 1)]),  # a mask as floats
     (lambda i, y: i.float() * y + 1, ("int32", "float32"), [("cast mul add", 1)]),
     (lambda i, y: i.half() * y.half() - 1, ("int64", "float32"), [("cast cast mul sub", 1)]),
@@ -307,11 +307,13 @@ CASTS = [  # fn, its inputs' dtypes, the fused kernels it makes
     (lambda d, y: d.float() * y, ("float64", "float32"), [("cast mul", 1)]),  # rounded where loaded
     (lambda x, y: ((x > 0).float() * y).sum(1), ("float32", "float32"), [("gt cast mul sum", 1)]),
     (lambda x, y: (x > 0).float().mean(), ("float32", "float32"), [("gt cast mean", 1)]),
+    (lambda x, y: (x * y).int() * 3, ("float32", "float32"), [("mul cast", 1)]),  # then int32 math: a cut
+    (lambda x, y: ((x * y).long() != 0).sum(), ("float32", "float32"), [("mul cast", 1), ("ne sum", 1)]),
 ]
 
 
 @pytest.mark.parametrize("fn, dtypes, kernels", CASTS)
-def test_casts_to_float_fuse(fn, dtypes, kernels):
+def test_casts_fuse(fn, dtypes, kernels):
     rng = np.random.default_rng(7)
     arrays = [(rng.standard_normal((33, 17)) * 40).astype(d) for d in dtypes]
     vkt.vulkan.synchronize()
@@ -323,6 +325,29 @@ def test_casts_to_float_fuse(fn, dtypes, kernels):
     want = fn(*[torch.tensor(a) for a in arrays])
     assert str(want.dtype).split(".")[1] == str(fused[0].dtype)
     assert_close(fused[0], want.double().numpy(), rtol=1e-3 if "float16" in dtypes else 1e-5, atol=1e-3)
+
+
+SPECIAL = np.array([np.nan, np.inf, -np.inf, 1e10, -1e10, 3e9, -3e9, 255.5, 256, -1, -1.5, 0.0, -0.0, 1.7, 2.0**31,
+                    2.0**63, -2.0**63, 300, -129])
+DTYPES = ["bool", "uint8", "int32", "int64", "float16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("source", DTYPES)
+def test_casts_keep_the_unfused_and_cpu_values(source):
+    """Every cast, alone and inside a chain, of values out of every target's range (NaN, infinities, past 2^63),
+    bit for bit as without fusion and as on the cpu."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        x = SPECIAL != 0 if source == "bool" else SPECIAL.astype(source)
+    for target in DTYPES:
+        if target != source:
+            def fn(t, target=target):
+                into = getattr(vkt, target)
+                return t.to(into), (t * 1).to(into) if source != "bool" else t.to(into), t.to(into).to(t.dtype) * 1
+
+            fused = assert_same_bits(fn, x)
+            cpu = fn(vkt.tensor(x))
+            for f, c in zip(fused, cpu):
+                assert np.array_equal(f.view(np.uint8), c.numpy().view(np.uint8)), (source, target, f, c)
 
 
 def test_long_chains_and_many_inputs(fusion):

@@ -142,9 +142,29 @@ CASES = [
      [arr(29, 37), arr(37, 29)], 1, 0),
     ("argmax keepdim, broadcast", lambda x, b: (x + b).argmax(0, keepdim=True),
      lambda x, b: (x + b).argmax(0)[None], [arr(300, 7), arr(7)], 1, 0),
-    # int32 sums to int64: the product in int32 is another compute type, computed first
+    # A reduction computing in another type than its expression loads the expression's values where they are exact
+    # in the expression's type (reduce.glsl's A and C): int32 sums to int64, a comparison counted by sum
     ("int32 sum", lambda x, y: (x * y).sum(), lambda x, y: (x * y).sum(), [arr(8, 64, dtype="int32"),
-                                                                         arr(8, 64, dtype="int32")], 2, 0),
+                                                                         arr(8, 64, dtype="int32")], 1, 0),
+    ("comparison counted", lambda x, y: (x > y).sum(1), lambda x, y: (x > y).sum(1), [arr(37, 290), arr(37, 290)], 1,
+     0),
+    ("comparison counted over dim 0", lambda x, y: (x * y > 0.5).sum(0), lambda x, y: (x * y > 0.5).sum(0),
+     [arr(300, 7), arr(300, 7)], 1, 0),
+    ("count_nonzero", lambda x, y: (x - y).count_nonzero(1), lambda x, y: np.count_nonzero(x - y, 1),
+     [arr(40, 9, dtype="int32"), arr(40, 9, dtype="int32")], 1, 0),
+    ("uint8 prod", lambda x, y: ((x & y) % 3 + 1).prod(0), lambda x, y: ((x.astype(np.uint8) & y.astype(np.uint8))
+                                                                         % 3 + 1).astype(np.int64).prod(0),
+     [arr(20, 9, dtype="uint8"), arr(20, 9, dtype="uint8")], 1, 0),
+    ("softmax in float64", lambda x, y: (x * y).softmax(1, dtype=vkt.float64),
+     lambda x, y: softmax((x.astype(np.float32) * y.astype(np.float32)).astype(np.float64), 1),
+     [arr(5, 300), arr(5, 300)], 1, 1e-12),
+    ("float32 summed in float64", lambda x, y: (x * y).sum(1, dtype=vkt.float64),
+     lambda x, y: (x.astype(np.float32) * y.astype(np.float32)).astype(np.float64).sum(1),
+     [arr(5, 300), arr(5, 300)], 1, 1e-12),
+    # a cast to int64 of floats is not exact in float: computed first
+    ("float cast to int64", lambda x, y: (x * y * 1e3).long().sum(1), lambda x, y: np.trunc(
+        (x.astype(np.float32) * y.astype(np.float32) * np.float32(1e3)).astype(np.float32)).astype(np.int64).sum(1),
+     [arr(6, 50), arr(6, 50)], 2, 0),
 ]
 
 
@@ -169,6 +189,7 @@ SPLIT_CASES = [
     ("cut inside a broadcast", lambda x, y: (x - y[0]).sum(), lambda x, y: (x - y[0]).sum(), (3, 1000, 350), 3),
     ("all", lambda x, y: (x + y > -6).all(), lambda x, y: (x + y > -6).all(), (1024, 1024), 2),
     ("any", lambda x, y: (x * y > 30).any(), lambda x, y: (x * y > 30).any(), (1024, 1024), 2),
+    ("comparison counted", lambda x, y: (x > y).sum(), lambda x, y: (x > y).sum(), (1024, 1025), 2),
 ]
 
 

@@ -229,10 +229,10 @@ vkt_status vkt_copy_(const vkt_tensor *dst, const vkt_tensor *src) {
 }
 
 vkt_status vkt_copy_as(vkt_tensor *out, const vkt_tensor *src, int device, vkt_dtype dtype, vkt_memory_format fmt) {
-  /* A dense cast to a float type on a Vulkan device is the elementwise op, pending: a fused kernel or a matmul's
-   * epilogue may take it. */
+  /* A dense cast on a Vulkan device is the elementwise op, pending: a fused kernel or a matmul's epilogue may take
+   * it. */
   if (vkt_tensor_device(src) == device && device != VKT_CPU && vkt_fuse_enabled() && dtype != src->dtype &&
-      vkt_dtypes[dtype].is_float && vkt_tensor_is_contiguous(src) &&
+      vkt_tensor_is_contiguous(src) &&
       (fmt == VKT_PRESERVE_FORMAT || fmt == VKT_CONTIGUOUS_FORMAT))
     return vkt_cast(src, dtype, out);
   vkt_status st = vkt_tensor_empty_like(out, src, device, dtype, fmt);

@@ -23,6 +23,26 @@ enum {
  * `compute` merges them in (float16 and float32 both compute in float, 8-bit types in int). */
 static bool same_glsl_type(vkt_dtype expr, vkt_dtype compute) { return vkt_natural_compute(expr) == compute; }
 
+/* Whether every value of dtype d is exact in GLSL type c (a natural compute type): then the load converts the
+ * expression's value to the reduction's type as it would the stored tensor's. */
+static bool exact_in(vkt_dtype d, vkt_dtype c) {
+  switch (d) {
+  case VKT_BOOL:
+  case VKT_UINT8: return true;
+  case VKT_INT32: return c == VKT_INT32 || c == VKT_INT64 || c == VKT_FLOAT64;
+  case VKT_FLOAT16:
+  case VKT_FLOAT32: return c == VKT_FLOAT32 || c == VKT_FLOAT64;
+  default: return c == d;
+  }
+}
+
+/* Whether reduction op, computing in `compute`, can load the values (of dtype d) of an expression computing in
+ * expr: in the same type, or (reduce.glsl's A and C) where the values are exact in the expression's type, so that
+ * a comparison counted by sum reads what it compares. Scans load in their own type only. */
+static bool loads(int op, vkt_dtype d, vkt_dtype expr, vkt_dtype compute) {
+  return same_glsl_type(expr, compute) || (op < VKT_OP_CUMSUM && exact_in(d, vkt_natural_compute(expr)));
+}
+
 /* Whether reduction op writes every element of its input's shape (softmax), not one a row. */
 static bool writes_every(int op) { return op == VKT_OP_SOFTMAX || op == VKT_OP_LOG_SOFTMAX; }
 
@@ -41,7 +61,7 @@ bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype *compute) {
     return false;
   if (id == VKT_OP_ALL || id == VKT_OP_ANY)
     *compute = vkt_natural_compute(e->compute);
-  return same_glsl_type(e->compute, *compute);
+  return loads(id, x->dtype, e->compute, *compute);
 }
 
 /* The op's arguments as vkt_reduce made them. */
@@ -210,7 +230,7 @@ static bool fits(const plan *p, const node *r, fused_layout *l) {
   bool grid = r->flags & VKT_REDUCE_GRID, indices = r->view2.storage != NULL;
   const vkt_tensor *t[MAX_OPERANDS + 2];
   int n;
-  if (!same_glsl_type(p->compute, r->compute) ||
+  if (!loads(r->op, r->in[0].dtype, p->compute, r->compute) ||
       (grid ? r->in[0].storage != root->view.storage : !vkt_fuse_reads_as_made(&r->in[0], &root->view)) ||
       (n = vkt_fuse_result_operands(p, r, t)) < 0)
     return false;
@@ -251,7 +271,9 @@ static vkt_status generate(const plan *p, const node *r, const fused_layout *l, 
   vkt_fuse_add(&ops, " %s", vkt_ops[r->op].name);
   vkt_type_defines(line, sizeof line, "TO", r->view.dtype);
   vkt_fuse_add(&b, "%s", line);
-  vkt_conversion_defines(line, sizeof line, r->in[0].dtype, r->view.dtype, r->compute);
+  vkt_type_defines(line, sizeof line, "A", r->compute); /* the reduction's type; the expression's is C */
+  vkt_fuse_add(&b, "%s", line);
+  vkt_conversion_defines(line, sizeof line, "A", r->in[0].dtype, r->view.dtype, r->compute);
   vkt_fuse_add(&b, "%s%s%s%s%s%s", line, vkt_ops[r->op].define, l->mode,
                r->flags & VKT_REDUCE_SQRT ? "#define TAKE_SQRT\n" : "",
                writes_every(r->op) ? "#define OUT_REDUCED\n" : "", r->view2.storage ? "#define WITH_INDICES\n" : "");

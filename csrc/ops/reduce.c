@@ -429,20 +429,21 @@ static reduce_push push_of(const vkt_op_args *a, const vkt_reduce_layout *l) {
   return p;
 }
 
-int vkt_conversion_defines(char *buf, size_t n, vkt_dtype in, vkt_dtype out, vkt_dtype compute) {
+int vkt_conversion_defines(char *buf, size_t n, const char *type, vkt_dtype in, vkt_dtype out, vkt_dtype compute) {
   bool cf = vkt_dtypes[compute].is_float;
-  const char *load = "C(x)", *store = "TO(v)";
+  const char *load = "(x)", *store = "TO(v)";
   if (in == VKT_UINT8 || in == VKT_BOOL)
-    load = "C(int(x))";
+    load = "(int(x))";
   else if (in == VKT_FLOAT16)
-    load = "C(float(x))";
+    load = "(float(x))";
   if (out == VKT_BOOL)
-    store = "TO((v) != C(0) ? 1 : 0)";
-  else if (out == VKT_UINT8)
+    return vkt_defines_cat(buf, n, "#define LOAD(x) ", type, load, "\n#define STORE(v) TO((v) != ", type,
+                           "(0) ? 1 : 0)\n", NULL);
+  if (out == VKT_UINT8)
     store = cf ? "TO(int(v))" : "TO(v)";
   else if (out == VKT_FLOAT16 && !cf)
     store = "TO(float(v))";
-  return vkt_defines_cat(buf, n, "#define LOAD(x) ", load, "\n#define STORE(v) ", store, "\n", NULL);
+  return vkt_defines_cat(buf, n, "#define LOAD(x) ", type, load, "\n#define STORE(v) ", store, "\n", NULL);
 }
 
 static int shader_defines(char *buf, size_t n, const vkt_op *op, const vkt_op_args *a, const vkt_reduce_layout *l,
@@ -450,7 +451,8 @@ static int shader_defines(char *buf, size_t n, const vkt_op *op, const vkt_op_ar
   int len = vkt_type_defines(buf, n, "TO", a->out->dtype);
   len += vkt_type_defines(buf + len, n - (size_t)len, "TI", a->in[0]->dtype);
   len += vkt_type_defines(buf + len, n - (size_t)len, "C", a->compute);
-  len += vkt_conversion_defines(buf + len, n - (size_t)len, a->in[0]->dtype, a->out->dtype, a->compute);
+  len += vkt_type_defines(buf + len, n - (size_t)len, "A", a->compute);
+  len += vkt_conversion_defines(buf + len, n - (size_t)len, "A", a->in[0]->dtype, a->out->dtype, a->compute);
   return len + vkt_defines_cat(buf + len, n - (size_t)len, op->define, a->out2 ? "#define WITH_INDICES\n" : "",
                                red_modes[mode].define, l->rrank == 1 ? "#define ONE_REDUCED_DIM\n" : "",
                                a->flags & VKT_REDUCE_SQRT ? "#define TAKE_SQRT\n" : "", NULL);

@@ -46,9 +46,9 @@ const char *vkt_reduce_mode(const vkt_reduce_layout *l, uint64_t *rows);
 /* The type the math of an op on dtype d runs in: float32 for float16, int32 for 8-bit types. */
 vkt_dtype vkt_natural_compute(vkt_dtype d);
 /* The #define lines LOAD(x): storage -> compute, STORE(v): compute -> storage, for a shader reading TI
- * (dtype in) and writing TO (dtype out); 8- and 16-bit values convert only to and from 32-bit ones of
- * their kind without the adapter's 8/16-bit arithmetic. */
-int vkt_conversion_defines(char *buf, size_t n, vkt_dtype in, vkt_dtype out, vkt_dtype compute);
+ * (dtype in) and writing TO (dtype out) that names its compute type `type` ("C", or reduce.glsl's "A"); 8- and
+ * 16-bit values convert only to and from 32-bit ones of their kind without the adapter's 8/16-bit arithmetic. */
+int vkt_conversion_defines(char *buf, size_t n, const char *type, vkt_dtype in, vkt_dtype out, vkt_dtype compute);
 
 /* ---- composite reductions (reduce_composite.c): other ops of vkt in sequence ---- */
 

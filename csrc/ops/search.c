@@ -119,7 +119,8 @@ vkt_status vkt_search_launch(const vkt_op *op, const vkt_op_args *a) {
   char defines[1024];
   int len = vkt_type_defines(defines, sizeof defines, "TI", a->in[0]->dtype);
   len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "C", a->compute);
-  len += vkt_conversion_defines(defines + len, sizeof defines - (size_t)len, a->in[0]->dtype, a->compute, a->compute);
+  len += vkt_conversion_defines(defines + len, sizeof defines - (size_t)len, "C", a->in[0]->dtype, a->compute,
+                                a->compute);
   snprintf(defines + len, sizeof defines - (size_t)len, "#define OT %s\n%s%s",
            a->out->dtype == VKT_INT32 ? "int" : "int64_t", a->flags & VKT_SEARCH_RIGHT ? "#define RIGHT\n" : "",
            a->in[2] ? "#define SORTER\n" : "");

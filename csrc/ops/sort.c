@@ -378,8 +378,8 @@ static vkt_status pass(const sort_ctx *c, sort_mode mode, bool from_user, bool f
   int len = vkt_type_defines(defines, sizeof defines, "TO", a->out->dtype);
   len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "TI", a->in[0]->dtype);
   len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "C", a->compute);
-  len +=
-      vkt_conversion_defines(defines + len, sizeof defines - (size_t)len, a->in[0]->dtype, a->out->dtype, a->compute);
+  len += vkt_conversion_defines(defines + len, sizeof defines - (size_t)len, "C", a->in[0]->dtype, a->out->dtype,
+                                a->compute);
   snprintf(defines + len, sizeof defines - (size_t)len, "#define BLOCK %uu\n#define LOCAL_SIZE %u\n%s%s%s%s%s%s",
            c->block, local_size(c), modes[mode], n > 2 ? "#define HAS_IN\n" : "", from_temp ? "#define IN_TEMP\n" : "",
            final ? "#define FINAL\n" : "", global_dir ? "#define GLOBAL_DIR\n" : "",
@@ -537,8 +537,8 @@ static vkt_status topk_rows(const sort_ctx *c, uint32_t m) {
   int len = vkt_type_defines(defines, sizeof defines, "TO", a->out->dtype);
   len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "TI", a->in[0]->dtype);
   len += vkt_type_defines(defines + len, sizeof defines - (size_t)len, "C", a->compute);
-  len +=
-      vkt_conversion_defines(defines + len, sizeof defines - (size_t)len, a->in[0]->dtype, a->out->dtype, a->compute);
+  len += vkt_conversion_defines(defines + len, sizeof defines - (size_t)len, "C", a->in[0]->dtype, a->out->dtype,
+                                a->compute);
   snprintf(defines + len, sizeof defines - (size_t)len, "#define K %uu\n%s", m,
            a->flags & VKT_SORT_DESCENDING ? "#define DESCENDING\n" : "");
   const vkt_tensor *t[3] = {a->out, a->out2, a->in[0]};

@@ -396,15 +396,16 @@ int vkt_defines_cat(char *buf, size_t n, ...) {
 }
 
 int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d) {
-  if (strcmp(name, "C") != 0)
+  if (strcmp(name, "C") != 0 && strcmp(name, "A") != 0)
     return vkt_defines_cat(buf, n, "#define ", name, " ", vkt_storage_type(d), "\n", NULL);
-  switch (d) {
-  case VKT_FLOAT32:
-  case VKT_FLOAT16: return vkt_defines_cat(buf, n, "#define C float\n#define C_FLOAT\n", NULL);
-  case VKT_FLOAT64: return vkt_defines_cat(buf, n, "#define C double\n#define C_FLOAT64\n", NULL);
-  case VKT_INT64: return vkt_defines_cat(buf, n, "#define C int64_t\n#define C_INT64\n", NULL);
-  default: return vkt_defines_cat(buf, n, "#define C int\n#define C_INT\n", NULL);
-  }
+  const char *type = "int", *flag = "_INT";
+  if (d == VKT_FLOAT32 || d == VKT_FLOAT16)
+    type = "float", flag = "_FLOAT";
+  else if (d == VKT_FLOAT64)
+    type = "double", flag = "_FLOAT64";
+  else if (d == VKT_INT64)
+    type = "int64_t", flag = "_INT64";
+  return vkt_defines_cat(buf, n, "#define ", name, " ", type, "\n#define ", name, flag, "\n", NULL);
 }
 
 void vkt_scalar_bits(vkt_dtype compute, vkt_scalar v, uint32_t out[2]) {

@@ -285,6 +285,8 @@ bool vkt_bindable(const vkt_tensor *t, const char **why);
 /* Both for each of n operands, and whether the adapter computes in `compute`. */
 bool vkt_operands_fit(const vkt_adapter_props *p, vkt_dtype compute, int n, const vkt_tensor *const *t,
                       const char **why);
+/* "#define name <d's storage type>", or for name "C" (an op's compute type) or "A" (a reduction's, reduce.glsl)
+ * the GLSL type d computes in and the flag name_FLOAT, name_FLOAT64, name_INT or name_INT64. */
 int vkt_type_defines(char *buf, size_t n, const char *name, vkt_dtype d);
 /* The strings up to a NULL, one after another, into buf (n bytes, NUL-terminated, cut where full); returns
  * their whole length, as snprintf does. For the #defines made at every launch, without printf: glibc's takes

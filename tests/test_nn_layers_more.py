@@ -1,14 +1,14 @@
 # vkt.nn's instance/batch-3d/local-response normalisation, pixel and channel shuffles, Softmax2d, Upsample,
-# adaptive max pooling, Fold/Unfold and alpha dropout against torch.nn (2.13) on the cpu and vulkan devices:
-# outputs and the gradients of inputs and parameters, running statistics after training steps, reprs,
-# state-dict keys and torch's errors; alpha dropout's training path by its invariants and statistics.
+# adaptive and fractional max pooling, Fold/Unfold and alpha dropout against torch.nn (2.13) on the cpu and
+# vulkan devices: outputs and the gradients of inputs and parameters, running statistics after training steps,
+# reprs, state-dict keys and torch's errors; alpha dropout's training path by its invariants and statistics.
 import warnings
 
 import numpy as np
 import pytest
 
 import vkt
-from conftest import assert_close, raised, to_numpy
+from conftest import FLOAT_DTYPES, assert_close, raised, to_numpy
 from test_nn_spatial_modules import _run, _vkt_module  # noqa: E402
 
 torch = pytest.importorskip("torch")
@@ -18,6 +18,12 @@ TOL = 1e-5
 
 def _eval(m, T, x):
     return m.eval()(x)
+
+
+def _samples(lib, shape, dtype="float32", seed=0):
+    """Fixed _random_samples for a fractional max pool, the same values in torch and vkt (nn or its library)."""
+    values = np.random.default_rng(seed).random(shape).astype(dtype)
+    return torch.tensor(values) if lib in (torch, torch.nn) else vkt.tensor(values)
 
 
 # (id, make(nn), input shapes, call(module, T, *inputs) or None): nn is torch.nn or vkt.nn. Modules run in
@@ -67,6 +73,15 @@ CASES = [
     ("adaptive_max_pool2d", lambda nn: nn.AdaptiveMaxPool2d((3, 4)), [(2, 3, 7, 9)], None),
     ("adaptive_max_pool2d_none_indices", lambda nn: nn.AdaptiveMaxPool2d((None, 4), return_indices=True),
      [(3, 5, 9)], None),
+    ("adaptive_max_pool3d", lambda nn: nn.AdaptiveMaxPool3d((2, None, 3)), [(2, 3, 4, 5, 7)], None),
+    ("adaptive_max_pool3d_unbatched_indices", lambda nn: nn.AdaptiveMaxPool3d(3, return_indices=True),
+     [(2, 5, 4, 6)], None),
+    ("fractional_max_pool2d", lambda nn: nn.FractionalMaxPool2d(2, (4, 5), _random_samples=_samples(nn, (2, 3, 2))),
+     [(2, 3, 7, 9)], None),
+    ("fractional_max_pool2d_ratio_unbatched", lambda nn: nn.FractionalMaxPool2d(
+        (3, 2), output_ratio=0.6, return_indices=True, _random_samples=_samples(nn, (1, 3, 2))), [(3, 8, 9)], None),
+    ("fractional_max_pool3d", lambda nn: nn.FractionalMaxPool3d(
+        (2, 3, 2), (3, 2, 4), _random_samples=_samples(nn, (2, 2, 3))), [(2, 2, 5, 6, 7)], None),
     ("unfold", lambda nn: nn.Unfold((2, 3), padding=1, stride=(2, 1)), [(2, 3, 5, 6)], None),
     ("fold", lambda nn: nn.Fold((4, 5), 2), [(2, 8, 12)], None),
     ("fold_dilated_unbatched", lambda nn: nn.Fold((5, 6), (2, 2), dilation=(2, 1), padding=1, stride=2),
@@ -156,7 +171,7 @@ def test_functional_instance_norm_with_stats(device, use_input_stats):
 
 
 @pytest.mark.parametrize("nd,shape,out", [(1, (2, 3, 10), 4), (1, (3, 7), 3), (2, (2, 3, 7, 9), (3, 4)),
-                                          (2, (3, 5, 6), (4, None))])
+                                          (2, (3, 5, 6), (4, None)), (3, (2, 2, 4, 5, 6), (3, 2, 4))])
 def test_adaptive_max_pool_indices_and_ties(device, nd, shape, out):
     """Values, indices and gradients as torch's on an input full of ties: the index and the gradient go to
     each window's first maximum in row-major order."""
@@ -171,6 +186,165 @@ def test_adaptive_max_pool_indices_and_ties(device, nd, shape, out):
     assert_close(got_v, ref_v, rtol=0, atol=0)
     assert got_i.dtype == np.int64 and np.array_equal(got_i, ref_i)
     assert_close(got_g, ref_g, rtol=0, atol=0)
+
+
+# (id, call(F, x, samples), input shape, samples shape or None): every call returns (values, indices).
+MAX_POOLS = [
+    ("adaptive3d", lambda F, x, u: F.adaptive_max_pool3d(x, (2, 3, 4), True), (2, 3, 5, 7, 6), None),
+    ("adaptive3d_grow_unbatched", lambda F, x, u: F.adaptive_max_pool3d_with_indices(x, (7, None, 2)), (3, 4, 5, 9),
+     None),
+    ("adaptive3d_one", lambda F, x, u: F.adaptive_max_pool3d(x, 1, return_indices=True), (1, 2, 3, 3, 3), None),
+    ("adaptive3d_empty_output", lambda F, x, u: F.adaptive_max_pool3d(x, (2, 0, 3), True), (2, 2, 3, 4, 5), None),
+    ("adaptive3d_empty_batch", lambda F, x, u: F.adaptive_max_pool3d(x, 2, True), (0, 2, 3, 4, 5), None),
+    ("fractional2d", lambda F, x, u: F.fractional_max_pool2d(x, 2, (4, 5), return_indices=True, _random_samples=u),
+     (2, 3, 7, 9), (2, 3, 2)),
+    ("fractional2d_ratio_unbatched", lambda F, x, u: F.fractional_max_pool2d(
+        x, (3, 1), output_ratio=(0.5, 0.7), return_indices=True, _random_samples=u), (3, 11, 10), (1, 3, 2)),
+    ("fractional2d_exact_one_extra_samples", lambda F, x, u: F.fractional_max_pool2d_with_indices(
+        x, (3, 2), (5, 1), _random_samples=u), (2, 2, 7, 5), (3, 2, 2)),
+    ("fractional2d_empty_output", lambda F, x, u: F.fractional_max_pool2d(
+        x, 2, output_ratio=(0.1, 0.5), return_indices=True, _random_samples=u), (2, 3, 7, 9), (2, 3, 2)),
+    ("fractional2d_empty_batch", lambda F, x, u: F.fractional_max_pool2d(
+        x, 2, 3, return_indices=True, _random_samples=u), (0, 3, 7, 9), (0, 3, 2)),
+    ("fractional3d", lambda F, x, u: F.fractional_max_pool3d(x, 2, (3, 4, 2), return_indices=True, _random_samples=u),
+     (2, 2, 5, 7, 6), (2, 2, 3)),
+    ("fractional3d_ratio_unbatched", lambda F, x, u: F.fractional_max_pool3d_with_indices(
+        x, (1, 2, 3), output_ratio=0.5, _random_samples=u), (3, 6, 7, 9), (1, 3, 3)),
+]
+GRAD_TOL = {"float16": 2e-3, "float32": 1e-6, "float64": 1e-12}
+
+
+def _max_pool_run(lib, dev, call, x, samples, up, transposed):
+    """(values, indices, input gradient) of call under the upstream gradient up, the input made contiguous or as a
+    transposed view of its last two dims; the fallbacks counted in the forward pass (vkt on vulkan) go to
+    fallbacks. An empty output has no backward: torch's adaptive pools refuse an empty gradient."""
+    T = torch.tensor if lib is torch else lambda a: vkt.tensor(a, device=dev)
+    leaf = T(np.ascontiguousarray(np.swapaxes(x, -1, -2)) if transposed else x).requires_grad_(True)
+    values, indices = call(lib.nn.functional, leaf.transpose(-1, -2) if transposed else leaf,
+                           None if samples is None else T(samples))
+    if dev == "vulkan":
+        _check_no_fallback(dev)
+    if values.numel() == 0:
+        return [to_numpy(t.detach()) for t in (values, indices)] + [np.zeros(x.shape, x.dtype)]
+    (values * T(up)).sum().backward()
+    grad = leaf.grad.transpose(-1, -2) if transposed else leaf.grad
+    return [to_numpy(t.detach()) for t in (values, indices, grad)]
+
+
+@pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("name,call,shape,samples", MAX_POOLS, ids=[c[0] for c in MAX_POOLS])
+def test_max_pools_match_torch(device, name, call, shape, samples, dtype, transposed):
+    """adaptive_max_pool3d and fractional_max_pool2d/3d: values and indices equal torch's exactly (the fractional
+    windows from the same samples), the input's gradient within summation order, no CPU fallback."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape).astype(dtype)
+    u = None if samples is None else rng.random(samples).astype(dtype)
+    values = call(torch.nn.functional, torch.tensor(x), None if u is None else torch.tensor(u))[0]
+    up = rng.standard_normal(tuple(values.shape)).astype(dtype)
+    ref = _max_pool_run(torch, "cpu", call, x, u, up, transposed)
+    if device == "vulkan":
+        vkt.vulkan.reset_fallback_stats()
+    got = _max_pool_run(vkt, device, call, x, u, up, transposed)
+    if device == "vulkan":  # the backward's scatter-add has no shader for 8-byte elements (no 64-bit atomics)
+        assert set(vkt.vulkan.fallback_stats()) <= ({"scatter_add"} if dtype == "float64" else set())
+    assert got[0].dtype == ref[0].dtype and np.array_equal(got[0], ref[0])
+    assert got[1].dtype == np.int64 and np.array_equal(got[1], ref[1])
+    assert_close(got[2], ref[2], rtol=GRAD_TOL[dtype], atol=GRAD_TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("nd,shape,kernel,out", [(2, (4, 64, 37, 50), (2, 3), (20, 23)),
+                                                 (3, (2, 40, 13, 11, 17), (2, 1, 3), (6, 10, 7))])
+def test_fractional_windows_bit_for_bit(device, dtype, nd, shape, kernel, out):
+    """Many planes' samples, each rounding step of torch's interval sequence in the input's dtype: every window,
+    so every index, is torch's."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(shape).astype(dtype)
+    u = rng.random((shape[0], shape[1], nd)).astype(dtype)
+    pool = f"fractional_max_pool{nd}d"
+    ref = getattr(torch.nn.functional, pool)(torch.tensor(x), kernel, out, return_indices=True,
+                                             _random_samples=torch.tensor(u))
+    got = getattr(vkt.nn.functional, pool)(vkt.tensor(x, device=device), kernel, out, return_indices=True,
+                                           _random_samples=vkt.tensor(u, device=device))
+    assert np.array_equal(to_numpy(got[1]), ref[1].numpy())
+    assert np.array_equal(to_numpy(got[0]), ref[0].numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, x, u: F.adaptive_max_pool3d(x, (1, 2, 1), True),
+    lambda F, x, u: F.adaptive_max_pool2d(x[0], 2, True),
+    lambda F, x, u: F.fractional_max_pool2d(x[0], (2, 3), (2, 2), return_indices=True, _random_samples=u[:, :, :2]),
+    lambda F, x, u: F.fractional_max_pool3d(x, (1, 2, 2), (1, 2, 2), return_indices=True, _random_samples=u),
+], ids=["adaptive3d", "adaptive2d", "fractional2d", "fractional3d"])
+def test_max_pools_nan_and_ties(device, call):
+    """torch's scans keep the first maximum but take every NaN they meet: the index (and the gradient) go to a
+    window's last NaN, or else its first maximum."""
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 3, (1, 2, 2, 4, 5)).astype(np.float32)
+    x[rng.random(x.shape) < 0.15] = np.nan
+    u = rng.random((2, 2, 3)).astype(np.float32)
+    results = []
+    for lib, dev in ((torch, "cpu"), (vkt, device)):
+        t = lib.tensor(x, device=dev, requires_grad=True)
+        values, indices = call(lib.nn.functional, t, lib.tensor(u, device=dev))
+        values.sum().backward()
+        results.append([to_numpy(v.detach()) for v in (values, indices, t.grad)])
+    for got, ref in zip(results[1], results[0]):
+        assert_close(got, ref, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_fractional_kernel_zero_as_torch(device, nd):
+    """torch takes a kernel of 0: every window is empty, -inf at the window's start."""
+    shape = (1, 2) + (3, 4, 5)[3 - nd:]
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    u = np.full((1, 2, nd), 0.5, np.float32)
+    pool = f"fractional_max_pool{nd}d"
+    ref = getattr(torch.nn.functional, pool)(torch.tensor(x), 0, 2, return_indices=True,
+                                             _random_samples=torch.tensor(u))
+    got = getattr(vkt.nn.functional, pool)(vkt.tensor(x, device=device), 0, 2, return_indices=True,
+                                           _random_samples=vkt.tensor(u, device=device))
+    for g, r in zip(got, ref):
+        assert_close(g, r.numpy(), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name,call,samples", [
+    ("adaptive3d", lambda F, x, u: F.adaptive_max_pool3d(x, (2, 3, 2)), (1,)),
+    ("fractional2d", lambda F, x, u: F.fractional_max_pool2d(x[0], 2, (3, 2), _random_samples=u), (3, 4, 2)),
+    ("fractional3d", lambda F, x, u: F.fractional_max_pool3d(x, (2, 2, 3), output_ratio=0.5, _random_samples=u),
+     (2, 3, 3)),
+])
+def test_max_pools_gradcheck(device, name, call, samples):
+    """Numerical against analytical gradients in float64 (distinct values, so no window ties)."""
+    rng = np.random.default_rng(10)
+    x = vkt.tensor(rng.permutation(2 * 3 * 4 * 5 * 6).reshape(2, 3, 4, 5, 6) / 7.0, device=device,
+                   requires_grad=True)
+    u = vkt.tensor(rng.random(samples), device=device)
+    assert vkt.autograd.gradcheck(lambda t: call(vkt.nn.functional, t, u), (x,))
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_fractional_draws_samples_on_device(device, nd, dtype):
+    """Without _random_samples vkt's generator draws them on the input's device: each value is the input at its
+    index, every window lies inside the input, and the draws repeat under manual_seed."""
+    shape = (2, 3, 9, 8, 7)[:nd + 2]
+    x = vkt.randn(*shape, device=device, dtype=getattr(vkt, dtype))
+    pool = getattr(vkt.nn.functional, f"fractional_max_pool{nd}d")
+    if device == "vulkan":
+        vkt.vulkan.reset_fallback_stats()
+    vkt.manual_seed(5)
+    values, indices = pool(x, 2, output_ratio=(0.5,) * nd, return_indices=True)
+    _check_no_fallback(device)
+    assert values.dtype == x.dtype and indices.dtype == vkt.int64
+    assert tuple(values.shape) == shape[:2] + tuple(s // 2 for s in shape[2:])
+    planes = to_numpy(x).reshape(6, -1)
+    flat = to_numpy(indices).reshape(6, -1)
+    assert np.array_equal(to_numpy(values).reshape(6, -1), np.take_along_axis(planes, flat, 1))
+    vkt.manual_seed(5)
+    again = pool(x, 2, output_ratio=(0.5,) * nd, return_indices=True)
+    assert np.array_equal(to_numpy(again[1]), to_numpy(indices))
 
 
 def test_functional_forms(device):
@@ -304,6 +478,10 @@ REPRS = [
     lambda nn: nn.UpsamplingBilinear2d(scale_factor=1.5),
     lambda nn: nn.AdaptiveMaxPool1d(3),
     lambda nn: nn.AdaptiveMaxPool2d((3, None), return_indices=True),
+    lambda nn: nn.AdaptiveMaxPool3d((3, None, 2)),
+    lambda nn: nn.FractionalMaxPool2d(2, output_ratio=0.5),
+    lambda nn: nn.FractionalMaxPool3d(2, (3, 4, 5), return_indices=True),
+    lambda nn: nn.FractionalMaxPool2d(3, 4, _random_samples=_samples(nn, (1, 2, 2))),
     lambda nn: nn.Fold((4, 5), 2),
     lambda nn: nn.Fold(output_size=4, kernel_size=(2, 3), dilation=2, padding=1, stride=(1, 2)),
     lambda nn: nn.Unfold(2, padding=1),
@@ -358,6 +536,85 @@ ERRORS = [
     lambda nn, lib: nn.AdaptiveMaxPool2d((-1, 2))(lib.zeros(2, 5, 5)),
     lambda nn, lib: nn.AdaptiveMaxPool1d(2)(lib.ones(2, 5, dtype=lib.int64)),
     lambda nn, lib: nn.AdaptiveMaxPool2d(2)(lib.ones(2, 5, 5, dtype=lib.uint8)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d(2)(lib.zeros(2, 3, 4)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d(2)(lib.zeros(1, 2, 3, 4, 5, 6)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d((2, 2))(lib.zeros(2, 3, 4, 5, 6)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d((2,))(lib.zeros(2, 3, 4, 5)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d((2, None, None))(lib.zeros(2, 3)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d((2, -1, -3))(lib.zeros(2, 3, 4, 5, 6)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d(-2)(lib.ones(3, 4, 5, 6, dtype=lib.int32)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d(2)(lib.zeros(2, 0, 4, 5, 6)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d(2)(lib.zeros(2, 3, 4, 0, 6)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d(2.0)(lib.zeros(2, 3, 4, 5, 6)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d(None)(lib.zeros(2, 3, 4, 5, 6)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d(True)(lib.zeros(2, 3, 4, 5, 6)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d(2)(lib.ones(0, 3, 4, 5, 6, dtype=lib.int64)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d(2)(lib.ones(3, 4, 5, 6, dtype=lib.uint8)),
+    lambda nn, lib: nn.AdaptiveMaxPool3d(2)(lib.ones(3, 4, 5, 6, dtype=lib.bool)),
+    lambda nn, lib: nn.AdaptiveMaxPool2d((-1, -2))(lib.ones(2, 5, 5, dtype=lib.int32)),
+    lambda nn, lib: nn.FractionalMaxPool2d(2),
+    lambda nn, lib: nn.FractionalMaxPool3d(2),
+    lambda nn, lib: nn.FractionalMaxPool2d(2, 3, 0.5),
+    lambda nn, lib: nn.FractionalMaxPool3d(2, 3, 0.5),
+    lambda nn, lib: nn.FractionalMaxPool2d(2, output_ratio=1.0),
+    lambda nn, lib: nn.FractionalMaxPool2d(2, output_ratio=(0.5, 0)),
+    lambda nn, lib: nn.FractionalMaxPool3d(2, output_ratio=(0.5, 0.2, 1.5)),
+    lambda nn, lib: nn.FractionalMaxPool3d(0, output_ratio=0.5),
+    lambda nn, lib: nn.FractionalMaxPool3d((2, -1, 2), output_size=3),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(2, 3, 7, 9, 9), 2),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2, output_ratio=0.5),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2, output_ratio=(0.5,)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2, output_ratio=(0.5,) * 3),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2, output_ratio=(1.5, 0.5)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(2, 3, 7, 8, 9), 2, output_ratio=(0.5, 0.5)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 3, (6, 5)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 3, (4, 8)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(2, 3, 7, 8, 9), 3, (6, 3, 3)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(2, 3, 7, 8, 9), 3, (3, 7, 3)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(2, 3, 7, 8, 9), 3, (3, 3, 8)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2, (-1, 2)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(3, 7, 8, 9), 2, (2, -1, 2)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), (2, 2, 2), 3),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2, (3,)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(2, 3, 7, 8, 9), (2,), 3),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(2, 3, 7, 8, 9), 2, (3, 3)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2.0, 3),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2, 3.0),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(7, 9), 2, 3),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(7, 8, 9), 2, 3),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(7, 9), 2, 3,
+                                                            _random_samples=_samples(lib, (1, 7, 2))),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(1, 2, 3, 7, 9), 2, 3),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(7, 8, 9), 2, 3,
+                                                            _random_samples=_samples(lib, (1, 7, 3))),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 0, 7, 9), 2, 3),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 0, 9), 2, 3),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(2, 3, 7, 0, 9), 2, 3),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.ones(2, 3, 7, 9, dtype=lib.int64), 2, 3),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(lib.ones(2, 3, 7, 8, 9, dtype=lib.int32), 2, 3),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(
+        lib.ones(2, 3, 7, 9, dtype=lib.int64), 2, 3, _random_samples=lib.zeros(2, 3, 2, dtype=lib.int64)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(
+        lib.ones(2, 3, 7, 8, 9, dtype=lib.uint8), 2, 3, _random_samples=lib.zeros(2, 3, 3, dtype=lib.uint8)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(
+        lib.ones(2, 3, 7, 9, dtype=lib.bool), 2, 3, _random_samples=lib.zeros(2, 3, 2, dtype=lib.bool)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(
+        lib.ones(2, 3, 7, 9, dtype=lib.int64), 2, (-1, 3), _random_samples=lib.zeros(2, 1, 2, dtype=lib.int64)),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(
+        lib.zeros(2, 3, 7, 9), 2, 3, _random_samples=_samples(lib, (2, 3, 2), "float64")),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2, 3,
+                                                            _random_samples=_samples(lib, (6, 2))),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2, 3,
+                                                            _random_samples=_samples(lib, (1, 3, 2))),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2, 3,
+                                                            _random_samples=_samples(lib, (2, 4, 2))),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2, 3,
+                                                            _random_samples=_samples(lib, (2, 3, 3))),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool3d(lib.zeros(2, 3, 7, 8, 9), 2, 3,
+                                                            _random_samples=_samples(lib, (2, 3, 2))),
+    lambda nn, lib: lib.nn.functional.fractional_max_pool2d(lib.zeros(2, 3, 7, 9), 2, 3,
+                                                            _random_samples=[[[0.5, 0.5]] * 3] * 2),
     lambda nn, lib: nn.AlphaDropout(2),
     lambda nn, lib: nn.FeatureAlphaDropout(-0.1),
     lambda nn, lib: lib.nn.functional.alpha_dropout(lib.zeros(3), 1.5),

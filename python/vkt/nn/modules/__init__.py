@@ -1,6 +1,6 @@
 """vkt.nn's layers, re-exported by vkt.nn."""
 from .activation import *  # noqa: F401,F403
-from .adaptivemaxpool import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: F401
+from .adaptivemaxpool import AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d  # noqa: F401
 from .alphadropout import AlphaDropout, FeatureAlphaDropout  # noqa: F401
 from .attention import MultiheadAttention  # noqa: F401
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm  # noqa: F401
@@ -10,6 +10,7 @@ from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .fold import Fold, Unfold  # noqa: F401
+from .fractionalmaxpool import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: F401
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LocalResponseNorm  # noqa: F401
 from .linear import Bilinear, Identity, Linear  # noqa: F401
 from .loss import *  # noqa: F401,F403

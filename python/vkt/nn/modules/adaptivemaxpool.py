@@ -1,8 +1,8 @@
-"""AdaptiveMaxPool1d and AdaptiveMaxPool2d over vkt.nn.functional's adaptive max pools."""
+"""AdaptiveMaxPool1d, AdaptiveMaxPool2d and AdaptiveMaxPool3d over vkt.nn.functional's adaptive max pools."""
 from .. import functional as F
 from .module import Module
 
-__all__ = ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+__all__ = ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
 
 
 class _AdaptiveMaxPoolNd(Module):
@@ -13,12 +13,17 @@ class _AdaptiveMaxPoolNd(Module):
     def extra_repr(self):
         return f"output_size={self.output_size}"
 
+    def forward(self, input):
+        return getattr(F, f"adaptive_max_pool{self._nd}d")(input, self.output_size, self.return_indices)
+
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
-    def forward(self, input):
-        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+    _nd = 1
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
-    def forward(self, input):
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+    _nd = 2
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    _nd = 3

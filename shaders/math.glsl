@@ -363,52 +363,33 @@ float vkt_powi(float x, int n) { // x^n of an integer n >= 0, by squaring: defin
       r *= x;
   return r;
 }
-// Hurwitz zeta(s, q) of an integer s > 1 and q > 0: Cephes' sum up to q + 9, then Euler-Maclaurin.
-float vkt_zeta_positive(int s, float q) {
+// a^-s: an integral s up to 64 by squaring (polygamma's), else the driver's pow (1 at a = 1, where it would be NaN for
+// an infinite s).
+float vkt_zeta_term(float a, float s) {
+  return s == floor(s) && s <= 64.0 ? vkt_powi(1.0 / a, int(s)) : a == 1.0 ? 1.0 : pow(a, -s);
+}
+// Hurwitz zeta(s, q) of s > 1 and q > 0: Cephes' sum up to q + 9, then Euler-Maclaurin.
+float vkt_zeta_sum(float s, float q) {
   const float bernoulli[12] = float[12](12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
       7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
       1.8152105401943546773e17, -7.1661652561756670113e18);
-  if (isinf(q))
-    return 0.0;
-  float sum = vkt_powi(1.0 / q, s), a = q, b = 0.0;
+  float sum = vkt_zeta_term(q, s), a = q, b = 0.0;
   for (int i = 0; i < 20 && (i < 9 || a <= 9.0); i++) {
-    a += 1.0, b = vkt_powi(1.0 / a, s), sum += b;
+    a += 1.0, b = vkt_zeta_term(a, s), sum += b;
     if (b < 6e-8 * sum)
       return sum;
   }
   float w = a, f = 1.0, k = 0.0;
-  sum += b * w / float(s - 1) - 0.5 * b;
+  sum += b * w / (s - 1.0) - 0.5 * b;
   for (int i = 0; i < 12; i++, k += 2.0) {
-    f *= float(s) + k, b /= w;
+    f *= s + k, b /= w;
     float t = f * b / bernoulli[i];
     sum += t;
-    if (abs(t / sum) < 6e-8)
+    if (abs(t) <= 6e-8 * abs(sum)) // 0 <= 0 too: where a^-s underflows, f would overflow float32 next
       break;
-    f *= float(s) + k + 1.0, b /= w;
+    f *= s + k + 1.0, b /= w;
   }
   return sum;
-}
-// (-1)^(n+1) n! zeta(n + 1, x); below 0 the sum's terms left of 0 are zeta's at the fraction f = ceil(x) - x
-// mirrored, zeta(s, x) = (-1)^s (zeta(s, f) - zeta(s, 1 - x)) + zeta(s, 1 - f), so no loop runs to 0 from x.
-float vkt_polygamma(int n, float x) {
-  if (n == 0)
-    return vkt_digamma(x);
-  if (n == 1)
-    return vkt_trigamma(x);
-  float factorial = 1.0, sign = (n & 1) != 0 ? 1.0 : -1.0;
-  for (int k = 2; k <= n; k++)
-    factorial *= float(k);
-  if (x <= 0.0 && x == floor(x))
-    return sign * uintBitsToFloat(0x7f800000u);
-  float z;
-  if (x > 0.0 || isnan(x)) {
-    z = vkt_zeta_positive(n + 1, x);
-  } else {
-    float f = trunc(x) - x;
-    z = vkt_zeta_positive(n + 1, 1.0 - f);
-    z += ((n & 1) != 0 ? 1.0 : -1.0) * (vkt_zeta_positive(n + 1, f) - vkt_zeta_positive(n + 1, 1.0 - x));
-  }
-  return sign * factorial * z;
 }
 
 // log(x / (1 - x)), x first clamped to [eps, 1 - eps] where eps >= 0; log1p near 1/2, where the ratio is near 1.
@@ -424,16 +405,54 @@ float vkt_entr(float x) {
     return isnan(x) ? x : 0.0;
   return x > 0.0 ? -x * vkt_log_small(x) : -uintBitsToFloat(0x7f800000u);
 }
-// 0.5 erfc(-x / sqrt 2); below -1 with erfc's e^(-x^2 / 2) split exactly (x * x and its rounding error by Dekker's
-// product, in multiplies and adds that `precise` keeps as written): rounded once, x^2 / 2 near 80 would lose 1e-5 of
-// the tail.
+// x^2 as hi + lo exactly: x * x and its rounding error by Dekker's product, in multiplies and adds that `precise` keeps
+// as written.
+vec2 vkt_square_exact(float x) {
+  precise float hi = x * x, c = 4097.0 * x, xh = c - (c - x), xl = x - xh;
+  precise float lo = ((xh * xh - hi) + 2.0 * xh * xl) + xl * xl;
+  return vec2(hi, lo);
+}
+// 0.5 erfc(-x / sqrt 2); below -1 with erfc's e^(-x^2 / 2) split exactly: rounded once, x^2 / 2 near 80 would lose
+// 1e-5 of the tail.
 float vkt_ndtr(float x) {
   if (!(x < -1.0) || x < -15.0) // below -15 it is 0 in float32 (and -inf's split would be NaN)
     return x < -15.0 ? 0.0 : 0.5 * vkt_erfc(x * -0.7071067811865476);
   float z = x * -0.7071067811865476, t = 1.0 / (1.0 + 0.5 * z);
-  precise float hi = x * x, c = 4097.0 * x, xh = c - (c - x), xl = x - xh;
-  precise float lo = ((xh * xh - hi) + 2.0 * xh * xl) + xl * xl; // Dekker's exact product
-  return 0.5 * t * vkt_exp_reduced(-0.5 * hi) * exp(vkt_erfc_nr_poly(t) - 0.5 * lo);
+  vec2 x2 = vkt_square_exact(x);
+  return 0.5 * t * vkt_exp_reduced(-0.5 * x2.x) * exp(vkt_erfc_nr_poly(t) - 0.5 * x2.y);
+}
+// e^(x^2) erfc(x): from 0 erfc's rational form without its e^(-x^2), t e^(P(t)) (1.2e-7 relative, and no overflow
+// where e^(x^2) would); below, 2 e^(x^2) - erfcx(-x) with x^2 split exactly, as ndtr's.
+float vkt_erfcx(float x) {
+  if (!(x < 0.0)) { // NaN included
+    float t = 1.0 / (1.0 + 0.5 * x);
+    return t * vkt_exp_reduced(vkt_erfc_nr_poly(t));
+  }
+  if (x < -10.0) // e^(x^2) is past float32's range (and -inf's split would be NaN)
+    return uintBitsToFloat(0x7f800000u);
+  vec2 x2 = vkt_square_exact(x);
+  float t = 1.0 / (1.0 - 0.5 * x);
+  return 2.0 * vkt_exp_reduced(x2.x) * exp(x2.y) - t * vkt_exp_reduced(vkt_erfc_nr_poly(t));
+}
+// C's nextafter, on the bits, where a GPU's float arithmetic may flush subnormals; in float16's steps where f16 (the
+// shaders compute float16 in float, so x and y are float16 values then): a float16 value's float has 13 trailing
+// zero bits, and its step is 2^13 of the float's except below float16's smallest normal, 2^-14, where it is 2^-24.
+float vkt_nextafter(float x, float y, bool f16) {
+  uint ux = floatBitsToUint(x), uy = floatBitsToUint(y);
+  if (isnan(x) || isnan(y))
+    return x + y;
+  if (ux == uy || ((ux | uy) << 1) == 0u) // equal, +-0 included
+    return y;
+  if ((ux << 1) == 0u) // from 0, the smallest subnormal with y's sign
+    return f16 ? (y > 0.0 ? 5.960464477539063e-08 : -5.960464477539063e-08) : uintBitsToFloat((uy & 0x80000000u) | 1u);
+  bool outward = ((ux ^ uy) >> 31) == 0u && (ux & 0x7fffffffu) < (uy & 0x7fffffffu); // away from 0, toward y
+  if (f16 && isinf(x))
+    return x > 0.0 ? 65504.0 : -65504.0;
+  if (f16 && (abs(x) < 6.103515625e-05 || (abs(x) == 6.103515625e-05 && !outward))) // x's sign kept, on 0 too
+    return uintBitsToFloat(floatBitsToUint(abs(x) + (outward ? 5.960464477539063e-08 : -5.960464477539063e-08)) |
+                           (ux & 0x80000000u));
+  uint step = f16 ? 8192u : 1u;
+  return uintBitsToFloat(outward ? ux + step : ux - step);
 }
 // log(ndtr(x)): log1p of the upper tail above -1 (ndtr(-x), exact in its exponent); below, the log of erfc's
 // rational form, which never underflows.
@@ -632,52 +651,29 @@ precise double vkt_trigamma(double x) {
   result += (1.0lf + 1.0lf / (2.0lf * x) + ixx * (1.0lf / 6.0lf - ixx * (1.0lf / 30.0lf - ixx * (1.0lf / 42.0lf)))) / x;
   return sign * result;
 }
-// Hurwitz zeta(s, q) of an integer s > 1 and q > 0: Cephes' sum up to q + 9, then Euler-Maclaurin.
-precise double vkt_zeta_positive(int s, double q) {
+// Hurwitz zeta(s, q) of s > 1 and q > 0: Cephes' sum up to q + 9, then Euler-Maclaurin.
+precise double vkt_zeta_sum(double s, double q) {
   const double bernoulli[12] = double[12](12.0lf, -720.0lf, 30240.0lf, -1209600.0lf, 47900160.0lf,
       -1.8924375803183791606e9lf, 7.47242496e10lf, -2.950130727918164224e12lf, 1.1646782814350067249e14lf,
       -4.5979787224074726105e15lf, 1.8152105401943546773e17lf, -7.1661652561756670113e18lf);
   const double eps = 1.11022302462515654042e-16lf;
-  if (isinf(q))
-    return 0.0lf;
-  double sum = pow(q, double(-s)), a = q, b = 0.0lf;
+  double sum = pow(q, -s), a = q, b = 0.0lf;
   for (int i = 0; i < 20 && (i < 9 || a <= 9.0lf); i++) {
-    a += 1.0lf, b = pow(a, double(-s)), sum += b;
+    a += 1.0lf, b = pow(a, -s), sum += b;
     if (abs(b) < eps * abs(sum))
       return sum;
   }
   double w = a, f = 1.0lf, k = 0.0lf;
-  sum += b * w / double(s - 1) - 0.5lf * b;
+  sum += b * w / (s - 1.0lf) - 0.5lf * b;
   for (int i = 0; i < 12; i++, k += 2.0lf) {
-    f *= double(s) + k, b /= w;
+    f *= s + k, b /= w;
     double t = f * b / bernoulli[i];
     sum += t;
     if (abs(t / sum) < eps)
       break;
-    f *= double(s) + k + 1.0lf, b /= w;
+    f *= s + k + 1.0lf, b /= w;
   }
   return sum;
-}
-// (-1)^(n+1) n! zeta(n + 1, x); below 0 the sum's terms left of 0 are zeta's at the fraction f = ceil(x) - x
-// mirrored, zeta(s, x) = (-1)^s (zeta(s, f) - zeta(s, 1 - x)) + zeta(s, 1 - f), so no loop runs to 0 from x.
-precise double vkt_polygamma(int n, double x) {
-  if (n == 0)
-    return vkt_digamma(x);
-  if (n == 1)
-    return vkt_trigamma(x);
-  double factorial = 1.0lf, sign = (n & 1) != 0 ? 1.0lf : -1.0lf, z;
-  for (int k = 2; k <= n; k++)
-    factorial *= double(k);
-  if (x <= 0.0lf && x == floor(x))
-    return sign * vkt_f64_inf();
-  if (x > 0.0lf || isnan(x)) {
-    z = vkt_zeta_positive(n + 1, x);
-  } else {
-    double f = trunc(x) - x;
-    z = vkt_zeta_positive(n + 1, 1.0lf - f);
-    z += ((n & 1) != 0 ? 1.0lf : -1.0lf) * (vkt_zeta_positive(n + 1, f) - vkt_zeta_positive(n + 1, 1.0lf - x));
-  }
-  return sign * factorial * z;
 }
 #endif
 
@@ -692,6 +688,7 @@ C vkt_inf() { return uintBitsToFloat(0x7f800000u); }
 #if defined(C_FLOAT64)
 #define VKT_DEG2RAD 0.017453292519943295lf
 #define VKT_RAD2DEG 57.29577951308232lf
+#define VKT_PI 3.141592653589793lf
 C vkt_copysign(C x, C y) {
   uvec2 a = unpackDouble2x32(x), b = unpackDouble2x32(y);
   return packDouble2x32(uvec2(a.x, (a.y & 0x7fffffffu) | (b.y & 0x80000000u)));
@@ -699,6 +696,7 @@ C vkt_copysign(C x, C y) {
 #else
 #define VKT_DEG2RAD 0.017453292519943295
 #define VKT_RAD2DEG 57.29577951308232
+#define VKT_PI 3.141592653589793
 C vkt_copysign(C x, C y) { return uintBitsToFloat((floatBitsToUint(x) & 0x7fffffffu) | (floatBitsToUint(y) & 0x80000000u)); }
 #endif
 bool vkt_isnan(C x) { return isnan(x); }
@@ -720,6 +718,40 @@ bool vkt_isclose(C x, C y, C rtol, C atol, bool equal_nan) {
     return equal_nan && isnan(x) && isnan(y);
   C d = abs(x - y);
   return !isinf(d) && d <= atol + abs(rtol * y);
+}
+// Hurwitz zeta(s, q) with PyTorch's special values (Cephes'): inf at s = 1 and at the poles q = 0, -1, ...; NaN for
+// s < 1 and for q < 0 unless s is an integer, where the terms left of 0 are zeta's at the fraction f = trunc(q) - q
+// mirrored, zeta(s, q) = (-1)^s (zeta(s, f) - zeta(s, 1 - q)) + zeta(s, 1 - f), so no loop runs to 0 from q.
+precise C vkt_zeta(C s, C q) {
+  if (s == C(1))
+    return vkt_inf();
+  if (s < C(1))
+    return vkt_nan();
+  if (q <= C(0) && q == floor(q))
+    return vkt_inf();
+  if (q < C(0) && s != floor(s))
+    return vkt_nan();
+  if (isinf(s)) // each term is 0, 1 or inf as |q + k| is above, at or below 1; Cephes' sum is NaN past q = 1
+    return q < C(1) ? vkt_inf() : q == C(1) ? C(1) : vkt_nan();
+  if (!(q < C(0)))
+    return vkt_zeta_sum(s, q);
+  C f = trunc(q) - q, even = floor(s / C(2)) * C(2) == s ? C(1) : C(-1);
+  // The mirrored terms first: at f = 1/2 they cancel exactly. An infinite one is the value (where s is so large that
+  // a term overflows, the sum from 1 - q is NaN: Cephes' 0 * inf).
+  C mirrored = vkt_zeta_sum(s, C(1) - f) + even * vkt_zeta_sum(s, f);
+  return isinf(mirrored) ? mirrored : mirrored - even * vkt_zeta_sum(s, C(1) - q);
+}
+// (-1)^(n+1) n! zeta(n + 1, x), and the limit 0 at +inf, where zeta's terms are inf * 0.
+precise C vkt_polygamma(int n, C x) {
+  if (n == 0)
+    return vkt_digamma(x);
+  if (n == 1)
+    return vkt_trigamma(x);
+  C factorial = C(1);
+  for (int k = 2; k <= n; k++)
+    factorial *= C(k);
+  C z = isinf(x) && x > C(0) ? C(0) : vkt_zeta(C(n + 1), x);
+  return ((n & 1) != 0 ? factorial : -factorial) * z;
 }
 #if defined(C_FLOAT64)
 C vkt_pow(C x, C y) { return pow(x, y); } // math_f64.glsl's: C's special values, and exact integer powers

@@ -765,9 +765,9 @@ precise double vkt_f64_erf_near1(double s) {
              s * (1.36370839120290507362e-02lf + s * 1.19844998467991074170e-02lf)))));
   return p / q;
 }
-// erfc(x) for 1.25 <= x < 28: e^(-x^2 - 0.5625 + R(1/x^2) / S(1/x^2)) / x, R / S fdlibm's fits below and above
-// 1/0.35 (errors 2^-62.57, 2^-61.52); -x^2 as -z^2 + (z - x)(z + x) with z = x's head, so that z^2 is exact.
-precise double vkt_f64_erfc_tail(double x) {
+// erfc(x) for 1.25 <= x < 28 is e^(-x^2 - 0.5625 + R(1/x^2) / S(1/x^2)) / x: R / S, fdlibm's fits below and above
+// 1/0.35 (errors 2^-62.57, 2^-61.52).
+precise double vkt_f64_erfc_ratio(double x) {
   double s = 1.0lf / (x * x), r, q;
   if (x < 2.857142857142857lf) {
     r = -9.86494403484714822705e-03lf + s * (-6.93858572707181764372e-01lf + s * (-1.05586262253232909814e+01lf +
@@ -785,8 +785,12 @@ precise double vkt_f64_erfc_tail(double x) {
         s * (1.53672958608443695994e+03lf + s * (3.19985821950859553908e+03lf + s * (2.55305040643316442583e+03lf +
         s * (4.74528541206955367215e+02lf + s * -2.24409524465858183362e+01lf))))));
   }
+  return r / q;
+}
+// erfc(x) for 1.25 <= x < 28, -x^2 as -z^2 + (z - x)(z + x) with z = x's head, so that z^2 is exact.
+precise double vkt_f64_erfc_tail(double x) {
   double z = vkt_f64_head(x); // -z^2 - 0.5625 is exact: one exponential of it and the rest
-  return vkt_f64_exp_sum(-z * z - 0.5625lf, (z - x) * (z + x) + r / q) / x;
+  return vkt_f64_exp_sum(-z * z - 0.5625lf, (z - x) * (z + x) + vkt_f64_erfc_ratio(x)) / x;
 }
 precise double vkt_erf(double x) {
   double ax = abs(x), v;
@@ -819,6 +823,39 @@ precise double vkt_erfc(double x) {
     return 2.0lf;
   double r = ax < 28.0lf ? vkt_f64_erfc_tail(ax) : 0.0lf;
   return x > 0.0lf ? r : 2.0lf - r;
+}
+// e^(x^2) erfc(x): from 1.25 erfc's tail without its e^(-x^2), and from 28, where erfc underflows, the asymptotic
+// series 1 / (x sqrt(pi)) sum (-1)^k (2k-1)!! / (2x^2)^k (its 10th term is below 2^-60); below 1.25, e^(x^2) (x^2
+// exact, as Dekker's product) times erfc, which is at least 0.07 there.
+precise double vkt_erfcx(double x) {
+  if (isnan(x))
+    return x;
+  if (x >= 28.0lf) {
+    double q = 0.5lf / x / x, t = 1.0lf, s = 1.0lf;
+    for (int k = 1; k < 10; k++)
+      t *= -double(2 * k - 1) * q, s += t;
+    return 0.56418958354775628695lf / x * s;
+  }
+  if (x >= 1.25lf)
+    return exp(vkt_f64_erfc_ratio(x) - 0.5625lf) / x;
+  if (x < -26.6417744927425lf) // e^(x^2) past the largest double
+    return vkt_f64_inf();
+  dvec2 x2 = vkt_f64_two_prod(x, x);
+  return vkt_f64_exp_sum(x2.x, x2.y) * vkt_erfc(x);
+}
+// C's nextafter, on the words (f16 is float's: float16 never computes in float64).
+double vkt_nextafter(double x, double y, bool f16) {
+  uvec2 a = unpackDouble2x32(x), b = unpackDouble2x32(y); // low word, high word
+  if (isnan(x) || isnan(y))
+    return x + y;
+  if (a == b || (((a.y | b.y) << 1) | a.x | b.x) == 0u) // equal, +-0 included
+    return y;
+  if (((a.y << 1) | a.x) == 0u) // from 0, the smallest subnormal with y's sign
+    return vkt_f64_words(b.y & 0x80000000u, 1u);
+  uint ah = a.y & 0x7fffffffu, bh = b.y & 0x7fffffffu;
+  bool outward = ((a.y ^ b.y) >> 31) == 0u && (ah < bh || (ah == bh && a.x < b.x)); // away from 0, toward y
+  uint lo = outward ? a.x + 1u : a.x - 1u;
+  return vkt_f64_words(outward ? a.y + uint(lo == 0u) : a.y - uint(a.x == 0u), lo);
 }
 // Giles' double-precision polynomials ("Approximating the erfinv function", GPU Computing Gems, 2011) for erfinv(x)
 // / x in w = -log((1 - x)(1 + x)) (taken as two log1p, which do not cancel), then a Newton step on erf (on erfc from

@@ -229,7 +229,7 @@ INPLACE = [
     ("scatter_add_", lambda x, d: x.scatter_add_(0, vkt.tensor([[0]], device=d), x.detach())),
     ("index_add_", lambda x, d: x.index_add_(0, vkt.tensor([0], device=d), x.detach()[:1])),
     ("index_copy_", lambda x, d: x.index_copy_(0, vkt.tensor([0], device=d), x.detach()[:1])),
-    ("index_put_", lambda x, d: x.index_put_((vkt.tensor([0], device=d),), vkt.tensor(1.0, device=d))),
+    ("index_put_", lambda x, d: x.index_put_((vkt.tensor([0], device=d),), vkt.tensor(1.0, dtype=x.dtype, device=d))),
     ("masked_scatter_", lambda x, d: x.masked_scatter_(x > 0, x.detach())),
     ("setitem", lambda x, d: x.__setitem__(0, 1.0)),
     ("copy_", lambda x, d: x.copy_(x.detach())),

@@ -97,6 +97,25 @@ ELEMENTWISE = [
     ("gcd_bool", lambda L, x: L.gcd(x, L.tensor([True, False, True, True], device=x.device)), ALL),
     ("lcm_int64", lambda L, x: L.lcm(x, L.tensor([2, 3, 4, 6], device=x.device)), ALL),
     ("isclose_dtypes", lambda L, x: L.isclose(x, L.zeros(4, dtype=L.int64, device=x.device)), ALL),
+    ("angle", lambda L, x: L.angle(x), ALL),
+    ("special_erfcx", lambda L, x: L.special.erfcx(x), ALL),
+    ("special_zeta", lambda L, x: L.special.zeta(x, x), ALL),
+    ("special_zeta_number", lambda L, x: L.special.zeta(3, x), ALL),
+    ("nextafter", lambda L, x: L.nextafter(x, L.zeros_like(x)), ALL),
+    ("nextafter_float64_other", lambda L, x: L.nextafter(x, L.ones(4, dtype=L.float64, device=x.device)), ALL),
+    ("nextafter_", lambda L, x: x.nextafter_(L.ones(4, dtype=L.float64, device=x.device)), ALL),
+    ("conj_physical", lambda L, x: L.conj_physical(x), ALL),
+    ("conj_physical_", lambda L, x: x.conj_physical_(), ALL),
+    ("sgn_", lambda L, x: x.sgn_(), ALL),
+    ("true_divide_", lambda L, x: x.true_divide_(2), ALL),
+    ("true_divide_float64_", lambda L, x: x.true_divide_(L.ones(4, dtype=L.float64, device=x.device)), ALL),
+    ("heaviside_", lambda L, x: x.heaviside_(x.flip(0)), ALL),
+    ("float_power_", lambda L, x: x.float_power_(2), ALL),
+    ("float_power_tensor_", lambda L, x: x.float_power_(x), ALL),
+    # a 0-d cpu int64 operand is cast to x's integer type first, as a number is: 2^40 + 2 is 2 in uint8 and int32
+    ("maximum_wide_0d", lambda L, x: L.maximum(x, L.tensor(2**40 + 2)), ALL),
+    ("minimum_wide_0d_left", lambda L, x: L.minimum(L.tensor(2**33 - 1), x), ALL),
+    ("lt_wide_0d", lambda L, x: x < L.tensor(-1), ALL),
 ]
 
 REDUCTIONS = [
@@ -164,7 +183,63 @@ POOLS = [
     ("lp_pool3d", P3(lambda L, x: F(L).lp_pool3d(x, 2.0, (1, 2, 2))), ALL),
 ]
 
-CASES = ELEMENTWISE + REDUCTIONS + SELECTION + POOLS
+# clamp's result type is that of x and its bounds (a bool x clamped to an int is int64, an int x clamped to a float
+# float32), with torch's errors: no bool kernel, and in place a result type that x cannot take.
+CLAMPS = [
+    ("clamp_int", lambda L, x: L.clamp(x, 1), ALL),
+    ("clamp_max_int", lambda L, x: x.clamp(max=2), ALL),
+    ("clamp_true", lambda L, x: x.clamp(True), ALL),
+    ("clamp_max_true", lambda L, x: L.clamp_max(x, True), ALL),
+    ("clamp_both_true", lambda L, x: x.clip(False, True), ALL),
+    ("clamp_bool_int", lambda L, x: x.clamp(True, 2), ALL),
+    ("clamp_min_fn", lambda L, x: L.clamp_min(x, 1), ALL),
+    ("clip_mixed", lambda L, x: L.clip(x, -1, 2.5), ALL),
+    ("clamp_inf", lambda L, x: x.clamp(float("-inf"), float("inf")), ALL),
+    ("clamp_nan", lambda L, x: x.clamp(max=float("nan")), ALL),
+    ("clamp_", lambda L, x: x.clamp_(1), ALL),
+    ("clamp_float_", lambda L, x: x.clamp_(0.5), ALL),
+    ("clamp_min_", lambda L, x: x.clamp_min_(1), ALL),
+    ("clamp_max_true_", lambda L, x: x.clamp_max_(True), ALL),
+    ("clip_", lambda L, x: x.clip_(0, 2), ALL),
+    ("clamp_tensors", lambda L, x: L.clamp(x, x > 0, x > 1), ALL),
+    ("clamp_tensor_min", lambda L, x: x.clamp(x > 1), ALL),
+    ("clamp_tensors_", lambda L, x: x.clamp_(L.zeros_like(x), L.ones((), dtype=L.int64, device=x.device)), ALL),
+]
+
+
+def _setitem(x, key, v):
+    x[key] = v
+    return x
+
+
+def _rows(L, x):
+    return L.tensor([0, 2], device=x.device)
+
+
+# index_put_ takes only values of x's dtype (torch's "Index put requires the source and destination dtypes match"),
+# but for the fill of a mask by one value; x[key] = v casts v where the key is basic, else it is index_put_.
+INDEX_PUTS = [
+    ("index_put_", lambda L, x: x.index_put_((_rows(L, x),), L.ones(2, 4, dtype=L.float64, device=x.device)), ALL),
+    ("index_put_accumulate", lambda L, x: x.index_put_((_rows(L, x),), L.ones(4, dtype=L.int64, device=x.device),
+                                                       accumulate=True), ALL),
+    ("index_put", lambda L, x: L.index_put(x, (_rows(L, x),), L.ones((), dtype=L.float32, device=x.device)), ALL),
+    ("index_put_mask_one", lambda L, x: x.index_put_((x > 0,), L.tensor([2.5], dtype=L.float64, device=x.device)),
+     ALL),
+    ("index_put_mask_many", lambda L, x: x.index_put_((x[:, 0] > 0,), L.ones(1, 4, dtype=L.float64, device=x.device)),
+     ALL),
+    ("index_put_shape_first", lambda L, x: x.index_put_((_rows(L, x),), L.ones(3, dtype=L.float64, device=x.device)),
+     ALL),
+    ("masked_scatter", lambda L, x: x.masked_scatter(x > 0, L.ones(3, 4, dtype=L.float64, device=x.device)), ALL),
+    ("setitem_index", lambda L, x: _setitem(x, _rows(L, x), L.ones(4, dtype=L.float64, device=x.device)), ALL),
+    ("setitem_index_0d", lambda L, x: _setitem(x, _rows(L, x), L.tensor(3, device=x.device)), ALL),
+    ("setitem_int_index", lambda L, x: _setitem(x, (1, _rows(L, x)), L.ones(2, dtype=L.uint8, device=x.device)), ALL),
+    ("setitem_mask_0d", lambda L, x: _setitem(x, x > 0, L.tensor(2.5, dtype=L.float64, device=x.device)), ALL),
+    ("setitem_mask_many", lambda L, x: _setitem(x, x[:, 0] > 0, L.ones(1, 4, dtype=L.float64, device=x.device)), ALL),
+    ("setitem_slice", lambda L, x: _setitem(x, slice(1, None), L.ones(4, dtype=L.float64, device=x.device)), ALL),
+    ("setitem_int", lambda L, x: _setitem(x, 0, L.tensor(2.5, dtype=L.float64, device=x.device)), ALL),
+]
+
+CASES = ELEMENTWISE + REDUCTIONS + SELECTION + POOLS + CLAMPS + INDEX_PUTS
 
 
 @pytest.mark.parametrize("name,call,dtypes", CASES, ids=[c[0] for c in CASES])
@@ -191,6 +266,21 @@ def test_avg_pool_int64_matches_torch(name, call, shape, device):
     check(name, big, ["int64"], device, shape)
 
 
+def test_heaviside_in_place_has_no_derivative(device):
+    x = vkt.tensor([-1.0, 0.0, 2.0], device=device, requires_grad=True)
+    tx = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    y, ty = x * 1, tx * 1
+    version, tversion = y._version, ty._version
+    y.heaviside_(vkt.tensor([0.5], device=device))
+    ty.heaviside_(torch.tensor([0.5]))
+    assert y.tolist() == ty.tolist() and y._version - version == ty._version - tversion == 1
+    with pytest.raises(RuntimeError) as want:
+        ty.sum().backward()
+    with pytest.raises(RuntimeError) as got:
+        y.sum().backward()
+    assert str(got.value) == str(want.value) == "derivative for aten::heaviside_ is not implemented"
+
+
 def test_heaviside_has_no_derivative(device):
     x = vkt.tensor([-1.0, 0.0, 2.0], device=device, requires_grad=True)
     y = vkt.heaviside(x, vkt.tensor([0.5, 0.5, 0.5], device=device))
@@ -206,3 +296,44 @@ def test_heaviside_has_no_derivative(device):
     assert vkt.heaviside(x.detach(), y.detach()).grad_fn is None
     with vkt.no_grad():
         assert not x.heaviside(y).requires_grad
+
+
+# Tensor.to's forms: (other), (device, dtype), (dtype, non_blocking, copy) with keywords; the first bool after the
+# dtype is non_blocking (no copy), the second copy. A number as the first argument is torch's `other` read as a cpu
+# tensor: to(0.5) is float64, to(True) bool.
+TO_FORMS = [
+    ("other", lambda L, x, d: x.to(L.tensor([1], dtype=L.int32, device=d))),
+    ("other_same", lambda L, x, d: x.to(L.tensor([1.0], device=d))),
+    ("other_copy", lambda L, x, d: x.to(L.tensor([1.0], device=d), copy=True)),
+    ("other_non_blocking_copy", lambda L, x, d: x.to(L.tensor([1], device=d), True, True)),
+    ("device_dtype", lambda L, x, d: x.to(d, L.float64)),
+    ("device_dtype_keywords", lambda L, x, d: x.to(device=d, dtype=L.int64)),
+    ("device_copy", lambda L, x, d: x.to(d, copy=True)),
+    ("dtype_copy", lambda L, x, d: x.to(dtype=L.float32, copy=True)),
+    ("dtype_non_blocking_copy", lambda L, x, d: x.to(L.float32, False, True)),
+    ("dtype_non_blocking", lambda L, x, d: x.to(L.float32, True)),
+    ("non_blocking", lambda L, x, d: x.to(non_blocking=True)),
+    ("non_blocking_dtype", lambda L, x, d: x.to(L.float64, non_blocking=True)),
+    ("nothing", lambda L, x, d: x.to()),
+    ("dtype_none", lambda L, x, d: x.to(dtype=None)),
+    ("memory_format", lambda L, x, d: x.to(memory_format=L.contiguous_format)),
+]
+
+
+@pytest.mark.parametrize("name,call", TO_FORMS, ids=[c[0] for c in TO_FORMS])
+def test_to_forms_against_torch(name, call, device):
+    x, t = vkt.tensor([1.5], device=device), torch.tensor([1.5])
+    got, want = call(vkt, x, device), call(torch, t, "cpu")
+    assert (got is x) == (want is t), name
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] and got.device.type == device, name
+    assert got.cpu().tolist() == want.tolist(), name
+
+
+def test_to_number_is_a_cpu_other(device):
+    x = vkt.tensor([1.5], device=device)
+    assert x.to(0.5).dtype == torch_like(torch.tensor([1.5]).to(0.5).dtype) and x.to(0.5).device.type == "cpu"
+    assert x.to(True).dtype == torch_like(torch.tensor([1.5]).to(True).dtype) == vkt.bool
+
+
+def torch_like(dtype):
+    return getattr(vkt, str(dtype).split(".")[-1])

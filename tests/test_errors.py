@@ -1,7 +1,7 @@
 # Bad inputs: one table of (call, exception, message pattern), each run on cpu and vulkan tensors.
 # Each raises the exception PyTorch raises, with a message naming the offending value; afterwards a
 # tensor made before it still reads back right, the device still works, and memory_allocated() is
-# back where it was. 169 bad inputs (CASES, counted by test_catalogue_size), each on both devices.
+# back where it was. 175 bad inputs (CASES, counted by test_catalogue_size), each on both devices.
 import gc
 
 import numpy as np
@@ -229,7 +229,16 @@ CASES = [
     ("view_empty_wraps", lambda d: vkt.zeros(0, device=d).view(2**62, 4, -1), RuntimeError, "size 0"),
     ("reshape_minus3", lambda d: t23(d).reshape(-3, 2), RuntimeError, "-3"),
     ("expand_negative", lambda d: t23(d).expand(2, -2), RuntimeError, r"\(-2\)"),
-    ("int_too_large", lambda d: vkt.tensor([2**70], device=d), RuntimeError, "1180591620717411303424"),
+    ("int_too_large", lambda d: vkt.tensor([2**70], device=d), ValueError, "^Overflow when unpacking long long$"),
+    ("int_past_uint64", lambda d: vkt.zeros(2, device=d) + 2**64, OverflowError, "^int too big to convert$"),
+    ("index_put_dtype", lambda d: t23(d).index_put_((i64([0], d),), vkt.ones(3, dtype=vkt.float64, device=d)),
+     RuntimeError, r"^Index put requires the source and destination dtypes match, got Float for the destination "
+     r"and Double for the source\.$"),
+    ("clamp_inplace_cast", lambda d: i64([1, 2], d).clamp_(0.5), RuntimeError,
+     "^result type Float can't be cast to the desired output type long int$"),
+    ("where_number_overflow", lambda d: vkt.where(bools(3, d=d), vkt.zeros(3, dtype=vkt.uint8, device=d), 300),
+     RuntimeError, "^value cannot be converted to type uint8_t without overflow$"),
+    ("constructor_float", lambda d: vkt.Tensor(2.5), TypeError, r"^new\(\): data must be a sequence \(got float\)$"),
     ("uint16_array", lambda d: vkt.tensor(np.zeros(2, np.uint16), device=d), TypeError, "'H'"),
     ("int8_array", lambda d: vkt.tensor(np.zeros(2, np.int8), device=d), TypeError, "'b'"),
     ("datetime_array", lambda d: vkt.tensor(np.zeros(2, "datetime64[s]"), device=d), TypeError, "datetime64"),
@@ -262,7 +271,7 @@ def allocated():
 
 
 def test_catalogue_size():
-    assert len(CASES) == 170
+    assert len(CASES) == 175
     assert len({c[0] for c in CASES}) == len(CASES), "case names repeat"
     assert all(c[3] for c in CASES), "every case names what its message must say"
 

@@ -1,11 +1,13 @@
-# PyTorch parity of two corners of tensor creation and filling, on both devices, against torch on the CPU:
+# PyTorch parity of corners of tensor creation and filling, on both devices, against torch on the CPU:
 # a fill value that does not fit the dtype (full, fill_, masked_fill, index_fill, scatter, t[key] = v, pad, ...)
-# raises PyTorch's "value cannot be converted to type uint8_t without overflow" and changes nothing; and the
-# *_like functions keep a dense input's strides (memory_format=preserve_format) as PyTorch's do.
+# raises PyTorch's "value cannot be converted to type uint8_t without overflow" and changes nothing, as do the other
+# ops' numbers that torch checks (where, clamp, alpha, pow's exponent, ...); Python ints past int64; the legacy
+# constructor vkt.Tensor(...); and the *_like functions keep a dense input's strides as PyTorch's do.
+import numpy as np
 import pytest
 
 import vkt
-from conftest import DTYPES
+from conftest import DTYPES, FLOAT_DTYPES
 
 torch = pytest.importorskip("torch")
 
@@ -60,7 +62,7 @@ def outcome(lib, fn, *args):
     """What a call gives: ("ok", dtype name, values) or (exception type, message)."""
     try:
         r = fn(lib, *args)
-    except (RuntimeError, TypeError, ValueError) as e:
+    except (RuntimeError, TypeError, ValueError, OverflowError) as e:
         return type(e).__name__, str(e)
     values = r.detach().cpu().tolist() if lib is vkt else r.detach().tolist()
     return "ok", str(r.dtype).split(".")[-1], repr(values)  # repr: NaN equals NaN
@@ -195,6 +197,187 @@ def test_failed_fill_changes_nothing(device):
     x.fill_(-255)  # still usable, and -255..-1 wrap as in PyTorch
     assert x.cpu().tolist() == [[1] * 3] * 2
     assert (x + 1).cpu().tolist() == [[2] * 3] * 2
+
+
+# Ops that take a number besides a fill value, each checked as torch converts it: where's number into the result type
+# (as a fill of one element: float16 takes anything), clamp's bounds into the result type, add's and sub's alpha, pow's
+# exponent (not for float and double), lerp's weight and addcmul's and addcdiv's value (float for float16). The
+# comparisons take any number unchecked.
+SCALAR_OPS = [
+    ("where", lambda L, v, dt, d: L.where(_mask(L, d), L.zeros(2, dtype=dt, device=d), v)),
+    ("where_left", lambda L, v, dt, d: L.where(_mask(L, d), v, L.zeros(2, dtype=dt, device=d))),
+    ("clamp", lambda L, v, dt, d: L.zeros(2, dtype=dt, device=d).clamp(v)),
+    ("clamp_max", lambda L, v, dt, d: L.clamp(L.zeros(2, dtype=dt, device=d), max=v)),
+    ("clip_", lambda L, v, dt, d: L.zeros(2, dtype=dt, device=d).clip_(0, v)),
+    ("add_alpha", lambda L, v, dt, d: L.add(L.ones(2, dtype=dt, device=d), L.ones(2, dtype=dt, device=d), alpha=v)),
+    ("sub_alpha_number", lambda L, v, dt, d: L.ones(2, dtype=dt, device=d).sub(1, alpha=v)),
+    ("add_alpha_", lambda L, v, dt, d: L.ones(2, dtype=dt, device=d).add_(L.ones(2, dtype=dt, device=d), alpha=v)),
+    ("pow", lambda L, v, dt, d: L.ones(2, dtype=dt, device=d) ** v),
+    ("pow_", lambda L, v, dt, d: L.ones(2, dtype=dt, device=d).pow_(v)),
+    ("rpow", lambda L, v, dt, d: v ** L.ones(2, dtype=dt, device=d)),
+    ("eq", lambda L, v, dt, d: L.ones(2, dtype=dt, device=d) == v),
+    ("lt", lambda L, v, dt, d: L.ones(2, dtype=dt, device=d) < v),
+    ("fmod", lambda L, v, dt, d: L.fmod(L.ones(2, dtype=dt, device=d), v)),
+]
+FLOAT_SCALAR_OPS = [  # ops of float tensors only
+    ("lerp", lambda L, v, dt, d: L.lerp(L.ones(2, dtype=dt, device=d), L.zeros(2, dtype=dt, device=d), v)),
+    ("addcdiv", lambda L, v, dt, d: L.ones(2, dtype=dt, device=d).addcdiv(L.ones(2, dtype=dt, device=d),
+                                                                          L.ones(2, dtype=dt, device=d), value=v)),
+]
+NOT_BOOL_SCALAR_OPS = [
+    ("addcmul", lambda L, v, dt, d: L.addcmul(L.ones(2, dtype=dt, device=d), L.ones(2, dtype=dt, device=d),
+                                              L.ones(2, dtype=dt, device=d), value=v)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scalar_operands_against_torch(device, dtype):
+    ops = SCALAR_OPS + (FLOAT_SCALAR_OPS if dtype.startswith("float") else []) + \
+        (NOT_BOOL_SCALAR_OPS if dtype != "bool" else [])
+    for name, fn in ops:
+        for v in [v for v in VALUES if not (isinstance(v, float) and v == 0)]:  # -0.0: clamp's sign of zero differs
+            if (name == "rpow" and isinstance(v, float) and abs(v) > 1e30 or name == "sub_alpha_number" and v == -2**63
+                    or name == "fmod" and device == "vulkan" and dtype not in FLOAT_DTYPES):
+                continue  # not vkt's: inf ** 1, torch's int64 wrap of -(-2^63), a shader's ZeroDivisionError
+            want = outcome(torch, fn, v, getattr(torch, dtype), "cpu")
+            got = outcome(vkt, fn, v, getattr(vkt, dtype), device)
+            assert got == want, (name, dtype, v)
+
+
+def test_addcmul_and_bool_refusals_against_torch(device):
+    """A float value of an integer addcmul is truncated; a bool addcmul and a bool clamp have no kernel; integer
+    division by zero is torch's bare ZeroDivisionError."""
+    calls = [
+        lambda L, d: L.addcmul(L.ones(2, dtype=L.int32, device=d), L.ones(2, dtype=L.int32, device=d),
+                               L.ones(2, dtype=L.int32, device=d), value=1.5),
+        lambda L, d: L.ones(2, dtype=L.bool, device=d).addcmul(L.ones(2, dtype=L.bool, device=d),
+                                                              L.ones(2, dtype=L.bool, device=d)),
+        lambda L, d: L.ones(2, dtype=L.bool, device=d).clamp(True, False),
+        lambda L, d: L.ones(2, dtype=L.bool, device=d).clamp_(1),
+        lambda L, d: L.ones(2, dtype=L.uint8, device=d).clamp_(1.5),
+    ]
+    for k, fn in enumerate(calls):
+        assert outcome(vkt, fn, device) == outcome(torch, fn, "cpu"), k
+    if device == "cpu":  # a shader cannot raise
+        with pytest.raises(RuntimeError, match="^ZeroDivisionError$"):
+            vkt.ones(2, dtype=vkt.uint8, device=device) // 0
+
+
+# Python ints past int64: torch.tensor refuses them ("Overflow when unpacking long long") but into a float dtype; an
+# op's number past uint64 is Python's OverflowError. [2^63, 2^64) is torch's uint64 number, which vkt has not: the
+# fills that torch refuses there are matched, the ops that take it (fill_ of a float, +, ==) are not.
+BIG = [2**63, 2**64 - 1, 2**64, -2**63 - 1, -2**64, 10**30]
+BIG_CALLS = [
+    ("tensor", lambda L, v, d: L.tensor(v, device=d)),
+    ("tensor_list", lambda L, v, d: L.tensor([1, v], device=d)),
+    ("tensor_float32", lambda L, v, d: L.tensor(v, dtype=L.float32, device=d)),
+    ("tensor_list_float64", lambda L, v, d: L.tensor([[v]], dtype=L.float64, device=d)),
+    ("tensor_uint8", lambda L, v, d: L.tensor([v], dtype=L.uint8, device=d)),
+    ("as_tensor", lambda L, v, d: L.as_tensor([v], device=d)),
+    ("full", lambda L, v, d: L.full((2,), v, device=d)),
+    ("fill_int64", lambda L, v, d: L.zeros(2, dtype=L.int64, device=d).fill_(v)),
+    ("masked_fill_int64", lambda L, v, d: L.zeros(2, dtype=L.int64, device=d).masked_fill(_mask(L, d), v)),
+    ("arange", lambda L, v, d: L.arange(v, device=d)),
+    ("Tensor", lambda L, v, d: L.Tensor([v])),
+]
+PAST_UINT64 = [  # torch's OverflowError past uint64
+    ("fill_", lambda L, v, d: L.zeros(2, device=d).fill_(v)),
+    ("add", lambda L, v, d: L.zeros(2, device=d) + v),
+    ("eq", lambda L, v, d: L.zeros(2, dtype=L.int64, device=d) == v),
+    ("clamp", lambda L, v, d: L.zeros(2, device=d).clamp(v)),
+    ("where", lambda L, v, d: L.where(_mask(L, d), L.zeros(2, device=d), v)),
+    ("scalar_tensor", lambda L, v, d: L.scalar_tensor(v, device=d)),
+]
+
+
+def test_big_ints_against_torch(device):
+    for v in BIG:
+        calls = BIG_CALLS + (PAST_UINT64 if not 2**63 <= v < 2**64 else [])
+        for name, fn in calls:
+            assert outcome(vkt, fn, v, device) == outcome(torch, fn, v, "cpu"), (name, v)
+
+
+# ---- vkt.Tensor(...): torch.Tensor's legacy constructor ----
+
+CONSTRUCTOR = [
+    ("empty", lambda L: L.Tensor()),
+    ("sizes", lambda L: L.Tensor(2, 3).zero_()),
+    ("size", lambda L: L.Tensor(0)),
+    ("size_kw", lambda L: L.Tensor(size=[2, 1]).zero_()),
+    ("numpy_size", lambda L: L.Tensor(np.int64(3)).zero_()),
+    ("list", lambda L: L.Tensor([1, 2])),
+    ("nested", lambda L: L.Tensor([[1, 2], [3, 4]])),
+    ("tuple_is_data", lambda L: L.Tensor((2, 3))),
+    ("bools", lambda L: L.Tensor([True, False])),
+    ("empty_list", lambda L: L.Tensor([[]])),
+    ("range", lambda L: L.Tensor(range(3))),
+    ("numpy", lambda L: L.Tensor(np.array([1, 2], dtype=np.int64))),
+    ("numpy_float64", lambda L: L.Tensor(np.array([1.5]))),
+    ("data_kw", lambda L: L.Tensor(data=[1.5])),
+    ("device_cpu", lambda L: L.Tensor([1], device="cpu")),
+    ("size_device", lambda L: L.Tensor(2, device=None).zero_()),
+    ("int_tensor", lambda L: L.Tensor(L.tensor([1, 2]))),
+    ("float64_tensor", lambda L: L.Tensor(L.tensor([1.0, 2.0], dtype=L.float64))),
+    ("tensor_0d", lambda L: L.Tensor(L.tensor(3))),
+    ("float", lambda L: L.Tensor(2.5)),
+    ("none", lambda L: L.Tensor(None)),
+    ("true", lambda L: L.Tensor(True)),
+    ("str", lambda L: L.Tensor("a")),
+    ("dict", lambda L: L.Tensor({1: 2})),
+    ("negative", lambda L: L.Tensor(2, -3)),
+    ("size_list", lambda L: L.Tensor(2, [3])),
+    ("size_float", lambda L: L.Tensor(2, 3.0)),
+    ("tensor_device", lambda L: L.Tensor(L.tensor([1.0]), device="cpu")),
+    ("ragged", lambda L: L.Tensor([[1], [2, 3]])),
+]
+NO_FORM = [  # torch lists its forms after this line
+    ("dtype", lambda L: L.Tensor([1], dtype=L.int64)),
+    ("requires_grad", lambda L: L.Tensor([1.0], requires_grad=True)),
+    ("two_lists", lambda L: L.Tensor([1, 2], 3)),
+    ("floats", lambda L: L.Tensor(1.0, 2.0)),
+    ("size_and_data", lambda L: L.Tensor(size=(2,), data=[1])),
+    ("size_int", lambda L: L.Tensor(size=2)),
+]
+
+
+def test_constructor_against_torch(device):
+    def call(fn):
+        return lambda L, d: fn(L)
+
+    for name, fn in CONSTRUCTOR:
+        assert outcome(vkt, call(fn), device) == outcome(torch, call(fn), "cpu"), name
+    for name, fn in NO_FORM:
+        want = "new() received an invalid combination of arguments - got "
+        assert outcome(torch, call(fn), "cpu")[1].startswith(want), name
+        got = outcome(vkt, call(fn), device)
+        assert got[0] == "TypeError" and got[1].startswith(want), (name, got)
+
+
+def test_constructor_default_dtype_alias_and_subclass(device):
+    x = vkt.arange(6.0, device=device).reshape(2, 3).t().requires_grad_()
+    a = vkt.Tensor(x)  # an alias: x's storage, dtype, device and strides, recorded as torch's AliasBackward0
+    assert a.stride() == x.stride() and a.device == x.device and a.grad_fn.name() == "AliasBackward0"
+    a.sum().backward()
+    assert x.grad.cpu().tolist() == [[1.0, 1.0]] * 3
+    with vkt.no_grad():
+        x.add_(1)
+    assert a.cpu().tolist() == x.cpu().tolist()
+    with pytest.raises(RuntimeError, match="^legacy constructor expects device type: cpu but device type: vulkan"):
+        vkt.Tensor([1.0], device="vulkan")
+    previous = vkt.get_default_dtype()
+    vkt.set_default_dtype(vkt.float64)
+    try:
+        assert vkt.Tensor([1]).dtype == vkt.float64 and vkt.Tensor(2).dtype == vkt.float64
+    finally:
+        vkt.set_default_dtype(previous)
+
+    class Sub(vkt.Tensor):
+        pass
+
+    for t in (Sub([1, 2]), Sub(2, 3), Sub(), Sub(x)):
+        assert type(t) is Sub and isinstance(t, vkt.Tensor)
+    assert isinstance(vkt.tensor([1.0]), vkt.Tensor) and type(vkt.tensor([1.0])) is vkt.Tensor
+    assert type(vkt.nn.Parameter(vkt.zeros(2))) is vkt.nn.Parameter
 
 
 # ---- *_like and memory_format ----

@@ -1,13 +1,14 @@
-# torch.special's functions (vkt.special, and the lgamma, digamma, polygamma, xlogy, logit, sinc and i0 methods) against
-# torch 2.13 on the cpu and vulkan devices: values over dense grids with poles and large arguments in float32, float64
-# and integers; gradients; fusion; in-place forms on non-leaves; and no CPU fallback for float32 on vulkan.
+# torch.special's functions (vkt.special, and the lgamma, digamma, polygamma, xlogy, logit, sinc and i0 methods) and
+# nextafter against torch 2.13 on the cpu and vulkan devices: values over dense grids with poles and large arguments in
+# float32, float64 and integers (erfcx and zeta also against mpmath, where torch's float64 is less accurate); gradients;
+# fusion; in-place forms on non-leaves; and no CPU fallback for float32 on vulkan.
 import math
 
 import numpy as np
 import pytest
 
 import vkt
-from conftest import assert_close, raised
+from conftest import assert_bits_equal, assert_close, raised
 
 torch = pytest.importorskip("torch")
 
@@ -52,6 +53,7 @@ UNARY = [
     ("logit_eps", lambda m, x: m.logit(x, eps=1e-3), PROB, 4e-6, 2e-7),
     ("special_logit", lambda m, x: m.special.logit(x, 0.25), PROB, 4e-6, 2e-7),
     ("expit", lambda m, x: m.special.expit(x), GRID[np.abs(GRID) < 80], 2e-6, 0),
+    ("erfcx", lambda m, x: m.special.erfcx(x), GRID, 5e-7, 0),
 ]
 
 
@@ -130,7 +132,8 @@ def test_float64_values_match_torch(device, name, f, x, rtol, atol):
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "uint8", "bool"])
-@pytest.mark.parametrize("name", ["lgamma", "digamma", "i0", "sinc", "polygamma2", "entr", "ndtr", "i1e", "logit"])
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "i0", "sinc", "polygamma2", "entr", "ndtr", "i1e", "logit",
+                                  "erfcx"])
 def test_integers_promote_to_float32(device, dtype, name):
     f = next(c[1] for c in UNARY if c[0] == name)
     x = np.array([0, 1, 2, 3, 7, 1], dtype=dtype) if dtype != "int32" else np.array([-3, -1, 0, 1, 5, 40], dtype)
@@ -168,6 +171,10 @@ NUMBERS = [  # a number on either side, an integer tensor, a 0-d tensor
     ("number_y_1p", lambda m, t: m.special.xlog1py(t, 2.0)),
     ("int_tensors", lambda m, t: m.xlogy(t.long(), (t * 0 + 3).int())),
     ("zero_dim", lambda m, t: m.xlogy(t, t.sum())),
+    ("zeta_number_x", lambda m, t: m.special.zeta(2.5, t + 1)),
+    ("zeta_number_q", lambda m, t: m.special.zeta(t + 2, 3)),
+    ("zeta_int_tensors", lambda m, t: m.special.zeta((t + 2).long(), (t * 0 + 3).int())),
+    ("zeta_zero_dim", lambda m, t: m.special.zeta(t + 1.5, t.sum().double())),
 ]
 
 
@@ -184,12 +191,144 @@ ERRORS = [
     ("xlogy_two_numbers", lambda m: m.xlogy(2, 3)),
     ("multigammaln_p0", lambda m: m.special.multigammaln(m.ones(2), 0)),
     ("lgamma_int_inplace", lambda m: m.ones(2, dtype=m.int64).lgamma_()),
+    ("zeta_two_numbers", lambda m: m.special.zeta(2.0, 3.0)),
+    ("zeta_half", lambda m: m.special.zeta(m.ones(2, dtype=m.float16), m.ones(2, dtype=m.float16))),
+    ("erfcx_half", lambda m: m.special.erfcx(m.ones(2, dtype=m.float16))),
+    ("nextafter_int", lambda m: m.nextafter(m.ones(2, dtype=m.int64), m.ones(2, dtype=m.int64))),
+    ("nextafter_number", lambda m: m.nextafter(m.ones(2), 2.0)),
+    ("nextafter_int_inplace", lambda m: m.ones(2, dtype=m.int64).nextafter_(m.ones(2))),
 ]
 
 
 @pytest.mark.parametrize("name, f", ERRORS, ids=[c[0] for c in ERRORS])
 def test_errors_match_torch(name, f):
-    assert raised(lambda: f(vkt))[0] == raised(lambda: f(torch))[0] is not None
+    got, want = raised(lambda: f(vkt)), raised(lambda: f(torch))
+    assert got[0] == want[0] is not None
+    if want[0] == "NotImplementedError":  # the kernel and dtype torch names
+        assert got[1] == want[1]
+
+
+mpmath = pytest.importorskip("mpmath")
+mpmath.mp.dps = 40
+
+
+def erfcx_exact(x):
+    return np.array([float(mpmath.exp(mpmath.mpf(float(v)) ** 2) * mpmath.erfc(mpmath.mpf(float(v)))) for v in x])
+
+
+def ulps(got, exact, dtype):
+    """|got - exact| in units of dtype's spacing at exact, where exact is finite in dtype."""
+    got = got.cpu().numpy().astype(np.float64)
+    with np.errstate(over="ignore"):
+        finite = np.isfinite(exact.astype(dtype))
+    assert np.array_equal(np.isfinite(got), finite)
+    return np.abs(got[finite] - exact[finite]) / np.spacing(np.abs(exact[finite]).astype(dtype)).astype(np.float64)
+
+
+ERFCX_X = np.concatenate([np.linspace(-26.6, 30, 1131), np.random.default_rng(1).uniform(-26.6, 40, 400),
+                          np.geomspace(1e-300, 1e100, 101), -np.geomspace(1e-300, 26.6, 101),
+                          [0.0, -0.0, 0.5, 0.84375, 1.25, 1.2499999999, 26.0, 28.0, 27.999999]])
+
+
+def test_erfcx_within_ulps_of_mpmath(device):
+    """erfcx to a few ulp wherever it is finite: its large-x tail without erfc's underflow, its negative side's
+    e^(x^2) with x^2 exact (torch's float64, and SciPy's, are 450 ulp off near -25, where x * x rounds)."""
+    assert ulps(vkt.special.erfcx(vkt.tensor(ERFCX_X, device=device)), erfcx_exact(ERFCX_X), np.float64).max() <= 4
+    x = ERFCX_X[np.abs(ERFCX_X) < 20].astype(F32)
+    assert ulps(vkt.special.erfcx(vkt.tensor(x, device=device)), erfcx_exact(x), F32).max() <= 8
+    big = vkt.tensor([-1e30, -30.0, 1e30, 1e300, INF, -INF, math.nan], dtype=vkt.float64, device=device)
+    assert_close(vkt.special.erfcx(big), [INF, INF, 1 / (1e30 * math.sqrt(math.pi)), 1 / (1e300 * math.sqrt(math.pi)),
+                                          0.0, INF, math.nan], rtol=1e-15, atol=0)
+
+
+S = np.array([1.0, 0.5, -1.0, 0.0, 1.0000001, 1.5, 2.0, 2.5, 3.0, 4.0, 7.0, 10.5, 30.0, 64.0, 65.0, 100.0, INF, -INF,
+              math.nan])[:, None]
+Q = np.array([0.0, -0.0, -1.0, -3.0, 1e-30, 1e-5, 0.1, 0.5, 1.0, 1.5, 2.0, 9.5, 10.0, 100.0, 1e5, 1e10, INF, -INF,
+              math.nan])[None, :]
+
+
+@pytest.mark.parametrize("dtype, rtol", [("float32", 4e-6), ("float64", 1e-12)])
+def test_zeta_special_values_and_grid_match_torch(device, dtype, rtol):
+    """Hurwitz zeta over s x q, broadcast: poles, s <= 1, infinities and NaN as torch's (Cephes'); a negative q takes
+    an integer s only."""
+    s, q = S.astype(dtype), Q.astype(dtype)
+    got = vkt.special.zeta(vkt.tensor(s, device=device), vkt.tensor(q, device=device))
+    assert_close(got, torch.special.zeta(torch.tensor(s), torch.tensor(q)).numpy(), rtol=rtol, atol=1e-30)
+
+
+def zeta_negative_q_exact(s, q):
+    """The terms left of 0 as their mirror's sum, in 100 digits, which the sides' cancellation needs (mpmath's own
+    zeta takes another branch there)."""
+    with mpmath.workdps(100):
+        f, z = mpmath.mpf(math.trunc(q) - q), lambda a: mpmath.zeta(s, a)
+        return (-1) ** int(s) * (z(f) - z(1 - mpmath.mpf(q))) + z(1 - f)
+
+
+def test_zeta_of_negative_q_matches_mpmath(device):
+    """q < 0 by the terms left of 0 mirrored: where the two sides cancel (zeta(65, -2.5) is 4e-36 after terms of
+    2^65), torch's sum from q keeps its rounding (3.6e-12), the mirrored ones cancel exactly."""
+    s = np.array([2.0, 3.0, 4.0, 7.0, 65.0])[:, None]
+    q = np.array([-0.5, -2.5, -3.75, -10.25, -300000.5])[None, :]
+    exact = np.array([[float(zeta_negative_q_exact(a, b)) for b in q[0]] for a in s[:, 0]])
+    got = vkt.special.zeta(vkt.tensor(s, device=device), vkt.tensor(q, device=device))
+    assert_close(got, exact, rtol=1e-12, atol=0)
+    with np.errstate(over="ignore"):
+        exact32 = exact[:, :3].astype(F32)  # 0.25^-65 is past float32's range
+    assert_close(vkt.special.zeta(vkt.tensor(s.astype(F32), device=device), vkt.tensor(q[:, :3].astype(F32),
+                                                                                         device=device)),
+                 exact32, rtol=5e-5, atol=0)
+
+
+def test_zeta_derivative_in_s_raises_as_torch(device):
+    for call in [lambda m, s, q: m.special.zeta(s, q), lambda m, s, q: m.special.zeta(s, 1.5)]:
+        v = vkt.tensor([2.5, 3.0], dtype=vkt.float64, device=device, requires_grad=True)
+        t = torch.tensor([2.5, 3.0], dtype=torch.float64, requires_grad=True)
+        y, z = call(vkt, v, v.detach() + 1), call(torch, t, t.detach() + 1)
+        assert y.grad_fn.name() == z.grad_fn.name()
+        assert raised(lambda: y.sum().backward()) == raised(lambda: z.sum().backward())
+        assert raised(lambda: z.sum().backward())[0] == "NotImplementedError"
+
+
+EDGE_BITS = {"float16": [0.0, -0.0, 6e-8, -6e-8, 6.1e-5, 6.1035e-5, 1.0, -1.0, 65504.0, -65504.0, 0.1],
+             "float32": [0.0, -0.0, 1e-45, -1e-45, 1.1754942e-38, 1.1754944e-38, 1.0, -1.0, 3.4028235e38, 0.1],
+             "float64": [0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1.0, -1.0, 1.7976931348623157e308, 0.1]}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_nextafter_is_bit_exact(device, dtype):
+    """Every pair of the edges (zeros, subnormals, the smallest normal, the largest finite, +-inf, NaN) and random
+    values, broadcast, as torch's bits; a 0-d cpu other joins a vulkan op as a number, rounded to x's dtype first."""
+    edges = np.array(EDGE_BITS[dtype] + [INF, -INF, math.nan], dtype)
+    rand = np.random.default_rng(2).standard_normal(61).astype(dtype) * np.asarray(1e3, dtype)
+    x = np.concatenate([edges, rand])
+    for a, b in [(x[:, None], x[None, :]), (rand, rand[::-1].copy())]:
+        got = vkt.nextafter(vkt.tensor(a, device=device), vkt.tensor(b, device=device))
+        assert_bits_equal(got.cpu().numpy(), torch.nextafter(torch.tensor(a), torch.tensor(b)).numpy())
+    other = torch.tensor(1.0001, dtype=torch.float64)
+    got = vkt.nextafter(vkt.tensor(x, device=device), vkt.tensor(other.numpy()))
+    assert_bits_equal(got.cpu().numpy(), torch.nextafter(torch.tensor(x), other).numpy())
+    y = vkt.tensor(x, device=device)
+    y.nextafter_(vkt.zeros(1, dtype=vkt.float64, device=device))  # computed in float64, stored in x's dtype
+    assert_bits_equal(y.cpu().numpy(), torch.tensor(x).nextafter_(torch.zeros(1, dtype=torch.float64)).numpy())
+
+
+LAYOUTS = [  # non-contiguous, broadcast, 0-d and empty operands of the new ops
+    ("transposed", lambda m, x: m.special.erfcx(x.t()) + m.angle(x.t() - 1)),
+    ("sliced", lambda m, x: m.special.zeta(x[:, ::2] + 1.5, x[1:2, ::2] + 0.25)),
+    ("broadcast", lambda m, x: m.nextafter(x[:, :1], x[:1, :])),
+    ("zero_dim", lambda m, x: m.special.zeta(x[0, 0] + 2, x[1, 1].abs() + 1) + m.nextafter(x[0, 0], x[1, 1])),
+    ("empty", lambda m, x: m.special.erfcx(x[:0]) + m.special.zeta(x[:0], x[:0]) + m.angle(x[:0])),
+    ("empty_broadcast", lambda m, x: m.nextafter(x[:, :0], x[:1, :0])),
+]
+
+
+@pytest.mark.parametrize("name, f", LAYOUTS, ids=[c[0] for c in LAYOUTS])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_new_ops_over_layouts_match_torch(device, name, f, dtype):
+    x = np.random.default_rng(3).uniform(-3, 3, (5, 7)).astype(dtype)
+    got, want = f(vkt, vkt.tensor(x, device=device)), f(torch, torch.tensor(x))
+    assert got.shape == tuple(want.shape) and str(got.dtype) == str(want.dtype).replace("torch", "vkt")
+    assert_close(got, want.numpy(), rtol=4e-6 if dtype == "float32" else 1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("p", [1, 2, 3, 5])
@@ -234,17 +373,33 @@ GRAD = [  # (name, f over namespace m, input values away from poles and the ends
     ("xlogy_number_y", lambda m, x: m.xlogy(x, 3.0), [-0.1, 0.3, 2.5]),
     ("xlog1py", lambda m, x: m.special.xlog1py(x - 1, x), [0.1, 0.3, 1.0, 2.5, 7.0]),
     ("xlog1py_number_y", lambda m, x: m.special.xlog1py(x, 0.5), [-0.1, 0.3, 2.5]),
+    ("erfcx", lambda m, x: m.special.erfcx(x), [-3.0, -0.7, 0.0, 0.3, 1.0, 2.5, 12.0]),
+    ("zeta_q", lambda m, x: m.special.zeta(m.full_like(x.detach(), 2.5), x), [0.3, 1.0, 2.5, 7.0]),
+    ("zeta_number_s", lambda m, x: m.special.zeta(3.0, x), [-0.5, 0.3, 1.0, 2.5, 7.0]),
+    ("nextafter", lambda m, x: m.nextafter(x, m.full_like(x.detach(), 0.5)), [-2.5, -0.7, 1.0, 0.3, 2.0]),
+    ("angle", lambda m, x: m.angle(x), [-2.5, -0.7, 0.3, 2.0]),
 ]
 
 
 # float32 gradients that cancel: polygamma(4, -2.5) is 24 (zeta(5, -2.5) = -32.1 + 32.1...) and log_ndtr's derivative
-# at -30 is e^-(log_ndtr(x) + x^2 / 2) = e^-(-454.3 + 450), both in float32 as in torch's float32.
-GRAD_RTOL = {"polygamma3": 1e-3, "log_ndtr": 1e-4}
+# at -30 is e^-(log_ndtr(x) + x^2 / 2) = e^-(-454.3 + 450), both in float32 as in torch's float32; so does erfcx's,
+# 2 x erfcx(x) - 2 / sqrt(pi), at 12.
+GRAD_RTOL = {"polygamma3": 1e-3, "log_ndtr": 1e-4, "erfcx": 1e-4}
 
 
 @pytest.mark.parametrize("name, f, x", GRAD, ids=[c[0] for c in GRAD])
 def test_gradcheck_float64_cpu(name, f, x):
     leaf = vkt.tensor(np.array(x), dtype=vkt.float64, requires_grad=True)
+    assert vkt.autograd.gradcheck(lambda t: f(vkt, t), (leaf,))
+
+
+NEW_GRAD = ["erfcx", "zeta_q", "zeta_number_s", "nextafter", "angle"]
+
+
+@pytest.mark.parametrize("name", NEW_GRAD)
+def test_gradcheck_float64_on_the_device(device, name):
+    f, x = next((c[1], c[2]) for c in GRAD if c[0] == name)
+    leaf = vkt.tensor(np.array(x), dtype=vkt.float64, device=device, requires_grad=True)
     assert vkt.autograd.gradcheck(lambda t: f(vkt, t), (leaf,))
 
 
@@ -294,6 +449,7 @@ INPLACE = [
     ("logit_", lambda m, y: (y * 0.1).logit_(eps=0.05)),
     ("i0_", lambda m, y: y.i0_()),
     ("sinc_", lambda m, y: y.sinc_()),
+    ("nextafter_", lambda m, y: y.nextafter_(y.detach() * 2)),
 ]
 
 
@@ -323,6 +479,8 @@ FUSED = [
     ("xlogy", lambda x, y: vkt.xlogy(x, y + 4).digamma() - 1, "add xlogy digamma sub"),
     ("polygamma", lambda x, y: x.polygamma(3) * y.i0(), "polygamma i0 mul"),
     ("special", lambda x, y: vkt.special.ndtri(y.sigmoid()) + vkt.special.log_ndtr(x).logit(eps=0.1), None),
+    ("erfcx_zeta", lambda x, y: vkt.special.erfcx(y) * vkt.special.zeta(x + 1, 2.5 - y.abs()), None),
+    ("nextafter_angle", lambda x, y: vkt.nextafter(x, y).angle() + vkt.nextafter(y, x), None),
 ]
 
 
@@ -345,6 +503,8 @@ def test_float32_takes_no_fallback(dev):
     x = vkt.tensor(GRID, device=dev, requires_grad=True)
     p = vkt.tensor(PROB, device=dev)
     outs = [f(vkt, p if c is PROB else x) for _, f, c, _, _ in UNARY] + [vkt.xlogy(x, x), vkt.special.xlog1py(x, 2.0)]
+    outs += [vkt.special.zeta(3.0, x.abs() + 0.5), vkt.special.zeta(x.detach(), -x.detach()), vkt.nextafter(x, p[:1]),
+             x.angle(), vkt.nextafter(x.half(), x.detach().half())]
     sum(o[:40].sum() for o in outs if o.requires_grad).backward()  # every op's gradient too
     vkt.vulkan.synchronize()
     assert vkt.vulkan.fallback_stats() == {}

@@ -149,6 +149,8 @@ static const vkt_var *d_unary(vkt_bw *b, int id) {
       d = sub(b, un(b, VKT_OP_I0E, X), mul(b, Y, add(b, un(b, VKT_OP_SIGN, X), un(b, VKT_OP_RECIPROCAL, X))));
     return add(b, keep_where(b, zero, muls(b, g, 0.5)), zero_where(b, zero, mul(b, g, d)));
   }
+  case VKT_OP_ERFCX: return mul(b, g, bins(b, VKT_OP_SUB, muls(b, mul(b, X, Y), 2), 2 / sqrt_pi));
+  case VKT_OP_ANGLE: return zeros_of(b, 0); /* of a real x: 0 or pi */
   default: /* sign, floor, ceil, round, trunc: zero almost everywhere */ return muls(b, g, 0);
   }
 }
@@ -234,6 +236,8 @@ static const unary_row unary_rows[VKT_OP_COUNT] = {
     U(VKT_OP_I0E, "SpecialI0EBackward0", SX | SY),
     U(VKT_OP_I1, "SpecialI1Backward0", SX | SY),
     U(VKT_OP_I1E, "SpecialI1EBackward0", SX | SY),
+    U(VKT_OP_ERFCX, "SpecialErfcxBackward0", SX | SY),
+    U(VKT_OP_ANGLE, "AngleBackward0", 0),
 };
 
 /* Records node fn over inputs in (saving them in slots 0.., and the output in slot `yslot` when >= 0). An input
@@ -400,6 +404,21 @@ static void binary_backward(vkt_bw *b) {
       SET(b, 1, dvd(b, times(b, g, 0), logy ? B : bins(b, VKT_OP_ADD, B, 1)));
     break;
   }
+  case VKT_OP_NEXTAFTER: /* g where a != b, as PyTorch's; b moves nothing */
+    if (NEED(b, 0))
+      SET(b, 0, keep_where(b, with(b, VKT_OP_NE, A, 1), g));
+    if (NEED(b, 1))
+      SET(b, 1, zeros_of(b, 1));
+    break;
+  case VKT_OP_ZETA: /* q's: -g x zeta(x + 1, q); PyTorch has no formula for x's */
+    if (NEED(b, 0)) {
+      b->st = vkt_fail(VKT_ERR_NOTIMPL, "the derivative for 'zeta' is not implemented.");
+    } else {
+      const vkt_var *z =
+          is_num(b, 0) ? sbin(b, VKT_OP_ZETA, SA + 1, B) : bin(b, VKT_OP_ZETA, bins(b, VKT_OP_ADD, A, 1), B);
+      SET(b, 1, un(b, VKT_OP_NEG, times(b, mul(b, g, z), 0)));
+    }
+    break;
   case VKT_OP_THRESHOLD_BACKWARD: /* relu's backward: linear in the gradient, a step in y */
     if (NEED(b, 0))
       SET(b, 0, bin(b, VKT_OP_THRESHOLD_BACKWARD, g, B));
@@ -433,6 +452,8 @@ static const binary_row binary_rows[VKT_OP_COUNT] = {
     BR(VKT_OP_LOGADDEXP, "LogaddexpBackward0", 3, 3),
     BR(VKT_OP_XLOGY, "XlogyBackward0", 3, 3),
     BR(VKT_OP_XLOG1PY, "SpecialXlog1PyBackward0", 3, 3),
+    BR(VKT_OP_NEXTAFTER, "NextafterBackward0", 3, 0),
+    BR(VKT_OP_ZETA, "SpecialZetaBackward0", 0, 3),
     BR(VKT_OP_THRESHOLD_BACKWARD, "ThresholdBackwardBackward0", 2, 0),
 };
 
@@ -453,11 +474,13 @@ vkt_status vkt_ag_binary_operands(int id, const vkt_var *a, vkt_operand x, const
     return st; /* comparisons, logical and bitwise ops: no gradient */
   static const vkt_fn pow_number = {"PowBackward0", binary_backward}, rsub = {"RsubBackward1", binary_backward};
   const vkt_fn *fn = id == VKT_OP_POW && !b ? &pow_number : id == VKT_OP_SUB && !a ? &rsub : &row->fn;
-  static const vkt_fn xlogy_number[2][2] = { /* [xlog1py][b a number]: PyTorch's Scalar overloads */
+  static const vkt_fn number_fns[3][2] = { /* [xlogy, xlog1py, zeta][b a number]: PyTorch's Scalar overloads */
       {{"XlogyBackward1", binary_backward}, {"XlogyBackward2", binary_backward}},
-      {{"SpecialXlog1PyBackward1", binary_backward}, {"SpecialXlog1PyBackward2", binary_backward}}};
-  if ((id == VKT_OP_XLOGY || id == VKT_OP_XLOG1PY) && (!a || !b))
-    fn = &xlogy_number[id == VKT_OP_XLOG1PY][!b];
+      {{"SpecialXlog1PyBackward1", binary_backward}, {"SpecialXlog1PyBackward2", binary_backward}},
+      {{"SpecialZetaBackward1", binary_backward}, {"SpecialZetaBackward2", binary_backward}}};
+  int overloads = id == VKT_OP_XLOGY ? 0 : id == VKT_OP_XLOG1PY ? 1 : id == VKT_OP_ZETA ? 2 : -1;
+  if (overloads >= 0 && (!a || !b))
+    fn = &number_fns[overloads][!b];
   const vkt_var *in[2] = {a, b};
   vkt_scalar s[3] = {sa, sb, alpha};
   record(fn, 2, in, 0, -1, out, id, s, 3, row->need);

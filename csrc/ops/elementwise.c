@@ -44,6 +44,21 @@ vkt_dtype vkt_result_type(int n, const vkt_operand *ops) {
   return combine(dim, combine(zero, wrapped));
 }
 
+vkt_status vkt_alpha_check(int id, vkt_operand a, vkt_operand b, vkt_operand alpha) {
+  vkt_dtype dtype = vkt_result_type(2, (vkt_operand[]){a, b});
+  bool bools = (a.t ? a.t->dtype == VKT_BOOL : a.is_bool) || (b.t ? b.t->dtype == VKT_BOOL : b.is_bool);
+  if (id == VKT_OP_SUB && bools) /* sub's own error comes first */
+    return VKT_OK;
+  if (id == VKT_OP_SUB) /* PyTorch's sub is add of -alpha, negated as an int64 (-(-2^63) wraps) */
+    alpha.s = alpha.s.is_float ? (vkt_scalar){true, -alpha.s.f, 0}
+                               : (vkt_scalar){false, 0, (int64_t)(0 - (uint64_t)alpha.s.i)};
+  if (alpha.is_bool && dtype != VKT_BOOL)
+    return vkt_fail(VKT_ERR_RUNTIME, "Boolean alpha only supported for Boolean results.");
+  if (alpha.s.is_float && !vkt_dtypes[dtype].is_float) /* the op's own error: no float alpha on integers */
+    return VKT_OK;
+  return vkt_scalar_check(dtype, alpha.s);
+}
+
 vkt_status vkt_broadcast_shape(int n, const vkt_tensor *const *t, int *ndim, int64_t *shape) {
   int r = 0;
   for (int k = 0; k < n; k++)
@@ -160,6 +175,13 @@ static bool cpu_scalar(const vkt_tensor *t, int device) { return t && vkt_tensor
 /* Its value, read on the host: nothing waits. */
 static vkt_scalar host_value(const vkt_tensor *t) { return vkt_scalar_load(t->dtype, vkt_tensor_host(t)); }
 
+/* Whether t is a 0-d host tensor of an integer dtype wider than the op's integer compute type (an int64 one with a
+ * uint8 x): PyTorch casts its value first (2^40 as uint8 is 0, -1 is 255), as the number of a cpu_scalar is. */
+static bool narrowed(const vkt_tensor *t, vkt_dtype compute) {
+  return t && t->ndim == 0 && vkt_tensor_device(t) == VKT_CPU && !vkt_dtypes[compute].is_float &&
+         vkt_promote_types(t->dtype, compute) != compute;
+}
+
 /* A number as the integer dtype an op computes in, wrapped as PyTorch casts it (uint8: x < -3 is x < 253). */
 static vkt_scalar scalar_as(vkt_dtype compute, vkt_scalar s) {
   char bytes[8];
@@ -177,6 +199,15 @@ static vkt_status scalar_on(const vkt_tensor *t, int device, vkt_tensor *out) {
   if (!st && (st = vkt_fill_(out, host_value(t))))
     vkt_tensor_release(out);
   return st;
+}
+
+/* nextafter's float16 steps: the shaders compute float16 in float, so P1 says whose steps to take, and a number y
+ * (a 0-d cpu tensor's value) is rounded to float16 first, as PyTorch's kernel reads it. */
+static void nextafter_params(vkt_op_args *a) {
+  bool half = a->compute == VKT_FLOAT16;
+  a->param[1] = (vkt_scalar){false, 0, half};
+  if (half && a->scalar)
+    a->param[0] = (vkt_scalar){true, (double)(_Float16)(a->param[0].is_float ? a->param[0].f : a->param[0].i), 0};
 }
 
 /* ---- front-ends ---- */
@@ -235,8 +266,8 @@ vkt_status vkt_unary(int id, const vkt_tensor *x, vkt_scalar p0, vkt_scalar p1, 
     compute = out_dtype = vkt_default_float();
   if (id == VKT_OP_CLAMP && !vkt_dtypes[compute].is_float) { /* missing bounds: the type's limits */
     int64_t lo = compute == VKT_INT64 ? INT64_MIN : INT32_MIN, hi = compute == VKT_INT64 ? INT64_MAX : INT32_MAX;
-    p0 = p0.is_float && isinf(p0.f) ? (vkt_scalar){false, 0, lo} : p0;
-    p1 = p1.is_float && isinf(p1.f) ? (vkt_scalar){false, 0, hi} : p1;
+    p0 = p0.is_float && isinf(p0.f) ? (vkt_scalar){false, 0, lo} : scalar_as(compute, p0); /* uint8: -1 is 255 */
+    p1 = p1.is_float && isinf(p1.f) ? (vkt_scalar){false, 0, hi} : scalar_as(compute, p1);
   }
   if (into && (st = vkt_elementwise_device(1, &x, into, 0, NULL)))
     return st;
@@ -277,8 +308,14 @@ vkt_status vkt_binary_params(int id, vkt_operand a, vkt_operand b, vkt_scalar p0
     compute = vkt_default_float();
   if (!vkt_dtypes[compute].is_float && p1.is_float && (id == VKT_OP_ADD || id == VKT_OP_SUB)) /* p1: alpha */
     return vkt_fail(VKT_ERR_RUNTIME, "For integral input tensors, argument alpha must not be a floating point number.");
+  if (compute == VKT_BOOL && (id == VKT_OP_ADD || id == VKT_OP_SUB)) /* PyTorch's alpha of bools is a bool: -1 is 1 */
+    p1 = (vkt_scalar){false, 0, p1.is_float ? p1.f != 0 : p1.i != 0};
   if (id == VKT_OP_POW && !vkt_dtypes[compute].is_float && b.t == NULL && b.s.i < 0)
     return vkt_fail(VKT_ERR_RUNTIME, "Integers to negative integer powers are not allowed.");
+  /* PyTorch converts a number exponent to x's type, checked, but to double for float and double */
+  if (id == VKT_OP_POW && a.t && !b.t && compute != VKT_FLOAT32 && compute != VKT_FLOAT64 &&
+      (st = vkt_scalar_check(compute, b.s)))
+    return st;
   if (id == VKT_OP_POW && a.t && !b.t && vkt_dtypes[compute].is_float) {
     double e = b.s.is_float ? b.s.f : (double)b.s.i;
     if (e == 0.5 || e == -0.5) /* PyTorch's x ** 0.5 is sqrt(x), x ** -0.5 rsqrt(x): NaN at -inf, -0.0 kept */
@@ -294,13 +331,15 @@ vkt_status vkt_binary_params(int id, vkt_operand a, vkt_operand b, vkt_scalar p0
   for (int k = 0; k < 2 && !st; k++) {
     if (cpu_scalar(t[k], device) && strstr(op->define, "P0") && !(st = scalar_on(t[k], device, &moved[k])))
       t[k] = &moved[k];
-    if (!st && (!t[k] || cpu_scalar(t[k], device))) {
+    if (!st && (!t[k] || cpu_scalar(t[k], device) || (narrowed(t[k], compute) && !strstr(op->define, "P0")))) {
       args.scalar = k == 0 ? VKT_SCALAR_LHS : VKT_SCALAR_RHS;
       args.param[0] = scalar_as(compute, t[k] ? host_value(t[k]) : ops[k].s);
     } else if (!st && !(st = vkt_expand(&ex[k], t[k], ndim, shape))) {
       args.in[args.nin++] = &ex[k];
     }
   }
+  if (id == VKT_OP_NEXTAFTER)
+    nextafter_params(&args);
   if (!st)
     st = run_into(id, &args, device, out_dtype, ndim, shape, into, result);
   for (int k = 0; k < 2; k++) {
@@ -323,6 +362,9 @@ vkt_status vkt_where(const vkt_tensor *cond, vkt_operand a, vkt_operand b, vkt_t
   if ((st = vkt_broadcast_shape(3, t, &ndim, shape)) || (st = vkt_elementwise_device(3, t, NULL, -1, &device)))
     return st;
   vkt_dtype dtype = vkt_result_type(2, &ops[1]);
+  for (int k = 1; k < 3; k++) /* PyTorch makes a number a 0-d tensor of the result type: fill_'s check */
+    if (!t[k] && (st = vkt_fill_check(dtype, 1, ops[k].s)))
+      return st;
   vkt_op_args args = {.nin = 0, .compute = dtype};
   vkt_tensor moved = {0}; /* a 0-d cpu condition on device: where.comp reads the condition from a buffer */
   int nparam = 0;

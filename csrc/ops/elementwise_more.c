@@ -15,11 +15,40 @@ static const vkt_scalar one = {false, 0, 1}, none = {false, 0, 0};
 static vkt_operand T(const vkt_tensor *t) { return (vkt_operand){.t = t}; }
 static vkt_operand S(vkt_scalar s) { return (vkt_operand){.s = s}; }
 
+/* The float types' dtype for PyTorch's opmath: float16's numbers are converted to float, as its kernels compute. */
+static vkt_dtype opmath(vkt_dtype dtype) { return dtype == VKT_FLOAT16 ? VKT_FLOAT32 : dtype; }
+
+vkt_status vkt_clamp_scalar_type(const vkt_tensor *x, const vkt_operand *lo, const vkt_operand *hi, bool inplace,
+                                 vkt_dtype *dtype) {
+  /* c10's names of the integral types, which PyTorch's in-place clamp error prints (bool is never a result) */
+  static const char *const c_names[VKT_DTYPE_COUNT] = {
+      [VKT_UINT8] = "unsigned char", [VKT_INT32] = "int", [VKT_INT64] = "long int", [VKT_BOOL] = "bool"};
+  vkt_operand ops[3] = {T(x)};
+  int n = 1;
+  if (lo)
+    ops[n++] = *lo;
+  if (hi)
+    ops[n++] = *hi;
+  *dtype = vkt_result_type(n, ops);
+  if (*dtype == VKT_BOOL)
+    return vkt_fail(VKT_ERR_NOTIMPL, "\"%s\" not implemented for 'Bool'",
+                    !hi ? "clamp_min_scalar_cpu" : !lo ? "clamp_max_scalar_cpu" : "clamp_scalar_cpu");
+  if (inplace && *dtype != x->dtype)
+    return vkt_fail(VKT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
+                    vkt_dtypes[*dtype].torch_name, c_names[x->dtype]);
+  vkt_status st = VKT_OK;
+  for (int k = 1; k < n && !st; k++)
+    st = vkt_scalar_check(*dtype, ops[k].s);
+  return st;
+}
+
 vkt_status vkt_clamp_tensors(const vkt_tensor *x, const vkt_tensor *lo, const vkt_tensor *hi, const vkt_tensor *into,
                              vkt_tensor *result) {
   vkt_tensor low = {0};
   vkt_status st = VKT_OK;
   const vkt_tensor *cur = x;
+  if (lo && hi && x->dtype == VKT_BOOL && lo->dtype == VKT_BOOL && hi->dtype == VKT_BOOL) /* maximum takes bool */
+    return vkt_fail(VKT_ERR_NOTIMPL, "\"clamp_cpu\" not implemented for 'Bool'");
   if (lo && hi) { /* the maximum goes to a temporary: into may have a smaller shape than x and lo */
     st = vkt_binary(VKT_OP_MAXIMUM, T(x), T(lo), one, NULL, &low);
     cur = &low;
@@ -46,6 +75,8 @@ vkt_status vkt_lerp(const vkt_tensor *start, const vkt_tensor *end, vkt_operand 
     return st;
   if (!vkt_dtypes[start->dtype].is_float)
     return vkt_fail(VKT_ERR_NOTIMPL, "\"lerp_kernel_scalar\" not implemented for '%s'", vkt_dtypes[start->dtype].name);
+  if (!w.t && (st = vkt_scalar_check(opmath(start->dtype), w.s)))
+    return st;
   if ((st = vkt_binary(VKT_OP_SUB, T(end), T(start), one, NULL, &t[0])))
     return st;
   if (!w.t) {
@@ -83,6 +114,13 @@ vkt_status vkt_addcmul(const vkt_tensor *x, const vkt_tensor *t1, const vkt_tens
   vkt_status st = vkt_elementwise_device(3, (const vkt_tensor *[]){x, t1, t2}, into, div ? 0 : 1, NULL);
   if (st)
     return st;
+  vkt_dtype dtype = vkt_result_type(3, (vkt_operand[]){T(x), T(t1), T(t2)});
+  if (!div && dtype == VKT_BOOL)
+    return vkt_fail(VKT_ERR_NOTIMPL, "\"addcmul_cpu_out\" not implemented for 'Bool'");
+  if ((st = vkt_scalar_check(opmath(dtype), value)))
+    return st;
+  if (!vkt_dtypes[dtype].is_float && value.is_float) /* PyTorch converts value to the integer type: 1.5 is 1 */
+    value = (vkt_scalar){false, 0, (int64_t)value.f};
   st = vkt_binary(div ? VKT_OP_DIV : VKT_OP_MUL, T(t1), T(t2), one, NULL, &prod);
   if (!st)
     st = vkt_binary(VKT_OP_ADD, T(x), T(&prod), value, into, result);

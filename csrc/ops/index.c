@@ -391,6 +391,17 @@ finish:
   return st;
 }
 
+/* PyTorch's index_put_ casts no values (only its fill of a mask by one value and basic indexing do), after it has
+ * checked their shape. */
+static vkt_status same_dtype(const vkt_tensor *x, const vkt_tensor *values) {
+  if (values->dtype == x->dtype)
+    return VKT_OK;
+  return vkt_fail(VKT_ERR_RUNTIME,
+                  "Index put requires the source and destination dtypes match, got %s for the destination and %s for "
+                  "the source.",
+                  vkt_dtypes[x->dtype].torch_name, vkt_dtypes[values->dtype].torch_name);
+}
+
 static vkt_status index_put(const vkt_tensor *x, int n, const vkt_tensor *const *indices, const vkt_tensor *values,
                             bool accumulate, bool checked) {
   if (n >= 1 && indices[0] && indices[0]->dtype == VKT_BOOL && indices[0]->ndim > 0 && !accumulate &&
@@ -426,8 +437,8 @@ static vkt_status index_put(const vkt_tensor *x, int n, const vkt_tensor *const 
   for (int i = 0; i < bn + r; i++)
     result[i] = shape[order[i]];
   result_perm(at, bn, r, true, order);
-  if ((st = broadcast_values(values, bn + r, result, &e)) || (st = vkt_permute(&ep, &e, bn + r, order)) ||
-      (st = values_for(x, &ep, &v)))
+  if ((st = broadcast_values(values, bn + r, result, &e)) || (checked && (st = same_dtype(x, values))) ||
+      (st = vkt_permute(&ep, &e, bn + r, order)) || (st = values_for(x, &ep, &v)))
     goto finish;
   int64_t nb = vkt_tensor_numel(&lin);
   shape[0] = nb;
@@ -631,8 +642,8 @@ vkt_status vkt_masked_scatter_(const vkt_tensor *x, const vkt_tensor *mask, cons
     st = vkt_fail(VKT_ERR_RUNTIME, "masked_scatter_ only supports boolean masks, but got mask with dtype %s",
                   vkt_dtypes[mask->dtype].name);
   if (!st && source->dtype != x->dtype)
-    st = vkt_fail(VKT_ERR_RUNTIME, "masked_scatter_: expected self and source to have same dtypes but got %s and %s",
-                  vkt_dtypes[x->dtype].name, vkt_dtypes[source->dtype].name);
+    st = vkt_fail(VKT_ERR_RUNTIME, "masked_scatter: expected self and source to have same dtypes but got%s and %s",
+                  vkt_dtypes[x->dtype].torch_name, vkt_dtypes[source->dtype].torch_name); /* sic: no space */
   if (st || (st = vkt_expand(&me, mask, x->ndim, x->shape)) || (st = vkt_contiguous(&cm, &me)))
     goto finish;
   if (!(bits = malloc((size_t)n + 1))) {

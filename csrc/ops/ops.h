@@ -82,6 +82,9 @@ typedef struct {
 vkt_dtype vkt_result_type(int n, const vkt_operand *ops);
 /* PyTorch's promote_types(a, b) between two tensors' dtypes; a negative dtype stands for none yet. */
 vkt_dtype vkt_promote_types(vkt_dtype a, vkt_dtype b);
+/* PyTorch's checks on the alpha (a number) of add or sub (id): it must fit the result type of a and b
+ * (vkt_scalar_check; sub's negated), and be a bool only where that is bool. */
+vkt_status vkt_alpha_check(int id, vkt_operand a, vkt_operand b, vkt_operand alpha);
 vkt_status vkt_broadcast_shape(int n, const vkt_tensor *const *t, int *ndim, int64_t *shape);
 
 /* x as a new tensor of a float dtype on its device, x being float and dense: the elementwise cast, so that
@@ -101,13 +104,18 @@ vkt_status vkt_binary_params(int id, vkt_operand a, vkt_operand b, vkt_scalar p0
 
 /* Composites of the elementwise ops (elementwise_more.c). Each writes into `into` when given, else a new
  * *result, as vkt_unary does. */
+/* PyTorch's dtype rules for clamp with number bounds (lo or hi NULL where not given): *dtype, the result type of x
+ * and the bounds (an integer x clamped to 2.5 is float, a bool x clamped to 1 int64); each bound checked in it
+ * (vkt_scalar_check); NotImplementedError where it is bool; in place, an error where it is not x's dtype. */
+vkt_status vkt_clamp_scalar_type(const vkt_tensor *x, const vkt_operand *lo, const vkt_operand *hi, bool inplace,
+                                 vkt_dtype *dtype);
 /* clamp with tensor bounds (either may be NULL, not both): minimum(maximum(x, lo), hi). */
 vkt_status vkt_clamp_tensors(const vkt_tensor *x, const vkt_tensor *lo, const vkt_tensor *hi, const vkt_tensor *into,
                              vkt_tensor *result);
 /* lerp(start, end, weight): weight a tensor (w.t) or a number. */
 vkt_status vkt_lerp(const vkt_tensor *start, const vkt_tensor *end, vkt_operand w, const vkt_tensor *into,
                     vkt_tensor *result);
-/* x + value * t1 * t2 (div: x + value * t1 / t2). */
+/* x + value * t1 * t2 (div: x + value * t1 / t2); value checked and converted as PyTorch's (float for float16). */
 vkt_status vkt_addcmul(const vkt_tensor *x, const vkt_tensor *t1, const vkt_tensor *t2, vkt_scalar value, bool div,
                        const vkt_tensor *into, vkt_tensor *result);
 vkt_status vkt_nan_to_num(const vkt_tensor *x, vkt_scalar nan, const vkt_scalar *posinf, const vkt_scalar *neginf,

@@ -123,6 +123,8 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     UNARY(VKT_OP_I0E, "special_i0e", "vkt_bessel_i(x, false, true)", i0e, FLOATS),
     UNARY(VKT_OP_I1, "special_i1", "vkt_bessel_i(x, true, false)", i1, FLOATS),
     UNARY(VKT_OP_I1E, "special_i1e", "vkt_bessel_i(x, true, true)", i1e, FLOATS),
+    UNARY_K(VKT_OP_ERFCX, "special_erfcx", "vkt_erfcx(x)", erfcx, FLOATS | VKT_NOT_HALF, "erfcx_cpu"),
+    UNARY(VKT_OP_ANGLE, "angle", "vkt_isnan(x) ? x : x < C(0) ? C(VKT_PI) : C(0)", angle, FLOATS),
     BINARY(VKT_OP_ADD, "add", "x + y * P1", add, 0),
     BINARY(VKT_OP_SUB, "sub", "x - y * P1", sub, VKT_NO_BOOL),
     BINARY(VKT_OP_MUL, "mul", "x * y", mul, 0),
@@ -161,6 +163,9 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     /* x log(y) and x log1p(y), 0 where x is 0 unless y is NaN */
     BINARY(VKT_OP_XLOGY, "xlogy", "vkt_xlogy(x, y, false)", xlogy, FLOATS),
     BINARY(VKT_OP_XLOG1PY, "special_xlog1py", "vkt_xlogy(x, y, true)", xlog1py, FLOATS),
+    BINARY(VKT_OP_NEXTAFTER, "nextafter", "vkt_nextafter(x, y, P1 != C(0))", nextafter,
+           VKT_FLOAT_IN | VKT_TENSOR_OTHER),
+    BINARY_K(VKT_OP_ZETA, "special_zeta", "vkt_zeta(x, y)", zeta, FLOATS | VKT_NOT_HALF, "zeta_cpu"),
     BINARY(VKT_OP_THRESHOLD_BACKWARD, "threshold_backward", "y > C(0) ? x : C(0)", threshold_backward, VKT_NOT_BOOL),
     [VKT_OP_WHERE] = {"where", "where.comp", "", EW, NULL, NULL, 0},
     REDUCE(VKT_OP_SUM, "sum", "#define OP_SUM\n", 0),
@@ -228,7 +233,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     [VKT_OP_EIGH] = {"eigh", "eigh.comp", "", vkt_decompose_supports, vkt_decompose_launch, vkt_cpu_decompose, NULL,
                      NULL, 0},
 };
-static_assert(VKT_OP_COUNT == 164, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 168, "a new op needs its row in vkt_ops");
 
 /* ---- the dtypes PyTorch's kernels refuse ---- */
 

@@ -88,6 +88,9 @@ typedef enum {
   VKT_OP_I0E,
   VKT_OP_I1,
   VKT_OP_I1E,
+  VKT_OP_ERFCX,
+  /* the argument of a real number: 0, or pi below 0 (angle) */
+  VKT_OP_ANGLE,
   /* binary elementwise */
   VKT_OP_ADD,
   VKT_OP_SUB,
@@ -123,6 +126,9 @@ typedef enum {
   VKT_OP_ISCLOSE_NAN,
   VKT_OP_XLOGY,
   VKT_OP_XLOG1PY,
+  /* the next float after x toward y (P1: in float16's steps); Hurwitz zeta(x, q) */
+  VKT_OP_NEXTAFTER,
+  VKT_OP_ZETA,
   /* autograd's relu backward: the gradient x where the output y is positive, else 0 (one kernel) */
   VKT_OP_THRESHOLD_BACKWARD,
   /* ternary */

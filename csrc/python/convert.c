@@ -131,8 +131,9 @@ static bool is_sequence(PyObject *o) {
 }
 
 /* One number, and the dtype PyTorch infers from it promoted into *dtype: Python's bool, int and float give
- * bool, int64 and the default float dtype; a 0-d tensor or a NumPy scalar gives its own dtype. */
-static int leaf(PyObject *o, vkt_scalar *v, vkt_dtype *dtype) {
+ * bool, int64 and the default float dtype; a 0-d tensor or a NumPy scalar gives its own dtype. An int past int64
+ * is PyTorch's ValueError, but a float where floats (the dtype asked for is a float one). */
+static int leaf(PyObject *o, bool floats, vkt_scalar *v, vkt_dtype *dtype) {
   vkt_dtype have = vkt_default_float();
   if (PyBool_Check(o)) {
     *v = (vkt_scalar){false, 0, o == Py_True};
@@ -140,11 +141,13 @@ static int leaf(PyObject *o, vkt_scalar *v, vkt_dtype *dtype) {
   } else if (PyLong_Check(o)) {
     int overflow;
     long long i = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow) {
-      PyErr_Format(PyExc_RuntimeError, "Overflow when unpacking long: %R does not fit in int64", o);
+    if (overflow && !floats) {
+      PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
       return -1;
     }
-    *v = (vkt_scalar){false, 0, i};
+    *v = overflow ? (vkt_scalar){true, PyLong_AsDouble(o), 0} : (vkt_scalar){false, 0, i};
+    if (overflow && PyErr_Occurred())
+      return -1;
     have = VKT_INT64;
   } else if (vkt_is_tensor(o)) {
     vkt_tensor *t = &((vkt_py_tensor *)o)->v.t;
@@ -175,7 +178,7 @@ static int leaf(PyObject *o, vkt_scalar *v, vkt_dtype *dtype) {
     PyObject *i = PyNumber_Index(o);
     if (!i)
       return -1;
-    int r = leaf(i, v, dtype);
+    int r = leaf(i, floats, v, dtype);
     Py_DECREF(i);
     return r;
   } else {
@@ -196,6 +199,7 @@ typedef struct {
   vkt_scalar *values;
   int64_t n;
   vkt_dtype dtype; /* inferred so far; negative before the first number */
+  bool floats;     /* the dtype asked for is a float one */
 } gather_state;
 
 static int gather(PyObject *o, int depth, gather_state *g) {
@@ -204,7 +208,7 @@ static int gather(PyObject *o, int depth, gather_state *g) {
       PyErr_Format(PyExc_TypeError, "expected a number at dim %d, got a sequence (the list is ragged)", depth);
       return -1;
     }
-    return leaf(o, &g->values[g->n++], &g->dtype);
+    return leaf(o, g->floats, &g->values[g->n++], &g->dtype);
   }
   if (!is_sequence(o)) {
     PyErr_Format(PyExc_TypeError, "expected sequence of length %lld at dim %d (got a scalar)",
@@ -228,7 +232,7 @@ static int gather(PyObject *o, int depth, gather_state *g) {
 }
 
 static int from_sequence(PyObject *data, vkt_dtype *dtype, bool dtype_given, int device, vkt_tensor *out) {
-  gather_state g = {0};
+  gather_state g = {.floats = dtype_given && vkt_dtypes[*dtype].is_float};
   int64_t numel = 1;
   PyObject *o = data;
   Py_INCREF(o);

@@ -162,9 +162,8 @@ static int number(PyObject *o, vkt_scalar *v, vkt_dtype *inferred) {
   if (PyBool_Check(o)) {
     *v = (vkt_scalar){false, 0, o == Py_True}, *inferred = VKT_BOOL;
   } else if (PyLong_Check(o) || (PyIndex_Check(o) && !vkt_is_tensor(o))) { /* NumPy's integers are ints too */
-    PyObject *i = PyNumber_Index(o);
-    *v = (vkt_scalar){false, 0, i ? PyLong_AsLongLong(i) : 0}, *inferred = VKT_INT64;
-    Py_XDECREF(i);
+    *inferred = VKT_INT64;
+    return vkt_py_scalar(o, v);
   } else if (vkt_is_tensor(o) && vkt_tensor_numel(&((vkt_py_tensor *)o)->v.t) == 1) {
     char bytes[8];
     vkt_tensor *t = &((vkt_py_tensor *)o)->v.t;

@@ -76,9 +76,23 @@ PyObject *vkt_py_unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool i
   return unary_named(x, id, p0, p1, inplace, NULL);
 }
 
+/* sgn: sign for real tensors, its node named as PyTorch's */
+static PyObject *m_sgn(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return unary_named(self, VKT_OP_SIGN, none, none, false, "SgnBackward0");
+}
+static PyObject *m_sgn_(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return unary_named(self, VKT_OP_SIGN, none, none, true, "SgnBackward0");
+}
+static PyObject *f_sgn(PyObject *mod, PyObject *x) {
+  (void)mod;
+  return m_sgn(x, NULL);
+}
+
 /* The ops without parameters, one row each: X(name, op, doc). UNARY_OPS are x.op(), x.op_() and
- * vkt.op(x); UNARY_TESTS (bool results) x.op() and vkt.op(x); UNARY_FUNCTIONS (nn.functional's
- * activations, which Tensor lacks in PyTorch) vkt.op(x) and vkt.op_(x). */
+ * vkt.op(x); UNARY_TESTS (bool results) and angle, which have no in-place form, x.op() and vkt.op(x);
+ * UNARY_FUNCTIONS (nn.functional's activations, which Tensor lacks in PyTorch) vkt.op(x) and vkt.op_(x). */
 #define UNARY_OPS(X)                                                                                                   \
   X(relu, VKT_OP_RELU, "max(x, 0)")                                                                                    \
   X(silu, VKT_OP_SILU, "x * sigmoid(x)")                                                                               \
@@ -138,7 +152,8 @@ PyObject *vkt_py_unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool i
   X(isinf, VKT_OP_ISINF, "x is +-inf")                                                                                 \
   X(isfinite, VKT_OP_ISFINITE, "x is neither NaN nor +-inf")                                                           \
   X(isneginf, VKT_OP_ISNEGINF, "x is -inf")                                                                            \
-  X(isposinf, VKT_OP_ISPOSINF, "x is +inf")
+  X(isposinf, VKT_OP_ISPOSINF, "x is +inf")                                                                           \
+  X(angle, VKT_OP_ANGLE, "the argument of a real number: 0, pi below 0, NaN kept")
 #define UNARY_FUNCTIONS(X)                                                                                             \
   X(hardsigmoid, VKT_OP_HARDSIGMOID, "clamp(x / 6 + 1 / 2, 0, 1)")                                                     \
   X(hardswish, VKT_OP_HARDSWISH, "x * hardsigmoid(x)")                                                                 \
@@ -155,7 +170,8 @@ PyObject *vkt_py_unary(PyObject *x, int id, vkt_scalar p0, vkt_scalar p1, bool i
   X(_special_log_ndtr, VKT_OP_LOG_NDTR, "log(ndtr(x)), accurate in the lower tail")                                    \
   X(_special_i0e, VKT_OP_I0E, "e^-|x| I0(x)")                                                                          \
   X(_special_i1, VKT_OP_I1, "the modified Bessel function I1")                                                         \
-  X(_special_i1e, VKT_OP_I1E, "e^-|x| I1(x)")
+  X(_special_i1e, VKT_OP_I1E, "e^-|x| I1(x)")                                                                         \
+  X(_special_erfcx, VKT_OP_ERFCX, "e^(x^2) erfc(x), without its overflow for large x")
 
 #define DEFINE_METHOD(name, ID, doc)                                                                                   \
   static PyObject *m_##name(PyObject *self, PyObject *unused) {                                                        \
@@ -356,11 +372,23 @@ static PyObject *clamp(PyObject *self, PyObject *args, PyObject *kwargs, bool in
     vkt_status st = vkt_clamp_tensors(t, tlo, thi, t, NULL);
     return st ? vkt_raise(st) : Py_NewRef(x);
   }
-  vkt_scalar p0 = minus_inf, p1 = plus_inf;
-  if ((lo != Py_None && vkt_py_scalar(lo, &p0) < 0) || (hi != Py_None && vkt_py_scalar(hi, &p1) < 0))
+  vkt_operand b[2] = {{.s = minus_inf}, {.s = plus_inf}};
+  if ((lo != Py_None && vkt_py_operand(lo, &b[0]) < 0) || (hi != Py_None && vkt_py_operand(hi, &b[1]) < 0))
     return NULL;
+  vkt_dtype dtype;
+  vkt_status st = vkt_clamp_scalar_type(t, lo != Py_None ? &b[0] : NULL, hi != Py_None ? &b[1] : NULL, inplace, &dtype);
+  if (st)
+    return vkt_raise(st);
   const char *name = !only ? NULL : strcmp(only, "min") == 0 ? "ClampMinBackward0" : "ClampMaxBackward0";
-  return unary_named(x, VKT_OP_CLAMP, p0, p1, inplace, name);
+  if (dtype == t->dtype)
+    return unary_named(x, VKT_OP_CLAMP, b[0].s, b[1].s, inplace, name);
+  /* a bool or integer x that its bounds promote (it never requires grad): a copy in the result type, clamped */
+  vkt_tensor cast;
+  if ((st = vkt_to(&cast, t, vkt_tensor_device(t), dtype)))
+    return vkt_raise(st);
+  PyObject *c = vkt_wrap(&cast), *r = c ? unary_named(c, VKT_OP_CLAMP, b[0].s, b[1].s, false, name) : NULL;
+  Py_XDECREF(c);
+  return r;
 }
 
 static PyObject *m_clamp(PyObject *s, PyObject *a, PyObject *k) { return clamp(s, a, k, false, NULL); }
@@ -493,6 +521,8 @@ PyObject *vkt_py_binary(PyObject *a, PyObject *b, int id, vkt_scalar alpha, bool
   if (!vkt_is_tensor(a) && !vkt_is_tensor(b))
     Py_RETURN_NOTIMPLEMENTED;
   if (operand_of(a, vkt_tensor_of(b), &x, &own[0].t) < 0 || operand_of(b, vkt_tensor_of(a), &y, &own[1].t) < 0) {
+    if (PyLong_Check(a) || PyLong_Check(b)) /* an int past int64: PyTorch's error, not another type's turn */
+      goto finish;
     PyErr_Clear();
     r = Py_NewRef(Py_NotImplemented);
     goto finish;
@@ -566,6 +596,19 @@ static PyObject *strict(PyObject *r, const char *name, PyObject *a, PyObject *b)
 
 static const vkt_scalar one = {false, 0, 1};
 
+/* alpha checked in the result type of a and b; operands that are neither numbers nor tensors are the op's to refuse. */
+static int alpha_check(int id, PyObject *a, PyObject *b, PyObject *alpha) {
+  vkt_operand ops[3];
+  if (vkt_py_operand(a, &ops[0]) < 0 || vkt_py_operand(b, &ops[1]) < 0) {
+    PyErr_Clear();
+    return 0;
+  }
+  if (vkt_py_operand(alpha, &ops[2]) < 0)
+    return -1;
+  vkt_status st = vkt_alpha_check(id, ops[0], ops[1], ops[2]);
+  return st ? (vkt_raise(st), -1) : 0;
+}
+
 /* add(other, *, alpha=1), sub(other, *, alpha=1); functions take (input, other, *, alpha=1). */
 static PyObject *add_sub(PyObject *self, PyObject *args, PyObject *kwargs, int id, bool inplace) {
   static char *m_kw[] = {"other", "alpha", NULL}, *f_kw[] = {"input", "other", "alpha", NULL};
@@ -573,7 +616,7 @@ static PyObject *add_sub(PyObject *self, PyObject *args, PyObject *kwargs, int i
   vkt_scalar alpha = one;
   int ok = self ? vkt_parse_args(args, kwargs, "O|$O", m_kw, &b, &alpha_o)
                 : vkt_parse_args(args, kwargs, "OO|$O", f_kw, &a, &b, &alpha_o);
-  if (!ok || (alpha_o && vkt_py_scalar(alpha_o, &alpha) < 0))
+  if (!ok || (alpha_o && (vkt_py_scalar(alpha_o, &alpha) < 0 || alpha_check(id, a, b, alpha_o) < 0)))
     return NULL;
   return strict(self ? vkt_py_binary(a, b, id, alpha, inplace) : numbers(a, b, id, alpha), vkt_ops[id].name, a, b);
 }
@@ -664,13 +707,18 @@ BINARY(bitwise_xor, VKT_OP_BITWISE_XOR)
 BINARY(bitwise_left_shift, VKT_OP_LSHIFT)
 BINARY(bitwise_right_shift, VKT_OP_RSHIFT)
 BINARY(xlogy, VKT_OP_XLOGY)
-static PyObject *f__special_xlog1py(PyObject *mod, PyObject *args) { /* torch.special's only: no method */
-  PyObject *a, *b;
-  (void)mod;
-  if (!PyArg_ParseTuple(args, "OO", &a, &b))
-    return NULL;
-  return strict(numbers(a, b, VKT_OP_XLOG1PY, one), "special_xlog1py", a, b);
-}
+BINARY(nextafter, VKT_OP_NEXTAFTER)
+/* torch.special's only: no method */
+#define SPECIAL_BINARY(name, ID)                                                                                       \
+  static PyObject *f__special_##name(PyObject *mod, PyObject *args) {                                                  \
+    PyObject *a, *b;                                                                                                   \
+    (void)mod;                                                                                                         \
+    if (!PyArg_ParseTuple(args, "OO", &a, &b))                                                                         \
+      return NULL;                                                                                                     \
+    return strict(numbers(a, b, ID, one), "special_" #name, a, b);                                                     \
+  }
+SPECIAL_BINARY(xlog1py, VKT_OP_XLOG1PY)
+SPECIAL_BINARY(zeta, VKT_OP_ZETA)
 
 /* where(condition, input, other); where(condition) alone is nonzero(condition, as_tuple=True). */
 static PyObject *f_where(PyObject *mod, PyObject *args) {
@@ -733,6 +781,9 @@ PyMethodDef vkt_elementwise_methods[] = {
     MK(sub, "sub(other, *, alpha=1)"),
     MK(div, "div(other, *, rounding_mode=None)"),
     {"true_divide", (PyCFunction)(void (*)(void))m_div, METH_VARARGS | METH_KEYWORDS, "self / other"},
+    {"true_divide_", (PyCFunction)(void (*)(void))m_div_, METH_VARARGS | METH_KEYWORDS, "self /= other"},
+    {"sgn", m_sgn, METH_NOARGS, "sign for real tensors"},
+    {"sgn_", m_sgn_, METH_NOARGS, "in-place sgn"},
     MO(mul, "self * other"),
     MO(pow, "self ** other"),
     MO(maximum, "elementwise max, NaN-propagating"),
@@ -760,6 +811,7 @@ PyMethodDef vkt_elementwise_methods[] = {
     MO(bitwise_left_shift, "<<"),
     MO(bitwise_right_shift, ">>"),
     MO(xlogy, "self * log(other), 0 where self is 0"),
+    MO(nextafter, "the next float after self toward other"),
     {"where", m_where, METH_VARARGS, "where(condition, other): self where condition, else other"},
     {NULL, NULL, 0, NULL},
 };
@@ -820,6 +872,9 @@ PyMethodDef vkt_elementwise_functions[] = {
     F2(bitwise_right_shift, ">>"),
     F2(xlogy, "input * log(other), 0 where input is 0"),
     F2(_special_xlog1py, "input * log1p(other), 0 where input is 0"),
+    F2(_special_zeta, "the Hurwitz zeta function of (input, other)"),
+    F2(nextafter, "the next float after input toward other"),
+    {"sgn", f_sgn, METH_O, "sign for real tensors"},
     F2(where, "where(condition, input, other)"),
     {NULL, NULL, 0, NULL},
 };

@@ -211,7 +211,7 @@ PyObject *vkt_py_getitem_advanced(PyObject *self, PyObject *key) {
 }
 
 /* value as a tensor on dst's device: a tensor as it is, a number as a 0-d tensor of dst's dtype, else
- * whatever vkt.tensor() takes. */
+ * whatever vkt.tensor() takes, in dst's dtype (PyTorch refuses lists and arrays). */
 static int value_tensor(const vkt_tensor *dst, PyObject *value, vkt_tensor *out) {
   vkt_tensor *t = vkt_tensor_of(value), tmp = {0};
   vkt_scalar s;
@@ -219,7 +219,7 @@ static int value_tensor(const vkt_tensor *dst, PyObject *value, vkt_tensor *out)
   if (t) {
     st = vkt_to(out, t, vkt_tensor_device(dst), t->dtype);
   } else if (PyLong_Check(value) || PyFloat_Check(value)) {
-    if (vkt_py_scalar(value, &s) < 0)
+    if (vkt_py_item_number(value, &s) < 0)
       return -1;
     if (!(st = vkt_fill_check(dst->dtype, 1, s)) &&
         !(st = vkt_tensor_empty(out, vkt_tensor_device(dst), dst->dtype, 0, NULL)) && (st = vkt_fill_(out, s)))
@@ -227,7 +227,7 @@ static int value_tensor(const vkt_tensor *dst, PyObject *value, vkt_tensor *out)
   } else {
     if (vkt_from_data(value, Py_None, Py_None, &tmp) < 0)
       return -1;
-    st = vkt_to(out, &tmp, vkt_tensor_device(dst), tmp.dtype);
+    st = vkt_to(out, &tmp, vkt_tensor_device(dst), dst->dtype); /* data is dst's values, as a number is */
     vkt_tensor_release(&tmp);
   }
   return st ? (vkt_raise(st), -1) : 0;

@@ -318,7 +318,7 @@ int vkt_py_write_value(const vkt_tensor *dst, PyObject *value) {
   if (t) {
     st = vkt_assign(dst, t);
   } else if (PyLong_Check(value) || PyFloat_Check(value)) {
-    if (vkt_py_scalar(value, &s) < 0)
+    if (vkt_py_item_number(value, &s) < 0)
       return -1;
     if (!(st = vkt_fill_check(dst->dtype, 1, s))) /* PyTorch writes a number through a 0-d tensor */
       st = vkt_fill_(dst, s);

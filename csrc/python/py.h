@@ -107,7 +107,10 @@ static inline void vkt_py_claim(PyObject *o) {
 PyObject *vkt_py_var_result(vkt_status st, vkt_var *out);
 /* A tensor or a Python number (bool, int, float) as an operand; -1 with TypeError otherwise. */
 int vkt_py_operand(PyObject *o, vkt_operand *out);
-/* A Python number as a vkt_scalar; -1 with TypeError otherwise. */
+/* vkt_py_scalar for t[key] = number, where PyTorch unpacks an int as a C long long: ValueError past int64. */
+int vkt_py_item_number(PyObject *o, vkt_scalar *out);
+/* A Python number as a vkt_scalar; -1 with TypeError otherwise. An int past int64 is an error: past uint64 Python's
+ * OverflowError (PyTorch's), in [2^63, 2^64) int64's "value cannot be converted" (PyTorch's fills' error). */
 int vkt_py_scalar(PyObject *o, vkt_scalar *out);
 /* x.op() / x.op_() of a unary row, and a binary row between two operands (tensors, numbers or NumPy
  * arrays; NotImplemented where neither is a tensor or one is something else), ops_elementwise.c. */

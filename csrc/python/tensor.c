@@ -1,16 +1,18 @@
 /* tensor.c: the vkt.Tensor heap type: attributes, views, indexing, copies between devices and
  * dtypes. Each method parses its arguments and calls one function of the layers below. */
+#include <stdio.h>
 #include <string.h>
 
 #include "py.h"
 
-PyObject *vkt_wrap_var(vkt_var *v) {
+/* v (stolen) as a new object of type, vkt.Tensor or a subclass of it. */
+static PyObject *wrap_var_as(PyTypeObject *type, vkt_var *v) {
   vkt_status st = vkt_ag_error(); /* the op that made v refused to record it */
   if (st || vkt_py_pack_failed() < 0) { /* ... or saved a tensor whose pack hook raised */
     vkt_var_release(v);
     return st ? vkt_raise(st) : NULL;
   }
-  vkt_py_tensor *o = (vkt_py_tensor *)PyType_GenericAlloc((PyTypeObject *)vkt_state->tensor_type, 0);
+  vkt_py_tensor *o = (vkt_py_tensor *)((allocfunc)PyType_GetSlot(type, Py_tp_alloc))(type, 0);
   if (!o) {
     vkt_var_release(v);
     return NULL;
@@ -26,6 +28,8 @@ PyObject *vkt_wrap_var(vkt_var *v) {
     o->v.ag->owner = o;
   return (PyObject *)o;
 }
+
+PyObject *vkt_wrap_var(vkt_var *v) { return wrap_var_as((PyTypeObject *)vkt_state->tensor_type, v); }
 
 PyObject *vkt_wrap(vkt_tensor *t) {
   vkt_var v = {*t, NULL};
@@ -635,12 +639,14 @@ static PyObject *t_cpu(PyObject *self, PyObject *unused) {
   return vkt_py_var_result(vkt_ag_cast(SELF_V, VKT_CPU, SELF->dtype, VKT_PRESERVE_FORMAT, false, &v), &v);
 }
 
-/* to(device=None, dtype=None, copy=False), to(dtype), to(device, dtype), to(other) */
+/* to(device=None, dtype=None, non_blocking=False, copy=False), to(dtype, ...), to(other, ...); non_blocking is
+ * taken and ignored (a copy to the host waits anyway, one to a device is recorded). */
 static PyObject *t_to(PyObject *self, PyObject *args, PyObject *kwargs) {
   int device = vkt_tensor_device(SELF);
   vkt_dtype dtype = SELF->dtype;
   vkt_memory_format fmt = VKT_PRESERVE_FORMAT;
   bool copy = false, given;
+  int bools = 0;
   Py_ssize_t n = PyTuple_Size(args);
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *a = PyTuple_GetItem(args, i);
@@ -649,8 +655,11 @@ static PyObject *t_to(PyObject *self, PyObject *args, PyObject *kwargs) {
     } else if (vkt_is_tensor(a)) {
       device = vkt_tensor_device(&((vkt_py_tensor *)a)->v.t);
       dtype = ((vkt_py_tensor *)a)->v.t.dtype;
+    } else if (i == 0 && (PyFloat_Check(a) || PyBool_Check(a))) { /* PyTorch's `other` as a number's cpu tensor */
+      device = VKT_CPU, dtype = PyBool_Check(a) ? VKT_BOOL : VKT_FLOAT64;
     } else if (PyBool_Check(a)) {
-      copy = a == Py_True; /* to(device, dtype, non_blocking, copy): the last bool wins */
+      if (++bools == 2) /* (..., non_blocking, copy) */
+        copy = a == Py_True;
     } else if (vkt_parse_device(a, &device) < 0) {
       return NULL;
     }
@@ -850,12 +859,20 @@ PYTHON_METHOD(corrcoef)
   X(triu_, "triu_(diagonal=0): in place")                                                                              \
   X(fill_diagonal_, "fill_diagonal_(fill_value, wrap=False): in place")                                                \
   X(positive, "positive(): self (an error for bool)")                                                                  \
-  X(sgn, "sgn(): sign for real tensors")                                                                               \
   X(signbit, "signbit(): whether the sign bit is set")                                                                 \
   X(fmax, "fmax(other): maximum, NaN losing to a number")                                                              \
   X(fmin, "fmin(other): minimum, NaN losing to a number")                                                              \
   X(heaviside, "heaviside(values): vkt.heaviside")                                                                     \
+  X(heaviside_, "heaviside_(values): in place")                                                                        \
   X(float_power, "float_power(exponent): pow in float64")                                                              \
+  X(float_power_, "float_power_(exponent): in place, self float64")                                                    \
+  X(conj, "conj(): self (a real tensor)")                                                                              \
+  X(conj_physical, "conj_physical(): self (a real tensor)")                                                            \
+  X(conj_physical_, "conj_physical_(): in place, values unchanged (a real tensor)")                                    \
+  X(resolve_conj, "resolve_conj(): self (a real tensor)")                                                              \
+  X(resolve_neg, "resolve_neg(): self (a real tensor)")                                                                \
+  X(is_conj, "is_conj(): False (a real tensor)")                                                                       \
+  X(is_neg, "is_neg(): False (a real tensor)")                                                                         \
   X(ldexp, "ldexp(other): self * 2 ** other")                                                                          \
   X(logaddexp2, "logaddexp2(other): log2(2 ** self + 2 ** other)")                                                     \
   X(quantile, "quantile(q, dim=None, keepdim=False, *, interpolation='linear'): vkt.quantile")                         \
@@ -1063,7 +1080,130 @@ static PyMethodDef tensor_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* ---- the constructor: PyTorch's legacy torch.Tensor(...) ---- */
+
+/* Whether o is a size's entry: an integer, but not a bool, a tensor or an array (PyTorch takes True as data). */
+static bool size_item(PyObject *o) {
+  return PyIndex_Check(o) && !PyBool_Check(o) && !vkt_is_tensor(o) && !PySequence_Check(o); /* not an array */
+}
+
+/* PyTorch's refusal of arguments that match none of its forms, naming the types it got. */
+static PyObject *no_form(PyObject *args, PyObject *kwargs) {
+  PyObject *names = PyList_New(0), *sep = PyUnicode_FromString(", "), *key, *value, *got = NULL;
+  Py_ssize_t pos = 0;
+  for (Py_ssize_t i = 0; names && i < PyTuple_Size(args); i++) {
+    PyObject *name = PyType_GetName(Py_TYPE(PyTuple_GetItem(args, i)));
+    if (!name || PyList_Append(names, name) < 0)
+      Py_CLEAR(names);
+    Py_XDECREF(name);
+  }
+  while (names && kwargs && PyDict_Next(kwargs, &pos, &key, &value)) {
+    PyObject *type = PyType_GetName(Py_TYPE(value)), *item = type ? PyUnicode_FromFormat("%U=%U", key, type) : NULL;
+    if (!item || PyList_Append(names, item) < 0)
+      Py_CLEAR(names);
+    Py_XDECREF(type);
+    Py_XDECREF(item);
+  }
+  if (names && sep && (got = PyUnicode_Join(sep, names)))
+    PyErr_Format(PyExc_TypeError,
+                 "new() received an invalid combination of arguments - got (%U), but expected one of:\n"
+                 " * (*, torch.device device = None)\n * (torch.Storage storage)\n * (Tensor other)\n"
+                 " * (tuple of ints size, *, torch.device device = None)\n * (object data, *, torch.device device = "
+                 "None)\n",
+                 got);
+  Py_XDECREF(names);
+  Py_XDECREF(sep);
+  Py_XDECREF(got);
+  return NULL;
+}
+
+/* PyTorch's TypeError naming o's type: format has one %U for it. */
+static PyObject *type_error(const char *format, PyObject *o) {
+  PyObject *name = PyType_GetName(Py_TYPE(o));
+  if (name)
+    PyErr_Format(PyExc_TypeError, format, name);
+  Py_XDECREF(name);
+  return NULL;
+}
+
+/* The form that args and kwargs (size= and data= besides device=) make: 0 sizes, 1 data, -1 with an error set. */
+static int ctor_form(PyObject *args, PyObject *kwargs, PyObject **sizes, PyObject **data) {
+  Py_ssize_t n = PyTuple_Size(args), nkw = kwargs ? PyDict_Size(kwargs) : 0;
+  PyObject *size_kw = kwargs ? PyDict_GetItemString(kwargs, "size") : NULL;
+  PyObject *data_kw = kwargs ? PyDict_GetItemString(kwargs, "data") : NULL;
+  PyObject *device = kwargs ? PyDict_GetItemString(kwargs, "device") : NULL;
+  if (nkw != (size_kw != NULL) + (data_kw != NULL) + (device != NULL) || (size_kw && data_kw) ||
+      (n && (size_kw || data_kw)) || (size_kw && !PyTuple_Check(size_kw) && !PyList_Check(size_kw)))
+    return no_form(args, kwargs), -1;
+  if (size_kw || data_kw) {
+    *sizes = size_kw, *data = data_kw;
+    return data_kw != NULL;
+  }
+  if (n == 0 || (n == 1 && !size_item(PyTuple_GetItem(args, 0)))) {
+    *sizes = n ? NULL : args, *data = n ? PyTuple_GetItem(args, 0) : NULL;
+    return n != 0;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *o = PyTuple_GetItem(args, i);
+    if (i == 0 && !size_item(o))
+      return no_form(args, kwargs), -1;
+    if (i > 0 && !PyIndex_Check(o)) {
+      char format[192];
+      snprintf(format, sizeof format,
+               "new(): argument 'size' failed to unpack the object at pos %zd with error \"type must be tuple of "
+               "ints,but got %%U\"",
+               i + 1);
+      return type_error(format, o), -1;
+    }
+  }
+  *sizes = args;
+  return 0;
+}
+
+/* vkt.Tensor(...), PyTorch's torch.Tensor: () an empty 1-D tensor, (*sizes) or (size=) an uninitialized one (zeroed
+ * here), (tensor) an alias of it, (data) a copy of a sequence or array in the default float dtype. As PyTorch's
+ * legacy constructor, device= may only say cpu. */
+static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  PyObject *sizes = NULL, *data = NULL, *device_o = kwargs ? PyDict_GetItemString(kwargs, "device") : NULL;
+  int device = VKT_CPU, ndim;
+  int64_t shape[VKT_MAX_DIMS];
+  vkt_var v = {0};
+  int form = ctor_form(args, kwargs, &sizes, &data);
+  if (form < 0 || (device_o && vkt_parse_device(device_o, &device) < 0))
+    return NULL;
+  if (device != VKT_CPU)
+    return PyErr_Format(PyExc_RuntimeError, "legacy constructor expects device type: cpu but device type: vulkan "
+                                            "was passed");
+  if (form == 1 && vkt_is_tensor(data)) {
+    if (device_o && device_o != Py_None)
+      return PyErr_Format(PyExc_RuntimeError,
+                          "Legacy tensor constructor of the form torch.Tensor(tensor, device=device) is not "
+                          "supported.  Use torch.tensor(...) or torch.as_tensor(...) instead.");
+    vkt_tensor alias;
+    vkt_tensor_share(&alias, vkt_tensor_of(data));
+    vkt_status st = vkt_ag_view(vkt_var_of(data), &alias, VKT_VIEW_STRIDED, NULL, "AliasBackward0", &v);
+    return st ? vkt_raise(st) : wrap_var_as(type, &v);
+  }
+  if (form == 1 && !PySequence_Check(data) && !PyObject_CheckBuffer(data) && !PyUnicode_Check(data))
+    return type_error("new(): data must be a sequence (got %U)", data);
+  if (form == 1)
+    return vkt_from_data(data, vkt_state->dtypes[vkt_default_float()], Py_None, &v.t) < 0 ? NULL
+                                                                                          : wrap_var_as(type, &v);
+  PyObject *tuple = PySequence_Tuple(sizes);
+  int r = tuple ? vkt_parse_shape(tuple, &ndim, shape) : -1;
+  Py_XDECREF(tuple);
+  if (r < 0)
+    return NULL;
+  if (sizes == args && ndim == 0) /* Tensor(): empty, of one dim */
+    ndim = 1, shape[0] = 0;
+  vkt_status st = vkt_tensor_empty(&v.t, VKT_CPU, vkt_default_float(), ndim, shape);
+  if (!st && (st = vkt_fill_(&v.t, (vkt_scalar){0})))
+    vkt_tensor_release(&v.t);
+  return st ? vkt_raise(st) : wrap_var_as(type, &v);
+}
+
 static PyType_Slot tensor_slots[] = {
+    {Py_tp_new, tensor_new},
     {Py_tp_dealloc, tensor_dealloc},
     {Py_tp_repr, t_repr},
     {Py_mp_subscript, t_getitem},
@@ -1126,7 +1266,7 @@ int vkt_tensor_type_add(PyObject *module, vkt_py_state *state) {
     return PyErr_NoMemory(), -1;
   PyType_Spec spec = {
       "vkt.Tensor", sizeof(vkt_py_tensor), 0,
-      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION, slots};
+      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_IMMUTABLETYPE, slots};
   state->tensor_type = PyType_FromModuleAndSpec(module, &spec, NULL);
   return state->tensor_type ? PyModule_AddObjectRef(module, "Tensor", state->tensor_type) : -1;
 }

@@ -423,8 +423,11 @@ int vkt_py_scalar(PyObject *o, vkt_scalar *out) {
   } else if (PyLong_Check(o)) {
     int overflow;
     long long i = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow) {
-      PyErr_Format(PyExc_RuntimeError, "value %R cannot be converted to int64 without overflow", o);
+    if (overflow) { /* PyTorch takes [2^63, 2^64) as uint64, which vkt has not: int64's overflow, as its fills */
+      unsigned long long u = PyLong_AsUnsignedLongLong(o);
+      if (u == (unsigned long long)-1 && PyErr_Occurred()) /* OverflowError: "int too big to convert", ... */
+        return -1;
+      PyErr_SetString(PyExc_RuntimeError, "value cannot be converted to type int64_t without overflow");
       return -1;
     }
     *out = (vkt_scalar){false, 0, i};
@@ -445,6 +448,15 @@ int vkt_py_scalar(PyObject *o, vkt_scalar *out) {
     *out = (vkt_scalar){true, f, 0};
   }
   return 0;
+}
+
+int vkt_py_item_number(PyObject *o, vkt_scalar *out) {
+  int overflow = 0;
+  if (PyLong_Check(o) && !PyBool_Check(o))
+    PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (overflow)
+    return PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long"), -1;
+  return vkt_py_scalar(o, out);
 }
 
 int vkt_py_operand(PyObject *o, vkt_operand *out) {

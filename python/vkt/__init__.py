@@ -24,9 +24,10 @@ from .functional import (  # noqa: E402,F401
     trapz, vander,
 )
 from .functional import (  # noqa: E402,F401
-    adjoint, diagflat, diagonal_scatter, dsplit, empty_strided, float_power, fmax, fmin, gcd, heaviside, hsplit,
-    isreal, lcm, ldexp, logaddexp2, nanquantile, positive, quantile, ravel, rsub, scalar_tensor, select_scatter, sgn,
-    signbit, slice_scatter, tensor_split, unravel_index, vsplit,
+    adjoint, conj, conj_physical, conj_physical_, diagflat, diagonal_scatter, dsplit, empty_strided, float_power, fmax,
+    fmin, gcd, heaviside, hsplit, is_conj, is_neg, isreal, lcm, ldexp, logaddexp2, nanquantile, positive, quantile,
+    ravel, resolve_conj, resolve_neg, rsub, scalar_tensor, select_scatter, signbit, slice_scatter, tensor_split,
+    unravel_index, vsplit,
 )
 from ._surface import (  # noqa: E402,F401
     are_deterministic_algorithms_enabled, as_tensor, asarray, can_cast, clone, finfo, get_default_dtype, iinfo,

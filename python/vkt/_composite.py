@@ -7,7 +7,7 @@ import math
 from . import _C
 from ._surface import strided
 from .autograd import _no_derivative
-from .functional import _check_tensor, _result_type, _type_name, _wrap_dim
+from .functional import _check_tensor, _result_type, _type_name, _wrap_dim, broadcast_shapes
 
 
 def _dim_error(name, need, t):
@@ -189,10 +189,6 @@ def positive(input):
     return input
 
 
-def sgn(input):
-    return _C.sign(input)
-
-
 def signbit(input):
     """Whether the sign bit is set: true for -0.0 and negative NaNs too, read from the float's bits."""
     dtype = input.dtype
@@ -233,6 +229,16 @@ def heaviside(input, values):
     return _no_derivative("heaviside", (_C.where(x == 0, v, (x > 0).to(x.dtype)),), input, values)[0]
 
 
+def heaviside_(input, values):
+    """heaviside in place, recorded with no derivative as torch's (a backward through it raises)."""
+    _check_tensor("heaviside", "values", values)
+    shape = list(broadcast_shapes(input.shape, values.shape))
+    if shape != list(input.shape):
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {shape}")
+    result = heaviside(input.detach(), values.detach())
+    return input.copy_(_no_derivative("heaviside_", (result,), input, values)[0])
+
+
 def float_power(input, exponent):
     """input ** exponent computed in float64."""
     if not isinstance(input, _C.Tensor):
@@ -243,6 +249,16 @@ def float_power(input, exponent):
     elif isinstance(exponent, complex):
         raise TypeError("float_power(): vkt has no complex128 dtype for a complex exponent")
     return input.to(_C.float64) ** exponent
+
+
+def float_power_(input, exponent):
+    """float_power in place, which torch computes in float64 only into a float64 input."""
+    if input.dtype != _C.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_type_name(input.dtype)} but the operation's "
+                           "result requires dtype Double")
+    if isinstance(exponent, complex):
+        raise TypeError("float_power_(): vkt has no complex128 dtype for a complex exponent")
+    return input.pow_(exponent.to(_C.float64) if isinstance(exponent, _C.Tensor) else exponent)
 
 
 def ldexp(input, other):
@@ -269,6 +285,40 @@ def logaddexp2(input, other):
     """log2(2**input + 2**other), as logaddexp in base e scaled by ln 2."""
     dtype = _kernel_dtype("logaddexp2", input, other, lambda d: d.is_floating_point)
     return _C.logaddexp(input.to(dtype) * math.log(2), other.to(dtype) * math.log(2)) / math.log(2)
+
+
+# ---- torch's complex views, of real tensors: vkt has no complex dtype, so no conjugate or negative bit is ever set
+
+
+def _real_view(name):
+    def view(input):
+        _check_tensor(name, "input", input)
+        return input
+
+    view.__name__ = view.__qualname__ = name
+    view.__doc__ = f"{name} of a real tensor: the tensor itself, as torch's."
+    return view
+
+
+conj, conj_physical, resolve_conj, resolve_neg = map(_real_view, ("conj", "conj_physical", "resolve_conj",
+                                                                  "resolve_neg"))
+
+
+def is_conj(input):
+    _check_tensor("is_conj", "input", input)
+    return False
+
+
+def is_neg(input):
+    _check_tensor("is_neg", "input", input)
+    return False
+
+
+def conj_physical_(input):
+    """The values stay; as torch's, the version counter moves, a leaf that requires grad refuses, and the gradient
+    passes through a node."""
+    _check_tensor("conj_physical_", "input", input)
+    return input.copy_(input)
 
 
 def isreal(input):

@@ -864,8 +864,9 @@ from ._legacy_linalg import (  # noqa: E402,F401  the legacy torch.* linear alge
     matrix_power, orgqr, ormqr, pinverse, qr, renorm, solve, svd, symeig, triangular_solve,
 )
 from ._composite import (  # noqa: E402,F401  torch functions composed here, for the Tensor methods too
-    adjoint, diagflat, diagonal_scatter, dsplit, empty_strided, fill_diagonal_, float_power, fmax, fmin, gcd,
-    heaviside, hsplit, isreal, is_signed, lcm, ldexp, logaddexp2, nanquantile, positive, quantile, ravel, reshape_as,
-    rsub, scalar_tensor, select_scatter, sgn, signbit, slice_scatter, sum_to_size, tensor_split, tensor_type, tril_,
-    triu_, unravel_index, vsplit,
+    adjoint, conj, conj_physical, conj_physical_, diagflat, diagonal_scatter, dsplit, empty_strided, fill_diagonal_,
+    float_power, float_power_, fmax, fmin, gcd, heaviside, heaviside_, hsplit, is_conj, is_neg, isreal, is_signed, lcm,
+    ldexp, logaddexp2, nanquantile, positive, quantile, ravel, reshape_as, resolve_conj, resolve_neg, rsub,
+    scalar_tensor, select_scatter, signbit, slice_scatter, sum_to_size, tensor_split, tensor_type, tril_, triu_,
+    unravel_index, vsplit,
 )

@@ -12,6 +12,8 @@ i0e = _C._special_i0e
 i1 = _C._special_i1
 i1e = _C._special_i1e
 xlog1py = _C._special_xlog1py
+erfcx = _C._special_erfcx
+zeta = _C._special_zeta
 
 i0 = _C.i0
 gammaln = _C.lgamma
@@ -48,6 +50,6 @@ def multigammaln(input, p):
     return total + p * (p - 1) / 4 * math.log(math.pi)
 
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e", "i1", "i1e",
-           "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma",
-           "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
+__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e", "i1",
+           "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
+           "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]

@@ -153,6 +153,6 @@ vkt_status vkt_cpu_elementwise(const vkt_op *op, const vkt_op_args *a) {
   }
   vkt_parallel_for(count, VKT_GRAIN, part, &j);
   if (atomic_load(&j.zero_division))
-    return vkt_fail(VKT_ERR_RUNTIME, "ZeroDivisionError: integer division or remainder by zero");
+    return vkt_fail(VKT_ERR_RUNTIME, "ZeroDivisionError");
   return VKT_OK;
 }

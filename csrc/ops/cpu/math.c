@@ -300,22 +300,13 @@ static double trigamma(double x) {
   return sign * result;
 }
 
-/* Hurwitz zeta(s, q) for s > 1: Cephes' sum to q + 9, then Euler-Maclaurin with Bernoulli numbers' ratios. */
-static double zeta(double s, double q) {
+/* Hurwitz zeta(s, q) of s > 1 and q > 0: Cephes' sum to q + 9, then Euler-Maclaurin with Bernoulli numbers'
+ * ratios. */
+static double zeta_sum(double s, double q) {
   static const double A[] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
                              -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
                              1.8152105401943546773e17, -7.1661652561756670113e18};
   const double eps = 1.11022302462515654042E-16;
-  if (s == 1)
-    return INFINITY;
-  if (s < 1)
-    return NAN;
-  if (q <= 0 && q == floor(q))
-    return INFINITY;
-  if (q <= 0 && s != floor(s))
-    return NAN;
-  if (isinf(q)) /* the limit, as +inf's terms are all 0 */
-    return q > 0 ? 0 : NAN;
   double sum = pow(q, -s), a = q, b = 0;
   for (int i = 0; i < 9 || a <= 9; i++) {
     a += 1, b = pow(a, -s), sum += b;
@@ -335,12 +326,34 @@ static double zeta(double s, double q) {
   return sum;
 }
 
+/* zeta with PyTorch's special values (Cephes'): inf at s = 1 and at the poles q = 0, -1, ...; NaN for s < 1 and for
+ * q < 0 unless s is an integer, where the terms left of 0 are zeta's at the fraction f = trunc(q) - q mirrored,
+ * zeta(s, q) = (-1)^s (zeta(s, f) - zeta(s, 1 - q)) + zeta(s, 1 - f), so no loop runs to 0 from q (shaders'). */
+static double zeta(double s, double q) {
+  if (s == 1)
+    return INFINITY;
+  if (s < 1)
+    return NAN;
+  if (q <= 0 && q == floor(q))
+    return INFINITY;
+  if (q < 0 && s != floor(s))
+    return NAN;
+  if (isinf(s)) /* each term is 0, 1 or inf as |q + k| is above, at or below 1; Cephes' sum is NaN past q = 1 */
+    return q < 1 ? INFINITY : q == 1 ? 1 : NAN;
+  if (!(q < 0))
+    return zeta_sum(s, q);
+  double f = trunc(q) - q, even = fmod(s, 2) == 0 ? 1 : -1;
+  double mirrored = zeta_sum(s, 1 - f) + even * zeta_sum(s, f); /* first: at f = 1/2 these cancel exactly */
+  return isinf(mirrored) ? mirrored : mirrored - even * zeta_sum(s, 1 - q);
+}
+
+/* (-1)^(n+1) n! zeta(n + 1, x), and the limit 0 at +inf, where zeta's terms are inf * 0. */
 static double polygamma(int64_t n, double x) {
   if (n == 0)
     return digamma(x);
   if (n == 1)
     return trigamma(x);
-  return (n % 2 ? 1.0 : -1.0) * exp(lgamma((double)n + 1)) * zeta((double)n + 1, x);
+  return (n % 2 ? 1.0 : -1.0) * exp(lgamma((double)n + 1)) * (x == INFINITY ? 0 : zeta((double)n + 1, x));
 }
 
 /* log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps >= 0; log1p near 1/2, where the ratio is near 1. */
@@ -407,6 +420,42 @@ static double bessel_i(int nu, double x, bool scaled) {
   return nu && x < 0 ? -s : s;
 }
 
+/* e^(x^2) erfc(x), x^2 split exactly (fma) so that e^(x^2) keeps its exponent's bits; from 26, where erfc nears the
+ * subnormals, the asymptotic series 1 / (x sqrt(pi)) sum (-1)^k (2k-1)!! / (2x^2)^k (its 10th term below 2^-60). */
+static double erfcx(double x) {
+  if (x < -26.7) /* e^(x^2) is past the largest double (and -inf's split would be NaN) */
+    return INFINITY;
+  if (isnan(x) || x < 26) {
+    double hi = x * x, lo = fma(x, x, -hi);
+    return exp(hi) * (1 + lo) * erfc(x);
+  }
+  double q = 0.5 / x / x, t = 1, s = 1;
+  for (int k = 1; k < 10; k++)
+    t *= -(2 * k - 1) * q, s += t;
+  return 0.56418958354775628695 / x * s;
+}
+
+/* C's nextafter in the compute dtype's steps, y first rounded to it as PyTorch's kernel reads it: float16's by its
+ * bits, which C has no nextafter for. */
+static double nextafter_in(double x, double y, vkt_dtype d) {
+  if (d == VKT_FLOAT64)
+    return nextafter(x, y);
+  if (d == VKT_FLOAT32)
+    return nextafterf((float)x, (float)y);
+  _Float16 hx = (_Float16)x, hy = (_Float16)y;
+  uint16_t bits;
+  if (isnan(x) || isnan(y))
+    return x + y;
+  if (hx == hy)
+    return (double)hy;
+  if (hx == 0)
+    return copysign(0x1p-24, (double)hy);
+  memcpy(&bits, &hx, sizeof bits);
+  bits = (uint16_t)(bits + ((hx < hy) == (hx > 0) ? 1 : -1)); /* away from 0 where y is beyond x on its side */
+  memcpy(&hx, &bits, sizeof hx);
+  return (double)hx;
+}
+
 static double xlogy(double x, double y, bool log1p_y) {
   if (isnan(y))
     return y;
@@ -428,6 +477,10 @@ F(i1, bessel_i(1, x, false), 0)
 F(i1e, bessel_i(1, x, true), 0)
 F(xlogy, xlogy(x, y, false), 0)
 F(xlog1py, xlogy(x, y, true), 0)
+F(erfcx, erfcx(x), 0)
+F(angle, isnan(x) ? x : x < 0 ? M_PI : 0, 0)
+F(nextafter, nextafter_in(x, y, a->compute), 0)
+F(zeta, zeta(x, y), 0)
 
 /* ---- typed loops (loops.h): every op of VKT_MATH_FUNCS, with its math above inlined ---- */
 

@@ -816,3 +816,29 @@ def test_saved_tensor_modified_message_as_torch(device, name, make, anomaly):
                 y.add_(1)
             found.append(raised(lambda: y.sum().backward()))
     assert found[0] == found[1]
+
+
+BROADCAST_INTO = [  # in-place ops whose result would broadcast past the tensor written to
+    ("mul_", lambda L, y, o: y.mul_(o)),
+    ("add_", lambda L, y, o: y.add_(o, alpha=2)),
+    ("clamp_", lambda L, y, o: y.clamp_(min=o)),
+    ("lerp_", lambda L, y, o: y.lerp_(o, 0.5)),
+    ("masked_fill_", lambda L, y, o: y.masked_fill_(o > 0, 1.0)),
+    ("copysign_", lambda L, y, o: y.copysign_(o)),
+]
+
+
+@pytest.mark.parametrize("name,op", BROADCAST_INTO, ids=[c[0] for c in BROADCAST_INTO])
+def test_recorded_inplace_refuses_a_broadcast_result(device, name, op):
+    """A recorded in-place op checks its result's shape as an unrecorded one does: PyTorch's error, and the tensor
+    keeps its value and history."""
+    for L in (vkt, torch):
+        x = leaf(L, np.arange(6.0), device if L is vkt else "cpu")
+        y = x * 1
+        other = L.ones(2, 6, dtype=L.float64) if L is torch else vkt.ones(2, 6, dtype=vkt.float64, device=device)
+        got = raised(lambda: op(L, y, other))
+        if L is vkt:
+            mine = got
+            assert y.grad_fn.name() == "MulBackward0"
+            np.testing.assert_array_equal(y.detach().cpu().numpy(), np.arange(6.0))
+    assert mine == got, (mine, got)

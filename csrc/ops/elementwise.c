@@ -93,13 +93,19 @@ vkt_status vkt_broadcast_shape(int n, const vkt_tensor *const *t, int *ndim, int
 
 static bool can_cast(vkt_dtype from, vkt_dtype to) { return category(from) <= category(to); }
 
-static vkt_status check_into(const vkt_tensor *into, vkt_dtype result, int ndim, const int64_t *shape) {
+vkt_status vkt_into_shape_check(const vkt_tensor *into, int ndim, const int64_t *shape) {
   char a[256], b[256];
-  if (into->ndim != ndim || memcmp(into->shape, shape, sizeof *shape * (size_t)ndim) != 0) {
-    vkt_shape_str(into->ndim, into->shape, a, sizeof a);
-    vkt_shape_str(ndim, shape, b, sizeof b);
-    return vkt_fail(VKT_ERR_RUNTIME, "output with shape %s doesn't match the broadcast shape %s", a, b);
-  }
+  if (into->ndim == ndim && memcmp(into->shape, shape, sizeof *shape * (size_t)ndim) == 0)
+    return VKT_OK;
+  vkt_shape_str(into->ndim, into->shape, a, sizeof a);
+  vkt_shape_str(ndim, shape, b, sizeof b);
+  return vkt_fail(VKT_ERR_RUNTIME, "output with shape %s doesn't match the broadcast shape %s", a, b);
+}
+
+static vkt_status check_into(const vkt_tensor *into, vkt_dtype result, int ndim, const int64_t *shape) {
+  vkt_status st = vkt_into_shape_check(into, ndim, shape);
+  if (st)
+    return st;
   for (int i = 0; i < into->ndim; i++)
     if (into->strides[i] == 0 && into->shape[i] > 1 && vkt_tensor_numel(into) > 0) /* an empty one writes nothing */
       return vkt_fail(VKT_ERR_RUNTIME, "unsupported operation: more than one element of the written-to tensor "

@@ -90,6 +90,9 @@ vkt_status vkt_broadcast_shape(int n, const vkt_tensor *const *t, int *ndim, int
 /* x as a new tensor of a float dtype on its device, x being float and dense: the elementwise cast, so that
  * fusion holds it pending (vkt_to takes it so where fusion is on). */
 vkt_status vkt_cast(const vkt_tensor *x, vkt_dtype dtype, vkt_tensor *result);
+/* PyTorch's error where an in-place op's result (of ndim dims, shape) does not have the shape of into, which it
+ * is written to. */
+vkt_status vkt_into_shape_check(const vkt_tensor *into, int ndim, const int64_t *shape);
 
 /* Each writes into `into` when it is given (in-place ops: it must have the broadcast shape and a
  * dtype the result can be cast to), else into a new tensor *result. id is a row of the op table. */

@@ -438,7 +438,6 @@ vkt_status vkt_index_select_trusted(const vkt_tensor *x, int64_t dim, const vkt_
 
 vkt_status vkt_masked_fill(const vkt_tensor *x, const vkt_tensor *mask, const vkt_tensor *value, vkt_scalar v,
                            bool inplace, vkt_tensor *out) {
-  char a[256], b[256];
   vkt_tensor fill = {0}, r = {0};
   vkt_status st;
   if (mask->dtype != VKT_BOOL)
@@ -457,11 +456,7 @@ vkt_status vkt_masked_fill(const vkt_tensor *x, const vkt_tensor *mask, const vk
     goto finish;
   if (!inplace) {
     *out = r, r.storage = NULL;
-  } else if (r.ndim != x->ndim || memcmp(r.shape, x->shape, sizeof *x->shape * (size_t)x->ndim) != 0) {
-    vkt_shape_str(x->ndim, x->shape, a, sizeof a);
-    vkt_shape_str(r.ndim, r.shape, b, sizeof b);
-    st = vkt_fail(VKT_ERR_RUNTIME, "output with shape %s doesn't match the broadcast shape %s", a, b);
-  } else {
+  } else if (!(st = vkt_into_shape_check(x, r.ndim, r.shape))) {
     st = vkt_copy_(x, &r);
   }
 finish:

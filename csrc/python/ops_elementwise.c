@@ -13,9 +13,9 @@ PyObject *vkt_py_inplace_result(PyObject *dst, vkt_status st, vkt_var *r) {
   vkt_var *d = vkt_var_of(dst);
   if (!st)
     st = vkt_ag_error(); /* recording refused an operand: dst stays as it was, as PyTorch's */
-  /* r is on the op's device, which dst must be on: a 0-d cpu input may join a Vulkan device's op, an output not.
-   * A shape dst cannot take is the copy's error, as PyTorch checks shapes first. */
-  if (!st && r->t.ndim == d->t.ndim)
+  /* r must have dst's shape (PyTorch checks shapes first) and be on its device: a 0-d cpu input may join a Vulkan
+   * device's op, an output not. */
+  if (!st && !(st = vkt_into_shape_check(&d->t, r->t.ndim, r->t.shape)))
     st = vkt_elementwise_device(1, (const vkt_tensor *[]){&r->t}, &d->t, 0, NULL);
   if (!st)
     st = vkt_inplace_keep_saved(d, r);

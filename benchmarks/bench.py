@@ -655,6 +655,13 @@ def fusion_cases(peer, quick=False):
     yield from rows("(x * y).sum(dim=1)", f"{rows_}x{width}", dot, dot_arrays, 50, bytes=2 * 4 * rows_ * width,
                     kernels=kernels)
 
+    # a comparison as floats in arithmetic and counted: a cast and a reduction in another type than the comparison's
+    masks = lambda lib, x, y: ((x > 0).float() * y, (x > y).sum(dim=1))  # noqa: E731
+    kernels = fused_kernels(lambda: masks(vkt, *dot_v))
+    print(f"((x > 0).float() * y, (x > y).sum(dim=1)) runs as {kernels}", file=sys.stderr)
+    yield from rows("((x > 0).float() * y, (x > y).sum(dim=1))", f"{rows_}x{width}", masks, dot_arrays, 50,
+                    kernels=kernels)
+
     yield next(training_cases(peer, quick))  # its first row is the MLP's step
     vkt.vulkan.set_fusion(False)
     try:

@@ -6,12 +6,13 @@
 // a block, starting from SEED (the scanned totals of the blocks before it, from aux) where there is one.
 // A long row is reduce, scan of the totals (this shader again), scan: it reads the row twice and writes it
 // once, and every output is rounded once from the compute type.
-// The host defines TO, TI, C (storage, storage, compute types; C_FLOAT/C_FLOAT64/C_INT/C_INT64), LOAD(x),
+// The host defines TO, TI, A (storage, storage, compute types; A_FLOAT/A_FLOAT64/A_INT/A_INT64), LOAD(x),
 // STORE(v), the binding numbers B_IDX (IDX_T indices out), B_IIDX (element positions in, when the input is
 // an aux tensor of totals), B_SEED and B_SIDX, and SUBGROUP_SCAN for the block modes of float32 cumsum and
 // cumprod where the adapter has subgroup arithmetic: coalesced loads and stores through shared memory and
 // subgroup scans, so a pass runs at memory speed. Where the input is a pending expression computed in the load,
-// FUSED (scan_fused.glsl) instead of TI: the expression's tensors are bound first, the output after them.
+// FUSED (scan_fused.glsl) instead of TI: the expression's tensors are bound first, the output after them; it
+// computes in its own type C, which may differ from A where its values are exact in C (reduce.glsl says more).
 #include "common.glsl"
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
@@ -44,13 +45,13 @@ layout(std430, binding = B_IDX) writeonly buffer Idx { IDX_T idx_[]; };
 layout(std430, binding = B_IIDX) readonly buffer IIdx { uint iidx_[]; };
 #endif
 #ifdef SEED
-layout(std430, binding = B_SEED) readonly buffer Seed { C seed_[]; };
+layout(std430, binding = B_SEED) readonly buffer Seed { A seed_[]; };
 #ifdef INDICES
 layout(std430, binding = B_SIDX) readonly buffer SIdx { uint sidx_[]; };
 #endif
 #endif
 
-#if defined(C_FLOAT) || defined(C_FLOAT64)
+#if defined(A_FLOAT) || defined(A_FLOAT64)
 #define IS_NAN(x) isnan(x)
 #else
 #define IS_NAN(x) false
@@ -58,7 +59,7 @@ layout(std430, binding = B_SIDX) readonly buffer SIdx { uint sidx_[]; };
 
 // A value and the position it came from (cummax/cummin); NONE marks the identity.
 #define NONE 0xffffffffu
-struct Elem { C v; uint i; };
+struct Elem { A v; uint i; };
 
 // a then b, a earlier in the row. cummax: NaN beats everything, a later NaN an earlier one, and of equal
 // values the later wins, as in PyTorch; this picks the greatest under one total order, so it is associative.
@@ -80,9 +81,9 @@ Elem combine(Elem a, Elem b) {
 }
 
 #ifdef OP_PROD
-#define IDENTITY Elem(C(1), NONE)
+#define IDENTITY Elem(A(1), NONE)
 #else
-#define IDENTITY Elem(C(0), NONE)
+#define IDENTITY Elem(A(0), NONE)
 #endif
 
 #ifndef FUSED
@@ -98,7 +99,7 @@ uvec2 kept_at(uint o) {
 }
 
 // Element j of the row whose input starts at base.
-C value_at(uint base, uint j) { return LOAD(in_[base + j * p.rstride_in]); }
+A value_at(uint base, uint j) { return LOAD(in_[base + j * p.rstride_in]); }
 #endif
 
 Elem load(uint base, uint j) {
@@ -135,30 +136,30 @@ void main() {
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #ifdef OP_SUM
 #define OPC(a, b) ((a) + (b))
-#define ID C(0)
+#define ID A(0)
 #define SUB_EXCLUSIVE(v) subgroupExclusiveAdd(v)
 #else
 #define OPC(a, b) ((a) * (b))
-#define ID C(1)
+#define ID A(1)
 #define SUB_EXCLUSIVE(v) subgroupExclusiveMul(v)
 #endif
 // A skew of one word every 32: an invocation's ITEMS neighbours (ITEMS a power of two up to 32) and a
 // subgroup's coalesced run both fall in distinct banks.
 #define PAD(i) ((i) + ((i) >> 5u))
-shared C sh_x[PAD(BLOCK)];
-shared C sh_sub[LOCAL_SIZE]; // each subgroup's total, by subgroup
+shared A sh_x[PAD(BLOCK)];
+shared A sh_sub[LOCAL_SIZE]; // each subgroup's total, by subgroup
 
 // The exclusive scan of v over the workgroup's invocations, and the total: each subgroup scans its own,
 // then adds the totals of the subgroups before it.
-C group_exclusive(C v, out C total) {
-  C ex = SUB_EXCLUSIVE(v);
+A group_exclusive(A v, out A total) {
+  A ex = SUB_EXCLUSIVE(v);
   if (gl_SubgroupInvocationID == gl_SubgroupSize - 1u)
     sh_sub[gl_SubgroupID] = OPC(ex, v);
   barrier();
-  C before = ID;
+  A before = ID;
   total = ID;
   for (uint s = 0; s < gl_NumSubgroups; s++) {
-    C w = sh_sub[s];
+    A w = sh_sub[s];
     if (s < gl_SubgroupID)
       before = OPC(before, w);
     total = OPC(total, w);
@@ -172,10 +173,10 @@ void main() {
     return;
   uint row = g / p.nblocks, blk = g % p.nblocks, t = gl_LocalInvocationID.x, first = blk * BLOCK;
   uvec2 base = kept_at(row);
-  C total;
+  A total;
 #ifdef BLOCK_REDUCE
   // a sum or product in any order: neighbours in the row go to neighbouring invocations
-  C a = ID;
+  A a = ID;
   [[unroll]] for (uint k = 0; k < ITEMS; k++) {
     uint j = first + k * uint(LOCAL_SIZE) + t;
     if (j < p.n)
@@ -191,12 +192,12 @@ void main() {
     sh_x[PAD(k * uint(LOCAL_SIZE) + t)] = j < p.n ? value_at(base.x, j) : ID;
   }
   barrier();
-  C e[ITEMS], a = ID;
+  A e[ITEMS], a = ID;
   [[unroll]] for (uint k = 0; k < ITEMS; k++) {
     a = OPC(a, sh_x[PAD(t * ITEMS + k)]);
     e[k] = a;
   }
-  C before = group_exclusive(a, total);
+  A before = group_exclusive(a, total);
 #ifdef SEED
   if (blk > 0u)
     before = OPC(seed_[g - 1u], before);
@@ -213,7 +214,7 @@ void main() {
 }
 
 #else
-shared C sh_v[LOCAL_SIZE];
+shared A sh_v[LOCAL_SIZE];
 shared uint sh_i[LOCAL_SIZE];
 
 // The inclusive scan of a over the workgroup's invocations (Hillis-Steele in shared memory); afterwards

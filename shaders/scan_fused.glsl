@@ -50,7 +50,7 @@ uvec2 kept_at(uint o) {
 }
 
 // Element j of the row kept_at() located (base is the plain input's offset: unused here).
-C value_at(uint base, uint j) {
+A value_at(uint base, uint j) {
   uint idx[NOPS];
   [[unroll]] for (uint t = 0; t < NOPS; t++)
     idx[t] = row_at[t] + j * p.rstride[t];
@@ -60,7 +60,7 @@ C value_at(uint base, uint j) {
 #ifndef BLOCK_REDUCE
   FUSED_STORES(0)
 #endif
-  return FUSED_VALUE;
+  return A(FUSED_VALUE); // exact in C, so converted as LOAD would (reduce_fused.glsl)
 }
 
 #endif

@@ -97,9 +97,23 @@ CASES = [
      [arr(8, 30, dtype="int64"), arr(8, 30, dtype="int64")], 1, 0),
     ("int32 cummax, ties", lambda x, y: (x + y).cummax(0), lambda x, y: cummax(x + y, 0),
      [arr(64, 8, dtype="int32"), arr(64, 8, dtype="int32")], 1, 0),
-    # an int32 cumsum sums in int64: the sum in int32 is another compute type, computed first
+    # a scan in another type than its expression loads the expression's values where they are exact in its type:
+    # an int32 cumsum sums in int64, a comparison's running count
     ("int32 cumsum", lambda x, y: (x * y).cumsum(1), lambda x, y: [np.cumsum(x * y, 1)],
-     [arr(8, 64, dtype="int32"), arr(8, 64, dtype="int32")], 2, 0),
+     [arr(8, 64, dtype="int32"), arr(8, 64, dtype="int32")], 1, 0),
+    ("running count", lambda x, y: (x > y).cumsum(1), lambda x, y: [np.cumsum(x > y, 1)], [arr(37, 53), arr(37, 53)],
+     1, 0),
+    ("running count of long rows", lambda x, y: (x * y > 0).cumsum(0), lambda x, y: [np.cumsum(x * y > 0, 0)],
+     [arr(5001, 3), arr(5001, 3)], 3, 0),
+    ("bool cumprod", lambda x, y: (x + y > -1).cumprod(1), lambda x, y: [np.cumprod(x + y > -1, 1)],
+     [arr(9, 40), arr(9, 40)], 1, 0),
+    ("float32 summed in float64", lambda x, y: (x * y).cumsum(1, dtype=vkt.float64),
+     lambda x, y: [np.cumsum((x.astype(np.float32) * y.astype(np.float32)).astype(np.float64), 1)],
+     [arr(6, 70), arr(6, 70)], 1, 1e-12),
+    # floats cast to int64 are not exact in float: computed first
+    ("float cast to int64", lambda x, y: (x * y * 100).long().cumsum(1), lambda x, y: [np.cumsum(np.trunc(
+        (x.astype(np.float32) * y.astype(np.float32) * np.float32(100)).astype(np.float32)).astype(np.int64), 1)],
+     [arr(6, 70), arr(6, 70)], 2, 0),
 ]
 
 

@@ -66,6 +66,11 @@ static inline bool vkt_fuse_same_view(const vkt_tensor *a, const vkt_tensor *b) 
          memcmp(a->strides, b->strides, sizeof *a->strides * (size_t)a->ndim) == 0;
 }
 
+/* Whether a reduction or scan computing in `compute` can load the values (of dtype d) of an expression computing in
+ * expr: in the same GLSL type, or (reduce.glsl's A and C) one where the values are exact, so that a comparison
+ * counted by sum reads what it compares (fuse_reduce.c). */
+bool vkt_fuse_loads(vkt_dtype d, vkt_dtype expr, vkt_dtype compute);
+
 /* Whether a reduction's input x reads the result `made` as it was made: the same view, or that view in another
  * shape as vkt_view makes it (a column sum's rows cut into pieces, reduce.c). */
 static inline bool vkt_fuse_reads_as_made(const vkt_tensor *x, const vkt_tensor *made) {

@@ -19,10 +19,6 @@ enum {
   MAX_PUSH_WORDS = 128 /* 16 for 8 scalars, 4, then at most 7 offsets, 4 + 8 * 4 kept and 4 + 8 * 4 reduced */
 };
 
-/* Whether an expression computing in `expr` gives its values in the GLSL type a reduction computing in
- * `compute` merges them in (float16 and float32 both compute in float, 8-bit types in int). */
-static bool same_glsl_type(vkt_dtype expr, vkt_dtype compute) { return vkt_natural_compute(expr) == compute; }
-
 /* Whether every value of dtype d is exact in GLSL type c (a natural compute type): then the load converts the
  * expression's value to the reduction's type as it would the stored tensor's. */
 static bool exact_in(vkt_dtype d, vkt_dtype c) {
@@ -36,11 +32,9 @@ static bool exact_in(vkt_dtype d, vkt_dtype c) {
   }
 }
 
-/* Whether reduction op, computing in `compute`, can load the values (of dtype d) of an expression computing in
- * expr: in the same type, or (reduce.glsl's A and C) where the values are exact in the expression's type, so that
- * a comparison counted by sum reads what it compares. Scans load in their own type only. */
-static bool loads(int op, vkt_dtype d, vkt_dtype expr, vkt_dtype compute) {
-  return same_glsl_type(expr, compute) || (op < VKT_OP_CUMSUM && exact_in(d, vkt_natural_compute(expr)));
+bool vkt_fuse_loads(vkt_dtype d, vkt_dtype expr, vkt_dtype compute) {
+  vkt_dtype c = vkt_natural_compute(expr);
+  return c == compute || exact_in(d, c);
 }
 
 /* Whether reduction op writes every element of its input's shape (softmax), not one a row. */
@@ -61,7 +55,7 @@ bool vkt_fuse_reduce_wanted(int id, const vkt_tensor *x, vkt_dtype *compute) {
     return false;
   if (id == VKT_OP_ALL || id == VKT_OP_ANY)
     *compute = vkt_natural_compute(e->compute);
-  return loads(id, x->dtype, e->compute, *compute);
+  return vkt_fuse_loads(x->dtype, e->compute, *compute);
 }
 
 /* The op's arguments as vkt_reduce made them. */
@@ -230,7 +224,7 @@ static bool fits(const plan *p, const node *r, fused_layout *l) {
   bool grid = r->flags & VKT_REDUCE_GRID, indices = r->view2.storage != NULL;
   const vkt_tensor *t[MAX_OPERANDS + 2];
   int n;
-  if (!loads(r->op, r->in[0].dtype, p->compute, r->compute) ||
+  if (!vkt_fuse_loads(r->in[0].dtype, p->compute, r->compute) ||
       (grid ? r->in[0].storage != root->view.storage : !vkt_fuse_reads_as_made(&r->in[0], &root->view)) ||
       (n = vkt_fuse_result_operands(p, r, t)) < 0)
     return false;

@@ -75,7 +75,7 @@ bool vkt_fuse_scan_fits(const plan *p, const node *r) {
   bool indices = r->view2.storage != NULL;
   const vkt_tensor *t[MAX_OPERANDS + 2];
   int n;
-  if (vkt_natural_compute(p->compute) != r->compute || !vkt_fuse_reads_as_made(&r->in[0], &root->view) ||
+  if (!vkt_fuse_loads(r->in[0].dtype, p->compute, r->compute) || !vkt_fuse_reads_as_made(&r->in[0], &root->view) ||
       (n = vkt_fuse_result_operands(p, r, t)) < 0)
     return false;
   const vkt_adapter_props *props = vkt_device_props(r->view.storage->dev);

@@ -168,7 +168,7 @@ static int bound(const scan_job *j, const vkt_tensor **t, int *at) {
   return n;
 }
 
-/* A pass's #define lines; with a load its expression's first (C's among them). */
+/* A pass's #define lines; with a load its expression's first (C's among them), then the scan's own type, A. */
 static vkt_status defines_of(const vkt_op *op, const scan_job *j, scan_mode mode, const int *at, char *buf,
                              size_t cap) {
   static const char *const modes[] = {"#define PER_THREAD\n", "#define BLOCK_REDUCE\n", "#define BLOCK_SCAN\n"};
@@ -180,7 +180,8 @@ static vkt_status defines_of(const vkt_op *op, const scan_job *j, scan_mode mode
     len += vkt_type_defines(buf + len, cap - (size_t)len, "TI", j->in->dtype);
     len += vkt_type_defines(buf + len, cap - (size_t)len, "C", j->compute);
   }
-  len += vkt_conversion_defines(buf + len, cap - (size_t)len, "C", j->in->dtype, j->out->dtype, j->compute);
+  len += vkt_type_defines(buf + len, cap - (size_t)len, "A", j->compute);
+  len += vkt_conversion_defines(buf + len, cap - (size_t)len, "A", j->in->dtype, j->out->dtype, j->compute);
   snprintf(buf + len, cap - (size_t)len,
            "%s%s#define B_IDX %d\n#define B_IIDX %d\n#define B_SEED %d\n#define B_SIDX %d\n#define IDX_T %s\n%s%s%s%s",
            op->define, modes[mode], at[0], at[1], at[2], at[3],

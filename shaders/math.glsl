@@ -363,10 +363,11 @@ float vkt_powi(float x, int n) { // x^n of an integer n >= 0, by squaring: defin
       r *= x;
   return r;
 }
-// a^-s: an integral s up to 64 by squaring (polygamma's), else the driver's pow (1 at a = 1, where it would be NaN for
-// an infinite s).
+// a^-s: an integral s up to 128 (past it a^s overflows float32 for a >= 2) as 1 / a^s by squaring (polygamma's), within
+// a few ulp, where NVIDIA's pow (exp2 of s log2(a), the log to 2^-22) was 5e-6 off at 0.5^-65; else the driver's pow
+// (1 at a = 1, where it would be NaN for an infinite s).
 float vkt_zeta_term(float a, float s) {
-  return s == floor(s) && s <= 64.0 ? vkt_powi(1.0 / a, int(s)) : a == 1.0 ? 1.0 : pow(a, -s);
+  return s == floor(s) && s <= 128.0 ? 1.0 / vkt_powi(a, int(s)) : a == 1.0 ? 1.0 : pow(a, -s);
 }
 // Hurwitz zeta(s, q) of s > 1 and q > 0: Cephes' sum up to q + 9, then Euler-Maclaurin.
 float vkt_zeta_sum(float s, float q) {
@@ -439,8 +440,8 @@ float vkt_erfcx(float x) {
 // zero bits, and its step is 2^13 of the float's except below float16's smallest normal, 2^-14, where it is 2^-24.
 float vkt_nextafter(float x, float y, bool f16) {
   uint ux = floatBitsToUint(x), uy = floatBitsToUint(y);
-  if (isnan(x) || isnan(y))
-    return x + y;
+  if (isnan(x) || isnan(y)) // the NaN itself, as the CPU's x + y gives it (a GPU's sum is its own NaN)
+    return isnan(x) ? x : y;
   if (ux == uy || ((ux | uy) << 1) == 0u) // equal, +-0 included
     return y;
   if ((ux << 1) == 0u) // from 0, the smallest subnormal with y's sign
@@ -549,8 +550,8 @@ precise double vkt_sigmoid(double x) { return 1.0lf / (1.0lf + exp(-x)); }
 precise double vkt_logaddexp(double x, double y) {
   if (isinf(x) && x == y)
     return x;
-  if (isnan(x) || isnan(y))
-    return x + y;
+  if (isnan(x) || isnan(y)) // the NaN itself, as the CPU's x + y gives it (a GPU's sum is its own NaN)
+    return isnan(x) ? x : y;
   return max(x, y) + vkt_log1p(exp(-abs(x - y)));
 }
 precise double vkt_xlogy(double x, double y, bool log1p_y) {

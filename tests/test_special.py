@@ -103,6 +103,8 @@ def test_float32_values_match_torch(device, name, f, x, rtol, atol):
         value = got.cpu().numpy().astype(np.float64)
         as_zero = tiny & np.isclose(value, flushed, rtol=rtol, atol=atol, equal_nan=True)
         want = np.where(as_zero, flushed, want)
+        # and a subnormal result may be 0 (erfcx(-9.4e18) is 1.9e-39)
+        want = np.where((np.abs(want) < np.finfo(F32).tiny) & (value == 0), value, want)
     assert_close(got, want, rtol=rtol, atol=atol)
 
 

@@ -300,11 +300,12 @@ def test_mixed_compute_types_cut_the_chain(fusion):
 CASTS = [  # fn, its inputs' dtypes, the fused kernels it makes (an op alone runs its own shader)
     (lambda x, y: (x > 0).float() * y, ("float32", "float32"), [("gt cast mul", 1)]),  # a mask as floats
     (lambda i, y: i.float() * y + 1, ("int32", "float32"), [("cast mul add", 1)]),
-    (lambda i, y: i.half() * y.half() - 1, ("int64", "float32"), [("cast cast mul sub", 1)]),
+    (lambda i, y: i.half() * y.half() - 1, ("int64", "float32"), [("cast mul sub", 1)]),  # y.half() computed first
     (lambda b, y: b.float() + y, ("bool", "float32"), [("cast add", 1)]),
-    (lambda h, y: (h * 2).float() * y, ("float16", "float32"), [("mul cast mul", 1)]),  # float16 rounded, then float
-    (lambda x, h: (x * 3).half() * h, ("float32", "float16"), [("mul cast mul", 1)]),
-    (lambda d, y: d.float() * y, ("float64", "float32"), [("cast mul", 1)]),  # rounded where loaded
+    # between float types a cast computes in its source's type: the ops after it in another are a kernel of their own
+    (lambda h, y: (h * 2).float() * y, ("float16", "float32"), [("mul cast", 1)]),
+    (lambda x, h: (x * 3).half() * h, ("float32", "float16"), [("mul cast", 1)]),
+    (lambda d, y: (d * 2).float() * y, ("float64", "float32"), [("mul cast", 1)]),
     (lambda x, y: ((x > 0).float() * y).sum(1), ("float32", "float32"), [("gt cast mul sum", 1)]),
     (lambda x, y: (x > 0).float().mean(), ("float32", "float32"), [("gt cast mean", 1)]),
     (lambda x, y: (x * y).int() * 3, ("float32", "float32"), [("mul cast", 1)]),  # then int32 math: a cut

@@ -240,12 +240,12 @@ static bool identity_on_integers(int id) {
          id == VKT_OP_NAN_TO_NUM || id == VKT_OP_NEGINF_TO_NUM;
 }
 
-/* A cast to a float type computes in that type: its input converts where it is loaded, so that the cast fuses with
- * the float ops that read it, and reads a pending comparison (bool) or a float16 value made in float (fuse.c); the
- * conversion is the one a store to that type does. float64 to float16 stays one rounding, and casts to integers
- * keep the float source's store, which sends NaN and out-of-range values to the most negative integer. */
+/* A cast of integers or bools to a float type computes in that type: its input converts where it is loaded, so that
+ * the cast fuses with the float ops that read it, and reads a pending comparison (bool) made in float (fuse.c).
+ * Between float types the cast computes in its source's, as a store to the target would convert: float16 and float32
+ * computing in one kernel would see a GPU's own NaN where memory gives back another (half.glsl's rounded_half). */
 vkt_status vkt_cast(const vkt_tensor *x, vkt_dtype dtype, vkt_tensor *result) {
-  bool to_float = vkt_dtypes[dtype].is_float && !(x->dtype == VKT_FLOAT64 && dtype == VKT_FLOAT16);
+  bool to_float = vkt_dtypes[dtype].is_float && !vkt_dtypes[x->dtype].is_float;
   vkt_op_args args = {.in = {x}, .nin = 1, .compute = to_float ? dtype : x->dtype};
   return run_into(VKT_OP_CAST, &args, vkt_tensor_device(x), dtype, x->ndim, x->shape, NULL, result);
 }

@@ -317,13 +317,6 @@ static int leaf_index(const plan *p, const vkt_tensor *t) {
   return -1;
 }
 
-/* Whether nodes computing in a and b can share a kernel: the same type, or float16 and float32, which both compute in
- * float (each node's value is rounded through its own result dtype all the same). Integer types do not mix: a
- * shift's width is its compute type's. */
-static bool same_compute(vkt_dtype a, vkt_dtype b) {
-  return a == b || ((a == VKT_FLOAT16 || a == VKT_FLOAT32) && (b == VKT_FLOAT16 || b == VKT_FLOAT32));
-}
-
 static void collect(plan *p, node *n) {
   for (int k = 0; k < n->nin && !p->cut; k++) {
     const vkt_tensor *in = &n->in[k];
@@ -336,7 +329,7 @@ static void collect(plan *p, node *n) {
     } else if (!m) {
       if (leaf_index(p, in) < 0)
         p->leaf[p->nleaves++] = in; /* fit() keeps these within MAX_LEAVES */
-    } else if (!same_view(in, &m->view) || !same_compute(m->compute, p->compute) || vkt_fuse_is_reduction(m->op)) {
+    } else if (!same_view(in, &m->view) || m->compute != p->compute || vkt_fuse_is_reduction(m->op)) {
       p->cut = m;
     } else if (node_index(p, m) < 0) {
       collect(p, m);

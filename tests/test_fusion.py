@@ -333,10 +333,19 @@ SPECIAL = np.array([np.nan, np.inf, -np.inf, 1e10, -1e10, 3e9, -3e9, 255.5, 256,
 DTYPES = ["bool", "uint8", "int32", "int64", "float16", "float32", "float64"]
 
 
+def same_but_nan_payloads(got, want):
+    """Equal bits, but a NaN may be any NaN: a GPU's conversions and arithmetic set their own payloads, and its compiler
+    may fold x * 1 into x (NVIDIA: a float16 NaN converted to float is 0x7fffffff from memory, 0x7fffe000 from a
+    register)."""
+    nan = np.isnan(got) if got.dtype.kind == "f" else np.zeros(got.shape, bool)
+    assert got.dtype == want.dtype and np.array_equal(nan, np.isnan(want) if want.dtype.kind == "f" else nan)
+    return np.array_equal(got[~nan].view(np.uint8), want[~nan].view(np.uint8))
+
+
 @pytest.mark.parametrize("source", DTYPES)
 def test_casts_keep_the_unfused_and_cpu_values(source):
     """Every cast, alone and inside a chain, of values out of every target's range (NaN, infinities, past 2^63),
-    bit for bit as without fusion and as on the cpu (but for a NaN's payload, which a GPU's conversion sets)."""
+    as without fusion and as on the cpu, bit for bit but for a NaN's payload."""
     with np.errstate(invalid="ignore", over="ignore"):
         x = SPECIAL != 0 if source == "bool" else SPECIAL.astype(source)
     for target in DTYPES:
@@ -345,13 +354,9 @@ def test_casts_keep_the_unfused_and_cpu_values(source):
                 into = getattr(vkt, target)
                 return t.to(into), (t * 1).to(into) if source != "bool" else t.to(into), t.to(into).to(t.dtype) * 1
 
-            fused = assert_same_bits(fn, x)
-            cpu = fn(vkt.tensor(x))
-            for f, c in zip(fused, cpu):
-                c = c.numpy()
-                nan = np.isnan(f) if f.dtype.kind == "f" else np.zeros(f.shape, bool)
-                assert np.array_equal(nan, np.isnan(c) if c.dtype.kind == "f" else nan), (source, target, f, c)
-                assert np.array_equal(f[~nan].view(np.uint8), c[~nan].view(np.uint8)), (source, target, f, c)
+            fused, unfused = run(fn, x), run(fn, x, fused=False)
+            for f, u, c in zip(fused, unfused, fn(vkt.tensor(x))):
+                assert same_but_nan_payloads(f, u) and same_but_nan_payloads(f, c.numpy()), (source, target, f, u, c)
 
 
 def test_long_chains_and_many_inputs(fusion):

@@ -4,7 +4,8 @@
 // index_add and index_put (whose 1-D index the host views with src's shape, stride 0 off dim). Indices may
 // repeat, so combining is atomic: int32 adds with atomicAdd, float32 adds with it too where the adapter has
 // VK_EXT_shader_atomic_float (FLOAT_ATOMIC), everything else by compare-and-swap on the 32-bit word that
-// holds the element (float32 and int32 whole; float16, uint8 and bool as a lane of it).
+// holds the element (float32 and int32 whole; float16, uint8 and bool as a lane of it); float64 and int64 by
+// compare-and-swap of their 64-bit word, where the adapter has shaderBufferInt64Atomics (WIDE).
 // An index outside [0, size) is skipped and sets the error word, which the host reads after the dispatch.
 #include "shape.glsl"
 
@@ -15,11 +16,18 @@
 #if defined(OP_ADD) && defined(FLOAT_ATOMIC) // float32 adds where the adapter has VK_EXT_shader_atomic_float
 #extension GL_EXT_shader_atomic_float : require
 #endif
+#if !defined(OP_SET) && ITEMSIZE == 8
+#define WIDE
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_shader_atomic_int64 : require
+#endif
 
 #if defined(OP_SET)
 layout(std430, binding = 0) writeonly buffer Out { WORD out_[]; };
 #elif defined(OP_ADD) && defined(FLOAT_ATOMIC)
 layout(std430, binding = 0) buffer Out { float out_[]; };
+#elif defined(WIDE)
+layout(std430, binding = 0) buffer Out { uint64_t out_[]; };
 #elif defined(LANES)
 layout(std430, binding = 0) buffer Out { uint out_[]; }; // the words the elements are lanes of
 #else
@@ -46,6 +54,14 @@ layout(std430, binding = 3) writeonly buffer Err { uint err_[]; };
 #define T int
 #define LOAD(u) int(u)
 #define STORE(v) (uint((v)) & 0xFFu)
+#elif defined(WIDE) && defined(IS_INT64)
+#define T int64_t
+#define LOAD(u) int64_t(u)
+#define STORE(v) uint64_t(v)
+#elif defined(WIDE) // float64
+#define T double
+#define LOAD(u) packDouble2x32(unpackUint2x32(u))
+#define STORE(v) packUint2x32(unpackDouble2x32(v))
 #elif defined(ADD_INT) // int32: the word as a signed integer
 #define T int
 #define LOAD(u) int(u)
@@ -55,8 +71,13 @@ layout(std430, binding = 3) writeonly buffer Err { uint err_[]; };
 #define LOAD(u) uintBitsToFloat(u)
 #define STORE(v) floatBitsToUint((v))
 #endif
+#ifdef WIDE
+#define BITS uint64_t
+#else
+#define BITS uint
+#endif
 // The element's bits a and b (in the low bits) combined.
-uint combine(uint a_bits, uint b_bits) {
+BITS combine(BITS a_bits, BITS b_bits) {
   T a = LOAD(a_bits), b = LOAD(b_bits);
 #if defined(OP_ADD)
   return STORE(a + b);
@@ -101,6 +122,12 @@ void main() {
     want = seen;
     uint lane = combine(want >> shift & mask, uint(w));
     seen = atomicCompSwap(out_[word], want, (want & ~(mask << shift)) | lane << shift);
+  } while (seen != want);
+#elif defined(WIDE)
+  uint64_t seen = out_[at], want;
+  do {
+    want = seen;
+    seen = atomicCompSwap(out_[at], want, combine(want, packUint2x32(w)));
   } while (seen != want);
 #elif defined(OP_ADD) && defined(ADD_INT)
   atomicAdd(out_[at], w);

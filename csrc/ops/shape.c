@@ -569,11 +569,11 @@ bool vkt_shape_supports(const vkt_op *op, const vkt_op_args *a, const char **why
     *why = "the adapter has no shaderInt64";
     return false;
   }
-  *why = "no 32-bit compare-and-swap for a 64-bit element";
+  *why = "the adapter has no 64-bit atomics (shaderBufferInt64Atomics) for a 64-bit element";
   vkt_op_id id = (vkt_op_id)(op - vkt_ops);
   bool combines =
       id == VKT_OP_SCATTER_ADD || id == VKT_OP_SCATTER_PROD || id == VKT_OP_SCATTER_AMAX || id == VKT_OP_SCATTER_AMIN;
-  if (combines && vkt_dtype_size(a->out->dtype) == 8)
+  if (combines && vkt_dtype_size(a->out->dtype) == 8 && !p->int64_atomics)
     return false;
   *why = "more than 2^32 elements";
   if (vkt_tensor_numel(g.iter) > UINT32_MAX || g.limit > UINT32_MAX)
@@ -611,9 +611,10 @@ vkt_status vkt_shape_launch(const vkt_op *op, const vkt_op_args *a) {
   bool float_atomic = a->out->dtype == VKT_FLOAT32 && vkt_device_props(a->out->storage->dev)->float32_atomic_add;
   snprintf(defines, sizeof defines, "#define ITEMSIZE %d\n%s%s%s%s", vkt_dtype_size(a->out->dtype), op->define,
            float_atomic ? "#define FLOAT_ATOMIC\n" : "", index && index->dtype == VKT_INT64 ? "#define INDEX64\n" : "",
-           a->out->dtype == VKT_INT32  ? "#define ADD_INT\n"
-           : a->out->dtype == VKT_BOOL ? "#define IS_BOOL\n"
-                                       : "");
+           a->out->dtype == VKT_INT32   ? "#define ADD_INT\n"
+           : a->out->dtype == VKT_INT64 ? "#define IS_INT64\n"
+           : a->out->dtype == VKT_BOOL  ? "#define IS_BOOL\n"
+                                        : "");
   unsigned writes = 1u;
   for (int k = 1; k < g.nbind; k++)
     writes |= (g.bind[k] == a->out2) << k;

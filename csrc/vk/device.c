@@ -320,6 +320,7 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   p->int16_storage = f11.storageBuffer16BitAccess && f.features.shaderInt16;
   p->float16 = p->int16_storage && f12.shaderFloat16;
   p->int8_storage = f12.storageBuffer8BitAccess && f12.shaderInt8;
+  p->int64_atomics = p->int64 && f12.shaderBufferInt64Atomics;
   p->memory_model_device_scope = f12.vulkanMemoryModelDeviceScope;
   p->cooperative_matrix =
       has_device_extension(pd, "VK_NV_cooperative_matrix") || has_device_extension(pd, "VK_KHR_cooperative_matrix");
@@ -511,7 +512,8 @@ static vkt_status create_device(int index, vkt_device *dev) {
                                              which the memory model allows only with this */
                                           .vulkanMemoryModelDeviceScope =
                                               (p->coop_f16 || p->coop2) && p->memory_model_device_scope,
-                                          .shaderFloat16 = p->float16};
+                                          .shaderFloat16 = p->float16,
+                                          .shaderBufferInt64Atomics = p->int64_atomics};
   VkPhysicalDeviceVulkan11Features f11 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                           .pNext = &f12,
                                           .storageBuffer16BitAccess = p->int16_storage};

@@ -48,6 +48,7 @@ typedef struct {
   uint32_t coop2_granularity[3], coop2_invocations; /* their M, N, K granularity, and workgroup size */
   bool push_descriptor;
   bool float32_atomic_add; /* VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd: scatter adds natively */
+  bool int64_atomics;      /* shaderBufferInt64Atomics: scatter combines 8-byte elements by 64-bit compare-and-swap */
   uint8_t uuid[16];
   uint32_t max_workgroup_size[3];
   uint32_t max_push_constants;           /* bytes */

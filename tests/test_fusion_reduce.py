@@ -494,6 +494,28 @@ def test_autograd_through_a_fused_reduction(fusion, op):
         assert same_bits(g, u)
 
 
+@pytest.mark.parametrize("op", ["sum", "softmax", "log_softmax", "cumsum"])
+def test_autograd_through_a_reduction_in_float64_of_a_float32_expression(fusion, op):
+    """A reduction computing in float64 loads the float32 expression (reduce.glsl's A and C): its gradients as
+    without fusion, and as torch's."""
+    a, b = arr(12, 40), arr(12, 40)
+
+    def grads(lib, fused=True):
+        vkt.vulkan.set_fusion(fused)
+        try:
+            on = {"device": "vulkan"} if lib is vkt else {}
+            x, y = (lib.tensor(v, requires_grad=True, **on) for v in (a, b))
+            getattr(x * y + 0.5, op)(1, dtype=lib.float64).square().sum().backward()
+            return [np.asarray(t.grad.cpu().numpy()) for t in (x, y)]
+        finally:
+            vkt.vulkan.set_fusion(True)
+
+    torch = pytest.importorskip("torch")
+    for g, u, t in zip(grads(vkt), grads(vkt, fused=False), grads(torch)):
+        assert g.dtype == np.float32 and same_bits(g, u)
+        assert_close(g, t, rtol=1e-5, atol=1e-5)
+
+
 def test_writes_after_the_reduction_do_not_change_it(fusion):
     a, b = arr(6, 20), arr(6, 20)
     x, y = vkt.tensor(a, device="vulkan"), vkt.tensor(b, device="vulkan")

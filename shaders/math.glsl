@@ -8,6 +8,12 @@
 #include "math_f64.glsl"
 #endif
 
+// max and min as PyTorch's maximum, minimum and clamp take them (C++'s std::max and std::min): the first operand
+// where the two compare equal, so max(0.0, -0.0) is 0.0 and max(-0.0, 0.0) is -0.0. GLSL's max and min say the same,
+// but drivers compile them to instructions that order -0.0 below 0.0 (lavapipe's did). Operands are evaluated twice.
+#define vkt_max(x, y) ((x) < (y) ? (y) : (x))
+#define vkt_min(x, y) ((y) < (x) ? (y) : (x))
+
 #if defined(C_FLOAT)
 // Abramowitz & Stegun 7.1.26 is 1.5e-7 absolute; this rational form (from Numerical Recipes' erfc
 // Chebyshev fit) keeps 1.2e-7 relative on erfc, so gelu stays within float32 rounding. erf itself

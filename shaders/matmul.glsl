@@ -79,13 +79,14 @@ Batch batch_of_workgroup() {
 // SignedZeroInfNanPreserve), a driver may take v != v as false for a computed v, and an H100's did, so
 // relu's epilogue turned NaN sums into 0.
 bool is_nan(float v) { return (floatBitsToUint(v) & 0x7fffffffu) > 0x7f800000u; }
-float relu(float v) { return is_nan(v) ? v : max(v, 0.0); } // relu(NaN) is NaN, as in PyTorch
+// relu(NaN) is NaN and relu(-0.0) is -0.0, as in PyTorch (max(v, 0.0) may give 0.0)
+float relu(float v) { return is_nan(v) ? v : v < 0.0 ? 0.0 : v; }
 #ifdef ACC_FLOAT64
 bool is_nan(double v) {
   uvec2 w = unpackDouble2x32(v);
   return (w.y & 0x7fffffffu) > 0x7ff00000u || ((w.y & 0x7fffffffu) == 0x7ff00000u && w.x != 0u);
 }
-double relu(double v) { return is_nan(v) ? v : max(v, 0.0LF); }
+double relu(double v) { return is_nan(v) ? v : v < 0.0LF ? 0.0LF : v; }
 #endif
 int relu(int v) { return max(v, 0); }
 #ifdef ACC_INT64

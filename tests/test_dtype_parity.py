@@ -329,6 +329,26 @@ def test_to_forms_against_torch(name, call, device):
     assert got.cpu().tolist() == want.tolist(), name
 
 
+TO_REFUSED = [
+    ("dtype_dtype", lambda L, x, d: x.to(L.float32, L.float64)),
+    ("device_device", lambda L, x, d: x.to(d, d)),
+    ("dtype_device", lambda L, x, d: x.to(L.float32, d)),
+    ("other_dtype", lambda L, x, d: x.to(L.ones(1), L.float64)),
+    ("device_bool", lambda L, x, d: x.to(d, True)),
+    ("dtype_three_bools", lambda L, x, d: x.to(L.float32, True, True, True)),
+    ("device_dtype_number", lambda L, x, d: x.to(d, L.float32, 1)),
+]
+
+
+@pytest.mark.parametrize("name,call", TO_REFUSED, ids=[c[0] for c in TO_REFUSED])
+def test_to_refuses_what_torch_refuses(name, call, device):
+    with pytest.raises(TypeError) as want:
+        call(torch, torch.ones(1), "cpu")
+    with pytest.raises(TypeError) as got:
+        call(vkt, vkt.ones(1, device=device), device)
+    assert str(got.value) == str(want.value).replace("torch.", "vkt."), name
+
+
 def test_to_number_is_a_cpu_other(device):
     x = vkt.tensor([1.5], device=device)
     assert x.to(0.5).dtype == torch_like(torch.tensor([1.5]).to(0.5).dtype) and x.to(0.5).device.type == "cpu"

@@ -605,6 +605,31 @@ def test_clamp_bound_errors(device):
     assert i.dtype == vkt.float32 and to_numpy(i).tolist() == [2.5, 5.0, 3.0]
 
 
+SIGNED_ZEROS = [
+    ("clamp(0, -0)", lambda m, x: x.clamp(0.0, -0.0)),
+    ("clamp(-0, 0)", lambda m, x: x.clamp(-0.0, 0.0)),
+    ("clamp_min(0)", lambda m, x: x.clamp_min(0.0)),
+    ("clamp_max(-0)", lambda m, x: x.clamp_max(-0.0)),
+    ("clamp tensors", lambda m, x: x.clamp(m.zeros_like(x), -m.zeros_like(x))),
+    ("maximum", lambda m, x: m.maximum(x, x.flip(0))),
+    ("minimum", lambda m, x: m.minimum(x, x.flip(0))),
+    ("relu", lambda m, x: m.relu(x)),
+    ("relu6", lambda m, x: m.nn.functional.relu6(x)),
+    ("hardtanh(0, -0)", lambda m, x: m.nn.functional.hardtanh(x, 0.0, -0.0)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("name,fn", SIGNED_ZEROS, ids=[c[0] for c in SIGNED_ZEROS])
+def test_signed_zeros_as_torch(device, dtype, name, fn):
+    """Where a max or min compares 0.0 and -0.0 equal, PyTorch keeps the first operand (C++'s std::max): relu(-0.0)
+    is -0.0, maximum(0.0, -0.0) 0.0 and maximum(-0.0, 0.0) -0.0. Signs compared bit for bit."""
+    torch = pytest.importorskip("torch")
+    got, want = (fn(m, t) for m, t in zip((vkt, torch), both(device, torch, [0.0, -0.0, 1.0, -1.0, -0.0, 0.0], dtype)))
+    assert np.array_equal(np.signbit(to_numpy(got)), np.signbit(want.numpy())), f"{to_numpy(got)} != {want}"
+    same(got, want)
+
+
 def test_lerp_and_addcdiv_errors(device):
     f = vkt.ones(3, device=device)
     with pytest.raises(RuntimeError, match="expected dtype float32 for `end` but got dtype float64"):

@@ -32,7 +32,7 @@
   [ID] = {NAME, SHADER, GLSL, vkt_shape_supports, vkt_shape_launch, vkt_cpu_shape, NULL, NULL, 0}
 
 const vkt_op vkt_ops[VKT_OP_COUNT] = {
-    UNARY(VKT_OP_RELU, "relu", "x != x ? x : max(x, C(0))", relu, VKT_NO_BOOL),
+    UNARY(VKT_OP_RELU, "relu", "x != x ? x : vkt_max(x, C(0))", relu, VKT_NO_BOOL),
     UNARY_K(VKT_OP_GELU, "gelu", "C(0.5) * x * vkt_erfc(x * C(-0.7071067811865476))", gelu, FLOATS | VKT_FLOAT_IN,
             "GeluKernelImpl"),
     UNARY_K(VKT_OP_GELU_TANH, "gelu_tanh",
@@ -55,7 +55,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     UNARY(VKT_OP_COS, "cos", "cos(x)", cos, FLOATS),
     UNARY(VKT_OP_SQUARE, "square", "x * x", square, 0),
     UNARY(VKT_OP_RECIPROCAL, "reciprocal", "C(1) / x", reciprocal, VKT_FLOAT_ONLY),
-    UNARY(VKT_OP_CLAMP, "clamp", "x != x ? x : P0 != P0 || P1 != P1 ? P0 + P1 : min(max(x, P0), P1)", clamp, 0),
+    UNARY(VKT_OP_CLAMP, "clamp", "x != x ? x : P0 != P0 || P1 != P1 ? P0 + P1 : vkt_min(vkt_max(x, P0), P1)", clamp, 0),
     UNARY(VKT_OP_SIGN, "sign", "vkt_sign(x)", sign, 0),
     UNARY_K(VKT_OP_FLOOR, "floor", "floor(x)", floor, VKT_NOT_BOOL, "floor_vml_cpu"),
     UNARY_K(VKT_OP_CEIL, "ceil", "ceil(x)", ceil, VKT_NOT_BOOL, "ceil_vml_cpu"),
@@ -132,8 +132,8 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     BINARY(VKT_OP_DIV_TRUNC, "div_trunc", "vkt_div_trunc(x, y)", div_trunc, VKT_NOT_BOOL),
     BINARY(VKT_OP_DIV_FLOOR, "div_floor", "vkt_div_floor(x, y)", div_floor, VKT_NOT_BOOL),
     BINARY_K(VKT_OP_POW, "pow", "vkt_pow(x, y)", pow, VKT_NOT_BOOL, "pow"),
-    BINARY(VKT_OP_MAXIMUM, "maximum", "x != x || y != y ? x + y : max(x, y)", maximum, VKT_TENSOR_OTHER),
-    BINARY(VKT_OP_MINIMUM, "minimum", "x != x || y != y ? x + y : min(x, y)", minimum, VKT_TENSOR_OTHER),
+    BINARY(VKT_OP_MAXIMUM, "maximum", "x != x || y != y ? x + y : vkt_max(x, y)", maximum, VKT_TENSOR_OTHER),
+    BINARY(VKT_OP_MINIMUM, "minimum", "x != x || y != y ? x + y : vkt_min(x, y)", minimum, VKT_TENSOR_OTHER),
     BINARY(VKT_OP_REMAINDER, "remainder", "vkt_remainder(x, y)", remainder, VKT_NOT_BOOL),
     BINARY(VKT_OP_EQ, "eq", "x == y", eq, VKT_BOOL_OUT),
     BINARY(VKT_OP_NE, "ne", "x != y", ne, VKT_BOOL_OUT),

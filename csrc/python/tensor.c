@@ -641,29 +641,78 @@ static PyObject *t_cpu(PyObject *self, PyObject *unused) {
 
 /* to(device=None, dtype=None, non_blocking=False, copy=False), to(dtype, ...), to(other, ...); non_blocking is
  * taken and ignored (a copy to the host waits anyway, one to a device is recorded). */
+/* An argument's type as PyTorch's signature errors name it (a new reference; NULL with an error set). */
+static PyObject *arg_type_name(PyObject *a) {
+  if (vkt_is_tensor(a))
+    return PyUnicode_FromString("Tensor");
+  if (PyObject_TypeCheck(a, (PyTypeObject *)vkt_state->dtype_type))
+    return PyUnicode_FromString("vkt.dtype");
+  if (PyObject_TypeCheck(a, (PyTypeObject *)vkt_state->device_type))
+    return PyUnicode_FromString("vkt.device");
+  return PyObject_GetAttrString((PyObject *)Py_TYPE(a), "__name__");
+}
+
+/* PyTorch's TypeError for arguments that fit none of to()'s forms, which it lists. */
+static PyObject *to_signature_error(PyObject *args, PyObject *kwargs) {
+  PyObject *got = PyUnicode_FromString(""), *key, *value, *name;
+  Py_ssize_t n = PyTuple_Size(args), pos = 0;
+  for (Py_ssize_t i = 0; got && i < n; i++) {
+    PyObject *was = got;
+    name = arg_type_name(PyTuple_GetItem(args, i));
+    got = name ? PyUnicode_FromFormat("%U%s%U", was, i ? ", " : "", name) : NULL;
+    Py_XDECREF(name);
+    Py_DECREF(was);
+  }
+  for (bool more = n > 0; got && kwargs && PyDict_Next(kwargs, &pos, &key, &value); more = false) {
+    PyObject *was = got;
+    name = arg_type_name(value);
+    got = name ? PyUnicode_FromFormat("%U%s%U=%U, ", was, more ? ", " : "", key, name) : NULL;
+    Py_XDECREF(name);
+    Py_DECREF(was);
+  }
+  if (got)
+    PyErr_Format(PyExc_TypeError,
+                 "to() received an invalid combination of arguments - got (%U), but expected one of:\n"
+                 " * (vkt.device device = None, vkt.dtype dtype = None, bool non_blocking = False, bool copy = False, "
+                 "*, vkt.memory_format memory_format = None)\n"
+                 " * (vkt.dtype dtype, bool non_blocking = False, bool copy = False, *, vkt.memory_format "
+                 "memory_format = None)\n"
+                 " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, vkt.memory_format "
+                 "memory_format = None)\n",
+                 got);
+  Py_XDECREF(got);
+  return NULL;
+}
+
 static PyObject *t_to(PyObject *self, PyObject *args, PyObject *kwargs) {
   int device = vkt_tensor_device(SELF);
   vkt_dtype dtype = SELF->dtype;
   vkt_memory_format fmt = VKT_PRESERVE_FORMAT;
   bool copy = false, given;
-  int bools = 0;
-  Py_ssize_t n = PyTuple_Size(args);
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *a = PyTuple_GetItem(args, i);
-    if (PyObject_TypeCheck(a, (PyTypeObject *)vkt_state->dtype_type)) {
-      dtype = ((vkt_py_dtype *)a)->dtype;
-    } else if (vkt_is_tensor(a)) {
-      device = vkt_tensor_device(&((vkt_py_tensor *)a)->v.t);
-      dtype = ((vkt_py_tensor *)a)->v.t.dtype;
-    } else if (i == 0 && (PyFloat_Check(a) || PyBool_Check(a))) { /* PyTorch's `other` as a number's cpu tensor */
-      device = VKT_CPU, dtype = PyBool_Check(a) ? VKT_BOOL : VKT_FLOAT64;
-    } else if (PyBool_Check(a)) {
-      if (++bools == 2) /* (..., non_blocking, copy) */
-        copy = a == Py_True;
-    } else if (vkt_parse_device(a, &device) < 0) {
+  Py_ssize_t n = PyTuple_Size(args), flags = 1; /* where (non_blocking, copy) start */
+  PyObject *first = n ? PyTuple_GetItem(args, 0) : NULL, *second = n > 1 ? PyTuple_GetItem(args, 1) : Py_None;
+  bool is_dtype = first && PyObject_TypeCheck(first, (PyTypeObject *)vkt_state->dtype_type);
+  if (is_dtype) {
+    dtype = ((vkt_py_dtype *)first)->dtype;
+  } else if (first && vkt_is_tensor(first)) {
+    device = vkt_tensor_device(&((vkt_py_tensor *)first)->v.t);
+    dtype = ((vkt_py_tensor *)first)->v.t.dtype;
+  } else if (first && (PyFloat_Check(first) || PyBool_Check(first))) { /* PyTorch's `other` as a number's cpu tensor */
+    device = VKT_CPU, dtype = PyBool_Check(first) ? VKT_BOOL : VKT_FLOAT64;
+  } else if (first) { /* (device, dtype, ...) */
+    flags = 2;
+    if (first != Py_None && vkt_parse_device(first, &device) < 0)
       return NULL;
-    }
+    if (PyObject_TypeCheck(second, (PyTypeObject *)vkt_state->dtype_type))
+      dtype = ((vkt_py_dtype *)second)->dtype;
+    else if (second != Py_None)
+      return to_signature_error(args, kwargs);
   }
+  for (Py_ssize_t i = flags; i < n; i++)
+    if (!PyBool_Check(PyTuple_GetItem(args, i)) || i >= flags + 2)
+      return to_signature_error(args, kwargs);
+  if (n > flags + 1)
+    copy = PyTuple_GetItem(args, flags + 1) == Py_True;
   if (kwargs) {
     PyObject *key, *value;
     Py_ssize_t pos = 0;

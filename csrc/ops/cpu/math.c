@@ -58,7 +58,6 @@ static double fremainder(double x, double y) {
   return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
 }
 
-/* A NaN bound gives NaN, as in PyTorch (fmin and fmax would ignore it). */
 /* PyTorch's floor division of floats, as shaders/math.glsl computes it. */
 static double fdiv_floor(double x, double y) {
   if (y == 0)
@@ -72,13 +71,18 @@ static double fdiv_floor(double x, double y) {
   return d - f > 0.5 ? f + 1 : f;
 }
 
+/* std::max and std::min, as PyTorch's maximum, minimum and clamp: x where the two compare equal (0.0 and -0.0),
+ * where fmax and fmin may give either. */
+static double std_max(double x, double y) { return x < y ? y : x; }
+static double std_min(double x, double y) { return y < x ? y : x; }
+/* A NaN bound gives NaN, as in PyTorch (fmin and fmax would ignore it). */
 static double fclamp(double x, const vkt_op_args *a) {
-  return isnan(x) ? x : isnan(P0F) || isnan(P1F) ? P0F + P1F : fmin(fmax(x, P0F), P1F);
+  return isnan(x) ? x : isnan(P0F) || isnan(P1F) ? P0F + P1F : std_min(std_max(x, P0F), P1F);
 }
-static double nan_max(double x, double y) { return isnan(x) || isnan(y) ? x + y : fmax(x, y); }
-static double nan_min(double x, double y) { return isnan(x) || isnan(y) ? x + y : fmin(x, y); }
+static double nan_max(double x, double y) { return isnan(x) || isnan(y) ? x + y : std_max(x, y); }
+static double nan_min(double x, double y) { return isnan(x) || isnan(y) ? x + y : std_min(x, y); }
 
-F(relu, x > 0 ? x : (isnan(x) ? x : 0.0), x > 0 ? x : 0)
+F(relu, isnan(x) ? x : std_max(x, 0.0), x > 0 ? x : 0)
 F(gelu, 0.5 * x * erfc(-x * M_SQRT1_2), 0) /* 1 + erf(x) cancels for x < -2: erfc(-x) */
 F(gelu_tanh, 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))), 0)
 F(silu, x *sigmoid(x), 0)

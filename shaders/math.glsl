@@ -4,13 +4,26 @@
 #ifndef VKT_MATH_GLSL
 #define VKT_MATH_GLSL
 
+// Signed zeros, infinities and NaNs as IEEE 754 has them, where the adapter can keep them (the pipeline then defines
+// VKT_PRESERVE_F32 / _F64): otherwise a driver may assume there are none and compile x < y ? y : x to an instruction
+// that orders -0.0 below 0.0 (an H100's did, in a fused clamp), or drop a NaN test.
+#if defined(VKT_PRESERVE_F32) || (defined(VKT_PRESERVE_F64) && defined(C_FLOAT64))
+#extension GL_EXT_spirv_intrinsics : require
+#endif
+#if defined(VKT_PRESERVE_F32)
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4466], 4461, 32);
+#endif
+#if defined(VKT_PRESERVE_F64) && defined(C_FLOAT64)
+spirv_execution_mode(extensions = ["SPV_KHR_float_controls"], capabilities = [4466], 4461, 64);
+#endif
+
 #if defined(C_FLOAT64)
 #include "math_f64.glsl"
 #endif
 
 // max and min as PyTorch's maximum, minimum and clamp take them (C++'s std::max and std::min): the first operand
 // where the two compare equal, so max(0.0, -0.0) is 0.0 and max(-0.0, 0.0) is -0.0. GLSL's max and min say the same,
-// but drivers compile them to instructions that order -0.0 below 0.0 (lavapipe's did). Operands are evaluated twice.
+// but lavapipe's returned the other operand. Operands are evaluated twice.
 #define vkt_max(x, y) ((x) < (y) ? (y) : (x))
 #define vkt_min(x, y) ((y) < (x) ? (y) : (x))
 

@@ -348,7 +348,7 @@ static PyObject *py_device_properties(PyObject *self, PyObject *args) {
   char api[32];
   snprintf(api, sizeof api, "%u.%u.%u", p->api_version >> 22, (p->api_version >> 12) & 0x3ff, p->api_version & 0xfff);
   return Py_BuildValue(
-      "{s:s,s:s,s:s,s:s,s:I,s:I,s:K,s:I,s:K,s:I,s:O,s:O,s:z,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "name", p->name, "type",
+      "{s:s,s:s,s:s,s:s,s:I,s:I,s:K,s:I,s:K,s:I,s:O,s:O,s:z,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "name", p->name, "type",
       vkt_adapter_type_names[p->type], "api_version", api, "driver", p->driver, "vendor_id", p->vendor_id, "device_id",
       p->device_id, "total_memory", (unsigned long long)p->device_local_bytes, "subgroup_size", p->subgroup_size,
       "max_storage_buffer_range", (unsigned long long)p->max_storage_buffer_range, "max_shared_memory",
@@ -361,7 +361,7 @@ static PyObject *py_device_properties(PyObject *self, PyObject *args) {
       "shader_int64", p->int64 ? Py_True : Py_False, "shader_float16", p->float16 ? Py_True : Py_False, "storage_8bit",
       p->int8_storage ? Py_True : Py_False, "push_descriptor", p->push_descriptor ? Py_True : Py_False,
       "float32_atomic_add", p->float32_atomic_add ? Py_True : Py_False, "int64_atomics",
-      p->int64_atomics ? Py_True : Py_False);
+      p->int64_atomics ? Py_True : Py_False, "float_controls", p->preserve_f32 ? Py_True : Py_False);
 }
 
 static PyObject *py_current_device(PyObject *self, PyObject *unused) {

@@ -269,7 +269,13 @@ static vkt_adapter_type adapter_type(VkPhysicalDeviceType t) {
 }
 
 static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
-  VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceProperties base;
+  vkGetPhysicalDeviceProperties(pd, &base);
+  /* float controls are core from Vulkan 1.2, the version their SPIR-V is taken at without an extension enabled */
+  VkPhysicalDeviceFloatControlsProperties fc = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+  bool v12 = base.apiVersion >= VK_API_VERSION_1_2;
+  VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+                                            .pNext = v12 ? &fc : NULL};
   VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, .pNext = &sub};
   VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &drv};
   vkGetPhysicalDeviceProperties2(pd, &props2);
@@ -283,6 +289,8 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   p->device_id = pr->deviceID;
   memcpy(p->uuid, pr->pipelineCacheUUID, sizeof p->uuid);
   p->subgroup_size = sub.subgroupSize;
+  p->preserve_f32 = fc.shaderSignedZeroInfNanPreserveFloat32 && !getenv("VKT_NO_FLOAT_CONTROLS");
+  p->preserve_f64 = fc.shaderSignedZeroInfNanPreserveFloat64 && !getenv("VKT_NO_FLOAT_CONTROLS");
   p->subgroup_arithmetic = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                            (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
   p->subgroup_ballot =

@@ -244,9 +244,20 @@ static uint32_t *spirv_cached(const char *path, size_t *nwords) {
 static vkt_status get_spirv(vkt_device *dev, const char *shader, const char *source, const char *defines,
                             uint32_t **words, size_t *nwords, char **log) {
   vkt_buf src = {0};
+  char *all = NULL; /* defines with the device's in front */
   vkt_status st = source ? expand_text(shader, source, &src, 0) : expand(shader, &src, 0);
   if (st)
     goto finish;
+  if (!source && (dev->props->preserve_f32 || dev->props->preserve_f64)) { /* shaders/math.glsl reads these */
+    size_t n = strlen(defines) + 64;
+    if (!(all = malloc(n))) {
+      st = vkt_fail(VKT_ERR_NOMEM, "out of host memory for a shader's #defines");
+      goto finish;
+    }
+    snprintf(all, n, "%s%s%s", dev->props->preserve_f32 ? "#define VKT_PRESERVE_F32\n" : "",
+             dev->props->preserve_f64 ? "#define VKT_PRESERVE_F64\n" : "", defines);
+    defines = all;
+  }
   uint64_t h = vkt_fnv1a(src.text, src.len, VKT_FNV_SEED);
   h = vkt_fnv1a(defines, strlen(defines), h);
   h = vkt_fnv1a(dev->props->uuid, sizeof dev->props->uuid, h);
@@ -264,6 +275,7 @@ static vkt_status get_spirv(vkt_device *dev, const char *shader, const char *sou
   write_file(dir, path, *words, *nwords * 4, &check, 8);
 finish:
   free(src.text);
+  free(all);
   return st;
 }
 

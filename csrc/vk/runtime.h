@@ -49,6 +49,9 @@ typedef struct {
   bool push_descriptor;
   bool float32_atomic_add; /* VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd: scatter adds natively */
   bool int64_atomics;      /* shaderBufferInt64Atomics: scatter combines 8-byte elements by 64-bit compare-and-swap */
+  /* shaderSignedZeroInfNanPreserveFloat32/64 (Vulkan 1.2): vkt's shaders then ask the driver to keep IEEE 754's signed
+   * zeros, infinities and NaNs (shaders/math.glsl) */
+  bool preserve_f32, preserve_f64;
   uint8_t uuid[16];
   uint32_t max_workgroup_size[3];
   uint32_t max_push_constants;           /* bytes */

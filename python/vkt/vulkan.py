@@ -27,6 +27,7 @@ class DeviceProperties:
     push_descriptor: bool
     float32_atomic_add: bool  # VK_EXT_shader_atomic_float: scatter adds float32 natively, else compare-and-swap
     int64_atomics: bool  # shaderBufferInt64Atomics: scatter combines float64 and int64 on the device, else on the CPU
+    float_controls: bool  # float32 shaders keep IEEE 754's signed zeros, infinities and NaNs (SignedZeroInfNanPreserve)
 
 
 def is_available():

@@ -135,9 +135,9 @@ def run_python(code, env=None, timeout=120, args=None):
 
 
 def normalized(message):
-    """An error message as compared with torch's: torch.Size([...]) printed as vkt prints shapes, and a printed
-    set's items sorted (their order depends on the process)."""
-    message = message.replace("torch.Size([", "(").replace("])", ")")
+    """An error message as compared with torch's: torch.Size([...]) as vkt.Size([...]), and a printed set's items
+    sorted (their order depends on the process)."""
+    message = message.replace("torch.Size(", "vkt.Size(")
     return re.sub(r"\{([^{}]*)\}", lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", message)
 
 

@@ -378,10 +378,10 @@ def test_load_state_dict_errors_change_nothing():
         "Error(s) in loading state_dict for Sequential:\n\t"
         'Missing key(s) in state_dict: "blocks.1.running", "table.b.weight". \n\t'
         'Unexpected key(s) in state_dict: "first.extra", "blocks.9.weight". \n\t'
-        "size mismatch for first.weight: copying a param with shape [5, 2] from checkpoint, "
-        "the shape in current model is [3, 2].\n\t"
-        "size mismatch for blocks.0.scale: copying a param with shape [4] from checkpoint, "
-        "the shape in current model is [3].\n\t"
+        "size mismatch for first.weight: copying a param with shape vkt.Size([5, 2]) from checkpoint, "
+        "the shape in current model is vkt.Size([3, 2]).\n\t"
+        "size mismatch for blocks.0.scale: copying a param with shape vkt.Size([4]) from checkpoint, "
+        "the shape in current model is vkt.Size([3]).\n\t"
         'While copying the parameter named "table.b.running", expected vkt.Tensor or Tensor-like object from '
         "checkpoint but received <class 'str'>")
     for k, v in m.state_dict().items():
@@ -391,7 +391,7 @@ def test_load_state_dict_errors_change_nothing():
     tsd = {k: torch.tensor(v.numpy()) if isinstance(v, vkt.Tensor) else v for k, v in sd.items()}
     with pytest.raises(RuntimeError) as tinfo:
         tm.load_state_dict(tsd)
-    assert str(tinfo.value).replace("torch.Size(", "").replace("])", "]").replace("torch.Tensor", "vkt.Tensor") \
+    assert str(tinfo.value).replace("torch.Size(", "vkt.Size(").replace("torch.Tensor", "vkt.Tensor") \
         == str(info.value)
 
 

@@ -390,8 +390,8 @@ static vkt_status check_root(int k, const vkt_var *root, const vkt_var *grad, vk
     vkt_shape_str(grad->t.ndim, grad->t.shape, g, sizeof g);
     vkt_shape_str(root->t.ndim, root->t.shape, r, sizeof r);
     return vkt_fail(VKT_ERR_RUNTIME,
-                    "Mismatch in shape: grad_output[%d] has a shape of torch.Size(%s) and output[%d] has a shape of "
-                    "torch.Size(%s).",
+                    "Mismatch in shape: grad_output[%d] has a shape of vkt.Size(%s) and output[%d] has a shape of "
+                    "vkt.Size(%s).",
                     k, g, k, r);
   }
   if (vkt_tensor_device(&grad->t) != vkt_tensor_device(&root->t))

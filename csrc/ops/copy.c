@@ -393,9 +393,15 @@ vkt_status vkt_fill_(const vkt_tensor *t, vkt_scalar v) {
   return st;
 }
 
-/* ---- random numbers: xoshiro256** on the host, so every device sees the same values ---- */
+/* ---- random numbers: xoshiro256** on the host, one stream per device ---- */
 
-static uint64_t rng[4] = {0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull, 0x94d049bb133111ebull, 1};
+#define DEFAULT_SEED 67280421310721ull /* torch's default generators' initial seed */
+
+typedef struct {
+  uint64_t seed, s[4];
+} rng_stream;
+
+static rng_stream streams[VKT_MAX_ADAPTERS + 1]; /* [0] the host's, [1 + i] adapter i's; all zero until first used */
 
 static uint64_t splitmix(uint64_t *x) {
   uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
@@ -404,13 +410,41 @@ static uint64_t splitmix(uint64_t *x) {
   return z ^ (z >> 31);
 }
 
-void vkt_manual_seed(uint64_t seed) {
+static void stream_seed(rng_stream *r, uint64_t seed) {
+  r->seed = seed;
   for (int i = 0; i < 4; i++)
-    rng[i] = splitmix(&seed);
+    r->s[i] = splitmix(&seed);
 }
 
-void vkt_rng_get(uint64_t state[4]) { memcpy(state, rng, sizeof rng); }
-void vkt_rng_set(const uint64_t state[4]) { memcpy(rng, state, sizeof rng); }
+/* device's stream; an all-zero state (never xoshiro's: it would stay zero) is one not yet used, which starts where
+ * the streams always have before a seed. */
+static rng_stream *stream(int device) {
+  rng_stream *r = &streams[device + 1];
+  if (!(r->s[0] | r->s[1] | r->s[2] | r->s[3]))
+    *r = (rng_stream){DEFAULT_SEED, {0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull, 0x94d049bb133111ebull, 1}};
+  return r;
+}
+
+void vkt_manual_seed(uint64_t seed) {
+  for (int i = 0; i <= VKT_MAX_ADAPTERS; i++)
+    stream_seed(&streams[i], seed);
+}
+
+void vkt_rng_seed(int device, uint64_t seed) { stream_seed(stream(device), seed); }
+
+uint64_t vkt_rng_initial_seed(int device) { return stream(device)->seed; }
+
+void vkt_rng_get(int device, uint64_t state[VKT_RNG_STATE_WORDS]) {
+  rng_stream *r = stream(device);
+  state[0] = r->seed;
+  memcpy(state + 1, r->s, sizeof r->s);
+}
+
+void vkt_rng_set(int device, const uint64_t state[VKT_RNG_STATE_WORDS]) {
+  rng_stream *r = stream(device);
+  r->seed = state[0];
+  memcpy(r->s, state + 1, sizeof r->s);
+}
 
 /* Whether this thread's draws raise: while vkt.func.vmap(randomness='error') runs on it. */
 static _Thread_local bool draws_forbidden;
@@ -425,15 +459,15 @@ static vkt_status draw_allowed(void) {
 
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-static uint64_t next_u64(void) {
-  uint64_t r = rotl(rng[1] * 5, 7) * 9, t = rng[1] << 17;
-  rng[2] ^= rng[0], rng[3] ^= rng[1], rng[1] ^= rng[2], rng[0] ^= rng[3];
-  rng[2] ^= t;
-  rng[3] = rotl(rng[3], 45);
+static uint64_t next_u64(rng_stream *g) {
+  uint64_t *s = g->s, r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0], s[3] ^= s[1], s[1] ^= s[2], s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
   return r;
 }
 
-static double uniform(void) { return (double)(next_u64() >> 11) * 0x1.0p-53; }
+static double uniform(rng_stream *g) { return (double)(next_u64(g) >> 11) * 0x1.0p-53; }
 
 vkt_status vkt_random_(const vkt_tensor *t, bool normal) {
   vkt_status st = draw_allowed();
@@ -446,11 +480,12 @@ vkt_status vkt_random_(const vkt_tensor *t, bool normal) {
   if (st)
     return st;
   double *x = (double *)vkt_tensor_host(&h);
+  rng_stream *g = stream(vkt_tensor_device(t));
   for (int64_t i = 0; i < n; i++) {
     if (!normal) {
-      x[i] = uniform();
+      x[i] = uniform(g);
     } else { /* Box-Muller, both values used */
-      double u = 1.0 - uniform(), r = sqrt(-2.0 * log(u)), a = 2.0 * M_PI * uniform();
+      double u = 1.0 - uniform(g), r = sqrt(-2.0 * log(u)), a = 2.0 * M_PI * uniform(g);
       x[i] = r * cos(a);
       if (i + 1 < n)
         x[++i] = r * sin(a);
@@ -591,13 +626,16 @@ vkt_status vkt_eye(vkt_tensor *out, int device, vkt_dtype dtype, int64_t n, int6
 
 typedef struct {
   int64_t low, span;
+  rng_stream *stream;
 } int_range;
 
 static void fill_randint(char *p, int64_t n, vkt_dtype dtype, const void *ctx) {
   const int_range *r = ctx;
   int size = vkt_dtype_size(dtype);
-  for (int64_t i = 0; i < n; i++) /* the modulo's bias is below 2^-32 for spans under 2^32 */
-    vkt_scalar_store(dtype, (vkt_scalar){false, 0, r->low + (int64_t)(next_u64() % (uint64_t)r->span)}, p + i * size);
+  for (int64_t i = 0; i < n; i++) { /* the modulo's bias is below 2^-32 for spans under 2^32 */
+    int64_t v = r->low + (int64_t)(next_u64(r->stream) % (uint64_t)r->span);
+    vkt_scalar_store(dtype, (vkt_scalar){false, 0, v}, p + i * size);
+  }
 }
 
 vkt_status vkt_randint(vkt_tensor *out, int device, vkt_dtype dtype, int64_t low, int64_t high, int ndim,
@@ -620,7 +658,7 @@ vkt_status vkt_randint(vkt_tensor *out, int device, vkt_dtype dtype, int64_t low
                     dtype == VKT_UINT8  ? "unsigned char"
                     : dtype == VKT_BOOL ? "bool"
                                         : vkt_dtypes[dtype].name);
-  int_range r = {low, high - low};
+  int_range r = {low, high - low, stream(device)};
   return host_made(out, device, dtype, ndim, shape, fill_randint, &r);
 }
 
@@ -643,10 +681,11 @@ vkt_status vkt_randperm(vkt_tensor *out, int device, vkt_dtype dtype, int64_t n)
   int64_t *perm = malloc(sizeof *perm * (size_t)(n + 1));
   if (!perm)
     return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  rng_stream *g = stream(device);
   for (int64_t i = 0; i < n; i++)
     perm[i] = i;
   for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
-    int64_t j = (int64_t)(next_u64() % (uint64_t)(i + 1)), t = perm[i];
+    int64_t j = (int64_t)(next_u64(g) % (uint64_t)(i + 1)), t = perm[i];
     perm[i] = perm[j], perm[j] = t;
   }
   st = host_made(out, device, dtype, 1, &n, fill_values, perm);

@@ -46,13 +46,20 @@ vkt_status vkt_fill_check(vkt_dtype dtype, int64_t numel, vkt_scalar v);
  * as a number); it is read to the host only where its dtype holds values that dtype cannot. */
 vkt_status vkt_value_check(vkt_dtype dtype, const vkt_tensor *value);
 
+/* The random streams, xoshiro256** on the host: one per device (VKT_CPU's and each adapter's), as PyTorch has a
+ * default generator per device. vkt_manual_seed seeds them all (torch.manual_seed), vkt_rng_seed one device's
+ * (torch.cuda.manual_seed); vkt_rng_initial_seed is the seed it was last given. */
 void vkt_manual_seed(uint64_t seed);
-/* The state of that stream (xoshiro256**), to save and put back (vkt.get_rng_state, checkpoint's recomputation). */
-void vkt_rng_get(uint64_t state[4]);
-void vkt_rng_set(const uint64_t state[4]);
+void vkt_rng_seed(int device, uint64_t seed);
+uint64_t vkt_rng_initial_seed(int device);
+/* The state of a device's stream, its seed then xoshiro256**'s four words, to save and put back
+ * (vkt.get_rng_state, vkt.vulkan.get_rng_state, checkpoint's recomputation). */
+#define VKT_RNG_STATE_WORDS 5
+void vkt_rng_get(int device, uint64_t state[VKT_RNG_STATE_WORDS]);
+void vkt_rng_set(int device, const uint64_t state[VKT_RNG_STATE_WORDS]);
 /* While forbid holds, this thread's draws fail with PyTorch's vmap(randomness='error') error. */
 void vkt_rng_forbid(bool forbid);
-/* Uniform [0, 1) (normal: false) or standard normal values, the same for every device. */
+/* Uniform [0, 1) (normal: false) or standard normal values from the stream of t's device. */
 vkt_status vkt_random_(const vkt_tensor *t, bool normal);
 /* PyTorch's arange: its length and values for dtype (ops/copy.c says how), or its errors. */
 vkt_status vkt_arange(vkt_tensor *out, int device, vkt_dtype dtype, vkt_scalar start, vkt_scalar end, vkt_scalar step);

@@ -280,11 +280,10 @@ static int from_sequence(PyObject *data, vkt_dtype *dtype, bool dtype_given, int
   return rc;
 }
 
-int vkt_from_data(PyObject *data, PyObject *dtype_o, PyObject *device_o, vkt_tensor *out) {
+int vkt_from_data(PyObject *data, PyObject *dtype_o, int device, vkt_tensor *out) {
   vkt_dtype dtype = vkt_default_float();
   bool given;
-  int device;
-  if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0 || vkt_parse_device(device_o, &device) < 0)
+  if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0)
     return -1;
   if (vkt_is_tensor(data)) {
     vkt_tensor *src = &((vkt_py_tensor *)data)->v.t;

@@ -31,20 +31,23 @@ PyObject *vkt_raise(vkt_status st) {
 
 static PyObject *py_tensor(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"data", "dtype", "device", "requires_grad", NULL};
-  PyObject *data, *dtype = Py_None, *device = Py_None, *grad = Py_False;
+  PyObject *data, *dtype = Py_None, *device_o = Py_None, *grad = Py_False;
   vkt_tensor t;
+  int device;
   (void)self;
-  if (!vkt_parse_args(args, kwargs, "O|$OOO", kw, &data, &dtype, &device, &grad))
+  if (!vkt_parse_args(args, kwargs, "O|$OOO", kw, &data, &dtype, &device_o, &grad) ||
+      vkt_creation_device(device_o, &device) < 0)
     return NULL;
   return vkt_from_data(data, dtype, device, &t) < 0 ? NULL : vkt_wrap(&t);
 }
 
 /* What pickling a Tensor calls to rebuild it: its values (a NumPy array) on its device. */
 static PyObject *py_rebuild_tensor(PyObject *self, PyObject *args) {
-  PyObject *array, *device;
+  PyObject *array, *device_o;
   vkt_tensor t;
+  int device;
   (void)self;
-  if (!PyArg_ParseTuple(args, "OO", &array, &device))
+  if (!PyArg_ParseTuple(args, "OO", &array, &device_o) || vkt_parse_device(device_o, &device) < 0)
     return NULL;
   return vkt_from_data(array, Py_None, device, &t) < 0 ? NULL : vkt_wrap(&t);
 }
@@ -103,12 +106,12 @@ static int parse_creation(PyObject *args, PyObject *kwargs, bool like, creation 
     Py_XDECREF(tuple);
     if (r < 0)
       return -1;
-    c->device = VKT_CPU;
     c->like = NULL;
   }
   if (vkt_parse_dtype(dtype, &c->dtype, &c->dtype_given) < 0)
     return -1;
-  if (device && device != Py_None && vkt_parse_device(device, &c->device) < 0)
+  if (like ? device && device != Py_None && vkt_parse_device(device, &c->device) < 0
+           : vkt_creation_device(device, &c->device) < 0)
     return -1;
   return 0;
 }
@@ -242,7 +245,7 @@ static PyObject *py_arange(PyObject *self, PyObject *args, PyObject *kwargs) {
   }
   if (s && number(s, &step, &k3) < 0)
     return NULL;
-  if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0 || vkt_parse_device(device_o, &device) < 0)
+  if (vkt_parse_dtype(dtype_o, &dtype, &given) < 0 || vkt_creation_device(device_o, &device) < 0)
     return NULL;
   if (!given)
     dtype = start.is_float || end.is_float || step.is_float ? vkt_default_float() : VKT_INT64;
@@ -278,26 +281,61 @@ static PyObject *py_manual_seed(PyObject *self, PyObject *seed) {
   Py_RETURN_NONE;
 }
 
-static PyObject *py_rng_state(PyObject *self, PyObject *unused) {
-  (void)self, (void)unused;
-  uint64_t state[4];
-  vkt_rng_get(state);
+/* The random-stream functions' arguments: (first, device=None) or (device=None); cpu where device is None. */
+static int rng_args(PyObject *args, PyObject **first, int *device) {
+  PyObject *device_o = Py_None;
+  if (first ? !PyArg_ParseTuple(args, "O|O", first, &device_o) : !PyArg_ParseTuple(args, "|O", &device_o))
+    return -1;
+  return vkt_parse_device(device_o, device);
+}
+
+static PyObject *py_rng_state(PyObject *self, PyObject *args) {
+  (void)self;
+  uint64_t state[VKT_RNG_STATE_WORDS];
+  int device;
+  if (rng_args(args, NULL, &device) < 0)
+    return NULL;
+  vkt_rng_get(device, state);
   return PyBytes_FromStringAndSize((const char *)state, sizeof state);
 }
 
-static PyObject *py_set_rng_state(PyObject *self, PyObject *bytes) {
+static PyObject *py_set_rng_state(PyObject *self, PyObject *args) {
   (void)self;
-  uint64_t state[4];
+  uint64_t state[VKT_RNG_STATE_WORDS];
+  PyObject *bytes;
   char *data;
   Py_ssize_t n;
-  if (PyBytes_AsStringAndSize(bytes, &data, &n) < 0)
+  int device;
+  if (rng_args(args, &bytes, &device) < 0 || PyBytes_AsStringAndSize(bytes, &data, &n) < 0)
     return NULL;
   if (n != (Py_ssize_t)sizeof state)
     return PyErr_Format(PyExc_RuntimeError, "Expected an RNG state of size %d but found the input RNG state size to "
                         "be %zd", (int)sizeof state, n);
   memcpy(state, data, sizeof state);
-  vkt_rng_set(state);
+  vkt_rng_set(device, state);
   Py_RETURN_NONE;
+}
+
+/* _rng_seed(seed, device=None): seeds one device's stream, as torch.cuda.manual_seed. */
+static PyObject *py_rng_seed(PyObject *self, PyObject *args) {
+  (void)self;
+  PyObject *seed;
+  int device;
+  if (rng_args(args, &seed, &device) < 0)
+    return NULL;
+  unsigned long long s = PyLong_AsUnsignedLongLongMask(seed);
+  if (PyErr_Occurred())
+    return NULL;
+  vkt_rng_seed(device, s);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_rng_initial_seed(PyObject *self, PyObject *args) {
+  (void)self;
+  int device;
+  if (rng_args(args, NULL, &device) < 0)
+    return NULL;
+  return PyLong_FromUnsignedLongLong(vkt_rng_initial_seed(device));
 }
 
 static PyObject *py_rng_forbid(PyObject *self, PyObject *flag) {
@@ -674,8 +712,15 @@ static PyMethodDef module_methods[] = {
     {"manual_seed", py_manual_seed, METH_O, "manual_seed(seed): seeds rand and randn on every device"},
     {"_set_default_dtype", py_set_default_dtype, METH_O, "_set_default_dtype(d): the float dtype factories make"},
     {"_get_default_dtype", py_get_default_dtype, METH_NOARGS, "the float dtype factories make"},
-    {"_rng_state", py_rng_state, METH_NOARGS, "the state of rand and randn's stream, as bytes"},
-    {"_set_rng_state", py_set_rng_state, METH_O, "_set_rng_state(bytes): puts back a state _rng_state gave"},
+    {"_rng_state", py_rng_state, METH_VARARGS, "_rng_state(device=None): the state of a device's stream, as bytes"},
+    {"_set_rng_state", py_set_rng_state, METH_VARARGS,
+     "_set_rng_state(bytes, device=None): puts back a state _rng_state gave"},
+    {"_set_default_device", vkt_py_set_default_device, METH_O,
+     "_set_default_device(device or None): this thread's default device of creation functions (None: cpu)"},
+    {"_default_device", vkt_py_default_device, METH_NOARGS, "this thread's default device, with its index"},
+    {"_rng_seed", py_rng_seed, METH_VARARGS, "_rng_seed(seed, device=None): seeds one device's stream"},
+    {"_rng_initial_seed", py_rng_initial_seed, METH_VARARGS,
+     "_rng_initial_seed(device=None): the seed a device's stream was last given"},
     {"_rng_forbid", py_rng_forbid, METH_O, "_rng_forbid(flag): whether this thread's draws raise (vmap's 'error')"},
     {"_is_available", py_is_available, METH_NOARGS, NULL},
     {"_unavailable_reason", py_unavailable_reason, METH_NOARGS, NULL},
@@ -758,7 +803,8 @@ static int module_exec(PyObject *module) {
   if (!state->linalg_error || PyModule_AddObjectRef(module, "_LinAlgError", state->linalg_error) < 0)
     return -1;
   if (!state->oom_error || PyModule_AddObjectRef(module, "OutOfMemoryError", state->oom_error) < 0 ||
-      vkt_types_add(module, state) < 0 || vkt_tensor_type_add(module, state) < 0 || vkt_autograd_add(module) < 0)
+      vkt_types_add(module, state) < 0 || vkt_size_type_add(module, state) < 0 ||
+      vkt_tensor_type_add(module, state) < 0 || vkt_autograd_add(module) < 0)
     return -1;
   return 0;
 }
@@ -769,6 +815,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg) {
   Py_VISIT(s->dtype_type);
   Py_VISIT(s->device_type);
   Py_VISIT(s->format_type);
+  Py_VISIT(s->size_type);
   Py_VISIT(s->oom_error);
   Py_VISIT(s->linalg_error);
   Py_VISIT(s->format);

@@ -7,11 +7,11 @@
 
 #define KW(fn) (PyCFunction)(void (*)(void))(fn)
 
-/* dtype (def when None) and device (cpu when None) keywords. */
+/* dtype (def when None) and device (the default device when None) keywords. */
 static int placement(PyObject *dtype_o, PyObject *device_o, vkt_dtype def, vkt_dtype *dtype, int *device) {
   bool given;
   *dtype = def;
-  if (vkt_parse_dtype(dtype_o, dtype, &given) < 0 || vkt_parse_device(device_o, device) < 0)
+  if (vkt_parse_dtype(dtype_o, dtype, &given) < 0 || vkt_creation_device(device_o, device) < 0)
     return -1;
   if (!given)
     *dtype = def;

@@ -505,9 +505,7 @@ static bool is_ndarray(PyObject *o) {
  * on the device of the other operand, as PyTorch reads t + array. */
 static int operand_of(PyObject *o, const vkt_tensor *other, vkt_operand *x, vkt_tensor *own) {
   if (other && !vkt_is_tensor(o) && !PyFloat_Check(o) && !PyLong_Check(o) && is_ndarray(o)) {
-    PyObject *device = vkt_device_new(vkt_tensor_device(other));
-    int r = device ? vkt_from_data(o, Py_None, device, own) : -1;
-    Py_XDECREF(device);
+    int r = vkt_from_data(o, Py_None, vkt_tensor_device(other), own);
     *x = (vkt_operand){.t = own};
     return r;
   }
@@ -571,7 +569,7 @@ static PyObject *numbers(PyObject *a, PyObject *b, int id, vkt_scalar alpha) {
     PyErr_Clear();
     return call(a, b, id, alpha, false);
   }
-  if (vkt_from_data(a, Py_None, Py_None, &t) < 0)
+  if (vkt_from_data(a, Py_None, VKT_CPU, &t) < 0)
     return NULL;
   PyObject *x = vkt_wrap(&t), *r = x ? vkt_py_binary(x, b, id, alpha, false) : NULL;
   Py_XDECREF(x);

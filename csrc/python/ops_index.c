@@ -57,7 +57,7 @@ static int consumes(PyObject *o) {
 static int index_tensor(PyObject *o, vkt_tensor *owned, const vkt_tensor **out) {
   if ((*out = vkt_tensor_of(o)))
     return 0;
-  if (vkt_from_data(o, Py_None, Py_None, owned) < 0)
+  if (vkt_from_data(o, Py_None, VKT_CPU, owned) < 0)
     return -1;
   if (vkt_tensor_numel(owned) == 0 && vkt_dtypes[owned->dtype].is_float) {
     vkt_tensor e;
@@ -225,7 +225,7 @@ static int value_tensor(const vkt_tensor *dst, PyObject *value, vkt_tensor *out)
         !(st = vkt_tensor_empty(out, vkt_tensor_device(dst), dst->dtype, 0, NULL)) && (st = vkt_fill_(out, s)))
       vkt_tensor_release(out);
   } else {
-    if (vkt_from_data(value, Py_None, Py_None, &tmp) < 0)
+    if (vkt_from_data(value, Py_None, VKT_CPU, &tmp) < 0)
       return -1;
     st = vkt_to(out, &tmp, vkt_tensor_device(dst), dst->dtype); /* data is dst's values, as a number is */
     vkt_tensor_release(&tmp);

@@ -323,7 +323,7 @@ int vkt_py_write_value(const vkt_tensor *dst, PyObject *value) {
     if (!(st = vkt_fill_check(dst->dtype, 1, s))) /* PyTorch writes a number through a 0-d tensor */
       st = vkt_fill_(dst, s);
   } else {
-    if (vkt_from_data(value, Py_None, Py_None, &tmp) < 0)
+    if (vkt_from_data(value, Py_None, VKT_CPU, &tmp) < 0)
       return -1;
     st = vkt_assign(dst, &tmp);
     vkt_tensor_release(&tmp);

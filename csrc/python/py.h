@@ -11,7 +11,7 @@
 #include "../ops/table.h"
 
 typedef struct {
-  PyObject *tensor_type, *dtype_type, *device_type, *format_type;
+  PyObject *tensor_type, *dtype_type, *device_type, *format_type, *size_type;
   PyObject *dtypes[VKT_DTYPE_COUNT]; /* vkt.float32, ... */
   PyObject *oom_error;               /* vkt.OutOfMemoryError */
   PyObject *linalg_error;            /* vkt.linalg.LinAlgError (torch's _LinAlgError) */
@@ -45,6 +45,9 @@ PyObject *vkt_raise(vkt_status st);
 
 int vkt_types_add(PyObject *module, vkt_py_state *state);
 int vkt_tensor_type_add(PyObject *module, vkt_py_state *state);
+int vkt_size_type_add(PyObject *module, vkt_py_state *state);
+/* A new vkt.Size of the ndim sizes. */
+PyObject *vkt_size_new(int ndim, const int64_t *shape);
 
 static inline bool vkt_is_tensor(PyObject *o) { return PyObject_TypeCheck(o, (PyTypeObject *)vkt_state->tensor_type); }
 /* Wraps t (its reference is stolen) in a new Python Tensor. */
@@ -72,11 +75,16 @@ int vkt_parse_keywords(PyObject *kwargs, const char *function, const char *const
 int vkt_parse_dtype(PyObject *o, vkt_dtype *out, bool *given);
 int vkt_parse_device(PyObject *o, int *out); /* None means cpu, "vulkan" the current adapter */
 int vkt_resolve_device(int index, int *out); /* "vulkan" without index -> the current adapter */
+/* A creation function's device= argument: vkt_parse_device, but None means this thread's default device
+ * (vkt.set_default_device, `with vkt.device(...)`). */
+int vkt_creation_device(PyObject *o, int *out);
+PyObject *vkt_py_set_default_device(PyObject *self, PyObject *device);
+PyObject *vkt_py_default_device(PyObject *self, PyObject *unused);
 int vkt_parse_shape(PyObject *args, int *ndim, int64_t *shape);
 int vkt_parse_memory_format(PyObject *o, vkt_memory_format *out); /* None means preserve_format */
 
-/* vkt.tensor(data): a new tensor from a NumPy array, buffer, scalar or nested sequence. */
-int vkt_from_data(PyObject *data, PyObject *dtype, PyObject *device, vkt_tensor *out);
+/* vkt.tensor(data): a new tensor on device (an index) from a NumPy array, buffer, scalar or nested sequence. */
+int vkt_from_data(PyObject *data, PyObject *dtype, int device, vkt_tensor *out);
 PyObject *vkt_py_from_numpy(PyObject *self, PyObject *arr);
 PyObject *vkt_py_from_dlpack(PyObject *self, PyObject *obj);
 

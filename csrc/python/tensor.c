@@ -85,7 +85,7 @@ static PyObject *shape_tuple(int ndim, const int64_t *v) {
 
 static PyObject *get_shape(PyObject *self, void *c) {
   (void)c;
-  return shape_tuple(SELF->ndim, SELF->shape);
+  return vkt_size_new(SELF->ndim, SELF->shape);
 }
 
 static PyObject *get_dtype(PyObject *self, void *c) {
@@ -170,13 +170,14 @@ static PyGetSetDef tensor_getset[] = {
 
 /* ---- size and layout ---- */
 
+/* size(dim) or stride(dim); without dim, all of them: a vkt.Size for size(), a tuple for stride(). */
 static PyObject *dim_or_all(PyObject *self, PyObject *args, PyObject *kwargs, const int64_t *values) {
   static char *kw[] = {"dim", NULL};
   PyObject *dim = Py_None;
   if (!vkt_parse_args(args, kwargs, "|O", kw, &dim))
     return NULL;
   if (dim == Py_None)
-    return shape_tuple(SELF->ndim, values);
+    return values == SELF->shape ? vkt_size_new(SELF->ndim, values) : shape_tuple(SELF->ndim, values);
   long long d = PyLong_AsLongLong(dim);
   int w;
   if (d == -1 && PyErr_Occurred())
@@ -1236,7 +1237,7 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   if (form == 1 && !PySequence_Check(data) && !PyObject_CheckBuffer(data) && !PyUnicode_Check(data))
     return type_error("new(): data must be a sequence (got %U)", data);
   if (form == 1)
-    return vkt_from_data(data, vkt_state->dtypes[vkt_default_float()], Py_None, &v.t) < 0 ? NULL
+    return vkt_from_data(data, vkt_state->dtypes[vkt_default_float()], VKT_CPU, &v.t) < 0 ? NULL
                                                                                           : wrap_var_as(type, &v);
   PyObject *tuple = PySequence_Tuple(sizes);
   int r = tuple ? vkt_parse_shape(tuple, &ndim, shape) : -1;

@@ -1,5 +1,5 @@
 /* types.c: vkt.dtype, vkt.device and vkt.memory_format, small immutable types that print and compare like
- * PyTorch's. */
+ * PyTorch's, and the default device (per thread) that vkt.device's with-blocks set. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,8 +168,76 @@ static PyObject *device_reduce(PyObject *self, PyObject *unused) {
   return r;
 }
 
+/* ---- the default device: where creation functions make tensors when no device= is given. Per thread, as
+ * PyTorch's (a TorchFunctionMode there): set_default_device sets it, `with vkt.device(...)` sets it until the block
+ * ends. Each thread's saved values for its nested with-blocks are a list in its thread-state dict. */
+
+static _Thread_local int default_device = VKT_CPU; /* a device index, VKT_NO_INDEX for "vulkan" */
+
+int vkt_creation_device(PyObject *o, int *out) {
+  return o && o != Py_None ? vkt_parse_device(o, out) : vkt_resolve_device(default_device, out);
+}
+
+/* This thread's defaults that its open with-blocks replaced, innermost last (borrowed: its thread-state dict's). */
+static PyObject *saved_defaults(void) {
+  PyObject *dict = PyThreadState_GetDict(), *list;
+  if (!dict)
+    return PyErr_Format(PyExc_RuntimeError, "no thread state");
+  if ((list = PyDict_GetItemString(dict, "vkt.device")))
+    return list;
+  list = PyList_New(0);
+  int r = list ? PyDict_SetItemString(dict, "vkt.device", list) : -1;
+  Py_XDECREF(list); /* the dict holds it */
+  return r < 0 ? NULL : list;
+}
+
+static PyObject *device_enter(PyObject *self, PyObject *unused) {
+  (void)unused;
+  PyObject *saved = saved_defaults(), *value = saved ? PyLong_FromLong(default_device) : NULL;
+  int r = value ? PyList_Append(saved, value) : -1;
+  Py_XDECREF(value);
+  if (r < 0)
+    return NULL;
+  default_device = ((vkt_py_device *)self)->index;
+  return Py_NewRef(self);
+}
+
+static PyObject *device_exit(PyObject *self, PyObject *args) {
+  (void)self, (void)args;
+  PyObject *saved = saved_defaults();
+  Py_ssize_t n = saved ? PyList_Size(saved) : -1;
+  if (n <= 0)
+    return n < 0 ? NULL : PyErr_Format(PyExc_RuntimeError, "trying to pop from empty mode stack");
+  default_device = (int)PyLong_AsLong(PyList_GetItem(saved, n - 1));
+  if (PyList_SetSlice(saved, n - 1, n, NULL) < 0)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
+/* _set_default_device(device or None): None is cpu. */
+PyObject *vkt_py_set_default_device(PyObject *self, PyObject *device) {
+  (void)self;
+  if (device == Py_None) {
+    default_device = VKT_CPU;
+    Py_RETURN_NONE;
+  }
+  if (!PyObject_TypeCheck(device, (PyTypeObject *)vkt_state->device_type))
+    return PyErr_Format(PyExc_TypeError, "expected a vkt.device, got %R", device);
+  default_device = ((vkt_py_device *)device)->index;
+  Py_RETURN_NONE;
+}
+
+/* _default_device(): the default device, "vulkan" resolved to the current adapter. */
+PyObject *vkt_py_default_device(PyObject *self, PyObject *unused) {
+  (void)self, (void)unused;
+  int index;
+  return vkt_resolve_device(default_device, &index) < 0 ? NULL : vkt_device_new(index);
+}
+
 static PyMethodDef device_methods[] = {
     {"__reduce__", device_reduce, METH_NOARGS, "pickles as vkt.device(str(self))"},
+    {"__enter__", device_enter, METH_NOARGS, "makes this device the default of creation functions until __exit__"},
+    {"__exit__", device_exit, METH_VARARGS, "puts back the default device that __enter__ replaced"},
     {NULL, NULL, 0, NULL},
 };
 

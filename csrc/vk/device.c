@@ -14,7 +14,6 @@ VKT_VK_FUNCS(VKT_DEFINE)
 const char *const vkt_adapter_type_names[VKT_ADAPTER_TYPE_COUNT] = {"discrete", "integrated", "virtual", "cpu",
                                                                     "other"};
 
-#define VKT_MAX_ADAPTERS 16
 #define VKT_MAX_MESSAGES 64
 
 static struct {

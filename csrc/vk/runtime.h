@@ -77,6 +77,7 @@ void vkt_runtime_init(void);
 bool vkt_runtime_available(void);
 const char *vkt_runtime_why(void);
 int vkt_adapter_count(void);
+#define VKT_MAX_ADAPTERS 16 /* adapters counted; more are ignored */
 const vkt_adapter_props *vkt_adapter_get(int index); /* index in ranked order */
 const char *vkt_cache_dir(void);                     /* where SPIR-V and pipeline caches live */
 

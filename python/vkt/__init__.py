@@ -30,10 +30,10 @@ from .functional import (  # noqa: E402,F401
     unravel_index, vsplit,
 )
 from ._surface import (  # noqa: E402,F401
-    are_deterministic_algorithms_enabled, as_tensor, asarray, can_cast, clone, finfo, get_default_dtype, iinfo,
-    initial_seed, is_complex, is_deterministic_algorithms_warn_only_enabled, is_floating_point, is_tensor,
-    manual_seed, numel, promote_types, result_type, seed, set_default_dtype, set_printoptions, strided,
-    use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, as_tensor, asarray, can_cast, clone, finfo, get_default_device,
+    get_default_dtype, iinfo, initial_seed, is_complex, is_deterministic_algorithms_warn_only_enabled,
+    is_floating_point, is_tensor, manual_seed, numel, promote_types, result_type, seed, set_default_device,
+    set_default_dtype, set_printoptions, strided, use_deterministic_algorithms,
 )
 from ._legacy_linalg import (  # noqa: E402,F401
     addr, cholesky, cholesky_inverse, cholesky_solve, eig, geqrf, lstsq, lu, lu_solve, lu_unpack, matrix_power, orgqr,
@@ -65,5 +65,6 @@ def _shutdown():
 
 atexit.register(_shutdown)
 from . import func  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401  torch.vmap is torch.func.vmap
 from . import compiler, testing  # noqa: E402,F401
 from .compiler import compile  # noqa: E402,F401

@@ -27,6 +27,28 @@ def _device_of(device):
     return None if device is None else _C.device(device) if isinstance(device, str) else device
 
 
+def set_default_device(device):
+    """Makes device where creation functions (tensor, zeros, rand, arange, ...; not the *_like ones) make tensors
+    without device=, on this thread, as torch's; None puts back cpu. `with vkt.device(d):` does it for a block."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        device = _C.device("vulkan", device)
+    _C._set_default_device(None if device is None else _C.device(device))
+
+
+def get_default_device():
+    """The device creation functions use without device= on this thread: cpu unless set_default_device or a
+    `with vkt.device(...)` block says otherwise ("vulkan" as the current adapter, with its index)."""
+    return _C._default_device()
+
+
+def _factory_device(device):
+    """device, or where none is given, a default device other than cpu (set_default_device, `with vkt.device`):
+    torch's factories that take a tensor (as_tensor, asarray) move it there."""
+    if device is None and _C._default_device().type != "cpu":
+        return _C._default_device()
+    return device
+
+
 def _same(t, dtype, device):
     return (dtype is None or t.dtype == dtype) and (device is None or t.device == _device_of(device))
 
@@ -40,6 +62,7 @@ def _alias_error(source, dtype):
 def as_tensor(data, dtype=None, device=None):
     """data as a tensor, sharing memory where it can: a tensor of that dtype and device is returned itself, a
     NumPy array on the host is wrapped, anything else is copied."""
+    device = _factory_device(device)
     if isinstance(data, _C.Tensor):
         return data if _same(data, dtype, device) else data.to(device=device, dtype=dtype)
     if isinstance(data, np.ndarray) and (device is None or _device_of(device).type == "cpu"):
@@ -51,6 +74,7 @@ def as_tensor(data, dtype=None, device=None):
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     """torch.asarray: copy=None shares memory where it can, copy=True always copies, copy=False must share
     (a ValueError where it cannot); requires_grad defaults to the source tensor's, as torch 2.13."""
+    device = _factory_device(device)
     if copy is False:
         if isinstance(obj, _C.Tensor):
             source = obj
@@ -176,25 +200,28 @@ class iinfo:
 
 # ---- seeds and determinism
 
-_seed = [67280421310721]  # torch's default generator seed, until manual_seed or seed sets another
 _deterministic = {"mode": False, "warn_only": False}
 
 
 def manual_seed(seed):
     """Seeds rand and randn on every device; initial_seed() returns it after."""
     _C.manual_seed(seed)
-    _seed[0] = int(seed) & ((1 << 64) - 1)
+
+
+def _random_seed():
+    return int.from_bytes(os.urandom(8), "little") >> 1
 
 
 def seed():
-    """Seeds the default stream from the OS's randomness and returns the seed."""
-    s = int.from_bytes(os.urandom(8), "little") >> 1
+    """Seeds every device's stream from the OS's randomness and returns the seed."""
+    s = _random_seed()
     manual_seed(s)
     return s
 
 
 def initial_seed():
-    return _seed[0]
+    """The seed the cpu device's stream was last given (torch's default seed before any)."""
+    return _C._rng_initial_seed()
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):

@@ -72,8 +72,8 @@ def _grad_batched(outputs, inputs, grads, keep, create_graph, allow_unused, mate
             raise RuntimeError(
                 "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
                 "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
-                f"output, but a mismatch was detected: grad_output[{i}] has a shape of torch.Size({list(g.shape[1:])})"
-                f" and output[{i}] has a shape of torch.Size({list(o.shape)}). If you only want some tensors in "
+                f"output, but a mismatch was detected: grad_output[{i}] has a shape of {g.shape[1:]}"
+                f" and output[{i}] has a shape of {o.shape}. If you only want some tensors in "
                 "`grad_output` to be considered batched, consider using vmap.")
     n = grads[0].shape[0]
     if n == 0:  # PyTorch's vmap raises IndexError here too

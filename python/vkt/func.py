@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from . import _C
 from .nn.utils.stateless import _functional_call
-from .random import _vmap_randomness_mode, get_rng_state, set_rng_state
+from .random import _all_states, _set_all_states, _vmap_randomness_mode
 
 __all__ = ["functional_call", "stack_module_state", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd",
            "hessian", "vmap"]
@@ -341,7 +341,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     vkt has no batching rules: func runs once per batch element on that element's slices, and the results are
     stacked, so anything func does works batched (grad, nested vmap) but costs batch-size calls. chunk_size changes
     nothing. randomness says what a random draw inside func does: 'error' raises, 'different' draws anew for each
-    element, 'same' gives every element the same values (vkt's stream is put back to where it stood before each
+    element, 'same' gives every element the same values (vkt's streams are put back to where they stood before each
     element's call; a vkt.Generator passed to the draw is not)."""
     _check_randomness(randomness)
     if not (chunk_size is None or chunk_size > 0):
@@ -351,11 +351,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     def wrapper(*args, **kwargs):
         flat_args, args_spec, flat_in_dims, size = _batched_inputs(func, in_dims, args)
         results = []
-        start = get_rng_state() if randomness == "same" else None
+        start = _all_states() if randomness == "same" else None
         with _vmap_randomness_mode(randomness):
             for i in range(size):
                 if start is not None:
-                    set_rng_state(start)
+                    _set_all_states(start)
                 sliced = [x if d is None else x.select(d, i) for x, d in zip(flat_args, flat_in_dims)]
                 results.append(func(*_tree_unflatten(sliced, args_spec), **kwargs))
         return _stack_outputs(func, results, out_dims)

@@ -49,16 +49,42 @@ def _check_random():
         raise RuntimeError(_VMAP_RANDOM_ERROR)
 
 
+# ---- the devices' streams: rand, randn, dropout, ... without a generator draw from the stream of the device they
+# make the tensor on, one per device as torch's default generators (vkt.vulkan.get_rng_state has the adapters').
+
+def _state_tensor(raw):
+    return _C.tensor(np.frombuffer(raw, dtype=np.uint8).copy(), device="cpu")
+
+
+def _state_bytes(new_state):
+    if not isinstance(new_state, _C.Tensor) or new_state.dtype != _C.uint8:
+        raise TypeError("RNG state must be a vkt.uint8 Tensor")
+    return np.asarray(new_state.cpu()).tobytes()
+
+
 def get_rng_state():
-    """The state of the stream that rand, randn and dropout draw from without a generator, as a uint8 tensor."""
-    return _C.tensor(np.frombuffer(_C._rng_state(), dtype=np.uint8).copy())
+    """The state of the cpu device's stream, as a uint8 tensor (on the cpu device)."""
+    return _state_tensor(_C._rng_state())
 
 
 def set_rng_state(new_state):
     """Puts back a state get_rng_state returned: the draws after it repeat."""
-    if not isinstance(new_state, _C.Tensor) or str(new_state.dtype) != "vkt.uint8":
-        raise TypeError("RNG state must be a vkt.uint8 Tensor")
-    _C._set_rng_state(np.asarray(new_state.cpu()).tobytes())
+    _C._set_rng_state(_state_bytes(new_state))
+
+
+def _stream_devices():
+    """The devices with a stream: cpu (None) and each Vulkan adapter."""
+    return [None, *range(_C._device_count())]
+
+
+def _all_states():
+    """Every device's stream state, for code that replays draws (checkpoint's recomputation, vmap's 'same')."""
+    return [(d, _C._rng_state(d)) for d in _stream_devices()]
+
+
+def _set_all_states(states):
+    for device, raw in states:
+        _C._set_rng_state(raw, device)
 
 _DEFAULT_SEED = 67280421310721  # torch.Generator's initial seed
 _STATE_BYTES = 48  # seed (8), PCG64 state (16) and increment (16), has_uint32 (4), uinteger (4)

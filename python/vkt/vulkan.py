@@ -2,6 +2,8 @@
 from dataclasses import dataclass
 
 from . import _C
+from . import random as _random
+from ._surface import _random_seed
 
 
 @dataclass(frozen=True)
@@ -160,3 +162,62 @@ def cache_dir():
 def choice_reason():
     """Why the current adapter was chosen."""
     return _C._choice_reason()
+
+
+# ---- the adapters' random streams, as torch.cuda's default generators: vkt.manual_seed seeds every device's; these
+# seed or read an adapter's only (the current one's unless device= says), so the cpu device's draws are unaffected.
+
+def _adapter(device):
+    """torch.cuda's device argument: an int, or a device or string whose index (the current adapter's without
+    one) is taken."""
+    if isinstance(device, int):
+        return device
+    index = _C.device(device).index
+    return current_device() if index is None else index
+
+
+def manual_seed(seed):
+    """Seeds the current adapter's stream; nothing where Vulkan is not available, as torch.cuda's."""
+    seed = int(seed)
+    if device_count():
+        _C._rng_seed(seed, current_device())
+
+
+def manual_seed_all(seed):
+    seed = int(seed)
+    for i in range(device_count()):
+        _C._rng_seed(seed, i)
+
+
+def seed():
+    """Seeds the current adapter's stream from the OS's randomness."""
+    if device_count():
+        _C._rng_seed(_random_seed(), current_device())
+
+
+def seed_all():
+    """Seeds every adapter's stream with one seed from the OS's randomness."""
+    manual_seed_all(_random_seed())
+
+
+def initial_seed():
+    """The seed the current adapter's stream was last given."""
+    return _C._rng_initial_seed(current_device())
+
+
+def get_rng_state(device="vulkan"):
+    """An adapter's stream state, as a uint8 tensor on the cpu device."""
+    return _random._state_tensor(_C._rng_state(_adapter(device)))
+
+
+def get_rng_state_all():
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state(new_state, device="vulkan"):
+    _C._set_rng_state(_random._state_bytes(new_state), _adapter(device))
+
+
+def set_rng_state_all(new_states):
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)

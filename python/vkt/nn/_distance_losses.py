@@ -124,8 +124,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     reduction = _enum_reduction(reduction, size_average, reduce)
     if not input1.dim() == input2.dim() == target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
-                           f"input1: torch.Size({_sizes(input1)}), input2: torch.Size({_sizes(input2)}), target: "
-                           f"torch.Size({_sizes(target)}) ")
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
     _broadcast_shape(target.shape, _broadcast_shape(input1.shape, input2.shape))
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 

@@ -20,10 +20,6 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to a
 _CUBIC_A = -0.75  # torch's bicubic kernel constant, shared with interpolate
 
 
-def _torch_size(t):
-    return f"torch.Size({list(t.shape)})"
-
-
 def _tensor_type(dtype):
     return f"torch.{_type_name(dtype)}Tensor"
 
@@ -54,12 +50,12 @@ def affine_grid(theta, size, align_corners=None):
     if len(size) == 4:
         if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
             raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got "
-                             f"{_torch_size(theta)}.")
+                             f"{theta.shape}.")
         spatial = list(size[-2:])
     elif len(size) == 5:
         if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
             raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {size}. Got "
-                             f"{_torch_size(theta)}.")
+                             f"{theta.shape}.")
         spatial = list(size[-3:])
     else:
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
@@ -329,8 +325,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
                       stacklevel=2)
         weight, input = input, weight
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
-        raise ValueError(f"embedding_bag: If per_sample_weights ({_torch_size(per_sample_weights)}) is not None, "
-                         f"then it must have the same shape as the input ({_torch_size(input)})")
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
+                         f"then it must have the same shape as the input ({input.shape})")
     if weight.dim() != 2:
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
     if input.dim() == 2:

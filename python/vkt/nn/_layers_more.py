@@ -30,10 +30,8 @@ def _check_instance_norm(input, running_mean, running_var, weight, bias, use_inp
     """torch's checks, in its order: it runs batch_norm over the input viewed as (1, N*C, ...) with every
     per-channel tensor repeated N times, so its counts are N times the channels'."""
     if use_input_stats:
-        size = list(input.shape)
-        if math.prod(size[2:]) == 1:
-            raise ValueError(f"Expected more than 1 spatial element when training, got input size "
-                             f"torch.Size({size})")
+        if math.prod(input.shape[2:]) == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     elif running_mean is None or running_var is None:
         raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
     n, c = input.size(0), input.size(1)

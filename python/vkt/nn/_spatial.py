@@ -1233,7 +1233,7 @@ def _check_batch_norm(input, running_mean, running_var, weight, bias, training):
         if count == 1:
             raise ValueError(
                 f"Expected more than 1 value per channel when training, got input size "
-                f"torch.Size({list(input.shape)})")
+                f"{input.shape}")
     elif running_mean is None or running_var is None:
         raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),

@@ -394,8 +394,8 @@ def _reduce(loss, reduction):
 
 def _warn_size(input, target):
     if tuple(target.shape) != tuple(input.shape):
-        warnings.warn(f"Using a target size ({list(target.shape)}) that is different to the input size "
-                      f"({list(input.shape)}). This will likely lead to incorrect results due to broadcasting. "
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                      f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
                       "Please ensure they have the same size.", stacklevel=3)
 
 
@@ -454,8 +454,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     """-(t log x + (1 - t) log(1 - x)) * weight, each log clamped at -100 as torch does."""
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"Using a target size ({list(target.shape)}) that is different to the input size "
-                         f"({list(input.shape)}) is deprecated. Please ensure they have the same size.")
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
     loss = -(target * input.log().clamp_min(-100.0) + (1 - target) * (1 - input).log().clamp_min(-100.0))
     return _reduce(loss if weight is None else loss * weight, reduction)
 
@@ -465,7 +465,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """binary_cross_entropy(sigmoid(x), t) computed stably: (1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x)."""
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"Target size ({list(target.shape)}) must be the same as input size ({list(input.shape)})")
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     log_weight = 1 if pos_weight is None else 1 + (pos_weight - 1) * target
     loss = (1 - target) * input - log_weight * _C.logsigmoid(input)
     return _reduce(loss if weight is None else loss * weight, reduction)

@@ -15,7 +15,7 @@ import warnings
 
 from .. import _C
 from ..autograd import Function, enable_grad, grad
-from ..random import get_rng_state, set_rng_state
+from ..random import _all_states, _set_all_states
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
@@ -46,11 +46,11 @@ def _leaves_reached(outputs):
 
 
 class _Recompute:
-    """fn and its arguments, and the random stream's state when the forward ran."""
+    """fn and its arguments, and the random streams' states when the forward ran."""
 
     def __init__(self, fn, args, kwargs, preserve_rng_state):
         self.fn, self.args, self.kwargs = fn, args, kwargs
-        self.rng = get_rng_state() if preserve_rng_state else None
+        self.rng = _all_states() if preserve_rng_state else None
 
     def run(self, args):
         """fn on args, recorded: the forward's own run."""
@@ -59,14 +59,14 @@ class _Recompute:
 
     def replay(self, args):
         """fn again, with the random stream as the forward had it (and as it was put back after)."""
-        outer = get_rng_state() if self.rng is not None else None
+        outer = _all_states() if self.rng is not None else None
         try:
             if self.rng is not None:
-                set_rng_state(self.rng)
+                _set_all_states(self.rng)
             return self.run(args)
         finally:
             if outer is not None:
-                set_rng_state(outer)
+                _set_all_states(outer)
 
 
 class CheckpointFunction(Function):

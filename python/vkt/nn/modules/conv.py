@@ -149,7 +149,7 @@ class _ConvTransposeNd(_ConvNd):
             if size < lo or size > hi:
                 raise ValueError(
                     f"requested an output size of {output_size}, but valid sizes range from {min_sizes} to "
-                    f"{max_sizes} (for an input of {tuple(input.shape[2:])})")
+                    f"{max_sizes} (for an input of {input.shape[2:]})")
         return [size - lo for size, lo in zip(output_size, min_sizes)]
 
     def forward(self, input, output_size=None):

@@ -699,8 +699,8 @@ def _check_entry(key, current, loaded):
     if is_lazy(current):  # shaped by what it loads (a lazy module's load pre-hook), or left as it is
         return None
     if tuple(_loadable(loaded, current).shape) != tuple(current.shape):
-        return (f"size mismatch for {key}: copying a param with shape {list(loaded.shape)} from checkpoint, "
-                f"the shape in current model is {list(current.shape)}.")
+        return (f"size mismatch for {key}: copying a param with shape {loaded.shape} from checkpoint, "
+                f"the shape in current model is {current.shape}.")
     return None
 
 

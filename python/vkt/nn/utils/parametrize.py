@@ -150,7 +150,7 @@ class ParametrizationList(ModuleList):
 
 def _size(shape):
     """A shape as torch prints it in these messages."""
-    return f"torch.Size({list(shape)})"
+    return repr(_C.Size(shape))
 
 
 def _default_deepcopy(self, memo):

@@ -6,23 +6,31 @@
 // VK_EXT_shader_atomic_float (FLOAT_ATOMIC), everything else by compare-and-swap on the 32-bit word that
 // holds the element (float32 and int32 whole; float16, uint8 and bool as a lane of it); float64 and int64 by
 // compare-and-swap of their 64-bit word, where the adapter has shaderBufferInt64Atomics (WIDE).
+// The sorted scatter (shape.c) combines without atomics, in index order, so the same on every run: KEYS
+// writes each element of index's destination (its offset in out's buffer) as a sort key; the host sorts the
+// keys stably; SEGMENTS gives each run of equal keys one invocation, which combines the run's src elements
+// in their order into the destination's value and writes it once.
 // An index outside [0, size) is skipped and sets the error word, which the host reads after the dispatch.
 #include "shape.glsl"
 
-#if !defined(OP_SET) && ITEMSIZE < 4
+#define NONE 0xffffffffu // KEYS: the key of an index outside [0, size), which SEGMENTS skips
+
+#if !defined(OP_SET) && !defined(KEYS) && ITEMSIZE < 4
 #define LANES (4 / ITEMSIZE) // elements of one 32-bit word
 #endif
 
 #if defined(OP_ADD) && defined(FLOAT_ATOMIC) // float32 adds where the adapter has VK_EXT_shader_atomic_float
 #extension GL_EXT_shader_atomic_float : require
 #endif
-#if !defined(OP_SET) && ITEMSIZE == 8
+#if !defined(OP_SET) && !defined(KEYS) && !defined(SEGMENTS) && ITEMSIZE == 8
 #define WIDE
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #extension GL_EXT_shader_atomic_int64 : require
 #endif
 
-#if defined(OP_SET)
+#if defined(KEYS)
+layout(std430, binding = 0) writeonly buffer Keys { uint keys_[]; };
+#elif defined(OP_SET)
 layout(std430, binding = 0) writeonly buffer Out { WORD out_[]; };
 #elif defined(OP_ADD) && defined(FLOAT_ATOMIC)
 layout(std430, binding = 0) buffer Out { float out_[]; };
@@ -34,14 +42,19 @@ layout(std430, binding = 0) buffer Out { uint out_[]; }; // the words the elemen
 layout(std430, binding = 0) buffer Out { WORD out_[]; };
 #endif
 layout(std430, binding = 1) readonly buffer Src { WORD src_[]; };
+#if defined(SEGMENTS)
+layout(std430, binding = 2) readonly buffer Keys { uint keys_[]; };     // sorted
+layout(std430, binding = 3) readonly buffer Order { uvec2 order_[]; }; // the sort's int64 positions: low words
+#else
 #ifdef INDEX64
 layout(std430, binding = 2) readonly buffer Index { uvec2 index_[]; };
 #else
 layout(std430, binding = 2) readonly buffer Index { int index_[]; };
 #endif
 layout(std430, binding = 3) writeonly buffer Err { uint err_[]; };
+#endif
 
-#ifndef OP_SET
+#if !defined(OP_SET) && !defined(KEYS)
 #if ITEMSIZE == 2 // float16, computed in float and rounded once, as PyTorch's CPU kernels do
 #define T float
 #define LOAD(u) unpackHalf2x16(u).x
@@ -62,6 +75,14 @@ layout(std430, binding = 3) writeonly buffer Err { uint err_[]; };
 #define T double
 #define LOAD(u) packDouble2x32(unpackUint2x32(u))
 #define STORE(v) packUint2x32(unpackDouble2x32(v))
+#elif ITEMSIZE == 8 && defined(IS_INT64) // SEGMENTS: the element as its two 32-bit words, no 64-bit atomics
+#define T int64_t
+#define LOAD(u) int64_t(pack64(u))
+#define STORE(v) unpack32(uint64_t(v))
+#elif ITEMSIZE == 8 // SEGMENTS' float64
+#define T double
+#define LOAD(u) packDouble2x32(u)
+#define STORE(v) unpackDouble2x32(v)
 #elif defined(ADD_INT) // int32: the word as a signed integer
 #define T int
 #define LOAD(u) int(u)
@@ -73,6 +94,8 @@ layout(std430, binding = 3) writeonly buffer Err { uint err_[]; };
 #endif
 #ifdef WIDE
 #define BITS uint64_t
+#elif ITEMSIZE == 8
+#define BITS uvec2
 #else
 #define BITS uint
 #endif
@@ -91,6 +114,33 @@ BITS combine(BITS a_bits, BITS b_bits) {
 }
 #endif
 
+#if defined(SEGMENTS)
+void main() {
+  uint j = linear_id();
+  if (j >= p.n)
+    return;
+  uint at = keys_[j];
+  if (at == NONE || (j > 0u && keys_[j - 1u] == at)) // only the first of a run combines it
+    return;
+#ifdef LANES
+  uint word = at / LANES, shift = at % LANES * (ITEMSIZE * 8), mask = (1u << (ITEMSIZE * 8)) - 1u;
+  BITS acc = out_[word] >> shift & mask; // no other invocation writes this lane
+#else
+  BITS acc = out_[at];
+#endif
+  uint idx[NOPS], coord[MAX_RANK];
+  for (uint k = j; k < p.n && keys_[k] == at; k++) { // in index order: the sort is stable
+    locate(order_[k].x, idx, coord);
+    acc = combine(acc, BITS(src_[idx[1]]));
+  }
+#ifdef LANES // the other lanes of the word may be other runs', written at the same time
+  atomicAnd(out_[word], ~(mask << shift));
+  atomicOr(out_[word], acc << shift);
+#else
+  out_[at] = acc;
+#endif
+}
+#else
 void main() {
   uint i = linear_id();
   if (i >= p.n)
@@ -109,9 +159,15 @@ void main() {
 #endif
   if (!ok) {
     err_[0] = 1u;
+#ifdef KEYS
+    keys_[i] = NONE;
+#endif
     return;
   }
   uint at = idx[0] + (k - coord[dim]) * p.stride[dim];
+#if defined(KEYS)
+  keys_[i] = at;
+#else
   WORD w = src_[idx[1]];
 #if defined(OP_SET)
   out_[at] = w;
@@ -140,4 +196,6 @@ void main() {
     seen = atomicCompSwap(out_[at], want, combine(want, w));
   } while (seen != want);
 #endif
+#endif
 }
+#endif

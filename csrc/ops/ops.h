@@ -152,6 +152,11 @@ int vkt_fallback_count(void);
 void vkt_fallback_get(int i, const char **op, const char **reason, uint64_t *count);
 void vkt_fallback_reset(void);
 
+/* use_deterministic_algorithms, process-wide as PyTorch's: on, the combining scatters take the sorted path
+ * (shape.c), which combines in index order without atomics, so every op repeats its results bit for bit. */
+void vkt_set_deterministic(bool on);
+bool vkt_deterministic(void);
+
 /* ---- optimizer steps (optim.c) ---- */
 
 typedef enum { VKT_OPTIM_SGD, VKT_OPTIM_ADAM, VKT_OPTIM_RMSPROP, VKT_OPTIM_ADAGRAD } vkt_optim_algo;

@@ -1,12 +1,14 @@
 /* shape.c: the shape family's front-ends (checks, output allocation, views) and the launches of shape.glsl's
  * shaders: gather.comp for gather and index_select, tri.comp for tril and triu, index.comp and
- * scatter.comp for index.c's ops, the strided copy for flip; and the error word those shaders set on a bad
- * index. cat, stack, split, chunk, roll and assignment are views and vkt_copy_, with no shader of their own. */
+ * scatter.comp for index.c's ops (combining atomically, or sorted: deterministic), the strided copy for flip; and
+ * the error word those shaders set on a bad index. cat, stack, split, chunk, roll and assignment are views and
+ * vkt_copy_, with no shader of their own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu/iter.h"
+#include "scan.h"
 #include "shape.h"
 #include "table.h"
 
@@ -569,12 +571,6 @@ bool vkt_shape_supports(const vkt_op *op, const vkt_op_args *a, const char **why
     *why = "the adapter has no shaderInt64";
     return false;
   }
-  *why = "the adapter has no 64-bit atomics (shaderBufferInt64Atomics) for a 64-bit element";
-  vkt_op_id id = (vkt_op_id)(op - vkt_ops);
-  bool combines =
-      id == VKT_OP_SCATTER_ADD || id == VKT_OP_SCATTER_PROD || id == VKT_OP_SCATTER_AMAX || id == VKT_OP_SCATTER_AMIN;
-  if (combines && vkt_dtype_size(a->out->dtype) == 8 && !p->int64_atomics)
-    return false;
   *why = "more than 2^32 elements";
   if (vkt_tensor_numel(g.iter) > UINT32_MAX || g.limit > UINT32_MAX)
     return false;
@@ -600,21 +596,66 @@ static void shape_push_fill(const geometry *g, shape_push *p) {
     p->shape[d] = (uint32_t)g->iter->shape[d];
 }
 
+/* The defines of a launch of shape.glsl's shader for op: its dtype's, its index's, and mode's. */
+static void shape_defines(const vkt_op *op, const vkt_op_args *a, const vkt_tensor *index, const char *mode, char *buf,
+                          size_t size) {
+  snprintf(buf, size, "#define ITEMSIZE %d\n%s%s%s%s", vkt_dtype_size(a->out->dtype), op->define, mode,
+           index && index->dtype == VKT_INT64 ? "#define INDEX64\n" : "",
+           a->out->dtype == VKT_INT32   ? "#define ADD_INT\n"
+           : a->out->dtype == VKT_INT64 ? "#define IS_INT64\n"
+           : a->out->dtype == VKT_BOOL  ? "#define IS_BOOL\n"
+                                        : "");
+}
+
+/* Whether a combining scatter takes the sorted path: always in deterministic mode, where atomics would add floats in
+ * whatever order the GPU ran them; and for 8-byte elements where the adapter has no 64-bit atomics. Else atomics,
+ * which cost one pass where the sorted path costs a sort and two. */
+static bool scatter_sorts(vkt_op_id id, const vkt_op_args *a) {
+  bool combines =
+      id == VKT_OP_SCATTER_ADD || id == VKT_OP_SCATTER_PROD || id == VKT_OP_SCATTER_AMAX || id == VKT_OP_SCATTER_AMIN;
+  return combines && (vkt_deterministic() ||
+                      (vkt_dtype_size(a->out->dtype) == 8 && !vkt_device_props(a->out->storage->dev)->int64_atomics));
+}
+
+/* The sorted scatter, a segmented reduction: scatter.comp's KEYS writes the destination of each element of index
+ * (its offset in out's buffer), the stable sort groups equal destinations keeping index order, and SEGMENTS gives
+ * each run one invocation, which combines out's value with the run's src elements one by one in index order and
+ * writes it once. That is the CPU kernel's order (row-major over index), so results are the CPU's bit for bit. */
+static vkt_status scatter_sorted(const vkt_op *op, const vkt_op_args *a, const shape_push *push) {
+  vkt_tensor keys = {0}, sorted = {0}, order = {0};
+  const vkt_tensor *index = a->in[1], *src = a->in[2];
+  int64_t n = push->n;
+  char defines[192];
+  snprintf(defines, sizeof defines, "#define KEYS\n#define ITEMSIZE 4\n%s",
+           index->dtype == VKT_INT64 ? "#define INDEX64\n" : "");
+  vkt_status st = vkt_tensor_empty(&keys, vkt_tensor_device(a->out), VKT_INT32, 1, &n);
+  if (st ||
+      (st = vkt_launch_flat(op->shader, defines, 4, (const vkt_tensor *[]){&keys, src, index, a->out2}, 0x9u, push,
+                            sizeof *push, push->n)) ||
+      (st = vkt_sort(&keys, 0, false, &sorted, &order)))
+    goto finish;
+  shape_defines(op, a, NULL, "#define SEGMENTS\n", defines, sizeof defines);
+  st = vkt_launch_flat(op->shader, defines, 4, (const vkt_tensor *[]){a->out, src, &sorted, &order}, 0x1u, push,
+                       sizeof *push, push->n);
+finish:
+  vkt_tensor_release(&keys); /* freed in stream order: reused only once the GPU is done with them */
+  vkt_tensor_release(&sorted);
+  vkt_tensor_release(&order);
+  return st;
+}
+
 vkt_status vkt_shape_launch(const vkt_op *op, const vkt_op_args *a) {
   if (op == &vkt_ops[VKT_OP_FLIP]) /* the strided copy from a view with negative strides */
     return vkt_copy_(a->out, a->in[0]);
   geometry g = geometry_of(op, a);
   shape_push push;
   shape_push_fill(&g, &push);
+  if (scatter_sorts((vkt_op_id)(op - vkt_ops), a))
+    return scatter_sorted(op, a, &push);
   const vkt_tensor *index = g.t[2] ? g.t[2] : op == &vkt_ops[VKT_OP_INDEX_WRAP] ? a->in[0] : NULL;
   char defines[192];
   bool float_atomic = a->out->dtype == VKT_FLOAT32 && vkt_device_props(a->out->storage->dev)->float32_atomic_add;
-  snprintf(defines, sizeof defines, "#define ITEMSIZE %d\n%s%s%s%s", vkt_dtype_size(a->out->dtype), op->define,
-           float_atomic ? "#define FLOAT_ATOMIC\n" : "", index && index->dtype == VKT_INT64 ? "#define INDEX64\n" : "",
-           a->out->dtype == VKT_INT32   ? "#define ADD_INT\n"
-           : a->out->dtype == VKT_INT64 ? "#define IS_INT64\n"
-           : a->out->dtype == VKT_BOOL  ? "#define IS_BOOL\n"
-                                        : "");
+  shape_defines(op, a, index, float_atomic ? "#define FLOAT_ATOMIC\n" : "", defines, sizeof defines);
   unsigned writes = 1u;
   for (int k = 1; k < g.nbind; k++)
     writes |= (g.bind[k] == a->out2) << k;

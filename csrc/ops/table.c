@@ -1,5 +1,6 @@
-/* table.c: the op table, the dispatcher between shader and CPU fallback, the fallback counters, and
- * the helpers every family's launch shares (dtype defines, binding checks, dimension merging). */
+/* table.c: the op table, the dispatcher between shader and CPU fallback, the fallback counters, the
+ * determinism flag, and the helpers every family's launch shares (dtype defines, binding checks, dimension
+ * merging). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,6 +285,11 @@ void vkt_fallback_get(int i, const char **op, const char **reason, uint64_t *cou
 }
 
 void vkt_fallback_reset(void) { nfallbacks = 0; }
+
+static bool deterministic; /* read and written atomically: any thread may set it */
+
+void vkt_set_deterministic(bool on) { __atomic_store_n(&deterministic, on, __ATOMIC_RELAXED); }
+bool vkt_deterministic(void) { return __atomic_load_n(&deterministic, __ATOMIC_RELAXED); }
 
 /* ---- the dispatcher ---- */
 

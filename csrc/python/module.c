@@ -281,6 +281,15 @@ static PyObject *py_manual_seed(PyObject *self, PyObject *seed) {
   Py_RETURN_NONE;
 }
 
+static PyObject *py_set_deterministic(PyObject *self, PyObject *on) {
+  (void)self;
+  int b = PyObject_IsTrue(on);
+  if (b < 0)
+    return NULL;
+  vkt_set_deterministic(b);
+  Py_RETURN_NONE;
+}
+
 /* The random-stream functions' arguments: (first, device=None) or (device=None); cpu where device is None. */
 static int rng_args(PyObject *args, PyObject **first, int *device) {
   PyObject *device_o = Py_None;
@@ -710,6 +719,8 @@ static PyMethodDef module_methods[] = {
      "randn_like(t, dtype=None, device=None, memory_format=preserve_format)"},
     {"arange", KW py_arange, METH_VARARGS | METH_KEYWORDS, "arange(start=0, end, step=1, dtype=None, device=None)"},
     {"manual_seed", py_manual_seed, METH_O, "manual_seed(seed): seeds rand and randn on every device"},
+    {"_set_deterministic", py_set_deterministic, METH_O,
+     "_set_deterministic(flag): whether the combining scatters take the sorted path (use_deterministic_algorithms)"},
     {"_set_default_dtype", py_set_default_dtype, METH_O, "_set_default_dtype(d): the float dtype factories make"},
     {"_get_default_dtype", py_get_default_dtype, METH_NOARGS, "the float dtype factories make"},
     {"_rng_state", py_rng_state, METH_VARARGS, "_rng_state(device=None): the state of a device's stream, as bytes"},

@@ -48,7 +48,8 @@ typedef struct {
   uint32_t coop2_granularity[3], coop2_invocations; /* their M, N, K granularity, and workgroup size */
   bool push_descriptor;
   bool float32_atomic_add; /* VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd: scatter adds natively */
-  bool int64_atomics;      /* shaderBufferInt64Atomics: scatter combines 8-byte elements by 64-bit compare-and-swap */
+  bool int64_atomics;      /* shaderBufferInt64Atomics: scatter combines 8-byte elements by 64-bit compare-and-swap,
+                              else by sorting (VKT_NO_INT64_ATOMICS: as if absent) */
   /* shaderSignedZeroInfNanPreserveFloat32/64 (Vulkan 1.2): vkt's shaders then ask the driver to keep IEEE 754's signed
    * zeros, infinities and NaNs (shaders/math.glsl) */
   bool preserve_f32, preserve_f64;

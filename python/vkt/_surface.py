@@ -225,9 +225,15 @@ def initial_seed():
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
-    """vkt's kernels give the same result for the same input on a device, so the flag is recorded only."""
+    """On, the combining scatters (scatter_add_, index_add_, index_put_(accumulate=True), scatter_reduce, and the
+    backward of gather, indexing, index_select and embedding) sort their destinations on the device and combine
+    each one's values in index order, the cpu device's order, so they repeat their results bit for bit; off (the
+    default, faster), they combine with atomics, whose float sums follow whatever order the GPU ran them in. No
+    other vkt shader combines with atomics in an order-dependent way, so no op raises or warns, and warn_only is
+    recorded only."""
     if not isinstance(mode, bool):
         raise TypeError(f"use_deterministic_algorithms(): argument 'mode' must be bool, not {type(mode).__name__}")
+    _C._set_deterministic(mode)
     _deterministic.update(mode=mode, warn_only=bool(warn_only))
 
 

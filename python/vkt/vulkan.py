@@ -28,7 +28,7 @@ class DeviceProperties:
     storage_8bit: bool
     push_descriptor: bool
     float32_atomic_add: bool  # VK_EXT_shader_atomic_float: scatter adds float32 natively, else compare-and-swap
-    int64_atomics: bool  # shaderBufferInt64Atomics: scatter combines float64 and int64 on the device, else on the CPU
+    int64_atomics: bool  # shaderBufferInt64Atomics: scatter combines float64 and int64 atomically, else by sorting
     float_controls: bool  # float32 shaders keep IEEE 754's signed zeros, infinities and NaNs (SignedZeroInfNanPreserve)
 
 

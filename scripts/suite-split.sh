@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# The suite as four concurrent pytest processes (each a quarter of the test files, test_allocator.py alone
+# The suite as six concurrent pytest processes (each a sixth of the test files, test_allocator.py alone
 # after them, as it measures the device's memory), with the validation layer on: on the GPU machine one
-# process takes past the 600 s a device call may run. Logs go to $OUT/suite{0,1,2,3}.txt.
+# process takes past the 600 s a device call may run. Logs go to $OUT/suite{0..5}.txt.
 # Usage there: source .gl/on-device.sh && bash scripts/suite-split.sh
 set -u
 out=${OUT:-/tmp}
-rm -f /tmp/part0 /tmp/part1 /tmp/part2 /tmp/part3
+rm -f /tmp/part[0-5]
 i=0
-for f in $(ls tests/test_*.py | grep -v test_allocator); do echo "$f" >> /tmp/part$((i % 4)); i=$((i + 1)); done
-for k in 0 1 2 3; do
-  VKT_VALIDATION=1 timeout 420 python3 -m pytest -q -p no:cacheprovider $(cat /tmp/part$k) > "$out/suite$k.txt" 2>&1 &
+for f in $(ls tests/test_*.py | grep -v test_allocator); do echo "$f" >> /tmp/part$((i % 6)); i=$((i + 1)); done
+for k in 0 1 2 3 4 5; do
+  VKT_VALIDATION=1 timeout 450 python3 -m pytest -q -p no:cacheprovider $(cat /tmp/part$k) > "$out/suite$k.txt" 2>&1 &
 done
 wait
-for k in 0 1 2 3; do tail -1 "$out/suite$k.txt"; grep "^FAILED\|^ERROR" "$out/suite$k.txt" | cut -c1-250; done
+for k in 0 1 2 3 4 5; do tail -1 "$out/suite$k.txt"; grep "^FAILED\|^ERROR" "$out/suite$k.txt" | cut -c1-250; done
 VKT_VALIDATION=1 timeout 90 python3 -m pytest -q -p no:cacheprovider tests/test_allocator.py 2>&1 | tail -1

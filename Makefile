@@ -27,7 +27,8 @@ ASAN_TESTS ?= tests
 .PHONY: test demo bench setup system clean fuzz asan
 
 # The op and autograd tests run a second time with fusion off: both paths must give the same answers.
-UNFUSED_TESTS = tests/test_ops.py tests/test_elementwise_more.py tests/test_autograd_ops.py tests/test_autograd_more.py
+UNFUSED_TESTS = tests/test_ops.py tests/test_elementwise_more.py tests/test_autograd_ops.py tests/test_autograd_more.py \
+                tests/test_fuzz_autograd.py
 
 test: .venv/installed
 	VKT_VALIDATION=1 $(PY) -m pytest -q tests

@@ -167,10 +167,11 @@ int64_t vkt_tensor_numel(const vkt_tensor *t) {
 /* Whether t's dims, taken in `order` (outermost first; NULL: as they are), lay it out row-major. */
 static bool dense_in(const vkt_tensor *t, const int *order) {
   int64_t expected = 1;
+  for (int d = 0; d < t->ndim; d++)
+    if (t->shape[d] == 0) /* an empty tensor is contiguous whatever its strides, as in PyTorch */
+      return true;
   for (int k = t->ndim - 1; k >= 0; k--) {
     int d = order ? order[k] : k;
-    if (t->shape[d] == 0)
-      return true;
     if (t->shape[d] != 1 && t->strides[d] != expected)
       return false;
     expected *= t->shape[d];

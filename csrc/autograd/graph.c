@@ -415,6 +415,19 @@ vkt_node *vkt_node_begin(const vkt_fn *fn, int nin, const vkt_var *const *in, in
   return n;
 }
 
+/* m's grad_fn becomes e, whose reference m takes; a retained .grad moves with it, as PyTorch's follows the tensor
+ * through an in-place op to its newest history. */
+static void set_grad_fn(vkt_meta *m, vkt_edge e) {
+  vkt_node *old = m->grad_fn.node;
+  if (m->retains_grad && old && old->retains[m->grad_fn.nr] == m)
+    old->retains[m->grad_fn.nr] = NULL;
+  if (m->retains_grad)
+    e.node->retains[e.nr] = m;
+  vkt_node_decref(old);
+  m->grad_fn = e;
+  m->requires_grad = true;
+}
+
 void vkt_node_output(vkt_node *n, int k, vkt_var *out) {
   if (!n)
     return;
@@ -423,9 +436,7 @@ void vkt_node_output(vkt_node *n, int k, vkt_var *out) {
     return;
   shape_info(&n->out_info[k], &out->t);
   vkt_node_incref(n);
-  vkt_node_decref(m->grad_fn.node);
-  m->grad_fn = (vkt_edge){n, k};
-  m->requires_grad = true;
+  set_grad_fn(m, (vkt_edge){n, k});
 }
 
 static _Thread_local const vkt_saved_hooks *saved_hooks;
@@ -553,11 +564,13 @@ vkt_status vkt_inplace_check(const vkt_var *dst, bool records) {
     return VKT_OK;
   if (m->no_grad_view || m->multi_view)
     return view_rebase_fail(m, false);
-  if (m->requires_grad && !m->grad_fn.node)
-    return vkt_fail(VKT_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");
-  if (m->base && m->base->requires_grad && !m->base->grad_fn.node) /* through any chain of views */
+  /* PyTorch's rule: a view that requires grad, of a base that is a leaf (through any chain of views), whether the
+   * base requires grad or the view was made a leaf that does (base[:, ::2].requires_grad_()) */
+  if (m->base && !m->base->grad_fn.node && vkt_requires_grad(dst))
     return vkt_fail(VKT_ERR_RUNTIME, "a view of a leaf Variable that requires grad is being used in an in-place "
                     "operation.");
+  if (m->requires_grad && !m->grad_fn.node)
+    return vkt_fail(VKT_ERR_RUNTIME, "a leaf Variable that requires grad is being used in an in-place operation.");
   return VKT_OK;
 }
 
@@ -609,7 +622,5 @@ void vkt_inplace_rebase(vkt_var *dst, vkt_var *result) {
     return;
   }
   vkt_node_incref(e.node);
-  vkt_node_decref(m->grad_fn.node);
-  m->grad_fn = e;
-  m->requires_grad = true;
+  set_grad_fn(m, e);
 }

@@ -47,12 +47,16 @@ static void product_grads(vkt_bw *b, const vkt_var *gz, const vkt_var *lhs, cons
   shape[batch] = li->ndim > 1 ? gz->t.shape[batch] : 1;
   shape[batch + 1] = ri->ndim > 1 ? gz->t.shape[nd - 1] : 1;
   const vkt_var *g2 = reshape(b, gz, batch + 2, shape);
+  /* batch * M, the rows of a folded product, spelled out: a -1 in its place is ambiguous when N or K is 0 */
+  int64_t rows_n = shape[batch];
+  for (int d = 0; d < batch; d++)
+    rows_n *= shape[d];
   if (NEED(b, 0)) {
     const vkt_var *ga;
     if (c->t.ndim == 2 && batch > 0 && vkt_tensor_is_contiguous(&g2->t)) {
       /* One rhs shared by the batch: fold the batch into the rows, one product of batch * M rows. */
       int64_t n = shape[batch + 1];
-      const vkt_var *rows = matmul(b, reshape(b, g2, 2, (int64_t[]){-1, n}), transpose(b, c, 0, 1));
+      const vkt_var *rows = matmul(b, reshape(b, g2, 2, (int64_t[]){rows_n, n}), transpose(b, c, 0, 1));
       int64_t gshape[VKT_MAX_DIMS];
       for (int d = 0; d <= batch; d++)
         gshape[d] = shape[d];
@@ -69,8 +73,8 @@ static void product_grads(vkt_bw *b, const vkt_var *gz, const vkt_var *lhs, cons
     if (ri->ndim <= 2 && a->t.ndim > 2 && vkt_tensor_is_contiguous(&a->t)) {
       /* One rhs shared by the batch: fold the batch into the rows, one product with K = batch * M. */
       int64_t k = a->t.shape[a->t.ndim - 1], n = shape[batch + 1];
-      const vkt_var *a2 = reshape(b, a, 2, (int64_t[]){-1, k});
-      gc = product_in(b, transpose(b, a2, 0, 1), reshape(b, g2, 2, (int64_t[]){-1, n}), columns);
+      const vkt_var *a2 = reshape(b, a, 2, (int64_t[]){rows_n, k});
+      gc = product_in(b, transpose(b, a2, 0, 1), reshape(b, g2, 2, (int64_t[]){rows_n, n}), columns);
     } else {
       gc = product_in(b, transpose(b, a, -1, -2), g2, columns);
     }

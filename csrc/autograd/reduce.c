@@ -43,6 +43,23 @@ static const vkt_var *evenly(vkt_bw *b, const vkt_var *hit, uint32_t dims, const
   return keep_where(b, hit, dvd(b, gs, count));
 }
 
+/* The product of x's entries along dim but each one's own, exact and differentiable with zeros in x (cumprod
+ * section). */
+static const vkt_var *exclusive_products(vkt_bw *b, const vkt_var *x, int64_t dim);
+
+/* prod's gradient with create_graph: g times the product of the others, which a second derivative sees through
+ * (the masks of the form below are constants to it, and its y / x is 0 / 0 at a zero). */
+static const vkt_var *prod_grad_exact(vkt_bw *b) {
+  const vkt_shape_info *in = IN(b, 0);
+  if (DIMS && !(DIMS & (DIMS - 1))) /* one dim */
+    return mul(b, spread(b, g), exclusive_products(b, X, __builtin_ctz(DIMS)));
+  int64_t n = 1; /* every dim: along x's flattened entries */
+  for (int d = 0; d < in->ndim; d++)
+    n *= in->shape[d];
+  const vkt_var *others = exclusive_products(b, reshape(b, X, 1, &n), 0);
+  return mul(b, spread(b, g), reshape(b, others, in->ndim, in->shape));
+}
+
 static void reduce_backward(vkt_bw *b) {
   const vkt_var *gx = NULL;
   switch (b->n->id) {
@@ -53,6 +70,10 @@ static void reduce_backward(vkt_bw *b) {
     gx = evenly(b, bin(b, VKT_OP_EQ, X, spread(b, Y)), DIMS, spread(b, g));
     break;
   case VKT_OP_PROD: { /* y / x, and where x is 0 the product of the others (0 with a second 0) */
+    if (vkt_grad_enabled()) { /* create_graph */
+      gx = prod_grad_exact(b);
+      break;
+    }
     const vkt_var *zero = bins(b, VKT_OP_EQ, X, 0);
     const vkt_var *others = reduce(b, VKT_OP_PROD, bin(b, VKT_OP_ADD, X, cast(b, zero, IN(b, 0)->dtype)), DIMS);
     const vkt_var *zeros = reduce(b, VKT_OP_SUM, cast(b, zero, IN(b, 0)->dtype), DIMS);
@@ -67,12 +88,13 @@ static void reduce_backward(vkt_bw *b) {
                        : NULL;
     break;
   }
-  case VKT_OP_VAR: { /* 2 (x - mean) / (n - correction); std: (x - mean) / ((n - correction) y) */
+  case VKT_OP_VAR: { /* 2 (x - mean) / (n - correction); std: g / y (0 where y is 0, as PyTorch) (x - mean) / n' */
     double c = b->n->s[0].f, n = (double)reduced_count(b) - c;
     const vkt_var *centered = sub(b, X, reduce(b, VKT_OP_MEAN, X, DIMS));
-    if (b->n->s[1].i)
-      gx = mul(b, spread(b, g), dvd(b, centered, muls(b, spread(b, Y), n)));
-    else
+    if (b->n->s[1].i) {
+      const vkt_var *y = spread(b, Y);
+      gx = mul(b, zero_where(b, bins(b, VKT_OP_EQ, y, 0), dvd(b, spread(b, g), y)), muls(b, centered, 1 / n));
+    } else
       gx = mul(b, spread(b, g), muls(b, centered, 2 / n));
     break;
   }
@@ -195,6 +217,54 @@ static void cumsum_backward(vkt_bw *b) { SET(b, 0, reversed_cumsum(b, g, b->n->i
 static const vkt_var *constant(vkt_bw *b, vkt_status st, vkt_tensor *t) {
   vkt_var v = {*t, NULL};
   return keep(b, st, &v);
+}
+
+/* x's entries [start, start + len) along dim, recorded as a view. */
+static const vkt_var *part(vkt_bw *b, const vkt_var *x, int64_t dim, int64_t start, int64_t len) {
+  vkt_tensor view = {0};
+  vkt_var out = {0};
+  if (!x)
+    return NULL;
+  vkt_status st = vkt_slice(&view, &x->t, dim, start, start + len, 1);
+  if (!st)
+    st = vkt_ag_view(x, &view, VKT_VIEW_STRIDED, NULL, "SliceBackward0", &out);
+  return keep(b, st, &out);
+}
+
+/* 1, then the cumulative products of x's entries but the last along dim: each position's product of the entries
+ * before it. */
+static const vkt_var *products_before(vkt_bw *b, const vkt_var *x, int64_t dim) {
+  if (!x)
+    return NULL;
+  int64_t shape[VKT_MAX_DIMS], n = x->t.shape[dim];
+  memcpy(shape, x->t.shape, sizeof shape);
+  shape[dim] = 1;
+  vkt_tensor t = {0};
+  vkt_status st = vkt_tensor_empty(&t, vkt_tensor_device(&x->t), x->t.dtype, x->t.ndim, shape);
+  const vkt_var *one = constant(b, st ? st : vkt_fill_(&t, num(1)), &t);
+  const vkt_var *scanned = scan(b, VKT_OP_CUMPROD, part(b, x, dim, 0, n - 1), dim);
+  vkt_var out = {0};
+  return one && scanned ? keep(b, vkt_ag_cat(2, (const vkt_var *[]){one, scanned}, dim, &out), &out) : NULL;
+}
+
+static const vkt_var *flip_dim(vkt_bw *b, const vkt_var *x, int64_t dim) {
+  vkt_var out = {0};
+  return x ? keep(b, vkt_ag_flip(x, 1u << dim, &out), &out) : NULL;
+}
+
+/* Those before each entry times those after it, from two cumulative products (PyTorch's prod_safe_zeros_backward):
+ * no division, so a zero in x is no special case. */
+static const vkt_var *exclusive_products(vkt_bw *b, const vkt_var *x, int64_t dim) {
+  if (!x || x->t.shape[dim] == 0)
+    return x;
+  bool broadcast = false; /* its slices are recorded as views, which a broadcast tensor cannot have: a copy */
+  for (int d = 0; d < x->t.ndim; d++)
+    broadcast |= x->t.strides[d] == 0 && x->t.shape[d] > 1;
+  vkt_var copy = {0};
+  if (broadcast)
+    x = keep(b, vkt_ag_clone(x, VKT_CONTIGUOUS_FORMAT, &copy), &copy);
+  const vkt_var *after = flip_dim(b, products_before(b, flip_dim(b, x, dim), dim), dim);
+  return mul(b, products_before(b, x, dim), after);
 }
 
 /* With create_graph: the gradient of x_k is the sum over j >= k of g_j times the product of x_0..x_j but x_k,

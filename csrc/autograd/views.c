@@ -14,7 +14,7 @@ typedef struct {
   int ndim, vndim;
   int64_t strides[VKT_MAX_DIMS], offset;   /* the base x */
   int64_t vstrides[VKT_MAX_DIMS], voffset; /* the view */
-  int64_t lo, hi;                          /* storage span the base covers */
+  int64_t lo, hi;                          /* storage span the base and the view cover */
 } geometry;
 
 static void reshape_backward(vkt_bw *b) { SET(b, 0, reshape(b, g, IN(b, 0)->ndim, IN(b, 0)->shape)); }
@@ -152,6 +152,8 @@ static vkt_status gather_view(const vkt_var *gx, const geometry *geo, const vkt_
   vkt_tensor span = {0}, zx = {0};
   *out = (vkt_var){0};
   vkt_status st = vkt_tensor_empty(&span, vkt_tensor_device(&gx->t), gx->t.dtype, 1, (int64_t[]){geo->hi - geo->lo});
+  if (!st) /* zeros where the view reads storage that is not x's (a gap of a strided x, or past its ends) */
+    st = vkt_fill_(&span, (vkt_scalar){false, 0, 0});
   if (!st)
     st = vkt_as_strided(&zx, &span, gx->t.ndim, gx->t.shape, geo->strides, geo->offset - geo->lo);
   if (!st)
@@ -172,6 +174,10 @@ static geometry view_geometry(const vkt_tensor *base, const vkt_tensor *view) {
   memcpy(geo.strides, base->strides, sizeof geo.strides);
   memcpy(geo.vstrides, view->strides, sizeof geo.vstrides);
   vkt_tensor_extent(base, &geo.lo, &geo.hi);
+  int64_t lo, hi; /* as_strided may reach storage outside the base's elements: their gradient is dropped */
+  vkt_tensor_extent(view, &lo, &hi);
+  if (vkt_tensor_numel(view) > 0)
+    geo.lo = lo < geo.lo ? lo : geo.lo, geo.hi = hi > geo.hi ? hi : geo.hi;
   return geo;
 }
 
@@ -229,8 +235,10 @@ static const vkt_fn reshape_fn = {"ViewBackward0", reshape_backward},
                     transpose_fn = {"TransposeBackward0", permute_backward},
                     expand_fn = {"ExpandBackward0", expand_backward};
 
-/* Whether t reaches some storage element twice (a broadcast dim). */
+/* Whether t reaches some storage element twice (a broadcast dim); an empty one reaches none. */
 static bool overlaps(const vkt_tensor *t) {
+  if (vkt_tensor_numel(t) == 0)
+    return false;
   for (int d = 0; d < t->ndim; d++)
     if (t->strides[d] == 0 && t->shape[d] > 1)
       return true;

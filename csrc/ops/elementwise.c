@@ -117,6 +117,23 @@ static vkt_status check_into(const vkt_tensor *into, vkt_dtype result, int ndim,
   return VKT_OK;
 }
 
+/* Whether an op writing into `into` reads x's elements where it may already have written them: x shares into's
+ * memory in another layout (x.t(), a shifted slice, a broadcast row of into). The op then computes into a
+ * temporary first, as t[...] = s copies s first: the answer is what it would be with x read before any write.
+ * (PyTorch refuses most of these; the shader and the CPU kernel each gave a different wrong answer.) */
+static bool reads_written(const vkt_tensor *into, const vkt_tensor *x) {
+  if (!x || x->storage != into->storage || vkt_tensor_numel(into) == 0 || vkt_tensor_numel(x) == 0)
+    return false;
+  if (x->offset == into->offset && x->ndim == into->ndim && x->dtype == into->dtype &&
+      !memcmp(x->shape, into->shape, sizeof *x->shape * (size_t)x->ndim) &&
+      !memcmp(x->strides, into->strides, sizeof *x->strides * (size_t)x->ndim))
+    return false; /* each element read once, at the place it is written */
+  int64_t a, a_end, b, b_end, sa = vkt_dtype_size(into->dtype), sb = vkt_dtype_size(x->dtype);
+  vkt_tensor_extent(into, &a, &a_end);
+  vkt_tensor_extent(x, &b, &b_end);
+  return a * sa < b_end * sb && b * sb < a_end * sa;
+}
+
 /* A new result of shape, dense in the order of the strides of the op's first tensor operand that is not
  * broadcast, as PyTorch lays it out: the result of an op on a transpose is a transpose, and the op reads
  * and writes in memory order (a relu of a transpose ran at 0.30 of PyTorch's speed on an H100 into a
@@ -149,10 +166,16 @@ static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_
                            const vkt_tensor *into, vkt_tensor *result) {
   vkt_tensor out = {0};
   vkt_status st;
-  if (into && into->dtype == out_dtype) {
+  bool overlap = false;
+  for (int k = 0; into && k < args->nin; k++)
+    overlap |= reads_written(into, args->in[k]);
+  if (into && into->dtype == out_dtype && !overlap) {
     args->out = into;
-    if (vkt_tensor_numel(into) == 0) /* nothing to run on an empty one (a launch of 0 crashed) */
+    if (vkt_tensor_numel(into) == 0) { /* nothing to run on an empty one (a launch of 0 crashed); still a write,
+                                        * which autograd's check of a saved tensor counts, as PyTorch's does */
+      into->storage->version++;
       return VKT_OK;
+    }
     bool deferred = false;
     if (into->storage->pending && (st = vkt_fuse_defer_into(id, args, &deferred)))
       return st;

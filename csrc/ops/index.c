@@ -223,6 +223,19 @@ static vkt_status index_as(const vkt_tensor *x, int n, const vkt_tensor *const *
     st = vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions", VKT_MAX_DIMS);
     goto finish;
   }
+  int at = adv_position(&a);
+  if (at > 0) { /* adjacent advanced dims after others: picked where they are, laid out as PyTorch's result is */
+    memcpy(shape, x->shape, sizeof *shape * (size_t)at);
+    shape[at] = merged;
+    memcpy(shape + at + 1, rest + at, sizeof *rest * (size_t)(r - at));
+    if (vkt_view(&flat, x, r + 1, shape) && ((st = vkt_contiguous(&c, x)) || (st = vkt_view(&flat, &c, r + 1, shape))))
+      goto finish;
+    memcpy(shape + at, bshape, sizeof *bshape * (size_t)bn);
+    memcpy(shape + at + bn, rest + at, sizeof *rest * (size_t)(r - at));
+    if (!(st = vkt_index_select_trusted(&flat, at, &lin, &picked)))
+      st = vkt_view(out, &picked, bn + r, shape);
+    goto finish;
+  }
   shape[0] = merged;
   memcpy(shape + 1, rest, sizeof *rest * (size_t)r);
   if ((st = vkt_permute(&xp, x, x->ndim, perm)))
@@ -235,7 +248,7 @@ static vkt_status index_as(const vkt_tensor *x, int n, const vkt_tensor *const *
   memcpy(shape + bn, rest, sizeof *rest * (size_t)r);
   if ((st = vkt_index_select_trusted(&flat, 0, &lin, &picked)) || (st = vkt_view(&shaped, &picked, bn + r, shape)))
     goto finish;
-  result_perm(adv_position(&a), bn, r, false, perm);
+  result_perm(0, bn, r, false, perm);
   st = vkt_permute(out, &shaped, bn + r, perm);
 finish:
   adv_release(&a);
@@ -332,8 +345,10 @@ vkt_status vkt_masked_select(const vkt_tensor *x, const vkt_tensor *mask, vkt_te
 /* dst[c with c[d] = index[c]] = src[c] (or +=) over index's shape, index any view of src's shape. */
 static vkt_status scatter_op(vkt_op_id id, const vkt_tensor *dst, int d, const vkt_tensor *index, const vkt_tensor *src,
                              const vkt_index_check *check) {
-  if (vkt_tensor_numel(index) == 0)
+  if (vkt_tensor_numel(index) == 0) { /* no element written, still a write to autograd's version check */
+    dst->storage->version++;
     return VKT_OK;
+  }
   vkt_op_args a = {.out = dst, .in = {dst, index, src}, .nin = 3, .iparam = {d}, .flags = check ? check->style : 0};
   return vkt_index_run_checked(id, &a, check);
 }
@@ -618,6 +633,15 @@ vkt_status vkt_index_copy_(const vkt_tensor *x, int64_t dim, const vkt_tensor *i
   bool ok = s1.ndim == x1.ndim && s1.shape[d] == k;
   for (int i = 0; ok && i < x1.ndim; i++)
     ok = i == d || s1.shape[i] == x1.shape[i];
+  if (!ok && add) { /* PyTorch's index_add_ errors, both RuntimeError */
+    if (d < s1.ndim && s1.shape[d] != k)
+      return vkt_fail(VKT_ERR_RUNTIME, "index_add_(): Number of indices (%lld) should be equal to source.size(dim): "
+                      "(%lld), for dim: %d", (long long)k, (long long)s1.shape[d], d);
+    vkt_shape_str(source->ndim, source->shape, a, sizeof a);
+    vkt_shape_str(x->ndim, x->shape, b, sizeof b);
+    return vkt_fail(VKT_ERR_RUNTIME, "source tensor shape must match self tensor shape, excluding the specified "
+                    "dimension. Got self.shape = %s source.shape = %s", b, a);
+  }
   if (!ok) {
     vkt_shape_str(source->ndim, source->shape, a, sizeof a);
     vkt_shape_str(x->ndim, x->shape, b, sizeof b);

@@ -283,9 +283,33 @@ finish:
   return rc;
 }
 
+/* A 0-d integer tensor of a key as its number: PyTorch reads it (.item()) and selects, so x[t] is a view. */
+static PyObject *scalar_item(PyObject *o) {
+  vkt_tensor *t = vkt_is_tensor(o) ? vkt_tensor_of(o) : NULL;
+  if (!t || t->ndim || vkt_dtypes[t->dtype].is_float || t->dtype == VKT_BOOL || t->dtype == VKT_UINT8)
+    return Py_NewRef(o); /* a 0-d bool or uint8 is a mask */
+  return PyObject_CallMethod(o, "item", NULL);
+}
+
+/* scalar_item on the key and on each item of a tuple key. */
+static PyObject *scalar_items(PyObject *key) {
+  if (!PyTuple_Check(key))
+    return scalar_item(key);
+  Py_ssize_t n = PyTuple_Size(key);
+  PyObject *out = PyTuple_New(n);
+  for (Py_ssize_t i = 0; out && i < n; i++) {
+    PyObject *o = scalar_item(PyTuple_GetItem(key, i));
+    if (!o)
+      Py_CLEAR(out);
+    else
+      PyTuple_SetItem(out, i, o);
+  }
+  return out;
+}
+
 /* PyTorch's legacy rule (NumPy's before 1.23): a list shorter than 32 that holds a sequence, a tensor, a slice,
  * None or Ellipsis is a tuple of indices (x[[rows, cols]] is x[rows, cols]), with PyTorch's warning. */
-PyObject *vkt_py_index_key(PyObject *key) {
+static PyObject *legacy_key(PyObject *key) {
   Py_ssize_t n = PyList_Check(key) ? PyList_Size(key) : 0;
   for (Py_ssize_t i = 0; i < n && n < 32; i++) {
     PyObject *o = PyList_GetItem(key, i);
@@ -299,6 +323,12 @@ PyObject *vkt_py_index_key(PyObject *key) {
     return PyList_AsTuple(key);
   }
   return Py_NewRef(key);
+}
+
+PyObject *vkt_py_index_key(PyObject *key) {
+  PyObject *k = legacy_key(key), *r = k ? scalar_items(k) : NULL;
+  Py_XDECREF(k);
+  return r;
 }
 
 static int setitem(PyObject *self, PyObject *key, PyObject *value) {

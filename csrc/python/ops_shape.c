@@ -304,10 +304,16 @@ static PyObject *copy_(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkt_tensor *src;
   if (!vkt_parse_args(args, kwargs, "O|O", kw, &src_o, &non_blocking) || !(src = tensor_arg(src_o, "copy_", "src")))
     return NULL;
+  /* src broadcasts to self's shape, PyTorch's rule: stricter than t[...] = src, which drops src's leading 1s */
+  int ndim;
+  int64_t shape[VKT_MAX_DIMS];
+  vkt_status st = vkt_broadcast_shape(2, (const vkt_tensor *[]){SELF_T, src}, &ndim, shape);
+  if (st || (st = vkt_into_shape_check(SELF_T, ndim, shape)))
+    return vkt_raise(st);
   int records = vkt_py_inplace_records(SELF_V, vkt_var_of(src_o));
   if (records) /* recorded as self[...] = src */
     return records < 0 || vkt_py_setitem(self, Py_Ellipsis, src_o) < 0 ? NULL : Py_NewRef(self);
-  vkt_status st = vkt_assign(SELF_T, src);
+  st = vkt_assign(SELF_T, src);
   return st ? vkt_raise(st) : Py_NewRef(self);
 }
 

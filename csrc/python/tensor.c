@@ -381,6 +381,8 @@ static PyObject *t_flatten(PyObject *self, PyObject *args, PyObject *kwargs) {
     return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "flatten() has invalid args: start_dim cannot come after end_dim"));
   if (SELF->ndim == 0)
     return reshape(self, 1, (int64_t[]){1});
+  if (a == b) /* nothing to merge: self itself, as PyTorch's (a leaf stays the leaf, with its .grad) */
+    return Py_NewRef(self);
   int64_t shape[VKT_MAX_DIMS];
   int n = 0;
   for (int i = 0; i < a; i++)

@@ -139,7 +139,11 @@ def test_deterministic_scatters(dev, deterministic, op, dtype, geom):
         runs.append(np.asarray(vx.cpu()))
     assert vkt.vulkan.fallback_stats() == {}
     for got in runs:
-        assert_bits_equal(got, ref)  # every run: the sequential order's bits
+        assert_bits_equal(got, runs[0])  # every run the same bits
+    if how == "mean" and "float" in dtype:  # the sums' bits, divided by the device's division (an H100's is 1 ulp off)
+        np.testing.assert_array_max_ulp(runs[0], ref, maxulp=1)
+    else:
+        assert_bits_equal(runs[0], ref)  # the sequential order's bits
     cx, ci, cs = operands(vkt, "cpu", g)
     assert_bits_equal(np.asarray(apply(op, cx, dim, ci, cs)), ref)  # the cpu device's kernel adds in that order too
     tx, ti, ts = operands(torch, None, g)

@@ -106,6 +106,8 @@ static vkt_status lu_solve(const vkt_tensor *a, const vkt_tensor *b, bool left, 
   vkt_tensor fa = {0}, fb = {0}, fx = {0}, block = {0}, piv = {0}, info = {0};
   int nd;
   int64_t batch[VKT_MAX_DIMS], n = rows(a);
+  if (info_out) /* released below where this fails */
+    *info_out = (vkt_tensor){0};
   vkt_status st = batch_shape(a, b, &nd, batch);
   if (st || (st = flat(a, nd, batch, !left, &fa)) || (st = flat(b, nd, batch, !left, &fb)) ||
       (st = vkt_lu_blocks(&fa, "linalg.solve", &block, &piv)))
@@ -387,6 +389,8 @@ static const vkt_fn cholesky_fn = {"LinalgCholeskyExBackward0", cholesky_backwar
 vkt_status vkt_ag_cholesky(const vkt_var *a, bool upper, int check, vkt_tensor *info_out, vkt_var *out) {
   vkt_tensor at = {0}, l = {0}, info = {0}, lt = {0};
   *out = (vkt_var){0};
+  if (info_out) /* released below where this fails */
+    *info_out = (vkt_tensor){0};
   vkt_status st = vkt_linalg_square_check(&a->t, "linalg.cholesky");
   /* the upper factor is from A's upper triangle: the lower one of A^T, transposed back */
   if (st || (st = upper ? vkt_transpose(&at, &a->t, -2, -1) : (vkt_tensor_share(&at, &a->t), VKT_OK)) ||

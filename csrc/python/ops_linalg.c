@@ -326,7 +326,7 @@ static PyObject *f_lu_factor_ex(PyObject *mod, PyObject *args, PyObject *kwargs)
   int pivot = 1, check = 0;
   const vkt_var *a;
   vkt_var outs[3];
-  vkt_tensor info;
+  vkt_tensor info = {0};
   if (!vkt_parse_args(args, kwargs, "O|$pp:linalg_lu_factor_ex", kw, &x, &pivot, &check) ||
       !(a = matrix_arg(x, "linalg_lu_factor_ex")))
     return NULL;
@@ -351,7 +351,7 @@ static PyObject *f_solve_ex(PyObject *mod, PyObject *args, PyObject *kwargs) {
   int left = 1, check = 0;
   const vkt_var *a, *b;
   vkt_var outs[2];
-  vkt_tensor info;
+  vkt_tensor info = {0};
   if (!vkt_parse_args(args, kwargs, "OO|$pp:linalg_solve_ex", kw, &x, &y, &left, &check) ||
       two_args(x, y, "linalg_solve_ex", &a, &b))
     return NULL;
@@ -374,7 +374,7 @@ static PyObject *f_inv_ex(PyObject *mod, PyObject *args, PyObject *kwargs) {
   int check = 0;
   const vkt_var *a;
   vkt_var outs[2];
-  vkt_tensor info;
+  vkt_tensor info = {0};
   if (!vkt_parse_args(args, kwargs, "O|$p:linalg_inv_ex", kw, &x, &check) || !(a = matrix_arg(x, "linalg_inv_ex")))
     return NULL;
   vkt_status st = vkt_ag_inv_ex(a, check ? VKT_LINALG_INV | VKT_LINALG_EX : -1, &info, &outs[0]);
@@ -396,7 +396,7 @@ static PyObject *f_cholesky_ex(PyObject *mod, PyObject *args, PyObject *kwargs) 
   int upper = 0, check = 0;
   const vkt_var *a;
   vkt_var outs[2];
-  vkt_tensor info;
+  vkt_tensor info = {0};
   if (!vkt_parse_args(args, kwargs, "O|$pp:linalg_cholesky_ex", kw, &x, &upper, &check) ||
       !(a = matrix_arg(x, "linalg_cholesky_ex")))
     return NULL;

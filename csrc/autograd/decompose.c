@@ -8,17 +8,6 @@
 
 static const vkt_var *mT(vkt_bw *b, const vkt_var *x) { return transpose(b, x, -2, -1); }
 
-/* x's entries [start, start + len) along dim (a differentiable slice). */
-static const vkt_var *part(vkt_bw *b, const vkt_var *x, int64_t dim, int64_t start, int64_t len) {
-  vkt_tensor view = {0};
-  vkt_var out = {0};
-  if (!x)
-    return NULL;
-  vkt_status st = vkt_slice(&view, &x->t, dim, start, start + len, 1);
-  if (!st)
-    st = vkt_ag_view(x, &view, VKT_VIEW_STRIDED, NULL, "SliceBackward0", &out);
-  return keep(b, st, &out);
-}
 
 static const vkt_var *tri(vkt_bw *b, const vkt_var *x, bool upper, int64_t diagonal) {
   vkt_var out = {0};
@@ -64,8 +53,8 @@ static void qr_backward(vkt_bw *b) {
     return;
   }
   /* wide: A = [X | Y], R = [U | V] with X = Q U, Y = Q V */
-  const vkt_var *u = part(b, r, -1, 0, m), *v = part(b, r, -1, m, n - m);
-  const vkt_var *gu = part(b, gr, -1, 0, m), *gv = part(b, gr, -1, m, n - m);
+  const vkt_var *u = narrow(b, r, -1, 0, m), *v = narrow(b, r, -1, m, n - m);
+  const vkt_var *gu = narrow(b, gr, -1, 0, m), *gv = narrow(b, gr, -1, m, n - m);
   const vkt_var *gx = qr_deep(b, q, u, add(b, gq, matmul(b, matmul(b, q, v), mT(b, gv))), gu);
   const vkt_var *gy = matmul(b, q, gv);
   vkt_var out = {0};

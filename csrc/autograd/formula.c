@@ -229,6 +229,17 @@ const vkt_var *transpose(vkt_bw *b, const vkt_var *x, int64_t d0, int64_t d1) {
   return x ? keep(b, vkt_ag_transpose(x, d0, d1, &out), &out) : NULL;
 }
 
+const vkt_var *narrow(vkt_bw *b, const vkt_var *x, int64_t dim, int64_t start, int64_t len) {
+  vkt_tensor view = {0};
+  vkt_var out = {0};
+  if (!x)
+    return NULL;
+  vkt_status st = vkt_slice(&view, &x->t, dim, start, start + len, 1);
+  if (!st)
+    st = vkt_ag_view(x, &view, VKT_VIEW_STRIDED, NULL, "SliceBackward0", &out);
+  return keep(b, st, &out);
+}
+
 const vkt_var *matmul(vkt_bw *b, const vkt_var *x, const vkt_var *y) {
   vkt_var out = {0};
   return x && y ? keep(b, vkt_ag_matmul(x, y, &out), &out) : NULL;

@@ -43,6 +43,8 @@ const vkt_var *reshape(vkt_bw *b, const vkt_var *x, int ndim, const int64_t *sha
 const vkt_var *lift(vkt_bw *b, const vkt_var *x, bool row);
 const vkt_var *expand(vkt_bw *b, const vkt_var *x, int ndim, const int64_t *shape);
 const vkt_var *transpose(vkt_bw *b, const vkt_var *x, int64_t d0, int64_t d1);
+/* x's entries [start, start + len) along dim (a differentiable slice). */
+const vkt_var *narrow(vkt_bw *b, const vkt_var *x, int64_t dim, int64_t start, int64_t len);
 const vkt_var *matmul(vkt_bw *b, const vkt_var *x, const vkt_var *y);
 const vkt_var *sum_to(vkt_bw *b, const vkt_var *x, int ndim, const int64_t *shape);
 /* An argument's shape as the node recorded it. */

@@ -44,18 +44,6 @@ vkt_status vkt_ag_svdvals(const vkt_var *a, vkt_var *out) {
 /* ---- svd: saved 0 U, 1 S, 2 Vh (outputs); PyTorch's svd_backward for real matrices. With full_matrices
  * only the first k singular vectors (and their gradients) take part, as in PyTorch. ---- */
 
-/* x's first k entries along dim (a differentiable slice). */
-static const vkt_var *narrow(vkt_bw *b, const vkt_var *x, int64_t dim, int64_t k) {
-  vkt_tensor view = {0};
-  vkt_var out = {0};
-  if (!x)
-    return NULL;
-  vkt_status st = vkt_slice(&view, &x->t, dim, 0, k, 1);
-  if (!st)
-    st = vkt_ag_view(x, &view, VKT_VIEW_STRIDED, NULL, "SliceBackward0", &out);
-  return keep(b, st, &out);
-}
-
 /* The k x k identity in s's dtype and device. */
 static const vkt_var *eye(vkt_bw *b, const vkt_var *s) {
   vkt_var out = {0};
@@ -80,8 +68,8 @@ static const vkt_var *core(vkt_bw *b, const vkt_var *u, const vkt_var *s, const 
 static void svd_backward(vkt_bw *b) {
   const vkt_shape_info *a = IN(b, 0);
   int64_t m = a->shape[a->ndim - 2], n = a->shape[a->ndim - 1], k = m < n ? m : n;
-  const vkt_var *u = narrow(b, S(b, 0), -1, k), *s = S(b, 1), *vh = narrow(b, S(b, 2), -2, k);
-  const vkt_var *gu = narrow(b, G(b, 0), -1, k), *gvh = narrow(b, G(b, 2), -2, k);
+  const vkt_var *u = narrow(b, S(b, 0), -1, 0, k), *s = S(b, 1), *vh = narrow(b, S(b, 2), -2, 0, k);
+  const vkt_var *gu = narrow(b, G(b, 0), -1, 0, k), *gvh = narrow(b, G(b, 2), -2, 0, k);
   const vkt_var *g = core(b, u, s, vh, gu, G(b, 1), gvh);
   if (m > n) { /* the part of gU outside U's span: (I - U U^T) gU S^-1 */
     const vkt_var *gus = dvd(b, gu, lift(b, s, true));

@@ -219,18 +219,6 @@ static const vkt_var *constant(vkt_bw *b, vkt_status st, vkt_tensor *t) {
   return keep(b, st, &v);
 }
 
-/* x's entries [start, start + len) along dim, recorded as a view. */
-static const vkt_var *part(vkt_bw *b, const vkt_var *x, int64_t dim, int64_t start, int64_t len) {
-  vkt_tensor view = {0};
-  vkt_var out = {0};
-  if (!x)
-    return NULL;
-  vkt_status st = vkt_slice(&view, &x->t, dim, start, start + len, 1);
-  if (!st)
-    st = vkt_ag_view(x, &view, VKT_VIEW_STRIDED, NULL, "SliceBackward0", &out);
-  return keep(b, st, &out);
-}
-
 /* 1, then the cumulative products of x's entries but the last along dim: each position's product of the entries
  * before it. */
 static const vkt_var *products_before(vkt_bw *b, const vkt_var *x, int64_t dim) {
@@ -242,7 +230,7 @@ static const vkt_var *products_before(vkt_bw *b, const vkt_var *x, int64_t dim) 
   vkt_tensor t = {0};
   vkt_status st = vkt_tensor_empty(&t, vkt_tensor_device(&x->t), x->t.dtype, x->t.ndim, shape);
   const vkt_var *one = constant(b, st ? st : vkt_fill_(&t, num(1)), &t);
-  const vkt_var *scanned = scan(b, VKT_OP_CUMPROD, part(b, x, dim, 0, n - 1), dim);
+  const vkt_var *scanned = scan(b, VKT_OP_CUMPROD, narrow(b, x, dim, 0, n - 1), dim);
   vkt_var out = {0};
   return one && scanned ? keep(b, vkt_ag_cat(2, (const vkt_var *[]){one, scanned}, dim, &out), &out) : NULL;
 }

@@ -633,18 +633,15 @@ vkt_status vkt_index_copy_(const vkt_tensor *x, int64_t dim, const vkt_tensor *i
   bool ok = s1.ndim == x1.ndim && s1.shape[d] == k;
   for (int i = 0; ok && i < x1.ndim; i++)
     ok = i == d || s1.shape[i] == x1.shape[i];
-  if (!ok && add) { /* PyTorch's index_add_ errors, both RuntimeError */
-    if (d < s1.ndim && s1.shape[d] != k)
+  if (!ok) {
+    if (add && d < s1.ndim && s1.shape[d] != k) /* PyTorch's index_add_ errors, both RuntimeError */
       return vkt_fail(VKT_ERR_RUNTIME, "index_add_(): Number of indices (%lld) should be equal to source.size(dim): "
                       "(%lld), for dim: %d", (long long)k, (long long)s1.shape[d], d);
     vkt_shape_str(source->ndim, source->shape, a, sizeof a);
     vkt_shape_str(x->ndim, x->shape, b, sizeof b);
-    return vkt_fail(VKT_ERR_RUNTIME, "source tensor shape must match self tensor shape, excluding the specified "
-                    "dimension. Got self.shape = %s source.shape = %s", b, a);
-  }
-  if (!ok) {
-    vkt_shape_str(source->ndim, source->shape, a, sizeof a);
-    vkt_shape_str(x->ndim, x->shape, b, sizeof b);
+    if (add)
+      return vkt_fail(VKT_ERR_RUNTIME, "source tensor shape must match self tensor shape, excluding the specified "
+                      "dimension. Got self.shape = %s source.shape = %s", b, a);
     return vkt_fail(VKT_ERR_INDEX,
                     "%s(): source %s does not match self %s along every dim but %d, where it must have %lld", op, a, b,
                     d, (long long)k);

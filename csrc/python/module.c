@@ -281,13 +281,18 @@ static PyObject *py_manual_seed(PyObject *self, PyObject *seed) {
   Py_RETURN_NONE;
 }
 
-static PyObject *py_set_deterministic(PyObject *self, PyObject *on) {
-  (void)self;
-  int b = PyObject_IsTrue(on);
+/* set(truth of flag): the flags a module function turns on and off */
+static PyObject *set_flag(PyObject *flag, void (*set)(bool)) {
+  int b = PyObject_IsTrue(flag);
   if (b < 0)
     return NULL;
-  vkt_set_deterministic(b);
+  set(b);
   Py_RETURN_NONE;
+}
+
+static PyObject *py_set_deterministic(PyObject *self, PyObject *on) {
+  (void)self;
+  return set_flag(on, vkt_set_deterministic);
 }
 
 /* The random-stream functions' arguments: (first, device=None) or (device=None); cpu where device is None. */
@@ -349,11 +354,7 @@ static PyObject *py_rng_initial_seed(PyObject *self, PyObject *args) {
 
 static PyObject *py_rng_forbid(PyObject *self, PyObject *flag) {
   (void)self;
-  int forbid = PyObject_IsTrue(flag);
-  if (forbid < 0)
-    return NULL;
-  vkt_rng_forbid(forbid);
-  Py_RETURN_NONE;
+  return set_flag(flag, vkt_rng_forbid);
 }
 
 /* ---- devices: the functions behind vkt.vulkan ---- */

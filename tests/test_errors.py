@@ -252,7 +252,10 @@ CASES = [
     ("device_float", lambda d: vkt.zeros(2, device=3.5), TypeError, "3.5"),
     ("to_vulkan_99", lambda d: t23(d).to("vulkan:99"), RuntimeError, "vulkan:99|Vulkan is not available"),
     ("bool_of_many", lambda d: bool(t23(d)), RuntimeError, "more than one value"),
-    ("int_of_many", lambda d: int(t23(d)), RuntimeError, "more than one value"),
+    ("int_of_many", lambda d: int(t23(d)), ValueError, "only one element tensors can be converted to Python scalars"),
+    ("float_of_empty", lambda d: float(vkt.zeros(0, device=d)), ValueError, "only one element tensors"),
+    ("index_of_many", lambda d: [1, 2][vkt.zeros(2, dtype=vkt.int64, device=d)], TypeError,
+     "only integer tensors of a single element can be converted to an index"),
     ("len_0d", lambda d: len(vkt.tensor(1.0, device=d)), TypeError, "0-d"),
 ]
 

@@ -36,13 +36,15 @@ vkt_status vkt_split_with_sizes(const vkt_tensor *x, int64_t dim, int64_t n, con
   bool negative = false;
   for (int64_t i = 0; i < n; i++)
     total += sizes[i], negative = negative || sizes[i] < 0;
-  if (negative || total != x->shape[d]) {
-    vkt_shape_str(n < VKT_MAX_DIMS ? (int)n : VKT_MAX_DIMS, sizes, s, sizeof s);
+  vkt_shape_str(n < VKT_MAX_DIMS ? (int)n : VKT_MAX_DIMS, sizes, s, sizeof s);
+  if (negative)
     return vkt_fail(VKT_ERR_RUNTIME,
-                    "split_with_sizes expects split_sizes to be non-negative and sum exactly to %lld (input tensor's "
-                    "size at dimension %d), but got split_sizes=%s",
+                    "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=%s", s);
+  if (total != x->shape[d])
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at dimension "
+                    "%d), but got split_sizes=%s",
                     (long long)x->shape[d], d, s);
-  }
   for (int64_t i = 0, start = 0; i < n; start += sizes[i++])
     vkt_slice(&outs[i], x, d, start, start + sizes[i], 1);
   return VKT_OK;

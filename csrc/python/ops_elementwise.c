@@ -607,8 +607,9 @@ static int alpha_check(int id, PyObject *a, PyObject *b, PyObject *alpha) {
   return st ? (vkt_raise(st), -1) : 0;
 }
 
-/* add(other, *, alpha=1), sub(other, *, alpha=1); functions take (input, other, *, alpha=1). */
-static PyObject *add_sub(PyObject *self, PyObject *args, PyObject *kwargs, int id, bool inplace) {
+/* add(other, *, alpha=1), sub(other, *, alpha=1); functions take (input, other, *, alpha=1). name is the one
+ * called (sub or its alias subtract), for the errors. */
+static PyObject *add_sub(PyObject *self, PyObject *args, PyObject *kwargs, int id, bool inplace, const char *name) {
   static char *m_kw[] = {"other", "alpha", NULL}, *f_kw[] = {"input", "other", "alpha", NULL};
   PyObject *a = self, *b, *alpha_o = NULL;
   vkt_scalar alpha = one;
@@ -616,24 +617,34 @@ static PyObject *add_sub(PyObject *self, PyObject *args, PyObject *kwargs, int i
                 : vkt_parse_args(args, kwargs, "OO|$O", f_kw, &a, &b, &alpha_o);
   if (!ok || (alpha_o && (vkt_py_scalar(alpha_o, &alpha) < 0 || alpha_check(id, a, b, alpha_o) < 0)))
     return NULL;
-  return strict(self ? vkt_py_binary(a, b, id, alpha, inplace) : numbers(a, b, id, alpha), vkt_ops[id].name, a, b);
+  return strict(self ? vkt_py_binary(a, b, id, alpha, inplace) : numbers(a, b, id, alpha), name, a, b);
 }
 
-static PyObject *m_add(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_ADD, false); }
-static PyObject *m_add_(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_ADD, true); }
-static PyObject *m_sub(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_SUB, false); }
-static PyObject *m_sub_(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_SUB, true); }
+static PyObject *m_add(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_ADD, false, "add"); }
+static PyObject *m_add_(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_ADD, true, "add"); }
+static PyObject *m_sub(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_SUB, false, "sub"); }
+static PyObject *m_sub_(PyObject *s, PyObject *a, PyObject *k) { return add_sub(s, a, k, VKT_OP_SUB, true, "sub"); }
+static PyObject *m_subtract(PyObject *s, PyObject *a, PyObject *k) {
+  return add_sub(s, a, k, VKT_OP_SUB, false, "subtract");
+}
+static PyObject *m_subtract_(PyObject *s, PyObject *a, PyObject *k) {
+  return add_sub(s, a, k, VKT_OP_SUB, true, "subtract");
+}
 static PyObject *f_add(PyObject *m, PyObject *a, PyObject *k) {
   (void)m;
-  return add_sub(NULL, a, k, VKT_OP_ADD, false);
+  return add_sub(NULL, a, k, VKT_OP_ADD, false, "add");
 }
 static PyObject *f_sub(PyObject *m, PyObject *a, PyObject *k) {
   (void)m;
-  return add_sub(NULL, a, k, VKT_OP_SUB, false);
+  return add_sub(NULL, a, k, VKT_OP_SUB, false, "sub");
+}
+static PyObject *f_subtract(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return add_sub(NULL, a, k, VKT_OP_SUB, false, "subtract");
 }
 
-/* div(other, *, rounding_mode=None) */
-static PyObject *div(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
+/* div(other, *, rounding_mode=None), and its alias divide; torch names div in the rounding_mode error of both. */
+static PyObject *div(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace, const char *name) {
   static char *m_kw[] = {"other", "rounding_mode", NULL}, *f_kw[] = {"input", "other", "rounding_mode", NULL};
   PyObject *a = self, *b, *mode = Py_None;
   int ok = self ? vkt_parse_args(args, kwargs, "O|$O", m_kw, &b, &mode)
@@ -648,19 +659,25 @@ static PyObject *div(PyObject *self, PyObject *args, PyObject *kwargs, bool inpl
     else if (strcmp(m, "floor") == 0)
       id = VKT_OP_DIV_FLOOR;
     else {
-      PyErr_Format(PyExc_ValueError, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found %R",
-                   mode);
+      PyErr_Format(PyExc_RuntimeError,
+                   "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found %R", mode);
       return NULL;
     }
   }
-  return strict(self ? vkt_py_binary(a, b, id, one, inplace) : numbers(a, b, id, one), "div", a, b);
+  return strict(self ? vkt_py_binary(a, b, id, one, inplace) : numbers(a, b, id, one), name, a, b);
 }
 
-static PyObject *m_div(PyObject *s, PyObject *a, PyObject *k) { return div(s, a, k, false); }
-static PyObject *m_div_(PyObject *s, PyObject *a, PyObject *k) { return div(s, a, k, true); }
+static PyObject *m_div(PyObject *s, PyObject *a, PyObject *k) { return div(s, a, k, false, "div"); }
+static PyObject *m_div_(PyObject *s, PyObject *a, PyObject *k) { return div(s, a, k, true, "div"); }
+static PyObject *m_divide(PyObject *s, PyObject *a, PyObject *k) { return div(s, a, k, false, "divide"); }
+static PyObject *m_divide_(PyObject *s, PyObject *a, PyObject *k) { return div(s, a, k, true, "divide"); }
 static PyObject *f_div(PyObject *m, PyObject *a, PyObject *k) {
   (void)m;
-  return div(NULL, a, k, false);
+  return div(NULL, a, k, false, "div");
+}
+static PyObject *f_divide(PyObject *m, PyObject *a, PyObject *k) {
+  (void)m;
+  return div(NULL, a, k, false, "divide");
 }
 
 /* The rest take (other) as methods and (input, other) as functions. */
@@ -679,6 +696,7 @@ static PyObject *f_div(PyObject *m, PyObject *a, PyObject *k) {
     return strict(numbers(a, b, ID, one), #name, a, b);                                                                \
   }
 BINARY(mul, VKT_OP_MUL)
+BINARY(multiply, VKT_OP_MUL)
 BINARY(floor_divide, VKT_OP_DIV_FLOOR)
 BINARY(pow, VKT_OP_POW)
 BINARY(maximum, VKT_OP_MAXIMUM)
@@ -690,6 +708,11 @@ BINARY(lt, VKT_OP_LT)
 BINARY(le, VKT_OP_LE)
 BINARY(gt, VKT_OP_GT)
 BINARY(ge, VKT_OP_GE)
+BINARY(not_equal, VKT_OP_NE)
+BINARY(less, VKT_OP_LT)
+BINARY(less_equal, VKT_OP_LE)
+BINARY(greater, VKT_OP_GT)
+BINARY(greater_equal, VKT_OP_GE)
 BINARY(logical_and, VKT_OP_LOGICAL_AND)
 BINARY(logical_or, VKT_OP_LOGICAL_OR)
 BINARY(logical_xor, VKT_OP_LOGICAL_XOR)
@@ -778,6 +801,8 @@ PyMethodDef vkt_elementwise_methods[] = {
     MK(add, "add(other, *, alpha=1)"),
     MK(sub, "sub(other, *, alpha=1)"),
     MK(div, "div(other, *, rounding_mode=None)"),
+    MK(divide, "divide(other, *, rounding_mode=None): div"),
+    MK(subtract, "subtract(other, *, alpha=1): sub"),
     {"true_divide", (PyCFunction)(void (*)(void))m_div, METH_VARARGS | METH_KEYWORDS, "self / other"},
     {"true_divide_", (PyCFunction)(void (*)(void))m_div_, METH_VARARGS | METH_KEYWORDS, "self /= other"},
     {"sgn", m_sgn, METH_NOARGS, "sign for real tensors"},
@@ -794,6 +819,12 @@ PyMethodDef vkt_elementwise_methods[] = {
     MO(le, "<="),
     MO(gt, ">"),
     MO(ge, ">="),
+    MO(multiply, "mul"),
+    MO(not_equal, "ne"),
+    MO(less, "lt"),
+    MO(less_equal, "le"),
+    MO(greater, "gt"),
+    MO(greater_equal, "ge"),
     MO(logical_and, "and"),
     MO(logical_or, "or"),
     MO(logical_xor, "xor of truth values"),
@@ -841,6 +872,8 @@ PyMethodDef vkt_elementwise_functions[] = {
     FK(add, "add(input, other, *, alpha=1)"),
     FK(sub, "sub(input, other, *, alpha=1)"),
     FK(div, "div(input, other, *, rounding_mode=None)"),
+    FK(divide, "divide(input, other, *, rounding_mode=None): div"),
+    FK(subtract, "subtract(input, other, *, alpha=1): sub"),
     {"true_divide", (PyCFunction)(void (*)(void))f_div, METH_VARARGS | METH_KEYWORDS, "input / other"},
     F2(mul, "input * other"),
     F2(pow, "input ** other"),
@@ -854,6 +887,12 @@ PyMethodDef vkt_elementwise_functions[] = {
     F2(le, "<="),
     F2(gt, ">"),
     F2(ge, ">="),
+    F2(multiply, "mul"),
+    F2(not_equal, "ne"),
+    F2(less, "lt"),
+    F2(less_equal, "le"),
+    F2(greater, "gt"),
+    F2(greater_equal, "ge"),
     F2(logical_and, "and"),
     F2(logical_or, "or"),
     F2(logical_xor, "xor of truth values"),
@@ -927,14 +966,20 @@ static PyObject *nb_invert(PyObject *x) {
   return vkt_py_unary(x, VKT_OP_BITWISE_NOT, none, none, false);
 }
 
-/* One element as a Python number, for bool(), int(), float() and operator.index(). */
+/* One element as a Python number, for bool(), int(), float() and operator.index(); other sizes raise what torch
+ * raises for that caller. */
 static PyObject *item(PyObject *x, const char *what) {
   vkt_tensor *t = vkt_tensor_of(x);
   char bytes[8];
   int64_t n = vkt_tensor_numel(t);
   if (n != 1) {
-    PyErr_Format(PyExc_RuntimeError, "%s value of Tensor with %s values is ambiguous", what,
-                 n ? "more than one" : "no");
+    if (strcmp(what, "Boolean") == 0)
+      PyErr_Format(PyExc_RuntimeError, "Boolean value of Tensor with %s is ambiguous",
+                   n ? "more than one value" : "no values");
+    else if (strcmp(what, "Index") == 0)
+      PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be converted to an index");
+    else
+      PyErr_SetString(PyExc_ValueError, "only one element tensors can be converted to Python scalars");
     return NULL;
   }
   vkt_status st = vkt_read(t, bytes);

@@ -129,6 +129,11 @@ static PyObject *get_is_vulkan(PyObject *self, void *c) {
   return PyBool_FromLong(vkt_tensor_device(SELF) != VKT_CPU);
 }
 
+static PyObject *get_is_cpu(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(vkt_tensor_device(SELF) == VKT_CPU);
+}
+
 static PyObject *get_is_cuda(PyObject *self, void *c) {
   (void)self, (void)c;
   Py_RETURN_FALSE; /* code written for torch asks; a vkt tensor is never on a CUDA device */
@@ -163,6 +168,7 @@ static PyGetSetDef tensor_getset[] = {
     {"T", get_T, NULL, "the tensor with its dimensions reversed (a view)", NULL},
     {"mT", get_mT, NULL, "the last two dimensions swapped (a view)", NULL},
     {"is_vulkan", get_is_vulkan, NULL, "whether the tensor is on a Vulkan device", NULL},
+    {"is_cpu", get_is_cpu, NULL, "whether the tensor is in host memory", NULL},
     {"is_cuda", get_is_cuda, NULL, "False: vkt has no CUDA device", NULL},
     {"__array_priority__", get_array_priority, NULL, "above NumPy's, so operators with arrays give tensors", NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -933,7 +939,41 @@ PYTHON_METHOD(corrcoef)
   X(gcd, "gcd(other): greatest common divisor (integers)")                                                             \
   X(lcm, "lcm(other): least common multiple (integers)")                                                               \
   X(rsub, "rsub(other, *, alpha=1): other - alpha * self")                                                             \
-  X(is_signed, "is_signed(): False for uint8 and bool")
+  X(is_signed, "is_signed(): False for uint8 and bool")                                                                \
+  X(char, "char(): vkt has no int8 dtype (a TypeError)")                                                               \
+  X(short, "short(): vkt has no int16 dtype (a TypeError)")                                                            \
+  X(bfloat16, "bfloat16(): vkt has no bfloat16 dtype (a TypeError)")                                                   \
+  X(cfloat, "cfloat(): vkt has no complex64 dtype (a TypeError)")                                                      \
+  X(cdouble, "cdouble(): vkt has no complex128 dtype (a TypeError)")                                                   \
+  X(chalf, "chalf(): vkt has no complex32 dtype (a TypeError)")                                                        \
+  X(gcd_, "gcd_(other): in place")                                                                                     \
+  X(lcm_, "lcm_(other): in place")                                                                                     \
+  X(ldexp_, "ldexp_(other): in place")                                                                                 \
+  X(is_nonzero, "is_nonzero(): the truth of a one-element tensor")                                                     \
+  X(is_same_size, "is_same_size(other): whether the shapes are equal")                                                 \
+  X(split_with_sizes, "split_with_sizes(split_sizes, dim=0): views")                                                   \
+  X(unsafe_chunk, "unsafe_chunk(chunks, dim=0): chunk")                                                                \
+  X(unsafe_split, "unsafe_split(split_size, dim=0): split")                                                            \
+  X(unsafe_split_with_sizes, "unsafe_split_with_sizes(split_sizes, dim=0): split_with_sizes")                          \
+  X(narrow_copy, "narrow_copy(dim, start, length): a copy of narrow")                                                  \
+  X(new_empty_strided, "new_empty_strided(size, stride, *, dtype=None, device=None): self's dtype and device")         \
+  X(dim_order, "dim_order(*, ambiguity_check=False): the dims from outermost to innermost in memory")                  \
+  X(hardshrink, "hardshrink(lambd=0.5): nn.functional.hardshrink")                                                     \
+  X(prelu, "prelu(weight): nn.functional.prelu")                                                                       \
+  X(renorm_, "renorm_(p, dim, maxnorm): in place")                                                                     \
+  X(addmm_, "addmm_(mat1, mat2, *, beta=1, alpha=1): in place")                                                        \
+  X(addmv_, "addmv_(mat, vec, *, beta=1, alpha=1): in place")                                                          \
+  X(addr_, "addr_(vec1, vec2, *, beta=1, alpha=1): in place")                                                          \
+  X(baddbmm_, "baddbmm_(batch1, batch2, *, beta=1, alpha=1): in place")                                                \
+  X(addbmm_, "addbmm_(batch1, batch2, *, beta=1, alpha=1): in place")                                                  \
+  X(mvlgamma, "mvlgamma(p): the multivariate log-gamma function of dimension p")                                       \
+  X(mvlgamma_, "mvlgamma_(p): in place")                                                                               \
+  X(frexp, "frexp(): (mantissa, exponent), self = mantissa * 2 ** exponent")                                           \
+  X(put, "put(index, source, accumulate=False): a copy with put_ applied")                                             \
+  X(put_, "put_(index, source, accumulate=False): source into self's elements at flat indices")                        \
+  X(index_reduce, "index_reduce(dim, index, source, reduce, *, include_self=True): vkt.index_reduce")                  \
+  X(index_reduce_, "index_reduce_(dim, index, source, reduce, *, include_self=True): in place")                        \
+  X(nonzero_static, "nonzero_static(*, size, fill_value=-1): nonzero, cut or padded to size rows")
 #define COMPOSITE_METHOD(name, doc) PYTHON_METHOD(name)
 #define COMPOSITE_METHOD_DEF(name, doc)                                                                                \
   {#name, (PyCFunction)(void (*)(void))t_##name, METH_VARARGS | METH_KEYWORDS, doc},
@@ -941,6 +981,12 @@ COMPOSITE_METHODS(COMPOSITE_METHOD)
 
 static PyObject *t_type(PyObject *self, PyObject *args, PyObject *kwargs) {
   return python_method(self, args, kwargs, "vkt.functional", "tensor_type");
+}
+
+/* -1 for the host, as torch's for cpu; a Vulkan tensor's adapter index, as torch's CUDA ordinal. */
+static PyObject *t_get_device(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return PyLong_FromLong(vkt_tensor_device(SELF));
 }
 
 static PyObject *t_is_complex(PyObject *self, PyObject *unused) {
@@ -961,7 +1007,7 @@ static PyObject *python_property(PyObject *self, void *name) {
 /* The legacy torch.* linear algebra (torch.svd, torch.lu, ...) as methods: Python compositions of vkt.linalg in
  * vkt/_legacy_linalg.py; eig, symeig, lstsq and solve only raise torch's removal errors. */
 #define LEGACY_LINALG_METHODS(X)                                                                                       \
-  X(svd, "svd(some=True, compute_uv=True): vkt.svd")                                                                  \
+  X(svd, "svd(some=True, compute_uv=True): vkt.svd")                                                                   \
   X(qr, "qr(some=True): vkt.qr")                                                                                       \
   X(cholesky, "cholesky(upper=False): vkt.cholesky")                                                                   \
   X(cholesky_solve, "cholesky_solve(input2, upper=False): vkt.cholesky_solve")                                         \
@@ -1093,6 +1139,7 @@ static PyMethodDef tensor_methods[] = {
     {"type", (PyCFunction)(void (*)(void))t_type, METH_VARARGS | METH_KEYWORDS,
      "type(dtype=None): the type's name ('vkt.FloatTensor'), or a cast to a dtype or type name"},
     {"is_complex", t_is_complex, METH_NOARGS, "False: vkt has no complex dtypes"},
+    {"get_device", t_get_device, METH_NOARGS, "-1 on the cpu, else the Vulkan adapter's index"},
     {"__reduce_ex__", t_reduce_ex, METH_O, "pickling: the values, rebuilt on the same device"},
     {"__deepcopy__", t_deepcopy, METH_O, "a copy on the same device"},
     {"cpu", t_cpu, METH_NOARGS, "a copy in host memory (self if already there)"},

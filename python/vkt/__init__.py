@@ -1,5 +1,6 @@
 """vkt: a PyTorch-style `vulkan` device for Python, on any GPU with a Vulkan driver."""
 import atexit
+import math as _math
 
 __version__ = "0.1.0"
 
@@ -29,6 +30,15 @@ from .functional import (  # noqa: E402,F401
     ravel, resolve_conj, resolve_neg, rsub, scalar_tensor, select_scatter, signbit, slice_scatter, tensor_split,
     unravel_index, vsplit,
 )
+from .functional import (  # noqa: E402,F401
+    bartlett_window, blackman_window, chain_matmul, frexp, frobenius_norm, hamming_window, hann_window, hardshrink,
+    index_reduce, is_inference, is_nonzero, is_signed, kaiser_window, mvlgamma, narrow_copy,
+    nonzero_static, nuclear_norm, prelu, put, split_with_sizes, unsafe_chunk, unsafe_split, unsafe_split_with_sizes,
+)
+from ._toplevel import FUNCTIONS as _TOPLEVEL  # noqa: E402
+
+globals().update(_TOPLEVEL)
+e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None
 from ._surface import (  # noqa: E402,F401
     are_deterministic_algorithms_enabled, as_tensor, asarray, can_cast, clone, finfo, get_default_device,
     get_default_dtype, iinfo, initial_seed, is_complex, is_deterministic_algorithms_warn_only_enabled,
@@ -68,3 +78,6 @@ from . import func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401  torch.vmap is torch.func.vmap
 from . import compiler, testing  # noqa: E402,F401
 from .compiler import compile  # noqa: E402,F401
+
+# torch's dtype aliases; last, as from here on float and int in this module are vkt's dtypes, not Python's.
+float, double, half, long, int = float32, float64, float16, int64, int32  # noqa: E402,F405

@@ -2,12 +2,14 @@
 Tensor methods and properties that are Python (type(), mH, layout, ...); vkt.functional re-exports them, so
 the Tensor methods of the same names reach them through csrc/python/tensor.c's PYTHON_METHOD."""
 import math
-
+import warnings
 
 from . import _C
-from ._surface import strided
-from .autograd import _no_derivative
-from .functional import _check_tensor, _result_type, _type_name, _wrap_dim, broadcast_shapes
+from ._legacy_linalg import renorm
+from ._surface import can_cast, strided
+from .autograd import _no_derivative, is_grad_enabled
+from .functional import _check_int, _check_tensor, _result_type, _type_name, _wrap_dim, broadcast_shapes
+from .linalg import _return_type, matrix_norm, multi_dot, vector_norm
 
 
 def _dim_error(name, need, t):
@@ -79,6 +81,88 @@ def vsplit(input, indices_or_sections):
 
 def dsplit(input, indices_or_sections):
     return _split_along("dsplit", input, indices_or_sections, 2, 3)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    _check_tensor("split_with_sizes", "input", input)
+    return tuple(input.split(list(split_sizes), dim))
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """chunk: torch's unsafe_ forms skip the view checks of later in-place writes, which vkt's views do not need."""
+    _check_tensor("unsafe_chunk", "input", input)
+    return tuple(input.chunk(chunks, dim))
+
+
+def unsafe_split(input, split_size, dim=0):
+    _check_tensor("unsafe_split", "input", input)
+    _check_int("unsafe_split", "split_size", split_size)
+    return tuple(input.split(split_size, dim))
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    return split_with_sizes(input, split_sizes, dim)
+
+
+def narrow_copy(input, dim, start, length):
+    _check_tensor("narrow_copy", "input", input)
+    return input.narrow(dim, start, length).clone(memory_format=_C.contiguous_format)
+
+
+def is_same_size(input, other):
+    _check_tensor("is_same_size", "other", other, 1)
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def _dim_before(strides, shape, a, b):
+    """torch's should_swap for one tensor: -1 when dim a lies outside dim b in memory, 1 inside, 0 undecided."""
+    sa, sb = strides[a], strides[b]
+    if sa == 0 or sb == 0:
+        return 0
+
+    def ge(x, y):
+        return y == 0 or (x != 0 and (x >= y or x % y == 0))
+
+    if sa == sb:
+        return 0 if ge(shape[b], shape[a]) else 1
+    return -1 if ge(sb, sa) else 1 if ge(sa, sb) else 0
+
+
+def dim_order(input, *, ambiguity_check=False):
+    """The dims from outermost to innermost in memory, as torch's (an insertion sort by stride); with
+    ambiguity_check, a RuntimeError where size-1 dims or equal strides leave the order open."""
+    formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+    if not isinstance(ambiguity_check, bool) and not (isinstance(ambiguity_check, list) and all(
+            isinstance(f, _C.memory_format) for f in ambiguity_check)):
+        raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
+    shape, strides = tuple(input.shape), input.stride()
+    ambiguous = 1 in shape or any(a == b for a, b in zip(strides, strides[1:]))
+    if (ambiguity_check if isinstance(ambiguity_check, bool) else True) and ambiguous and sum(
+            input.is_contiguous(memory_format=f) for f in formats) != 1:
+        raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given memory "
+                           "formats.")
+    n = input.ndim
+    if n < 2:
+        return tuple(range(n))
+    contiguous = input.is_contiguous()
+    channels_last = n == 4 and input.is_contiguous(memory_format=_C.channels_last)
+    if contiguous and not channels_last:
+        return tuple(range(n))
+    if channels_last and not contiguous:
+        return (0, 2, 3, 1)
+    perm = list(reversed(range(n)))
+    for i in range(1, n):
+        j = i
+        for k in reversed(range(i)):
+            order = _dim_before(strides, shape, perm[k], perm[j])
+            if order > 0:
+                perm[k], perm[j] = perm[j], perm[k]
+                j = k
+            elif order < 0:
+                break
+    if ambiguity_check and any(_dim_before(strides, shape, a, b) != -1 for a, b in zip(perm, perm[1:])):
+        raise RuntimeError("The tensor does not have unique dim order.")
+    return tuple(reversed(perm))
 
 
 def sum_to_size(input, *size):
@@ -352,6 +436,271 @@ def rsub(input, other, *, alpha=1):
     return _C.sub(_C.full(input.shape, other, dtype=dtype, device=input.device), input, alpha=alpha)
 
 
+def mvlgamma(input, p):
+    """The multivariate log-gamma of dimension p: the sum over i < p of lgamma(input - i / 2), plus
+    p (p - 1) / 4 log(pi); integer inputs are computed in the default float dtype."""
+    _check_tensor("mvlgamma", "input", input)
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = input if input.dtype.is_floating_point else input.to(_C._get_default_dtype())
+    halves = (_C.arange(p, dtype=x.dtype, device=x.device) - (p - 1)) / 2
+    return (x.unsqueeze(-1) + halves).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+_frexp_result = _return_type("frexp", ["mantissa", "exponent"])
+
+# Per float dtype: the integer dtype of its bits, the mantissa's bits, the exponent field's mask and the bias
+# that makes a mantissa in [0.5, 1).
+_FLOAT_FIELDS = {"float32": (_C.int32, 23, 0xFF, 126), "float64": (_C.int64, 52, 0x7FF, 1022)}
+
+
+def _binary_exponent(x):
+    """e with |x| = m * 2 ** e, m in [0.5, 1), read from x's exponent bits (0 for 0, inf and NaN); a subnormal
+    is first scaled by 2 ** 64, exactly, into the normal range."""
+    x = x.detach().to(_C.float64 if x.dtype == _C.float64 else _C.float32)
+    bits_dtype, mantissa_bits, mask, bias = _FLOAT_FIELDS[x.dtype.numpy_name]
+    subnormal = (x.abs() < 2.0 ** -bias) & (x != 0)
+    bits = _C.where(subnormal, x * 2.0 ** 64, x).contiguous().view(bits_dtype)
+    e = ((bits >> mantissa_bits) & mask) - bias - subnormal.to(bits_dtype) * 64
+    return _C.where(_C.isfinite(x) & (x != 0), e, 0).to(_C.int32)
+
+
+def frexp(input):
+    """(mantissa, exponent) with input = mantissa * 2 ** exponent, |mantissa| in [0.5, 1); the mantissa is input
+    times two exact powers of two (one would overflow for the largest exponents), so its gradient is 2 ** -e."""
+    _check_tensor("frexp", "input", input)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes".replace("torch", "vkt"))
+    e = _binary_exponent(input)
+    half = e.to(input.dtype).div(2, rounding_mode="floor")
+    mantissa = input * _C.exp2(-half) * _C.exp2(half - e.to(input.dtype))
+    return _frexp_result(mantissa, e)
+
+
+def hardshrink(input, lambd=0.5):
+    from .nn.functional import hardshrink as f  # here: vkt.nn imports vkt after this module
+
+    _check_tensor("hardshrink", "input", input)
+    return f(input, lambd)
+
+
+def prelu(input, weight):
+    from .nn.functional import prelu as f
+
+    _check_tensor("prelu", "input", input)
+    _check_tensor("prelu", "weight", weight)
+    return f(input, weight)
+
+
+# ---- in place: the out-of-place op's value copied into input, with torch's refusals of a value input cannot hold
+
+
+def _into(input, result, cast_error=None):
+    """input overwritten by result; as torch's in-place ops, result may not broadcast input to another shape or
+    need a cast that can_cast refuses (cast_error, when given, is torch's words for that op)."""
+    if tuple(result.shape) != tuple(input.shape):
+        raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape "
+                           f"{list(result.shape)}")
+    if not can_cast(result.dtype, input.dtype):
+        raise RuntimeError(cast_error or f"result type {_type_name(result.dtype)} can't be cast to the desired "
+                                         f"output type {_type_name(input.dtype)}")
+    return input.copy_(result)
+
+
+def _saved_source(input):
+    """input itself, or a copy of it where the op's graph would save input for its backward: the copy into input
+    that ends an in-place composition bumps input's version, which would make that saved value stale."""
+    return input.clone() if input.requires_grad and is_grad_enabled() else input
+
+
+def gcd_(input, other):
+    return _into(input, gcd(input, other))
+
+
+def lcm_(input, other):
+    return _into(input, lcm(input, other))
+
+
+def ldexp_(input, other):
+    refusal = f"ldexp can't be cast to the desired output type {_type_name(input.dtype)}"
+    return _into(input, ldexp(_saved_source(input), other), refusal)
+
+
+def mvlgamma_(input, p):
+    result = mvlgamma(input, p)
+    if not input.dtype.is_floating_point:  # sic: torch names the types the other way round
+        raise RuntimeError(f"mvlgamma: result type {_type_name(input.dtype)} can't be cast to the desired output "
+                           f"type {_type_name(result.dtype)}")
+    return input.copy_(result)
+
+
+def renorm_(input, p, dim, maxnorm):
+    return input.copy_(renorm(_saved_source(input), p, dim, maxnorm))
+
+
+def _product_into(input, result):
+    """The in-place forms of addmm, addmv, addr, baddbmm and addbmm, which do not broadcast input."""
+    if tuple(result.shape) != tuple(input.shape):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and output tensor size "
+                           f"{list(result.shape)} should match")
+    return input.copy_(result)
+
+
+def addmm_(input, mat1, mat2, *, beta=1, alpha=1):
+    return _product_into(input, _C.addmm(input, mat1, mat2, beta=beta, alpha=alpha))
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    return _product_into(input, _C.addmv(input, mat, vec, beta=beta, alpha=alpha))
+
+
+def addr_(input, vec1, vec2, *, beta=1, alpha=1):
+    from ._legacy_linalg import addr
+
+    result = addr(input, vec1, vec2, beta=beta, alpha=alpha)
+    if tuple(result.shape) != tuple(input.shape):
+        raise RuntimeError(f"size mismatch, input: {list(input.shape)}, v1: {list(vec1.shape)}, v2: "
+                           f"{list(vec2.shape)}")
+    return input.copy_(result)
+
+
+def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
+    return _product_into(input, _C.baddbmm(input, batch1, batch2, beta=beta, alpha=alpha))
+
+
+def addbmm_(input, batch1, batch2, *, beta=1, alpha=1):
+    return _product_into(input, _C.addbmm(input, batch1, batch2, beta=beta, alpha=alpha))
+
+
+# ---- indexing: put and index_reduce, as scatters into a flat or dim-wise view
+
+
+def put_(input, index, source, accumulate=False):
+    """source's elements written (or added, with accumulate) at index's flat positions in input, which may be
+    negative; as a scatter of input's flat copy, so gradients reach input and source."""
+    _check_tensor("put_", "index", index)
+    _check_tensor("put_", "source", source)
+    if index.dtype != _C.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_type_name(index.dtype)}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{_type_name(input.dtype)} and source.dtype = {_type_name(source.dtype)}")
+    if index.numel() != source.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    n, flat = input.numel(), index.reshape(-1)
+    outside = (flat < -n) | (flat >= n)
+    if flat.numel() and outside.any().item():
+        bad = flat[outside.nonzero()[0, 0]].item()
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    if not flat.numel():
+        return input
+    values, positions, src = input.reshape(-1), flat % n, source.reshape(-1)
+    put = values.scatter_add(0, positions, src) if accumulate else values.scatter(0, positions, src)
+    return input.copy_(put.reshape(input.shape))
+
+
+def put(input, index, source, accumulate=False):
+    _check_tensor("put", "input", input)
+    return put_(input.clone(), index, source, accumulate)
+
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+def _index_reduce_args(input, dim, index, source, reduce):
+    """index_reduce's checks, in torch's order, and index spread over source's shape for scatter_reduce."""
+    _check_tensor("index_reduce", "index", index)
+    _check_tensor("index_reduce", "source", source)
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    dim = _wrap_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{_type_name(index.dtype)} and size: {list(index.shape)}")
+    if index.dtype not in (_C.int32, _C.int64):
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {_type_name(index.dtype)}")
+    if input.dtype != source.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_type_name(input.dtype)}) and source ({_type_name(source.dtype)}) "
+                           "must have the same scalar type")
+    count = source.shape[dim] if source.ndim else 1
+    if index.numel() != count:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
+                           f"source.size(dim): ({count}), for dim: {dim}")
+    if input.ndim != source.ndim or any(a != b for d, (a, b) in enumerate(zip(input.shape, source.shape)) if d != dim):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
+    size = input.shape[dim] if input.ndim else 1
+    if index.numel() and ((index < 0) | (index >= size)).any().item():
+        raise IndexError("index out of range in self")
+    shape = [1] * source.ndim
+    shape[dim] = -1
+    return dim, index.to(_C.int64).reshape(shape).expand(source.shape)
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """input with source's slices along dim reduced (prod, mean, amax, amin) into the slices index names: a
+    scatter_reduce with index spread over source's shape, whose gradients are scatter_reduce's."""
+    _check_tensor("index_reduce", "input", input)
+    dim, spread = _index_reduce_args(input, dim, index, source, reduce)
+    return input.scatter_reduce(dim, spread, source, reduce, include_self=include_self)
+
+
+def index_reduce_(input, dim, index, source, reduce, *, include_self=True):
+    dim, spread = _index_reduce_args(input, dim, index, source, reduce)
+    return input.scatter_reduce_(dim, spread, source, reduce, include_self=include_self)
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero's rows, cut to size rows or padded to it with rows of fill_value."""
+    _check_tensor("nonzero_static", "input", input)
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = input.nonzero()
+    if found.shape[0] >= size:
+        return found[:size].clone()
+    pad = _C.full((size - found.shape[0], input.ndim), fill_value, dtype=_C.int64, device=input.device)
+    return _C.cat([found, pad])
+
+
+# ---- torch's older norms and products, over vkt.linalg
+
+
+def chain_matmul(*matrices):
+    """The product of 2-D matrices, in the order linalg.multi_dot chooses; torch deprecates it for multi_dot."""
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                  "parameters.".replace("torch", "vkt"), stacklevel=2)
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for i, m in enumerate(matrices):
+        if not isinstance(m, _C.Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(m).__name__}")
+        if m.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")
+    return matrices[0].clone() if len(matrices) == 1 else multi_dot(matrices)
+
+
+def frobenius_norm(input, dim, keepdim=False):
+    _check_tensor("frobenius_norm", "input", input)
+    dim = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dim) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions instead.")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{_type_name(input.dtype)} instead.")
+    return vector_norm(input, 2, dim, keepdim)
+
+
+def nuclear_norm(input, dim=None, keepdim=False):
+    """The sum of the singular values over dims (-2, -1), or dim; nuclear_norm(input, True) is keepdim, as torch's
+    overloads read it."""
+    _check_tensor("nuclear_norm", "input", input)
+    if isinstance(dim, bool):
+        dim, keepdim = None, dim
+    return matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)
+
+
 # ---- quantile
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
@@ -446,6 +795,90 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
     return t.requires_grad_(True) if requires_grad else t
 
 
+def new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
+                      requires_grad=False):
+    return empty_strided(size, stride, dtype=dtype or input.dtype, device=device or input.device,
+                         requires_grad=requires_grad)
+
+
+# ---- window functions, as torch's kernels compute them, from arange on the requested device
+
+
+def _window_points(name, window_length, periodic, dtype, device):
+    """arange(n) for a window of window_length points (n one more when periodic, the last point then dropped),
+    in the dtype the window is computed in (float32 for float16); None for lengths 0 and 1."""
+    if not isinstance(window_length, int) or isinstance(window_length, bool):
+        raise TypeError(f"{name}(): argument 'window_length' (position 1) must be int, not "
+                        f"{type(window_length).__name__}")
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
+    dtype = dtype or _C._get_default_dtype()
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
+    if window_length < 2:
+        return None
+    n = window_length + 1 if periodic else window_length
+    return _C.arange(n, dtype=_C.float32 if dtype == _C.float16 else dtype, device=device)
+
+
+def _window(values, window_length, dtype, device, requires_grad):
+    """The first window_length of values (all of them when not periodic) in dtype; ones for a length of 1 and empty
+    for 0, where values is None."""
+    dtype = dtype or _C._get_default_dtype()
+    w = _C.ones(window_length, dtype=dtype, device=device) if values is None else values[:window_length].to(dtype)
+    return w.requires_grad_(True) if requires_grad else w
+
+
+def _cosine_sum(k, *terms):
+    """sum of a * cos(j * 2 pi k / (n - 1)) over the (j, a) terms: the hann, hamming and blackman windows."""
+    angle = k * (2 * math.pi / (k.shape[0] - 1))
+    return sum(a * (j * angle).cos() if j else a for j, a in terms)
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
+                   pin_memory=False, requires_grad=False):
+    k = _window_points("hamming_window", window_length, periodic, dtype, device)
+    values = None if k is None else _cosine_sum(k, (1, -beta), (0, alpha))
+    return _window(values, window_length, dtype, device, requires_grad)
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                requires_grad=False):
+    k = _window_points("hann_window", window_length, periodic, dtype, device)
+    values = None if k is None else _cosine_sum(k, (1, -0.5), (0, 0.5))
+    return _window(values, window_length, dtype, device, requires_grad)
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False):
+    k = _window_points("blackman_window", window_length, periodic, dtype, device)
+    values = None if k is None else _cosine_sum(k, (2, 0.08), (1, -0.5), (0, 0.42))
+    return _window(values, window_length, dtype, device, requires_grad)
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False):
+    """A triangle: 2k / (n - 1) rising over the first half of the n points, 2 minus that over the rest."""
+    k = _window_points("bartlett_window", window_length, periodic, dtype, device)
+    values = None
+    if k is not None:
+        rising = k * (2 / (k.shape[0] - 1))
+        values = _C.where(k < (k.shape[0] - 1) // 2 + 1, rising, 2 - rising)
+    return _window(values, window_length, dtype, device, requires_grad)
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None, pin_memory=False,
+                  requires_grad=False):
+    """i0(beta * sqrt(1 - ((k - m) / m) ** 2)) / i0(beta), m = (n - 1) / 2."""
+    k = _window_points("kaiser_window", window_length, periodic, dtype, device)
+    values = None
+    if k is not None:
+        middle = (k.shape[0] - 1) / 2
+        x = beta * (1 - ((k - middle) / middle) ** 2).clamp_min(0).sqrt()
+        values = x.i0() / _C.full((1,), beta, dtype=k.dtype, device=k.device).i0()
+    return _window(values, window_length, dtype, device, requires_grad)
+
+
 # ---- Tensor methods and properties that are Python
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int", "int64": "Long",
@@ -473,6 +906,31 @@ def tensor_type(input, dtype=None, non_blocking=False, **kwargs):
     if parts[0] not in ("vkt", "torch") or kind not in names or len(parts) > 3:
         raise ValueError(f"invalid type: '{dtype}'")
     return input.to(device=device, dtype=getattr(_C, names[kind]))
+
+
+def _missing_cast(name, dtype_name):
+    def cast(input, memory_format=None):
+        raise TypeError(f"{name}(): vkt has no {dtype_name} dtype")
+
+    cast.__name__ = cast.__qualname__ = name
+    cast.__doc__ = f"torch's cast to {dtype_name}: a TypeError, as vkt has no such dtype."
+    return cast
+
+
+char, short, bfloat16, cfloat, cdouble, chalf = (_missing_cast(n, d) for n, d in (
+    ("char", "int8"), ("short", "int16"), ("bfloat16", "bfloat16"), ("cfloat", "complex64"),
+    ("cdouble", "complex128"), ("chalf", "complex32")))
+
+
+def is_nonzero(input):
+    """The truth of a one-element tensor, with bool()'s errors for any other."""
+    _check_tensor("is_nonzero", "input", input, 1)
+    return bool(input)
+
+
+def is_inference(input):
+    _check_tensor("is_inference", "input", input, 1)
+    return input.is_inference()
 
 
 def is_signed(input):

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from . import _C
 
 
-def _check_tensor(name, arg, value):
+def _check_tensor(name, arg, value, position=None):
     if not isinstance(value, _C.Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(value).__name__}")
+        where = "" if position is None else f" (position {position})"
+        raise TypeError(f"{name}(): argument '{arg}'{where} must be Tensor, not {type(value).__name__}")
 
 
 def outer(input, vec2):
@@ -864,9 +865,13 @@ from ._legacy_linalg import (  # noqa: E402,F401  the legacy torch.* linear alge
     matrix_power, orgqr, ormqr, pinverse, qr, renorm, solve, svd, symeig, triangular_solve,
 )
 from ._composite import (  # noqa: E402,F401  torch functions composed here, for the Tensor methods too
-    adjoint, conj, conj_physical, conj_physical_, diagflat, diagonal_scatter, dsplit, empty_strided, fill_diagonal_,
-    float_power, float_power_, fmax, fmin, gcd, heaviside, heaviside_, hsplit, is_conj, is_neg, isreal, is_signed, lcm,
-    ldexp, logaddexp2, nanquantile, positive, quantile, ravel, reshape_as, resolve_conj, resolve_neg, rsub,
-    scalar_tensor, select_scatter, signbit, slice_scatter, sum_to_size, tensor_split, tensor_type, tril_, triu_,
-    unravel_index, vsplit,
+    addbmm_, addmm_, addmv_, addr_, adjoint, baddbmm_, bartlett_window, bfloat16, blackman_window, cdouble, cfloat,
+    chain_matmul, chalf, char, conj, conj_physical, conj_physical_, diagflat, diagonal_scatter, dim_order, dsplit,
+    empty_strided, fill_diagonal_, float_power, float_power_, fmax, fmin, frexp, frobenius_norm, gcd, gcd_,
+    hamming_window, hann_window, hardshrink, heaviside, heaviside_, hsplit, index_reduce, index_reduce_, is_conj,
+    is_inference, is_neg, is_nonzero, is_same_size, isreal, is_signed, kaiser_window, lcm, lcm_, ldexp, ldexp_,
+    logaddexp2, mvlgamma, mvlgamma_, nanquantile, narrow_copy, new_empty_strided, nonzero_static, nuclear_norm,
+    positive, prelu, put, put_, quantile, ravel, renorm_, reshape_as, resolve_conj, resolve_neg, rsub, scalar_tensor,
+    select_scatter, short, signbit, slice_scatter, split_with_sizes, sum_to_size, tensor_split, tensor_type, tril_,
+    triu_, unravel_index, unsafe_chunk, unsafe_split, unsafe_split_with_sizes, vsplit,
 )

@@ -1,8 +1,9 @@
 """vkt.linalg: the linear-algebra namespace, as torch.linalg (vector_norm, matrix_norm, svd, svdvals, qr, eigh,
 eigvalsh, lu, lu_factor, solve, inv, det, slogdet, cholesky, solve_triangular and the _ex functions are C, in vkt._C;
 norm chooses between the norms as torch.linalg.norm does; matrix_power, lu_solve, lstsq, pinv, matrix_rank, cond,
-multi_dot, matrix_exp, householder_product, tensorinv and tensorsolve are compositions of those, so their gradients are
-the compositions'; ldl_factor_ex, ldl_factor and ldl_solve (not differentiable, as torch's) are in _linalg_ldl.py)."""
+multi_dot, matrix_exp, householder_product, tensorinv, tensorsolve, vecdot, diagonal, matmul and vander are
+compositions of vkt's ops, so their gradients are the compositions'; ldl_factor_ex, ldl_factor and ldl_solve (not
+differentiable, as torch's) are in _linalg_ldl.py)."""
 import math
 
 from ._C import _LinAlgError as LinAlgError  # noqa: F401
@@ -25,6 +26,7 @@ from ._C import _linalg_solve_triangular as solve_triangular  # noqa: F401
 from ._C import _linalg_svd as svd  # noqa: F401
 from ._C import _linalg_svdvals as svdvals  # noqa: F401
 from ._C import _linalg_vector_norm as vector_norm  # noqa: F401
+from ._C import matmul as _matmul
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, out=None, dtype=None):
@@ -395,6 +397,45 @@ def tensorsolve(A, B, dims=None, *, out=None):
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
                            f"prod(self.shape[:other.ndim]), but got {size} != {B.numel()}")
     return solve(A.reshape(size, size), B.flatten()).reshape(shape)
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    """The dot product of x and y along dim, broadcasting the other dims (real tensors: no conjugate)."""
+    if out is not None:
+        raise TypeError("linalg.vecdot(): out= is not supported by vkt")
+    from .functional import _type_name
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                           f"{_type_name(x.dtype)} and y of type {_type_name(y.dtype)} instead")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+                           f"{_type_name(x.dtype)}")
+    return (x * y).sum(dim)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    return A.diagonal(offset, dim1, dim2)
+
+
+def matmul(input, other, *, out=None):
+    if out is not None:
+        raise TypeError("linalg.matmul(): out= is not supported by vkt")
+    return _matmul(input, other)
+
+
+def vander(x, *, N=None):
+    """The Vandermonde matrices of x's last dim: powers x^0 ... x^(N-1) in increasing order, batched over the other
+    dims; the powers are a cumprod, as torch computes them, so integers give int64."""
+    from ._C import bool as bool_, cat, ones
+    from .functional import _type_name
+    if x.dtype == bool_:
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got "
+                           f"{_type_name(x.dtype)}")
+    n = N if N is not None else x.shape[-1] if x.ndim else 0
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    powers = x.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(-1)
+    return cat([ones(*x.shape, 1, dtype=powers.dtype, device=x.device), powers], -1)
 
 
 from .functional import linalg_cross as cross  # noqa: F401,E402  last: functional imports this module

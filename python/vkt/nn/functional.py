@@ -112,6 +112,11 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Leaky ReLU with a random slope: in training each element at or below 0 takes a slope drawn uniformly from
     [lower, upper] (vkt's random stream, so vkt.manual_seed repeats it), which its gradient takes too; in
     evaluation every such element takes (lower + upper) / 2."""
+    return _rrelu(input, lower, upper, training, inplace, None)
+
+
+def _rrelu(input, lower, upper, training, inplace, generator):
+    """rrelu, its slopes drawn from generator where one is given (torch.rrelu's argument)."""
     if not isinstance(input, _C.Tensor):
         raise TypeError(f"rrelu(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     if lower > upper:
@@ -122,7 +127,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     noise = None
     if training:
         with no_grad():
-            draws = _C.rand(*input.shape, dtype=input.dtype, device=input.device)
+            draws = (_C.rand(*input.shape, dtype=input.dtype, device=input.device) if generator is None
+                     else input.new_empty(input.shape).uniform_(generator=generator))
             noise = _C.where(input.detach() <= 0, draws * (upper - lower) + lower, 1.0)
     return _C._rrelu_with_noise(input, noise, (lower + upper) / 2, inplace)
 

@@ -453,3 +453,23 @@ def test_inplace_leaf_refused():
     for call in (lambda: x.addmm_(x, x), lambda: vkt.abs_(x), lambda: x.put_(vkt.tensor([0]), vkt.tensor([1.0]))):
         with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
             call()
+
+
+def test_weak_references(device):
+    """weakref.ref and WeakKeyDictionary take tensors and parameters, as torch's; the reference dies with them."""
+    import gc
+    import weakref
+
+    t, p = vkt.zeros(2, device=device), vkt.nn.Parameter(vkt.zeros(2, device=device))
+    refs, table = [weakref.ref(t), weakref.ref(p)], weakref.WeakKeyDictionary({t: 1})
+    assert refs[0]() is t and refs[1]() is p and len(table) == 1
+    del t, p
+    gc.collect()
+    assert refs[0]() is None and refs[1]() is None and len(table) == 0
+
+
+def test_reversed_is_flip(device):
+    x = vkt.arange(6.0, device=device).reshape(3, 2).requires_grad_(True)
+    y = reversed(x)
+    assert torch.equal(torch.tensor(y.tolist()), reversed(torch.arange(6.0).reshape(3, 2)))
+    assert y.grad_fn.name() == "FlipBackward0" and reversed(vkt.tensor(5, device=device)).item() == 5

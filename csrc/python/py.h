@@ -24,6 +24,7 @@ extern vkt_py_state *vkt_state;
 typedef struct {
   PyObject_HEAD vkt_var v; /* the tensor and its autograd state */
   int exports;             /* live buffer-protocol exports */
+  PyObject *weakrefs;      /* weakref.ref(tensor) works, as torch's */
 } vkt_py_tensor;
 
 typedef struct {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "py.h"
+#include <structmember.h> /* PyMemberDef for __weaklistoffset__ */
 
 /* v (stolen) as a new object of type, vkt.Tensor or a subclass of it. */
 static PyObject *wrap_var_as(PyTypeObject *type, vkt_var *v) {
@@ -66,6 +67,8 @@ static PyObject *view_result(PyObject *self, vkt_status st, vkt_tensor *out, vkt
 
 static void tensor_dealloc(PyObject *self) {
   PyTypeObject *type = Py_TYPE(self);
+  if (((vkt_py_tensor *)self)->weakrefs)
+    PyObject_ClearWeakRefs(self);
   if (SELF_V->ag && SELF_V->ag->owner == self)
     SELF_V->ag->owner = NULL;
   vkt_var_release(SELF_V);
@@ -989,6 +992,12 @@ static PyObject *t_get_device(PyObject *self, PyObject *unused) {
   return PyLong_FromLong(vkt_tensor_device(SELF));
 }
 
+/* reversed(t): t.flip(0), as torch's (a 0-d tensor is itself). */
+static PyObject *t_reversed(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return SELF->ndim == 0 ? Py_NewRef(self) : PyObject_CallMethod(self, "flip", "(i)", 0);
+}
+
 static PyObject *t_is_complex(PyObject *self, PyObject *unused) {
   (void)self, (void)unused;
   Py_RETURN_FALSE; /* vkt has no complex dtypes */
@@ -1139,6 +1148,7 @@ static PyMethodDef tensor_methods[] = {
     {"type", (PyCFunction)(void (*)(void))t_type, METH_VARARGS | METH_KEYWORDS,
      "type(dtype=None): the type's name ('vkt.FloatTensor'), or a cast to a dtype or type name"},
     {"is_complex", t_is_complex, METH_NOARGS, "False: vkt has no complex dtypes"},
+    {"__reversed__", t_reversed, METH_NOARGS, "reversed(t): t.flip(0)"},
     {"get_device", t_get_device, METH_NOARGS, "-1 on the cpu, else the Vulkan adapter's index"},
     {"__reduce_ex__", t_reduce_ex, METH_O, "pickling: the values, rebuilt on the same device"},
     {"__deepcopy__", t_deepcopy, METH_O, "a copy on the same device"},
@@ -1301,8 +1311,14 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   return st ? vkt_raise(st) : wrap_var_as(type, &v);
 }
 
+static PyMemberDef tensor_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(vkt_py_tensor, weakrefs), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
 static PyType_Slot tensor_slots[] = {
     {Py_tp_new, tensor_new},
+    {Py_tp_members, tensor_members},
     {Py_tp_dealloc, tensor_dealloc},
     {Py_tp_repr, t_repr},
     {Py_mp_subscript, t_getitem},

@@ -75,9 +75,11 @@ static int index_tensor(PyObject *o, vkt_tensor *owned, const vkt_tensor **out) 
   return 0;
 }
 
-/* A bool (Python's, or a 0-d bool tensor) as an index: a new dim of size 1, or of size 0 when false. */
-static vkt_status bool_item(PyObject *o, vkt_tensor *cur, int dim) {
-  vkt_tensor next, sliced;
+/* A bool (Python's, or a 0-d bool tensor) as an index, as PyTorch takes it: a new dim of size 1 in *cur, indexed by
+ * the int64 tensor [0] where true and [] where false (*index, on the host), so that the result is a copy and its dims
+ * fall where other advanced indices put theirs. */
+static vkt_status bool_item(PyObject *o, vkt_tensor *cur, int dim, vkt_tensor *index) {
+  vkt_tensor next;
   bool value = o == Py_True;
   vkt_tensor *t = vkt_tensor_of(o);
   vkt_status st = VKT_OK;
@@ -91,12 +93,9 @@ static vkt_status bool_item(PyObject *o, vkt_tensor *cur, int dim) {
     return st;
   vkt_tensor_release(cur);
   *cur = next;
-  if (value)
-    return VKT_OK;
-  if (!(st = vkt_slice(&sliced, cur, dim, 0, 0, 1))) {
-    vkt_tensor_release(cur);
-    *cur = sliced;
-  }
+  int64_t n = value;
+  if (!(st = vkt_tensor_empty(index, VKT_CPU, VKT_INT64, 1, &n)) && value)
+    st = vkt_fill_(index, (vkt_scalar){.i = 0});
   return st;
 }
 
@@ -133,8 +132,8 @@ static int parse_key(const vkt_tensor *self, PyObject *key, parsed_key *k) {
       st = vkt_unsqueeze(&next, &k->view, dim);
       k->indices[k->n++] = NULL, dim++;
     } else if (PyBool_Check(o) || (t && t->ndim == 0 && t->dtype == VKT_BOOL)) {
-      st = bool_item(o, &k->view, dim);
-      k->indices[k->n++] = NULL, dim++;
+      st = bool_item(o, &k->view, dim, &k->owned[k->n]);
+      k->indices[k->n] = &k->owned[k->n], k->n++, dim++;
       continue;
     } else if (o == Py_Ellipsis) {
       int skip = k->view.ndim - dim - consumed;

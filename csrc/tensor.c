@@ -292,6 +292,16 @@ void vkt_tensor_extent(const vkt_tensor *t, int64_t *lo, int64_t *hi) {
   *hi += 1;
 }
 
+void vkt_tensor_index_space(const vkt_tensor *t, vkt_tensor *out) {
+  vkt_tensor_share(out, t);
+  out->offset = 0;
+  int64_t stride = 1;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    out->strides[d] = stride;
+    stride *= t->shape[d] > 1 ? t->shape[d] : 1;
+  }
+}
+
 vkt_status vkt_dim_wrap(int64_t dim, int ndim, int *out) {
   int64_t n = ndim > 0 ? ndim : 1; /* a 0-d tensor accepts dims 0 and -1, as in PyTorch */
   if (dim < -n || dim >= n)
@@ -494,12 +504,15 @@ vkt_status vkt_expand(vkt_tensor *out, const vkt_tensor *src, int ndim, const in
 }
 
 vkt_status vkt_squeeze(vkt_tensor *out, const vkt_tensor *src, int ndims, const int64_t *dims) {
-  bool drop[VKT_MAX_DIMS] = {0};
+  bool drop[VKT_MAX_DIMS] = {0}, seen[VKT_MAX_DIMS] = {0};
   for (int i = 0; i < ndims; i++) {
     int d = 0;
     vkt_status st = vkt_dim_wrap(dims[i], src->ndim, &d);
     if (st)
       return st;
+    if (seen[d])
+      return vkt_fail(VKT_ERR_RUNTIME, "dim %d appears multiple times in the list of dims", d);
+    seen[d] = true;
     drop[d] = src->ndim > 0 && src->shape[d] == 1;
   }
   vkt_tensor t = *src;
@@ -584,19 +597,26 @@ vkt_status vkt_as_strided(vkt_tensor *out, const vkt_tensor *src, int ndim, cons
   if (ndim > VKT_MAX_DIMS)
     return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions, got %d", VKT_MAX_DIMS, ndim);
   vkt_tensor t = {.storage = src->storage, .dtype = src->dtype, .ndim = ndim, .offset = offset};
+  bool negative = false;
   for (int i = 0; i < ndim; i++) {
     if (strides[i] < 0) {
       vkt_shape_str(ndim, strides, b, sizeof b);
       return vkt_fail(VKT_ERR_RUNTIME, "as_strided: Negative strides are not supported at the moment, got strides: %s",
                       b);
     }
-    if (shape[i] < 0)
-      return vkt_fail(VKT_ERR_RUNTIME, "Trying to create tensor with negative dimension %lld", (long long)shape[i]);
+    negative |= shape[i] < 0;
     t.shape[i] = shape[i], t.strides[i] = strides[i];
+  }
+  if (offset < 0)
+    return vkt_fail(VKT_ERR_RUNTIME, "Tensor: invalid storage offset %lld", (long long)offset);
+  if (negative) {
+    vkt_shape_str(ndim, shape, a, sizeof a);
+    vkt_shape_str(ndim, strides, b, sizeof b);
+    return vkt_fail(VKT_ERR_RUNTIME, "Storage size calculation overflowed with sizes=%s and strides=%s", a, b);
   }
   int64_t lo, hi, size = vkt_dtype_size(src->dtype);
   vkt_tensor_extent(&t, &lo, &hi);
-  if (offset < 0 || (vkt_tensor_numel(&t) > 0 && (uint64_t)(hi * size) > src->storage->nbytes)) {
+  if (vkt_tensor_numel(&t) > 0 && (uint64_t)(hi * size) > src->storage->nbytes) {
     vkt_shape_str(ndim, shape, a, sizeof a);
     vkt_shape_str(ndim, strides, b, sizeof b);
     return vkt_fail(VKT_ERR_RUNTIME,

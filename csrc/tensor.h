@@ -105,6 +105,10 @@ static inline char *vkt_tensor_host(const vkt_tensor *t) {
 }
 /* Lowest and one-past-highest element reachable through the view, relative to the storage. */
 void vkt_tensor_extent(const vkt_tensor *t, int64_t *lo, int64_t *hi);
+/* t's shape laid out row-major from offset 0 over t's storage (a new reference): no tensor to read (an expanded t's
+ * reaches past its storage) but a probe, whose views made by the ops that made views of t count positions in t's own
+ * index space, where an expanded t's storage cannot tell its elements apart. */
+void vkt_tensor_index_space(const vkt_tensor *t, vkt_tensor *out);
 /* Formats a shape like PyTorch: "[2, 3]". */
 void vkt_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
 

@@ -61,6 +61,20 @@ CASES = [
     ("index_list", lambda L, x, d: x[:, [[0, 1], [1, 1]]], [(3, 4)], "IndexBackward0"),
     # windows that share elements (im2col's view): each element's gradient sums over its windows
     ("as_strided_overlap", lambda L, x, d: x.as_strided((3, 3), (1, 1)), [(3, 4)], "AsStridedBackward0"),
+    # views of an expanded tensor, whose elements share storage: the gradient goes back through the expand
+    ("expand_slice", lambda L, x, d: x.expand(3, 4)[1:], [(1, 4)], "SliceBackward0"),
+    ("expand_slice_step", lambda L, x, d: x.expand(2, 3, 4)[:, ::2, 1:], [(3, 1), (1, 4)], "SliceBackward0"),
+    ("expand_select", lambda L, x, d: x.expand(3, 4)[:, -2], [(1, 4), (3, 1)], "SelectBackward0"),
+    ("expand_select_method", lambda L, x, d: x.expand(3, 4).select(0, 1), [(1, 4)], "SelectBackward0"),
+    ("expand_narrow", lambda L, x, d: L.narrow(x.expand(3, 4), 1, 1, 2), [(3, 1)], "SliceBackward0"),
+    ("expand_diagonal", lambda L, x, d: x.expand(4, 4).diagonal(), [(1, 4), (4, 1)], "DiagonalBackward0"),
+    ("expand_diagonal_offset", lambda L, x, d: x.expand(3, 4).diagonal(-1), [(1, 4)], "DiagonalBackward0"),
+    ("expand_diagonal_sum", lambda L, x, d: x.expand(4, 4).diagonal().sum(), [(1, 4)], "SumBackward0"),
+    ("expand_unfold", lambda L, x, d: x.expand(3, 4).unfold(1, 2, 1), [(1, 4)], "UnfoldBackward0"),
+    ("expand_view_of_view", lambda L, x, d: x.expand(3, 4)[1:][0], [(1, 4)], "SelectBackward0"),
+    ("expand_as_strided", lambda L, x, d: x.expand(3, 4).as_strided((2, 2), (0, 1)), [(3, 1)], "AsStridedBackward0"),
+    ("expand_index_mixed", lambda L, x, d: x.expand(3, 4)[1:, [0, 2]], [(1, 4)], "IndexBackward0"),
+    ("broadcast_to_slice", lambda L, x, d: L.broadcast_to(x, (3, 4))[:2], [(4,)], "SliceBackward0"),
 ]
 
 
@@ -90,6 +104,38 @@ def test_grad_matches_torch(device, name, fn, shapes, node, transpose):
         (ty * torch.tensor(w)).sum().backward()
         (vy * vkt.tensor(w, device=device)).sum().backward()
         np.testing.assert_allclose(vx.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+# The gradient an expanded tensor itself takes (retain_grad) from a view of it: PyTorch's, at the positions the view
+# took; as_strided's (storage-based, as PyTorch's) shares each storage element's among the positions that share it.
+EXPANDED = [
+    ("slice", lambda L, e: e[1:, ::2]),
+    ("select", lambda L, e: e[:, 2]),
+    ("narrow", lambda L, e: e.narrow(0, 1, 2)),
+    ("diagonal", lambda L, e: e.diagonal(1)),
+    ("trace", lambda L, e: L.trace(e).reshape(1)),
+    ("unfold", lambda L, e: e.unfold(1, 2, 1)),
+    ("as_strided", lambda L, e: e.as_strided((2, 2), (0, 1), 1)),
+    ("second_view", lambda L, e: e[1:][:, 1:3]),
+]
+
+
+@pytest.mark.parametrize("name,view", EXPANDED, ids=[c[0] for c in EXPANDED])
+def test_expanded_tensor_gradient(device, name, view):
+    a = np.arange(1.0, 5.0).reshape(1, 4)
+    res = []
+    for L in (torch, vkt):
+        x = torch.tensor(a, requires_grad=True) if L is torch else vkt.tensor(a, device=device, requires_grad=True)
+        e = (x * 1).expand(3, 4)
+        e.retain_grad()
+        y = view(L, e)
+        w = np.arange(2.0, 2.0 + y.numel()).reshape(tuple(y.shape))
+        (g,) = L.autograd.grad((y * y * (torch.tensor(w) if L is torch else vkt.tensor(w, device=device))).sum(), x,
+                               create_graph=True)
+        g.sum().backward()
+        res.append((to_np(e.grad), to_np(g), to_np(x.grad)))
+    for got, want in zip(res[1], res[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
 # gradcheck on tiny inputs: the vkt functions only (finite differences through the forward).

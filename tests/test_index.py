@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import vkt
-from conftest import DTYPES, assert_bits_equal, run_python, vkt_dtype
+from conftest import DTYPES, assert_bits_equal, raised, run_python, vkt_dtype
 
 torch = pytest.importorskip("torch")
 
@@ -157,6 +157,50 @@ def test_scatter_family(device, name, call, dtype):
     assert_bits_equal(np.asarray(got), ref.numpy())
     if dtype in ("float32", "int32"):
         assert vkt.vulkan.fallback_stats() == {}
+
+
+# index_copy_ and index_add_ refusing bad arguments as torch does, each check in its order: (name, call on a module m
+# with x [5, 3] float32, an int64 index maker I(values, dtype=None) and a maker T(*shape, dtype=None) of ones)
+INDEX_WRITE_ERRORS = [
+    ("copy_dim", lambda m, x, I, T: x.index_copy_(2, I([0, 2]), T(2, 3))),
+    ("copy_negative_dim", lambda m, x, I, T: x.index_copy_(-3, I([0, 2]), T(2, 3))),
+    ("copy_index_2d", lambda m, x, I, T: x.index_copy_(0, I([[0, 2]]), T(2, 3))),
+    ("copy_index_float", lambda m, x, I, T: x.index_copy_(0, I([0, 2], m.float32), T(2, 3))),
+    ("copy_index_int32", lambda m, x, I, T: x.index_copy_(0, I([0, 2], m.int32), T(2, 3))),
+    ("copy_index_bool", lambda m, x, I, T: x.index_copy_(0, I([True, False], m.bool), T(2, 3))),
+    ("copy_index_out_of_range", lambda m, x, I, T: x.index_copy_(0, I([0, 5]), T(2, 3))),
+    ("copy_index_negative", lambda m, x, I, T: x.index_copy_(0, I([-1]), T(1, 3))),
+    ("copy_source_rank", lambda m, x, I, T: x.index_copy_(0, I([0, 2]), T(6))),
+    ("copy_source_slices", lambda m, x, I, T: x.index_copy_(0, I([0, 2]), T(2, 4))),
+    ("copy_source_count", lambda m, x, I, T: x.index_copy_(1, I([0, 2]), T(5, 3))),
+    ("copy_source_dtype", lambda m, x, I, T: x.index_copy_(0, I([0, 2]), T(2, 3, dtype=m.float64))),
+    ("copy_scalar_source", lambda m, x, I, T: x.index_copy_(0, I([0, 1]), T())),
+    ("copy_scalar_source_slices", lambda m, x, I, T: x.index_copy_(0, I([1]), T())),
+    ("copy_scalar_self_slices", lambda m, x, I, T: T().index_copy_(0, I([0]), T(1, 1))),
+    ("copy_scalar_self_index", lambda m, x, I, T: T().index_copy_(0, I([0, 1]), T(2))),
+    ("copy_out_of_place", lambda m, x, I, T: m.index_copy(x, 0, I([5]), T(1, 3))),
+    ("copy_index_not_tensor", lambda m, x, I, T: x.index_copy(0, [0, 2], T(2, 3))),
+    ("copy_source_not_tensor", lambda m, x, I, T: m.index_copy(x, 0, I([0]), 1.0)),
+    ("add_index_2d", lambda m, x, I, T: x.index_add_(0, I([[0, 2]]), T(2, 3))),
+    ("add_index_float", lambda m, x, I, T: x.index_add_(0, I([0, 2], m.float32), T(2, 3))),
+    ("add_source_dtype", lambda m, x, I, T: x.index_add_(0, I([0, 2]), T(2, 3, dtype=m.float64))),
+    ("add_source_count", lambda m, x, I, T: x.index_add_(0, I([0, 2]), T(3, 3))),
+    ("add_dim_of_source", lambda m, x, I, T: x.index_add_(1, I([0, 1]), T(3))),
+    ("add_source_shape", lambda m, x, I, T: x.index_add_(0, I([0, 2]), T(2, 4))),
+    ("add_scalar_source", lambda m, x, I, T: T(5).index_add_(0, I([1]), T())),
+    ("add_scalar_self", lambda m, x, I, T: T().index_add_(0, I([0]), T(1))),
+]
+
+
+@pytest.mark.parametrize("name,call", INDEX_WRITE_ERRORS, ids=[c[0] for c in INDEX_WRITE_ERRORS])
+def test_index_write_errors_as_torch(device, name, call):
+    outcomes = []
+    for m, where in ((torch, {}), (vkt, {"device": device})):
+        x = m.zeros(5, 3, **where)
+        outcomes.append(raised(lambda: call(m, x, lambda v, dtype=m.int64: m.tensor(v, dtype=dtype, **where),
+                                            lambda *shape, dtype=m.float32: m.ones(shape, dtype=dtype, **where))))
+        outcomes[-1] += (x.tolist(),)  # nothing written
+    assert outcomes[1] == outcomes[0] and outcomes[0][0] is not None
 
 
 def test_scatter_unique(device):

@@ -135,3 +135,51 @@ def test_errors_as_torch(device, i):
         g(torch.from_numpy(m), torch.from_numpy(v))
     with pytest.raises(type(ref.value)):
         f(vkt.tensor(m, device=device), vkt.tensor(v, device=device))
+
+
+# grad_fn of a product, as PyTorch names it: dot, mv, mm and bmm their own; matmul the last node of its composite
+# (a vector times a matrix is an mm squeezed in place; past 2-D a view of a folded product, but a matrix that requires
+# grad times a batch, which PyTorch transposes back and copies). (name, product over m, shapes, which require grad)
+NAMES = [
+    ("vv", lambda m, a, b: a @ b, [(3,), (3,)], (1, 1)),
+    ("mv", lambda m, a, b: a @ b, [(2, 3), (3,)], (1, 1)),
+    ("vm", lambda m, a, b: m.matmul(a, b), [(3,), (3, 2)], (1, 1)),
+    ("mm", lambda m, a, b: a.matmul(b), [(2, 3), (3, 2)], (1, 1)),
+    ("bb", lambda m, a, b: a @ b, [(2, 2, 3), (2, 3, 4)], (1, 1)),
+    ("bm", lambda m, a, b: a @ b, [(2, 2, 3), (3, 4)], (1, 0)),
+    ("bm_rhs", lambda m, a, b: a @ b, [(2, 2, 3), (3, 4)], (0, 1)),
+    ("bv", lambda m, a, b: a @ b, [(2, 2, 3), (3,)], (1, 1)),
+    ("vb", lambda m, a, b: a @ b, [(3,), (2, 3, 4)], (1, 1)),
+    ("vb_rhs", lambda m, a, b: a @ b, [(3,), (2, 3, 4)], (0, 1)),
+    ("mb", lambda m, a, b: a @ b, [(2, 3), (2, 3, 4)], (1, 1)),
+    ("mb_rhs", lambda m, a, b: a @ b, [(2, 3), (2, 3, 4)], (0, 1)),
+    ("mb_one_row", lambda m, a, b: a @ b, [(1, 3), (2, 3, 4)], (1, 0)),
+    ("mb_one_column", lambda m, a, b: a @ b, [(2, 3), (2, 3, 1)], (1, 0)),
+    ("mb_empty_batch", lambda m, a, b: a @ b, [(2, 3), (0, 3, 4)], (1, 0)),
+    ("mb4", lambda m, a, b: a @ b, [(2, 3), (2, 2, 3, 4)], (1, 0)),
+    ("one_batch_lhs", lambda m, a, b: a @ b, [(1, 2, 3), (2, 3, 4)], (1, 1)),
+    ("one_batch_lhs_data", lambda m, a, b: a @ b, [(1, 2, 3), (2, 3, 4)], (0, 1)),
+    ("one_batch_rhs", lambda m, a, b: a @ b, [(2, 2, 3), (1, 3, 4)], (0, 1)),
+    ("broadcast4", lambda m, a, b: a @ b, [(2, 1, 2, 3), (1, 2, 3, 4)], (1, 1)),
+    ("mm_fn", lambda m, a, b: m.mm(a, b), [(2, 3), (3, 2)], (1, 1)),
+    ("mv_fn", lambda m, a, b: m.mv(a, b), [(2, 3), (3,)], (0, 1)),
+    ("bmm_fn", lambda m, a, b: a.bmm(b), [(2, 2, 3), (2, 3, 4)], (1, 0)),
+    ("dot_fn", lambda m, a, b: m.dot(a, b), [(3,), (3,)], (1, 0)),
+    ("linear_batch", lambda m, a, b: m.nn.functional.linear(a, b), [(2, 2, 3), (4, 3)], (1, 1)),
+]
+
+
+@pytest.mark.parametrize("name,f,shapes,grads", NAMES, ids=[c[0] for c in NAMES])
+def test_grad_fn_names_as_torch(device, name, f, shapes, grads):
+    arrs = arrays(shapes, "float32")
+    names, gradients = [], []
+    for m in (torch, vkt):
+        where = {} if m is torch else {"device": device}
+        xs = [m.tensor(a, requires_grad=bool(g), **where) for a, g in zip(arrs, grads)]
+        y = f(m, *xs)
+        names.append(y.grad_fn.name())
+        y.sum().backward()
+        gradients.append([to_numpy(x.grad) for x, g in zip(xs, grads) if g])
+    assert names[1] == names[0]
+    for got, want in zip(gradients[1], gradients[0]):
+        assert_close(got, want, rtol=1e-5, atol=1e-5)

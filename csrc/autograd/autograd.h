@@ -72,7 +72,18 @@ struct vkt_meta {
   vkt_meta *base;
   vkt_tensor base_t;
   uint32_t base_version;
+  /* A tensor whose own geometry an in-place view op (t_(), squeeze_(), as_strided_()) changed: its geometry now, which
+   * its views see it with in place of their base_t (the storage field unused). */
+  bool regeometried;
+  vkt_tensor geometry;
 };
+
+/* The geometry view m's base has now, over the base's storage (base_t, or what an in-place view op made of it). */
+static inline vkt_tensor vkt_view_base(const vkt_meta *m) {
+  vkt_tensor t = m->base->regeometried ? m->base->geometry : m->base_t;
+  t.storage = m->base_t.storage;
+  return t;
+}
 
 /* What a node knows of each input and output: enough to make zeros, check and reduce a gradient. */
 typedef struct {
@@ -247,6 +258,10 @@ vkt_status vkt_inplace_keep_saved(const vkt_var *dst, vkt_var *result);
 /* After dst was overwritten in place with the values of *result (recorded out of place): dst takes
  * result's history. */
 void vkt_inplace_rebase(vkt_var *dst, vkt_var *result);
+/* After an in-place view op (t_(), transpose_(), squeeze_(), unsqueeze_(), as_strided_(), resize_()) made *result, a
+ * view of dst: dst takes its geometry (and its storage: resize_'s may be new) and, where it recorded, its grad_fn, as
+ * PyTorch's set_history (no CopySlices: nothing was written); bump: the version too, as PyTorch's. Consumes *result. */
+void vkt_inplace_view(vkt_var *dst, vkt_var *result, bool bump);
 
 /* ---- the engine ---- */
 typedef struct {
@@ -357,9 +372,24 @@ typedef enum {
 } vkt_view_kind;
 vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, const int64_t *perm, const char *name,
                        vkt_var *out);
+/* A strided view (slice, select, diagonal, ...) whose op made twin too, from vkt_tensor_index_space(x): recorded as
+ * vkt_ag_view's STRIDED kind, but where x reaches a storage element twice (expanded), its gradient goes to the
+ * positions in x that twin names, as PyTorch's slice and select backward put it, rather than shared among the elements
+ * of x that share the storage (as_strided's backward, vkt_ag_view's, which only what x came from gets right). */
+vkt_status vkt_ag_view_indexed(const vkt_var *x, vkt_tensor *view, const vkt_tensor *twin, const char *name,
+                               vkt_var *out);
+/* x.resize_(shape, memory_format=fmt) (fmt NULL: none given; vkt_resize), refused for a tensor that requires grad, as
+ * PyTorch refuses it, in any grad mode; the version is bumped where the shape changes, as PyTorch's. */
+vkt_status vkt_ag_resize_(vkt_var *x, int ndim, const int64_t *shape, const vkt_memory_format *fmt);
+/* The in-place form (x.t_(), x.squeeze_()): x itself becomes the view, with PyTorch's refusals of an in-place op
+ * (a leaf that requires grad, a view of one, ...); view is stolen. */
+vkt_status vkt_ag_view_(vkt_var *x, vkt_tensor *view, vkt_view_kind kind, const int64_t *perm, const char *name);
 /* reshape: a view where the strides allow, else a copy. */
 vkt_status vkt_ag_reshape(const vkt_var *x, int ndim, const int64_t *shape, bool view_only, vkt_var *out);
 vkt_status vkt_ag_transpose(const vkt_var *x, int64_t d0, int64_t d1, vkt_var *out);
+/* The same, its node named `name` (t()'s TBackward0); and in place (transpose_(), t_(): vkt_ag_view_). */
+vkt_status vkt_ag_transpose_named(const vkt_var *x, int64_t d0, int64_t d1, const char *name, vkt_var *out);
+vkt_status vkt_ag_transpose_(vkt_var *x, int64_t d0, int64_t d1, const char *name);
 vkt_status vkt_ag_expand(const vkt_var *x, int ndim, const int64_t *shape, vkt_var *out);
 /* gather along dim, and its adjoint: zeros of shape with src added at index along dim. */
 vkt_status vkt_ag_gather(const vkt_var *x, int64_t dim, const vkt_tensor *index, vkt_var *out);

@@ -69,17 +69,21 @@ static const char *saved_creator(const vkt_saved *s, const vkt_node *n, int *nr)
   return m->grad_fn.node ? m->grad_fn.node->fn->name : NULL;
 }
 
-/* PyTorch's error for a saved tensor written since: it names the node by its name less "Backward<n>", and its hint
- * points at anomaly mode, or, in anomaly mode, at the forward trace printed above. */
+/* PyTorch's error for a saved tensor written since: it names the node by its name less "Backward" (and less a 0
+ * after it: ExpBackward0 is Exp, TBackward1 T1), and the tensor by its shape now (an input that an in-place view op
+ * reshaped since); its hint points at anomaly mode, or, in anomaly mode, at the forward trace printed above. */
 static vkt_status modified_fail(const vkt_saved *s, const vkt_node *n) {
   char shape[96], from[160] = "";
   int nr;
   const char *creator = saved_creator(s, n, &nr);
-  vkt_shape_str(s->v.t.ndim, s->v.t.shape, shape, sizeof shape);
+  const vkt_tensor *now = s->v.ag && s->v.ag->regeometried ? &s->v.ag->geometry : &s->v.t;
+  vkt_shape_str(now->ndim, now->shape, shape, sizeof shape);
   if (creator) {
-    const char *cut = strstr(creator, "Backward");
-    int len = cut && strspn(cut + 8, "0123456789") == strlen(cut + 8) ? (int)(cut - creator) : (int)strlen(creator);
-    snprintf(from, sizeof from, ", which is output %d of %.*s,", nr, len, creator);
+    const char *cut = strstr(creator, "Backward"), *digits = cut ? cut + 8 : "";
+    bool numbered = cut && *digits && strspn(digits, "0123456789") == strlen(digits);
+    int len = numbered ? (int)(cut - creator) : (int)strlen(creator);
+    snprintf(from, sizeof from, ", which is output %d of %.*s%s,", nr, len, creator,
+             numbered && strcmp(digits, "0") ? digits : "");
   }
   bool check_nan;
   const vkt_storage *st = s->v.t.storage;

@@ -276,6 +276,8 @@ void vkt_view_track(vkt_var *out, const vkt_var *x) {
   m->base = xm->base ? xm->base : xm;
   __atomic_add_fetch(&m->base->refcount, 1, __ATOMIC_RELAXED);
   m->base_t = xm->base ? xm->base_t : x->t; /* borrowed: the view holds the same storage */
+  if (!xm->base && xm->regeometried) /* x's geometry now, which its older views see too (.data= may change it) */
+    xm->geometry = x->t;
   m->base_version = out->t.storage->version;
   if (!m->no_grad_view && !m->multi_view) { /* a plain view of a special one is special too (PyTorch's creation_meta) */
     m->no_grad_view = xm->no_grad_view;
@@ -623,4 +625,23 @@ void vkt_inplace_rebase(vkt_var *dst, vkt_var *result) {
   }
   vkt_node_incref(e.node);
   set_grad_fn(m, e);
+}
+
+void vkt_inplace_view(vkt_var *dst, vkt_var *result, bool bump) {
+  vkt_tensor_release(&dst->t);
+  dst->t = result->t;
+  result->t = (vkt_tensor){0};
+  dst->t.storage->version += bump;
+  vkt_meta *m = dst->ag;
+  if (m) { /* its views' history reads it through this geometry from now on, and its saved copies' errors name it */
+    m->regeometried = true;
+    m->geometry = dst->t;
+  }
+  vkt_edge e = result->ag ? result->ag->grad_fn : (vkt_edge){0};
+  if (e.node && (m = vkt_var_meta(dst))) {
+    vkt_node_incref(e.node);
+    set_grad_fn(m, e);
+    m->base_version = dst->t.storage->version; /* a view's grad_fn is this node now, not its base's history */
+  }
+  vkt_var_release(result);
 }

@@ -97,7 +97,33 @@ static void matmul_add_relu_backward(vkt_bw *b) {
 
 static const vkt_fn mm_fn = {"MmBackward0", matmul_backward}, bmm_fn = {"BmmBackward0", matmul_backward},
                     dot_fn = {"DotBackward0", matmul_backward}, mv_fn = {"MvBackward0", matmul_backward},
+                    squeezed_fn = {"SqueezeBackward4", matmul_backward},
+                    unsafe_view_fn = {"UnsafeViewBackward0", matmul_backward},
+                    transposed_fn = {"TransposeBackward0", matmul_backward},
+                    clone_fn = {"CloneBackward0", matmul_backward},
                     mar_fn = {"MatmulAddReluBackward0", matmul_add_relu_backward};
+
+/* matmul's node, named as the last node of PyTorch's composite (_matmul_impl) is: dot, mv and mm for ranks up to 2
+ * (a vector times a matrix is mm's result squeezed in place); past that, a view of a folded mm, mv or bmm, but for
+ * a matrix that requires grad times a batch (a 1-batch that requires grad counts as a matrix there), whose folded
+ * product PyTorch transposes back and copies where the transpose is not contiguous. vkt's one node does the whole
+ * product's backward under that name. */
+static const vkt_fn *matmul_kind(const vkt_var *a, const vkt_var *b) {
+  int d1 = a->t.ndim, d2 = b->t.ndim;
+  bool a_grad = vkt_requires_grad(a), b_grad = vkt_requires_grad(b);
+  if (d1 <= 2 && d2 <= 2)
+    return d2 == 1 ? (d1 == 1 ? &dot_fn : &mv_fn) : d1 == 1 ? &squeezed_fn : &mm_fn;
+  if (d1 == 3 && d2 == 3 && a->t.shape[0] != b->t.shape[0] && a->t.shape[0] == 1 && a_grad)
+    d1 = 2; /* PyTorch squeezes the 1-batch away */
+  else if (d1 == 3 && d2 == 3 && a->t.shape[0] != b->t.shape[0] && b->t.shape[0] == 1 && b_grad)
+    d2 = 2;
+  if (d1 != 2 || d2 < 3 || !a_grad)
+    return &unsafe_view_fn;
+  int64_t n = a->t.shape[a->t.ndim - 2], p = b->t.shape[d2 - 1], batch = 1;
+  for (int d = 0; d < d2 - 2; d++)
+    batch *= b->t.shape[d];
+  return n == 1 || p == 1 || batch == 0 ? &transposed_fn : &clone_fn; /* contiguous() copies the others */
+}
 
 vkt_status vkt_ag_product(vkt_product_fn fn, const vkt_var *a, const vkt_var *b, vkt_var *out) {
   *out = (vkt_var){0};
@@ -105,7 +131,11 @@ vkt_status vkt_ag_product(vkt_product_fn fn, const vkt_var *a, const vkt_var *b,
   if (st || !vkt_dtypes[out->t.dtype].is_float)
     return st;
   const vkt_var *in[2] = {a, b};
-  const vkt_fn *kind = fn == vkt_bmm ? &bmm_fn : fn == vkt_dot ? &dot_fn : fn == vkt_mv ? &mv_fn : &mm_fn;
+  const vkt_fn *kind = fn == vkt_bmm   ? &bmm_fn
+                       : fn == vkt_dot ? &dot_fn
+                       : fn == vkt_mv  ? &mv_fn
+                       : fn == vkt_mm  ? &mm_fn
+                                       : matmul_kind(a, b);
   vkt_node *n = vkt_node_begin(kind, 2, in, 1);
   if (n) {
     if (vkt_requires_grad(b))

@@ -25,7 +25,7 @@ static void set_owned(vkt_bw *b, int i, vkt_status st, vkt_var *v) {
   vkt_var_release(v);
 }
 
-/* Whether t reaches some storage element twice (a broadcast dim): strided views of it are not recorded. */
+/* Whether t reaches some storage element twice (a broadcast dim). */
 static bool overlaps(const vkt_tensor *t) {
   for (int d = 0; d < t->ndim; d++)
     if (t->strides[d] == 0 && t->shape[d] > 1)
@@ -33,7 +33,8 @@ static bool overlaps(const vkt_tensor *t) {
   return false;
 }
 
-/* x, copied where it is broadcast, so that views of it can be recorded. */
+/* x, copied where it is broadcast, so that the inputs' gradients (views of it) own their elements: a leaf keeps one
+ * under create_graph as its .grad, which an in-place update must be able to write. */
 static const vkt_var *viewable(vkt_bw *b, const vkt_var *x) {
   vkt_var out = {0};
   if (!x || !overlaps(&x->t))

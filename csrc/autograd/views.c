@@ -1,6 +1,6 @@
-/* views.c (autograd): views, gather and their backward formulas. A view's backward is the inverse
- * view where one exists (reshape, permute), a sum (expand), else the gradient written into zeros through
- * the same geometry (slices, select, diagonal). */
+/* views.c (autograd): views, their in-place forms (t_(), squeeze_(), resize_()), gather and their backward
+ * formulas. A view's backward is the inverse view where one exists (reshape, permute), a sum (expand), else the
+ * gradient written into zeros through the same geometry (slices, select, diagonal). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,26 +100,91 @@ static bool view_overlaps(int ndim, const int64_t *shape, const int64_t *strides
   return false;
 }
 
-/* span[position of each view element] += grad, for a view whose elements share storage: the positions
- * are computed on the host (int64, grad's shape) and summed by index_put_'s accumulate. */
-static vkt_status scatter_add_overlapping(const vkt_tensor *span, const vkt_tensor *grad, const geometry *geo) {
+/* span[offset + position of each element of vals, laid out by strides] += vals, for positions that repeat (a view
+ * or a base that reaches a storage element twice): computed on the host (int64, vals' shape) and summed by
+ * index_put_'s accumulate. offset counts from the span's start. */
+static vkt_status span_add(const vkt_tensor *span, const vkt_tensor *vals, const int64_t *strides, int64_t offset) {
   vkt_tensor host = {0}, pos = {0};
-  vkt_status st = vkt_tensor_empty(&host, VKT_CPU, VKT_INT64, grad->ndim, grad->shape);
+  vkt_status st = vkt_tensor_empty(&host, VKT_CPU, VKT_INT64, vals->ndim, vals->shape);
   if (!st) {
     int64_t *p = (int64_t *)vkt_tensor_host(&host), n = vkt_tensor_numel(&host), index[VKT_MAX_DIMS] = {0};
     for (int64_t i = 0; i < n; i++) {
-      p[i] = geo->voffset - geo->lo;
-      for (int d = 0; d < grad->ndim; d++)
-        p[i] += index[d] * geo->vstrides[d];
-      for (int d = grad->ndim - 1; d >= 0 && ++index[d] == grad->shape[d]; d--)
+      p[i] = offset;
+      for (int d = 0; d < vals->ndim; d++)
+        p[i] += index[d] * strides[d];
+      for (int d = vals->ndim - 1; d >= 0 && ++index[d] == vals->shape[d]; d--)
         index[d] = 0;
     }
     st = vkt_to(&pos, &host, vkt_tensor_device(span), VKT_INT64);
   }
   if (!st)
-    st = vkt_index_put_trusted(span, 1, (const vkt_tensor *[]){&pos}, grad, true);
+    st = vkt_index_put_trusted(span, 1, (const vkt_tensor *[]){&pos}, vals, true);
   vkt_tensor_release(&host);
   vkt_tensor_release(&pos);
+  return st;
+}
+
+/* Where the base x reaches a storage element k times (an expanded tensor), each of those k elements takes 1/k of
+ * that element's gradient, as PyTorch's as_strided backward shares it: the views of x are views of its storage,
+ * and its own backward (expand's sum) adds the k shares up again. The share is one number (*share) where every
+ * element is reached alike (x broadcast along some dims and otherwise apart), else a tensor of x's shape (*out,
+ * counted on the host); *share is 1 where x reaches each element once. */
+static vkt_status alias_share(const vkt_shape_info *x, const geometry *geo, vkt_tensor *out, double *share) {
+  int64_t shape[VKT_MAX_DIMS] = {0}, strides[VKT_MAX_DIMS] = {0}, copies = 1;
+  int n = 0;
+  *share = 1;
+  if (!view_overlaps(x->ndim, x->shape, geo->strides))
+    return VKT_OK;
+  for (int d = 0; d < x->ndim; d++)
+    if (geo->strides[d] == 0)
+      copies *= x->shape[d];
+    else
+      shape[n] = x->shape[d], strides[n++] = geo->strides[d];
+  if (!view_overlaps(n, shape, strides)) {
+    *share = 1.0 / (double)copies;
+    return VKT_OK;
+  }
+  vkt_tensor host = {0};
+  int64_t numel = 1, span = geo->hi - geo->lo, index[VKT_MAX_DIMS] = {0};
+  for (int d = 0; d < x->ndim; d++)
+    numel *= x->shape[d];
+  int64_t *at = malloc(sizeof *at * (size_t)(numel + 1));
+  int32_t *count = calloc((size_t)span + 1, sizeof *count);
+  vkt_status st = at && count ? vkt_tensor_empty(&host, VKT_CPU, VKT_FLOAT64, x->ndim, x->shape)
+                              : vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  for (int64_t i = 0; !st && i < numel; i++) {
+    at[i] = geo->offset - geo->lo;
+    for (int d = 0; d < x->ndim; d++)
+      at[i] += index[d] * geo->strides[d];
+    count[at[i]]++;
+    for (int d = x->ndim - 1; d >= 0 && ++index[d] == x->shape[d]; d--)
+      index[d] = 0;
+  }
+  double *h = st ? NULL : (double *)vkt_tensor_host(&host);
+  for (int64_t i = 0; h && i < numel; i++)
+    h[i] = 1.0 / count[at[i]];
+  if (!st)
+    st = vkt_to(out, &host, x->device, x->dtype);
+  free(at);
+  free(count);
+  vkt_tensor_release(&host);
+  return st;
+}
+
+/* t times alias_share's share (t stolen into out; the same tensor where the share is 1). */
+static vkt_status shared_out(vkt_tensor *t, const vkt_shape_info *x, const geometry *geo, vkt_tensor *out) {
+  vkt_tensor by = {0};
+  double share;
+  vkt_status st = alias_share(x, geo, &by, &share);
+  if (!st && (by.storage || share != 1)) {
+    vkt_operand f = by.storage ? (vkt_operand){.t = &by} : (vkt_operand){.s = {true, share, 0}};
+    st = vkt_binary(VKT_OP_MUL, (vkt_operand){.t = t}, f, (vkt_scalar){false, 0, 1}, NULL, out);
+    vkt_tensor_release(t);
+  } else if (!st) {
+    *out = *t;
+    *t = (vkt_tensor){0};
+  }
+  vkt_tensor_release(&by);
   return st;
 }
 
@@ -132,16 +197,13 @@ static vkt_status scatter_view(const vkt_var *gv, const geometry *geo, const vkt
   if (!st)
     st = vkt_as_strided(&zx, &span, x->ndim, x->shape, geo->strides, geo->offset - geo->lo);
   if (!st && view_overlaps(gv->t.ndim, gv->t.shape, geo->vstrides))
-    st = scatter_add_overlapping(&span, &gv->t, geo);
+    st = span_add(&span, &gv->t, geo->vstrides, geo->voffset - geo->lo);
   else if (!st)
     st = vkt_as_strided(&zv, &span, gv->t.ndim, gv->t.shape, geo->vstrides, geo->voffset - geo->lo);
   if (!st && zv.storage)
     st = vkt_copy_(&zv, &gv->t);
-  if (!st) {
-    out->t = zx;
-    zx = (vkt_tensor){0};
+  if (!st && !(st = shared_out(&zx, x, geo, &out->t)))
     record_geometry(&view_scatter_fn, gv, geo, out);
-  }
   vkt_tensor_release(&span);
   vkt_tensor_release(&zx);
   vkt_tensor_release(&zv);
@@ -149,21 +211,28 @@ static vkt_status scatter_view(const vkt_var *gv, const geometry *geo, const vkt
 }
 
 static vkt_status gather_view(const vkt_var *gx, const geometry *geo, const vkt_shape_info *view, vkt_var *out) {
-  vkt_tensor span = {0}, zx = {0};
+  vkt_tensor span = {0}, zx = {0}, shared = {0}, gxt = {0};
+  vkt_shape_info x = {gx->t.dtype, vkt_tensor_device(&gx->t), gx->t.ndim, {0}};
+  memcpy(x.shape, gx->t.shape, sizeof x.shape);
   *out = (vkt_var){0};
-  vkt_status st = vkt_tensor_empty(&span, vkt_tensor_device(&gx->t), gx->t.dtype, 1, (int64_t[]){geo->hi - geo->lo});
+  vkt_tensor_share(&gxt, &gx->t);
+  vkt_status st = vkt_tensor_empty(&span, x.device, x.dtype, 1, (int64_t[]){geo->hi - geo->lo});
   if (!st) /* zeros where the view reads storage that is not x's (a gap of a strided x, or past its ends) */
     st = vkt_fill_(&span, (vkt_scalar){false, 0, 0});
-  if (!st)
-    st = vkt_as_strided(&zx, &span, gx->t.ndim, gx->t.shape, geo->strides, geo->offset - geo->lo);
-  if (!st)
-    st = vkt_copy_(&zx, &gx->t);
+  if (!st) /* the adjoint of scatter_view's share: each of x's elements that reach one storage element adds its own */
+    st = shared_out(&gxt, &x, geo, &shared);
+  if (!st && view_overlaps(x.ndim, x.shape, geo->strides))
+    st = span_add(&span, &shared, geo->strides, geo->offset - geo->lo);
+  else if (!st && !(st = vkt_as_strided(&zx, &span, x.ndim, x.shape, geo->strides, geo->offset - geo->lo)))
+    st = vkt_copy_(&zx, &shared);
   if (!st)
     st = vkt_as_strided(&out->t, &span, view->ndim, view->shape, geo->vstrides, geo->voffset - geo->lo);
   if (!st)
     record_geometry(&view_gather_fn, gx, geo, out);
   vkt_tensor_release(&span);
   vkt_tensor_release(&zx);
+  vkt_tensor_release(&shared);
+  vkt_tensor_release(&gxt);
   return st;
 }
 
@@ -202,9 +271,9 @@ static bool record_into(const vkt_fn *fn, int nin, const vkt_var *const *in, con
 static const vkt_fn view_of_base_fn = {"AsStridedBackward0", strided_backward};
 
 void vkt_view_refresh(vkt_meta *m, const vkt_tensor *t) {
-  vkt_var base = {m->base_t, m->base}; /* the first of its views: its edge never refreshes */
+  vkt_var base = {vkt_view_base(m), m->base}; /* the first of its views: its edge never refreshes */
   const vkt_var *in = &base;
-  geometry geo = view_geometry(&m->base_t, t);
+  geometry geo = view_geometry(&base.t, t);
   if (record_into(&view_of_base_fn, 1, &in, &geo, m, t) || vkt_grad_enabled()) /* else at the next read in grad mode */
     m->base_version = t->storage->version;
 }
@@ -223,10 +292,10 @@ static void copy_slices_backward(vkt_bw *b) {
 static const vkt_fn copy_slices_fn = {"CopySlices", copy_slices_backward};
 
 void vkt_view_write(vkt_meta *m, const vkt_tensor *t, const vkt_var *result) {
-  vkt_var base = {m->base_t, m->base};
+  vkt_var base = {vkt_view_base(m), m->base};
   const vkt_var *in[2] = {&base, result};
-  geometry geo = view_geometry(&m->base_t, t);
-  record_into(&copy_slices_fn, 2, in, &geo, m->base, &m->base_t);
+  geometry geo = view_geometry(&base.t, t);
+  record_into(&copy_slices_fn, 2, in, &geo, m->base, &base.t);
   vkt_view_refresh(m, t);
 }
 
@@ -235,18 +304,27 @@ static const vkt_fn reshape_fn = {"ViewBackward0", reshape_backward},
                     transpose_fn = {"TransposeBackward0", permute_backward},
                     expand_fn = {"ExpandBackward0", expand_backward};
 
-/* Whether t reaches some storage element twice (a broadcast dim); an empty one reaches none. */
-static bool overlaps(const vkt_tensor *t) {
-  if (vkt_tensor_numel(t) == 0)
-    return false;
-  for (int d = 0; d < t->ndim; d++)
-    if (t->strides[d] == 0 && t->shape[d] > 1)
-      return true;
-  return false;
+/* The node kind of a view of this kind named `name`: the common names' without a look-up (view and transpose are
+ * on the hot path), PyTorch's others (SqueezeBackward0, TBackward0, SliceBackward0) by name. NULL: out of host
+ * memory. */
+static const vkt_fn *view_fn(vkt_view_kind kind, const char *name) {
+  static const struct {
+    const vkt_fn *fn;
+    void (*backward)(vkt_bw *b);
+  } kinds[] = {[VKT_VIEW_RESHAPE] = {&reshape_fn, reshape_backward},
+               [VKT_VIEW_PERMUTE] = {&permute_fn, permute_backward},
+               [VKT_VIEW_EXPAND] = {&expand_fn, expand_backward},
+               [VKT_VIEW_STRIDED] = {NULL, strided_backward}};
+  if (kinds[kind].fn && !strcmp(name, kinds[kind].fn->name))
+    return kinds[kind].fn;
+  if (kind == VKT_VIEW_PERMUTE && !strcmp(name, transpose_fn.name))
+    return &transpose_fn;
+  return vkt_fn_named(name, kinds[kind].backward);
 }
 
-vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, const int64_t *perm, const char *name,
-                       vkt_var *out) {
+/* vkt_ag_view's and vkt_ag_view_indexed's (twin NULL or not). */
+static vkt_status record_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, const int64_t *perm,
+                              const char *name, const vkt_tensor *twin, vkt_var *out) {
   *out = (vkt_var){0};
   vkt_status st = VKT_OK;
   if (view) {
@@ -257,30 +335,23 @@ vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, c
   }
   if (st)
     return st;
-  const vkt_fn *fn = kind == VKT_VIEW_RESHAPE   ? &reshape_fn
-                     : kind == VKT_VIEW_PERMUTE ? (strcmp(name, "TransposeBackward0") ? &permute_fn : &transpose_fn)
-                     : kind == VKT_VIEW_EXPAND  ? &expand_fn
-                                                : NULL;
-  if (!fn) {
-    if (overlaps(&x->t) || overlaps(&out->t)) {
-      if (!vkt_requires_grad(x) || !vkt_grad_enabled())
-        return VKT_OK;
-      vkt_var_release(out);
-      return vkt_fail(VKT_ERR_RUNTIME,
-                      "vkt: %s of a broadcast tensor cannot be differentiated; call .contiguous() first", name);
-    }
-    if (!(fn = vkt_fn_named(name, strided_backward))) {
-      vkt_var_release(out);
-      return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
-    }
-  }
-  vkt_node *n = vkt_node_begin(fn, 1, &x, 1);
+  vkt_node *n = vkt_node_begin(&reshape_fn, 1, &x, 1); /* its kind is set below, once it is known to record */
   if (!n) {
     vkt_view_unrecorded(out, x, false);
     return VKT_OK;
   }
+  if (!(n->fn = view_fn(kind, name))) {
+    vkt_node_decref(n);
+    vkt_var_release(out);
+    return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
+  }
   if (kind == VKT_VIEW_STRIDED) {
-    geometry geo = view_geometry(&x->t, &out->t);
+    vkt_tensor space = {0};
+    bool indexed = twin && view_overlaps(x->t.ndim, x->t.shape, x->t.strides);
+    if (indexed)
+      vkt_tensor_index_space(&x->t, &space);
+    geometry geo = indexed ? view_geometry(&space, twin) : view_geometry(&x->t, &out->t);
+    vkt_tensor_release(&space);
     if (!(n->extra = geometry_copy(&geo))) {
       vkt_node_decref(n);
       return VKT_OK;
@@ -294,6 +365,47 @@ vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, c
   vkt_view_track(out, x);
   vkt_node_decref(n);
   return VKT_OK;
+}
+
+vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, const int64_t *perm, const char *name,
+                       vkt_var *out) {
+  return record_view(x, view, kind, perm, name, NULL, out);
+}
+
+vkt_status vkt_ag_view_indexed(const vkt_var *x, vkt_tensor *view, const vkt_tensor *twin, const char *name,
+                               vkt_var *out) {
+  return record_view(x, view, VKT_VIEW_STRIDED, NULL, name, twin, out);
+}
+
+vkt_status vkt_ag_view_(vkt_var *x, vkt_tensor *view, vkt_view_kind kind, const int64_t *perm, const char *name) {
+  vkt_var out = {0};
+  bool records = vkt_grad_enabled() && vkt_requires_grad(x);
+  vkt_status st = vkt_inplace_check(x, records);
+  if (!st && records && !(st = vkt_ag_view(x, view, kind, perm, name, &out)))
+    st = vkt_ag_error(); /* x is a view whose history is refused: x stays as it was */
+  if (st) {
+    vkt_var_release(&out);
+    vkt_tensor_release(view);
+    return st;
+  }
+  if (!records) {
+    out.t = *view;
+    *view = (vkt_tensor){0};
+  }
+  vkt_inplace_view(x, &out, true);
+  return VKT_OK;
+}
+
+vkt_status vkt_ag_resize_(vkt_var *x, int ndim, const int64_t *shape, const vkt_memory_format *fmt) {
+  vkt_var out = {0};
+  bool reshaped = ndim != x->t.ndim || memcmp(shape, x->t.shape, sizeof *shape * (size_t)ndim);
+  vkt_status st = vkt_requires_grad(x) ? vkt_fail(VKT_ERR_RUNTIME, "cannot resize variables that require grad")
+                                       : vkt_inplace_check(x, false);
+  if (!st)
+    st = vkt_resize(&out.t, &x->t, ndim, shape, fmt);
+  if (!st)
+    vkt_inplace_view(x, &out, reshaped);
+  return st;
 }
 
 vkt_status vkt_ag_reshape(const vkt_var *x, int ndim, const int64_t *shape, bool view_only, vkt_var *out) {
@@ -319,16 +431,35 @@ vkt_status vkt_ag_reshape(const vkt_var *x, int ndim, const int64_t *shape, bool
   return vkt_ag_view(x, &v, VKT_VIEW_RESHAPE, NULL, "ViewBackward0", out);
 }
 
-vkt_status vkt_ag_transpose(const vkt_var *x, int64_t d0, int64_t d1, vkt_var *out) {
+/* The permutation transpose(d0, d1) is, over x's dims. */
+static vkt_status transpose_perm(const vkt_tensor *x, int64_t d0, int64_t d1, int64_t *perm) {
   int a, c;
   vkt_status st;
-  int nd = x->t.ndim ? x->t.ndim : 1;
+  int nd = x->ndim ? x->ndim : 1;
   if ((st = vkt_dim_wrap(d0, nd, &a)) || (st = vkt_dim_wrap(d1, nd, &c)))
     return st;
-  int64_t perm[VKT_MAX_DIMS];
-  for (int d = 0; d < x->t.ndim; d++)
+  for (int d = 0; d < x->ndim; d++)
     perm[d] = d == a ? c : d == c ? a : d;
-  return vkt_ag_view(x, NULL, VKT_VIEW_PERMUTE, perm, "TransposeBackward0", out);
+  return VKT_OK;
+}
+
+vkt_status vkt_ag_transpose_named(const vkt_var *x, int64_t d0, int64_t d1, const char *name, vkt_var *out) {
+  int64_t perm[VKT_MAX_DIMS];
+  vkt_status st = transpose_perm(&x->t, d0, d1, perm);
+  return st ? st : vkt_ag_view(x, NULL, VKT_VIEW_PERMUTE, perm, name, out);
+}
+
+vkt_status vkt_ag_transpose(const vkt_var *x, int64_t d0, int64_t d1, vkt_var *out) {
+  return vkt_ag_transpose_named(x, d0, d1, "TransposeBackward0", out);
+}
+
+vkt_status vkt_ag_transpose_(vkt_var *x, int64_t d0, int64_t d1, const char *name) {
+  int64_t perm[VKT_MAX_DIMS];
+  vkt_tensor view = {0};
+  vkt_status st = transpose_perm(&x->t, d0, d1, perm);
+  if (!st)
+    st = vkt_permute(&view, &x->t, x->t.ndim, perm);
+  return st ? st : vkt_ag_view_(x, &view, VKT_VIEW_PERMUTE, perm, name);
 }
 
 vkt_status vkt_ag_expand(const vkt_var *x, int ndim, const int64_t *shape, vkt_var *out) {

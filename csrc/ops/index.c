@@ -3,6 +3,7 @@
  * scatter_reduce), take, take_along_dim, masked_select and masked_scatter_. Indices are checked and wrapped
  * by index.comp, reads are index_select (gather.comp), writes scatter.comp. A bool mask's result size
  * depends on its values, so a mask is read to the host (a wait). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -610,48 +611,110 @@ vkt_status vkt_scatter_add(const vkt_tensor *x, int64_t dim, const vkt_tensor *i
   return st ? st : scatter(&x1, d, &i1, &s1, true, NULL);
 }
 
-vkt_status vkt_index_copy_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *source,
-                           bool add) {
-  const char *op = add ? "index_add_" : "index_copy_";
-  char a[256], b[256];
-  int d = 0;
-  vkt_status st;
-  if ((st = vkt_same_device(3, (const vkt_tensor *[]){x, index, source}, NULL)) || (st = index_dtype(op, index)) ||
-      (st = vkt_dim_wrap(dim, x->ndim, &d)))
-    return st;
+/* A shape's sizes but dim's, as PyTorch prints a vector of them (space-separated): its index_copy_ slices. */
+static void slice_str(const vkt_tensor *t, int dim, char *buf, size_t n) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (int i = 0; i < t->ndim && len < n; i++)
+    if (i != dim)
+      len += (size_t)snprintf(buf + len, n - len, "%s%lld", len ? " " : "", (long long)t->shape[i]);
+}
+
+/* PyTorch's index_copy_ checks in its order (its meta function), with its error types: IndexError for the index's
+ * rank and count, RuntimeError for dtypes, devices and slice shapes. */
+static vkt_status index_copy_check(const vkt_tensor *x, int d, const vkt_tensor *index, const vkt_tensor *source) {
+  int64_t k = vkt_tensor_numel(index);
   if (index->ndim > 1)
-    return vkt_fail(VKT_ERR_INDEX, "%s(): Index should have dimension 1 or 0 (got %d)", op, index->ndim);
+    return vkt_fail(VKT_ERR_INDEX, "index_copy_(): Index should have dimension 1 or 0 (got %d)", index->ndim);
+  if (source->ndim == 0 && k != 1)
+    return vkt_fail(VKT_ERR_INDEX, "index_copy_(): When source is scalar, index should have one element (got %lld)",
+                    (long long)k);
+  if (source->ndim != x->ndim && source->ndim && x->ndim)
+    return vkt_fail(VKT_ERR_INDEX, "index_copy_(): When source and destination are not scalars, their dimensionality "
+                    "must match. Source dimensionality (%d), destination dimensionality (%d)", source->ndim, x->ndim);
+  if (index->dtype != VKT_INT64)
+    return vkt_fail(VKT_ERR_RUNTIME, "index_copy_(): Expected a long tensor for index, but got %s",
+                    vkt_dtypes[index->dtype].torch_name);
   if (source->dtype != x->dtype)
-    return vkt_fail(VKT_ERR_RUNTIME, "%s(): self (%s) and source (%s) must have the same scalar type", op,
-                    vkt_dtypes[x->dtype].name, vkt_dtypes[source->dtype].name);
+    return vkt_fail(VKT_ERR_RUNTIME, "index_copy_(): self and source expected to have the same dtype, but got "
+                    "(self) %s and (source) %s", vkt_dtypes[x->dtype].torch_name, vkt_dtypes[source->dtype].torch_name);
+  int dx = vkt_tensor_device(x), di = vkt_tensor_device(index), ds = vkt_tensor_device(source);
+  if (dx != di || dx != ds) {
+    char a[32], b[32], c[32];
+    vkt_device_name(dx, a, sizeof a), vkt_device_name(di, b, sizeof b), vkt_device_name(ds, c, sizeof c);
+    return vkt_fail(VKT_ERR_RUNTIME, "index_copy_(): self, index and source expected to be in the same device, but got "
+                    "(self) %s, (index) %s, and (source) %s", a, b, c);
+  }
+  char a[256], b[256];
+  slice_str(x, d, a, sizeof a);
+  slice_str(source, source->ndim ? d : -1, b, sizeof b); /* a 0-d source has no dim to drop */
+  if ((x->ndim ? x->ndim - 1 : 0) != (source->ndim ? source->ndim - 1 : 0) || strcmp(a, b))
+    return vkt_fail(VKT_ERR_RUNTIME, "index_copy_(): Source/destination tensor must have same slice shapes. "
+                    "Destination slice shape: %s at dimension %d and source slice shape: %s at dimension 0.", a, d, b);
+  if (source->ndim && k != source->shape[d])
+    return vkt_fail(VKT_ERR_INDEX, "index_copy_(): Number of indices (%lld) should be equal to source.size(dim) "
+                    "(%lld)", (long long)k, (long long)source->shape[d]);
+  return VKT_OK;
+}
+
+/* PyTorch's index_add_ checks in its order (index_func_meta_impl), all RuntimeError but the index's rank. */
+static vkt_status index_add_check(const vkt_tensor *x, int d, const vkt_tensor *index, const vkt_tensor *source) {
+  char a[256], b[256];
+  int64_t k = vkt_tensor_numel(index), n = source->ndim ? source->shape[d < source->ndim ? d : 0] : 1;
+  vkt_status st = vkt_same_device(3, (const vkt_tensor *[]){x, index, source}, NULL);
+  if (st)
+    return st;
+  if (index->ndim > 1) {
+    vkt_shape_str(index->ndim, index->shape, a, sizeof a);
+    return vkt_fail(VKT_ERR_INDEX, "index_add_(): Index is supposed to be a vector, but got dim: %d with type: %s and "
+                    "size: %s", index->ndim, vkt_dtypes[index->dtype].torch_name, a);
+  }
+  if (index->dtype != VKT_INT64 && index->dtype != VKT_INT32)
+    return vkt_fail(VKT_ERR_RUNTIME, "index_add_(): Expected dtype int32/int64 for index but got: %s",
+                    vkt_dtypes[index->dtype].torch_name);
+  if (source->dtype != x->dtype)
+    return vkt_fail(VKT_ERR_RUNTIME, "index_add_(): self (%s) and source (%s) must have the same scalar type",
+                    vkt_dtypes[x->dtype].torch_name, vkt_dtypes[source->dtype].torch_name);
+  if (d != 0 && d >= source->ndim)
+    return vkt_fail(VKT_ERR_RUNTIME, "index_add_(): Indexing dim %d is out of bounds of the source tensor with dim %d",
+                    d, source->ndim);
+  if (k != n)
+    return vkt_fail(VKT_ERR_RUNTIME, "index_add_(): Number of indices (%lld) should be equal to source.size(dim): "
+                    "(%lld), for dim: %d", (long long)k, (long long)n, d);
+  bool same = source->ndim == x->ndim; /* a 0-d one matches only a 0-d one */
+  for (int i = 0; same && i < x->ndim; i++)
+    same = i == d || source->shape[i] == x->shape[i];
+  if (same)
+    return VKT_OK;
+  vkt_shape_str(x->ndim, x->shape, a, sizeof a);
+  vkt_shape_str(source->ndim, source->shape, b, sizeof b);
+  return vkt_fail(VKT_ERR_RUNTIME, "source tensor shape must match self tensor shape, excluding the specified "
+                  "dimension. Got self.shape = %s source.shape = %s", a, b);
+}
+
+/* x's slices index[i] along d become (add: gain) source's slice i, once the arguments are known to fit (0-d ones
+ * taken as one element along d). */
+static vkt_status index_write(const vkt_tensor *x, int d, const vkt_tensor *index, const vkt_tensor *source, bool add) {
   vkt_tensor x1 = *x, s1 = *source;
   if (x1.ndim == 0)
     x1.ndim = 1, x1.shape[0] = 1, x1.strides[0] = 1;
   if (s1.ndim == 0)
     s1.ndim = 1, s1.shape[0] = 1, s1.strides[0] = 1;
-  int64_t k = vkt_tensor_numel(index);
-  bool ok = s1.ndim == x1.ndim && s1.shape[d] == k;
-  for (int i = 0; ok && i < x1.ndim; i++)
-    ok = i == d || s1.shape[i] == x1.shape[i];
-  if (!ok) {
-    if (add && d < s1.ndim && s1.shape[d] != k) /* PyTorch's index_add_ errors, both RuntimeError */
-      return vkt_fail(VKT_ERR_RUNTIME, "index_add_(): Number of indices (%lld) should be equal to source.size(dim): "
-                      "(%lld), for dim: %d", (long long)k, (long long)s1.shape[d], d);
-    vkt_shape_str(source->ndim, source->shape, a, sizeof a);
-    vkt_shape_str(x->ndim, x->shape, b, sizeof b);
-    if (add)
-      return vkt_fail(VKT_ERR_RUNTIME, "source tensor shape must match self tensor shape, excluding the specified "
-                      "dimension. Got self.shape = %s source.shape = %s", b, a);
-    return vkt_fail(VKT_ERR_INDEX,
-                    "%s(): source %s does not match self %s along every dim but %d, where it must have %lld", op, a, b,
-                    d, (long long)k);
-  }
   vkt_tensor iv = s1; /* the index seen with source's shape: stride 0 except along d */
   iv.storage = index->storage, iv.dtype = index->dtype, iv.offset = index->offset;
   for (int i = 0; i < iv.ndim; i++)
     iv.strides[i] = i == d && index->ndim ? index->strides[0] : 0;
   vkt_index_err style = add ? VKT_INDEX_ERR_BOUNDS : VKT_INDEX_ERR_COPY;
   return scatter(&x1, d, &iv, &s1, add, &(vkt_index_check){&iv, x1.shape[d], d, style, false});
+}
+
+vkt_status vkt_index_copy_(const vkt_tensor *x, int64_t dim, const vkt_tensor *index, const vkt_tensor *source,
+                           bool add) {
+  int d = 0;
+  vkt_status st = vkt_dim_wrap(dim, x->ndim, &d);
+  if (!st)
+    st = add ? index_add_check(x, d, index, source) : index_copy_check(x, d, index, source);
+  return st ? st : index_write(x, d, index, source, add);
 }
 
 vkt_status vkt_masked_scatter_(const vkt_tensor *x, const vkt_tensor *mask, const vkt_tensor *source) {
@@ -717,7 +780,7 @@ vkt_status vkt_index_fill_(const vkt_tensor *x, int64_t dim, const vkt_tensor *i
   shape[d] = vkt_tensor_numel(index);
   if (!(st = adv_linear(&x1, &a, VKT_INDEX_ERR_INDEXING, true, &bn, bshape, &lin)) &&
       !(st = vkt_to(&v, value, vkt_tensor_device(x), x->dtype)) && !(st = vkt_expand(&spread, &v, x1.ndim, shape)))
-    st = vkt_index_copy_(&x1, d, &lin, &spread, false);
+    st = index_write(&x1, d, &lin, &spread, false);
   adv_release(&a);
   vkt_tensor_release(&lin);
   vkt_tensor_release(&v);

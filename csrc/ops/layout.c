@@ -1,9 +1,10 @@
 /* layout.c: PyTorch's composite layout ops, each views (narrow, movedim, unflatten, diagonal,
  * broadcast_to, atleast_Nd) or views and one strided copy (repeat, tile, repeat_interleave, rot90, diag,
- * diag_embed), built from vkt's view functions and vkt_copy_, with no shader of their own. */
+ * diag_embed), built from vkt's view functions and vkt_copy_, with no shader of their own; and resize_. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuse.h"
 #include "shape.h"
 
 vkt_status vkt_narrow(vkt_tensor *out, const vkt_tensor *x, int64_t dim, int64_t start, int64_t length) {
@@ -346,5 +347,58 @@ finish:
   vkt_tensor_release(&c);
   vkt_tensor_release(&src);
   vkt_tensor_release(&pos);
+  return st;
+}
+
+/* A new storage of nbytes holding s's bytes and taking its version: s grown, where only the tensor resized holds it. */
+static vkt_status grown(vkt_storage *s, uint64_t nbytes, vkt_storage **out) {
+  vkt_storage *n = NULL;
+  uint64_t batch = 0;
+  if (s->release)
+    return vkt_fail(VKT_ERR_RUNTIME, "Trying to resize storage that is not resizable");
+  vkt_status st = s->dev ? vkt_fuse_ready(s, true) : VKT_OK; /* its value, and the pending reads of it, first */
+  if (!st && __atomic_load_n(&s->refcount, __ATOMIC_ACQUIRE) > 1)
+    st = vkt_fail(VKT_ERR_RUNTIME, "vkt: resize_ cannot grow a storage that other tensors share (views, saved tensors, "
+                  "NumPy arrays, DLPack capsules), which PyTorch grows under all of them; resize a clone() instead");
+  if (!st)
+    st = vkt_storage_new(s->device, nbytes, &n);
+  if (!st && s->dev) {
+    st = vkt_mem_copy(s->dev, &s->alloc, 0, &n->alloc, 0, s->nbytes, &batch);
+    vkt_storage_touched(s, batch);
+    vkt_storage_touched(n, batch);
+  } else if (!st) {
+    memcpy(n->host, s->host, s->nbytes);
+  }
+  if (st) {
+    vkt_storage_decref(n);
+    return st;
+  }
+  n->version = s->version, n->version_shown = s->version_shown, n->shown = s->shown, n->inference = s->inference;
+  *out = n;
+  return VKT_OK;
+}
+
+vkt_status vkt_resize(vkt_tensor *out, const vkt_tensor *t, int ndim, const int64_t *shape,
+                      const vkt_memory_format *fmt) {
+  if (ndim > VKT_MAX_DIMS)
+    return vkt_fail(VKT_ERR_RUNTIME, "tensors have at most %d dimensions, got %d", VKT_MAX_DIMS, ndim);
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] < 0)
+      return vkt_fail(VKT_ERR_RUNTIME, "numel: integer multiplication overflow");
+  if (fmt && *fmt == VKT_PRESERVE_FORMAT)
+    return vkt_fail(VKT_ERR_RUNTIME, "Unsupported memory formatPreserve"); /* sic: PyTorch's, without a space */
+  vkt_tensor r = *t;
+  bool same = ndim == t->ndim && !memcmp(shape, t->shape, sizeof *shape * (size_t)ndim);
+  r.ndim = ndim;
+  memcpy(r.shape, shape, sizeof *shape * (size_t)ndim);
+  vkt_status st = fmt || !same ? vkt_format_strides(&r, fmt ? *fmt : VKT_CONTIGUOUS_FORMAT, r.strides) : VKT_OK;
+  int64_t lo, hi, size = vkt_dtype_size(t->dtype);
+  vkt_tensor_extent(&r, &lo, &hi);
+  if (!st && (uint64_t)(hi * size) > t->storage->nbytes)
+    st = grown(t->storage, (uint64_t)(hi * size), &r.storage);
+  else if (!st)
+    vkt_storage_incref(r.storage);
+  if (!st)
+    *out = r;
   return st;
 }

@@ -127,6 +127,12 @@ vkt_status vkt_repeat_interleave_by(vkt_tensor *out, const vkt_tensor *x, const 
 vkt_status vkt_rot90(vkt_tensor *out, const vkt_tensor *x, int64_t k, int64_t dim0, int64_t dim1);
 vkt_status vkt_diag_embed(vkt_tensor *out, const vkt_tensor *x, int64_t offset, int64_t dim1, int64_t dim2);
 vkt_status vkt_diag(vkt_tensor *out, const vkt_tensor *x, int64_t diagonal);
+/* PyTorch's resize_ of t, into out (t is not changed): shape over t's storage from t's offset, laid out as fmt where
+ * given (NULL: t's strides where shape is t's, else row-major). Where t's storage is too small, out gets a larger
+ * one holding its bytes (the rest uninitialised) and its version; only where t alone holds it (PyTorch grows the
+ * storage under every tensor over it), and never one borrowed from another library (PyTorch's refusal). */
+vkt_status vkt_resize(vkt_tensor *out, const vkt_tensor *t, int ndim, const int64_t *shape,
+                      const vkt_memory_format *fmt);
 /* meshgrid's n outputs (new references, broadcast views of the inputs); xy: indexing='xy'. */
 vkt_status vkt_meshgrid(int n, const vkt_tensor *const *ts, bool xy, vkt_tensor *outs);
 

@@ -461,7 +461,7 @@ vkt_status vkt_launch_flat(const char *shader, const char *defines, int n, const
   return VKT_OK;
 }
 
-static void device_name(int d, char *buf, size_t n) {
+void vkt_device_name(int d, char *buf, size_t n) {
   if (d == VKT_CPU)
     snprintf(buf, n, "cpu");
   else
@@ -471,8 +471,8 @@ static void device_name(int d, char *buf, size_t n) {
 /* PyTorch's error for tensors on devices d0 and d1. */
 static vkt_status two_devices(int d0, int d1) {
   char a[32], b[32];
-  device_name(d0, a, sizeof a);
-  device_name(d1, b, sizeof b);
+  vkt_device_name(d0, a, sizeof a);
+  vkt_device_name(d1, b, sizeof b);
   return vkt_fail(VKT_ERR_RUNTIME,
                   "Expected all tensors to be on the same device, but found at least two devices, %s and %s!", a, b);
 }

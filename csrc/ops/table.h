@@ -312,6 +312,8 @@ void vkt_storage_touched(vkt_storage *s, uint64_t batch);
 vkt_status vkt_launch_flat(const char *shader, const char *defines, int n, const vkt_tensor *const *t, unsigned writes,
                            const void *push, uint32_t push_size, uint64_t invocations);
 
+/* A device's name as PyTorch's messages print it: "cpu", "vulkan:0". */
+void vkt_device_name(int device, char *buf, size_t n);
 /* The device every non-NULL tensor of t is on (in *device, if given), or PyTorch's error naming two. */
 vkt_status vkt_same_device(int n, const vkt_tensor *const *t, int *device);
 /* PyTorch's TensorIterator rule, the elementwise ops': their device is the first that is not the cpu among into (an

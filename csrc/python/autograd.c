@@ -271,8 +271,9 @@ static PyObject *get_base(PyObject *self, void *c) {
   vkt_meta *base = SELF_V->ag->base;
   if (base->owner)
     return Py_NewRef((PyObject *)base->owner);
+  vkt_tensor now = vkt_view_base(SELF_V->ag); /* its geometry now, after an in-place view op on it */
   vkt_var b = {{0}, base};
-  vkt_tensor_share(&b.t, &SELF_V->ag->base_t);
+  vkt_tensor_share(&b.t, &now);
   __atomic_add_fetch(&base->refcount, 1, __ATOMIC_RELAXED);
   return vkt_wrap_var(&b);
 }

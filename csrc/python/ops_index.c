@@ -506,9 +506,23 @@ static PyObject *write_along(PyObject *self, PyObject *args, PyObject *kwargs, c
                                  &x, &dim, &index_o, &src_o, &reduce_o);
   if (!ok || (reduce_o != Py_None && reduce_arg(reduce_o, true, &how) < 0))
     return NULL;
+  vkt_tensor *src = vkt_tensor_of(src_o);
+  if (index_form) { /* PyTorch's parser's words, which count the function's input as argument 1 */
+    PyObject *args3[] = {x, index_o, src_o};
+    const char *names[] = {"input", "index", "source"};
+    for (int k = self ? 1 : 0; k < 3; k++) {
+      PyObject *type = vkt_is_tensor(args3[k]) ? NULL : PyType_GetName(Py_TYPE(args3[k]));
+      if (type) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' (position %d) must be Tensor, not %U", name, names[k],
+                     k + (self ? 0 : 1) + (k > 0), type);
+        Py_DECREF(type);
+      }
+      if (PyErr_Occurred())
+        return NULL;
+    }
+  }
   if (!(t = vkt_tensor_of(x)) || !(index = vkt_tensor_of(index_o)))
     return PyErr_Format(PyExc_TypeError, "%s(): expected Tensor arguments for input and index", name);
-  vkt_tensor *src = vkt_tensor_of(src_o);
   vkt_scalar v = {0};
   vkt_status st = VKT_OK;
   int records = write_records(x, src_o, inplace);

@@ -46,6 +46,15 @@ static PyObject *view_of(PyObject *x, vkt_status st, vkt_tensor *view, vkt_view_
   return st ? vkt_raise(st) : vkt_py_var_result(vkt_ag_view(vkt_var_of(x), view, kind, NULL, name, &v), &v);
 }
 
+/* The same for a strided view whose op made twin too, from x's index space (vkt_ag_view_indexed); both stolen. */
+static PyObject *indexed_of(PyObject *x, vkt_status st, vkt_tensor *view, vkt_tensor *twin, const char *name) {
+  vkt_var v;
+  PyObject *r = st ? vkt_raise(st) : vkt_py_var_result(vkt_ag_view_indexed(vkt_var_of(x), view, twin, name, &v), &v);
+  vkt_tensor_release(view);
+  vkt_tensor_release(twin);
+  return r;
+}
+
 #define FUNCTION(fn)                                                                                                   \
   static PyObject *f_##fn(PyObject *m, PyObject *a, PyObject *k) {                                                     \
     (void)m;                                                                                                           \
@@ -56,10 +65,15 @@ static PyObject *narrow(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *mkw[] = {"dim", "start", "length", NULL}, *fkw[] = {"input", "dim", "start", "length", NULL};
   PyObject *x = self;
   long long dim, start, length;
-  vkt_tensor out, *t;
+  vkt_tensor out = {0}, twin = {0}, space, *t;
   if (!PARSE("LLL", mkw, fkw, &dim, &start, &length) || !(t = tensor_arg(x, "narrow", "input")))
     return NULL;
-  return view_of(x, vkt_narrow(&out, t, dim, start, length), &out, VKT_VIEW_STRIDED, "SliceBackward0");
+  vkt_tensor_index_space(t, &space);
+  vkt_status st = vkt_narrow(&out, t, dim, start, length);
+  if (!st)
+    st = vkt_narrow(&twin, &space, dim, start, length);
+  vkt_tensor_release(&space);
+  return indexed_of(x, st, &out, &twin, "SliceBackward0");
 }
 FUNCTION(narrow)
 
@@ -68,7 +82,7 @@ static PyObject *select_dim(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *mkw[] = {"dim", "index", NULL}, *fkw[] = {"input", "dim", "index", NULL};
   PyObject *x = self;
   long long dim, index;
-  vkt_tensor out, *t;
+  vkt_tensor out = {0}, twin = {0}, space, *t;
   int d;
   if (!PARSE("LL", mkw, fkw, &dim, &index) || !(t = tensor_arg(x, "select", "input")))
     return NULL;
@@ -81,7 +95,11 @@ static PyObject *select_dim(PyObject *self, PyObject *args, PyObject *kwargs) {
     st = vkt_fail(VKT_ERR_INDEX, "select(): index %lld out of range for tensor of size %s at dimension %d", index,
                   shape, d);
   }
-  return view_of(x, st ? st : vkt_select(&out, t, d, index), &out, VKT_VIEW_STRIDED, "SelectBackward0");
+  vkt_tensor_index_space(t, &space);
+  if (!st && !(st = vkt_select(&out, t, d, index)))
+    st = vkt_select(&twin, &space, d, index);
+  vkt_tensor_release(&space);
+  return indexed_of(x, st, &out, &twin, "SelectBackward0");
 }
 FUNCTION(select_dim)
 
@@ -89,11 +107,15 @@ FUNCTION(select_dim)
 static PyObject *unfold(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *mkw[] = {"dimension", "size", "step", NULL};
   long long dim, size, step;
-  vkt_tensor out;
+  vkt_tensor out = {0}, twin = {0}, space;
   if (!vkt_parse_args(args, kwargs, "LLL", mkw, &dim, &size, &step))
     return NULL;
-  return view_of(self, vkt_unfold(&out, vkt_tensor_of(self), dim, size, step), &out, VKT_VIEW_STRIDED,
-                 "UnfoldBackward0");
+  vkt_tensor_index_space(SELF_T, &space);
+  vkt_status st = vkt_unfold(&out, SELF_T, dim, size, step);
+  if (!st)
+    st = vkt_unfold(&twin, &space, dim, size, step);
+  vkt_tensor_release(&space);
+  return indexed_of(self, st, &out, &twin, "UnfoldBackward0");
 }
 
 static PyObject *movedim(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -184,12 +206,30 @@ static PyObject *diagonal(PyObject *self, PyObject *args, PyObject *kwargs) {
   static char *mkw[] = {"offset", "dim1", "dim2", NULL}, *fkw[] = {"input", "offset", "dim1", "dim2", NULL};
   PyObject *x = self;
   long long offset = 0, d1 = 0, d2 = 1;
-  vkt_tensor out, *t;
+  vkt_tensor out = {0}, twin = {0}, space, *t;
   if (!PARSE("|LLL", mkw, fkw, &offset, &d1, &d2) || !(t = tensor_arg(x, "diagonal", "input")))
     return NULL;
-  return view_of(x, vkt_diagonal(&out, t, offset, d1, d2), &out, VKT_VIEW_STRIDED, "DiagonalBackward0");
+  vkt_tensor_index_space(t, &space);
+  vkt_status st = vkt_diagonal(&out, t, offset, d1, d2);
+  if (!st)
+    st = vkt_diagonal(&twin, &space, offset, d1, d2);
+  vkt_tensor_release(&space);
+  return indexed_of(x, st, &out, &twin, "DiagonalBackward0");
 }
 FUNCTION(diagonal)
+
+/* x's diagonal (offset k, dims 0 and 1) as a recorded view. */
+static vkt_status diagonal_recorded(const vkt_var *xv, int64_t k, vkt_var *out) {
+  vkt_tensor view = {0}, twin = {0}, space;
+  vkt_tensor_index_space(&xv->t, &space);
+  vkt_status st = vkt_diagonal(&view, &xv->t, k, 0, 1);
+  if (!st && !(st = vkt_diagonal(&twin, &space, k, 0, 1)))
+    st = vkt_ag_view_indexed(xv, &view, &twin, "DiagonalBackward0", out);
+  vkt_tensor_release(&view);
+  vkt_tensor_release(&twin);
+  vkt_tensor_release(&space);
+  return st;
+}
 
 /* diag_embed recorded: x written through the diagonal view of zeros (CopySlices), so its gradient is the
  * gradient's diagonal. */
@@ -221,9 +261,7 @@ static PyObject *diag(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkt_var *xv = vkt_var_of(x);
   if (t->ndim == 2 && vkt_grad_enabled() && vkt_requires_grad(xv)) { /* the diagonal's view, copied */
     vkt_var dv = {0}, r;
-    vkt_status st = vkt_diagonal(&out, t, k, 0, 1);
-    if (!st)
-      st = vkt_ag_view(xv, &out, VKT_VIEW_STRIDED, NULL, "DiagonalBackward0", &dv);
+    vkt_status st = diagonal_recorded(xv, k, &dv);
     if (!st)
       st = vkt_ag_clone(&dv, VKT_CONTIGUOUS_FORMAT, &r);
     vkt_var_release(&dv);
@@ -261,9 +299,7 @@ static PyObject *trace(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkt_var *xv = vkt_var_of(x);
   if (vkt_grad_enabled() && vkt_requires_grad(xv)) { /* the diagonal's view, summed: both recorded */
     vkt_var dv = {0}, r;
-    vkt_status rs = vkt_diagonal(&d, t, 0, 0, 1);
-    if (!rs)
-      rs = vkt_ag_view(xv, &d, VKT_VIEW_STRIDED, NULL, "DiagonalBackward0", &dv);
+    vkt_status rs = diagonal_recorded(xv, 0, &dv);
     if (!rs)
       rs = vkt_ag_reduce(VKT_OP_SUM, &dv, 1u, false, -1, 0, false, "sum", true, &r);
     vkt_var_release(&dv);
@@ -780,6 +816,9 @@ FORWARD(unsqueeze)
 FORWARD(permute)
 FORWARD(flatten)
 FORWARD(t)
+FORWARD(as_strided)
+FORWARD(as_strided_)
+FORWARD(resize_as_)
 
 #define MK(name, fn, doc)                                                                                              \
   { name, KW(fn), METH_VARARGS | METH_KEYWORDS, doc }
@@ -855,5 +894,8 @@ PyMethodDef vkt_layout_functions[] = {
     MK("permute", fw_permute, "permute(input, dims)"),
     MK("flatten", fw_flatten, "flatten(input, start_dim=0, end_dim=-1)"),
     MK("t", fw_t, "t(input)"),
+    MK("as_strided", fw_as_strided, "as_strided(input, size, stride, storage_offset=None)"),
+    MK("as_strided_", fw_as_strided_, "as_strided_(input, size, stride, storage_offset=None): in place"),
+    MK("resize_as_", fw_resize_as_, "resize_as_(input, the_template, memory_format=None)"),
     {NULL, NULL, 0, NULL},
 };

@@ -65,6 +65,15 @@ static PyObject *view_result(PyObject *self, vkt_status st, vkt_tensor *out, vkt
   return r;
 }
 
+/* self.op_() of a view op: self itself takes the view's geometry (out, stolen), recorded as kind (vkt_ag_view_). */
+static PyObject *view_inplace(PyObject *self, vkt_status st, vkt_tensor *out, vkt_view_kind kind, const int64_t *perm,
+                              const char *name) {
+  if (!st)
+    st = vkt_ag_view_(SELF_V, out, kind, perm, name);
+  vkt_py_claim(self);
+  return st ? vkt_raise(st) : Py_NewRef(self);
+}
+
 static void tensor_dealloc(PyObject *self) {
   PyTypeObject *type = Py_TYPE(self);
   if (((vkt_py_tensor *)self)->weakrefs)
@@ -413,40 +422,92 @@ static int parse_sizes(PyObject *o, int *n, int64_t *v) {
   return r;
 }
 
-static PyObject *t_as_strided(PyObject *self, PyObject *args, PyObject *kwargs) {
+/* as_strided(size, stride, storage_offset=None), or as_strided_ (inplace): the offset stays self's where not given. */
+static PyObject *as_strided(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
   static char *kw[] = {"size", "stride", "storage_offset", NULL};
   PyObject *size_o, *stride_o, *offset_o = Py_None;
   int n, ns;
   int64_t shape[VKT_MAX_DIMS], strides[VKT_MAX_DIMS];
   long long offset = SELF->offset;
   vkt_tensor out;
-  if (!vkt_parse_args(args, kwargs, "OO|O", kw, &size_o, &stride_o, &offset_o) || parse_sizes(size_o, &n, shape) < 0 ||
-      parse_sizes(stride_o, &ns, strides) < 0)
+  if (!vkt_parse_args(args, kwargs, inplace ? "OO|O:as_strided_" : "OO|O:as_strided", kw, &size_o, &stride_o,
+                      &offset_o) ||
+      parse_sizes(size_o, &n, shape) < 0 || parse_sizes(stride_o, &ns, strides) < 0)
     return NULL;
   if (offset_o != Py_None && (offset = PyLong_AsLongLong(offset_o)) == -1 && PyErr_Occurred())
     return NULL;
   if (n != ns)
-    return vkt_raise(
-        vkt_fail(VKT_ERR_RUNTIME, "mismatch in length of strides and shape: %d strides for %d dims", ns, n));
-  return view_result(self, vkt_as_strided(&out, SELF, n, shape, strides, offset), &out, VKT_VIEW_STRIDED, NULL,
-                     "AsStridedBackward0");
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "mismatch in length of strides and shape"));
+  int64_t counted[VKT_MAX_DIMS]; /* PyTorch's in-place form checks strides and offset, then counts the elements */
+  bool negative = false;
+  for (int d = 0; d < n; d++)
+    negative |= (counted[d] = shape[d] < 0 ? 0 : shape[d]) != shape[d];
+  vkt_status st = vkt_as_strided(&out, SELF, n, inplace ? counted : shape, strides, offset);
+  if (!st && inplace && negative) {
+    vkt_tensor_release(&out);
+    st = vkt_fail(VKT_ERR_RUNTIME, "numel: integer multiplication overflow");
+  }
+  if (inplace)
+    return view_inplace(self, st, &out, VKT_VIEW_STRIDED, NULL, "AsStridedBackward1");
+  return view_result(self, st, &out, VKT_VIEW_STRIDED, NULL, "AsStridedBackward0");
+}
+static PyObject *t_as_strided(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return as_strided(self, args, kwargs, false);
+}
+static PyObject *t_as_strided_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return as_strided(self, args, kwargs, true);
 }
 
-static PyObject *t_transpose(PyObject *self, PyObject *args) {
+static char *dims_kw[] = {"dim0", "dim1", NULL}, *axes_kw[] = {"axis0", "axis1", NULL};
+
+/* transpose(dim0, dim1) and its aliases swapdims (the same keywords) and swapaxes (axis0, axis1; kw), in place with
+ * inplace (PyTorch's TransposeBackward1). format: PyArg's, naming the method. */
+static PyObject *transpose(PyObject *self, PyObject *args, PyObject *kwargs, char **kw, const char *format,
+                           bool inplace) {
   long long d0, d1;
-  if (!PyArg_ParseTuple(args, "LL", &d0, &d1))
-    return NULL;
   vkt_var v;
+  if (!vkt_parse_args(args, kwargs, format, kw, &d0, &d1))
+    return NULL;
+  if (inplace) {
+    vkt_status st = vkt_ag_transpose_(SELF_V, d0, d1, "TransposeBackward1");
+    return st ? vkt_raise(st) : Py_NewRef(self);
+  }
   return vkt_py_var_result(vkt_ag_transpose(SELF_V, d0, d1, &v), &v);
 }
+static PyObject *t_transpose(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return transpose(self, args, kwargs, dims_kw, "LL:transpose", false);
+}
+static PyObject *t_transpose_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return transpose(self, args, kwargs, dims_kw, "LL:transpose_", true);
+}
+static PyObject *t_swapdims_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return transpose(self, args, kwargs, dims_kw, "LL:swapdims_", true);
+}
+static PyObject *t_swapaxes_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return transpose(self, args, kwargs, axes_kw, "LL:swapaxes_", true);
+}
 
+/* t() and t_(): a transpose of a matrix, a vector or a number as it is. */
+static PyObject *matrix_t(PyObject *self, bool inplace) {
+  const char *name = inplace ? "t_" : "t";
+  if (SELF->ndim > 2)
+    return vkt_raise(vkt_fail(VKT_ERR_RUNTIME, "%s() expects a tensor with <= 2 dimensions, but self is %dD", name,
+                              SELF->ndim));
+  int d1 = SELF->ndim == 2 ? 1 : 0;
+  if (inplace) {
+    vkt_status st = vkt_ag_transpose_(SELF_V, 0, d1, "TBackward1");
+    return st ? vkt_raise(st) : Py_NewRef(self);
+  }
+  vkt_var v;
+  return vkt_py_var_result(vkt_ag_transpose_named(SELF_V, 0, d1, "TBackward0", &v), &v);
+}
 static PyObject *t_t(PyObject *self, PyObject *unused) {
   (void)unused;
-  if (SELF->ndim > 2)
-    return vkt_raise(
-        vkt_fail(VKT_ERR_RUNTIME, "t() expects a tensor with <= 2 dimensions, but self is %dD", SELF->ndim));
-  vkt_var v;
-  return vkt_py_var_result(vkt_ag_transpose(SELF_V, 0, SELF->ndim == 2 ? 1 : 0, &v), &v);
+  return matrix_t(self, false);
+}
+static PyObject *t_t_(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return matrix_t(self, true);
 }
 
 static PyObject *t_permute(PyObject *self, PyObject *args) {
@@ -480,30 +541,93 @@ static PyObject *t_expand_as(PyObject *self, PyObject *other) {
   return view_result(self, vkt_expand(&out, SELF, o->ndim, o->shape), &out, VKT_VIEW_EXPAND, NULL, "ExpandBackward0");
 }
 
-static PyObject *t_squeeze(PyObject *self, PyObject *args, PyObject *kwargs) {
+/* squeeze() / squeeze(dim) / squeeze(dims) (a tuple or list, or several ints), in place with inplace: PyTorch names
+ * the three overloads' nodes SqueezeBackward0, 1 and 2, and the in-place ones' 3, 4 and 5. */
+static PyObject *squeeze(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
   static char *kw[] = {"dim", NULL};
+  static const char *names[] = {"SqueezeBackward0", "SqueezeBackward1", "SqueezeBackward2",
+                                "SqueezeBackward3", "SqueezeBackward4", "SqueezeBackward5"};
   PyObject *dim = Py_None;
   int64_t dims[VKT_MAX_DIMS];
-  int n = -1;
+  int n = -1, form = 2; /* 0: every dim of size 1; 1: one dim; 2: the dims listed */
   vkt_tensor out;
-  if (!vkt_parse_args(args, kwargs, "|O", kw, &dim))
+  if (PyTuple_Size(args) > 1 && (!kwargs || !PyDict_Size(kwargs))) {
+    if (vkt_parse_shape(args, &n, dims) < 0)
+      return NULL;
+  } else if (!vkt_parse_args(args, kwargs, inplace ? "|O:squeeze_" : "|O:squeeze", kw, &dim)) {
     return NULL;
-  if (dim != Py_None) {
-    PyObject *t = PyTuple_Check(dim) ? Py_NewRef(dim) : PyTuple_Pack(1, dim);
+  } else if (dim == Py_None) {
+    form = 0;
+  } else {
+    bool listed = PyTuple_Check(dim) || PyList_Check(dim);
+    PyObject *t = listed ? PySequence_Tuple(dim) : PyTuple_Pack(1, dim);
     int r = t ? vkt_parse_shape(t, &n, dims) : -1;
     Py_XDECREF(t);
     if (r < 0)
       return NULL;
+    form = listed ? 2 : 1;
   }
-  return view_result(self, vkt_squeeze(&out, SELF, n, dims), &out, VKT_VIEW_RESHAPE, NULL, "SqueezeBackward0");
+  vkt_status st = vkt_squeeze(&out, SELF, n, dims);
+  const char *name = names[form + (inplace ? 3 : 0)];
+  if (inplace)
+    return view_inplace(self, st, &out, VKT_VIEW_RESHAPE, NULL, name);
+  return view_result(self, st, &out, VKT_VIEW_RESHAPE, NULL, name);
+}
+static PyObject *t_squeeze(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return squeeze(self, args, kwargs, false);
+}
+static PyObject *t_squeeze_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return squeeze(self, args, kwargs, true);
 }
 
-static PyObject *t_unsqueeze(PyObject *self, PyObject *args) {
+static PyObject *unsqueeze(PyObject *self, PyObject *args, PyObject *kwargs, bool inplace) {
+  static char *kw[] = {"dim", NULL};
   long long d;
   vkt_tensor out;
-  if (!PyArg_ParseTuple(args, "L", &d))
+  if (!vkt_parse_args(args, kwargs, inplace ? "L:unsqueeze_" : "L:unsqueeze", kw, &d))
     return NULL;
-  return view_result(self, vkt_unsqueeze(&out, SELF, d), &out, VKT_VIEW_RESHAPE, NULL, "UnsqueezeBackward0");
+  vkt_status st = vkt_unsqueeze(&out, SELF, d);
+  if (inplace)
+    return view_inplace(self, st, &out, VKT_VIEW_RESHAPE, NULL, "UnsqueezeBackward1");
+  return view_result(self, st, &out, VKT_VIEW_RESHAPE, NULL, "UnsqueezeBackward0");
+}
+static PyObject *t_unsqueeze(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return unsqueeze(self, args, kwargs, false);
+}
+static PyObject *t_unsqueeze_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  return unsqueeze(self, args, kwargs, true);
+}
+
+/* resize_(*sizes, memory_format=None) and resize_as_(the_template, memory_format=None): vkt_ag_resize_. */
+static PyObject *resize(PyObject *self, int ndim, const int64_t *shape, PyObject *format) {
+  vkt_memory_format fmt;
+  if (format && format != Py_None && vkt_parse_memory_format(format, &fmt) < 0)
+    return NULL;
+  vkt_status st = vkt_ag_resize_(SELF_V, ndim, shape, format && format != Py_None ? &fmt : NULL);
+  return st ? vkt_raise(st) : Py_NewRef(self);
+}
+
+static PyObject *t_resize_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  PyObject *format = kwargs ? PyDict_GetItemString(kwargs, "memory_format") : NULL; /* borrowed */
+  int ndim;
+  int64_t shape[VKT_MAX_DIMS];
+  if (kwargs && PyDict_Size(kwargs) > (format ? 1 : 0))
+    return PyErr_Format(PyExc_TypeError, "resize_() takes sizes and memory_format= only");
+  return vkt_parse_shape(args, &ndim, shape) < 0 ? NULL : resize(self, ndim, shape, format);
+}
+
+static PyObject *t_resize_as_(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"the_template", "memory_format", NULL};
+  PyObject *other, *format = Py_None;
+  if (!vkt_parse_args(args, kwargs, "O|$O:resize_as_", kw, &other, &format))
+    return NULL;
+  vkt_tensor *t = vkt_tensor_of(other);
+  PyObject *type = t ? NULL : PyType_GetName(Py_TYPE(other));
+  if (type) {
+    PyErr_Format(PyExc_TypeError, "resize_as_(): argument 'the_template' (position 1) must be Tensor, not %U", type);
+    Py_DECREF(type);
+  }
+  return t ? resize(self, t->ndim, t->shape, format) : NULL;
 }
 
 /* ---- indexing: integers, slices with positive steps, None and Ellipsis ---- */
@@ -524,7 +648,7 @@ static PyObject *getitem(PyObject *self, PyObject *key) {
     else if (k != Py_None)
       consumed++;
   }
-  vkt_tensor cur, next;
+  vkt_tensor cur, next, twin, twin_next; /* the view, and the same steps in self's index space */
   vkt_status st = VKT_OK;
   if (ellipses > 1)
     st = vkt_fail(VKT_ERR_INDEX, "an index can only have a single ellipsis ('...')");
@@ -535,12 +659,15 @@ static PyObject *getitem(PyObject *self, PyObject *key) {
     return vkt_raise(st);
   }
   vkt_tensor_share(&cur, SELF);
+  vkt_tensor_index_space(SELF, &twin);
   int dim = 0;
   const char *name = "AliasBackward0"; /* autograd's name: PyTorch's for the last step */
   for (Py_ssize_t i = 0; i < n && !st; i++) {
     PyObject *k = PyTuple_GetItem(items, i);
     if (k == Py_None) {
-      st = vkt_unsqueeze(&next, &cur, dim++);
+      if (!(st = vkt_unsqueeze(&next, &cur, dim)))
+        st = vkt_unsqueeze(&twin_next, &twin, dim);
+      dim++;
       name = "UnsqueezeBackward0";
     } else if (k == Py_Ellipsis) {
       dim = cur.ndim - consumed; /* skip what the indices after it do not consume */
@@ -549,6 +676,7 @@ static PyObject *getitem(PyObject *self, PyObject *key) {
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(k, &start, &stop, &step) < 0) {
         vkt_tensor_release(&cur);
+        vkt_tensor_release(&twin);
         Py_DECREF(items);
         return NULL;
       }
@@ -557,17 +685,21 @@ static PyObject *getitem(PyObject *self, PyObject *key) {
         break;
       }
       PySlice_AdjustIndices((Py_ssize_t)cur.shape[dim], &start, &stop, step);
-      st = vkt_slice(&next, &cur, dim++, start, stop, step);
+      if (!(st = vkt_slice(&next, &cur, dim, start, stop, step)))
+        st = vkt_slice(&twin_next, &twin, dim, start, stop, step);
+      dim++;
       name = "SliceBackward0";
       consumed--;
     } else if (PyIndex_Check(k) && !PyBool_Check(k)) {
       Py_ssize_t idx = PyNumber_AsSsize_t(k, PyExc_IndexError);
       if (idx == -1 && PyErr_Occurred()) {
         vkt_tensor_release(&cur);
+        vkt_tensor_release(&twin);
         Py_DECREF(items);
         return NULL;
       }
-      st = vkt_select(&next, &cur, dim, idx);
+      if (!(st = vkt_select(&next, &cur, dim, idx)))
+        st = vkt_select(&twin_next, &twin, dim, idx);
       name = "SelectBackward0";
       consumed--;
     } else {
@@ -576,15 +708,19 @@ static PyObject *getitem(PyObject *self, PyObject *key) {
     }
     if (!st) {
       vkt_tensor_release(&cur);
-      cur = next;
+      vkt_tensor_release(&twin);
+      cur = next, twin = twin_next;
     }
   }
   Py_DECREF(items);
-  if (st) {
-    vkt_tensor_release(&cur);
-    return vkt_raise(st);
-  }
-  return view_result(self, VKT_OK, &cur, VKT_VIEW_STRIDED, NULL, name);
+  vkt_var v;
+  if (!st)
+    st = vkt_ag_view_indexed(SELF_V, &cur, &twin, name, &v);
+  vkt_tensor_release(&cur);
+  vkt_tensor_release(&twin);
+  PyObject *r = st ? vkt_raise(st) : vkt_wrap_var(&v);
+  vkt_py_claim(self); /* the view made self's autograd state, where it had none */
+  return r;
 }
 
 static PyObject *t_getitem(PyObject *self, PyObject *key) {
@@ -1105,7 +1241,8 @@ static PyMethodDef tensor_methods[] = {
     {"reshape", t_reshape, METH_VARARGS, "reshape(*shape): a view when possible, else a copy"},
     {"flatten", (PyCFunction)(void (*)(void))t_flatten, METH_VARARGS | METH_KEYWORDS,
      "flatten(start_dim=0, end_dim=-1)"},
-    {"transpose", t_transpose, METH_VARARGS, "transpose(dim0, dim1): a view"},
+    {"transpose", (PyCFunction)(void (*)(void))t_transpose, METH_VARARGS | METH_KEYWORDS,
+     "transpose(dim0, dim1): a view"},
     {"as_strided", (PyCFunction)(void (*)(void))t_as_strided, METH_VARARGS | METH_KEYWORDS,
      "as_strided(size, stride, storage_offset=None): any view of the storage, in elements"},
     {"t", t_t, METH_NOARGS, "transpose of a matrix (a view)"},
@@ -1113,7 +1250,23 @@ static PyMethodDef tensor_methods[] = {
     {"expand", t_expand, METH_VARARGS, "expand(*sizes): a broadcast view (stride 0)"},
     {"expand_as", t_expand_as, METH_O, "expand_as(other)"},
     {"squeeze", (PyCFunction)(void (*)(void))t_squeeze, METH_VARARGS | METH_KEYWORDS, "squeeze(dim=None)"},
-    {"unsqueeze", t_unsqueeze, METH_VARARGS, "unsqueeze(dim)"},
+    {"unsqueeze", (PyCFunction)(void (*)(void))t_unsqueeze, METH_VARARGS | METH_KEYWORDS, "unsqueeze(dim)"},
+    /* the in-place view ops: self itself takes the view's shape and strides (the same storage) */
+    {"t_", t_t_, METH_NOARGS, "in-place t(): self becomes its transpose"},
+    {"transpose_", (PyCFunction)(void (*)(void))t_transpose_, METH_VARARGS | METH_KEYWORDS,
+     "in-place transpose(dim0, dim1)"},
+    {"swapdims_", (PyCFunction)(void (*)(void))t_swapdims_, METH_VARARGS | METH_KEYWORDS,
+     "in-place swapdims(dim0, dim1): transpose_"},
+    {"swapaxes_", (PyCFunction)(void (*)(void))t_swapaxes_, METH_VARARGS | METH_KEYWORDS,
+     "in-place swapaxes(axis0, axis1): transpose_"},
+    {"squeeze_", (PyCFunction)(void (*)(void))t_squeeze_, METH_VARARGS | METH_KEYWORDS, "in-place squeeze(dim=None)"},
+    {"unsqueeze_", (PyCFunction)(void (*)(void))t_unsqueeze_, METH_VARARGS | METH_KEYWORDS, "in-place unsqueeze(dim)"},
+    {"as_strided_", (PyCFunction)(void (*)(void))t_as_strided_, METH_VARARGS | METH_KEYWORDS,
+     "in-place as_strided(size, stride, storage_offset=None)"},
+    {"resize_", (PyCFunction)(void (*)(void))t_resize_, METH_VARARGS | METH_KEYWORDS,
+     "resize_(*sizes, memory_format=None): self with that shape over its storage, grown where too small"},
+    {"resize_as_", (PyCFunction)(void (*)(void))t_resize_as_, METH_VARARGS | METH_KEYWORDS,
+     "resize_as_(the_template, memory_format=None): resize_(the_template.shape)"},
     {"contiguous", (PyCFunction)(void (*)(void))t_contiguous, METH_VARARGS | METH_KEYWORDS,
      "contiguous(memory_format=vkt.contiguous_format): self if laid out so, else a copy that is"},
     {"clone", (PyCFunction)(void (*)(void))t_clone, METH_VARARGS | METH_KEYWORDS,

@@ -464,11 +464,8 @@ def training_cases(peer, quick=False):
     xa, ya = rng.standard_normal((batch, 784)).astype(np.float32), rng.integers(0, 10, batch)
     vrun = mlp_step(vkt, vkt.nn, vkt.optim, on(vkt, xa), on(vkt, ya))
     prun = mlp_step(t, t.nn, t.optim, on(t, xa), on(t, ya)) if t else None
-    # 100 steps a round: vkt's step is recorded in about the time the GPU runs it, so rounds of 20 moved by more
-    # than fusion's 12% of GPU time between calls (RESULTS.md, twenty-seventh and twenty-eighth sessions)
-    steps = 20 if quick else 100
     yield {"op": "MLP 784-1024-1024-10 AdamW training step", "shape": f"batch {batch}",
-           "vkt": timed(vrun, vsync, steps), "peer": timed(prun, peer.sync, steps) if t else None,
+           "vkt": timed(vrun, vsync, 20), "peer": timed(prun, peer.sync, 20) if t else None,
            "flops": 3 * 2 * batch * (784 * 1024 + 1024 * 1024 + 1024 * 10)}
 
     def fwd_bwd(fn, leaves):

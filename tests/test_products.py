@@ -165,6 +165,8 @@ NAMES = [
     ("mv_fn", lambda m, a, b: m.mv(a, b), [(2, 3), (3,)], (0, 1)),
     ("bmm_fn", lambda m, a, b: a.bmm(b), [(2, 2, 3), (2, 3, 4)], (1, 0)),
     ("dot_fn", lambda m, a, b: m.dot(a, b), [(3,), (3,)], (1, 0)),
+    ("vdot_fn", lambda m, a, b: m.vdot(a, b), [(3,), (3,)], (1, 1)),
+    ("vdot_method", lambda m, a, b: a.vdot(b), [(3,), (3,)], (0, 1)),
     ("linear_batch", lambda m, a, b: m.nn.functional.linear(a, b), [(2, 2, 3), (4, 3)], (1, 1)),
 ]
 

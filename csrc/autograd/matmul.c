@@ -96,7 +96,8 @@ static void matmul_add_relu_backward(vkt_bw *b) {
 }
 
 static const vkt_fn mm_fn = {"MmBackward0", matmul_backward}, bmm_fn = {"BmmBackward0", matmul_backward},
-                    dot_fn = {"DotBackward0", matmul_backward}, mv_fn = {"MvBackward0", matmul_backward},
+                    dot_fn = {"DotBackward0", matmul_backward},
+                    vdot_fn = {"VdotBackward0", matmul_backward}, mv_fn = {"MvBackward0", matmul_backward},
                     squeezed_fn = {"SqueezeBackward4", matmul_backward},
                     unsafe_view_fn = {"UnsafeViewBackward0", matmul_backward},
                     transposed_fn = {"TransposeBackward0", matmul_backward},
@@ -131,11 +132,12 @@ vkt_status vkt_ag_product(vkt_product_fn fn, const vkt_var *a, const vkt_var *b,
   if (st || !vkt_dtypes[out->t.dtype].is_float)
     return st;
   const vkt_var *in[2] = {a, b};
-  const vkt_fn *kind = fn == vkt_bmm   ? &bmm_fn
-                       : fn == vkt_dot ? &dot_fn
-                       : fn == vkt_mv  ? &mv_fn
-                       : fn == vkt_mm  ? &mm_fn
-                                       : matmul_kind(a, b);
+  const vkt_fn *kind = fn == vkt_bmm    ? &bmm_fn
+                       : fn == vkt_dot  ? &dot_fn
+                       : fn == vkt_vdot ? &vdot_fn
+                       : fn == vkt_mv   ? &mv_fn
+                       : fn == vkt_mm   ? &mm_fn
+                                        : matmul_kind(a, b);
   vkt_node *n = vkt_node_begin(kind, 2, in, 1);
   if (n) {
     if (vkt_requires_grad(b))

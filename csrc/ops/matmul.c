@@ -917,6 +917,9 @@ vkt_status vkt_dot(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result)
   return vkt_matmul(a, b, result);
 }
 
+/* Its own function, the same as dot for real tensors, so that autograd names its node VdotBackward0 as PyTorch's. */
+vkt_status vkt_vdot(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) { return vkt_dot(a, b, result); }
+
 vkt_status vkt_mv(const vkt_tensor *mat, const vkt_tensor *vec, vkt_tensor *result) {
   if (mat->ndim != 2 || vec->ndim != 1)
     return vkt_fail(VKT_ERR_RUNTIME, "vector + matrix @ vector expected, got 1, %d, %d", mat->ndim, vec->ndim);

@@ -27,7 +27,8 @@ vkt_status vkt_linear(const vkt_tensor *x, const vkt_tensor *w, const vkt_tensor
 vkt_status vkt_addmm(const vkt_tensor *input, const vkt_tensor *m1, const vkt_tensor *m2, vkt_scalar beta,
                      vkt_scalar alpha, vkt_tensor *result);
 /* Products of vectors and batches, PyTorch's checks in front of one product each. */
-vkt_status vkt_dot(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result); /* also vdot: vkt has no complex */
+vkt_status vkt_dot(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result);
+vkt_status vkt_vdot(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result); /* dot: vkt has no complex */
 vkt_status vkt_mv(const vkt_tensor *mat, const vkt_tensor *vec, vkt_tensor *result);
 vkt_status vkt_addmv(const vkt_tensor *input, const vkt_tensor *mat, const vkt_tensor *vec, vkt_scalar beta,
                      vkt_scalar alpha, vkt_tensor *result);

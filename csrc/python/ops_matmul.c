@@ -49,7 +49,6 @@ METHOD2(mm, "mat2")
 METHOD2(bmm, "mat2")
 METHOD2(dot, "tensor")
 METHOD2(mv, "vec")
-#define vkt_vdot vkt_dot /* the same for real tensors */
 METHOD2(vdot, "other")
 
 /* fn(a, b, c) for three tensor arguments, c optional (None) when `optional`. */

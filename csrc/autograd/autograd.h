@@ -378,6 +378,9 @@ vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, c
  * of x that share the storage (as_strided's backward, vkt_ag_view's, which only what x came from gets right). */
 vkt_status vkt_ag_view_indexed(const vkt_var *x, vkt_tensor *view, const vkt_tensor *twin, const char *name,
                                vkt_var *out);
+/* Whether a view of x will read its twin: x is recorded and reaches a storage element twice. Where not, the op makes
+ * no twin and passes NULL (indexing and slicing run on the host for every view: the twin would double their work). */
+bool vkt_ag_view_needs_twin(const vkt_var *x);
 /* x.resize_(shape, memory_format=fmt) (fmt NULL: none given; vkt_resize), refused for a tensor that requires grad, as
  * PyTorch refuses it, in any grad mode; the version is bumped where the shape changes, as PyTorch's. */
 vkt_status vkt_ag_resize_(vkt_var *x, int ndim, const int64_t *shape, const vkt_memory_format *fmt);

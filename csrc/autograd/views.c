@@ -372,6 +372,10 @@ vkt_status vkt_ag_view(const vkt_var *x, vkt_tensor *view, vkt_view_kind kind, c
   return record_view(x, view, kind, perm, name, NULL, out);
 }
 
+bool vkt_ag_view_needs_twin(const vkt_var *x) {
+  return vkt_grad_enabled() && vkt_requires_grad(x) && view_overlaps(x->t.ndim, x->t.shape, x->t.strides);
+}
+
 vkt_status vkt_ag_view_indexed(const vkt_var *x, vkt_tensor *view, const vkt_tensor *twin, const char *name,
                                vkt_var *out) {
   return record_view(x, view, VKT_VIEW_STRIDED, NULL, name, twin, out);

@@ -46,10 +46,12 @@ static PyObject *view_of(PyObject *x, vkt_status st, vkt_tensor *view, vkt_view_
   return st ? vkt_raise(st) : vkt_py_var_result(vkt_ag_view(vkt_var_of(x), view, kind, NULL, name, &v), &v);
 }
 
-/* The same for a strided view whose op made twin too, from x's index space (vkt_ag_view_indexed); both stolen. */
+/* The same for a strided view whose op made twin too, from x's index space, where x needs one (vkt_ag_view_indexed;
+ * twin empty where not); both stolen. */
 static PyObject *indexed_of(PyObject *x, vkt_status st, vkt_tensor *view, vkt_tensor *twin, const char *name) {
   vkt_var v;
-  PyObject *r = st ? vkt_raise(st) : vkt_py_var_result(vkt_ag_view_indexed(vkt_var_of(x), view, twin, name, &v), &v);
+  const vkt_tensor *used = twin->storage ? twin : NULL;
+  PyObject *r = st ? vkt_raise(st) : vkt_py_var_result(vkt_ag_view_indexed(vkt_var_of(x), view, used, name, &v), &v);
   vkt_tensor_release(view);
   vkt_tensor_release(twin);
   return r;
@@ -70,7 +72,7 @@ static PyObject *narrow(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   vkt_tensor_index_space(t, &space);
   vkt_status st = vkt_narrow(&out, t, dim, start, length);
-  if (!st)
+  if (!st && vkt_ag_view_needs_twin(vkt_var_of(x)))
     st = vkt_narrow(&twin, &space, dim, start, length);
   vkt_tensor_release(&space);
   return indexed_of(x, st, &out, &twin, "SliceBackward0");
@@ -96,7 +98,7 @@ static PyObject *select_dim(PyObject *self, PyObject *args, PyObject *kwargs) {
                   shape, d);
   }
   vkt_tensor_index_space(t, &space);
-  if (!st && !(st = vkt_select(&out, t, d, index)))
+  if (!st && !(st = vkt_select(&out, t, d, index)) && vkt_ag_view_needs_twin(vkt_var_of(x)))
     st = vkt_select(&twin, &space, d, index);
   vkt_tensor_release(&space);
   return indexed_of(x, st, &out, &twin, "SelectBackward0");
@@ -112,7 +114,7 @@ static PyObject *unfold(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   vkt_tensor_index_space(SELF_T, &space);
   vkt_status st = vkt_unfold(&out, SELF_T, dim, size, step);
-  if (!st)
+  if (!st && vkt_ag_view_needs_twin(SELF_V))
     st = vkt_unfold(&twin, &space, dim, size, step);
   vkt_tensor_release(&space);
   return indexed_of(self, st, &out, &twin, "UnfoldBackward0");
@@ -211,7 +213,7 @@ static PyObject *diagonal(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   vkt_tensor_index_space(t, &space);
   vkt_status st = vkt_diagonal(&out, t, offset, d1, d2);
-  if (!st)
+  if (!st && vkt_ag_view_needs_twin(vkt_var_of(x)))
     st = vkt_diagonal(&twin, &space, offset, d1, d2);
   vkt_tensor_release(&space);
   return indexed_of(x, st, &out, &twin, "DiagonalBackward0");
@@ -223,8 +225,9 @@ static vkt_status diagonal_recorded(const vkt_var *xv, int64_t k, vkt_var *out) 
   vkt_tensor view = {0}, twin = {0}, space;
   vkt_tensor_index_space(&xv->t, &space);
   vkt_status st = vkt_diagonal(&view, &xv->t, k, 0, 1);
-  if (!st && !(st = vkt_diagonal(&twin, &space, k, 0, 1)))
-    st = vkt_ag_view_indexed(xv, &view, &twin, "DiagonalBackward0", out);
+  bool twinned = vkt_ag_view_needs_twin(xv);
+  if (!st && !(st = twinned ? vkt_diagonal(&twin, &space, k, 0, 1) : VKT_OK))
+    st = vkt_ag_view_indexed(xv, &view, twinned ? &twin : NULL, "DiagonalBackward0", out);
   vkt_tensor_release(&view);
   vkt_tensor_release(&twin);
   vkt_tensor_release(&space);

@@ -648,7 +648,7 @@ static PyObject *getitem(PyObject *self, PyObject *key) {
     else if (k != Py_None)
       consumed++;
   }
-  vkt_tensor cur, next, twin, twin_next; /* the view, and the same steps in self's index space */
+  vkt_tensor cur, next, twin = {0}, twin_next = {0}; /* the view, and the same steps in self's index space */
   vkt_status st = VKT_OK;
   if (ellipses > 1)
     st = vkt_fail(VKT_ERR_INDEX, "an index can only have a single ellipsis ('...')");
@@ -659,13 +659,15 @@ static PyObject *getitem(PyObject *self, PyObject *key) {
     return vkt_raise(st);
   }
   vkt_tensor_share(&cur, SELF);
-  vkt_tensor_index_space(SELF, &twin);
+  bool twinned = vkt_ag_view_needs_twin(SELF_V);
+  if (twinned)
+    vkt_tensor_index_space(SELF, &twin);
   int dim = 0;
   const char *name = "AliasBackward0"; /* autograd's name: PyTorch's for the last step */
   for (Py_ssize_t i = 0; i < n && !st; i++) {
     PyObject *k = PyTuple_GetItem(items, i);
     if (k == Py_None) {
-      if (!(st = vkt_unsqueeze(&next, &cur, dim)))
+      if (!(st = vkt_unsqueeze(&next, &cur, dim)) && twinned)
         st = vkt_unsqueeze(&twin_next, &twin, dim);
       dim++;
       name = "UnsqueezeBackward0";
@@ -685,7 +687,7 @@ static PyObject *getitem(PyObject *self, PyObject *key) {
         break;
       }
       PySlice_AdjustIndices((Py_ssize_t)cur.shape[dim], &start, &stop, step);
-      if (!(st = vkt_slice(&next, &cur, dim, start, stop, step)))
+      if (!(st = vkt_slice(&next, &cur, dim, start, stop, step)) && twinned)
         st = vkt_slice(&twin_next, &twin, dim, start, stop, step);
       dim++;
       name = "SliceBackward0";
@@ -698,7 +700,7 @@ static PyObject *getitem(PyObject *self, PyObject *key) {
         Py_DECREF(items);
         return NULL;
       }
-      if (!(st = vkt_select(&next, &cur, dim, idx)))
+      if (!(st = vkt_select(&next, &cur, dim, idx)) && twinned)
         st = vkt_select(&twin_next, &twin, dim, idx);
       name = "SelectBackward0";
       consumed--;
@@ -715,7 +717,7 @@ static PyObject *getitem(PyObject *self, PyObject *key) {
   Py_DECREF(items);
   vkt_var v;
   if (!st)
-    st = vkt_ag_view_indexed(SELF_V, &cur, &twin, name, &v);
+    st = vkt_ag_view_indexed(SELF_V, &cur, twinned ? &twin : NULL, name, &v);
   vkt_tensor_release(&cur);
   vkt_tensor_release(&twin);
   PyObject *r = st ? vkt_raise(st) : vkt_wrap_var(&v);

@@ -280,6 +280,36 @@ def test_copy_fill_zero(device):
     assert_bits_equal(np_of(h), np.full((2, 2), 0.1, np.float16))
 
 
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fill_and_dense_copy_of_every_slice(device, dtype):
+    # A dense fill or copy on a Vulkan device is a dispatch (fill.comp, copy.comp) bound to the range from its start
+    # rounded down to the adapter's binding alignment, or a small fill of an idle tensor is written from the host:
+    # every start and length of a slice of 70 elements, the elements around it untouched; a length reaching the
+    # storage's end fills its last word whole.
+    rng = np.random.default_rng(3)
+    base = sample((70,), dtype, rng)
+    src = vkt.tensor(sample((70,), dtype, rng), device=device)
+    value = {"bool": True, "uint8": 200, "int32": -7, "int64": 2**40 + 3, "float16": 0.1}.get(dtype, -2.5)
+    x = vkt.tensor(base, device=device)
+    ref = base.copy()
+    for start in range(0, 20):
+        for length in (0, 1, 2, 3, 5, 8, 17, 70 - start):
+            x[start:start + length].fill_(value)
+            ref[start:start + length] = value
+            x[start + 1:start + 1 + length].copy_(src[: min(length, 69 - start)])
+            ref[start + 1:start + 1 + length] = np_of(src)[: min(length, 69 - start)]
+    assert_bits_equal(np_of(x), ref)
+    assert_bits_equal(np_of(x.clone()), ref)
+    if device != "cpu":
+        vkt.vulkan.synchronize()  # small fills of a tensor the GPU is done with are written from the host
+    for start, length in ((0, 1), (3, 9), (8, 62), (61, 9)):
+        x[start:start + length].fill_(value)
+        ref[start:start + length] = value
+    assert_bits_equal(np_of(x), ref)
+    if device != "cpu":
+        assert vkt.vulkan.fallback_stats() == {}
+
 # A bad index raises PyTorch's error on both devices (on vulkan the shader sets an error word that the op
 # reads back), and the device and other tensors stay usable afterwards.
 BAD_INDEX = [

@@ -65,42 +65,39 @@ static bool transposing(copy_push *p) {
   return true;
 }
 
+/* src into dst by copy.comp, dense copies too: NVIDIA's vkCmdCopyBuffer ran apart from the compute work around it,
+ * as its fills did (fill.comp), and slowly (H100, a clone of 2^23 / 2^26 float32: 0.083 / 0.637 ms; 0.025 / 0.183
+ * so). */
 static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, copy_push *p) {
   vkt_storage *d = dst->storage, *s = src->storage;
   vkt_device *dev = d->dev;
   uint64_t batch = 0;
-  int size = vkt_dtype_size(dst->dtype);
   vkt_status st;
   if ((st = vkt_fuse_ready(s, false)) || (st = vkt_fuse_ready(d, true)))
     return st;
-  if (vkt_tensor_is_contiguous(dst) && vkt_tensor_is_contiguous(src)) {
-    st = vkt_mem_copy(dev, &s->alloc, (uint64_t)src->offset * size, &d->alloc, (uint64_t)dst->offset * size,
-                      (uint64_t)p->n * size, &batch);
-  } else {
-    char defines[64];
-    bool tiled = transposing(p), one_dim = !tiled && p->rank == 1,
-         rows = !tiled && p->rank > 1 && p->shape[p->rank - 1] >= VKT_ROWS_MIN;
-    static const char *const itemsize[] = {"", "1", "2", "", "4", "", "", "", "8"}; /* by dtype size */
-    vkt_defines_cat(defines, sizeof defines, "#define ITEMSIZE ", itemsize[size], "\n",
-                    tiled ? "#define TILED\n" : one_dim ? "#define ONE_DIM\n" : rows ? "#define ROWS\n" : "", NULL);
-    vkt_pipeline *pipe;
-    if ((st = vkt_pipeline_get(dev, "copy.comp", defines, 2, sizeof *p, &pipe)))
-      return st;
-    vkt_binding b[2] = {{&s->alloc, 0, s->alloc.size, false}, {&d->alloc, 0, d->alloc.size, true}};
-    uint64_t count = (p->n + 255) / 256; /* workgroups: 256 elements each, or one tile each */
-    uint32_t groups[3];
-    if (tiled) { /* tiles over the two dims, times the other dims */
-      uint64_t si = p->shape[p->src_fast], sj = p->shape[p->dst_fast];
-      count = (si + COPY_TILE - 1) / COPY_TILE * ((sj + COPY_TILE - 1) / COPY_TILE) * (p->n / (si * sj));
-    } else if (one_dim) {
-      count = (p->n + VKT_ROWS_RUN - 1) / VKT_ROWS_RUN; /* as many a workgroup as ROWS */
-    }
-    if (rows)
-      vkt_groups_for_rows(dev, p->shape[p->rank - 1], p->n / p->shape[p->rank - 1], VKT_ROWS_RUN, groups);
-    else
-      vkt_groups_for(dev, count, groups);
-    st = vkt_stream_dispatch(dev, pipe, b, 2, p, sizeof *p, groups, &batch);
+  char defines[64];
+  bool tiled = transposing(p), one_dim = !tiled && p->rank == 1,
+       rows = !tiled && p->rank > 1 && p->shape[p->rank - 1] >= VKT_ROWS_MIN;
+  static const char *const itemsize[] = {"", "1", "2", "", "4", "", "", "", "8"}; /* by dtype size */
+  vkt_defines_cat(defines, sizeof defines, "#define ITEMSIZE ", itemsize[vkt_dtype_size(dst->dtype)], "\n",
+                  tiled ? "#define TILED\n" : one_dim ? "#define ONE_DIM\n" : rows ? "#define ROWS\n" : "", NULL);
+  vkt_pipeline *pipe;
+  if ((st = vkt_pipeline_get(dev, "copy.comp", defines, 2, sizeof *p, &pipe)))
+    return st;
+  vkt_binding b[2] = {{&s->alloc, 0, s->alloc.size, false}, {&d->alloc, 0, d->alloc.size, true}};
+  uint64_t count = (p->n + 255) / 256; /* workgroups: 256 elements each, or one tile each */
+  uint32_t groups[3];
+  if (tiled) { /* tiles over the two dims, times the other dims */
+    uint64_t si = p->shape[p->src_fast], sj = p->shape[p->dst_fast];
+    count = (si + COPY_TILE - 1) / COPY_TILE * ((sj + COPY_TILE - 1) / COPY_TILE) * (p->n / (si * sj));
+  } else if (one_dim) {
+    count = (p->n + VKT_ROWS_RUN - 1) / VKT_ROWS_RUN; /* as many a workgroup as ROWS */
   }
+  if (rows)
+    vkt_groups_for_rows(dev, p->shape[p->rank - 1], p->n / p->shape[p->rank - 1], VKT_ROWS_RUN, groups);
+  else
+    vkt_groups_for(dev, count, groups);
+  st = vkt_stream_dispatch(dev, pipe, b, 2, p, sizeof *p, groups, &batch);
   vkt_storage_touched(d, batch);
   vkt_storage_touched(s, batch);
   return st;
@@ -362,6 +359,39 @@ static bool fill_word(vkt_dtype dtype, vkt_scalar v, uint32_t *word) {
   }
 }
 
+/* fill.comp's push constants, in words. */
+typedef struct {
+  uint32_t n, offset, word;
+} fill_push;
+
+/* Writes word over bytes (a multiple of 4) of s from off: from the host where s is small, mapped and idle, else a
+ * dispatch of fill.comp bound to the range (from off rounded down to the adapter's binding alignment), else, past
+ * what one binding reaches, vkCmdFillBuffer. H100, matmul_add_relu's training step at 8x1024^3 with backward()'s
+ * seed gradient filled by vkCmdFillBuffer / fill.comp / the host: 1.214 / 1.206 / 1.198 ms (from the host, the
+ * backward's first kernel needs no barrier behind the loss's sum). */
+static vkt_status device_fill(vkt_storage *s, uint64_t off, uint64_t bytes, uint32_t word) {
+  vkt_device *dev = s->dev;
+  const vkt_adapter_props *props = vkt_device_props(dev);
+  uint64_t start = off / props->min_storage_offset_alignment * props->min_storage_offset_alignment;
+  uint64_t range = off + bytes - start;
+  if (bytes == 0 || vkt_mem_fill_on_host(dev, &s->alloc, off, bytes, word, s->last_use))
+    return VKT_OK;
+  if (range > props->max_storage_buffer_range)
+    return vkt_mem_fill(dev, &s->alloc, off, bytes, word, &s->last_use);
+  fill_push p = {(uint32_t)(bytes / 4), (uint32_t)((off - start) / 4), word};
+  vkt_pipeline *pipe;
+  vkt_status st = vkt_pipeline_get(dev, "fill.comp", "", 1, sizeof p, &pipe);
+  if (st)
+    return st;
+  vkt_binding b = {&s->alloc, start, range, true};
+  uint32_t groups[3];
+  uint64_t batch = 0;
+  vkt_groups_for(dev, (p.n + VKT_ROWS_RUN - 1) / VKT_ROWS_RUN, groups); /* fill.comp's ELEMS x LOCAL_SIZE */
+  if (!(st = vkt_stream_dispatch(dev, pipe, &b, 1, &p, sizeof p, groups, &batch)))
+    vkt_storage_touched(s, batch);
+  return st;
+}
+
 vkt_status vkt_fill_(const vkt_tensor *t, vkt_scalar v) {
   t->storage->version++;
   int64_t n = vkt_tensor_numel(t);
@@ -376,14 +406,14 @@ vkt_status vkt_fill_(const vkt_tensor *t, vkt_scalar v) {
   uint64_t bytes = (uint64_t)(hi - lo) * size;
   vkt_storage *s = t->storage;
   uint64_t off = (uint64_t)lo * size;
-  /* vkCmdFillBuffer writes whole words; allocations are rounded up to 4 bytes, so a view reaching
-   * the end of its storage may be filled to the next word. */
+  /* Fills write whole words; allocations are rounded up to 4 bytes, so a view reaching the end of its storage
+   * may be filled to the next word. */
   vkt_status st = vkt_fuse_ready(s, true);
   if (st)
     return st;
   if ((n == 0 || vkt_tensor_is_dense(t)) && fill_word(t->dtype, v, &word) && off % 4 == 0 &&
       (bytes % 4 == 0 || off + bytes == s->nbytes))
-    return vkt_mem_fill(s->dev, &s->alloc, off, (bytes + 3) / 4 * 4, word, &s->last_use);
+    return device_fill(s, off, (bytes + 3) / 4 * 4, word);
   vkt_tensor h = {0};
   if ((st = vkt_tensor_empty(&h, VKT_CPU, t->dtype, t->ndim, t->shape)))
     return st;

@@ -530,6 +530,20 @@ vkt_status vkt_mem_download(vkt_device *dev, const vkt_alloc *a, uint64_t off, v
   return transfer_end(dev, VKT_OK);
 }
 
+bool vkt_mem_fill_on_host(vkt_device *dev, const vkt_alloc *a, uint64_t off, uint64_t nbytes, uint32_t pattern,
+                          uint64_t last_use) {
+  if (!a->block || !a->block->mapped || nbytes > VKT_HOST_FILL_BYTES)
+    return false;
+  if (last_use > dev->completed)
+    vkt_stream_poll(dev);
+  if (last_use > dev->completed)
+    return false;
+  uint32_t *w = (uint32_t *)((char *)a->block->mapped + a->offset + off);
+  for (uint64_t i = 0; i < nbytes / 4; i++)
+    w[i] = pattern;
+  return true;
+}
+
 vkt_status vkt_mem_fill(vkt_device *dev, const vkt_alloc *a, uint64_t off, uint64_t nbytes, uint32_t pattern,
                         uint64_t *last_use) {
   VkCommandBuffer cmd;

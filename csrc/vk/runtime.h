@@ -139,6 +139,12 @@ vkt_status vkt_mem_upload(vkt_device *dev, const vkt_alloc *a, uint64_t off, con
                           uint64_t *last_use);
 vkt_status vkt_mem_download(vkt_device *dev, const vkt_alloc *a, uint64_t off, void *dst, uint64_t nbytes,
                             uint64_t last_use);
+/* Fills nbytes (a multiple of 4) with a 32-bit pattern from the host, where the range is host-mapped, at most
+ * VKT_HOST_FILL_BYTES, and no batch that used it (last_use) is unfinished: nothing is recorded then, so the stream
+ * gets no command or barrier for it (backward()'s seed gradient). Returns whether it did. */
+#define VKT_HOST_FILL_BYTES 4096u
+bool vkt_mem_fill_on_host(vkt_device *dev, const vkt_alloc *a, uint64_t off, uint64_t nbytes, uint32_t pattern,
+                          uint64_t last_use);
 /* Fills nbytes (a multiple of 4) with a 32-bit pattern, recorded in the stream. */
 vkt_status vkt_mem_fill(vkt_device *dev, const vkt_alloc *a, uint64_t off, uint64_t nbytes, uint32_t pattern,
                         uint64_t *last_use);

@@ -234,7 +234,8 @@ def linalg_cases(peer, quick=False):
 
 def view_cases(peer, n):
     """Ops on strided views of a 2^26-float matrix: copies of a transpose and of every other column into
-    new dense tensors, and a relu and a whole sum of a transpose."""
+    new dense tensors, and a relu and a whole sum of a transpose; then a dense copy (clone) and a fill (zeros) of
+    the same size."""
     a = np.random.default_rng(0).random(n, dtype=np.float32).reshape(-1, 4096)
     x, pa = vkt.tensor(a, device="vulkan"), peer.array(a)
     dense = (lambda v: v.contiguous()) if peer.torch else np.ascontiguousarray
@@ -244,6 +245,11 @@ def view_cases(peer, n):
              ("copy of every other column", h, lambda: x[:, ::2].contiguous(), lambda: dense(pa[:, ::2]), 2),
              ("relu of a transpose", t, lambda: x.t().relu(), lambda: relu(pa.T), 2),
              ("sum of a transpose", t, lambda: x.t().sum(), lambda: pa.T.sum(), 1)]
+    torch = peer.torch
+    zeros = (lambda: torch.zeros(a.shape, device="cuda")) if torch else (lambda: np.zeros(a.shape, np.float32))
+    cases += [("dense copy (clone)", f"{a.shape[0]}x{a.shape[1]}", lambda: x.clone(),
+               (lambda: pa.clone()) if peer.torch else (lambda: pa.copy()), 2),
+              ("fill (zeros)", f"{a.shape[0]}x{a.shape[1]}", lambda: vkt.zeros(a.shape, device="vulkan"), zeros, 1)]
     for name, shape, run, ref, passes in cases:
         yield {"op": name, "shape": f"{shape} float32", "vkt": timed(run, vsync, 20), "peer": timed(ref, peer.sync, 20),
                "bytes": passes * a.nbytes * (0.5 if "other" in name else 1)}

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import vkt
-from conftest import DTYPES, assert_bits_equal, vkt_dtype
+from conftest import DTYPES, assert_bits_equal, run_python, vkt_dtype
 
 SHAPES = [(), (0,), (1,), (7,), (3, 5), (2, 3, 17), (64, 129)]
 
@@ -307,8 +307,24 @@ def test_fill_and_dense_copy_of_every_slice(device, dtype):
         x[start:start + length].fill_(value)
         ref[start:start + length] = value
     assert_bits_equal(np_of(x), ref)
+    big = vkt.zeros(5000, dtype=vkt_dtype(dtype), device=device)  # more than the host fills
+    big[7:4001].fill_(value)
+    ref = np.zeros(5000, dtype)
+    ref[7:4001] = value
+    assert_bits_equal(np_of(big.clone()), ref)
     if device != "cpu":
         assert vkt.vulkan.fallback_stats() == {}
+
+
+def test_fills_and_copies_as_dispatches_on_any_adapter():
+    # On a GPU fills and dense copies are dispatches; VKT_SHADER_FILLS takes that path on a CPU adapter too.
+    if not vkt.vulkan.is_available():
+        pytest.skip("no Vulkan adapter")
+    r = run_python(None, args=["-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "vulkan",
+                               f"{__file__}::test_fill_and_dense_copy_of_every_slice"],
+                   env={"VKT_SHADER_FILLS": "1", "VKT_VALIDATION": "1"}, timeout=300)
+    assert r.returncode == 0 and " passed" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
+
 
 # A bad index raises PyTorch's error on both devices (on vulkan the shader sets an error word that the op
 # reads back), and the device and other tensors stay usable afterwards.

@@ -65,16 +65,9 @@ static bool transposing(copy_push *p) {
   return true;
 }
 
-/* src into dst by copy.comp, dense copies too: NVIDIA's vkCmdCopyBuffer ran apart from the compute work around it,
- * as its fills did (fill.comp), and slowly (H100, a clone of 2^23 / 2^26 float32: 0.083 / 0.637 ms; 0.025 / 0.183
- * so). */
-static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, copy_push *p) {
-  vkt_storage *d = dst->storage, *s = src->storage;
-  vkt_device *dev = d->dev;
-  uint64_t batch = 0;
-  vkt_status st;
-  if ((st = vkt_fuse_ready(s, false)) || (st = vkt_fuse_ready(d, true)))
-    return st;
+/* The dispatch of copy.comp that copies src into dst (p). */
+static vkt_status shader_copy(vkt_device *dev, const vkt_tensor *dst, const vkt_tensor *src, copy_push *p,
+                              uint64_t *batch) {
   char defines[64];
   bool tiled = transposing(p), one_dim = !tiled && p->rank == 1,
        rows = !tiled && p->rank > 1 && p->shape[p->rank - 1] >= VKT_ROWS_MIN;
@@ -82,9 +75,11 @@ static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, copy
   vkt_defines_cat(defines, sizeof defines, "#define ITEMSIZE ", itemsize[vkt_dtype_size(dst->dtype)], "\n",
                   tiled ? "#define TILED\n" : one_dim ? "#define ONE_DIM\n" : rows ? "#define ROWS\n" : "", NULL);
   vkt_pipeline *pipe;
-  if ((st = vkt_pipeline_get(dev, "copy.comp", defines, 2, sizeof *p, &pipe)))
+  vkt_status st = vkt_pipeline_get(dev, "copy.comp", defines, 2, sizeof *p, &pipe);
+  if (st)
     return st;
-  vkt_binding b[2] = {{&s->alloc, 0, s->alloc.size, false}, {&d->alloc, 0, d->alloc.size, true}};
+  const vkt_alloc *sa = &src->storage->alloc, *da = &dst->storage->alloc;
+  vkt_binding b[2] = {{sa, 0, sa->size, false}, {da, 0, da->size, true}};
   uint64_t count = (p->n + 255) / 256; /* workgroups: 256 elements each, or one tile each */
   uint32_t groups[3];
   if (tiled) { /* tiles over the two dims, times the other dims */
@@ -97,7 +92,25 @@ static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, copy
     vkt_groups_for_rows(dev, p->shape[p->rank - 1], p->n / p->shape[p->rank - 1], VKT_ROWS_RUN, groups);
   else
     vkt_groups_for(dev, count, groups);
-  st = vkt_stream_dispatch(dev, pipe, b, 2, p, sizeof *p, groups, &batch);
+  return vkt_stream_dispatch(dev, pipe, b, 2, p, sizeof *p, groups, batch);
+}
+
+/* A dense copy is vkCmdCopyBuffer's only where the adapter's shader_fills says not to dispatch it: NVIDIA's ran apart
+ * from the compute work around it, as its fills did (fill.comp), and slowly (H100, a clone of 2^23 / 2^26 float32:
+ * 0.083 / 0.637 ms; 0.025 / 0.183 by copy.comp). */
+static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, copy_push *p) {
+  vkt_storage *d = dst->storage, *s = src->storage;
+  vkt_device *dev = d->dev;
+  uint64_t batch = 0;
+  int size = vkt_dtype_size(dst->dtype);
+  vkt_status st;
+  if ((st = vkt_fuse_ready(s, false)) || (st = vkt_fuse_ready(d, true)))
+    return st;
+  if (!vkt_device_props(dev)->shader_fills && vkt_tensor_is_contiguous(dst) && vkt_tensor_is_contiguous(src))
+    st = vkt_mem_copy(dev, &s->alloc, (uint64_t)src->offset * size, &d->alloc, (uint64_t)dst->offset * size,
+                      (uint64_t)p->n * size, &batch);
+  else
+    st = shader_copy(dev, dst, src, p, &batch);
   vkt_storage_touched(d, batch);
   vkt_storage_touched(s, batch);
   return st;
@@ -365,10 +378,10 @@ typedef struct {
 } fill_push;
 
 /* Writes word over bytes (a multiple of 4) of s from off: from the host where s is small, mapped and idle, else a
- * dispatch of fill.comp bound to the range (from off rounded down to the adapter's binding alignment), else, past
- * what one binding reaches, vkCmdFillBuffer. H100, matmul_add_relu's training step at 8x1024^3 with backward()'s
- * seed gradient filled by vkCmdFillBuffer / fill.comp / the host: 1.214 / 1.206 / 1.198 ms (from the host, the
- * backward's first kernel needs no barrier behind the loss's sum). */
+ * dispatch of fill.comp bound to the range (from off rounded down to the adapter's binding alignment) where the
+ * adapter's shader_fills says so and one binding reaches it, else by vkCmdFillBuffer. H100, matmul_add_relu's
+ * training step at 8x1024^3 with backward()'s seed gradient filled by vkCmdFillBuffer / fill.comp / the host: 1.214 /
+ * 1.206 / 1.198 ms (from the host, the backward's first kernel needs no barrier behind the loss's sum). */
 static vkt_status device_fill(vkt_storage *s, uint64_t off, uint64_t bytes, uint32_t word) {
   vkt_device *dev = s->dev;
   const vkt_adapter_props *props = vkt_device_props(dev);
@@ -376,7 +389,7 @@ static vkt_status device_fill(vkt_storage *s, uint64_t off, uint64_t bytes, uint
   uint64_t range = off + bytes - start;
   if (bytes == 0 || vkt_mem_fill_on_host(dev, &s->alloc, off, bytes, word, s->last_use))
     return VKT_OK;
-  if (range > props->max_storage_buffer_range)
+  if (!props->shader_fills || range > props->max_storage_buffer_range)
     return vkt_mem_fill(dev, &s->alloc, off, bytes, word, &s->last_use);
   fill_push p = {(uint32_t)(bytes / 4), (uint32_t)((off - start) / 4), word};
   vkt_pipeline *pipe;

@@ -328,6 +328,7 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   p->float16 = p->int16_storage && f12.shaderFloat16;
   p->int8_storage = f12.storageBuffer8BitAccess && f12.shaderInt8;
   p->int64_atomics = p->int64 && f12.shaderBufferInt64Atomics && !getenv("VKT_NO_INT64_ATOMICS");
+  p->shader_fills = p->type != VKT_ADAPTER_CPU || getenv("VKT_SHADER_FILLS");
   p->memory_model_device_scope = f12.vulkanMemoryModelDeviceScope;
   p->cooperative_matrix =
       has_device_extension(pd, "VK_NV_cooperative_matrix") || has_device_extension(pd, "VK_KHR_cooperative_matrix");

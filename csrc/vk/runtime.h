@@ -59,6 +59,11 @@ typedef struct {
   uint32_t min_storage_offset_alignment; /* bytes, of a storage buffer binding's offset */
   bool robust_buffer_access;             /* enabled where present: out-of-bounds writes are dropped */
   bool pipeline_robustness; /* VK_EXT_pipeline_robustness: vkt's own pipelines go without those bounds checks */
+  /* Fills and dense copies are dispatches (fill.comp, copy.comp), not vkCmdFillBuffer and vkCmdCopyBuffer: on a GPU,
+   * whose driver may run those apart from the compute work around them (NVIDIA's did); not on a CPU adapter, where
+   * they are memset and memcpy (lavapipe, a clone of 2^20 floats: 0.16 ms so, 7.1 by copy.comp), unless
+   * VKT_SHADER_FILLS is set, to test that path. */
+  bool shader_fills;
 } vkt_adapter_props;
 
 /* Sorts adapter indices best first: discrete > integrated > virtual > CPU > other, then by more

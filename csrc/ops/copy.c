@@ -65,20 +65,19 @@ static bool transposing(copy_push *p) {
   return true;
 }
 
-/* The dispatch of copy.comp that copies src into dst (p). */
-static vkt_status shader_copy(vkt_device *dev, const vkt_tensor *dst, const vkt_tensor *src, copy_push *p,
+/* The dispatch of copy.comp that copies (p) elements of size bytes from allocation sa into da. */
+static vkt_status shader_copy(vkt_device *dev, const vkt_alloc *sa, const vkt_alloc *da, int size, copy_push *p,
                               uint64_t *batch) {
   char defines[64];
   bool tiled = transposing(p), one_dim = !tiled && p->rank == 1,
        rows = !tiled && p->rank > 1 && p->shape[p->rank - 1] >= VKT_ROWS_MIN;
   static const char *const itemsize[] = {"", "1", "2", "", "4", "", "", "", "8"}; /* by dtype size */
-  vkt_defines_cat(defines, sizeof defines, "#define ITEMSIZE ", itemsize[vkt_dtype_size(dst->dtype)], "\n",
+  vkt_defines_cat(defines, sizeof defines, "#define ITEMSIZE ", itemsize[size], "\n",
                   tiled ? "#define TILED\n" : one_dim ? "#define ONE_DIM\n" : rows ? "#define ROWS\n" : "", NULL);
   vkt_pipeline *pipe;
   vkt_status st = vkt_pipeline_get(dev, "copy.comp", defines, 2, sizeof *p, &pipe);
   if (st)
     return st;
-  const vkt_alloc *sa = &src->storage->alloc, *da = &dst->storage->alloc;
   vkt_binding b[2] = {{sa, 0, sa->size, false}, {da, 0, da->size, true}};
   uint64_t count = (p->n + 255) / 256; /* workgroups: 256 elements each, or one tile each */
   uint32_t groups[3];
@@ -106,11 +105,18 @@ static vkt_status device_copy(const vkt_tensor *dst, const vkt_tensor *src, copy
   vkt_status st;
   if ((st = vkt_fuse_ready(s, false)) || (st = vkt_fuse_ready(d, true)))
     return st;
-  if (!vkt_device_props(dev)->shader_fills && vkt_tensor_is_contiguous(dst) && vkt_tensor_is_contiguous(src))
-    st = vkt_mem_copy(dev, &s->alloc, (uint64_t)src->offset * size, &d->alloc, (uint64_t)dst->offset * size,
-                      (uint64_t)p->n * size, &batch);
-  else
-    st = shader_copy(dev, dst, src, p, &batch);
+  uint64_t from = (uint64_t)src->offset * size, to = (uint64_t)dst->offset * size, bytes = (uint64_t)p->n * size;
+  bool dense = vkt_tensor_is_contiguous(dst) && vkt_tensor_is_contiguous(src);
+  if (!vkt_device_props(dev)->shader_fills && dense) {
+    st = vkt_mem_copy(dev, &s->alloc, from, &d->alloc, to, bytes, &batch);
+  } else if (dense && size < 4 && (from | to | bytes) % 4 == 0) { /* bytes or halves as words */
+    uint32_t words = (uint32_t)(bytes / 4);
+    copy_push w = {.n = words, .rank = 1, .src_offset = (uint32_t)(from / 4), .dst_offset = (uint32_t)(to / 4),
+                   .shape = {words}, .src_stride = {1}, .dst_stride = {1}};
+    st = shader_copy(dev, &s->alloc, &d->alloc, 4, &w, &batch);
+  } else {
+    st = shader_copy(dev, &s->alloc, &d->alloc, size, p, &batch);
+  }
   vkt_storage_touched(d, batch);
   vkt_storage_touched(s, batch);
   return st;

@@ -197,9 +197,32 @@ bool vkt_tensor_stride_order(const vkt_tensor *t, int *order) {
   return true;
 }
 
+void vkt_sorted_dense_strides(int ndim, const int64_t *shape, vkt_dim_order_fn outer, const void *ctx,
+                              int64_t *strides) {
+  int perm[VKT_MAX_DIMS]; /* perm[0]: the innermost dim */
+  for (int i = 0; i < ndim; i++)
+    perm[i] = ndim - 1 - i;
+  for (int i = 1; i < ndim; i++)
+    for (int k = i - 1, moving = i; k >= 0; k--) {
+      int c = outer(ctx, perm[k], perm[moving]);
+      if (c < 0)
+        break;
+      if (c > 0) {
+        int tmp = perm[k];
+        perm[k] = perm[moving], perm[moving] = tmp, moving = k;
+      }
+    }
+  int64_t step = 1;
+  for (int i = 0; i < ndim; i++) {
+    strides[perm[i]] = step;
+    step *= shape[perm[i]] > 1 ? shape[perm[i]] : 1;
+  }
+}
+
 /* PyTorch's should_swap of infer_dense_strides: whether dim a goes outside dim b (1), inside (-1), or either
  * (0); a dim of stride 0 compares equal to every other, so it keeps its row-major place. */
-static int outer_than(const vkt_tensor *t, int a, int b) {
+static int outer_than(const void *ctx, int a, int b) {
+  const vkt_tensor *t = ctx;
   int64_t sa = t->strides[a], sb = t->strides[b];
   if (sa == 0 || sb == 0)
     return 0;
@@ -209,32 +232,12 @@ static int outer_than(const vkt_tensor *t, int a, int b) {
 }
 
 /* preserve_format, as PyTorch's empty_like: a non-overlapping and dense src's own strides (dims of one
- * element included), else dense strides that keep the order of src's (infer_dense_strides, whose insertion
- * sort this follows step for step, stride-0 dims and all). */
+ * element included), else dense strides that keep the order of src's (infer_dense_strides). */
 static void preserved_strides(const vkt_tensor *src, int64_t *strides) {
-  int n = src->ndim, perm[VKT_MAX_DIMS]; /* perm[0]: the innermost dim */
-  if (vkt_tensor_numel(src) == 0 || vkt_tensor_is_dense(src)) {
-    memcpy(strides, src->strides, sizeof *strides * (size_t)n);
-    return;
-  }
-  for (int i = 0; i < n; i++)
-    perm[i] = n - 1 - i;
-  for (int i = 1; i < n; i++) {
-    for (int j = 1, moving = i; j <= i; j++) {
-      int k = i - j, c = outer_than(src, perm[k], perm[moving]);
-      if (c < 0)
-        break;
-      if (c > 0) {
-        int tmp = perm[k];
-        perm[k] = perm[moving], perm[moving] = tmp, moving = k;
-      }
-    }
-  }
-  int64_t step = 1;
-  for (int i = 0; i < n; i++) {
-    strides[perm[i]] = step;
-    step *= src->shape[perm[i]] > 1 ? src->shape[perm[i]] : 1;
-  }
+  if (vkt_tensor_numel(src) == 0 || vkt_tensor_is_dense(src))
+    memcpy(strides, src->strides, sizeof *strides * (size_t)src->ndim);
+  else
+    vkt_sorted_dense_strides(src->ndim, src->shape, outer_than, src, strides);
 }
 
 vkt_status vkt_format_strides(const vkt_tensor *src, vkt_memory_format fmt, int64_t *strides) {

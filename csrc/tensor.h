@@ -98,6 +98,12 @@ bool vkt_tensor_stride_order(const vkt_tensor *t, int *order);
 /* Whether t's elements fill a span of its storage, each once, in some order of its dims (a transpose or
  * a permute of a contiguous tensor is dense). */
 bool vkt_tensor_is_dense(const vkt_tensor *t);
+/* Dense strides for shape, its dims ordered as PyTorch orders them (the insertion sort of infer_dense_strides and of
+ * TensorIterator's reorder_dimensions): from row-major, each dim moves outside those inner to it while outer(ctx,
+ * inner one, it) > 0, past ties (0), until one is < 0. */
+typedef int (*vkt_dim_order_fn)(const void *ctx, int a, int b);
+void vkt_sorted_dense_strides(int ndim, const int64_t *shape, vkt_dim_order_fn outer, const void *ctx,
+                              int64_t *strides);
 static inline int vkt_tensor_device(const vkt_tensor *t) { return t->storage->device; }
 /* Host address of element 0 of a host tensor. */
 static inline char *vkt_tensor_host(const vkt_tensor *t) {

@@ -2,6 +2,7 @@
  * then one strided shader (unary.comp, binary.comp, where.comp) or the CPU kernel per op row. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuse.h"
@@ -134,30 +135,86 @@ static bool reads_written(const vkt_tensor *into, const vkt_tensor *x) {
   return a * sa < b_end * sb && b * sb < a_end * sa;
 }
 
-/* A new result of shape, dense in the order of the strides of the op's first tensor operand that is not
- * broadcast, as PyTorch lays it out: the result of an op on a transpose is a transpose, and the op reads
- * and writes in memory order (a relu of a transpose ran at 0.30 of PyTorch's speed on an H100 into a
- * row-major result). Row-major where every operand is broadcast. */
-static vkt_status new_result(const vkt_op_args *args, int device, vkt_dtype dtype, int ndim, const int64_t *shape,
-                             bool lazy, vkt_tensor *out) {
-  vkt_status (*empty)(vkt_tensor *, int, vkt_dtype, int, const int64_t *) =
-      lazy ? vkt_tensor_empty_lazy : vkt_tensor_empty;
-  int order[VKT_MAX_DIMS];
-  int k = 0;
-  while (k < args->nin && (args->in[k]->ndim != ndim || !vkt_tensor_stride_order(args->in[k], order)))
-    k++;
-  if (k == args->nin)
-    return empty(out, device, dtype, ndim, shape);
-  int64_t sorted[VKT_MAX_DIMS], strides[VKT_MAX_DIMS];
-  for (int d = 0; d < ndim; d++)
-    sorted[d] = shape[order[d]];
-  vkt_status st = empty(out, device, dtype, ndim, sorted);
-  if (st)
-    return st;
-  memcpy(strides, out->strides, sizeof strides);
-  for (int d = 0; d < ndim; d++)
-    out->shape[order[d]] = sorted[d], out->strides[order[d]] = strides[d];
-  return VKT_OK;
+/* Whether t is dense in channels-last order (4-D), its dims of one element aside: PyTorch's
+ * is_contiguous(memory_format=torch.channels_last). */
+static bool channels_last(const vkt_tensor *t) {
+  static const int inner_first[] = {1, 3, 2, 0};
+  int64_t expected = 1;
+  for (int k = 0; t->ndim == 4 && k < 4; k++) {
+    int d = inner_first[k];
+    if (t->shape[d] != 1 && t->strides[d] != expected)
+      return false;
+    expected *= t->shape[d] != 1 ? t->shape[d] : 1;
+  }
+  return t->ndim == 4;
+}
+
+/* The operands and the result's shape, for outer_dim. */
+typedef struct {
+  const vkt_op_args *args;
+  int ndim;
+  const int64_t *shape;
+} result_of;
+
+/* PyTorch's should_swap (TensorIterator's reorder_dimensions): whether dim a goes outside dim b (1), inside (-1), or
+ * either (0), by the first operand whose strides there tell (a dim of stride 0 tells nothing), a tie of equal strides
+ * putting the longer dim outside. PyTorch has no negative strides; here a stride's size counts. */
+static int outer_dim(const void *ctx, int a, int b) {
+  const result_of *r = ctx;
+  for (int k = 0; k < r->args->nin; k++) {
+    const vkt_tensor *t = r->args->in[k];
+    int64_t sa = llabs(t->strides[a]), sb = llabs(t->strides[b]);
+    if (t->ndim != r->ndim || sa == 0 || sb == 0)
+      continue;
+    if (sa != sb)
+      return sa > sb ? 1 : -1;
+    if (r->shape[a] > r->shape[b])
+      return 1;
+  }
+  return 0;
+}
+
+/* The strides of a new result of shape, as PyTorch's TensorIterator lays it out, so that an op reads and writes in
+ * memory order (a relu of a transpose ran at 0.30 of PyTorch's speed on an H100 into a row-major result). Where no
+ * operand (broadcast to shape) is broadcast and all are contiguous, it is contiguous; all channels-last, channels-last;
+ * all dense with the same strides, those strides (dims of one element included: fast_set_up); else dense in the order
+ * reorder_dimensions sorts the dims into by the operands' strides. */
+static void result_strides(const vkt_op_args *args, int ndim, const int64_t *shape, int64_t *strides) {
+  bool whole = !args->scalar, contiguous = true, last = true, same = true; /* a number is a 0-d operand to PyTorch */
+  for (int k = 0; k < args->nin; k++) {
+    const vkt_tensor *t = args->in[k];
+    whole &= t->ndim == ndim;
+    for (int d = 0; d < t->ndim; d++)
+      whole &= t->strides[d] != 0;
+    contiguous &= vkt_tensor_is_contiguous(t), last &= channels_last(t);
+    same &= vkt_tensor_is_dense(t) && !memcmp(t->strides, args->in[0]->strides, sizeof *strides * (size_t)t->ndim);
+  }
+  vkt_tensor like = {.ndim = ndim};
+  memcpy(like.shape, shape, sizeof *shape * (size_t)ndim);
+  if (args->nin == 0 || (whole && contiguous) || (whole && last)) {
+    vkt_format_strides(&like, args->nin && !contiguous ? VKT_CHANNELS_LAST : VKT_CONTIGUOUS_FORMAT, strides);
+    return;
+  }
+  if (whole && same) {
+    memcpy(strides, args->in[0]->strides, sizeof *strides * (size_t)ndim);
+    return;
+  }
+  vkt_sorted_dense_strides(ndim, shape, outer_dim, &(result_of){args, ndim, shape}, strides);
+}
+
+/* A cast is Tensor.to(dtype), which PyTorch makes as empty_like(x, memory_format=preserve_format), not by the rules
+ * above: an empty or a contiguous x with odd strides on dims of one element keeps x's strides. */
+static vkt_status new_result(int id, const vkt_op_args *args, int device, vkt_dtype dtype, int ndim,
+                             const int64_t *shape, bool lazy, vkt_tensor *out) {
+  int64_t strides[VKT_MAX_DIMS];
+  if (id == VKT_OP_CAST && args->nin == 1 && args->in[0]->ndim == ndim)
+    vkt_format_strides(args->in[0], VKT_PRESERVE_FORMAT, strides);
+  else
+    result_strides(args, ndim, shape, strides);
+  vkt_status st = (lazy ? vkt_tensor_empty_lazy : vkt_tensor_empty)(out, device, dtype, ndim, shape);
+  if (!st)
+    memcpy(out->strides, strides, sizeof *strides * (size_t)ndim);
+  return st;
 }
 
 /* Runs the op into `into` when given, else into a new tensor; casts through a temporary when the
@@ -182,7 +239,7 @@ static vkt_status run_into(int id, vkt_op_args *args, int device, vkt_dtype out_
     return deferred ? VKT_OK : vkt_op_run(id, args);
   }
   bool defer = !into && device != VKT_CPU && vkt_fuse_enabled();
-  if ((st = new_result(args, device, out_dtype, ndim, shape, defer, &out)))
+  if ((st = new_result(id, args, device, out_dtype, ndim, shape, defer, &out)))
     return st;
   args->out = &out;
   if (vkt_tensor_numel(&out) > 0)

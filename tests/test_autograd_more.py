@@ -70,14 +70,14 @@ CASES = [
      "MaskedScatterBackward0"),
     ("masked_scatter_bcast", lambda L, x, s, d: x.masked_scatter(M(L, d, [True, False, True]), s), (2, 3), (5,),
      "MaskedScatterBackward0"),
-    ("take", lambda L, x, s, d: L.take(x, I(L, d, [[5, 0], [-1, 5]])), (3, 4), None, "IndexBackward0"),
-    ("masked_select", lambda L, x, s, d: x.masked_select(M(L, d, MASK)), (2, 3), None, "IndexBackward0"),
+    ("take", lambda L, x, s, d: L.take(x, I(L, d, [[5, 0], [-1, 5]])), (3, 4), None, "TakeBackward0"),
+    ("masked_select", lambda L, x, s, d: x.masked_select(M(L, d, MASK)), (2, 3), None, "MaskedSelectBackward0"),
     ("masked_select_bcast", lambda L, x, s, d: L.masked_select(x, M(L, d, [True, False, True])), (2, 3), None,
-     "IndexBackward0"),
-    ("trace", lambda L, x, s, d: x.trace(), (3, 4), None, "SumBackward0"),
-    ("rot90", lambda L, x, s, d: x.rot90(), (3, 4), None, "TransposeBackward0"),
-    ("rot90_2", lambda L, x, s, d: L.rot90(x, 2, [1, 0]), (3, 4), None, "FlipBackward0"),
-    ("rot90_3", lambda L, x, s, d: x.rot90(-1, [0, 2]), (2, 3, 4), None, "TransposeBackward0"),
+     "MaskedSelectBackward0"),
+    ("trace", lambda L, x, s, d: x.trace(), (3, 4), None, "TraceBackward0"),
+    ("rot90", lambda L, x, s, d: x.rot90(), (3, 4), None, "Rot90Backward0"),
+    ("rot90_2", lambda L, x, s, d: L.rot90(x, 2, [1, 0]), (3, 4), None, "Rot90Backward0"),
+    ("rot90_3", lambda L, x, s, d: x.rot90(-1, [0, 2]), (2, 3, 4), None, "Rot90Backward0"),
     ("hstack", lambda L, x, s, d: L.hstack([x, s]), (3, 2), (3, 4), "CatBackward0"),
     ("hstack1", lambda L, x, s, d: L.hstack([x, s]), (3,), (2,), "CatBackward0"),
     ("vstack", lambda L, x, s, d: L.vstack([x, s]), (3,), (2, 3), "CatBackward0"),
@@ -89,10 +89,10 @@ CASES = [
     ("atleast_1d", lambda L, x, s, d: L.atleast_1d(x) * 2, (), None, "MulBackward0"),
     ("broadcast_tensors", lambda L, x, s, d: (lambda a, b: a * b)(*L.broadcast_tensors(x, s)), (3, 1), (4,),
      "MulBackward0"),
-    ("diag", lambda L, x, s, d: x.diag(1), (3, 4), None, "CloneBackward0"),
-    ("diag_neg", lambda L, x, s, d: L.diag(x, -1), (3, 3), None, "CloneBackward0"),
-    ("diag1d", lambda L, x, s, d: x.diag(-1), (3,), None, "CopySlices"),
-    ("diag_embed", lambda L, x, s, d: x.diag_embed(1, 0, 2), (2, 3), None, "CopySlices"),
+    ("diag", lambda L, x, s, d: x.diag(1), (3, 4), None, "DiagonalBackward0_copy"),
+    ("diag_neg", lambda L, x, s, d: L.diag(x, -1), (3, 3), None, "DiagonalBackward0_copy"),
+    ("diag1d", lambda L, x, s, d: x.diag(-1), (3,), None, "DiagEmbedBackward0"),
+    ("diag_embed", lambda L, x, s, d: x.diag_embed(1, 0, 2), (2, 3), None, "DiagEmbedBackward0"),
     ("repeat_interleave", lambda L, x, s, d: x.repeat_interleave(2, 1), (3, 2), None, "IndexSelectBackward0"),
     ("repeat_interleave_flat", lambda L, x, s, d: L.repeat_interleave(x, 3), (2, 2), None, "IndexSelectBackward0"),
     ("repeat_interleave_t", lambda L, x, s, d: x.repeat_interleave(I(L, d, [2, 0, 1]), 0), (3, 2), None,
@@ -100,9 +100,8 @@ CASES = [
     ("repeat_interleave_t1", lambda L, x, s, d: x.repeat_interleave(I(L, d, [2]), 0), (3, 2), None,
      "IndexSelectBackward0"),
 ]
-# vkt composes these of other recorded ops: its node is the last one's
-COMPOSED = {"diag", "diag_neg", "diag1d", "diag_embed", "repeat_interleave", "repeat_interleave_flat", "repeat_interleave_t",
-            "repeat_interleave_t1", "rot90_2", "take", "masked_select", "masked_select_bcast", "trace", "rot90", "rot90_3"}
+# vkt composes these of other recorded ops: its node is the last one's (PyTorch's is a view of its own result's)
+COMPOSED = {"repeat_interleave", "repeat_interleave_flat"}
 
 
 def inplace(method):

@@ -246,8 +246,8 @@ static PyObject *embed_recorded(const vkt_var *xv, int64_t offset, int64_t d1, i
     st = vkt_fill_(&z.t, (vkt_scalar){false, 0, 0});
   if (!st)
     st = vkt_diagonal(&view, &z.t, offset, d1, d2);
-  if (!st)
-    st = vkt_ag_index_put(&z, &view, 0, NULL, xv, false, true, &r);
+  if (!st && !(st = vkt_ag_index_put(&z, &view, 0, NULL, xv, false, true, &r)))
+    vkt_ag_rename(&r, "DiagEmbedBackward0");
   vkt_tensor_release(&shaped);
   vkt_tensor_release(&view);
   vkt_var_release(&z);
@@ -265,8 +265,8 @@ static PyObject *diag(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (t->ndim == 2 && vkt_grad_enabled() && vkt_requires_grad(xv)) { /* the diagonal's view, copied */
     vkt_var dv = {0}, r;
     vkt_status st = diagonal_recorded(xv, k, &dv);
-    if (!st)
-      st = vkt_ag_clone(&dv, VKT_CONTIGUOUS_FORMAT, &r);
+    if (!st && !(st = vkt_ag_clone(&dv, VKT_CONTIGUOUS_FORMAT, &r)))
+      vkt_ag_rename(&r, "DiagonalBackward0_copy");
     vkt_var_release(&dv);
     return vkt_py_var_result(st, &r);
   }
@@ -303,8 +303,8 @@ static PyObject *trace(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (vkt_grad_enabled() && vkt_requires_grad(xv)) { /* the diagonal's view, summed: both recorded */
     vkt_var dv = {0}, r;
     vkt_status rs = diagonal_recorded(xv, 0, &dv);
-    if (!rs)
-      rs = vkt_ag_reduce(VKT_OP_SUM, &dv, 1u, false, -1, 0, false, "sum", true, &r);
+    if (!rs && !(rs = vkt_ag_reduce(VKT_OP_SUM, &dv, 1u, false, -1, 0, false, "sum", true, &r)))
+      vkt_ag_rename(&r, "TraceBackward0");
     vkt_var_release(&dv);
     return vkt_py_var_result(rs, &r);
   }
@@ -458,14 +458,16 @@ static PyObject *rot90(PyObject *self, PyObject *args, PyObject *kwargs) {
   vkt_var f = {0}, r = {0};
   int q = (int)(((k % 4) + 4) % 4);
   uint32_t d0 = 1u << vkt_dim_wrap_u(dims[0], t->ndim), d1 = 1u << vkt_dim_wrap_u(dims[1], t->ndim);
-  if (q == 0)
-    return vkt_py_var_result(vkt_ag_clone(xv, VKT_PRESERVE_FORMAT, &r), &r);
-  st = vkt_ag_flip(xv, q == 1 ? d1 : q == 2 ? d0 | d1 : d0, &f);
-  if (!st && q == 2)
-    return vkt_py_var_result(st, &f);
-  if (!st)
+  if (q == 0) {
+    st = vkt_ag_clone(xv, VKT_PRESERVE_FORMAT, &r);
+  } else if (!(st = vkt_ag_flip(xv, q == 1 ? d1 : q == 2 ? d0 | d1 : d0, &f)) && q == 2) {
+    r = f, f = (vkt_var){0};
+  } else if (!st) {
     st = vkt_ag_transpose(&f, dims[0], dims[1], &r);
+  }
   vkt_var_release(&f);
+  if (!st)
+    vkt_ag_rename(&r, "Rot90Backward0");
   return vkt_py_var_result(st, &r);
 }
 FUNCTION(rot90)
@@ -511,7 +513,10 @@ static PyObject *take(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   vkt_var r;
   (void)out;
-  return vkt_py_var_result(vkt_ag_take(vkt_var_of(x), index, &r), &r);
+  vkt_status st = vkt_ag_take(vkt_var_of(x), index, &r);
+  if (!st)
+    vkt_ag_rename(&r, "TakeBackward0");
+  return vkt_py_var_result(st, &r);
 }
 FUNCTION(take)
 
@@ -539,7 +544,10 @@ static PyObject *masked_select(PyObject *self, PyObject *args, PyObject *kwargs)
     return NULL;
   vkt_var r;
   (void)out;
-  return vkt_py_var_result(vkt_ag_masked_select(vkt_var_of(x), mask, &r), &r);
+  vkt_status st = vkt_ag_masked_select(vkt_var_of(x), mask, &r);
+  if (!st)
+    vkt_ag_rename(&r, "MaskedSelectBackward0");
+  return vkt_py_var_result(st, &r);
 }
 FUNCTION(masked_select)
 

@@ -320,6 +320,28 @@ def test_mixed_dtypes(device):
         vkt.matmul_add_relu(a, a.T, vkt.ones(2, 2, dtype=vkt.float64, device=device))
 
 
+MIXED = [  # products of mismatched dtypes: PyTorch's (CPU kernels') words, each op its own
+    ("mm", lambda m, o, f, d: m.mm(o((2, 3), f), o((3, 2), d))),
+    ("addmm_mat2", lambda m, o, f, d: m.addmm(o((2, 2), f), o((2, 3), f), o((3, 2), d))),
+    ("addmm_input", lambda m, o, f, d: m.addmm(o((2, 2), d), o((2, 3), f), o((3, 2), f))),
+    ("addmm_mat1", lambda m, o, f, d: m.addmm(o((2, 2), f), o((2, 3), d), o((3, 2), f))),
+    ("linear", lambda m, o, f, d: m.nn.functional.linear(o((4, 3), d), o((2, 3), f), o((2,), f))),
+    ("linear_3d", lambda m, o, f, d: m.nn.functional.linear(o((2, 4, 3), d), o((2, 3), f), o((2,), f))),
+    ("linear_no_bias", lambda m, o, f, d: m.nn.functional.linear(o((4, 3), d), o((2, 3), f))),
+    ("bmm", lambda m, o, f, d: m.bmm(o((1, 2, 3), f), o((1, 3, 2), d))),
+]
+
+
+@pytest.mark.parametrize("name, call", MIXED, ids=[c[0] for c in MIXED])
+def test_mixed_dtypes_as_torch(device, name, call):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError) as want:
+        call(torch, lambda shape, dtype: torch.ones(shape, dtype=dtype), torch.float32, torch.float64)
+    with pytest.raises(RuntimeError) as got:
+        call(vkt, lambda shape, dtype: vkt.ones(shape, dtype=dtype, device=device), vkt.float32, vkt.float64)
+    assert str(got.value) == str(want.value).split("\n")[0]
+
+
 @pytest.mark.parametrize("sa, sb, names", [
     ((2, 3), (4, 5), ("2x3", "4x5")),
     ((7,), (8,), ("7", "8")),

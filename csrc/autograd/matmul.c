@@ -187,7 +187,9 @@ vkt_status vkt_ag_linear(const vkt_var *x, const vkt_var *w, const vkt_var *bias
   *out = (vkt_var){0};
   if (w->t.ndim != 2 && w->t.ndim != 1)
     return vkt_linear(&x->t, &w->t, bias ? &bias->t : NULL, &out->t); /* its error */
-  vkt_status st = w->t.ndim == 2 ? vkt_ag_transpose(w, 0, 1, &wt) : (vkt_var_share(&wt, w), VKT_OK);
+  vkt_status st = bias && w->t.ndim == 2 ? vkt_addmm_dtypes(&bias->t, &x->t, &w->t) : VKT_OK;
+  if (!st)
+    st = w->t.ndim == 2 ? vkt_ag_transpose(w, 0, 1, &wt) : (vkt_var_share(&wt, w), VKT_OK);
   if (!st)
     st = vkt_ag_matmul(x, &wt, bias ? &prod : out);
   vkt_var_release(&wt);

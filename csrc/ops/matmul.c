@@ -52,6 +52,16 @@ static vkt_status check_operands(const vkt_tensor *a, const vkt_tensor *b, const
   return VKT_OK;
 }
 
+/* addmm's dtype checks, PyTorch's (its CPU kernel's) order and words: input against mat2, then mat1 against mat2. Also
+ * linear's with a bias (addmm there). */
+vkt_status vkt_addmm_dtypes(const vkt_tensor *input, const vkt_tensor *m1, const vkt_tensor *m2) {
+  const char *pair = input->dtype != m2->dtype ? "self" : m1->dtype != m2->dtype ? "mat1" : NULL;
+  if (!pair)
+    return VKT_OK;
+  return vkt_fail(VKT_ERR_RUNTIME, "%s and mat2 must have the same dtype, but got %s and %s", pair,
+                  vkt_dtypes[pair[0] == 's' ? input->dtype : m1->dtype].torch_name, vkt_dtypes[m2->dtype].torch_name);
+}
+
 /* ---- the plan: PyTorch's matmul rules ---- */
 
 typedef struct {
@@ -310,6 +320,9 @@ vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result)
   if (a->ndim != 3 || b->ndim != 3)
     return vkt_fail(VKT_ERR_RUNTIME, "batch%d must be a 3D tensor, got %d-D tensor", a->ndim != 3 ? 1 : 2,
                     a->ndim != 3 ? a->ndim : b->ndim);
+  if (a->dtype != b->dtype)
+    return vkt_fail(VKT_ERR_RUNTIME, "expected scalar type %s but found %s", vkt_dtypes[a->dtype].torch_name,
+                    vkt_dtypes[b->dtype].torch_name);
   if (a->shape[0] != b->shape[0]) {
     vkt_shape_str(a->ndim, a->shape, sa, sizeof sa), vkt_shape_str(b->ndim, b->shape, sb, sizeof sb);
     return vkt_fail(VKT_ERR_RUNTIME, "bmm: batch1 and batch2 must have the same batch size, got shapes %s and %s", sa,
@@ -323,6 +336,8 @@ vkt_status vkt_linear(const vkt_tensor *x, const vkt_tensor *w, const vkt_tensor
   if (w->ndim != 1 && w->ndim != 2)
     return vkt_fail(VKT_ERR_RUNTIME, "linear(): weight must be 1-D or 2-D, got %d-D", w->ndim);
   vkt_status st = w->ndim == 2 ? vkt_transpose(&wt, w, 0, 1) : (vkt_tensor_share(&wt, w), VKT_OK);
+  if (!st && bias && w->ndim == 2)
+    st = vkt_addmm_dtypes(bias, x, w);
   if (!st)
     st = product(x, &wt, &(mm_epilogue){bias, one, one, 0}, result);
   vkt_tensor_release(&wt);
@@ -334,7 +349,8 @@ vkt_status vkt_addmm(const vkt_tensor *input, const vkt_tensor *m1, const vkt_te
   if (m1->ndim != 2 || m2->ndim != 2)
     return vkt_fail(VKT_ERR_RUNTIME, "mat%d must be a matrix, got %d-D tensor", m1->ndim != 2 ? 1 : 2,
                     m1->ndim != 2 ? m1->ndim : m2->ndim);
-  return product(m1, m2, &(mm_epilogue){input, beta, alpha, 0}, result);
+  vkt_status st = vkt_addmm_dtypes(input, m1, m2);
+  return st ? st : product(m1, m2, &(mm_epilogue){input, beta, alpha, 0}, result);
 }
 
 vkt_status vkt_matmul_add_relu(const vkt_tensor *lhs, const vkt_tensor *rhs, const vkt_tensor *bias,

@@ -20,6 +20,8 @@
 vkt_status vkt_matmul(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result);
 vkt_status vkt_mm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result);  /* strict 2-D */
 vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result); /* strict 3-D, equal batch */
+/* addmm's dtype checks (input against mat2, then mat1 against mat2), PyTorch's errors. */
+vkt_status vkt_addmm_dtypes(const vkt_tensor *input, const vkt_tensor *m1, const vkt_tensor *m2);
 /* x @ w.T + bias; bias may be NULL. */
 vkt_status vkt_linear(const vkt_tensor *x, const vkt_tensor *w, const vkt_tensor *bias, vkt_tensor *result);
 /* beta * input + alpha * (m1 @ m2), m1 and m2 2-D; input broadcasts to the result and is not read when

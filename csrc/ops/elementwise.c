@@ -176,30 +176,36 @@ static int outer_dim(const void *ctx, int a, int b) {
 
 /* The strides of a new result of shape, as PyTorch's TensorIterator lays it out, so that an op reads and writes in
  * memory order (a relu of a transpose ran at 0.30 of PyTorch's speed on an H100 into a row-major result). Where no
- * operand (broadcast to shape) is broadcast and all are contiguous, it is contiguous; all channels-last, channels-last;
- * all dense with the same strides, those strides (dims of one element included: fast_set_up); else dense in the order
- * reorder_dimensions sorts the dims into by the operands' strides. */
-static void result_strides(const vkt_op_args *args, int ndim, const int64_t *shape, int64_t *strides) {
-  bool whole = !args->scalar, contiguous = true, last = true, same = true; /* a number is a 0-d operand to PyTorch */
+ * operand (broadcast to shape) is broadcast and all are contiguous, it is contiguous: false, strides not written; all
+ * channels-last, channels-last; all dense with the same strides, those strides (dims of one element included:
+ * fast_set_up); else dense in the order reorder_dimensions sorts the dims into by the operands' strides. */
+static bool result_strides(const vkt_op_args *args, int ndim, const int64_t *shape, int64_t *strides) {
+  bool whole = !args->scalar, contiguous = true; /* a number is a 0-d operand to PyTorch */
   for (int k = 0; k < args->nin; k++) {
     const vkt_tensor *t = args->in[k];
     whole &= t->ndim == ndim;
     for (int d = 0; d < t->ndim; d++)
       whole &= t->strides[d] != 0;
-    contiguous &= vkt_tensor_is_contiguous(t), last &= channels_last(t);
-    same &= vkt_tensor_is_dense(t) && !memcmp(t->strides, args->in[0]->strides, sizeof *strides * (size_t)t->ndim);
+    contiguous = contiguous && vkt_tensor_is_contiguous(t);
   }
-  vkt_tensor like = {.ndim = ndim};
-  memcpy(like.shape, shape, sizeof *shape * (size_t)ndim);
-  if (args->nin == 0 || (whole && contiguous) || (whole && last)) {
-    vkt_format_strides(&like, args->nin && !contiguous ? VKT_CHANNELS_LAST : VKT_CONTIGUOUS_FORMAT, strides);
-    return;
+  if (args->nin == 0 || (whole && contiguous))
+    return false;
+  bool last = whole, same = whole;
+  for (int k = 0; k < args->nin && (last || same); k++) {
+    const vkt_tensor *t = args->in[k];
+    last = last && channels_last(t);
+    same = same && vkt_tensor_is_dense(t) && !memcmp(t->strides, args->in[0]->strides, sizeof *strides * (size_t)ndim);
   }
-  if (whole && same) {
+  if (last) {
+    vkt_tensor like = {.ndim = ndim};
+    memcpy(like.shape, shape, sizeof *shape * (size_t)ndim);
+    vkt_format_strides(&like, VKT_CHANNELS_LAST, strides);
+  } else if (same) {
     memcpy(strides, args->in[0]->strides, sizeof *strides * (size_t)ndim);
-    return;
+  } else {
+    vkt_sorted_dense_strides(ndim, shape, outer_dim, &(result_of){args, ndim, shape}, strides);
   }
-  vkt_sorted_dense_strides(ndim, shape, outer_dim, &(result_of){args, ndim, shape}, strides);
+  return true;
 }
 
 /* A cast is Tensor.to(dtype), which PyTorch makes as empty_like(x, memory_format=preserve_format), not by the rules
@@ -207,12 +213,11 @@ static void result_strides(const vkt_op_args *args, int ndim, const int64_t *sha
 static vkt_status new_result(int id, const vkt_op_args *args, int device, vkt_dtype dtype, int ndim,
                              const int64_t *shape, bool lazy, vkt_tensor *out) {
   int64_t strides[VKT_MAX_DIMS];
-  if (id == VKT_OP_CAST && args->nin == 1 && args->in[0]->ndim == ndim)
-    vkt_format_strides(args->in[0], VKT_PRESERVE_FORMAT, strides);
-  else
-    result_strides(args, ndim, shape, strides);
+  bool cast = id == VKT_OP_CAST && args->nin == 1 && args->in[0]->ndim == ndim;
+  bool strided = cast ? !vkt_format_strides(args->in[0], VKT_PRESERVE_FORMAT, strides)
+                      : result_strides(args, ndim, shape, strides);
   vkt_status st = (lazy ? vkt_tensor_empty_lazy : vkt_tensor_empty)(out, device, dtype, ndim, shape);
-  if (!st)
+  if (!st && strided)
     memcpy(out->strides, strides, sizeof *strides * (size_t)ndim);
   return st;
 }

@@ -15,6 +15,13 @@
 
 #define MAX_RANK 4
 
+// The loops over a row take its elements ROW_RUN at a time, so that an invocation has that many reads in flight
+// (H100, softmax of rows of 4096: 0.27 ms one at a time, 0.245 four, 0.232 eight). They still merge the elements
+// in order.
+#ifndef ROW_RUN
+#define ROW_RUN 8
+#endif
+
 #ifdef FUSED
 #include "reduce_fused.glsl"
 #else

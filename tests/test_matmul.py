@@ -393,6 +393,54 @@ def test_mixed_dtypes_in_place(device, op, shapes, odd):
     np.testing.assert_array_equal(input.cpu().numpy(), np.full(shapes[0], 3))
 
 
+BILINEAR_BAD = [  # F.bilinear's own checks, PyTorch's order and words: its batch dims must be equal, not broadcast
+    ("input1_size", lambda m, o: m.nn.functional.bilinear(o(7, 2), o(7, 4), o(5, 3, 4), o(5))),
+    ("input2_size", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 6), o(5, 3, 4), o(5))),
+    ("both_sizes", lambda m, o: m.nn.functional.bilinear(o(7, 2), o(7, 6), o(5, 3, 4), o(6))),
+    ("batch", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(6, 4), o(5, 3, 4), o(5))),
+    ("batch_of_1", lambda m, o: m.nn.functional.bilinear(o(1, 3), o(6, 4), o(5, 3, 4))),
+    ("batch_3d", lambda m, o: m.nn.functional.bilinear(o(2, 7, 3), o(2, 6, 4), o(5, 3, 4), o(5))),
+    ("batch_empty", lambda m, o: m.nn.functional.bilinear(o(0, 3), o(1, 4), o(5, 3, 4), o(5))),
+    ("dims", lambda m, o: m.nn.functional.bilinear(o(2, 7, 3), o(7, 4), o(5, 3, 4), o(5))),
+    ("dims_0d", lambda m, o: m.nn.functional.bilinear(o(), o(7, 4), o(5, 3, 4), o(5))),
+    ("bias_size", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4), o(6))),
+    ("bias_of_1", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4), o(1))),
+    ("bias_2d", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4), o(1, 5))),
+    ("bias_0d", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4), o())),
+    ("inputs_0d", lambda m, o: m.nn.functional.bilinear(o(), o(), o(5, 3, 4), o(5))),
+    ("weight_2d", lambda m, o: m.nn.functional.bilinear(o(7, 4), o(7, 4), o(3, 4), o(5))),
+    ("weight_4d", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4, 1), o(5))),
+    ("dtype_input1", lambda m, o: m.nn.functional.bilinear(o(7, 3, dtype=m.float64), o(7, 4), o(5, 3, 4), o(5))),
+    ("dtype_input2", lambda m, o: m.nn.functional.bilinear(o(7, 2), o(7, 4, dtype=m.int64), o(5, 3, 4))),
+    ("dtype_weight", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4, dtype=m.float16), o(5))),
+    ("dtype_bias", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4), o(5, dtype=m.uint8))),
+]
+
+
+@pytest.mark.parametrize("name, call", BILINEAR_BAD, ids=[c[0] for c in BILINEAR_BAD])
+def test_bilinear_bad_as_torch(device, name, call):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as want:
+        call(torch, lambda *shape, dtype=torch.float32: torch.ones(shape, dtype=dtype))
+    with pytest.raises(want.type) as got:
+        call(vkt, lambda *shape, dtype=vkt.float32: vkt.ones(shape, dtype=dtype, device=device))
+    assert str(got.value) == str(want.value).split("\n")[0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64"])
+@pytest.mark.parametrize("s1, s2, bias", [((7, 3), (7, 4), True), ((3,), (4,), True), ((2, 5, 3), (2, 5, 4), False),
+                                          ((0, 3), (0, 4), True)])
+def test_bilinear_as_torch(device, dtype, s1, s2, bias):
+    """The checks pass what PyTorch's pass, with its values (odd sizes, every dtype, 1-D and batched inputs)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    arrays = [rng.integers(-3, 4, size=s).astype(dtype) for s in (s1, s2, (5, 3, 4)) + (((5,),) if bias else ())]
+    want = torch.nn.functional.bilinear(*(torch.tensor(a) for a in arrays))
+    got = vkt.nn.functional.bilinear(*(vkt.tensor(a, device=device) for a in arrays))
+    assert str(got.dtype) == "vkt." + dtype and tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(to_numpy(got).astype(np.float64), want.numpy().astype(np.float64), rtol=1e-3)
+
+
 @pytest.mark.parametrize("sa, sb, names", [
     ((2, 3), (4, 5), ("2x3", "4x5")),
     ((7,), (8,), ("7", "8")),

@@ -93,15 +93,13 @@ CASES = [
     ("diag_neg", lambda L, x, s, d: L.diag(x, -1), (3, 3), None, "DiagonalBackward0_copy"),
     ("diag1d", lambda L, x, s, d: x.diag(-1), (3,), None, "DiagEmbedBackward0"),
     ("diag_embed", lambda L, x, s, d: x.diag_embed(1, 0, 2), (2, 3), None, "DiagEmbedBackward0"),
-    ("repeat_interleave", lambda L, x, s, d: x.repeat_interleave(2, 1), (3, 2), None, "IndexSelectBackward0"),
-    ("repeat_interleave_flat", lambda L, x, s, d: L.repeat_interleave(x, 3), (2, 2), None, "IndexSelectBackward0"),
+    ("repeat_interleave", lambda L, x, s, d: x.repeat_interleave(2, 1), (3, 2), None, "ViewBackward0"),
+    ("repeat_interleave_flat", lambda L, x, s, d: L.repeat_interleave(x, 3), (2, 2), None, "ViewBackward0"),
     ("repeat_interleave_t", lambda L, x, s, d: x.repeat_interleave(I(L, d, [2, 0, 1]), 0), (3, 2), None,
      "IndexSelectBackward0"),
     ("repeat_interleave_t1", lambda L, x, s, d: x.repeat_interleave(I(L, d, [2]), 0), (3, 2), None,
      "IndexSelectBackward0"),
 ]
-# vkt composes these of other recorded ops: its node is the last one's (PyTorch's is a view of its own result's)
-COMPOSED = {"repeat_interleave", "repeat_interleave_flat"}
 
 
 def inplace(method):
@@ -154,7 +152,7 @@ def test_grad_matches_torch(device, name, fn, xs, ss, node):
     assert tuple(vy.shape) == tuple(ty.shape)
     np.testing.assert_allclose(vy.detach().cpu().numpy(), ty.detach().numpy())
     assert vy.grad_fn.name() == node
-    assert name in COMPOSED or ty.grad_fn.name() == node
+    assert ty.grad_fn.name() == node
     w = rng.standard_normal(tuple(ty.shape))
     ty.backward(torch.tensor(w))
     vy.backward(vkt.tensor(w, device=device))
@@ -163,7 +161,51 @@ def test_grad_matches_torch(device, name, fn, xs, ss, node):
         np.testing.assert_allclose(vs.grad.cpu().numpy(), ts.grad.numpy(), atol=1e-12)
 
 
-CHECKED = ["rot90", "hstack", "diag", "diag_embed", "repeat_interleave_t", "scatter", "scatter_value", "reduce_mean_noself", "index_add_alpha", "index_fill_tensor",
+def chain(y):
+    """The names of the nodes from y's back to its input's, following each node's first recorded input."""
+    names, fn = [], y.grad_fn
+    while fn is not None and "AccumulateGrad" not in fn.name():
+        names.append(fn.name())
+        fn = next((f for f, _ in fn.next_functions if f is not None), None)
+    return names
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("shape, repeats, dim", [((3, 5), 2, None), ((3, 5), 3, 0), ((2, 3, 5), 4, 1), ((3, 5), 1, -1),
+                                                 ((7,), 3, None), ((7,), 2, 0), ((), 3, None), ((3, 5), 0, 1),
+                                                 ((0, 5), 2, 0)])
+def test_repeat_interleave_int_as_torch(device, dtype, shape, repeats, dim):
+    """An int repeat is recorded as PyTorch composes it (a view of a contiguous clone of an expanded unsqueeze): the
+    same nodes, the same values and gradients."""
+    if dtype == "float64":
+        needs_float64(device)
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(shape).astype(dtype)
+    tx, vx = torch.tensor(a, requires_grad=True), vkt.tensor(a, device=device, requires_grad=True)
+    ty, vy = tx.repeat_interleave(repeats, dim), vx.repeat_interleave(repeats, dim)
+    assert chain(vy) == chain(ty) and tuple(vy.shape) == tuple(ty.shape)
+    np.testing.assert_array_equal(vy.detach().cpu().numpy(), ty.detach().numpy())
+    w = rng.standard_normal(tuple(ty.shape)).astype(dtype)
+    ty.backward(torch.tensor(w))
+    vy.backward(vkt.tensor(w, device=device))
+    np.testing.assert_allclose(vx.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-3 if dtype == "float16" else 1e-6)
+
+
+@pytest.mark.parametrize("call", [lambda L, x: x.repeat_interleave(-1), lambda L, x: x.repeat_interleave(2, 2),
+                                  lambda L, x: x.sum().repeat_interleave(2, 0),
+                                  lambda L, x: x.sum().repeat_interleave(2, -1)])
+def test_repeat_interleave_int_bad_as_torch(device, call):
+    tx, vx = torch.ones(2, 3, requires_grad=True), vkt.ones(2, 3, device=device, requires_grad=True)
+    for grad in (True, False):
+        with torch.set_grad_enabled(grad), pytest.raises(Exception) as want:
+            call(torch, tx)
+        with vkt.set_grad_enabled(grad), pytest.raises(want.type) as got:
+            call(vkt, vx)
+        assert str(got.value) == str(want.value)
+
+
+CHECKED = ["rot90", "hstack", "diag", "diag_embed", "repeat_interleave", "repeat_interleave_t", "scatter",
+           "scatter_value", "reduce_mean_noself", "index_add_alpha", "index_fill_tensor",
            "masked_scatter_bcast", "take", "masked_scatter_", "reduce_prod", "reduce_prod_noself", "reduce_prod_3d",
            "reduce_amax", "reduce_amin_noself_1d", "scatter_reduce_prod_"]
 

@@ -1,7 +1,7 @@
 # Bad inputs: one table of (call, exception, message pattern), each run on cpu and vulkan tensors.
 # Each raises the exception PyTorch raises, with a message naming the offending value; afterwards a
 # tensor made before it still reads back right, the device still works, and memory_allocated() is
-# back where it was. 175 bad inputs (CASES, counted by test_catalogue_size), each on both devices.
+# back where it was. 182 bad inputs (CASES, counted by test_catalogue_size), each on both devices.
 import gc
 
 import numpy as np
@@ -164,6 +164,18 @@ CASES = [
      r"\[2, 2, 3\] and \[3, 3, 2\]"),
     ("bmm_dtypes", lambda d: vkt.bmm(vkt.ones(1, 2, 2, device=d), vkt.ones(1, 2, 2, dtype=vkt.float64, device=d)),
      RuntimeError, "expected scalar type Float but found Double"),
+    ("baddbmm_input_dtype", lambda d: vkt.baddbmm(vkt.ones(1, 2, 2, dtype=vkt.float64, device=d),
+                                                  vkt.ones(1, 2, 3, device=d), vkt.ones(1, 3, 2, device=d)),
+     RuntimeError, "Input dtypes must be the same, got: input double, batch1: float, batch2: float"),
+    ("baddbmm_batch2_dtype", lambda d: vkt.baddbmm(vkt.ones(1, 2, 2, device=d), vkt.ones(1, 2, 3, device=d),
+                                                   vkt.ones(1, 3, 2, dtype=vkt.int64, device=d)),
+     RuntimeError, "expected scalar type Float but found Long"),
+    ("mv_dtypes", lambda d: vkt.mv(t23(d), vkt.ones(3, dtype=vkt.float64, device=d)), RuntimeError,
+     "addmv input tensors must have the same dtype, but got Double, Float, and Double"),
+    ("addmv_dtypes", lambda d: t23(d)[0].addmv_(t23(d).T, vkt.ones(2, dtype=vkt.float64, device=d)), RuntimeError,
+     "addmv input tensors must have the same dtype, but got Float, Float, and Double"),
+    ("bilinear_batch", lambda d: F.bilinear(t23(d), vkt.ones(3, 2, device=d), vkt.ones(4, 3, 2, device=d)),
+     RuntimeError, r"bilinear\(\): input batch dimensions do not match at dim 0: got 2 and 3"),
     ("linear_weight", lambda d: F.linear(t23(d), vkt.ones(4, 4, device=d)), RuntimeError, r"\(2x3 and 4x4\)"),
     ("linear_bias", lambda d: F.linear(t23(d), vkt.ones(4, 3, device=d), vkt.ones(5, device=d)), RuntimeError,
      r"\(5\)"),
@@ -274,7 +286,7 @@ def allocated():
 
 
 def test_catalogue_size():
-    assert len(CASES) == 177
+    assert len(CASES) == 182
     assert len({c[0] for c in CASES}) == len(CASES), "case names repeat"
     assert all(c[3] for c in CASES), "every case names what its message must say"
 

@@ -329,17 +329,116 @@ MIXED = [  # products of mismatched dtypes: PyTorch's (CPU kernels') words, each
     ("linear_3d", lambda m, o, f, d: m.nn.functional.linear(o((2, 4, 3), d), o((2, 3), f), o((2,), f))),
     ("linear_no_bias", lambda m, o, f, d: m.nn.functional.linear(o((4, 3), d), o((2, 3), f))),
     ("bmm", lambda m, o, f, d: m.bmm(o((1, 2, 3), f), o((1, 3, 2), d))),
+    # baddbmm: input against batch1 (its meta function's words), then batch2 against batch1 (its kernel's)
+    ("baddbmm_input", lambda m, o, f, d: m.baddbmm(o((3, 5, 7), d), o((3, 5, 4), f), o((3, 4, 7), f))),
+    ("baddbmm_batch1", lambda m, o, f, d: m.baddbmm(o((3, 5, 7), f), o((3, 5, 4), d), o((3, 4, 7), f))),
+    ("baddbmm_batch2", lambda m, o, f, d: m.baddbmm(o((3, 5, 7), f), o((3, 5, 4), f), o((3, 4, 7), d))),
+    ("baddbmm_broadcast", lambda m, o, f, d: m.baddbmm(o((7,), d), o((3, 5, 4), f), o((3, 4, 7), f), beta=0)),
+    ("baddbmm_method", lambda m, o, f, d: o((3, 5, 7), f).baddbmm(o((3, 5, 4), f), o((3, 4, 7), d), alpha=2)),
+    ("baddbmm_empty_k", lambda m, o, f, d: m.baddbmm(o((3, 5, 7), d), o((3, 5, 0), f), o((3, 0, 7), f))),
+    ("baddbmm_bad_shape", lambda m, o, f, d: m.baddbmm(o((3, 5, 7), d), o((3, 5, 4), f), o((3, 6, 7), f))),
+    ("baddbmm_bad_input", lambda m, o, f, d: m.baddbmm(o((2, 5, 7), f), o((3, 5, 4), f), o((3, 4, 7), d))),
+    # mv is addmv into a result of vec's dtype: its words name that dtype first
+    ("mv_mat", lambda m, o, f, d: m.mv(o((5, 3), d), o((3,), f))),
+    ("mv_vec", lambda m, o, f, d: m.mv(o((5, 3), f), o((3,), d))),
+    ("mv_method", lambda m, o, f, d: o((5, 3), d).mv(o((3,), f))),
+    ("mv_empty", lambda m, o, f, d: m.mv(o((0, 3), f), o((3,), d))),
+    ("mv_bad_size", lambda m, o, f, d: m.mv(o((5, 3), f), o((4,), d))),
+    ("addmv_input", lambda m, o, f, d: m.addmv(o((5,), d), o((5, 3), f), o((3,), f))),
+    ("addmv_mat", lambda m, o, f, d: m.addmv(o((5,), f), o((5, 3), d), o((3,), f))),
+    ("addmv_vec", lambda m, o, f, d: m.addmv(o((5,), f), o((5, 3), f), o((3,), d))),
+    ("addmv_0d_input", lambda m, o, f, d: m.addmv(o((), d), o((5, 3), f), o((3,), f), beta=0)),
+    ("addmv_method", lambda m, o, f, d: o((1,), f).addmv(o((5, 3), d), o((3,), d))),
+    ("addmv_bad_size", lambda m, o, f, d: m.addmv(o((4,), d), o((5, 3), f), o((3,), f))),
+]
+
+# Pairs of dtypes: PyTorch names them in two ways (ScalarType "Long", c10 "long int"), each op its own.
+MIXED_DTYPES = [("float32", "float64"), ("float64", "float32"), ("int64", "float32"), ("float16", "int32"),
+                ("uint8", "float64")]
+
+
+@pytest.mark.parametrize("pair", MIXED_DTYPES, ids="-".join)
+@pytest.mark.parametrize("name, call", MIXED, ids=[c[0] for c in MIXED])
+def test_mixed_dtypes_as_torch(device, name, call, pair):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError) as want:
+        call(torch, lambda shape, dtype: torch.ones(shape, dtype=dtype), *(getattr(torch, p) for p in pair))
+    with pytest.raises(RuntimeError) as got:
+        call(vkt, lambda shape, dtype: vkt.ones(shape, dtype=dtype, device=device), *(getattr(vkt, p) for p in pair))
+    assert str(got.value) == str(want.value).split("\n")[0]
+
+
+IN_PLACE = [  # in baddbmm_'s, input broadcasts to the product's shape, and a bad one fails first
+    ("addmm_", [(5, 7), (5, 3), (3, 7)]), ("addmv_", [(5,), (5, 3), (3,)]), ("addbmm_", [(5, 7), (3, 5, 4), (3, 4, 7)]),
+    ("baddbmm_", [(3, 5, 7), (3, 5, 4), (3, 4, 7)]), ("baddbmm_", [(1, 5, 1), (3, 5, 4), (3, 4, 7)]),
+    ("baddbmm_", [(2, 5, 7), (3, 5, 4), (3, 4, 7)]), ("baddbmm_", [(3, 5, 7), (3, 5, 4), (3, 6, 7)]),
 ]
 
 
-@pytest.mark.parametrize("name, call", MIXED, ids=[c[0] for c in MIXED])
-def test_mixed_dtypes_as_torch(device, name, call):
+@pytest.mark.parametrize("op, shapes", IN_PLACE)
+@pytest.mark.parametrize("odd", [0, 1, 2])
+def test_mixed_dtypes_in_place(device, op, shapes, odd):
+    """An in-place product of mismatched dtypes raises PyTorch's words and leaves its input as it was."""
     torch = pytest.importorskip("torch")
-    with pytest.raises(RuntimeError) as want:
-        call(torch, lambda shape, dtype: torch.ones(shape, dtype=dtype), torch.float32, torch.float64)
-    with pytest.raises(RuntimeError) as got:
-        call(vkt, lambda shape, dtype: vkt.ones(shape, dtype=dtype, device=device), vkt.float32, vkt.float64)
+
+    def run(m, ones):
+        args = [ones(s, m.float64 if k == odd else m.float32) for k, s in enumerate(shapes)]
+        with pytest.raises(RuntimeError) as err:
+            getattr(args[0], op)(args[1], args[2], beta=2)
+        return str(err.value).split("\n")[0], args[0]
+
+    want, _ = run(torch, lambda s, dt: torch.full(s, 3, dtype=dt))
+    got, input = run(vkt, lambda s, dt: vkt.full(s, 3, dtype=dt, device=device))
+    assert got == want
+    np.testing.assert_array_equal(input.cpu().numpy(), np.full(shapes[0], 3))
+
+
+BILINEAR_BAD = [  # F.bilinear's own checks, PyTorch's order and words: its batch dims must be equal, not broadcast
+    ("input1_size", lambda m, o: m.nn.functional.bilinear(o(7, 2), o(7, 4), o(5, 3, 4), o(5))),
+    ("input2_size", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 6), o(5, 3, 4), o(5))),
+    ("both_sizes", lambda m, o: m.nn.functional.bilinear(o(7, 2), o(7, 6), o(5, 3, 4), o(6))),
+    ("batch", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(6, 4), o(5, 3, 4), o(5))),
+    ("batch_of_1", lambda m, o: m.nn.functional.bilinear(o(1, 3), o(6, 4), o(5, 3, 4))),
+    ("batch_3d", lambda m, o: m.nn.functional.bilinear(o(2, 7, 3), o(2, 6, 4), o(5, 3, 4), o(5))),
+    ("batch_empty", lambda m, o: m.nn.functional.bilinear(o(0, 3), o(1, 4), o(5, 3, 4), o(5))),
+    ("dims", lambda m, o: m.nn.functional.bilinear(o(2, 7, 3), o(7, 4), o(5, 3, 4), o(5))),
+    ("dims_0d", lambda m, o: m.nn.functional.bilinear(o(), o(7, 4), o(5, 3, 4), o(5))),
+    ("bias_size", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4), o(6))),
+    ("bias_of_1", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4), o(1))),
+    ("bias_2d", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4), o(1, 5))),
+    ("bias_0d", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4), o())),
+    ("inputs_0d", lambda m, o: m.nn.functional.bilinear(o(), o(), o(5, 3, 4), o(5))),
+    ("weight_2d", lambda m, o: m.nn.functional.bilinear(o(7, 4), o(7, 4), o(3, 4), o(5))),
+    ("weight_4d", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4, 1), o(5))),
+    ("dtype_input1", lambda m, o: m.nn.functional.bilinear(o(7, 3, dtype=m.float64), o(7, 4), o(5, 3, 4), o(5))),
+    ("dtype_input2", lambda m, o: m.nn.functional.bilinear(o(7, 2), o(7, 4, dtype=m.int64), o(5, 3, 4))),
+    ("dtype_weight", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4, dtype=m.float16), o(5))),
+    ("dtype_bias", lambda m, o: m.nn.functional.bilinear(o(7, 3), o(7, 4), o(5, 3, 4), o(5, dtype=m.uint8))),
+]
+
+
+@pytest.mark.parametrize("name, call", BILINEAR_BAD, ids=[c[0] for c in BILINEAR_BAD])
+def test_bilinear_bad_as_torch(device, name, call):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(Exception) as want:
+        call(torch, lambda *shape, dtype=torch.float32: torch.ones(shape, dtype=dtype))
+    with pytest.raises(want.type) as got:
+        call(vkt, lambda *shape, dtype=vkt.float32: vkt.ones(shape, dtype=dtype, device=device))
     assert str(got.value) == str(want.value).split("\n")[0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64"])
+@pytest.mark.parametrize("s1, s2, bias", [((7, 3), (7, 4), True), ((3,), (4,), True), ((2, 5, 3), (2, 5, 4), False),
+                                          ((0, 3), (0, 4), True)])
+def test_bilinear_as_torch(device, dtype, s1, s2, bias):
+    """The checks pass what PyTorch's pass, with its values (odd sizes, every dtype, 1-D and batched inputs)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    arrays = [rng.integers(-3, 4, size=s).astype(dtype) for s in (s1, s2, (5, 3, 4)) + (((5,),) if bias else ())]
+    want = torch.nn.functional.bilinear(*(torch.tensor(a) for a in arrays))
+    got = vkt.nn.functional.bilinear(*(vkt.tensor(a, device=device) for a in arrays))
+    assert str(got.dtype) == "vkt." + dtype and tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(to_numpy(got).astype(np.float64), want.numpy().astype(np.float64), rtol=1e-3)
 
 
 @pytest.mark.parametrize("sa, sb, names", [

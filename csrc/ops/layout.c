@@ -164,12 +164,14 @@ vkt_status vkt_repeat_interleave(vkt_tensor *out, const vkt_tensor *x, int64_t r
   int64_t n = vkt_tensor_numel(x), shape[VKT_MAX_DIMS];
   vkt_status st;
   if (repeats < 0)
-    return vkt_fail(VKT_ERR_RUNTIME, "repeats can not be negative");
+    return vkt_fail(VKT_ERR_RUNTIME, "Repeats must be non-negative"); /* the tensor form's words differ */
   if (flat) {
     if ((st = vkt_contiguous(&c, x)) || (st = vkt_view(&src, &c, 1, &n)))
       goto finish;
   } else if ((st = vkt_dim_wrap(dim, x->ndim, &d))) {
     return st;
+  } else if (x->ndim == 0) { /* PyTorch unsqueezes x after dim, for which a 0-d x has no room */
+    return vkt_fail(VKT_ERR_INDEX, "Dimension out of range (expected to be in range of [-1, 0], but got 1)");
   } else {
     src = padded(x, x->ndim ? x->ndim : 1);
     vkt_storage_incref(src.storage);

@@ -15,8 +15,8 @@ static const vkt_scalar one = {false, 0, 1};
 
 /* c10's dtype names, which PyTorch's messages use. */
 static const char *c10_name(vkt_dtype d) {
-  static const char *const names[VKT_DTYPE_COUNT] = {"float", "double",        "c10::Half", "int",
-                                                     "long",  "unsigned char", "bool"};
+  static const char *const names[VKT_DTYPE_COUNT] = {"float",    "double",        "c10::Half", "int",
+                                                     "long int", "unsigned char", "bool"};
   return names[d];
 }
 
@@ -60,6 +60,40 @@ vkt_status vkt_addmm_dtypes(const vkt_tensor *input, const vkt_tensor *m1, const
     return VKT_OK;
   return vkt_fail(VKT_ERR_RUNTIME, "%s and mat2 must have the same dtype, but got %s and %s", pair,
                   vkt_dtypes[pair[0] == 's' ? input->dtype : m1->dtype].torch_name, vkt_dtypes[m2->dtype].torch_name);
+}
+
+/* bmm's and baddbmm's check of batch2 against batch1: PyTorch's words, its kernel's. */
+static vkt_status batch_dtypes(const vkt_tensor *b1, const vkt_tensor *b2) {
+  if (b1->dtype == b2->dtype)
+    return VKT_OK;
+  return vkt_fail(VKT_ERR_RUNTIME, "expected scalar type %s but found %s", vkt_dtypes[b1->dtype].torch_name,
+                  vkt_dtypes[b2->dtype].torch_name);
+}
+
+/* What baddbmm checks before the batches' shapes, PyTorch's order and words (its meta function's): input
+ * broadcasts to the result, then has batch1's dtype. The result's shape is known only for 3-D batches; the
+ * others fail the shape checks next. */
+static vkt_status baddbmm_input(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2) {
+  vkt_tensor expanded = {0};
+  if (b1->ndim == 3 && b2->ndim == 3) {
+    vkt_status st = vkt_expand(&expanded, input, 3, (int64_t[]){b1->shape[0], b1->shape[1], b2->shape[2]});
+    vkt_tensor_release(&expanded);
+    if (st)
+      return st;
+  }
+  if (input->dtype == b1->dtype)
+    return VKT_OK;
+  return vkt_fail(VKT_ERR_RUNTIME, "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
+                  c10_name(input->dtype), c10_name(b1->dtype), c10_name(b2->dtype));
+}
+
+/* mv's and addmv's dtype check, PyTorch's words: its addmv kernel's, which mv calls with an input (its result) of
+ * vec's dtype. */
+static vkt_status addmv_dtypes(vkt_dtype input, const vkt_tensor *mat, const vkt_tensor *vec) {
+  if (input == mat->dtype && mat->dtype == vec->dtype)
+    return VKT_OK;
+  return vkt_fail(VKT_ERR_RUNTIME, "addmv input tensors must have the same dtype, but got %s, %s, and %s",
+                  vkt_dtypes[input].torch_name, vkt_dtypes[mat->dtype].torch_name, vkt_dtypes[vec->dtype].torch_name);
 }
 
 /* ---- the plan: PyTorch's matmul rules ---- */
@@ -320,9 +354,9 @@ vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result)
   if (a->ndim != 3 || b->ndim != 3)
     return vkt_fail(VKT_ERR_RUNTIME, "batch%d must be a 3D tensor, got %d-D tensor", a->ndim != 3 ? 1 : 2,
                     a->ndim != 3 ? a->ndim : b->ndim);
-  if (a->dtype != b->dtype)
-    return vkt_fail(VKT_ERR_RUNTIME, "expected scalar type %s but found %s", vkt_dtypes[a->dtype].torch_name,
-                    vkt_dtypes[b->dtype].torch_name);
+  vkt_status st = batch_dtypes(a, b);
+  if (st)
+    return st;
   if (a->shape[0] != b->shape[0]) {
     vkt_shape_str(a->ndim, a->shape, sa, sizeof sa), vkt_shape_str(b->ndim, b->shape, sb, sizeof sb);
     return vkt_fail(VKT_ERR_RUNTIME, "bmm: batch1 and batch2 must have the same batch size, got shapes %s and %s", sa,
@@ -992,7 +1026,8 @@ vkt_status vkt_mv(const vkt_tensor *mat, const vkt_tensor *vec, vkt_tensor *resu
     return vkt_fail(VKT_ERR_RUNTIME, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
                     (long long)mat->shape[0], (long long)mat->shape[0], (long long)mat->shape[1],
                     (long long)vec->shape[0]);
-  return vkt_matmul(mat, vec, result);
+  vkt_status st = addmv_dtypes(vec->dtype, mat, vec);
+  return st ? st : vkt_matmul(mat, vec, result);
 }
 
 vkt_status vkt_addmv(const vkt_tensor *input, const vkt_tensor *mat, const vkt_tensor *vec, vkt_scalar beta,
@@ -1004,7 +1039,8 @@ vkt_status vkt_addmv(const vkt_tensor *input, const vkt_tensor *mat, const vkt_t
     return vkt_fail(VKT_ERR_RUNTIME, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
                     (long long)(input->ndim ? input->shape[0] : 1), (long long)mat->shape[0], (long long)mat->shape[1],
                     (long long)vec->shape[0]);
-  return product(mat, vec, &(mm_epilogue){input, beta, alpha, 0}, result);
+  vkt_status st = addmv_dtypes(input->dtype, mat, vec);
+  return st ? st : product(mat, vec, &(mm_epilogue){input, beta, alpha, 0}, result);
 }
 
 /* The checks baddbmm and addbmm share: two batches of matrices that multiply. */
@@ -1021,7 +1057,11 @@ static vkt_status batches(const vkt_tensor *b1, const vkt_tensor *b2) {
 
 vkt_status vkt_baddbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
                        vkt_scalar alpha, vkt_tensor *result) {
-  vkt_status st = batches(b1, b2);
+  vkt_status st = baddbmm_input(input, b1, b2);
+  if (!st)
+    st = batches(b1, b2);
+  if (!st)
+    st = batch_dtypes(b1, b2);
   return st ? st : product(b1, b2, &(mm_epilogue){input, beta, alpha, 0}, result);
 }
 

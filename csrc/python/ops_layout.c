@@ -365,6 +365,34 @@ static vkt_status check_output_size(vkt_status st, vkt_tensor *out, bool flat, l
                               (long long)got, output_size);
 }
 
+/* An int repeat recorded as PyTorch composes it: x (flattened for dim=None) unsqueezed after dim, expanded there
+ * to `repeats`, cloned contiguous and flattened back, so that its nodes (ViewBackward0 on CloneBackward0 on
+ * ExpandBackward0 ...) and their gradients are PyTorch's. */
+static vkt_status repeat_interleave_int(const vkt_var *x, int64_t repeats, bool flat, int64_t dim, vkt_var *out) {
+  vkt_var src = {0}, one = {0}, wide = {0}, dense = {0};
+  vkt_tensor u = {0};
+  int64_t numel = vkt_tensor_numel(&x->t), shape[VKT_MAX_DIMS];
+  int d = 0;
+  vkt_status st = flat && x->t.ndim != 1 ? vkt_ag_reshape(x, 1, &numel, false, &src) : (vkt_var_share(&src, x), VKT_OK);
+  if (!st && !(st = vkt_dim_wrap(flat ? 0 : dim, src.t.ndim, &d)) && !(st = vkt_unsqueeze(&u, &src.t, d + 1)))
+    st = vkt_ag_view(&src, &u, VKT_VIEW_RESHAPE, NULL, "UnsqueezeBackward0", &one);
+  if (!st) {
+    memcpy(shape, one.t.shape, sizeof *shape * (size_t)one.t.ndim);
+    shape[d + 1] = repeats;
+    st = vkt_ag_expand(&one, one.t.ndim, shape, &wide);
+  }
+  if (!st && !(st = vkt_ag_clone(&wide, VKT_CONTIGUOUS_FORMAT, &dense))) {
+    memcpy(shape, src.t.shape, sizeof *shape * (size_t)src.t.ndim);
+    shape[d] *= repeats;
+    st = vkt_ag_reshape(&dense, src.t.ndim ? src.t.ndim : 1, shape, false, out);
+  }
+  vkt_var_release(&src);
+  vkt_var_release(&one);
+  vkt_var_release(&wide);
+  vkt_var_release(&dense);
+  return st;
+}
+
 /* repeat_interleave(repeats, dim=None, *, output_size=None), repeats an int or a tensor;
  * vkt.repeat_interleave(repeats) alone. */
 static PyObject *repeat_interleave(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -394,19 +422,20 @@ static PyObject *repeat_interleave(PyObject *self, PyObject *args, PyObject *kwa
   vkt_var *xv = vkt_var_of(x);
   if (st || !vkt_grad_enabled() || !vkt_requires_grad(xv) || !vkt_dtypes[t->dtype].is_float)
     return vkt_py_result(st, &out);
+  vkt_var src = {0}, res = {0};
+  vkt_tensor_release(&out);
+  if (!r)
+    return vkt_py_var_result(repeat_interleave_int(xv, repeats, dim_o == Py_None, dim, &res), &res);
   /* recorded: x (flattened for dim=None) read through the index repeat_interleave(repeats) makes, whose
    * backward adds the gradient's repeats up */
-  int64_t nrep = out.shape[0], numel = vkt_tensor_numel(t);
+  int64_t numel = vkt_tensor_numel(t);
   int d = 0;
-  vkt_var src = {0}, res = {0};
-  vkt_tensor idx = {0}, counts = {0}, cpu = {0};
-  vkt_tensor_release(&out);
-  (void)nrep;
+  vkt_tensor idx = {0}, counts = {0};
   if (dim_o == Py_None)
     st = vkt_ag_reshape(xv, 1, &numel, false, &src);
   else if (!(st = vkt_dim_wrap(dim, t->ndim ? t->ndim : 1, &d)))
     vkt_var_share(&src, xv);
-  if (!st && r) { /* one count for every index: spread over them */
+  if (!st) { /* one count for every index: spread over them */
     int64_t len = src.t.ndim ? src.t.shape[d] : 1, one1 = 1;
     vkt_tensor v1 = {0}, e = {0};
     if (vkt_tensor_numel(r) == 1 && len != 1 && !(st = vkt_view(&v1, r, 1, &one1)) &&
@@ -416,18 +445,12 @@ static PyObject *repeat_interleave(PyObject *self, PyObject *args, PyObject *kwa
     vkt_tensor_release(&e);
     if (!st)
       st = vkt_repeat_interleave_by(&idx, NULL, r, true, 0);
-  } else if (!st) { /* counts: the int repeated for each index along d */
-    int64_t len = src.t.ndim ? src.t.shape[d] : 1;
-    if (!(st = vkt_tensor_empty(&cpu, vkt_tensor_device(r ? r : t), VKT_INT64, 1, &len)) &&
-        !(st = vkt_fill_(&cpu, (vkt_scalar){false, 0, repeats})))
-      st = vkt_repeat_interleave_by(&idx, NULL, &cpu, true, 0);
   }
   if (!st)
     st = vkt_ag_index_select(&src, d, &idx, &res);
   vkt_var_release(&src);
   vkt_tensor_release(&idx);
   vkt_tensor_release(&counts);
-  vkt_tensor_release(&cpu);
   return vkt_py_var_result(st, &res);
 }
 FUNCTION(repeat_interleave)

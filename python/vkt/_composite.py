@@ -10,6 +10,7 @@ from ._surface import can_cast, strided
 from .autograd import _no_derivative, is_grad_enabled
 from .functional import _check_int, _check_tensor, _result_type, _type_name, _wrap_dim, broadcast_shapes
 from .linalg import _return_type, matrix_norm, multi_dot, vector_norm
+from .nn.functional import _c10_name
 
 
 def _dim_error(name, need, t):
@@ -564,7 +565,19 @@ def addr_(input, vec1, vec2, *, beta=1, alpha=1):
     return input.copy_(result)
 
 
+def _batches_multiply(input, batch1, batch2):
+    """Whether baddbmm's shape checks pass: 3-D batches that multiply, an input that broadcasts to their product."""
+    if batch1.dim() != 3 or batch2.dim() != 3 or tuple(batch2.shape[:2]) != (batch1.shape[0], batch1.shape[2]):
+        return False
+    shape = (batch1.shape[0], batch1.shape[1], batch2.shape[2])
+    return input.dim() <= 3 and all(i in (1, s) for i, s in zip(reversed(input.shape), reversed(shape)))
+
+
 def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
+    if input.dtype == batch1.dtype != batch2.dtype and _batches_multiply(input, batch1, batch2):
+        # PyTorch's result takes batch2's dtype, so once its shapes pass the in-place call fails on that
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {_c10_name(input.dtype)} and output tensor dtype "
+                           f"{_c10_name(batch2.dtype)} should match")
     return _product_into(input, _C.baddbmm(input, batch1, batch2, beta=beta, alpha=alpha))
 
 

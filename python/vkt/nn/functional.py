@@ -221,8 +221,33 @@ def glu(input, dim=-1):
 
 # ---- linear layers, dropout ----
 
+def _bilinear_check(input1, input2, weight, bias):
+    """PyTorch's checks of bilinear's arguments, in its order and words: the inputs' batch dims must be equal, not
+    merely broadcast."""
+    named = [("input1", input1), ("input2", input2), ("weight", weight)] + ([] if bias is None else [("bias", bias)])
+    if any(t.dtype != input1.dtype for _, t in named):
+        raise RuntimeError("All tensors must have the same dtype, got " +
+                           ", ".join(f"{name}: {_c10_name(t.dtype)}" for name, t in named))
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.shape[i] != input2.shape[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {input1.shape[i]} "
+                               f"and {input2.shape[i]}")
+    from ..functional import _size
+
+    # one at a time: a weight of fewer than 3 dims fails on the first size it lacks, as PyTorch's does
+    for name, t, dim, wdim in [("input1", input1, -1, 1), ("input2", input2, -1, 2), ("bias", bias, 0, 0)]:
+        if t is not None and _size(t, dim) != weight.size(wdim):
+            raise RuntimeError(f"bilinear(): {name} size does not match weight size: got {_size(t, dim)} but "
+                               f"expected {weight.size(wdim)}")
+    if weight.dim() != 3:  # PyTorch's _trilinear's words
+        raise RuntimeError("number of dimensions must match")
+
+
 def bilinear(input1, input2, weight, bias=None):
     """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o], as one matmul and a sum."""
+    _bilinear_check(input1, input2, weight, bias)
     out_features, in1, in2 = weight.shape
     flat = input1 @ weight.permute(1, 0, 2).reshape(in1, out_features * in2)
     y = (flat.reshape(*flat.shape[:-1], out_features, in2) * input2.unsqueeze(-2)).sum(-1)
@@ -523,6 +548,12 @@ def _check_class_target(input, target, weight, name):
 def _type_name(dtype):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int", "int64": "Long",
             "uint8": "Byte", "bool": "Bool"}[str(dtype).split(".")[-1]]
+
+
+def _c10_name(dtype):
+    """c10's name of dtype, the one some of PyTorch's messages use ("long int" where others say "Long")."""
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int32": "int", "int64": "long int",
+            "uint8": "unsigned char", "bool": "bool"}[str(dtype).split(".")[-1]]
 
 
 def _no_kernel(kernel, dtype):

@@ -126,6 +126,7 @@ def matmul_cases(peer, quick=False):
     cases = [(n, n, n, 1, "float32") for n in ((256, 512) if quick else (512, 1024, 2048, 4096, 8192))]
     cases += [(128, 128, 128, 4, "float32") if quick else (512, 512, 512, 32, "float32"),
               (64, 4096 if quick else 65536, 64, 1, "float32"),  # few output tiles, long K: split-K
+              (256, 4096 if quick else 65536, 256, 1, "float32"),  # ... in up to 64 slices
               (256 if quick else 4096,) * 3 + (1, "float16"),
               (1024 if quick else 4096,) * 2 + (1, 1, "float32"),  # matrix @ vector: memory-bound
               (1,) + (1024 if quick else 4096,) * 2 + (1, "float32")]  # vector @ matrix
@@ -151,6 +152,21 @@ def matmul_cases(peer, quick=False):
     yield {"op": "einsum bhqd,bhkd->bhqk", "shape": f"{b}x{h}x{q}x{q}x{d}",
            "vkt": timed(lambda: vkt.einsum("bhqd,bhkd->bhqk", x, y), vsync, reps),
            "peer": timed(lambda: einsum("bhqd,bhkd->bhqk", px, py), peer.sync, reps), "flops": 2 * b * h * q * q * d}
+    # products in a chain, each reading the last one's result, so that none overlaps another: 8704 rows are 544 tiles
+    # for an H100's 264 places, which stream-K spreads evenly (products that overlap fill each other's last wave)
+    rows, size, links = (384, 256, 4) if quick else (8704, 1024, 4)
+    a = rng.standard_normal((rows, size)).astype(np.float32)
+    w = (rng.standard_normal((size, size)) / np.sqrt(size)).astype(np.float32)
+    x, y, pa, pw = vkt.tensor(a, device="vulkan"), vkt.tensor(w, device="vulkan"), peer.array(a), peer.array(w)
+
+    def chain(v, m):
+        for _ in range(links):
+            v = v @ m
+        return v
+    reps = matmul_reps(2 * rows * size * size * links, quick)
+    yield {"op": f"matmul float32, {links} chained", "shape": f"{rows}x{size}x{size}",
+           "vkt": timed(lambda: chain(x, y), vsync, reps), "peer": timed(lambda: chain(pa, pw), peer.sync, reps),
+           "flops": 2 * rows * size * size * links}
     for batch, size in ((2, 256),) if quick else ((8, 1024), (1, 4096)):
         lhs = rng.standard_normal((batch, size, size)).astype(np.float32)
         rhs = rng.standard_normal((batch, size, size)).astype(np.float32)

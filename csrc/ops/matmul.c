@@ -188,6 +188,10 @@ static vkt_dtype accumulator(vkt_dtype d) {
  * the weight gradient of a linear layer, lhs^T @ grad over 8192 rows into 1024 x 1024, ran its 64 wide
  * workgroups on half of an H100's 132 multiprocessors (0.78 ms alone, against 0.38 ms when two overlapped). */
 #define SPLIT_K_WIDE_TILES 128
+/* ... into at most this many slices: a weight's gradient over a batch of 16384 into 512 x 512 (16 wide tiles) took
+ * 0.360 ms in 8 (128 workgroups), 65536 into 256 x 256 (4) 0.769 ms in 8 (32), against cuBLAS's 0.177 and 0.174
+ * (H100); in 16 and 64 they make 256. */
+#define SPLIT_K_MOST 64
 /* A shorter product of fewer 64 x 64 tiles than this (less than a workgroup per multiprocessor of an H100)
  * splits into slices 256 deep or more, up to 4, towards 256 workgroups: an MLP's 256 x 1024 x 1024 layer
  * made 64 workgroups, and its training step went 0.43 -> 0.37 ms on an H200. Products that do not wait on
@@ -232,8 +236,8 @@ static k_split k_slices(const vkt_tensor *x, const mm_epilogue *e, int64_t m, in
   int64_t wide = (m + 127) / 128 * ((n + 127) / 128) * batch;
   if (wide >= SPLIT_K_WIDE_TILES || vkt_device_props(x->storage->dev)->type == VKT_ADAPTER_CPU)
     return none;                          /* a CPU adapter's few cores are busy with the tiles there are */
-  int64_t most = (256 + wide - 1) / wide; /* about 256 tiles, at most 8 slices, each 1024 deep or more */
-  for (int64_t s = most < 8 ? most : 8; s >= 2; s--)
+  int64_t most = (256 + wide - 1) / wide; /* about 256 tiles, at most SPLIT_K_MOST slices, each 1024 deep or more */
+  for (int64_t s = most < SPLIT_K_MOST ? most : SPLIT_K_MOST; s >= 2; s--)
     if (k % s == 0 && k / s >= 1024)
       return (k_split){s, false};
   return none;

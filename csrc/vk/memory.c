@@ -407,10 +407,6 @@ void vkt_mem_destroy(vkt_device *dev) {
     dev->blocks = b->next;
     destroy_block(dev, b);
   }
-  if (dev->sync_block.buffer)
-    vkDestroyBuffer(dev->device, dev->sync_block.buffer, NULL);
-  if (dev->sync_block.memory)
-    vkFreeMemory(dev->device, dev->sync_block.memory, NULL);
   for (int i = 0; i < 2; i++) {
     vkt_staging *s = &dev->staging[i];
     if (s->buffer)
@@ -419,31 +415,6 @@ void vkt_mem_destroy(vkt_device *dev) {
       vkFreeMemory(dev->device, s->memory, NULL);
     *s = (vkt_staging){0};
   }
-}
-
-vkt_status vkt_mem_sync_words(vkt_device *dev, uint32_t n, vkt_binding *out) {
-  vkt_block *b = &dev->sync_block;
-  vkt_status st = VKT_OK;
-  if (n == 0 || n > VKT_SYNC_WORDS / 64)
-    return vkt_fail(VKT_ERR_RUNTIME, "internal error: %u synchronization words asked for", n);
-  if (!b->buffer) {
-    b->size = 4ull * VKT_SYNC_WORDS;
-    bool mapped = dev->mem_host_visible && !dev->mapped_full;
-    if ((st = create_buffer(dev, b->size, mapped ? dev->mem_type : (uint32_t)dev->unmapped_type, &b->buffer,
-                            &b->memory, mapped ? &b->mapped : NULL)))
-      return st;
-    dev->sync_alloc = (vkt_alloc){.block = b, .size = b->size};
-    if (b->mapped)
-      memset(b->mapped, 0, b->size);
-    else if ((st = vkt_mem_fill(dev, &dev->sync_alloc, 0, b->size, 0, &dev->sync_alloc.last_use)))
-      return st;
-  }
-  uint32_t align = dev->props->min_storage_offset_alignment / 4, words = (n + align - 1) / align * align;
-  if (dev->sync_next + words > VKT_SYNC_WORDS)
-    dev->sync_next = 0;
-  *out = (vkt_binding){&dev->sync_alloc, 4ull * dev->sync_next, 4ull * n, true};
-  dev->sync_next += words;
-  return VKT_OK;
 }
 
 /* ---- transfers ---- */

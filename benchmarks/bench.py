@@ -153,7 +153,7 @@ def matmul_cases(peer, quick=False):
            "vkt": timed(lambda: vkt.einsum("bhqd,bhkd->bhqk", x, y), vsync, reps),
            "peer": timed(lambda: einsum("bhqd,bhkd->bhqk", px, py), peer.sync, reps), "flops": 2 * b * h * q * q * d}
     # products in a chain, each reading the last one's result, so that none overlaps another: 8704 rows are 544 tiles
-    # for an H100's 264 places, which stream-K spreads evenly (products that overlap fill each other's last wave)
+    # for an H100's 264 places, whose last wave leaves the GPU mostly idle (products that overlap fill each other's)
     rows, size, links = (384, 256, 4) if quick else (8704, 1024, 4)
     a = rng.standard_normal((rows, size)).astype(np.float32)
     w = (rng.standard_normal((size, size)) / np.sqrt(size)).astype(np.float32)

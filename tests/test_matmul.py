@@ -350,6 +350,16 @@ MIXED = [  # products of mismatched dtypes: PyTorch's (CPU kernels') words, each
     ("addmv_0d_input", lambda m, o, f, d: m.addmv(o((), d), o((5, 3), f), o((3,), f), beta=0)),
     ("addmv_method", lambda m, o, f, d: o((1,), f).addmv(o((5, 3), d), o((3,), d))),
     ("addmv_bad_size", lambda m, o, f, d: m.addmv(o((4,), d), o((5, 3), f), o((3,), f))),
+    # matmul words it as the op the ranks take it to: dot, addmv (vec's dtype first), mm, or bmm (after the sizes)
+    ("matmul_1d_1d", lambda m, o, f, d: m.matmul(o((3,), f), o((3,), d))),
+    ("matmul_2d_1d", lambda m, o, f, d: m.matmul(o((2, 3), f), o((3,), d))),
+    ("matmul_3d_1d", lambda m, o, f, d: o((4, 2, 3), d) @ o((3,), f)),
+    ("matmul_1d_2d", lambda m, o, f, d: m.matmul(o((3,), f), o((3, 2), d))),
+    ("matmul_3d_2d", lambda m, o, f, d: m.matmul(o((4, 2, 3), f), o((3, 2), d))),
+    ("matmul_1d_3d", lambda m, o, f, d: m.matmul(o((3,), f), o((4, 3, 2), d))),
+    ("matmul_2d_3d", lambda m, o, f, d: m.matmul(o((2, 3), d), o((4, 3, 2), f))),
+    ("matmul_4d_3d", lambda m, o, f, d: m.matmul(o((5, 4, 2, 3), f), o((4, 3, 2), d))),
+    ("matmul_1d_1d_bad_size", lambda m, o, f, d: m.matmul(o((3,), f), o((4,), d))),
 ]
 
 # Pairs of dtypes: PyTorch names them in two ways (ScalarType "Long", c10 "long int"), each op its own.

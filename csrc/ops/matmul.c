@@ -342,8 +342,24 @@ finish:
   return st;
 }
 
+/* matmul's dtype check where its operands differ, in PyTorch's words, which are those of the op their ranks take it
+ * to: dot's for two vectors (before the sizes), addmv's for a matrix or a batch and a vector, bmm's where b has a
+ * batch (after the sizes), else mm's (product()'s). */
+static vkt_status matmul_dtypes(const vkt_tensor *a, const vkt_tensor *b) {
+  mm_plan p;
+  if (a->dtype == b->dtype || a->ndim == 0 || b->ndim == 0)
+    return VKT_OK;
+  if (a->ndim == 1 && b->ndim == 1)
+    return vkt_fail(VKT_ERR_RUNTIME, "dot : expected both vectors to have same dtype, but found %s and %s",
+                    vkt_dtypes[a->dtype].torch_name, vkt_dtypes[b->dtype].torch_name);
+  if ((b->ndim == 1 || b->ndim >= 3) && plan(a, b, &p))
+    return VKT_ERR_RUNTIME; /* the sizes' error, as PyTorch's comes first */
+  return b->ndim == 1 ? addmv_dtypes(b->dtype, a, b) : b->ndim >= 3 ? batch_dtypes(a, b) : VKT_OK;
+}
+
 vkt_status vkt_matmul(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
-  return product(a, b, &(mm_epilogue){NULL, one, one, 0}, result);
+  vkt_status st = matmul_dtypes(a, b);
+  return st ? st : product(a, b, &(mm_epilogue){NULL, one, one, 0}, result);
 }
 
 vkt_status vkt_mm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {

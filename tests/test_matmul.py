@@ -378,6 +378,30 @@ def test_mixed_dtypes_as_torch(device, name, call, pair):
     assert str(got.value) == str(want.value).split("\n")[0]
 
 
+BOOL_PRODUCTS = [  # PyTorch has no bool products: each refusal names the CPU kernel the ranks take the call to
+    ("mm", lambda m, o: m.mm(o((2, 3)), o((3, 2)))), ("matmul_2d", lambda m, o: o((2, 3)) @ o((3, 2))),
+    ("matmul_1d", lambda m, o: m.matmul(o((3,)), o((3,)))), ("matmul_mv", lambda m, o: m.matmul(o((2, 3)), o((3,)))),
+    ("matmul_3d", lambda m, o: m.matmul(o((4, 2, 3)), o((4, 3, 2)))),
+    ("bmm", lambda m, o: m.bmm(o((4, 2, 3)), o((4, 3, 2)))),
+    ("mv", lambda m, o: m.mv(o((2, 3)), o((3,)))), ("dot", lambda m, o: m.dot(o((3,)), o((3,)))),
+    ("vdot", lambda m, o: m.vdot(o((3,)), o((3,)))), ("addmm", lambda m, o: m.addmm(o((2, 2)), o((2, 3)), o((3, 2)))),
+    ("addmv", lambda m, o: m.addmv(o((2,)), o((2, 3)), o((3,)))),
+    ("baddbmm", lambda m, o: m.baddbmm(o((4, 2, 2)), o((4, 2, 3)), o((4, 3, 2)))),
+    ("addbmm", lambda m, o: m.addbmm(o((2, 2)), o((4, 2, 3)), o((4, 3, 2)))),
+    ("linear", lambda m, o: m.nn.functional.linear(o((2, 3)), o((4, 3)))),
+]
+
+
+@pytest.mark.parametrize("name, call", BOOL_PRODUCTS, ids=[c[0] for c in BOOL_PRODUCTS])
+def test_bool_products_refused_as_torch(device, name, call):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(NotImplementedError) as want:
+        call(torch, lambda shape: torch.ones(shape, dtype=torch.bool))
+    with pytest.raises(NotImplementedError) as got:
+        call(vkt, lambda shape: vkt.ones(shape, dtype=vkt.bool, device=device))
+    assert str(got.value) == str(want.value).split("\n")[0]
+
+
 IN_PLACE = [  # in baddbmm_'s, input broadcasts to the product's shape, and a bad one fails first
     ("addmm_", [(5, 7), (5, 3), (3, 7)]), ("addmv_", [(5,), (5, 3), (3,)]), ("addbmm_", [(5, 7), (3, 5, 4), (3, 4, 7)]),
     ("baddbmm_", [(3, 5, 7), (3, 5, 4), (3, 4, 7)]), ("baddbmm_", [(1, 5, 1), (3, 5, 4), (3, 4, 7)]),

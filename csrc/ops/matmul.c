@@ -44,11 +44,16 @@ static vkt_status check_operands(const vkt_tensor *a, const vkt_tensor *b, const
   if (bias && bias->dtype != a->dtype)
     return vkt_fail(VKT_ERR_RUNTIME, "expected bias to have the same dtype as m1 and m2, but got: %s != %s",
                     c10_name(bias->dtype), c10_name(a->dtype));
-  if (a->dtype == VKT_BOOL)
-    return vkt_fail(VKT_ERR_RUNTIME, "\"matmul\" not implemented for 'Bool'");
   if (a->ndim == 0 || b->ndim == 0)
     return vkt_fail(VKT_ERR_RUNTIME, "both arguments to matmul need to be at least 1D, but they are %dD and %dD",
                     a->ndim, b->ndim);
+  /* PyTorch has no bool products: its refusal names the CPU kernel the operands' ranks take them to */
+  if (a->dtype == VKT_BOOL)
+    return vkt_fail(VKT_ERR_NOTIMPL, "\"%s\" not implemented for 'Bool'",
+                    a->ndim == 1 && b->ndim == 1 ? "dot"
+                    : b->ndim == 1               ? "addmv_impl_cpu"
+                    : b->ndim >= 3               ? "bmm"
+                                                 : "addmm_impl_cpu_");
   return VKT_OK;
 }
 
@@ -1033,6 +1038,8 @@ vkt_status vkt_baddbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_
     st = batches(b1, b2);
   if (!st)
     st = batch_dtypes(b1, b2);
+  if (!st && b1->dtype == VKT_BOOL)
+    st = vkt_fail(VKT_ERR_NOTIMPL, "\"baddbmm\" not implemented for 'Bool'");
   return st ? st : product(b1, b2, &(mm_epilogue){input, beta, alpha, 0}, result);
 }
 

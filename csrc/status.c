@@ -17,10 +17,13 @@ vkt_status vkt_fail(vkt_status code, const char *fmt, ...) {
 const char *vkt_last_error(void) { return last_error; }
 
 const vkt_dtype_info vkt_dtypes[VKT_DTYPE_COUNT] = {
-    [VKT_FLOAT32] = {"float32", "float32", "Float", 4, true}, [VKT_FLOAT64] = {"float64", "float64", "Double", 8, true},
-    [VKT_FLOAT16] = {"float16", "float16", "Half", 2, true},  [VKT_INT32] = {"int32", "int32", "Int", 4, false},
-    [VKT_INT64] = {"int64", "int64", "Long", 8, false},       [VKT_UINT8] = {"uint8", "uint8", "Byte", 1, false},
-    [VKT_BOOL] = {"bool", "bool", "Bool", 1, false},
+    [VKT_FLOAT32] = {"float32", "float32", "Float", "float", 4, true},
+    [VKT_FLOAT64] = {"float64", "float64", "Double", "double", 8, true},
+    [VKT_FLOAT16] = {"float16", "float16", "Half", "c10::Half", 2, true},
+    [VKT_INT32] = {"int32", "int32", "Int", "int", 4, false},
+    [VKT_INT64] = {"int64", "int64", "Long", "long int", 8, false},
+    [VKT_UINT8] = {"uint8", "uint8", "Byte", "unsigned char", 1, false},
+    [VKT_BOOL] = {"bool", "bool", "Bool", "bool", 1, false},
 };
 static_assert(VKT_DTYPE_COUNT == 7, "add the new dtype to vkt_dtypes");
 

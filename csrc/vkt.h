@@ -52,6 +52,7 @@ typedef struct {
   const char *name;    /* "float32" */
   const char *np_name; /* NumPy's name: "float32", "bool" */
   const char *torch_name; /* PyTorch's ScalarType name, for its messages: "Float" */
+  const char *c10_name;   /* its C++ type's, which other messages quote: "float", "long int", "c10::Half" */
   int itemsize;        /* bytes */
   bool is_float;
 } vkt_dtype_info;

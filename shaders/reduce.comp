@@ -39,18 +39,16 @@ struct Run {
 
 Run load_run(uint base, uint r) {
   Run u;
-#ifdef FUSED
   uint at[ROW_RUN];
   [[unroll]] for (uint i = 0; i < ROW_RUN; i++) {
     u.in_row[i] = i * STEP < p.nred - r; // r < nred, so this cannot wrap
     at[i] = base + red_at(r + i * STEP).x;
   }
+#ifdef FUSED
   load_elems(at, u.in_row, u.x);
 #else
-  [[unroll]] for (uint i = 0; i < ROW_RUN; i++) {
-    u.in_row[i] = i * STEP < p.nred - r; // r < nred, so this cannot wrap
-    u.x[i] = u.in_row[i] ? load(base + red_at(r + i * STEP).x) : A(0);
-  }
+  [[unroll]] for (uint i = 0; i < ROW_RUN; i++)
+    u.x[i] = u.in_row[i] ? load(at[i]) : A(0);
 #endif
   return u;
 }

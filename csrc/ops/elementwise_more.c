@@ -20,9 +20,6 @@ static vkt_dtype opmath(vkt_dtype dtype) { return dtype == VKT_FLOAT16 ? VKT_FLO
 
 vkt_status vkt_clamp_scalar_type(const vkt_tensor *x, const vkt_operand *lo, const vkt_operand *hi, bool inplace,
                                  vkt_dtype *dtype) {
-  /* c10's names of the integral types, which PyTorch's in-place clamp error prints (bool is never a result) */
-  static const char *const c_names[VKT_DTYPE_COUNT] = {
-      [VKT_UINT8] = "unsigned char", [VKT_INT32] = "int", [VKT_INT64] = "long int", [VKT_BOOL] = "bool"};
   vkt_operand ops[3] = {T(x)};
   int n = 1;
   if (lo)
@@ -35,7 +32,7 @@ vkt_status vkt_clamp_scalar_type(const vkt_tensor *x, const vkt_operand *lo, con
                     !hi ? "clamp_min_scalar_cpu" : !lo ? "clamp_max_scalar_cpu" : "clamp_scalar_cpu");
   if (inplace && *dtype != x->dtype)
     return vkt_fail(VKT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
-                    vkt_dtypes[*dtype].torch_name, c_names[x->dtype]);
+                    vkt_dtypes[*dtype].torch_name, vkt_dtypes[x->dtype].c10_name);
   vkt_status st = VKT_OK;
   for (int k = 1; k < n && !st; k++)
     st = vkt_scalar_check(*dtype, ops[k].s);

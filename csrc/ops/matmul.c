@@ -13,13 +13,6 @@ static const vkt_scalar one = {false, 0, 1};
 
 /* ---- checks ---- */
 
-/* c10's dtype names, which PyTorch's messages use. */
-static const char *c10_name(vkt_dtype d) {
-  static const char *const names[VKT_DTYPE_COUNT] = {"float",    "double",        "c10::Half", "int",
-                                                     "long int", "unsigned char", "bool"};
-  return names[d];
-}
-
 /* "2x3": the way PyTorch's mm messages write a shape. */
 static void dims_str(const vkt_tensor *t, char *buf, size_t n) {
   int len = 0;
@@ -39,11 +32,11 @@ static vkt_status check_operands(const vkt_tensor *a, const vkt_tensor *b, const
   if (st)
     return st;
   if (a->dtype != b->dtype)
-    return vkt_fail(VKT_ERR_RUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s", c10_name(a->dtype),
-                    c10_name(b->dtype));
+    return vkt_fail(VKT_ERR_RUNTIME, "expected m1 and m2 to have the same dtype, but got: %s != %s",
+                    vkt_dtypes[a->dtype].c10_name, vkt_dtypes[b->dtype].c10_name);
   if (bias && bias->dtype != a->dtype)
     return vkt_fail(VKT_ERR_RUNTIME, "expected bias to have the same dtype as m1 and m2, but got: %s != %s",
-                    c10_name(bias->dtype), c10_name(a->dtype));
+                    vkt_dtypes[bias->dtype].c10_name, vkt_dtypes[a->dtype].c10_name);
   if (a->ndim == 0 || b->ndim == 0)
     return vkt_fail(VKT_ERR_RUNTIME, "both arguments to matmul need to be at least 1D, but they are %dD and %dD",
                     a->ndim, b->ndim);
@@ -89,7 +82,8 @@ static vkt_status baddbmm_input(const vkt_tensor *input, const vkt_tensor *b1, c
   if (input->dtype == b1->dtype)
     return VKT_OK;
   return vkt_fail(VKT_ERR_RUNTIME, "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
-                  c10_name(input->dtype), c10_name(b1->dtype), c10_name(b2->dtype));
+                  vkt_dtypes[input->dtype].c10_name, vkt_dtypes[b1->dtype].c10_name,
+                  vkt_dtypes[b2->dtype].c10_name);
 }
 
 /* mv's and addmv's dtype check, PyTorch's words: its addmv kernel's, which mv calls with an input (its result) of

@@ -11,11 +11,6 @@
 
 /* ---- shared ---- */
 
-/* PyTorch's C++ type names of the dtypes, which its in-place dtype error quotes. */
-static const char *const cpp_names[VKT_DTYPE_COUNT] = {
-    [VKT_FLOAT32] = "float",  [VKT_FLOAT64] = "double",      [VKT_FLOAT16] = "c10::Half", [VKT_INT32] = "int",
-    [VKT_INT64] = "long int", [VKT_UINT8] = "unsigned char", [VKT_BOOL] = "bool"};
-
 /* The tensor `input` of function `name`, or NULL with PyTorch's TypeError. */
 static vkt_tensor *input_of(PyObject *o, const char *name) {
   vkt_tensor *t = vkt_tensor_of(o);
@@ -109,7 +104,7 @@ static PyObject *scan(PyObject *self, PyObject *args, PyObject *kwargs, const sc
     return NULL;
   if (s->in_place && given && dtype != t->dtype) {
     PyErr_Format(PyExc_RuntimeError, "Bad in-place call: input tensor dtype %s and output tensor dtype %s should match",
-                 cpp_names[t->dtype], cpp_names[dtype]);
+                 vkt_dtypes[t->dtype].c10_name, vkt_dtypes[dtype].c10_name);
     return NULL;
   }
   vkt_tensor out, indices;

@@ -334,7 +334,6 @@ _RANDOM_TOP = {"float32": 1 << 24, "float64": 1 << 53, "float16": 1 << 11, "int3
                "int64": (1 << 63) - 1, "uint8": 255, "bool": 1}
 _INT_RANGE = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1), "uint8": (0, 255),
               "bool": (0, 1)}
-_C_NAMES = {"int32": "int", "int64": "long int", "uint8": "unsigned char", "bool": "bool"}
 
 
 def random_(self, *args, generator=None, **kwargs):
@@ -353,11 +352,13 @@ def random_(self, *args, generator=None, **kwargs):
     if lo >= hi:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
     if name in _INT_RANGE:
+        from .nn.functional import _c10_name
+
         least, most = _INT_RANGE[name]
         if not least <= lo <= most:
-            raise RuntimeError(f"from is out of bounds for {_C_NAMES[name]}")
+            raise RuntimeError(f"from is out of bounds for {_c10_name(self.dtype)}")
         if not least <= hi - 1 <= most:
-            raise RuntimeError(f"to - 1 is out of bounds for {_C_NAMES[name]}")
+            raise RuntimeError(f"to - 1 is out of bounds for {_c10_name(self.dtype)}")
     shift = 0  # randint's bounds are int64s: [from, 2^63) is drawn as [from - 1, 2^63 - 1) + 1
     if hi > (1 << 63) - 1:
         shift = 1 if lo > -(1 << 63) else 0  # the whole int64 range draws all values but the largest

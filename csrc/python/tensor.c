@@ -811,51 +811,19 @@ static PyObject *t_cpu(PyObject *self, PyObject *unused) {
   return vkt_py_var_result(vkt_ag_cast(SELF_V, VKT_CPU, SELF->dtype, VKT_PRESERVE_FORMAT, false, &v), &v);
 }
 
-/* to(device=None, dtype=None, non_blocking=False, copy=False), to(dtype, ...), to(other, ...); non_blocking is
- * taken and ignored (a copy to the host waits anyway, one to a device is recorded). */
-/* An argument's type as PyTorch's signature errors name it (a new reference; NULL with an error set). */
-static PyObject *arg_type_name(PyObject *a) {
-  if (vkt_is_tensor(a))
-    return PyUnicode_FromString("Tensor");
-  if (PyObject_TypeCheck(a, (PyTypeObject *)vkt_state->dtype_type))
-    return PyUnicode_FromString("vkt.dtype");
-  if (PyObject_TypeCheck(a, (PyTypeObject *)vkt_state->device_type))
-    return PyUnicode_FromString("vkt.device");
-  return PyObject_GetAttrString((PyObject *)Py_TYPE(a), "__name__");
-}
-
 /* PyTorch's TypeError for arguments that fit none of to()'s forms, which it lists. */
 static PyObject *to_signature_error(PyObject *args, PyObject *kwargs) {
-  PyObject *got = PyUnicode_FromString(""), *key, *value, *name;
-  Py_ssize_t n = PyTuple_Size(args), pos = 0;
-  for (Py_ssize_t i = 0; got && i < n; i++) {
-    PyObject *was = got;
-    name = arg_type_name(PyTuple_GetItem(args, i));
-    got = name ? PyUnicode_FromFormat("%U%s%U", was, i ? ", " : "", name) : NULL;
-    Py_XDECREF(name);
-    Py_DECREF(was);
-  }
-  for (bool more = n > 0; got && kwargs && PyDict_Next(kwargs, &pos, &key, &value); more = false) {
-    PyObject *was = got;
-    name = arg_type_name(value);
-    got = name ? PyUnicode_FromFormat("%U%s%U=%U, ", was, more ? ", " : "", key, name) : NULL;
-    Py_XDECREF(name);
-    Py_DECREF(was);
-  }
-  if (got)
-    PyErr_Format(PyExc_TypeError,
-                 "to() received an invalid combination of arguments - got (%U), but expected one of:\n"
-                 " * (vkt.device device = None, vkt.dtype dtype = None, bool non_blocking = False, bool copy = False, "
-                 "*, vkt.memory_format memory_format = None)\n"
-                 " * (vkt.dtype dtype, bool non_blocking = False, bool copy = False, *, vkt.memory_format "
-                 "memory_format = None)\n"
-                 " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, vkt.memory_format "
-                 "memory_format = None)\n",
-                 got);
-  Py_XDECREF(got);
-  return NULL;
+  return vkt_py_signature_error("to", args, kwargs,
+                                " * (vkt.device device = None, vkt.dtype dtype = None, bool non_blocking = False, "
+                                "bool copy = False, *, vkt.memory_format memory_format = None)\n"
+                                " * (vkt.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+                                "vkt.memory_format memory_format = None)\n"
+                                " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+                                "vkt.memory_format memory_format = None)\n");
 }
 
+/* to(device=None, dtype=None, non_blocking=False, copy=False), to(dtype, ...), to(other, ...); non_blocking is
+ * taken and ignored (a copy to the host waits anyway, one to a device is recorded). */
 static PyObject *t_to(PyObject *self, PyObject *args, PyObject *kwargs) {
   int device = vkt_tensor_device(SELF);
   vkt_dtype dtype = SELF->dtype;

@@ -378,6 +378,39 @@ def test_mixed_dtypes_as_torch(device, name, call, pair):
     assert str(got.value) == str(want.value).split("\n")[0]
 
 
+NOTHING_TO_MULTIPLY = [  # batched products with an empty result or k = 0: PyTorch's kernels return before their
+    # dtype checks, with batch2's dtype (bmm, baddbmm; beta * input cast to it)
+    ("bmm_no_batch", lambda m, o, f, d: m.bmm(o((0, 2, 3), f), o((0, 3, 4), d))),
+    ("bmm_k0", lambda m, o, f, d: m.bmm(o((2, 2, 0), d), o((2, 0, 4), f))),
+    ("bmm_no_rows", lambda m, o, f, d: m.bmm(o((2, 0, 3), f), o((2, 3, 4), d))),
+    ("bmm_no_cols", lambda m, o, f, d: m.bmm(o((2, 2, 3), f), o((2, 3, 0), d))),
+    ("bmm_bool_k0", lambda m, o, f, d: m.bmm(o((2, 2, 0), m.bool), o((2, 0, 4), m.bool))),
+    ("bmm_batches_differ", lambda m, o, f, d: m.bmm(o((2, 2, 3), f), o((3, 3, 4), d))),
+    ("bmm_k_differs", lambda m, o, f, d: m.bmm(o((2, 2, 0), f), o((2, 1, 4), d))),
+    ("baddbmm_k0", lambda m, o, f, d: m.baddbmm(o((2, 2, 4), f), o((2, 2, 0), f), o((2, 0, 4), d), beta=3)),
+    ("baddbmm_k0_broadcast", lambda m, o, f, d: m.baddbmm(o((4,), f), o((2, 2, 0), f), o((2, 0, 4), d))),
+    ("baddbmm_k0_beta0", lambda m, o, f, d: m.baddbmm(o((2, 2, 4), f), o((2, 2, 0), f), o((2, 0, 4), d), beta=0)),
+    ("baddbmm_no_batch", lambda m, o, f, d: m.baddbmm(o((0, 2, 4), f), o((0, 2, 3), f), o((0, 3, 4), d))),
+    ("baddbmm_input_dtype", lambda m, o, f, d: m.baddbmm(o((2, 2, 4), d), o((2, 2, 0), f), o((2, 0, 4), f))),
+    ("baddbmm_method", lambda m, o, f, d: o((2, 2, 4), f).baddbmm(o((2, 2, 0), f), o((2, 0, 4), d), alpha=2)),
+]
+
+
+@pytest.mark.parametrize("pair", MIXED_DTYPES, ids="-".join)
+@pytest.mark.parametrize("name, call", NOTHING_TO_MULTIPLY, ids=[c[0] for c in NOTHING_TO_MULTIPLY])
+def test_nothing_to_multiply_as_torch(device, name, call, pair):
+    torch = pytest.importorskip("torch")
+
+    def outcome(m, ones):
+        try:
+            r = call(m, ones, *(getattr(m, p) for p in pair))
+        except Exception as e:  # noqa: BLE001 -- the exception is the result compared
+            return type(e).__name__, str(e).split("\n")[0]
+        return str(r.dtype).split(".")[-1], tuple(r.shape), r.cpu().numpy().tolist()
+    assert outcome(vkt, lambda s, dt: vkt.full(s, 3, dtype=dt, device=device)) == \
+        outcome(torch, lambda s, dt: torch.full(s, 3, dtype=dt))
+
+
 BOOL_PRODUCTS = [  # PyTorch has no bool products: each refusal names the CPU kernel the ranks take the call to
     ("mm", lambda m, o: m.mm(o((2, 3)), o((3, 2)))), ("matmul_2d", lambda m, o: o((2, 3)) @ o((3, 2))),
     ("matmul_1d", lambda m, o: m.matmul(o((3,)), o((3,)))), ("matmul_mv", lambda m, o: m.matmul(o((2, 3)), o((3,)))),
@@ -503,7 +536,7 @@ def test_bad_ranks_and_types():
         vkt.mm(vkt.ones(2, 2, 2), m)
     with pytest.raises(RuntimeError, match="3D tensor"):
         vkt.bmm(m, m)
-    with pytest.raises(RuntimeError, match="batch size"):
+    with pytest.raises(RuntimeError, match=r"first two dimensions of batch2 tensor to be: \[2, 2\] but got: \[3, 2\]"):
         vkt.bmm(vkt.ones(2, 2, 2), vkt.ones(3, 2, 2))
     with pytest.raises(RuntimeError, match="must be a matrix"):
         vkt.addmm(m, vkt.ones(2), m)

@@ -368,22 +368,6 @@ vkt_status vkt_mm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) 
   return vkt_matmul(a, b, result);
 }
 
-vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
-  char sa[256], sb[256];
-  if (a->ndim != 3 || b->ndim != 3)
-    return vkt_fail(VKT_ERR_RUNTIME, "batch%d must be a 3D tensor, got %d-D tensor", a->ndim != 3 ? 1 : 2,
-                    a->ndim != 3 ? a->ndim : b->ndim);
-  vkt_status st = batch_dtypes(a, b);
-  if (st)
-    return st;
-  if (a->shape[0] != b->shape[0]) {
-    vkt_shape_str(a->ndim, a->shape, sa, sizeof sa), vkt_shape_str(b->ndim, b->shape, sb, sizeof sb);
-    return vkt_fail(VKT_ERR_RUNTIME, "bmm: batch1 and batch2 must have the same batch size, got shapes %s and %s", sa,
-                    sb);
-  }
-  return vkt_matmul(a, b, result);
-}
-
 vkt_status vkt_linear(const vkt_tensor *x, const vkt_tensor *w, const vkt_tensor *bias, vkt_tensor *result) {
   vkt_tensor wt = {0};
   if (w->ndim != 1 && w->ndim != 2)
@@ -1025,11 +1009,52 @@ static vkt_status batches(const vkt_tensor *b1, const vkt_tensor *b2) {
   return VKT_OK;
 }
 
+/* Whether two batches that multiply have no products to take (an empty result, or k = 0) where their dtypes differ
+ * or are Bool: PyTorch's bmm and baddbmm kernels return then before they check dtypes. */
+static bool no_products(const vkt_tensor *b1, const vkt_tensor *b2) {
+  return (b1->dtype != b2->dtype || b1->dtype == VKT_BOOL) &&
+         (b1->shape[0] * b1->shape[1] * b2->shape[2] == 0 || b1->shape[2] == 0);
+}
+
+/* Their result then, of batch2's dtype (PyTorch's result takes batch2's options): beta * input cast to it where
+ * input is given and beta is not 0, else zeros. */
+static vkt_status unmultiplied(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
+                               vkt_tensor *result) {
+  vkt_tensor ex = {0}, cast = {0};
+  int64_t shape[3] = {b1->shape[0], b1->shape[1], b2->shape[2]};
+  vkt_status st = vkt_same_device(3, (const vkt_tensor *[]){b1, b2, input}, NULL);
+  if (st)
+    return st;
+  if (!input || is_zero(beta) || shape[0] * shape[1] * shape[2] == 0) {
+    if (!(st = vkt_tensor_empty(result, vkt_tensor_device(b1), b2->dtype, 3, shape)) &&
+        (st = vkt_fill_(result, (vkt_scalar){false, 0, 0})))
+      vkt_tensor_release(result);
+    return st;
+  }
+  if (!(st = vkt_expand(&ex, input, 3, shape)) && !(st = vkt_cast(&ex, b2->dtype, &cast)))
+    st = vkt_binary(VKT_OP_MUL, (vkt_operand){.t = &cast}, (vkt_operand){.s = beta}, one, NULL, result);
+  vkt_tensor_release(&ex);
+  vkt_tensor_release(&cast);
+  return st;
+}
+
+vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
+  if (a->ndim != 3 || b->ndim != 3)
+    return vkt_fail(VKT_ERR_RUNTIME, "batch%d must be a 3D tensor, got %d-D tensor", a->ndim != 3 ? 1 : 2,
+                    a->ndim != 3 ? a->ndim : b->ndim);
+  vkt_status st = batches(a, b);
+  if (st)
+    return st;
+  return no_products(a, b) ? unmultiplied(NULL, a, b, one, result) : vkt_matmul(a, b, result);
+}
+
 vkt_status vkt_baddbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
                        vkt_scalar alpha, vkt_tensor *result) {
   vkt_status st = baddbmm_input(input, b1, b2);
   if (!st)
     st = batches(b1, b2);
+  if (!st && no_products(b1, b2))
+    return unmultiplied(input, b1, b2, beta, result);
   if (!st)
     st = batch_dtypes(b1, b2);
   if (!st && b1->dtype == VKT_BOOL)

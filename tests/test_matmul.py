@@ -396,9 +396,9 @@ NOTHING_TO_MULTIPLY = [  # batched products with an empty result or k = 0: PyTor
 ]
 
 
-@pytest.mark.parametrize("pair", MIXED_DTYPES, ids="-".join)
-@pytest.mark.parametrize("name, call", NOTHING_TO_MULTIPLY, ids=[c[0] for c in NOTHING_TO_MULTIPLY])
-def test_nothing_to_multiply_as_torch(device, name, call, pair):
+def outcome_as_torch(call, device, pair):
+    """What call gives in vkt on device and in torch, on tensors of 3s of the pair's dtypes: (dtype, shape,
+    values), or (exception type, first line of its message)."""
     torch = pytest.importorskip("torch")
 
     def outcome(m, ones):
@@ -407,8 +407,46 @@ def test_nothing_to_multiply_as_torch(device, name, call, pair):
         except Exception as e:  # noqa: BLE001 -- the exception is the result compared
             return type(e).__name__, str(e).split("\n")[0]
         return str(r.dtype).split(".")[-1], tuple(r.shape), r.cpu().numpy().tolist()
-    assert outcome(vkt, lambda s, dt: vkt.full(s, 3, dtype=dt, device=device)) == \
-        outcome(torch, lambda s, dt: torch.full(s, 3, dtype=dt))
+    return (outcome(vkt, lambda s, dt: vkt.full(s, 3, dtype=dt, device=device)),
+            outcome(torch, lambda s, dt: torch.full(s, 3, dtype=dt)))
+
+
+@pytest.mark.parametrize("pair", MIXED_DTYPES, ids="-".join)
+@pytest.mark.parametrize("name, call", NOTHING_TO_MULTIPLY, ids=[c[0] for c in NOTHING_TO_MULTIPLY])
+def test_nothing_to_multiply_as_torch(device, name, call, pair):
+    got, want = outcome_as_torch(call, device, pair)
+    assert got == want
+
+
+ADDBMM = [  # addbmm's order, PyTorch's: input expands to [batch1.size(1), batch2.size(2)] first (a 3-D input fails
+    # there, in expand's words), then the batches' ranks, counts and sizes, then (only with a batch) the dtypes
+    ("input_3d", lambda m, o, f, d: m.addbmm(o((2, 3, 5), f), o((2, 3, 4), f), o((2, 4, 5), f))),
+    ("input_3d_dtype", lambda m, o, f, d: m.addbmm(o((2, 3, 5), d), o((2, 3, 4), f), o((2, 4, 5), f))),
+    ("input_3d_bad_k", lambda m, o, f, d: m.addbmm(o((1, 3, 5), f), o((2, 3, 4), d), o((2, 3, 5), f))),
+    ("input_3d_bool", lambda m, o, f, d: m.addbmm(o((2, 3, 5), m.bool), o((2, 3, 4), f), o((2, 4, 5), f))),
+    ("input_bad", lambda m, o, f, d: m.addbmm(o((3, 4), f), o((2, 3, 4), d), o((2, 4, 5), f))),
+    ("input_1d", lambda m, o, f, d: m.addbmm(o((5,), f), o((2, 3, 4), f), o((2, 4, 5), f), beta=2)),
+    ("batch1_1d", lambda m, o, f, d: m.addbmm(o((3, 5), f), o((4,), d), o((2, 4, 5), f))),
+    ("batch1_2d", lambda m, o, f, d: m.addbmm(o((3, 5), f), o((3, 4), d), o((2, 4, 5), f))),
+    ("batch1_4d", lambda m, o, f, d: m.addbmm(o((3, 5), f), o((1, 2, 3, 4), f), o((2, 4, 5), f))),
+    ("batch2_2d", lambda m, o, f, d: m.addbmm(o((3, 5), f), o((2, 3, 4), f), o((4, 5), d))),
+    ("batches_differ", lambda m, o, f, d: m.addbmm(o((3, 5), f), o((2, 3, 4), f), o((3, 4, 5), d))),
+    ("k_differs", lambda m, o, f, d: m.addbmm(o((3, 5), d), o((2, 3, 4), f), o((2, 3, 5), f))),
+    ("no_batch", lambda m, o, f, d: m.addbmm(o((3, 5), f), o((0, 3, 4), d), o((0, 4, 5), f), beta=2)),
+    ("no_batch_input", lambda m, o, f, d: m.addbmm(o((5,), d), o((0, 3, 4), f), o((0, 4, 5), f))),
+    ("no_batch_beta0", lambda m, o, f, d: m.addbmm(o((3, 5), f), o((0, 3, 4), f), o((0, 4, 5), d), beta=0)),
+    ("k0_dtypes", lambda m, o, f, d: m.addbmm(o((3, 5), f), o((2, 3, 0), f), o((2, 0, 5), d))),
+    ("method", lambda m, o, f, d: o((3, 5), f).addbmm(o((2, 3, 4), d), o((2, 4, 5), f))),
+    ("expand_fewer_dims", lambda m, o, f, d: o((2, 3, 5), d).expand(3, 5)),
+    ("expand_bool", lambda m, o, f, d: o((2, 3), m.bool).expand(1)),
+]
+
+
+@pytest.mark.parametrize("pair", MIXED_DTYPES[:3], ids="-".join)
+@pytest.mark.parametrize("name, call", ADDBMM, ids=[c[0] for c in ADDBMM])
+def test_addbmm_as_torch(device, name, call, pair):
+    got, want = outcome_as_torch(call, device, pair)
+    assert got == want
 
 
 BOOL_PRODUCTS = [  # PyTorch has no bool products: each refusal names the CPU kernel the ranks take the call to

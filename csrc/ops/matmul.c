@@ -1016,26 +1016,36 @@ static bool no_products(const vkt_tensor *b1, const vkt_tensor *b2) {
          (b1->shape[0] * b1->shape[1] * b2->shape[2] == 0 || b1->shape[2] == 0);
 }
 
-/* Their result then, of batch2's dtype (PyTorch's result takes batch2's options): beta * input cast to it where
- * input is given and beta is not 0, else zeros. */
-static vkt_status unmultiplied(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
-                               vkt_tensor *result) {
+/* The result of a product with nothing to multiply, of the given dtype (PyTorch's bmm and baddbmm take batch2's,
+ * addbmm input's): beta * input cast to it where input is given and beta is not 0, else zeros. */
+static vkt_status unmultiplied(const vkt_tensor *input, vkt_dtype dtype, int device, int ndim, const int64_t *shape,
+                               vkt_scalar beta, vkt_tensor *result) {
   vkt_tensor ex = {0}, cast = {0};
-  int64_t shape[3] = {b1->shape[0], b1->shape[1], b2->shape[2]};
-  vkt_status st = vkt_same_device(3, (const vkt_tensor *[]){b1, b2, input}, NULL);
-  if (st)
-    return st;
-  if (!input || is_zero(beta) || shape[0] * shape[1] * shape[2] == 0) {
-    if (!(st = vkt_tensor_empty(result, vkt_tensor_device(b1), b2->dtype, 3, shape)) &&
+  vkt_status st;
+  int64_t numel = 1;
+  for (int d = 0; d < ndim; d++)
+    numel *= shape[d];
+  if (!input || is_zero(beta) || numel == 0) {
+    if (!(st = vkt_tensor_empty(result, device, dtype, ndim, shape)) &&
         (st = vkt_fill_(result, (vkt_scalar){false, 0, 0})))
       vkt_tensor_release(result);
     return st;
   }
-  if (!(st = vkt_expand(&ex, input, 3, shape)) && !(st = vkt_cast(&ex, b2->dtype, &cast)))
+  if (!(st = vkt_expand(&ex, input, ndim, shape)) && !(st = vkt_cast(&ex, dtype, &cast)))
     st = vkt_binary(VKT_OP_MUL, (vkt_operand){.t = &cast}, (vkt_operand){.s = beta}, one, NULL, result);
   vkt_tensor_release(&ex);
   vkt_tensor_release(&cast);
   return st;
+}
+
+/* bmm's and baddbmm's result then: of batch2's dtype. */
+static vkt_status unmultiplied_batches(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2,
+                                       vkt_scalar beta, vkt_tensor *result) {
+  int device;
+  vkt_status st = vkt_same_device(3, (const vkt_tensor *[]){b1, b2, input}, &device);
+  return st ? st
+            : unmultiplied(input, b2->dtype, device, 3, (int64_t[]){b1->shape[0], b1->shape[1], b2->shape[2]}, beta,
+                           result);
 }
 
 vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
@@ -1045,7 +1055,7 @@ vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result)
   vkt_status st = batches(a, b);
   if (st)
     return st;
-  return no_products(a, b) ? unmultiplied(NULL, a, b, one, result) : vkt_matmul(a, b, result);
+  return no_products(a, b) ? unmultiplied_batches(NULL, a, b, one, result) : vkt_matmul(a, b, result);
 }
 
 vkt_status vkt_baddbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
@@ -1054,7 +1064,7 @@ vkt_status vkt_baddbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_
   if (!st)
     st = batches(b1, b2);
   if (!st && no_products(b1, b2))
-    return unmultiplied(input, b1, b2, beta, result);
+    return unmultiplied_batches(input, b1, b2, beta, result);
   if (!st)
     st = batch_dtypes(b1, b2);
   if (!st && b1->dtype == VKT_BOOL)
@@ -1075,15 +1085,44 @@ static vkt_status as_matrix(const vkt_tensor *t, int64_t rows, int64_t cols, vkt
   return st;
 }
 
+/* addbmm's checks, PyTorch's order and words: input expands to [batch1.size(1), batch2.size(2)] (those dims must
+ * exist), then its own checks of the batches, its sizes' before any dtype's. */
+static vkt_status addbmm_checks(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2) {
+  vkt_tensor ex = {0};
+  int d;
+  vkt_status st = vkt_dim_wrap(1, b1->ndim, &d);
+  if (!st && !(st = vkt_dim_wrap(2, b2->ndim, &d)))
+    st = vkt_expand(&ex, input, 2, (int64_t[]){b1->shape[1], b2->shape[2]});
+  vkt_tensor_release(&ex);
+  if (st)
+    return st;
+  if (b1->ndim != 3 || b2->ndim != 3)
+    return vkt_fail(VKT_ERR_RUNTIME, "batch%d must be a 3D tensor", b1->ndim != 3 ? 1 : 2);
+  if (b1->shape[0] != b2->shape[0])
+    return vkt_fail(VKT_ERR_RUNTIME, "batch1 and batch2 must have same number of batches, got %lld and %lld",
+                    (long long)b1->shape[0], (long long)b2->shape[0]);
+  if (b1->shape[2] != b2->shape[1])
+    return vkt_fail(VKT_ERR_RUNTIME, "Incompatible matrix sizes for bmm (%lldx%lld and %lldx%lld)",
+                    (long long)b1->shape[1], (long long)b1->shape[2], (long long)b2->shape[1],
+                    (long long)b2->shape[2]);
+  return VKT_OK;
+}
+
 /* beta * input + alpha * sum over the batch of b1[i] @ b2[i]: one product of b1 as [n, batch * m] (its
- * batch dim moved next to m) and b2 as [batch * m, p], each a view where its strides allow. */
+ * batch dim moved next to m) and b2 as [batch * m, p], each a view where its strides allow. With no batch, PyTorch
+ * multiplies nothing and checks no dtype: beta * input in input's dtype, or zeros. */
 vkt_status vkt_addbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
                       vkt_scalar alpha, vkt_tensor *result) {
   vkt_tensor moved = {0}, x = {0}, y = {0};
-  vkt_status st = batches(b1, b2);
+  vkt_status st = addbmm_checks(input, b1, b2);
   if (st)
     return st;
   int64_t bs = b1->shape[0], n = b1->shape[1], m = b1->shape[2], p = b2->shape[2];
+  int device;
+  if (bs == 0 && (b1->dtype != b2->dtype || input->dtype != b2->dtype || b1->dtype == VKT_BOOL))
+    return (st = vkt_same_device(3, (const vkt_tensor *[]){input, b1, b2}, &device))
+               ? st
+               : unmultiplied(input, input->dtype, device, 2, (int64_t[]){n, p}, beta, result);
   if (!(st = vkt_permute(&moved, b1, 3, (int64_t[]){1, 0, 2})) && !(st = as_matrix(&moved, n, bs * m, &x)) &&
       !(st = as_matrix(b2, bs * m, p, &y)))
     st = vkt_addmm(input, &x, &y, beta, alpha, result);

@@ -479,12 +479,14 @@ vkt_status vkt_permute(vkt_tensor *out, const vkt_tensor *src, int ndim, const i
 
 vkt_status vkt_expand(vkt_tensor *out, const vkt_tensor *src, int ndim, const int64_t *shape) {
   char a[512], b[512];
-  if (ndim < src->ndim || ndim > VKT_MAX_DIMS) {
-    vkt_shape_str(ndim, shape, a, sizeof a);
+  if (ndim < src->ndim || ndim > VKT_MAX_DIMS) { /* PyTorch names the tensor by its CPU type: Bool has no legacy name */
+    vkt_shape_str(src->ndim, src->shape, a, sizeof a);
+    vkt_shape_str(ndim, shape, b, sizeof b);
     return vkt_fail(VKT_ERR_RUNTIME,
-                    "expand(%s): the number of sizes provided (%d) must be greater or equal to "
+                    "expand(%s%s%s{%s}, size=%s): the number of sizes provided (%d) must be greater or equal to "
                     "the number of dimensions in the tensor (%d)",
-                    a, ndim, src->ndim);
+                    src->dtype == VKT_BOOL ? "CPU" : "torch.", vkt_dtypes[src->dtype].torch_name,
+                    src->dtype == VKT_BOOL ? "Type" : "Tensor", a, b, ndim, src->ndim);
   }
   vkt_tensor t = *src;
   t.ndim = ndim;

@@ -114,3 +114,31 @@ def test_layout_errors(device, call):
         call(torch, torch.zeros(3, 4, 5))
     with pytest.raises(type(ref.value)):
         call(vkt, vkt.zeros(3, 4, 5, device=device))
+
+
+REPEAT_INTERLEAVE_ERRORS = [  # (name, call(L, x)), x of shape (3,): torch's exception type and message
+    ("bool", lambda L, x: x.repeat_interleave(True)),
+    ("float", lambda L, x: x.repeat_interleave(2.0)),
+    ("float_dim", lambda L, x: x.repeat_interleave(2, 0.0)),
+    ("bool_kw_dim", lambda L, x: x.repeat_interleave(True, dim=0)),
+    ("float_kws", lambda L, x: x.repeat_interleave(2.0, dim=0, output_size=6)),
+    ("kws_only", lambda L, x: x.repeat_interleave(repeats=2.0, dim=0)),
+    ("list", lambda L, x: x.repeat_interleave([1, 2, 1])),
+    ("none", lambda L, x: x.repeat_interleave(None)),
+    ("function_bool", lambda L, x: L.repeat_interleave(x, True)),
+    ("function_float", lambda L, x: L.repeat_interleave(x, 2.0)),
+    ("float_tensor", lambda L, x: x.repeat_interleave(L.tensor(2.0))),
+    ("float_tensor_1d", lambda L, x: x.repeat_interleave(L.tensor([1.0, 2.0, 1.0]))),
+    ("byte_tensor_alone", lambda L, x: L.repeat_interleave(L.tensor([1, 2], dtype=L.uint8))),
+]
+
+
+@pytest.mark.parametrize("name,call", REPEAT_INTERLEAVE_ERRORS, ids=[c[0] for c in REPEAT_INTERLEAVE_ERRORS])
+def test_repeat_interleave_errors_as_torch(device, name, call):
+    def raised(L, x):
+        try:
+            call(L, x)
+        except Exception as e:  # noqa: BLE001 -- the exception is the result compared
+            return type(e).__name__, str(e).replace("torch.", "").replace("vkt.", "")
+        return None
+    assert raised(vkt, vkt.arange(3, device=device)) == raised(torch, torch.arange(3))

@@ -222,6 +222,37 @@ def test_select_and_unfold_errors_as_torch(device, name, call):
     assert raised(lambda: call(vkt, vkt.zeros(2, 3, device=device))) == raised(lambda: call(torch, torch.zeros(2, 3)))
 
 
+SIZE_STRIDE = [  # (name, call(L, x)), x of shape (2, 3): the value, or torch's error (a 0-d tensor has no dim 0)
+    ("size_0d", lambda L, x: x.sum().size(0)),
+    ("size_0d_last", lambda L, x: x.sum().size(-1)),
+    ("size_0d_past", lambda L, x: x.sum().size(1)),
+    ("stride_0d", lambda L, x: x.sum().stride(0)),
+    ("stride_0d_last", lambda L, x: x.sum().stride(-1)),
+    ("size_0d_all", lambda L, x: tuple(x.sum().size(dim=None))),
+    ("size_last", lambda L, x: (x.size(-1), x.size(dim=-2), x.stride(-2), x.t().stride(0))),
+    ("size_past", lambda L, x: x.size(2)),
+    ("size_before", lambda L, x: x.size(-3)),
+    ("stride_past", lambda L, x: x.stride(5)),
+    ("size_float", lambda L, x: x.size(1.0)),
+    ("size_bool", lambda L, x: x.size(True)),
+    ("stride_str", lambda L, x: x.stride("a")),
+    ("size_0d_bool", lambda L, x: x.sum().size(True)),
+    ("size_int_tensor", lambda L, x: (x.size(L.tensor(1)), x.size(np.int64(-1)))),
+    ("size_float_tensor", lambda L, x: x.size(L.tensor(1.0))),
+    ("size_1d_tensor", lambda L, x: x.size(L.tensor([1]))),
+]
+
+
+@pytest.mark.parametrize("name,call", SIZE_STRIDE, ids=[c[0] for c in SIZE_STRIDE])
+def test_size_and_stride_of_dim_as_torch(device, name, call):
+    def outcome(L, x):
+        try:
+            return call(L, x)
+        except Exception as e:  # noqa: BLE001 -- the exception is the result compared
+            return type(e).__name__, str(e)
+    assert outcome(vkt, vkt.zeros(2, 3, device=device)) == outcome(torch, torch.zeros(2, 3))
+
+
 def test_numpy_names_of_dim_and_keepdim(device):
     """PyTorch takes axis for dim and keepdims for keepdim in every op that has them."""
     a = np.arange(6.0, dtype=np.float32).reshape(2, 3)

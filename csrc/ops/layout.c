@@ -288,7 +288,8 @@ static vkt_status repeat_positions(const vkt_tensor *repeats, int64_t n, int dim
   vkt_tensor c = {0};
   vkt_status st = VKT_OK;
   if (repeats->dtype != VKT_INT64 && repeats->dtype != VKT_INT32)
-    return vkt_fail(VKT_ERR_RUNTIME, "repeat_interleave: repeats has to be Long or Int tensor");
+    return vkt_fail(VKT_ERR_NOTIMPL, "\"repeat_interleave_cpu\" not implemented for '%s'",
+                    vkt_dtypes[repeats->dtype].torch_name);
   if (repeats->ndim > 1)
     return vkt_fail(VKT_ERR_RUNTIME, "repeat_interleave only accept 1D vector as repeat");
   if (k != n && k != 1)

@@ -341,9 +341,9 @@ finish:
   return st;
 }
 
-/* matmul's dtype check where its operands differ, in PyTorch's words, which are those of the op their ranks take it
- * to: dot's for two vectors (before the sizes), addmv's for a matrix or a batch and a vector, bmm's where b has a
- * batch (after the sizes), else mm's (product()'s). */
+/* matmul's dtype check up to rank 2 where its operands differ, in PyTorch's words, which are those of the op their
+ * ranks take it to: dot's for two vectors (before the sizes), addmv's for a matrix and a vector, else mm's
+ * (product()'s). */
 static vkt_status matmul_dtypes(const vkt_tensor *a, const vkt_tensor *b) {
   mm_plan p;
   if (a->dtype == b->dtype || a->ndim == 0 || b->ndim == 0)
@@ -351,36 +351,112 @@ static vkt_status matmul_dtypes(const vkt_tensor *a, const vkt_tensor *b) {
   if (a->ndim == 1 && b->ndim == 1)
     return vkt_fail(VKT_ERR_RUNTIME, "dot : expected both vectors to have same dtype, but found %s and %s",
                     vkt_dtypes[a->dtype].torch_name, vkt_dtypes[b->dtype].torch_name);
-  if ((b->ndim == 1 || b->ndim >= 3) && plan(a, b, &p))
+  if (b->ndim == 1 && plan(a, b, &p))
     return VKT_ERR_RUNTIME; /* the sizes' error, as PyTorch's comes first */
-  return b->ndim == 1 ? addmv_dtypes(b->dtype, a, b) : b->ndim >= 3 ? batch_dtypes(a, b) : VKT_OK;
+  return b->ndim == 1 ? addmv_dtypes(b->dtype, a, b) : VKT_OK;
+}
+
+/* The result of a product with nothing to multiply, of the given dtype (PyTorch's bmm and baddbmm take batch2's,
+ * addbmm input's): beta * input cast to it where input is given and beta is not 0, else zeros. */
+static vkt_status unmultiplied(const vkt_tensor *input, vkt_dtype dtype, int device, int ndim, const int64_t *shape,
+                               vkt_scalar beta, vkt_tensor *result) {
+  vkt_tensor ex = {0}, cast = {0};
+  vkt_status st;
+  int64_t numel = 1;
+  for (int d = 0; d < ndim; d++)
+    numel *= shape[d];
+  if (!input || is_zero(beta) || numel == 0) {
+    if (!(st = vkt_tensor_empty(result, device, dtype, ndim, shape)) &&
+        (st = vkt_fill_(result, (vkt_scalar){false, 0, 0})))
+      vkt_tensor_release(result);
+    return st;
+  }
+  if (!(st = vkt_expand(&ex, input, ndim, shape)) && !(st = vkt_cast(&ex, dtype, &cast)))
+    st = vkt_binary(VKT_OP_MUL, (vkt_operand){.t = &cast}, (vkt_operand){.s = beta}, one, NULL, result);
+  vkt_tensor_release(&ex);
+  vkt_tensor_release(&cast);
+  return st;
+}
+
+/* Whether PyTorch's matmul folds a batch times a matrix or vector into one mm or mv (its should_fold, for operands
+ * that do not require grad): where the larger one (b seen transposed) folds its batch dims into rows as a view. */
+static bool folds(const vkt_tensor *a, const vkt_tensor *b) {
+  bool a_larger = a->ndim >= b->ndim;
+  const vkt_tensor *t = a_larger ? a : b;
+  int nd = t->ndim;
+  if (nd < 3 || (a_larger ? b->ndim : a->ndim) > 2 || a->ndim == 2)
+    return false;
+  if (vkt_tensor_numel(t) == 0)
+    return true;
+  for (int i = 0; i < nd - 2; i++) {
+    int j = !a_larger && i + 1 == nd - 2 ? nd - 1 : i + 1; /* b's last two dims swapped */
+    if (t->strides[i] != t->strides[j] * t->shape[j])
+      return false;
+  }
+  return true;
+}
+
+/* matmul's errors past rank 2, PyTorch's (_matmul_impl's): a folded product's are mm's or mv's of the folded
+ * shapes; otherwise the batch dims broadcast (infer_size's words) and one bmm of the flattened batches checks its
+ * sizes, then, with products to take, its dtypes. *zeros: bmm has nothing to multiply and its operands' dtypes
+ * differ (or are Bool): the result is zeros of b's dtype. */
+static vkt_status batched_checks(const vkt_tensor *a, const vkt_tensor *b, bool *zeros) {
+  int na = a->ndim, nb = b->ndim, ba = na > 2 ? na - 2 : 0, bb = nb > 2 ? nb - 2 : 0, nbatch = ba > bb ? ba : bb;
+  int64_t n = na > 1 ? a->shape[na - 2] : 1, m1 = a->shape[na - 1], m2 = nb > 1 ? b->shape[nb - 2] : b->shape[0],
+          p = nb > 1 ? b->shape[nb - 1] : 1, batch = 1;
+  if (folds(a, b)) {
+    bool t = nb > na; /* b folded as b.mT, times a.t() or a */
+    const vkt_tensor *big = t ? b : a, *small = t ? a : b;
+    int64_t rows = t ? p : 1, k = t ? m2 : m1;
+    for (int d = 0; d < big->ndim - (t ? 2 : 1); d++)
+      rows *= big->shape[d];
+    if (small->ndim == 1 && k != small->shape[0])
+      return vkt_fail(VKT_ERR_RUNTIME, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
+                      (long long)rows, (long long)rows, (long long)k, (long long)small->shape[0]);
+    if (small->ndim == 1)
+      return addmv_dtypes(small->dtype, big, small);
+    int64_t r2 = t ? a->shape[1] : b->shape[0], c2 = t ? a->shape[0] : b->shape[1];
+    if (k != r2)
+      return vkt_fail(VKT_ERR_RUNTIME, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                      (long long)rows, (long long)k, (long long)r2, (long long)c2);
+    return VKT_OK; /* product()'s check words mm's dtype error */
+  }
+  for (int i = nbatch - 1; i >= 0; i--) {
+    int ia = i - (nbatch - ba), ib = i - (nbatch - bb);
+    int64_t sa = ia >= 0 ? a->shape[ia] : 1, sb = ib >= 0 ? b->shape[ib] : 1;
+    if (sa != sb && sa != 1 && sb != 1)
+      return vkt_fail(VKT_ERR_RUNTIME,
+                      "The size of tensor a (%lld) must match the size of tensor b (%lld) at non-singleton "
+                      "dimension %d",
+                      (long long)sa, (long long)sb, i);
+    batch *= sa == 1 ? sb : sa;
+  }
+  if (m1 != m2)
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "Expected size for first two dimensions of batch2 tensor to be: [%lld, %lld] but got: [%lld, "
+                    "%lld].",
+                    (long long)batch, (long long)m1, (long long)batch, (long long)m2);
+  *zeros = (a->dtype != b->dtype || a->dtype == VKT_BOOL) && (batch * n * p == 0 || m1 == 0);
+  return *zeros ? VKT_OK : batch_dtypes(a, b);
 }
 
 vkt_status vkt_matmul(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
-  vkt_status st = matmul_dtypes(a, b);
-  return st ? st : product(a, b, &(mm_epilogue){NULL, one, one, 0}, result);
+  mm_plan p;
+  bool zeros = false;
+  bool batched = a->ndim && b->ndim && (a->ndim > 2 || b->ndim > 2);
+  vkt_status st = batched ? batched_checks(a, b, &zeros) : matmul_dtypes(a, b);
+  if (st || !zeros)
+    return st ? st : product(a, b, &(mm_epilogue){NULL, one, one, 0}, result);
+  int device;
+  if ((st = vkt_same_device(2, (const vkt_tensor *[]){a, b}, &device)) || (st = plan(a, b, &p)))
+    return st;
+  return unmultiplied(NULL, b->dtype, device, p.fndim, p.fshape, one, result);
 }
 
 vkt_status vkt_mm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
   if (a->ndim != 2 || b->ndim != 2)
     return vkt_fail(VKT_ERR_RUNTIME, "%s must be a matrix, got %d-D tensor", a->ndim != 2 ? "self" : "mat2",
                     a->ndim != 2 ? a->ndim : b->ndim);
-  return vkt_matmul(a, b, result);
-}
-
-vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
-  char sa[256], sb[256];
-  if (a->ndim != 3 || b->ndim != 3)
-    return vkt_fail(VKT_ERR_RUNTIME, "batch%d must be a 3D tensor, got %d-D tensor", a->ndim != 3 ? 1 : 2,
-                    a->ndim != 3 ? a->ndim : b->ndim);
-  vkt_status st = batch_dtypes(a, b);
-  if (st)
-    return st;
-  if (a->shape[0] != b->shape[0]) {
-    vkt_shape_str(a->ndim, a->shape, sa, sizeof sa), vkt_shape_str(b->ndim, b->shape, sb, sizeof sb);
-    return vkt_fail(VKT_ERR_RUNTIME, "bmm: batch1 and batch2 must have the same batch size, got shapes %s and %s", sa,
-                    sb);
-  }
   return vkt_matmul(a, b, result);
 }
 
@@ -1071,11 +1147,40 @@ static vkt_status batches(const vkt_tensor *b1, const vkt_tensor *b2) {
   return VKT_OK;
 }
 
+/* Whether two batches that multiply have no products to take (an empty result, or k = 0) where their dtypes differ
+ * or are Bool: PyTorch's bmm and baddbmm kernels return then before they check dtypes. */
+static bool no_products(const vkt_tensor *b1, const vkt_tensor *b2) {
+  return (b1->dtype != b2->dtype || b1->dtype == VKT_BOOL) &&
+         (b1->shape[0] * b1->shape[1] * b2->shape[2] == 0 || b1->shape[2] == 0);
+}
+
+/* bmm's and baddbmm's result then: of batch2's dtype. */
+static vkt_status unmultiplied_batches(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2,
+                                       vkt_scalar beta, vkt_tensor *result) {
+  int device;
+  vkt_status st = vkt_same_device(3, (const vkt_tensor *[]){b1, b2, input}, &device);
+  return st ? st
+            : unmultiplied(input, b2->dtype, device, 3, (int64_t[]){b1->shape[0], b1->shape[1], b2->shape[2]}, beta,
+                           result);
+}
+
+vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
+  if (a->ndim != 3 || b->ndim != 3)
+    return vkt_fail(VKT_ERR_RUNTIME, "batch%d must be a 3D tensor, got %d-D tensor", a->ndim != 3 ? 1 : 2,
+                    a->ndim != 3 ? a->ndim : b->ndim);
+  vkt_status st = batches(a, b);
+  if (st)
+    return st;
+  return no_products(a, b) ? unmultiplied_batches(NULL, a, b, one, result) : vkt_matmul(a, b, result);
+}
+
 vkt_status vkt_baddbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
                        vkt_scalar alpha, vkt_tensor *result) {
   vkt_status st = baddbmm_input(input, b1, b2);
   if (!st)
     st = batches(b1, b2);
+  if (!st && no_products(b1, b2))
+    return unmultiplied_batches(input, b1, b2, beta, result);
   if (!st)
     st = batch_dtypes(b1, b2);
   if (!st && b1->dtype == VKT_BOOL)
@@ -1096,15 +1201,44 @@ static vkt_status as_matrix(const vkt_tensor *t, int64_t rows, int64_t cols, vkt
   return st;
 }
 
+/* addbmm's checks, PyTorch's order and words: input expands to [batch1.size(1), batch2.size(2)] (those dims must
+ * exist), then its own checks of the batches, its sizes' before any dtype's. */
+static vkt_status addbmm_checks(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2) {
+  vkt_tensor ex = {0};
+  int d;
+  vkt_status st = vkt_dim_wrap(1, b1->ndim, &d);
+  if (!st && !(st = vkt_dim_wrap(2, b2->ndim, &d)))
+    st = vkt_expand(&ex, input, 2, (int64_t[]){b1->shape[1], b2->shape[2]});
+  vkt_tensor_release(&ex);
+  if (st)
+    return st;
+  if (b1->ndim != 3 || b2->ndim != 3)
+    return vkt_fail(VKT_ERR_RUNTIME, "batch%d must be a 3D tensor", b1->ndim != 3 ? 1 : 2);
+  if (b1->shape[0] != b2->shape[0])
+    return vkt_fail(VKT_ERR_RUNTIME, "batch1 and batch2 must have same number of batches, got %lld and %lld",
+                    (long long)b1->shape[0], (long long)b2->shape[0]);
+  if (b1->shape[2] != b2->shape[1])
+    return vkt_fail(VKT_ERR_RUNTIME, "Incompatible matrix sizes for bmm (%lldx%lld and %lldx%lld)",
+                    (long long)b1->shape[1], (long long)b1->shape[2], (long long)b2->shape[1],
+                    (long long)b2->shape[2]);
+  return VKT_OK;
+}
+
 /* beta * input + alpha * sum over the batch of b1[i] @ b2[i]: one product of b1 as [n, batch * m] (its
- * batch dim moved next to m) and b2 as [batch * m, p], each a view where its strides allow. */
+ * batch dim moved next to m) and b2 as [batch * m, p], each a view where its strides allow. With no batch, PyTorch
+ * multiplies nothing and checks no dtype: beta * input in input's dtype, or zeros. */
 vkt_status vkt_addbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
                       vkt_scalar alpha, vkt_tensor *result) {
   vkt_tensor moved = {0}, x = {0}, y = {0};
-  vkt_status st = batches(b1, b2);
+  vkt_status st = addbmm_checks(input, b1, b2);
   if (st)
     return st;
   int64_t bs = b1->shape[0], n = b1->shape[1], m = b1->shape[2], p = b2->shape[2];
+  int device;
+  if (bs == 0 && (b1->dtype != b2->dtype || input->dtype != b2->dtype || b1->dtype == VKT_BOOL))
+    return (st = vkt_same_device(3, (const vkt_tensor *[]){input, b1, b2}, &device))
+               ? st
+               : unmultiplied(input, input->dtype, device, 2, (int64_t[]){n, p}, beta, result);
   if (!(st = vkt_permute(&moved, b1, 3, (int64_t[]){1, 0, 2})) && !(st = as_matrix(&moved, n, bs * m, &x)) &&
       !(st = as_matrix(b2, bs * m, p, &y)))
     st = vkt_addmm(input, &x, &y, beta, alpha, result);

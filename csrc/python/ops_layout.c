@@ -393,6 +393,22 @@ static vkt_status repeat_interleave_int(const vkt_var *x, int64_t repeats, bool 
   return st;
 }
 
+/* Whether o fits PyTorch's int parameter (None too where it is optional): anything with __index__ but a bool, a
+ * tensor only 0-d and of an integer dtype. */
+static bool int_or_none(PyObject *o, bool optional) {
+  const vkt_tensor *t = vkt_tensor_of(o);
+  if (t)
+    return t->ndim == 0 && !vkt_dtypes[t->dtype].is_float && t->dtype != VKT_BOOL;
+  return (optional && o == Py_None) || (PyIndex_Check(o) && !PyBool_Check(o));
+}
+
+/* repeat_interleave's forms, as PyTorch's TypeError lists them. */
+static const char method_forms[] = " * (Tensor repeats, int dim = None, *, int output_size = None)\n"
+                                   " * (int repeats, int dim = None, *, int output_size = None)\n",
+                  function_forms[] = " * (Tensor input, Tensor repeats, int dim = None, *, int output_size = None)\n"
+                                     " * (Tensor repeats, *, int output_size = None)\n"
+                                     " * (Tensor input, int repeats, int dim = None, *, int output_size = None)\n";
+
 /* repeat_interleave(repeats, dim=None, *, output_size=None), repeats an int or a tensor;
  * vkt.repeat_interleave(repeats) alone. */
 static PyObject *repeat_interleave(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -406,6 +422,9 @@ static PyObject *repeat_interleave(PyObject *self, PyObject *args, PyObject *kwa
                : NULL;
   if (!PARSE("O|O$O", mkw, fkw, &repeats_o, &dim_o, &size_o) || !(t = tensor_arg(x, "repeat_interleave", "input")))
     return NULL;
+  if ((!vkt_is_tensor(repeats_o) && !int_or_none(repeats_o, false)) || !int_or_none(dim_o, true) ||
+      !int_or_none(size_o, true))
+    return vkt_py_signature_error("repeat_interleave", args, kwargs, self ? method_forms : function_forms);
   long long output_size = size_o == Py_None ? -1 : PyLong_AsLongLong(size_o);
   if (output_size == -1 && PyErr_Occurred())
     return NULL;

@@ -72,6 +72,9 @@ int vkt_parse_args(PyObject *args, PyObject *kwargs, const char *format, char **
  * PyArg's TypeError. Returns 0, or -1 with the exception set. */
 int vkt_parse_keywords(PyObject *kwargs, const char *function, const char *const *kwlist, PyObject **values);
 
+/* PyTorch's TypeError for arguments that fit none of fn's forms (its lines " * (...)\n", listed after the types of
+ * the arguments given); returns NULL. */
+PyObject *vkt_py_signature_error(const char *fn, PyObject *args, PyObject *kwargs, const char *forms);
 /* Argument parsing. Each returns 0, or -1 with an exception set. */
 int vkt_parse_dtype(PyObject *o, vkt_dtype *out, bool *given);
 int vkt_parse_device(PyObject *o, int *out); /* None means cpu, "vulkan" the current adapter */

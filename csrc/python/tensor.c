@@ -188,30 +188,52 @@ static PyGetSetDef tensor_getset[] = {
 
 /* ---- size and layout ---- */
 
-/* size(dim) or stride(dim); without dim, all of them: a vkt.Size for size(), a tuple for stride(). */
-static PyObject *dim_or_all(PyObject *self, PyObject *args, PyObject *kwargs, const int64_t *values) {
+/* A dim argument as PyTorch's parser takes it: an int (not a bool) or a 0-d integer tensor; -1 with its TypeError
+ * naming fn otherwise. */
+static int dim_arg(PyObject *o, const char *fn, long long *d) {
+  const vkt_tensor *t = vkt_tensor_of(o);
+  bool ok = t ? t->ndim == 0 && !vkt_dtypes[t->dtype].is_float && t->dtype != VKT_BOOL
+              : PyIndex_Check(o) && !PyBool_Check(o);
+  if (!ok) {
+    PyObject *name = PyType_GetName(Py_TYPE(o));
+    if (name)
+      PyErr_Format(PyExc_TypeError, "%s(): argument 'dim' (position 1) must be int, not %U", fn, name);
+    Py_XDECREF(name);
+    return -1;
+  }
+  PyObject *i = PyNumber_Index(o);
+  *d = i ? PyLong_AsLongLong(i) : -1;
+  Py_XDECREF(i);
+  return *d == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* size(dim) or stride(dim) (fn names which); without dim, all of them: a vkt.Size for size(), a tuple for
+ * stride(). A 0-d tensor has no dim to name: PyTorch's IndexError, not the [-1, 0] range dim wrapping allows. */
+static PyObject *dim_or_all(PyObject *self, PyObject *args, PyObject *kwargs, const char *fn, const int64_t *values) {
   static char *kw[] = {"dim", NULL};
   PyObject *dim = Py_None;
   if (!vkt_parse_args(args, kwargs, "|O", kw, &dim))
     return NULL;
   if (dim == Py_None)
     return values == SELF->shape ? vkt_size_new(SELF->ndim, values) : shape_tuple(SELF->ndim, values);
-  long long d = PyLong_AsLongLong(dim);
+  long long d;
   int w;
-  if (d == -1 && PyErr_Occurred())
+  if (dim_arg(dim, fn, &d))
     return NULL;
+  if (SELF->ndim == 0)
+    return vkt_raise(vkt_fail(VKT_ERR_INDEX, "Dimension specified as %lld but tensor has no dimensions", d));
   vkt_status st = vkt_dim_wrap(d, SELF->ndim, &w);
   if (st)
     return vkt_raise(st);
-  return PyLong_FromLongLong(SELF->ndim ? values[w] : 1);
+  return PyLong_FromLongLong(values[w]);
 }
 
 static PyObject *t_size(PyObject *self, PyObject *args, PyObject *kwargs) {
-  return dim_or_all(self, args, kwargs, SELF->shape);
+  return dim_or_all(self, args, kwargs, "size", SELF->shape);
 }
 
 static PyObject *t_stride(PyObject *self, PyObject *args, PyObject *kwargs) {
-  return dim_or_all(self, args, kwargs, SELF->strides);
+  return dim_or_all(self, args, kwargs, "stride", SELF->strides);
 }
 
 static PyObject *t_dim(PyObject *self, PyObject *unused) {
@@ -789,51 +811,19 @@ static PyObject *t_cpu(PyObject *self, PyObject *unused) {
   return vkt_py_var_result(vkt_ag_cast(SELF_V, VKT_CPU, SELF->dtype, VKT_PRESERVE_FORMAT, false, &v), &v);
 }
 
-/* to(device=None, dtype=None, non_blocking=False, copy=False), to(dtype, ...), to(other, ...); non_blocking is
- * taken and ignored (a copy to the host waits anyway, one to a device is recorded). */
-/* An argument's type as PyTorch's signature errors name it (a new reference; NULL with an error set). */
-static PyObject *arg_type_name(PyObject *a) {
-  if (vkt_is_tensor(a))
-    return PyUnicode_FromString("Tensor");
-  if (PyObject_TypeCheck(a, (PyTypeObject *)vkt_state->dtype_type))
-    return PyUnicode_FromString("vkt.dtype");
-  if (PyObject_TypeCheck(a, (PyTypeObject *)vkt_state->device_type))
-    return PyUnicode_FromString("vkt.device");
-  return PyObject_GetAttrString((PyObject *)Py_TYPE(a), "__name__");
-}
-
 /* PyTorch's TypeError for arguments that fit none of to()'s forms, which it lists. */
 static PyObject *to_signature_error(PyObject *args, PyObject *kwargs) {
-  PyObject *got = PyUnicode_FromString(""), *key, *value, *name;
-  Py_ssize_t n = PyTuple_Size(args), pos = 0;
-  for (Py_ssize_t i = 0; got && i < n; i++) {
-    PyObject *was = got;
-    name = arg_type_name(PyTuple_GetItem(args, i));
-    got = name ? PyUnicode_FromFormat("%U%s%U", was, i ? ", " : "", name) : NULL;
-    Py_XDECREF(name);
-    Py_DECREF(was);
-  }
-  for (bool more = n > 0; got && kwargs && PyDict_Next(kwargs, &pos, &key, &value); more = false) {
-    PyObject *was = got;
-    name = arg_type_name(value);
-    got = name ? PyUnicode_FromFormat("%U%s%U=%U, ", was, more ? ", " : "", key, name) : NULL;
-    Py_XDECREF(name);
-    Py_DECREF(was);
-  }
-  if (got)
-    PyErr_Format(PyExc_TypeError,
-                 "to() received an invalid combination of arguments - got (%U), but expected one of:\n"
-                 " * (vkt.device device = None, vkt.dtype dtype = None, bool non_blocking = False, bool copy = False, "
-                 "*, vkt.memory_format memory_format = None)\n"
-                 " * (vkt.dtype dtype, bool non_blocking = False, bool copy = False, *, vkt.memory_format "
-                 "memory_format = None)\n"
-                 " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, vkt.memory_format "
-                 "memory_format = None)\n",
-                 got);
-  Py_XDECREF(got);
-  return NULL;
+  return vkt_py_signature_error("to", args, kwargs,
+                                " * (vkt.device device = None, vkt.dtype dtype = None, bool non_blocking = False, "
+                                "bool copy = False, *, vkt.memory_format memory_format = None)\n"
+                                " * (vkt.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+                                "vkt.memory_format memory_format = None)\n"
+                                " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+                                "vkt.memory_format memory_format = None)\n");
 }
 
+/* to(device=None, dtype=None, non_blocking=False, copy=False), to(dtype, ...), to(other, ...); non_blocking is
+ * taken and ignored (a copy to the host waits anyway, one to a device is recorded). */
 static PyObject *t_to(PyObject *self, PyObject *args, PyObject *kwargs) {
   int device = vkt_tensor_device(SELF);
   vkt_dtype dtype = SELF->dtype;

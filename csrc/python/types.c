@@ -343,6 +343,42 @@ int vkt_types_add(PyObject *module, vkt_py_state *state) {
 
 /* ---- argument parsing ---- */
 
+/* An argument's type as PyTorch's signature errors name it (a new reference; NULL with an error set). */
+static PyObject *arg_type_name(PyObject *a) {
+  if (vkt_is_tensor(a))
+    return PyUnicode_FromString("Tensor");
+  if (PyObject_TypeCheck(a, (PyTypeObject *)vkt_state->dtype_type))
+    return PyUnicode_FromString("vkt.dtype");
+  if (PyObject_TypeCheck(a, (PyTypeObject *)vkt_state->device_type))
+    return PyUnicode_FromString("vkt.device");
+  return PyObject_GetAttrString((PyObject *)Py_TYPE(a), "__name__");
+}
+
+/* PyTorch lists the keywords last to first, and ends with ", " where no positional argument came before them. */
+PyObject *vkt_py_signature_error(const char *fn, PyObject *args, PyObject *kwargs, const char *forms) {
+  PyObject *got = PyUnicode_FromString(""), *items = kwargs ? PyDict_Items(kwargs) : PyList_New(0), *name;
+  Py_ssize_t n = PyTuple_Size(args), nk = items ? PyList_Size(items) : 0;
+  if (!items)
+    Py_CLEAR(got);
+  for (Py_ssize_t i = 0; got && i < n + nk; i++) {
+    PyObject *was = got, *kv = i < n ? NULL : PyList_GetItem(items, n + nk - 1 - i);
+    name = arg_type_name(kv ? PyTuple_GetItem(kv, 1) : PyTuple_GetItem(args, i));
+    got = !name ? NULL
+          : kv  ? PyUnicode_FromFormat("%U%s%U=%U%s", was, i ? ", " : "", PyTuple_GetItem(kv, 0), name,
+                                       n == 0 && i == nk - 1 ? ", " : "")
+                : PyUnicode_FromFormat("%U%s%U", was, i ? ", " : "", name);
+    Py_XDECREF(name);
+    Py_DECREF(was);
+  }
+  Py_XDECREF(items);
+  if (got)
+    PyErr_Format(PyExc_TypeError,
+                 "%s() received an invalid combination of arguments - got (%U), but expected one of:\n%s", fn, got,
+                 forms);
+  Py_XDECREF(got);
+  return NULL;
+}
+
 /* PyTorch's argument parser takes NumPy's names for two parameters: axis for dim, keepdims for keepdim. */
 static const char *const aliases[][2] = {{"axis", "dim"}, {"keepdims", "keepdim"}};
 

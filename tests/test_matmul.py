@@ -883,3 +883,28 @@ def test_stream_k(dev, slots):
     r = run_python(STREAM_K, env={"VKT_STREAM_K": slots, "VKT_PROFILE": "1", "VKT_VALIDATION": "1"}, timeout=600)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout[-2000:] + r.stderr[-3000:]
     assert "STREAM_K" in r.stderr, r.stderr[-3000:]
+
+
+WIDE_SPLIT = """
+import numpy as np, vkt
+rng = np.random.default_rng(6)
+# a weight's gradient, x.T @ g, over a long batch into an output of few 128 x 128 tiles: 200 x 300 is 6 of them,
+# and K = 12288 splits into 12 slices of 1024 (to about 256 workgroups), summed by a reduction; and a batch of two
+for shape in ((12288, 200, 300), (2, 8192, 130, 260)):
+    *batch, k, m, n = shape
+    x, g = rng.standard_normal((*batch, k, m)), rng.standard_normal((*batch, k, n))
+    got = vkt.tensor(x.astype(np.float32), device="vulkan").mT @ vkt.tensor(g.astype(np.float32), device="vulkan")
+    ref = np.swapaxes(x, -1, -2) @ g
+    err = np.abs(got.cpu().numpy() - ref).max() / np.abs(ref).max()
+    assert err < 1e-5, (shape, err)
+assert vkt.vulkan.validation_messages() == []
+print("ok")
+"""
+
+
+def test_split_k_over_few_wide_tiles(dev):
+    # A GPU splits K where a long product has few wide tiles (matmul.c's k_slices); a CPU adapter does not, unless
+    # VKT_STREAM_K poses a GPU's number of workgroups. VKT_PROFILE lists the reduction that sums the slices.
+    r = run_python(WIDE_SPLIT, env={"VKT_STREAM_K": "264", "VKT_PROFILE": "1", "VKT_VALIDATION": "1"}, timeout=600)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout[-2000:] + r.stderr[-3000:]
+    assert "matmul_wide.comp" in r.stderr and "OP_SUM" in r.stderr, r.stderr[-3000:]

@@ -233,8 +233,10 @@ static k_split k_slices(const vkt_tensor *x, const mm_epilogue *e, int64_t m, in
     return none;
   }
   int64_t wide = (m + 127) / 128 * ((n + 127) / 128) * batch;
-  if (wide >= SPLIT_K_WIDE_TILES || vkt_device_props(x->storage->dev)->type == VKT_ADAPTER_CPU)
-    return none;                          /* a CPU adapter's few cores are busy with the tiles there are */
+  const vkt_adapter_props *props = vkt_device_props(x->storage->dev);
+  /* a CPU adapter's few cores are busy with the tiles there are, unless VKT_STREAM_K poses a GPU's many (tests) */
+  if (wide >= SPLIT_K_WIDE_TILES || (props->type == VKT_ADAPTER_CPU && !props->product_slots))
+    return none;
   int64_t most = (256 + wide - 1) / wide; /* about 256 tiles, at most SPLIT_K_MOST slices, each 1024 deep or more */
   for (int64_t s = most < SPLIT_K_MOST ? most : SPLIT_K_MOST; s >= 2; s--)
     if (k % s == 0 && k / s >= 1024)

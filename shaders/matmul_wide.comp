@@ -166,28 +166,21 @@ void put(Slice s) {
 // Invocation (tx, ty) sums rows 4ty + RS r + {0..3} (r < TM / 4) and columns 4tx + 64c + {0..3} (c < 2).
 #define ROW(i) (m0 + 4 * ty + RS * ((i) / 4) + (i) % 4) // of out, for the invocation's i-th row
 #define COL(j) (n0 + 4 * tx + 64 * ((j) / 4) + (j) % 4) // ... j-th column
-uint tx, ty;
-float acc[TM][8];
-
-void place_invocation() {
+void main() {
   uint lane = gl_LocalInvocationID.x % 32, warp = gl_LocalInvocationID.x / 32;
-  tx = (warp % 2) * 8 + lane % 8, ty = (warp / 2) * 4 + lane / 8;
-}
-
-// The slices of K: the first starts at K % BK - BK where BK does not divide K (the host sends K >= BK here), so
-// every one after it is whole.
-uint slices() { return (p.K + BK - 1) / BK; }
-
-// acc = the sums of slices [s0, s1) of the tile at (m0, n0) of matrix bt. The last load of the loop reloads the
-// last slice of K, or loads slice s1, and goes unused.
-void tile_sums(Batch bt, uint m0, uint n0, uint s0, uint s1) {
+  uint tx = (warp % 2) * 8 + lane % 8, ty = (warp / 2) * 4 + lane / 8;
+  uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
+  Batch bt = batch_of_workgroup();
+  float acc[TM][8];
   [[unroll]] for (uint i = 0; i < TM; i++)
     [[unroll]] for (uint j = 0; j < 8; j++)
       acc[i][j] = 0.0;
-  int K = int(p.K), k0 = int(p.K % BK) - (p.K % BK != 0 ? BK : 0) + BK * int(s0), end = k0 + BK * int(s1 - s0);
+  // The host sends K >= BK here, so every slice after the first is whole; the last load of the loop
+  // reloads the last slice and goes unused.
+  int K = int(p.K), k0 = int(p.K % BK) - (p.K % BK != 0 ? BK : 0);
   Slice s;
-  load(s, bt, m0, n0, k0, s0 == 0);
-  for (; k0 < end; k0 += BK) {
+  load(s, bt, m0, n0, k0, true);
+  for (; k0 < K; k0 += BK) {
     put(s);
     load(s, bt, m0, n0, min(k0 + BK, K - BK), false);
     barrier();
@@ -221,10 +214,6 @@ void tile_sums(Batch bt, uint m0, uint n0, uint s0, uint s1) {
     }
     barrier();
   }
-}
-
-// Stores acc, the sums of the tile at (m0, n0) of matrix bt, through the bias and relu or the fused epilogue.
-void store_tile(Batch bt, uint m0, uint n0) {
 #ifdef EPILOGUE
   // The sums leave through shared memory, CH rows at a time, and invocation t takes column t % BN of its rows
   // there, so that a subgroup reads and writes 32 consecutive elements of each of the expression's tensors.
@@ -311,91 +300,3 @@ void store_tile(Batch bt, uint m0, uint n0) {
   }
 #endif
 }
-
-#ifdef STREAM_K
-#ifdef EPILOGUE
-#error "stream-K takes no fused epilogue: matmul.c's stream_k() says why"
-#endif
-// Stream-K: a product of T tiles of S slices each has T * S units of work, which the host spreads evenly over as
-// many workgroups as the GPU runs at once (gl_NumWorkGroups.x = G <= T), where T tiles of their own would leave
-// the GPU partly idle in their last wave: 8192 x 1024 x 1024 is 512 tiles for an H100's 264 places, the time
-// of 528. A workgroup takes its units in order, so its range is the tail of a tile (slices s0 > 0 to S), whole
-// tiles, then the head of a tile (slices 0 to s1 < S); a range is at least S units long, so no tile is split
-// more than once. The two parts of split tile b (at the end of workgroup b's range) meet through a word of
-// Ticket and two places for sums in Partial: the tail's part stores its sums, then counts; the head's part counts
-// first, and where it came first stores its own sums and counts again. Whichever sees the other's sums stored
-// (the head seeing 1 or, having stored, 2; the tail seeing 2) adds them to its own and stores the tile: head +
-// tail either way, so the result is the same whichever finishes. It leaves the word 0 for the next product.
-layout(std430, binding = SK_BINDING) coherent buffer Partial { vec4 partial_[]; };
-layout(std430, binding = SK_BINDING + 1) coherent buffer Ticket { uint ticket_[]; };
-shared uint sk_count;
-
-// Where invocation id's sums of the tile split at boundary b go, part 0 (the tail's) or 1 (the head's).
-uint partial_at(uint b, uint part, uint i, uint side) {
-  return (((b * 2 + part) * TM + i) * 2 + side) * LOCAL_SIZE + gl_LocalInvocationID.x;
-}
-
-void put_partial(uint b, uint part) {
-  [[unroll]] for (uint i = 0; i < TM; i++) {
-    partial_[partial_at(b, part, i, 0)] = vec4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-    partial_[partial_at(b, part, i, 1)] = vec4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
-  }
-  memoryBarrierBuffer();
-}
-
-uint count(uint b) {
-  barrier();
-  if (gl_LocalInvocationID.x == 0)
-    sk_count = atomicAdd(ticket_[b], 1u);
-  barrier();
-  return sk_count;
-}
-
-void add_partial(uint b, uint part) {
-  memoryBarrierBuffer();
-  [[unroll]] for (uint i = 0; i < TM; i++) {
-    vec4 lo = partial_[partial_at(b, part, i, 0)], hi = partial_[partial_at(b, part, i, 1)];
-    acc[i] = float[8](acc[i][0] + lo.x, acc[i][1] + lo.y, acc[i][2] + lo.z, acc[i][3] + lo.w, acc[i][4] + hi.x,
-                      acc[i][5] + hi.y, acc[i][6] + hi.z, acc[i][7] + hi.w);
-  }
-  if (gl_LocalInvocationID.x == 0)
-    ticket_[b] = 0u;
-}
-
-void main() {
-  uint across = (p.N + BN - 1) / BN, tiles = across * ((p.M + BM - 1) / BM), S = slices();
-  uint total = tiles * p.batch[0] * p.batch[1] * S, g = gl_WorkGroupID.x, G = gl_NumWorkGroups.x;
-  uint u = g * (total / G) + min(g, total % G), end = u + total / G + (g < total % G ? 1u : 0u);
-  place_invocation();
-  while (u < end) {
-    uint tile = u / S, s0 = u % S, s1 = min(S, s0 + (end - u)), t = tile % tiles;
-    uint m0 = t / across * BM, n0 = t % across * BN;
-    Batch bt = batch_of(tile / tiles);
-    tile_sums(bt, m0, n0, s0, s1);
-    u += s1 - s0;
-    bool whole = s0 == 0 && s1 == S;
-    if (!whole && s0 > 0) { // the tail of the tile split at the boundary before this range
-      put_partial(g - 1, 0);
-      if (count(g - 1) != 2u)
-        continue;
-      add_partial(g - 1, 1);
-    } else if (!whole) { // its head, at the end of this range
-      if (count(g) == 0u) { // the tail has not stored its sums: store these
-        put_partial(g, 1);
-        if (count(g) != 2u) // nor has it counted since: it will finish
-          continue;
-      }
-      add_partial(g, 0);
-    }
-    store_tile(bt, m0, n0);
-  }
-}
-#else
-void main() {
-  place_invocation();
-  Batch bt = batch_of_workgroup();
-  uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
-  tile_sums(bt, m0, n0, 0, slices());
-  store_tile(bt, m0, n0);
-}
-#endif

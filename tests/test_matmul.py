@@ -833,58 +833,6 @@ def test_smaller_shared_memory(dev, limit):
 
 
 
-STREAM_K = """
-import numpy as np, vkt
-from scipy.special import erf
-rng = np.random.default_rng(5)
-F = vkt.nn.functional
-def t(a, **kw):
-    return vkt.tensor(a, device="vulkan", **kw)
-def check(got, ref, what):
-    got = got.cpu().numpy()
-    assert got.shape == ref.shape, what
-    err = np.abs(got - ref).max() / max(1.0, np.abs(ref).max())
-    assert err < 1e-5, (what, err)
-# 256 of the big tile's 128 x 128 tiles (the fewest it takes): 8 x 512 x 1024, K of 40 and 17 (a partial first slice)
-for k in (40, 17):
-    a, b = rng.standard_normal((8, 512, k)), rng.standard_normal((k, 1024))
-    bias = rng.standard_normal(1024)
-    ref = a @ b
-    va, vb = t(a.astype(np.float32)), t(b.astype(np.float32))
-    check(va @ vb, ref, ("a @ b", k))
-    check(va @ t(np.ascontiguousarray(b.T).astype(np.float32)).T, ref, ("a @ b.T.T", k))
-    # a fused epilogue keeps tiles of their own (matmul.c's stream_k() says why)
-    check(F.gelu(va @ vb + t(bias.astype(np.float32))), 0.5 * (ref + bias) * (1 + erf((ref + bias) / np.sqrt(2))),
-          ("gelu epilogue", k))
-    check(vkt.baddbmm(t(bias.astype(np.float32)), va, vb.expand(8, k, 1024)), ref + bias, ("baddbmm", k))
-# matmul_add_relu forward and backward: its forward product takes stream-K
-x, w, bias = rng.standard_normal((8, 512, 40)), rng.standard_normal((40, 1024)), rng.standard_normal(1024)
-g = rng.standard_normal((8, 512, 1024))
-vx, vw, vbias = (t(v.astype(np.float32), requires_grad=True) for v in (x, w, bias))
-y = vkt.matmul_add_relu(vx, vw, vbias)
-pre = x @ w + bias
-check(y, np.maximum(pre, 0), "matmul_add_relu")
-y.backward(t(g.astype(np.float32)))
-gp = g * (pre > 0)
-check(vx.grad, gp @ w.T, "grad x")
-check(vw.grad, np.einsum("bmk,bmn->kn", x, gp), "grad w")
-assert not vkt.vulkan.fallback_stats()
-assert vkt.vulkan.validation_messages() == []
-print("ok")
-"""
-
-
-@pytest.mark.parametrize("slots", ["100", "255"])
-def test_stream_k(dev, slots):
-    # Stream-K spreads a product's tiles' slices over as many workgroups as the GPU runs at once (on an NVIDIA GPU
-    # with VK_NV_shader_sm_builtins); VKT_STREAM_K poses that number on any adapter. 256 tiles over 100 workgroups
-    # split a tile at most ends of ranges; over 255 nearly every range starts and ends inside a tile. VKT_PROFILE
-    # lists the kernels run, which shows that the stream-K one did.
-    r = run_python(STREAM_K, env={"VKT_STREAM_K": slots, "VKT_PROFILE": "1", "VKT_VALIDATION": "1"}, timeout=600)
-    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout[-2000:] + r.stderr[-3000:]
-    assert "STREAM_K" in r.stderr, r.stderr[-3000:]
-
-
 WIDE_SPLIT = """
 import numpy as np, vkt
 rng = np.random.default_rng(6)
@@ -904,7 +852,7 @@ print("ok")
 
 def test_split_k_over_few_wide_tiles(dev):
     # A GPU splits K where a long product has few wide tiles (matmul.c's k_slices); a CPU adapter does not, unless
-    # VKT_STREAM_K poses a GPU's number of workgroups. VKT_PROFILE lists the reduction that sums the slices.
-    r = run_python(WIDE_SPLIT, env={"VKT_STREAM_K": "264", "VKT_PROFILE": "1", "VKT_VALIDATION": "1"}, timeout=600)
+    # VKT_WIDE_SPLIT_K asks it to. VKT_PROFILE lists the reduction that sums the slices.
+    r = run_python(WIDE_SPLIT, env={"VKT_WIDE_SPLIT_K": "1", "VKT_PROFILE": "1", "VKT_VALIDATION": "1"}, timeout=600)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout[-2000:] + r.stderr[-3000:]
     assert "matmul_wide.comp" in r.stderr and "OP_SUM" in r.stderr, r.stderr[-3000:]

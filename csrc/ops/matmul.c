@@ -233,9 +233,7 @@ static k_split k_slices(const vkt_tensor *x, const mm_epilogue *e, int64_t m, in
     return none;
   }
   int64_t wide = (m + 127) / 128 * ((n + 127) / 128) * batch;
-  const vkt_adapter_props *props = vkt_device_props(x->storage->dev);
-  /* a CPU adapter's few cores are busy with the tiles there are, unless VKT_STREAM_K poses a GPU's many (tests) */
-  if (wide >= SPLIT_K_WIDE_TILES || (props->type == VKT_ADAPTER_CPU && !props->product_slots))
+  if (wide >= SPLIT_K_WIDE_TILES || !vkt_device_props(x->storage->dev)->wide_split_k)
     return none;
   int64_t most = (256 + wide - 1) / wide; /* about 256 tiles, at most SPLIT_K_MOST slices, each 1024 deep or more */
   for (int64_t s = most < SPLIT_K_MOST ? most : SPLIT_K_MOST; s >= 2; s--)
@@ -736,8 +734,6 @@ static bool vec4(const vkt_op_args *a, int k, bool k_fast) {
   return t->dtype == VKT_FLOAT32 && moves_as_vectors(t, fast, 4);
 }
 
-#define MM_MAX_BINDINGS 8 /* VKT_MAX_BINDINGS */
-
 /* vkt_matmul_variant.flags: the #defines a product's operands and tile ask for beyond their types. */
 enum {
   MMV_A_K_FAST = 1 << 0,
@@ -751,33 +747,8 @@ enum {
   MMV_VEC4_C = 1 << 8,
   MMV_RELU = 1 << 9,
   MMV_EPILOGUE = 1 << 10,
-  MMV_ROWS32 = 1 << 11, /* matmul_wide.comp's EPILOGUE_ROWS */
-  MMV_STREAM_K = 1 << 12
+  MMV_ROWS32 = 1 << 11 /* matmul_wide.comp's EPILOGUE_ROWS */
 };
-
-/* Stream-K (matmul_wide.comp): the big tile's workgroups, as many as the GPU runs at once (two a multiprocessor:
- * 248 registers each), each take an equal share of the product's tiles' slices, where tiles of their own would
- * leave more than a twentieth of the GPU idle in their last wave. H100, 1024 x 1024 products chained, ms, tiles of
- * their own / stream-K (cuBLAS): 6400 rows (400 tiles for 264 places) 0.359 / 0.335 (0.338), 7936 (496) 0.367 /
- * 0.364 (0.347), 8704 (544) 0.514 / 0.397 (0.444), 10496 (656) 0.531 / 0.481 (0.485); but 8192 (512, a thirtieth
- * idle) 0.368 / 0.373, and 4096^3 slower too: a split tile costs its parts a second start, a store of sums and a
- * read, and workgroups that read the same rows of a no longer do so at the same time. It needs at least as many
- * tiles as workgroups (so that no tile is split twice), every matrix in one dispatch (at most two batch dims,
- * which the shader walks) and two more bindings. Not with a fused epilogue: an H100's driver (580.159) compiled
- * gelu(x @ w + b)'s stream-K kernel for more than 225 s and had not finished (its stack in nvvm, the GPU idle).
- * The number of workgroups, or 0. */
-static uint32_t stream_k(const vkt_op_args *a, const mm_tile *tile, int nbound) {
-  const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
-  int nd = a->out->ndim;
-  uint64_t g = p->product_slots, tiles = (uint64_t)tiles_of(a->out, tile->bm, tile->bn), mats = 1;
-  for (int d = 0; d < nd - 2; d++)
-    mats *= (uint64_t)a->out->shape[d];
-  if (tile != &big_tile || g == 0 || tiles < g || nd > 4 || mats > p->max_workgroup_count[2] ||
-      nbound + 2 > MM_MAX_BINDINGS || tiles * (((uint64_t)a->in[0]->shape[nd - 1] + 15) / 16) >= 1u << 31)
-    return 0;
-  uint64_t places = (tiles + g - 1) / g * g;
-  return (places - tiles) * 20 > places ? (uint32_t)g : 0;
-}
 
 /* What a's kernel on tile (n operands bound) depends on; with a fused epilogue out is not stored (nor
  * read as vec4s). Cheap: no text is made, so a launch whose kernel is known costs no formatting. */
@@ -846,8 +817,6 @@ static int mm_defines(const vkt_matmul_variant *v, char *buf, size_t size) {
     len += snprintf(buf + len, size - (size_t)len,
                     "#define EPILOGUE\n#define NOUT %d\n#define NREAD %d\n#define A_BINDING %d\n#define B_BINDING %d\n",
                     v->nout, v->nread, v->a_binding, v->b_binding);
-  if (f & MMV_STREAM_K) /* its two buffers after the others */
-    len += snprintf(buf + len, size - (size_t)len, "#define STREAM_K\n#define SK_BINDING %d\n", v->n);
   if ((f & MMV_EPILOGUE) && tile->kind == MM_WIDE)
     len += snprintf(buf + len, size - (size_t)len, "#define EPILOGUE_ROWS %d\n", f & MMV_ROWS32 ? 32 : 16);
   return len;
@@ -855,6 +824,7 @@ static int mm_defines(const vkt_matmul_variant *v, char *buf, size_t size) {
 
 /* Where a launch's dispatches differ: the offset (elements) of each of n operands, whose batch dims were
  * merged into bshape and bstrides, goes to offset[k] of the push constants, and the first matrix to *z0. */
+#define MM_MAX_BINDINGS 8 /* VKT_MAX_BINDINGS */
 typedef struct {
   const vkt_tensor *const *t;
   int n, rank;
@@ -873,21 +843,13 @@ typedef struct {
 static vkt_status dispatch_batches(vkt_device *dev, vkt_pipeline *pipe, const mm_tile *tile,
                                    const vkt_tensor *const *bound, int nb, unsigned writes, const mm_batches *w,
                                    uint32_t m, uint32_t n, uint32_t k, uint64_t inner, const void *push,
-                                   uint32_t push_size, uint32_t sk) {
+                                   uint32_t push_size) {
   vkt_binding b[MM_MAX_BINDINGS];
   for (int k = 0; k < nb; k++)
     b[k] = (vkt_binding){&bound[k]->storage->alloc, 0, bound[k]->storage->alloc.size, (writes >> k & 1u) != 0};
   uint64_t batch = 0, outer = 1;
   uint32_t maxz = vkt_device_props(dev)->max_workgroup_count[2];
-  vkt_tensor partial = {0}; /* stream-K's: two tiles of sums a workgroup */
   vkt_status st = VKT_OK;
-  if (sk) {
-    int64_t size = 2 * (int64_t)sk * tile->bm * tile->bn;
-    if ((st = vkt_tensor_empty(&partial, vkt_tensor_device(bound[0]), VKT_FLOAT32, 1, &size)) ||
-        (st = vkt_mem_sync_words(dev, sk, &b[nb + 1])))
-      goto finish;
-    b[nb] = (vkt_binding){&partial.storage->alloc, 0, partial.storage->alloc.size, true};
-  }
   for (int d = 0; d < w->rank - 2; d++)
     outer *= (uint64_t)w->bshape[d];
   for (uint64_t o = 0; o < outer && !st; o++) {
@@ -902,20 +864,14 @@ static vkt_status dispatch_batches(vkt_device *dev, vkt_pipeline *pipe, const mm
     for (uint64_t z0 = 0; z0 < inner && !st; z0 += maxz) {
       uint32_t groups[3] = {(n + tile->bn - 1) / tile->bn, (m + tile->bm - 1) / tile->bm,
                             (uint32_t)(inner - z0 < maxz ? inner - z0 : maxz)};
-      if (sk) /* stream_k() asked for one dispatch */
-        groups[0] = sk, groups[1] = groups[2] = 1;
       *w->z0 = (uint32_t)z0;
-      st = vkt_stream_dispatch(dev, pipe, b, nb + (sk ? 2 : 0), push, push_size, groups, &batch);
+      st = vkt_stream_dispatch(dev, pipe, b, nb, push, push_size, groups, &batch);
     }
   }
   for (int j = 0; j < nb && !st; j++)
     vkt_storage_touched(bound[j]->storage, batch);
-  if (sk && !st)
-    vkt_storage_touched(partial.storage, batch);
   if (!st && (uint64_t)m * n * k * inner * outer >= LONG_PRODUCT)
     st = vkt_stream_flush_if_idle(dev);
-finish:
-  vkt_tensor_release(&partial);
   return st;
 }
 
@@ -949,8 +905,7 @@ static vkt_status pipeline_of(vkt_device *dev, const vkt_matmul_variant *v, uint
   }
   char defines[512];
   mm_defines(v, defines, sizeof defines);
-  vkt_status st = vkt_pipeline_get(dev, ((const mm_tile *)v->tile)->shader, defines,
-                                   v->n + (v->flags & MMV_STREAM_K ? 2 : 0), push_size, pipe);
+  vkt_status st = vkt_pipeline_get(dev, ((const mm_tile *)v->tile)->shader, defines, v->n, push_size, pipe);
   if (!st)
     *slot = (mm_cached){dev, *v, *pipe};
   return st;
@@ -966,8 +921,6 @@ vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
   const mm_tile *tile = tile_for(a);
   vkt_matmul_variant v;
   mm_variant_of(a, tile, n, false, &v);
-  uint32_t sk = stream_k(a, tile, n);
-  v.flags |= sk ? MMV_STREAM_K : 0;
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
   (void)op;
@@ -979,7 +932,7 @@ vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
   mm_batches w = {
       t, n, rank, bshape, bstrides, {&push.offset[0], &push.offset[1], &push.offset[2], &push.offset[3]}, &push.z0};
   return dispatch_batches(dev, pipe, tile, bound, n, 1u, &w, push.m, push.n, push.k,
-                          (uint64_t)push.batch[0] * push.batch[1], &push, sizeof push, sk);
+                          (uint64_t)push.batch[0] * push.batch[1], &push, sizeof push);
 }
 
 /* ---- fused epilogues ---- */
@@ -1089,9 +1042,8 @@ vkt_status vkt_matmul_epilogue_launch(const vkt_matmul_epilogue *e, vkt_pipeline
       w.offset[k] = &read[5 * (k - 3)];
   }
   memcpy(param, e->params, 8 * (size_t)e->nparams);
-  const mm_tile *tile = tile_for(a);
-  return dispatch_batches(a->out->storage->dev, pipe, tile, bound, nb, writes, &w, push->m, push->n, push->k,
-                          (uint64_t)push->batch[0] * push->batch[1], words, 4 * epilogue_words(e), 0);
+  return dispatch_batches(a->out->storage->dev, pipe, tile_for(a), bound, nb, writes, &w, push->m, push->n, push->k,
+                          (uint64_t)push->batch[0] * push->batch[1], words, 4 * epilogue_words(e));
 }
 
 /* ---- products built on the one above ---- */

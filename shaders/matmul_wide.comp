@@ -350,20 +350,24 @@ void main() {
     if (gl_LocalInvocationID.x == 0)
       split_count = atomicAdd(ticket_[r], 1u);
     barrier();
-    if (split_count != PIECES - 1)
-      return;
-    memoryBarrierBuffer();
-    [[unroll]] for (uint i = 0; i < TM; i++)
-      [[unroll]] for (uint j = 0; j < 8; j++)
-        acc[i][j] = 0.0;
-    [[dont_unroll]] for (uint k = 0; k < PIECES; k++)
-      [[unroll]] for (uint i = 0; i < TM; i++) {
-        vec4 lo = partial_[partial_at(r, k, i, 0)], hi = partial_[partial_at(r, k, i, 1)];
-        acc[i] = float[8](acc[i][0] + lo.x, acc[i][1] + lo.y, acc[i][2] + lo.z, acc[i][3] + lo.w, acc[i][4] + hi.x,
-                          acc[i][5] + hi.y, acc[i][6] + hi.z, acc[i][7] + hi.w);
-      }
-    if (gl_LocalInvocationID.x == 0)
-      ticket_[r] = 0u;
+    if (split_count == PIECES - 1) {
+      memoryBarrierBuffer();
+      [[unroll]] for (uint i = 0; i < TM; i++)
+        [[unroll]] for (uint j = 0; j < 8; j++)
+          acc[i][j] = 0.0;
+      [[dont_unroll]] for (uint k = 0; k < PIECES; k++)
+        [[unroll]] for (uint i = 0; i < TM; i++) {
+          vec4 lo = partial_[partial_at(r, k, i, 0)], hi = partial_[partial_at(r, k, i, 1)];
+          acc[i] = float[8](acc[i][0] + lo.x, acc[i][1] + lo.y, acc[i][2] + lo.z, acc[i][3] + lo.w,
+                            acc[i][4] + hi.x, acc[i][5] + hi.y, acc[i][6] + hi.z, acc[i][7] + hi.w);
+        }
+      if (gl_LocalInvocationID.x == 0)
+        ticket_[r] = 0u;
+    } else {
+      // The others go through the store too, but below the matrix, where it stores nothing: a workgroup that
+      // returned before store_tile's barriers took an H100's compiler minutes where the epilogue has some.
+      m0 = p.M;
+    }
   }
   store_tile(bt, m0, n0);
 }

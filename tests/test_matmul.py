@@ -571,6 +571,44 @@ def test_shape_mismatch_as_torch(device, sa, sb, pair):
     assert got == want
 
 
+UP_TO_RANK_2 = [  # matmul's rank check first, then the checks of the op the ranks take it to, each in PyTorch's
+    # order: dot's dtypes then sizes; mv's (addmv's) sizes then dtypes; mm's (of a.unsqueeze(0) for a vector a) sizes
+    # then dtypes. Bool with nothing to multiply gives zeros from mm and mv, dot's refusal from dot
+    ("matmul_2d_2d", lambda m, o, f, d: m.matmul(o((2, 3), f), o((4, 5), d))),
+    ("matmul_1d_2d", lambda m, o, f, d: m.matmul(o((3,), f), o((4, 5), d))),
+    ("matmul_2d_1d", lambda m, o, f, d: o((2, 3), f) @ o((4,), d)),
+    ("matmul_1d_1d", lambda m, o, f, d: m.matmul(o((3,), f), o((4,), d))),
+    ("matmul_0d", lambda m, o, f, d: m.matmul(o((), f), o((2, 3), d))),
+    ("matmul_1d_0d", lambda m, o, f, d: o((3,), f).__matmul__(o((), d))),
+    ("matmul_k0", lambda m, o, f, d: m.matmul(o((3, 0), f), o((0, 2), d))),
+    ("matmul_1d_k0", lambda m, o, f, d: m.matmul(o((0,), f), o((0, 2), d))),
+    ("matmul_mv_k0", lambda m, o, f, d: o((3, 0), f) @ o((0,), d)),
+    ("matmul_no_rows", lambda m, o, f, d: m.matmul(o((0, 3), f), o((3, 2), d))),
+    ("matmul_dot_empty", lambda m, o, f, d: m.matmul(o((0,), f), o((0,), d))),
+    ("mm_bad_size", lambda m, o, f, d: m.mm(o((2, 3), f), o((4, 5), d))),
+    ("mm_1d", lambda m, o, f, d: m.mm(o((3,), f), o((3, 5), d))),
+    ("mm_1d_mat2", lambda m, o, f, d: o((2, 3), f).mm(o((3,), d))),
+    ("mm_0d", lambda m, o, f, d: m.mm(o((), f), o((3, 5), d))),
+    ("mm_k0", lambda m, o, f, d: m.mm(o((3, 0), f), o((0, 2), d))),
+    ("mv_bad_size", lambda m, o, f, d: m.mv(o((2, 3), f), o((4,), d))),
+    ("mv_0d", lambda m, o, f, d: m.mv(o((), f), o((3,), d))),
+    ("mv_1d", lambda m, o, f, d: o((3,), f).mv(o((3,), d))),
+    ("mv_k0", lambda m, o, f, d: m.mv(o((3, 0), f), o((0,), d))),
+    ("mv_no_rows", lambda m, o, f, d: m.mv(o((0, 3), f), o((3,), d))),
+    ("dot_bad_size", lambda m, o, f, d: m.dot(o((3,), f), o((4,), d))),
+    ("dot_method", lambda m, o, f, d: o((3,), f).dot(o((3,), d))),
+    ("dot_2d", lambda m, o, f, d: m.dot(o((2, 3), f), o((3,), d))),
+]
+
+
+@pytest.mark.parametrize("pair", [("float32", "float64"), ("int64", "float32"), ("bool", "bool"),
+                                  ("float32", "float32")], ids="-".join)
+@pytest.mark.parametrize("name, call", UP_TO_RANK_2, ids=[c[0] for c in UP_TO_RANK_2])
+def test_up_to_rank_2_as_torch(device, name, call, pair):
+    got, want = outcome_as_torch(call, device, pair)
+    assert got == want
+
+
 def test_folding_follows_strides_as_torch(device):
     """A batch whose dims do not fold as a view (a transpose of them) takes bmm's words, as PyTorch's does."""
     got, want = outcome_as_torch(lambda m, o, f, d: o((2, 2, 3), f).transpose(0, 1) @ o((4,), f), device,

@@ -393,6 +393,22 @@ NOTHING_TO_MULTIPLY = [  # batched products with an empty result or k = 0: PyTor
     ("baddbmm_no_batch", lambda m, o, f, d: m.baddbmm(o((0, 2, 4), f), o((0, 2, 3), f), o((0, 3, 4), d))),
     ("baddbmm_input_dtype", lambda m, o, f, d: m.baddbmm(o((2, 2, 4), d), o((2, 2, 0), f), o((2, 0, 4), f))),
     ("baddbmm_method", lambda m, o, f, d: o((2, 2, 4), f).baddbmm(o((2, 2, 0), f), o((2, 0, 4), d), alpha=2)),
+    # baddbmm with k = 0 scales its result in place (mul_ of beta) in batch2's dtype: mul_'s cast check refuses a
+    # float beta on an integer or Bool result, an int one on a Bool result
+    ("baddbmm_k0_float_beta", lambda m, o, f, d: m.baddbmm(o((2, 2, 4), f), o((2, 2, 0), f), o((2, 0, 4), d),
+                                                           beta=0.5)),
+    ("baddbmm_k0_int_batch2", lambda m, o, f, d: m.baddbmm(o((4,), f), o((2, 2, 0), f), o((2, 0, 4), m.int64),
+                                                           beta=2.0)),
+    ("baddbmm_k0_float_beta0", lambda m, o, f, d: m.baddbmm(o((2, 2, 4), f), o((2, 2, 0), f), o((2, 0, 4), d),
+                                                            beta=0.0)),
+    ("baddbmm_k0_bool", lambda m, o, f, d: m.baddbmm(o((2, 2, 4), m.bool), o((2, 2, 0), m.bool),
+                                                     o((2, 0, 4), m.bool))),
+    ("baddbmm_k0_bool_beta0", lambda m, o, f, d: m.baddbmm(o((2, 2, 4), m.bool), o((2, 2, 0), m.bool),
+                                                           o((2, 0, 4), m.bool), beta=0)),
+    ("baddbmm__k0_float_beta", lambda m, o, f, d: o((2, 2, 4), d).baddbmm_(o((2, 2, 0), d), o((2, 0, 4), d),
+                                                                           beta=0.5)),
+    ("baddbmm__k0_broadcast", lambda m, o, f, d: o((4,), d).baddbmm_(o((2, 2, 0), d), o((2, 0, 4), d), beta=0.5)),
+    ("baddbmm__k0_dtypes", lambda m, o, f, d: o((4,), f).baddbmm_(o((2, 2, 0), f), o((2, 0, 4), d), beta=0.5)),
     # matmul past rank 2 goes where PyTorch's _matmul_impl goes: one bmm of the broadcast batches returns batch2's
     # dtype with nothing to multiply; a folded mm or mv checks dtypes whatever the sizes
     ("matmul_no_batch", lambda m, o, f, d: m.matmul(o((0, 2, 3), f), o((0, 3, 4), d))),

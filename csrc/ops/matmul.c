@@ -1150,11 +1150,26 @@ vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result)
   return no_products(a, b) ? unmultiplied_batches(NULL, a, b, one, result) : vkt_matmul(a, b, result);
 }
 
+/* PyTorch's baddbmm kernel with k = 0 and a result to write scales it in place, result.mul_(beta), before it checks
+ * the batches' dtypes: mul_'s cast check on a result of batch2's dtype refuses a float beta on an integer or Bool
+ * result and an int one on a Bool result. (beta=True passes there; vkt's scalar does not keep that it was a bool.) */
+static vkt_status scaled_in_place(const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta) {
+  vkt_dtype d = b2->dtype, scaled = beta.is_float && !vkt_dtypes[d].is_float ? vkt_default_float()
+                                    : !beta.is_float && d == VKT_BOOL      ? VKT_INT64
+                                                                           : d;
+  if (b1->shape[2] != 0 || b1->shape[0] * b1->shape[1] * b2->shape[2] == 0 || is_zero(beta) || scaled == d)
+    return VKT_OK;
+  return vkt_fail(VKT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
+                  vkt_dtypes[scaled].torch_name, vkt_dtypes[d].torch_name);
+}
+
 vkt_status vkt_baddbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
                        vkt_scalar alpha, vkt_tensor *result) {
   vkt_status st = baddbmm_input(input, b1, b2);
   if (!st)
     st = batches(b1, b2);
+  if (!st)
+    st = scaled_in_place(b1, b2, beta);
   if (!st && no_products(b1, b2))
     return unmultiplied_batches(input, b1, b2, beta, result);
   if (!st)

@@ -539,11 +539,15 @@ def renorm_(input, p, dim, maxnorm):
     return input.copy_(renorm(_saved_source(input), p, dim, maxnorm))
 
 
+def _in_place_size(input, shape):
+    if tuple(shape) != tuple(input.shape):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and output tensor size "
+                           f"{list(shape)} should match")
+
+
 def _product_into(input, result):
     """The in-place forms of addmm, addmv, addr, baddbmm and addbmm, which do not broadcast input."""
-    if tuple(result.shape) != tuple(input.shape):
-        raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and output tensor size "
-                           f"{list(result.shape)} should match")
+    _in_place_size(input, result.shape)
     return input.copy_(result)
 
 
@@ -574,10 +578,13 @@ def _batches_multiply(input, batch1, batch2):
 
 
 def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
-    if input.dtype == batch1.dtype != batch2.dtype and _batches_multiply(input, batch1, batch2):
-        # PyTorch's result takes batch2's dtype, so once its shapes pass the in-place call fails on that
-        raise RuntimeError(f"Bad in-place call: input tensor dtype {_c10_name(input.dtype)} and output tensor dtype "
-                           f"{_c10_name(batch2.dtype)} should match")
+    if input.dtype == batch1.dtype and _batches_multiply(input, batch1, batch2):
+        # once PyTorch's checks of its arguments pass, it checks input as the result (of batch2's dtype), before its
+        # kernel checks anything (beta's cast with nothing to multiply, batch2's dtype)
+        if input.dtype != batch2.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {_c10_name(input.dtype)} and output tensor "
+                               f"dtype {_c10_name(batch2.dtype)} should match")
+        _in_place_size(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     return _product_into(input, _C.baddbmm(input, batch1, batch2, beta=beta, alpha=alpha))
 
 

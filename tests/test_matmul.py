@@ -462,6 +462,13 @@ ADDBMM = [  # addbmm's order, PyTorch's: input expands to [batch1.size(1), batch
     ("no_batch_beta0", lambda m, o, f, d: m.addbmm(o((3, 5), f), o((0, 3, 4), f), o((0, 4, 5), d), beta=0)),
     ("k0_dtypes", lambda m, o, f, d: m.addbmm(o((3, 5), f), o((2, 3, 0), f), o((2, 0, 5), d))),
     ("method", lambda m, o, f, d: o((3, 5), f).addbmm(o((2, 3, 4), d), o((2, 4, 5), f))),
+    # addbmm_ is addbmm_out into input: an input that broadcasts to the product is resized to its shape
+    ("in_place_1d", lambda m, o, f, d: o((5,), f).addbmm_(o((2, 3, 4), f), o((2, 4, 5), f), beta=2)),
+    ("in_place_0d", lambda m, o, f, d: o((), d).addbmm_(o((2, 3, 4), d), o((2, 4, 5), d))),
+    ("in_place_row_no_batch", lambda m, o, f, d: o((1, 5), f).addbmm_(o((0, 3, 4), f), o((0, 4, 5), f))),
+    ("in_place_column_beta0", lambda m, o, f, d: o((3, 1), f).addbmm_(o((2, 3, 4), f), o((2, 4, 5), f), beta=0)),
+    ("in_place_bad", lambda m, o, f, d: o((15,), f).addbmm_(o((2, 3, 4), f), o((2, 4, 5), f))),
+    ("in_place_dtypes", lambda m, o, f, d: o((5,), f).addbmm_(o((2, 3, 4), d), o((2, 4, 5), f))),
     ("expand_fewer_dims", lambda m, o, f, d: o((2, 3, 5), d).expand(3, 5)),
     ("expand_bool", lambda m, o, f, d: o((2, 3), m.bool).expand(1)),
 ]
@@ -472,6 +479,27 @@ ADDBMM = [  # addbmm's order, PyTorch's: input expands to [batch1.size(1), batch
 def test_addbmm_as_torch(device, name, call, pair):
     got, want = outcome_as_torch(call, device, pair)
     assert got == want
+
+
+def test_addbmm__resizes_input_as_torch(device):
+    """x.addbmm_ returns x itself, resized to the product's shape, its rows the old x broadcast; vkt refuses to grow
+    a storage that a view shares (PyTorch grows it under the view) and a tensor that requires grad."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    b1, b2 = rng.integers(-3, 4, (2, 3, 4)).astype(np.float32), rng.integers(-3, 4, (2, 4, 5)).astype(np.float32)
+    want = torch.arange(1.0, 6.0)
+    want.addbmm_(torch.tensor(b1), torch.tensor(b2), beta=2)
+    x = vkt.arange(1.0, 6.0, device=device)
+    assert x.addbmm_(vkt.tensor(b1, device=device), vkt.tensor(b2, device=device), beta=2) is x
+    np.testing.assert_array_equal(to_numpy(x), want.numpy())
+    x = vkt.arange(1.0, 6.0, device=device)
+    view = x.view(5)
+    with pytest.raises(RuntimeError, match="resize_ cannot grow a storage that other tensors share"):
+        x.addbmm_(vkt.tensor(b1, device=device), vkt.tensor(b2, device=device))
+    a = vkt.ones(5, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"addbmm_\(\): vkt cannot resize input of shape \[5\] that requires grad"):
+        (a * 2).addbmm_(vkt.tensor(b1, device=device), vkt.tensor(b2, device=device))
+    del view
 
 
 BOOL_PRODUCTS = [  # PyTorch has no bool products: each refusal names the CPU kernel the ranks take the call to

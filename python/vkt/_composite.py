@@ -589,7 +589,18 @@ def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 def addbmm_(input, batch1, batch2, *, beta=1, alpha=1):
-    return _product_into(input, _C.addbmm(input, batch1, batch2, beta=beta, alpha=alpha))
+    """PyTorch's addbmm_ is addbmm_out into input, which resizes input to the product's shape where input only
+    broadcasts to it ([5] or [] to [3, 5]); so does vkt's, where input's storage is its own (vkt's resize_ refuses
+    to grow a storage that views share, which PyTorch grows under them, or a tensor that requires grad)."""
+    result = _C.addbmm(input, batch1, batch2, beta=beta, alpha=alpha)
+    if tuple(result.shape) != tuple(input.shape):
+        if input.requires_grad and is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation."
+                               if input.is_leaf else
+                               f"addbmm_(): vkt cannot resize input of shape {list(input.shape)} that requires grad to "
+                               f"the product's {list(result.shape)} (PyTorch does); use addbmm() instead")
+        input.resize_(result.shape)
+    return input.copy_(result)
 
 
 # ---- indexing: put and index_reduce, as scatters into a flat or dim-wise view

@@ -130,6 +130,20 @@ REPEAT_INTERLEAVE_ERRORS = [  # (name, call(L, x)), x of shape (3,): torch's exc
     ("float_tensor", lambda L, x: x.repeat_interleave(L.tensor(2.0))),
     ("float_tensor_1d", lambda L, x: x.repeat_interleave(L.tensor([1.0, 2.0, 1.0]))),
     ("byte_tensor_alone", lambda L, x: L.repeat_interleave(L.tensor([1, 2], dtype=L.uint8))),
+    # with an input, the repeats' rank and size are checked before their dtype (the kernel's), method or function
+    ("tensor_2d", lambda L, x: x.repeat_interleave(L.tensor([[1, 2, 1]]))),
+    ("tensor_2d_function", lambda L, x: L.repeat_interleave(x, L.tensor([[1, 2, 1]]), dim=0)),
+    ("float_tensor_2d", lambda L, x: x.repeat_interleave(L.tensor([[1.0, 2.0, 1.0]]), dim=0)),
+    ("float_tensor_bad_size", lambda L, x: x.repeat_interleave(L.tensor([1.0, 2.0]), dim=0)),
+    ("float_tensor_bad_size_function", lambda L, x: L.repeat_interleave(x, L.tensor([1.0, 2.0]))),
+    ("bool_tensor_bad_size", lambda L, x: x.repeat_interleave(L.tensor([True, False]), dim=0)),
+    # repeats alone: the kernel's own checks, dtype first, then a 1-D tensor; a number is not a Tensor
+    ("tensor_2d_alone", lambda L, x: L.repeat_interleave(L.tensor([[1, 2]]))),
+    ("tensor_0d_alone", lambda L, x: L.repeat_interleave(L.tensor(2))),
+    ("float_tensor_2d_alone", lambda L, x: L.repeat_interleave(L.tensor([[1.0, 2.0]]))),
+    ("bool_alone", lambda L, x: L.repeat_interleave(True)),
+    ("int_alone", lambda L, x: L.repeat_interleave(3)),
+    ("list_alone", lambda L, x: L.repeat_interleave([1, 2])),
 ]
 
 

@@ -393,6 +393,22 @@ NOTHING_TO_MULTIPLY = [  # batched products with an empty result or k = 0: PyTor
     ("baddbmm_no_batch", lambda m, o, f, d: m.baddbmm(o((0, 2, 4), f), o((0, 2, 3), f), o((0, 3, 4), d))),
     ("baddbmm_input_dtype", lambda m, o, f, d: m.baddbmm(o((2, 2, 4), d), o((2, 2, 0), f), o((2, 0, 4), f))),
     ("baddbmm_method", lambda m, o, f, d: o((2, 2, 4), f).baddbmm(o((2, 2, 0), f), o((2, 0, 4), d), alpha=2)),
+    # baddbmm with k = 0 scales its result in place (mul_ of beta) in batch2's dtype: mul_'s cast check refuses a
+    # float beta on an integer or Bool result, an int one on a Bool result
+    ("baddbmm_k0_float_beta", lambda m, o, f, d: m.baddbmm(o((2, 2, 4), f), o((2, 2, 0), f), o((2, 0, 4), d),
+                                                           beta=0.5)),
+    ("baddbmm_k0_int_batch2", lambda m, o, f, d: m.baddbmm(o((4,), f), o((2, 2, 0), f), o((2, 0, 4), m.int64),
+                                                           beta=2.0)),
+    ("baddbmm_k0_float_beta0", lambda m, o, f, d: m.baddbmm(o((2, 2, 4), f), o((2, 2, 0), f), o((2, 0, 4), d),
+                                                            beta=0.0)),
+    ("baddbmm_k0_bool", lambda m, o, f, d: m.baddbmm(o((2, 2, 4), m.bool), o((2, 2, 0), m.bool),
+                                                     o((2, 0, 4), m.bool))),
+    ("baddbmm_k0_bool_beta0", lambda m, o, f, d: m.baddbmm(o((2, 2, 4), m.bool), o((2, 2, 0), m.bool),
+                                                           o((2, 0, 4), m.bool), beta=0)),
+    ("baddbmm__k0_float_beta", lambda m, o, f, d: o((2, 2, 4), d).baddbmm_(o((2, 2, 0), d), o((2, 0, 4), d),
+                                                                           beta=0.5)),
+    ("baddbmm__k0_broadcast", lambda m, o, f, d: o((4,), d).baddbmm_(o((2, 2, 0), d), o((2, 0, 4), d), beta=0.5)),
+    ("baddbmm__k0_dtypes", lambda m, o, f, d: o((4,), f).baddbmm_(o((2, 2, 0), f), o((2, 0, 4), d), beta=0.5)),
     # matmul past rank 2 goes where PyTorch's _matmul_impl goes: one bmm of the broadcast batches returns batch2's
     # dtype with nothing to multiply; a folded mm or mv checks dtypes whatever the sizes
     ("matmul_no_batch", lambda m, o, f, d: m.matmul(o((0, 2, 3), f), o((0, 3, 4), d))),
@@ -446,6 +462,13 @@ ADDBMM = [  # addbmm's order, PyTorch's: input expands to [batch1.size(1), batch
     ("no_batch_beta0", lambda m, o, f, d: m.addbmm(o((3, 5), f), o((0, 3, 4), f), o((0, 4, 5), d), beta=0)),
     ("k0_dtypes", lambda m, o, f, d: m.addbmm(o((3, 5), f), o((2, 3, 0), f), o((2, 0, 5), d))),
     ("method", lambda m, o, f, d: o((3, 5), f).addbmm(o((2, 3, 4), d), o((2, 4, 5), f))),
+    # addbmm_ is addbmm_out into input: an input that broadcasts to the product is resized to its shape
+    ("in_place_1d", lambda m, o, f, d: o((5,), f).addbmm_(o((2, 3, 4), f), o((2, 4, 5), f), beta=2)),
+    ("in_place_0d", lambda m, o, f, d: o((), d).addbmm_(o((2, 3, 4), d), o((2, 4, 5), d))),
+    ("in_place_row_no_batch", lambda m, o, f, d: o((1, 5), f).addbmm_(o((0, 3, 4), f), o((0, 4, 5), f))),
+    ("in_place_column_beta0", lambda m, o, f, d: o((3, 1), f).addbmm_(o((2, 3, 4), f), o((2, 4, 5), f), beta=0)),
+    ("in_place_bad", lambda m, o, f, d: o((15,), f).addbmm_(o((2, 3, 4), f), o((2, 4, 5), f))),
+    ("in_place_dtypes", lambda m, o, f, d: o((5,), f).addbmm_(o((2, 3, 4), d), o((2, 4, 5), f))),
     ("expand_fewer_dims", lambda m, o, f, d: o((2, 3, 5), d).expand(3, 5)),
     ("expand_bool", lambda m, o, f, d: o((2, 3), m.bool).expand(1)),
 ]
@@ -456,6 +479,27 @@ ADDBMM = [  # addbmm's order, PyTorch's: input expands to [batch1.size(1), batch
 def test_addbmm_as_torch(device, name, call, pair):
     got, want = outcome_as_torch(call, device, pair)
     assert got == want
+
+
+def test_addbmm__resizes_input_as_torch(device):
+    """x.addbmm_ returns x itself, resized to the product's shape, its rows the old x broadcast; vkt refuses to grow
+    a storage that a view shares (PyTorch grows it under the view) and a tensor that requires grad."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    b1, b2 = rng.integers(-3, 4, (2, 3, 4)).astype(np.float32), rng.integers(-3, 4, (2, 4, 5)).astype(np.float32)
+    want = torch.arange(1.0, 6.0)
+    want.addbmm_(torch.tensor(b1), torch.tensor(b2), beta=2)
+    x = vkt.arange(1.0, 6.0, device=device)
+    assert x.addbmm_(vkt.tensor(b1, device=device), vkt.tensor(b2, device=device), beta=2) is x
+    np.testing.assert_array_equal(to_numpy(x), want.numpy())
+    x = vkt.arange(1.0, 6.0, device=device)
+    view = x.view(5)
+    with pytest.raises(RuntimeError, match="resize_ cannot grow a storage that other tensors share"):
+        x.addbmm_(vkt.tensor(b1, device=device), vkt.tensor(b2, device=device))
+    a = vkt.ones(5, device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"addbmm_\(\): vkt cannot resize input of shape \[5\] that requires grad"):
+        (a * 2).addbmm_(vkt.tensor(b1, device=device), vkt.tensor(b2, device=device))
+    del view
 
 
 BOOL_PRODUCTS = [  # PyTorch has no bool products: each refusal names the CPU kernel the ranks take the call to
@@ -568,6 +612,44 @@ BAD_SIZES = [  # (a's shape, b's shape) past rank 2: matmul's error is the one o
 @pytest.mark.parametrize("sa, sb", BAD_SIZES)
 def test_shape_mismatch_as_torch(device, sa, sb, pair):
     got, want = outcome_as_torch(lambda m, o, f, d: m.matmul(o(sa, f), o(sb, d)), device, pair)
+    assert got == want
+
+
+UP_TO_RANK_2 = [  # matmul's rank check first, then the checks of the op the ranks take it to, each in PyTorch's
+    # order: dot's dtypes then sizes; mv's (addmv's) sizes then dtypes; mm's (of a.unsqueeze(0) for a vector a) sizes
+    # then dtypes. Bool with nothing to multiply gives zeros from mm and mv, dot's refusal from dot
+    ("matmul_2d_2d", lambda m, o, f, d: m.matmul(o((2, 3), f), o((4, 5), d))),
+    ("matmul_1d_2d", lambda m, o, f, d: m.matmul(o((3,), f), o((4, 5), d))),
+    ("matmul_2d_1d", lambda m, o, f, d: o((2, 3), f) @ o((4,), d)),
+    ("matmul_1d_1d", lambda m, o, f, d: m.matmul(o((3,), f), o((4,), d))),
+    ("matmul_0d", lambda m, o, f, d: m.matmul(o((), f), o((2, 3), d))),
+    ("matmul_1d_0d", lambda m, o, f, d: o((3,), f).__matmul__(o((), d))),
+    ("matmul_k0", lambda m, o, f, d: m.matmul(o((3, 0), f), o((0, 2), d))),
+    ("matmul_1d_k0", lambda m, o, f, d: m.matmul(o((0,), f), o((0, 2), d))),
+    ("matmul_mv_k0", lambda m, o, f, d: o((3, 0), f) @ o((0,), d)),
+    ("matmul_no_rows", lambda m, o, f, d: m.matmul(o((0, 3), f), o((3, 2), d))),
+    ("matmul_dot_empty", lambda m, o, f, d: m.matmul(o((0,), f), o((0,), d))),
+    ("mm_bad_size", lambda m, o, f, d: m.mm(o((2, 3), f), o((4, 5), d))),
+    ("mm_1d", lambda m, o, f, d: m.mm(o((3,), f), o((3, 5), d))),
+    ("mm_1d_mat2", lambda m, o, f, d: o((2, 3), f).mm(o((3,), d))),
+    ("mm_0d", lambda m, o, f, d: m.mm(o((), f), o((3, 5), d))),
+    ("mm_k0", lambda m, o, f, d: m.mm(o((3, 0), f), o((0, 2), d))),
+    ("mv_bad_size", lambda m, o, f, d: m.mv(o((2, 3), f), o((4,), d))),
+    ("mv_0d", lambda m, o, f, d: m.mv(o((), f), o((3,), d))),
+    ("mv_1d", lambda m, o, f, d: o((3,), f).mv(o((3,), d))),
+    ("mv_k0", lambda m, o, f, d: m.mv(o((3, 0), f), o((0,), d))),
+    ("mv_no_rows", lambda m, o, f, d: m.mv(o((0, 3), f), o((3,), d))),
+    ("dot_bad_size", lambda m, o, f, d: m.dot(o((3,), f), o((4,), d))),
+    ("dot_method", lambda m, o, f, d: o((3,), f).dot(o((3,), d))),
+    ("dot_2d", lambda m, o, f, d: m.dot(o((2, 3), f), o((3,), d))),
+]
+
+
+@pytest.mark.parametrize("pair", [("float32", "float64"), ("int64", "float32"), ("bool", "bool"),
+                                  ("float32", "float32")], ids="-".join)
+@pytest.mark.parametrize("name, call", UP_TO_RANK_2, ids=[c[0] for c in UP_TO_RANK_2])
+def test_up_to_rank_2_as_torch(device, name, call, pair):
+    got, want = outcome_as_torch(call, device, pair)
     assert got == want
 
 

@@ -282,21 +282,34 @@ vkt_status vkt_meshgrid(int n, const vkt_tensor *const *ts, bool xy, vkt_tensor 
   return VKT_OK;
 }
 
-/* The positions repeat_interleave picks: i repeated counts[i] times (counts read to the host), on device. */
-static vkt_status repeat_positions(const vkt_tensor *repeats, int64_t n, int dim, int device, vkt_tensor *out) {
+/* PyTorch's repeat_interleave of an input checks the repeats' shape against input's size n along dim (0-D or one
+ * count stand for n of them) before its kernel checks their dtype. */
+static vkt_status repeats_fit(const vkt_tensor *repeats, int64_t n, int dim) {
+  if (repeats->ndim > 1)
+    return vkt_fail(VKT_ERR_RUNTIME, "repeats must be 0-dim or 1-dim tensor");
+  int64_t k = vkt_tensor_numel(repeats);
+  if (k == n || k == 1)
+    return VKT_OK;
+  return vkt_fail(VKT_ERR_RUNTIME,
+                  "repeats must have the same size as input along dim, but got repeats.size(0) = %lld and "
+                  "input.size(%d) = %lld",
+                  (long long)k, dim, (long long)n);
+}
+
+/* The positions repeat_interleave picks: i repeated counts[i] times (counts read to the host), on device. With no
+ * input (alone), the checks are PyTorch's kernel's alone: the dtype, then a 1-D repeats. */
+static vkt_status repeat_positions(const vkt_tensor *repeats, int64_t n, int dim, int device, bool alone,
+                                   vkt_tensor *out) {
   int64_t k = vkt_tensor_numel(repeats), total = 0, *counts = NULL, *pos = NULL;
   vkt_tensor c = {0};
-  vkt_status st = VKT_OK;
+  vkt_status st = alone ? VKT_OK : repeats_fit(repeats, n, dim);
+  if (st)
+    return st;
   if (repeats->dtype != VKT_INT64 && repeats->dtype != VKT_INT32)
     return vkt_fail(VKT_ERR_NOTIMPL, "\"repeat_interleave_cpu\" not implemented for '%s'",
                     vkt_dtypes[repeats->dtype].torch_name);
-  if (repeats->ndim > 1)
+  if (alone && repeats->ndim != 1)
     return vkt_fail(VKT_ERR_RUNTIME, "repeat_interleave only accept 1D vector as repeat");
-  if (k != n && k != 1)
-    return vkt_fail(VKT_ERR_RUNTIME,
-                    "repeats must have the same size as input along dim, but got repeats.size(0) = "
-                    "%lld and input.size(%d) = %lld",
-                    (long long)k, dim, (long long)n);
   if (!(counts = malloc(sizeof *counts * (size_t)(k + 1))))
     return vkt_fail(VKT_ERR_NOMEM, "out of host memory");
   if (k && ((st = vkt_to(&c, repeats, VKT_CPU, VKT_INT64)) || (st = vkt_read(&c, counts))))
@@ -332,7 +345,7 @@ vkt_status vkt_repeat_interleave_by(vkt_tensor *out, const vkt_tensor *x, const 
   int64_t n;
   vkt_status st;
   if (!x) /* repeat_interleave(repeats): the positions themselves */
-    return repeat_positions(repeats, vkt_tensor_numel(repeats), 0, vkt_tensor_device(repeats), out);
+    return repeat_positions(repeats, vkt_tensor_numel(repeats), 0, vkt_tensor_device(repeats), true, out);
   if (flat) {
     n = vkt_tensor_numel(x);
     if ((st = vkt_contiguous(&c, x)) || (st = vkt_view(&src, &c, 1, &n)))
@@ -344,7 +357,7 @@ vkt_status vkt_repeat_interleave_by(vkt_tensor *out, const vkt_tensor *x, const 
     if (src.ndim == 0)
       src.ndim = 1, src.shape[0] = 1, src.strides[0] = 1;
   }
-  if (!(st = repeat_positions(repeats, src.shape[d], d, vkt_tensor_device(x), &pos)))
+  if (!(st = repeat_positions(repeats, src.shape[d], d, vkt_tensor_device(x), false, &pos)))
     st = vkt_index_select_trusted(&src, d, &pos, out);
 finish:
   vkt_tensor_release(&c);

@@ -27,6 +27,14 @@ static vkt_status shape_error(const vkt_tensor *a, const vkt_tensor *b) {
   return vkt_fail(VKT_ERR_RUNTIME, "mat1 and mat2 shapes cannot be multiplied (%s and %s)", sa, sb);
 }
 
+/* matmul's first check, PyTorch's. */
+static vkt_status scalar_operand(const vkt_tensor *a, const vkt_tensor *b) {
+  if (a->ndim && b->ndim)
+    return VKT_OK;
+  return vkt_fail(VKT_ERR_RUNTIME, "both arguments to matmul need to be at least 1D, but they are %dD and %dD",
+                  a->ndim, b->ndim);
+}
+
 static vkt_status check_operands(const vkt_tensor *a, const vkt_tensor *b, const vkt_tensor *bias) {
   vkt_status st = vkt_same_device(3, (const vkt_tensor *[]){a, b, bias}, NULL);
   if (st)
@@ -37,9 +45,8 @@ static vkt_status check_operands(const vkt_tensor *a, const vkt_tensor *b, const
   if (bias && bias->dtype != a->dtype)
     return vkt_fail(VKT_ERR_RUNTIME, "expected bias to have the same dtype as m1 and m2, but got: %s != %s",
                     vkt_dtypes[bias->dtype].c10_name, vkt_dtypes[a->dtype].c10_name);
-  if (a->ndim == 0 || b->ndim == 0)
-    return vkt_fail(VKT_ERR_RUNTIME, "both arguments to matmul need to be at least 1D, but they are %dD and %dD",
-                    a->ndim, b->ndim);
+  if ((st = scalar_operand(a, b)))
+    return st;
   /* PyTorch has no bool products: its refusal names the CPU kernel the operands' ranks take them to */
   if (a->dtype == VKT_BOOL)
     return vkt_fail(VKT_ERR_NOTIMPL, "\"%s\" not implemented for 'Bool'",
@@ -341,19 +348,49 @@ finish:
   return st;
 }
 
-/* matmul's dtype check up to rank 2 where its operands differ, in PyTorch's words, which are those of the op their
- * ranks take it to: dot's for two vectors (before the sizes), addmv's for a matrix and a vector, else mm's
- * (product()'s). */
-static vkt_status matmul_dtypes(const vkt_tensor *a, const vkt_tensor *b) {
-  mm_plan p;
-  if (a->dtype == b->dtype || a->ndim == 0 || b->ndim == 0)
+/* mv's and mm's size errors, PyTorch's words (mv's are addmv's, of an input with mat's rows). */
+static vkt_status mv_sizes(int64_t rows, int64_t k, int64_t vec) {
+  if (k == vec)
     return VKT_OK;
-  if (a->ndim == 1 && b->ndim == 1)
+  return vkt_fail(VKT_ERR_RUNTIME, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)", (long long)rows,
+                  (long long)rows, (long long)k, (long long)vec);
+}
+
+static vkt_status mm_sizes(int64_t r1, int64_t c1, int64_t r2, int64_t c2) {
+  if (c1 == r2)
+    return VKT_OK;
+  return vkt_fail(VKT_ERR_RUNTIME, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                  (long long)r1, (long long)c1, (long long)r2, (long long)c2);
+}
+
+/* dot's checks of two vectors, PyTorch's order: dtypes, then sizes. */
+static vkt_status dot_checks(const vkt_tensor *a, const vkt_tensor *b) {
+  if (a->dtype != b->dtype)
     return vkt_fail(VKT_ERR_RUNTIME, "dot : expected both vectors to have same dtype, but found %s and %s",
                     vkt_dtypes[a->dtype].torch_name, vkt_dtypes[b->dtype].torch_name);
-  if (b->ndim == 1 && plan(a, b, &p))
-    return VKT_ERR_RUNTIME; /* the sizes' error, as PyTorch's comes first */
-  return b->ndim == 1 ? addmv_dtypes(b->dtype, a, b) : VKT_OK;
+  if (a->shape[0] != b->shape[0])
+    return vkt_fail(VKT_ERR_RUNTIME,
+                    "inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of "
+                    "elements, but got %lld and %lld elements respectively",
+                    (long long)a->shape[0], (long long)b->shape[0], (long long)a->shape[0], (long long)b->shape[0]);
+  return VKT_OK;
+}
+
+/* matmul's checks up to rank 2, PyTorch's (_matmul_impl's): those of the op the ranks take it to, in its order:
+ * dot's for two vectors; mv's (sizes, then dtypes) for a matrix and a vector; else mm's of a.unsqueeze(0) or a
+ * (sizes here, dtypes in product()). *zeros: Bool operands with nothing to multiply, which PyTorch's mm and addmv
+ * kernels return (zeros) before they refuse Bool. */
+static vkt_status small_checks(const vkt_tensor *a, const vkt_tensor *b, bool *zeros) {
+  int64_t rows = a->ndim == 2 ? a->shape[0] : 1, k = a->shape[a->ndim - 1], cols = b->ndim == 2 ? b->shape[1] : 1;
+  vkt_status st;
+  if (a->ndim == 1 && b->ndim == 1)
+    return dot_checks(a, b);
+  if (b->ndim == 1 && ((st = mv_sizes(rows, k, b->shape[0])) || (st = addmv_dtypes(b->dtype, a, b))))
+    return st;
+  if (b->ndim == 2 && (st = mm_sizes(rows, k, b->shape[0], cols)))
+    return st;
+  *zeros = a->dtype == VKT_BOOL && b->dtype == VKT_BOOL && (rows * cols == 0 || k == 0);
+  return VKT_OK;
 }
 
 /* The result of a product with nothing to multiply, of the given dtype (PyTorch's bmm and baddbmm take batch2's,
@@ -410,16 +447,11 @@ static vkt_status batched_checks(const vkt_tensor *a, const vkt_tensor *b, bool 
     int64_t rows = t ? p : 1, k = t ? m2 : m1;
     for (int d = 0; d < big->ndim - (t ? 2 : 1); d++)
       rows *= big->shape[d];
-    if (small->ndim == 1 && k != small->shape[0])
-      return vkt_fail(VKT_ERR_RUNTIME, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
-                      (long long)rows, (long long)rows, (long long)k, (long long)small->shape[0]);
+    vkt_status st;
     if (small->ndim == 1)
-      return addmv_dtypes(small->dtype, big, small);
-    int64_t r2 = t ? a->shape[1] : b->shape[0], c2 = t ? a->shape[0] : b->shape[1];
-    if (k != r2)
-      return vkt_fail(VKT_ERR_RUNTIME, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
-                      (long long)rows, (long long)k, (long long)r2, (long long)c2);
-    return VKT_OK; /* product()'s check words mm's dtype error */
+      return (st = mv_sizes(rows, k, small->shape[0])) ? st : addmv_dtypes(small->dtype, big, small);
+    /* product()'s check words mm's dtype error */
+    return mm_sizes(rows, k, t ? a->shape[1] : b->shape[0], t ? a->shape[0] : b->shape[1]);
   }
   for (int i = nbatch - 1; i >= 0; i--) {
     int ia = i - (nbatch - ba), ib = i - (nbatch - bb);
@@ -443,8 +475,9 @@ static vkt_status batched_checks(const vkt_tensor *a, const vkt_tensor *b, bool 
 vkt_status vkt_matmul(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
   mm_plan p;
   bool zeros = false;
-  bool batched = a->ndim && b->ndim && (a->ndim > 2 || b->ndim > 2);
-  vkt_status st = batched ? batched_checks(a, b, &zeros) : matmul_dtypes(a, b);
+  vkt_status st = scalar_operand(a, b);
+  if (!st)
+    st = a->ndim > 2 || b->ndim > 2 ? batched_checks(a, b, &zeros) : small_checks(a, b, &zeros);
   if (st || !zeros)
     return st ? st : product(a, b, &(mm_epilogue){NULL, one, one, 0}, result);
   int device;
@@ -455,8 +488,7 @@ vkt_status vkt_matmul(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *resu
 
 vkt_status vkt_mm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
   if (a->ndim != 2 || b->ndim != 2)
-    return vkt_fail(VKT_ERR_RUNTIME, "%s must be a matrix, got %d-D tensor", a->ndim != 2 ? "self" : "mat2",
-                    a->ndim != 2 ? a->ndim : b->ndim);
+    return vkt_fail(VKT_ERR_RUNTIME, "%s must be a matrix", a->ndim != 2 ? "self" : "mat2");
   return vkt_matmul(a, b, result);
 }
 
@@ -1106,29 +1138,19 @@ vkt_status vkt_matmul_epilogue_launch(const vkt_matmul_epilogue *e, vkt_pipeline
 vkt_status vkt_dot(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) {
   if (a->ndim != 1 || b->ndim != 1)
     return vkt_fail(VKT_ERR_RUNTIME, "1D tensors expected, but got %dD and %dD tensors", a->ndim, b->ndim);
-  if (a->shape[0] != b->shape[0])
-    return vkt_fail(VKT_ERR_RUNTIME,
-                    "inconsistent tensor size, expected tensor [%lld] and src [%lld] to have the same number of "
-                    "elements, but got %lld and %lld elements respectively",
-                    (long long)a->shape[0], (long long)b->shape[0], (long long)a->shape[0], (long long)b->shape[0]);
-  if (a->dtype != b->dtype)
-    return vkt_fail(VKT_ERR_RUNTIME, "dot : expected both vectors to have same dtype, but found %s and %s",
-                    vkt_dtypes[a->dtype].torch_name, vkt_dtypes[b->dtype].torch_name);
-  return vkt_matmul(a, b, result);
+  return vkt_matmul(a, b, result); /* dot_checks() there */
 }
 
 /* Its own function, the same as dot for real tensors, so that autograd names its node VdotBackward0 as PyTorch's. */
 vkt_status vkt_vdot(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result) { return vkt_dot(a, b, result); }
 
+/* PyTorch's mv sizes its result by mat.size(0) before addmv checks the ranks: a 0-D mat fails there. */
 vkt_status vkt_mv(const vkt_tensor *mat, const vkt_tensor *vec, vkt_tensor *result) {
+  if (mat->ndim == 0)
+    return vkt_fail(VKT_ERR_INDEX, "Dimension specified as 0 but tensor has no dimensions");
   if (mat->ndim != 2 || vec->ndim != 1)
     return vkt_fail(VKT_ERR_RUNTIME, "vector + matrix @ vector expected, got 1, %d, %d", mat->ndim, vec->ndim);
-  if (mat->shape[1] != vec->shape[0])
-    return vkt_fail(VKT_ERR_RUNTIME, "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
-                    (long long)mat->shape[0], (long long)mat->shape[0], (long long)mat->shape[1],
-                    (long long)vec->shape[0]);
-  vkt_status st = addmv_dtypes(vec->dtype, mat, vec);
-  return st ? st : vkt_matmul(mat, vec, result);
+  return vkt_matmul(mat, vec, result); /* small_checks() there */
 }
 
 vkt_status vkt_addmv(const vkt_tensor *input, const vkt_tensor *mat, const vkt_tensor *vec, vkt_scalar beta,
@@ -1183,11 +1205,26 @@ vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result)
   return no_products(a, b) ? unmultiplied_batches(NULL, a, b, one, result) : vkt_matmul(a, b, result);
 }
 
+/* PyTorch's baddbmm kernel with k = 0 and a result to write scales it in place, result.mul_(beta), before it checks
+ * the batches' dtypes: mul_'s cast check on a result of batch2's dtype refuses a float beta on an integer or Bool
+ * result and an int one on a Bool result. (beta=True passes there; vkt's scalar does not keep that it was a bool.) */
+static vkt_status scaled_in_place(const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta) {
+  vkt_dtype d = b2->dtype, scaled = beta.is_float && !vkt_dtypes[d].is_float ? vkt_default_float()
+                                    : !beta.is_float && d == VKT_BOOL      ? VKT_INT64
+                                                                           : d;
+  if (b1->shape[2] != 0 || b1->shape[0] * b1->shape[1] * b2->shape[2] == 0 || is_zero(beta) || scaled == d)
+    return VKT_OK;
+  return vkt_fail(VKT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
+                  vkt_dtypes[scaled].torch_name, vkt_dtypes[d].torch_name);
+}
+
 vkt_status vkt_baddbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
                        vkt_scalar alpha, vkt_tensor *result) {
   vkt_status st = baddbmm_input(input, b1, b2);
   if (!st)
     st = batches(b1, b2);
+  if (!st)
+    st = scaled_in_place(b1, b2, beta);
   if (!st && no_products(b1, b2))
     return unmultiplied_batches(input, b1, b2, beta, result);
   if (!st)

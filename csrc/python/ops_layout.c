@@ -416,10 +416,14 @@ static PyObject *repeat_interleave(PyObject *self, PyObject *args, PyObject *kwa
               *fkw[] = {"input", "repeats", "dim", "output_size", NULL};
   PyObject *x = self, *repeats_o = NULL, *dim_o = Py_None, *size_o = Py_None;
   vkt_tensor out, *t = NULL, *r;
-  if (!self && PyTuple_Size(args) == 1 && !kwargs) /* repeat_interleave(repeats) */
-    return (r = tensor_arg(PyTuple_GetItem(args, 0), "repeat_interleave", "repeats"))
-               ? vkt_py_result(vkt_repeat_interleave_by(&out, NULL, r, true, 0), &out)
-               : NULL;
+  if (!self && PyTuple_Size(args) == 1 && !kwargs) { /* repeat_interleave(repeats) */
+    PyObject *o = PyTuple_GetItem(args, 0), *type = (r = vkt_tensor_of(o)) ? NULL : PyType_GetName(Py_TYPE(o));
+    if (type)
+      PyErr_Format(PyExc_TypeError, "repeat_interleave(): argument 'repeats' (position 1) must be Tensor, not %U",
+                   type);
+    Py_XDECREF(type);
+    return r ? vkt_py_result(vkt_repeat_interleave_by(&out, NULL, r, true, 0), &out) : NULL;
+  }
   if (!PARSE("O|O$O", mkw, fkw, &repeats_o, &dim_o, &size_o) || !(t = tensor_arg(x, "repeat_interleave", "input")))
     return NULL;
   if ((!vkt_is_tensor(repeats_o) && !int_or_none(repeats_o, false)) || !int_or_none(dim_o, true) ||
@@ -454,10 +458,10 @@ static PyObject *repeat_interleave(PyObject *self, PyObject *args, PyObject *kwa
     st = vkt_ag_reshape(xv, 1, &numel, false, &src);
   else if (!(st = vkt_dim_wrap(dim, t->ndim ? t->ndim : 1, &d)))
     vkt_var_share(&src, xv);
-  if (!st) { /* one count for every index: spread over them */
+  if (!st) { /* one count for every index (or a 0-D one, which the counts alone refuse): spread over them */
     int64_t len = src.t.ndim ? src.t.shape[d] : 1, one1 = 1;
     vkt_tensor v1 = {0}, e = {0};
-    if (vkt_tensor_numel(r) == 1 && len != 1 && !(st = vkt_view(&v1, r, 1, &one1)) &&
+    if (vkt_tensor_numel(r) == 1 && (len != 1 || r->ndim != 1) && !(st = vkt_view(&v1, r, 1, &one1)) &&
         !(st = vkt_expand(&e, &v1, 1, &len)) && !(st = vkt_contiguous(&counts, &e)))
       r = &counts;
     vkt_tensor_release(&v1);

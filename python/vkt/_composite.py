@@ -539,11 +539,15 @@ def renorm_(input, p, dim, maxnorm):
     return input.copy_(renorm(_saved_source(input), p, dim, maxnorm))
 
 
+def _in_place_size(input, shape):
+    if tuple(shape) != tuple(input.shape):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and output tensor size "
+                           f"{list(shape)} should match")
+
+
 def _product_into(input, result):
     """The in-place forms of addmm, addmv, addr, baddbmm and addbmm, which do not broadcast input."""
-    if tuple(result.shape) != tuple(input.shape):
-        raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and output tensor size "
-                           f"{list(result.shape)} should match")
+    _in_place_size(input, result.shape)
     return input.copy_(result)
 
 
@@ -574,15 +578,29 @@ def _batches_multiply(input, batch1, batch2):
 
 
 def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
-    if input.dtype == batch1.dtype != batch2.dtype and _batches_multiply(input, batch1, batch2):
-        # PyTorch's result takes batch2's dtype, so once its shapes pass the in-place call fails on that
-        raise RuntimeError(f"Bad in-place call: input tensor dtype {_c10_name(input.dtype)} and output tensor dtype "
-                           f"{_c10_name(batch2.dtype)} should match")
+    if input.dtype == batch1.dtype and _batches_multiply(input, batch1, batch2):
+        # once PyTorch's checks of its arguments pass, it checks input as the result (of batch2's dtype), before its
+        # kernel checks anything (beta's cast with nothing to multiply, batch2's dtype)
+        if input.dtype != batch2.dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype {_c10_name(input.dtype)} and output tensor "
+                               f"dtype {_c10_name(batch2.dtype)} should match")
+        _in_place_size(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     return _product_into(input, _C.baddbmm(input, batch1, batch2, beta=beta, alpha=alpha))
 
 
 def addbmm_(input, batch1, batch2, *, beta=1, alpha=1):
-    return _product_into(input, _C.addbmm(input, batch1, batch2, beta=beta, alpha=alpha))
+    """PyTorch's addbmm_ is addbmm_out into input, which resizes input to the product's shape where input only
+    broadcasts to it ([5] or [] to [3, 5]); so does vkt's, where input's storage is its own (vkt's resize_ refuses
+    to grow a storage that views share, which PyTorch grows under them, or a tensor that requires grad)."""
+    result = _C.addbmm(input, batch1, batch2, beta=beta, alpha=alpha)
+    if tuple(result.shape) != tuple(input.shape):
+        if input.requires_grad and is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation."
+                               if input.is_leaf else
+                               f"addbmm_(): vkt cannot resize input of shape {list(input.shape)} that requires grad to "
+                               f"the product's {list(result.shape)} (PyTorch does); use addbmm() instead")
+        input.resize_(result.shape)
+    return input.copy_(result)
 
 
 # ---- indexing: put and index_reduce, as scatters into a flat or dim-wise view

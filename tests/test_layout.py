@@ -137,6 +137,14 @@ REPEAT_INTERLEAVE_ERRORS = [  # (name, call(L, x)), x of shape (3,): torch's exc
     ("float_tensor_bad_size", lambda L, x: x.repeat_interleave(L.tensor([1.0, 2.0]), dim=0)),
     ("float_tensor_bad_size_function", lambda L, x: L.repeat_interleave(x, L.tensor([1.0, 2.0]))),
     ("bool_tensor_bad_size", lambda L, x: x.repeat_interleave(L.tensor([True, False]), dim=0)),
+    # a 0-D input refuses any dim, after the repeats' rank and before their size and dtype; without a dim it repeats
+    ("0d_dim", lambda L, x: x[0].repeat_interleave(L.tensor(2), dim=0)),
+    ("0d_dim_minus1", lambda L, x: x[0].repeat_interleave(L.tensor([2]), dim=-1)),
+    ("0d_dim_5", lambda L, x: x[0].repeat_interleave(L.tensor(2), dim=5)),
+    ("0d_dim_function_size", lambda L, x: L.repeat_interleave(x[0], L.tensor([2, 3]), dim=0)),
+    ("0d_dim_float_repeats", lambda L, x: x[0].repeat_interleave(L.tensor([2.0]), dim=0)),
+    ("0d_dim_2d_repeats", lambda L, x: x[0].repeat_interleave(L.tensor([[2]]), dim=0)),
+    ("0d_no_dim", lambda L, x: x[0].repeat_interleave(L.tensor(2))),
     # repeats alone: the kernel's own checks, dtype first, then a 1-D tensor; a number is not a Tensor
     ("tensor_2d_alone", lambda L, x: L.repeat_interleave(L.tensor([[1, 2]]))),
     ("tensor_0d_alone", lambda L, x: L.repeat_interleave(L.tensor(2))),

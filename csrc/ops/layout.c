@@ -350,12 +350,14 @@ vkt_status vkt_repeat_interleave_by(vkt_tensor *out, const vkt_tensor *x, const 
     n = vkt_tensor_numel(x);
     if ((st = vkt_contiguous(&c, x)) || (st = vkt_view(&src, &c, 1, &n)))
       goto finish;
+  } else if (x->ndim == 0) { /* after the repeats' rank, PyTorch refuses any dim of a 0-D input */
+    return repeats->ndim > 1 ? repeats_fit(repeats, 1, 0)
+                             : vkt_fail(VKT_ERR_INDEX, "Dimension specified as %lld but tensor has no dimensions",
+                                        (long long)dim);
   } else if ((st = vkt_dim_wrap(dim, x->ndim, &d))) {
     return st;
   } else {
     vkt_tensor_share(&src, x);
-    if (src.ndim == 0)
-      src.ndim = 1, src.shape[0] = 1, src.strides[0] = 1;
   }
   if (!(st = repeat_positions(repeats, src.shape[d], d, vkt_tensor_device(x), false, &pos)))
     st = vkt_index_select_trusted(&src, d, &pos, out);

@@ -505,13 +505,47 @@ vkt_status vkt_linear(const vkt_tensor *x, const vkt_tensor *w, const vkt_tensor
   return st;
 }
 
+/* PyTorch's kernels with nothing to multiply (k = 0, or no batch) scale a result of numel elements of dtype d in
+ * place, result.mul_(beta), unless it is empty or beta is 0: mul_'s cast check refuses a float beta on an integer or
+ * Bool result and an int one on a Bool result. (beta=True passes there; vkt's scalar does not keep that it was a
+ * bool.) */
+static vkt_status beta_scales(vkt_dtype d, int64_t numel, vkt_scalar beta) {
+  vkt_dtype scaled = beta.is_float && !vkt_dtypes[d].is_float ? vkt_default_float()
+                     : !beta.is_float && d == VKT_BOOL      ? VKT_INT64
+                                                            : d;
+  if (numel == 0 || is_zero(beta) || scaled == d)
+    return VKT_OK;
+  return vkt_fail(VKT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
+                  vkt_dtypes[scaled].torch_name, vkt_dtypes[d].torch_name);
+}
+
+/* addmm with k = 0: input expands to the result first, then beta_scales; a Bool one, which has no kernel, is
+ * zeros (beta 0) or empty. */
+static vkt_status addmm_nothing(const vkt_tensor *input, const vkt_tensor *m1, const vkt_tensor *m2, vkt_scalar beta,
+                                vkt_tensor *result, bool *done) {
+  int64_t shape[2] = {m1->shape[0], m2->shape[1]};
+  vkt_tensor ex = {0};
+  int device;
+  vkt_status st = vkt_expand(&ex, input, 2, shape);
+  vkt_tensor_release(&ex);
+  if (st || (st = beta_scales(m2->dtype, shape[0] * shape[1], beta)) || m2->dtype != VKT_BOOL)
+    return st;
+  *done = true;
+  return (st = vkt_same_device(3, (const vkt_tensor *[]){input, m1, m2}, &device))
+             ? st
+             : unmultiplied(input, VKT_BOOL, device, 2, shape, beta, result);
+}
+
 vkt_status vkt_addmm(const vkt_tensor *input, const vkt_tensor *m1, const vkt_tensor *m2, vkt_scalar beta,
                      vkt_scalar alpha, vkt_tensor *result) {
   if (m1->ndim != 2 || m2->ndim != 2)
     return vkt_fail(VKT_ERR_RUNTIME, "mat%d must be a matrix, got %d-D tensor", m1->ndim != 2 ? 1 : 2,
                     m1->ndim != 2 ? m1->ndim : m2->ndim);
+  bool done = false;
   vkt_status st = vkt_addmm_dtypes(input, m1, m2);
-  return st ? st : product(m1, m2, &(mm_epilogue){input, beta, alpha, 0}, result);
+  if (!st && m1->shape[1] == 0 && m2->shape[0] == 0) /* nothing to multiply */
+    st = addmm_nothing(input, m1, m2, beta, result, &done);
+  return st || done ? st : product(m1, m2, &(mm_epilogue){input, beta, alpha, 0}, result);
 }
 
 vkt_status vkt_matmul_add_relu(const vkt_tensor *lhs, const vkt_tensor *rhs, const vkt_tensor *bias,
@@ -1150,17 +1184,9 @@ vkt_status vkt_bmm(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor *result)
   return no_products(a, b) ? unmultiplied_batches(NULL, a, b, one, result) : vkt_matmul(a, b, result);
 }
 
-/* PyTorch's baddbmm kernel with k = 0 and a result to write scales it in place, result.mul_(beta), before it checks
- * the batches' dtypes: mul_'s cast check on a result of batch2's dtype refuses a float beta on an integer or Bool
- * result and an int one on a Bool result. (beta=True passes there; vkt's scalar does not keep that it was a bool.) */
+/* baddbmm's kernel with k = 0 scales its result in place before it checks the batches' dtypes (beta_scales). */
 static vkt_status scaled_in_place(const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta) {
-  vkt_dtype d = b2->dtype, scaled = beta.is_float && !vkt_dtypes[d].is_float ? vkt_default_float()
-                                    : !beta.is_float && d == VKT_BOOL      ? VKT_INT64
-                                                                           : d;
-  if (b1->shape[2] != 0 || b1->shape[0] * b1->shape[1] * b2->shape[2] == 0 || is_zero(beta) || scaled == d)
-    return VKT_OK;
-  return vkt_fail(VKT_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
-                  vkt_dtypes[scaled].torch_name, vkt_dtypes[d].torch_name);
+  return b1->shape[2] ? VKT_OK : beta_scales(b2->dtype, b1->shape[0] * b1->shape[1] * b2->shape[2], beta);
 }
 
 vkt_status vkt_baddbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_tensor *b2, vkt_scalar beta,
@@ -1227,7 +1253,8 @@ vkt_status vkt_addbmm(const vkt_tensor *input, const vkt_tensor *b1, const vkt_t
   int64_t bs = b1->shape[0], n = b1->shape[1], m = b1->shape[2], p = b2->shape[2];
   int device;
   if (bs == 0 && (b1->dtype != b2->dtype || input->dtype != b2->dtype || b1->dtype == VKT_BOOL))
-    return (st = vkt_same_device(3, (const vkt_tensor *[]){input, b1, b2}, &device))
+    return (st = beta_scales(input->dtype, n * p, beta)) ||
+                   (st = vkt_same_device(3, (const vkt_tensor *[]){input, b1, b2}, &device))
                ? st
                : unmultiplied(input, input->dtype, device, 2, (int64_t[]){n, p}, beta, result);
   if (!(st = vkt_permute(&moved, b1, 3, (int64_t[]){1, 0, 2})) && !(st = as_matrix(&moved, n, bs * m, &x)) &&

@@ -253,6 +253,29 @@ def test_size_and_stride_of_dim_as_torch(device, name, call):
     assert outcome(vkt, vkt.zeros(2, 3, device=device)) == outcome(torch, torch.zeros(2, 3))
 
 
+TO_KEYWORDS = [  # (name, call(L, x)): to() with keywords of the wrong type is PyTorch's TypeError listing its forms
+    ("memory_format_int", lambda L, x: x.to(memory_format=3)),
+    ("dtype_str", lambda L, x: x.to(dtype="float")),
+    ("device_float", lambda L, x: x.to(device=3.5)),
+    ("copy_str", lambda L, x: x.to(L.float64, copy="yes")),
+    ("copy_int", lambda L, x: x.to(L.float64, copy=1)),
+    ("non_blocking_none", lambda L, x: x.to(non_blocking=None)),
+    ("unknown_keyword", lambda L, x: x.to(L.float64, foo=1)),
+    ("nones", lambda L, x: x.to(device=None, dtype=None, memory_format=None).dtype),
+    ("device_str", lambda L, x: x.to(device="cpu", copy=True).dtype),
+]
+
+
+@pytest.mark.parametrize("name, call", TO_KEYWORDS, ids=[c[0] for c in TO_KEYWORDS])
+def test_to_keywords_as_torch(name, call):
+    def outcome(L):
+        try:
+            return str(call(L, L.ones(2))).replace("torch.", "").replace("vkt.", "")
+        except Exception as e:  # noqa: BLE001 -- the exception is the result compared
+            return type(e).__name__, str(e).replace("torch.", "").replace("vkt.", "")
+    assert outcome(vkt) == outcome(torch)
+
+
 def test_numpy_names_of_dim_and_keepdim(device):
     """PyTorch takes axis for dim and keepdims for keepdim in every op that has them."""
     a = np.arange(6.0, dtype=np.float32).reshape(2, 3)

@@ -822,6 +822,21 @@ static PyObject *to_signature_error(PyObject *args, PyObject *kwargs) {
                                 "vkt.memory_format memory_format = None)\n");
 }
 
+/* Whether value's type fits to()'s keyword k, as PyTorch's parser takes it (a device as one, a string or an index;
+ * None for the optional ones; bools as bools). */
+static bool to_keyword_fits(const char *k, PyObject *value) {
+  if (strcmp(k, "copy") == 0 || strcmp(k, "non_blocking") == 0)
+    return PyBool_Check(value);
+  if (value == Py_None)
+    return strcmp(k, "device") == 0 || strcmp(k, "dtype") == 0 || strcmp(k, "memory_format") == 0;
+  if (strcmp(k, "device") == 0)
+    return PyUnicode_Check(value) || (PyLong_Check(value) && !PyBool_Check(value)) ||
+           PyObject_TypeCheck(value, (PyTypeObject *)vkt_state->device_type);
+  if (strcmp(k, "dtype") == 0)
+    return PyObject_TypeCheck(value, (PyTypeObject *)vkt_state->dtype_type);
+  return strcmp(k, "memory_format") == 0 && PyObject_TypeCheck(value, (PyTypeObject *)vkt_state->format_type);
+}
+
 /* to(device=None, dtype=None, non_blocking=False, copy=False), to(dtype, ...), to(other, ...); non_blocking is
  * taken and ignored (a copy to the host waits anyway, one to a device is recorded). */
 static PyObject *t_to(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -858,6 +873,8 @@ static PyObject *t_to(PyObject *self, PyObject *args, PyObject *kwargs) {
     Py_ssize_t pos = 0;
     while (PyDict_Next(kwargs, &pos, &key, &value)) {
       const char *k = PyUnicode_AsUTF8AndSize(key, NULL);
+      if (!to_keyword_fits(k, value))
+        return to_signature_error(args, kwargs);
       if (strcmp(k, "device") == 0) {
         if (value != Py_None && vkt_parse_device(value, &device) < 0)
           return NULL;
@@ -868,11 +885,7 @@ static PyObject *t_to(PyObject *self, PyObject *args, PyObject *kwargs) {
           dtype = SELF->dtype;
       } else if (strcmp(k, "copy") == 0) {
         copy = PyObject_IsTrue(value);
-      } else if (strcmp(k, "memory_format") == 0) {
-        if (vkt_parse_memory_format(value, &fmt) < 0)
-          return NULL;
-      } else if (strcmp(k, "non_blocking") != 0) {
-        PyErr_Format(PyExc_TypeError, "to() got an unexpected keyword argument '%s'", k);
+      } else if (strcmp(k, "memory_format") == 0 && vkt_parse_memory_format(value, &fmt) < 0) {
         return NULL;
       }
     }

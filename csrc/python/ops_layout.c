@@ -393,14 +393,8 @@ static vkt_status repeat_interleave_int(const vkt_var *x, int64_t repeats, bool 
   return st;
 }
 
-/* Whether o fits PyTorch's int parameter (None too where it is optional): anything with __index__ but a bool, a
- * tensor only 0-d and of an integer dtype. */
-static bool int_or_none(PyObject *o, bool optional) {
-  const vkt_tensor *t = vkt_tensor_of(o);
-  if (t)
-    return t->ndim == 0 && !vkt_dtypes[t->dtype].is_float && t->dtype != VKT_BOOL;
-  return (optional && o == Py_None) || (PyIndex_Check(o) && !PyBool_Check(o));
-}
+/* Whether o fits PyTorch's int parameter, or is None where it is optional. */
+static bool int_or_none(PyObject *o, bool optional) { return (optional && o == Py_None) || vkt_py_int_arg(o); }
 
 /* repeat_interleave's forms, as PyTorch's TypeError lists them. */
 static const char method_forms[] = " * (Tensor repeats, int dim = None, *, int output_size = None)\n"

@@ -75,6 +75,8 @@ int vkt_parse_keywords(PyObject *kwargs, const char *function, const char *const
 /* PyTorch's TypeError for arguments that fit none of fn's forms (its lines " * (...)\n", listed after the types of
  * the arguments given); returns NULL. */
 PyObject *vkt_py_signature_error(const char *fn, PyObject *args, PyObject *kwargs, const char *forms);
+/* Whether o fits PyTorch's int parameter: anything with __index__ but a bool, or a 0-d tensor of an integer dtype. */
+bool vkt_py_int_arg(PyObject *o);
 /* Argument parsing. Each returns 0, or -1 with an exception set. */
 int vkt_parse_dtype(PyObject *o, vkt_dtype *out, bool *given);
 int vkt_parse_device(PyObject *o, int *out); /* None means cpu, "vulkan" the current adapter */

@@ -191,10 +191,7 @@ static PyGetSetDef tensor_getset[] = {
 /* A dim argument as PyTorch's parser takes it: an int (not a bool) or a 0-d integer tensor; -1 with its TypeError
  * naming fn otherwise. */
 static int dim_arg(PyObject *o, const char *fn, long long *d) {
-  const vkt_tensor *t = vkt_tensor_of(o);
-  bool ok = t ? t->ndim == 0 && !vkt_dtypes[t->dtype].is_float && t->dtype != VKT_BOOL
-              : PyIndex_Check(o) && !PyBool_Check(o);
-  if (!ok) {
+  if (!vkt_py_int_arg(o)) {
     PyObject *name = PyType_GetName(Py_TYPE(o));
     if (name)
       PyErr_Format(PyExc_TypeError, "%s(): argument 'dim' (position 1) must be int, not %U", fn, name);

@@ -379,6 +379,13 @@ PyObject *vkt_py_signature_error(const char *fn, PyObject *args, PyObject *kwarg
   return NULL;
 }
 
+bool vkt_py_int_arg(PyObject *o) {
+  const vkt_tensor *t = vkt_tensor_of(o);
+  if (t)
+    return t->ndim == 0 && !vkt_dtypes[t->dtype].is_float && t->dtype != VKT_BOOL;
+  return PyIndex_Check(o) && !PyBool_Check(o);
+}
+
 /* PyTorch's argument parser takes NumPy's names for two parameters: axis for dim, keepdims for keepdim. */
 static const char *const aliases[][2] = {{"axis", "dim"}, {"keepdims", "keepdim"}};
 

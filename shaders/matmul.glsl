@@ -64,8 +64,9 @@ struct Batch {
   uint z, zo, zi, a0, b0, c0;
 };
 
-Batch batch_of_workgroup() {
-  uint z = p.z0 + gl_WorkGroupID.z, zo = z / p.batch[1], zi = z % p.batch[1];
+// Matrix z (counted over batch[]).
+Batch batch_of(uint z) {
+  uint zo = z / p.batch[1], zi = z % p.batch[1];
 #ifdef EPILOGUE
   uint c0 = 0;
 #else
@@ -74,6 +75,8 @@ Batch batch_of_workgroup() {
   return Batch(z, zo, zi, p.offset[1] + zo * p.bstride[0] + zi * p.bstride[1],
                p.offset[2] + zo * p.bstride[2] + zi * p.bstride[3], c0);
 }
+
+Batch batch_of_workgroup() { return batch_of(p.z0 + gl_WorkGroupID.z); }
 
 // Whether v is NaN, read from its bits: where a shader does not ask to preserve NaNs (Vulkan's
 // SignedZeroInfNanPreserve), a driver may take v != v as false for a computed v, and an H100's did, so

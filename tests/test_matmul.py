@@ -932,6 +932,64 @@ def test_smaller_shared_memory(dev, limit):
 
 
 
+LAST_WAVE = """
+import numpy as np, vkt
+from scipy.special import erf
+rng = np.random.default_rng(5)
+F = vkt.nn.functional
+def t(a, **kw):
+    return vkt.tensor(a, device="vulkan", **kw)
+def check(got, ref, what):
+    got = got.cpu().numpy()
+    assert got.shape == ref.shape, what
+    err = np.abs(got - ref).max() / max(1.0, np.abs(ref).max())
+    assert err < 1e-5, (what, err)
+def same_bits(x, y):
+    return np.array_equal(x.cpu().numpy().view(np.uint32), y.cpu().numpy().view(np.uint32))
+# 256 of the big tile's 128 x 128 tiles: 8 x 512 x 1024, K of 40 and 17 (a partial first slice), and 2 x 4 x 512 x
+# 1024 (two batch dims, which the shader walks) with K of 600 (38 slices)
+for lead, ks in (((8,), (40, 17)), ((2, 4), (600,))):
+    for k in ks:
+        a, b, bias = rng.standard_normal((*lead, 512, k)), rng.standard_normal((k, 1024)), rng.standard_normal(1024)
+        ref = a @ b
+        va, vb, vbias = t(a.astype(np.float32)), t(b.astype(np.float32)), t(bias.astype(np.float32))
+        check(va @ vb, ref, ("a @ b", k))
+        check(va @ t(np.ascontiguousarray(b.T).astype(np.float32)).T, ref, ("a @ b.T.T", k))
+        fused = F.gelu(va @ vb + vbias)
+        check(fused, 0.5 * (ref + bias) * (1 + erf((ref + bias) / np.sqrt(2))), ("gelu epilogue", k))
+        vkt.vulkan.set_fusion(False)
+        assert same_bits(fused, F.gelu(va @ vb + vbias)), ("fused and unfused differ", k)
+        vkt.vulkan.set_fusion(True)
+        check(vkt.baddbmm(vbias, va.reshape(8, 512, k), vb.expand(8, k, 1024)), (ref + bias).reshape(8, 512, 1024),
+              ("baddbmm", k))
+# matmul_add_relu forward and backward: its forward product is split
+x, w, bias = rng.standard_normal((8, 512, 40)), rng.standard_normal((40, 1024)), rng.standard_normal(1024)
+g = rng.standard_normal((8, 512, 1024))
+vx, vw, vbias = (t(v.astype(np.float32), requires_grad=True) for v in (x, w, bias))
+y = vkt.matmul_add_relu(vx, vw, vbias)
+pre = x @ w + bias
+check(y, np.maximum(pre, 0), "matmul_add_relu")
+y.backward(t(g.astype(np.float32)))
+gp = g * (pre > 0)
+check(vx.grad, gp @ w.T, "grad x")
+check(vw.grad, np.einsum("bmk,bmn->kn", x, gp), "grad w")
+assert not vkt.vulkan.fallback_stats()
+assert vkt.vulkan.validation_messages() == []
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("slots", ["120", "255"])
+def test_last_wave_split(dev, slots):
+    # Where a product's tiles leave the GPU mostly idle in their last wave, its last tiles are summed in pieces
+    # (matmul.c's last_wave) over the workgroups a GPU runs at once (on an NVIDIA GPU, from
+    # VK_NV_shader_sm_builtins); VKT_PRODUCT_SLOTS poses that number on any adapter. 256 tiles over 120 places leave
+    # 16 in the last wave, 4 pieces each; over 255, 1 tile, in 16 pieces where K has 32 slices or more, else fewer.
+    # VKT_PROFILE lists the kernels run, which shows that the split one did.
+    r = run_python(LAST_WAVE, env={"VKT_PRODUCT_SLOTS": slots, "VKT_PROFILE": "1", "VKT_VALIDATION": "1"}, timeout=600)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout[-2000:] + r.stderr[-3000:]
+    assert "PIECES" in r.stderr, r.stderr[-3000:]
+
 WIDE_SPLIT = """
 import numpy as np, vkt
 rng = np.random.default_rng(6)

@@ -767,7 +767,7 @@ static vkt_status launch_epilogue(const plan *p) {
   uint64_t hash;
   vkt_storage *s = p->mm->view.storage;
   vkt_status st = p->keep && !s->alloc.segment ? vkt_storage_allocate(s) : VKT_OK;
-  int nbindings = p->nout + p->nleaves - 1 + p->keep + 2;
+  int nbindings = p->nout + p->nleaves - 1 + p->keep + 2 + vkt_matmul_extra_bindings(&p->variant);
   if (st || (st = pipeline_of(p, NULL, s->dev, nbindings, p->push_size, &pipe, &hash)))
     return st;
   epilogue_of(p, &ep);

@@ -800,6 +800,8 @@ static bool vec4(const vkt_op_args *a, int k, bool k_fast) {
   return t->dtype == VKT_FLOAT32 && moves_as_vectors(t, fast, 4);
 }
 
+#define MM_MAX_BINDINGS 8 /* VKT_MAX_BINDINGS */
+
 /* vkt_matmul_variant.flags: the #defines a product's operands and tile ask for beyond their types. */
 enum {
   MMV_A_K_FAST = 1 << 0,
@@ -813,8 +815,36 @@ enum {
   MMV_VEC4_C = 1 << 8,
   MMV_RELU = 1 << 9,
   MMV_EPILOGUE = 1 << 10,
-  MMV_ROWS32 = 1 << 11 /* matmul_wide.comp's EPILOGUE_ROWS */
+  MMV_ROWS32 = 1 << 11,     /* matmul_wide.comp's EPILOGUE_ROWS */
+  MMV_PIECES_SHIFT = 12,    /* 3 bits: log2 of the pieces of a split last wave's tiles (last_wave()), or 0 */
+  MMV_PIECES = 7 << 12
 };
+
+/* The last wave split (matmul_wide.comp's PIECES): where a product's 128 x 128 tiles on a GPU that runs G of the big
+ * tile's workgroups at once (two a multiprocessor) leave the last wave mostly idle (R = T % G <= G / 2 tiles, and more
+ * than a twentieth of the waves' places idle), each of the last R tiles is summed by pieces, as many as fit in G
+ * (a power of two, at most 16, each at least two slices deep), which meet through stored sums. It needs every matrix
+ * in one dispatch (at most two batch dims, which the shader walks) and two more bindings. The pieces, or 0. */
+static uint32_t last_wave(const vkt_op_args *a, const mm_tile *tile, int nbound) {
+  const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
+  int nd = a->out->ndim;
+  uint64_t g = p->product_slots, tiles = (uint64_t)tiles_of(a->out, tile->bm, tile->bn);
+  uint64_t r = g ? tiles % g : 0, places = g ? (tiles + g - 1) / g * g : 0, slices = 0, pieces = 16;
+  if (tile != &big_tile || g == 0 || tiles < g || r == 0 || 2 * r > g || (places - tiles) * 20 <= places ||
+      nd > 4 || nbound + 2 > MM_MAX_BINDINGS || r > VKT_SYNC_WORDS / 64)
+    return 0;
+  slices = ((uint64_t)a->in[0]->shape[nd - 1] + tile->bk - 1) / tile->bk;
+  while (pieces > 1 && (r * pieces > g || 2 * pieces > slices))
+    pieces /= 2;
+  return pieces > 1 && tiles + r * (pieces - 1) <= p->max_workgroup_count[0] ? (uint32_t)pieces : 0;
+}
+
+static unsigned pieces_flags(uint32_t pieces) {
+  unsigned log2 = 0;
+  while (pieces >> (log2 + 1))
+    log2++;
+  return log2 << MMV_PIECES_SHIFT;
+}
 
 /* What a's kernel on tile (n operands bound) depends on; with a fused epilogue out is not stored (nor
  * read as vec4s). Cheap: no text is made, so a launch whose kernel is known costs no formatting. */
@@ -852,6 +882,9 @@ static int mm_defines(const vkt_matmul_variant *v, char *buf, size_t size) {
   const mm_tile *tile = v->tile;
   unsigned f = v->flags;
   int len = 0;
+  if (f & MMV_PIECES) /* first, so that VKT_PROFILE's line shows it; its two buffers after the others */
+    len += snprintf(buf + len, size - (size_t)len, "#define PIECES %u\n#define SPLIT_BINDING %d\n",
+                    1u << ((f & MMV_PIECES) >> MMV_PIECES_SHIFT), f & MMV_EPILOGUE ? v->b_binding + 1 : v->n);
   for (int k = 0; k < v->n; k++)
     len += vkt_type_defines(buf + len, size - (size_t)len, names[k], v->dtype[k]);
   len += snprintf(buf + len, size - (size_t)len,
@@ -890,7 +923,6 @@ static int mm_defines(const vkt_matmul_variant *v, char *buf, size_t size) {
 
 /* Where a launch's dispatches differ: the offset (elements) of each of n operands, whose batch dims were
  * merged into bshape and bstrides, goes to offset[k] of the push constants, and the first matrix to *z0. */
-#define MM_MAX_BINDINGS 8 /* VKT_MAX_BINDINGS */
 typedef struct {
   const vkt_tensor *const *t;
   int n, rank;
@@ -909,13 +941,23 @@ typedef struct {
 static vkt_status dispatch_batches(vkt_device *dev, vkt_pipeline *pipe, const mm_tile *tile,
                                    const vkt_tensor *const *bound, int nb, unsigned writes, const mm_batches *w,
                                    uint32_t m, uint32_t n, uint32_t k, uint64_t inner, const void *push,
-                                   uint32_t push_size) {
+                                   uint32_t push_size, uint32_t pieces) {
   vkt_binding b[MM_MAX_BINDINGS];
   for (int k = 0; k < nb; k++)
     b[k] = (vkt_binding){&bound[k]->storage->alloc, 0, bound[k]->storage->alloc.size, (writes >> k & 1u) != 0};
   uint64_t batch = 0, outer = 1;
   uint32_t maxz = vkt_device_props(dev)->max_workgroup_count[2];
+  uint32_t tiles = (n + tile->bn - 1) / tile->bn * ((m + tile->bm - 1) / tile->bm) * (uint32_t)inner,
+           split = pieces ? tiles % vkt_device_props(dev)->product_slots : 0;
+  vkt_tensor partial = {0}; /* the split tiles' pieces' sums */
   vkt_status st = VKT_OK;
+  if (pieces) {
+    int64_t size = (int64_t)split * pieces * tile->bm * tile->bn;
+    if ((st = vkt_tensor_empty(&partial, vkt_tensor_device(bound[0]), VKT_FLOAT32, 1, &size)) ||
+        (st = vkt_mem_sync_words(dev, split, &b[nb + 1])))
+      goto finish;
+    b[nb] = (vkt_binding){&partial.storage->alloc, 0, partial.storage->alloc.size, true};
+  }
   for (int d = 0; d < w->rank - 2; d++)
     outer *= (uint64_t)w->bshape[d];
   for (uint64_t o = 0; o < outer && !st; o++) {
@@ -930,14 +972,20 @@ static vkt_status dispatch_batches(vkt_device *dev, vkt_pipeline *pipe, const mm
     for (uint64_t z0 = 0; z0 < inner && !st; z0 += maxz) {
       uint32_t groups[3] = {(n + tile->bn - 1) / tile->bn, (m + tile->bm - 1) / tile->bm,
                             (uint32_t)(inner - z0 < maxz ? inner - z0 : maxz)};
+      if (pieces) /* last_wave() asked for one dispatch of every matrix */
+        groups[0] = tiles + split * (pieces - 1), groups[1] = groups[2] = 1;
       *w->z0 = (uint32_t)z0;
-      st = vkt_stream_dispatch(dev, pipe, b, nb, push, push_size, groups, &batch);
+      st = vkt_stream_dispatch(dev, pipe, b, nb + (pieces ? 2 : 0), push, push_size, groups, &batch);
     }
   }
   for (int j = 0; j < nb && !st; j++)
     vkt_storage_touched(bound[j]->storage, batch);
+  if (pieces && !st)
+    vkt_storage_touched(partial.storage, batch);
   if (!st && (uint64_t)m * n * k * inner * outer >= LONG_PRODUCT)
     st = vkt_stream_flush_if_idle(dev);
+finish:
+  vkt_tensor_release(&partial);
   return st;
 }
 
@@ -971,7 +1019,8 @@ static vkt_status pipeline_of(vkt_device *dev, const vkt_matmul_variant *v, uint
   }
   char defines[512];
   mm_defines(v, defines, sizeof defines);
-  vkt_status st = vkt_pipeline_get(dev, ((const mm_tile *)v->tile)->shader, defines, v->n, push_size, pipe);
+  vkt_status st = vkt_pipeline_get(dev, ((const mm_tile *)v->tile)->shader, defines,
+                                   v->n + vkt_matmul_extra_bindings(v), push_size, pipe);
   if (!st)
     *slot = (mm_cached){dev, *v, *pipe};
   return st;
@@ -987,6 +1036,8 @@ vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
   const mm_tile *tile = tile_for(a);
   vkt_matmul_variant v;
   mm_variant_of(a, tile, n, false, &v);
+  uint32_t pieces = last_wave(a, tile, n);
+  v.flags |= pieces_flags(pieces);
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
   (void)op;
@@ -998,7 +1049,7 @@ vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
   mm_batches w = {
       t, n, rank, bshape, bstrides, {&push.offset[0], &push.offset[1], &push.offset[2], &push.offset[3]}, &push.z0};
   return dispatch_batches(dev, pipe, tile, bound, n, 1u, &w, push.m, push.n, push.k,
-                          (uint64_t)push.batch[0] * push.batch[1], &push, sizeof push);
+                          (uint64_t)push.batch[0] * push.batch[1], &push, sizeof push, pieces);
 }
 
 /* ---- fused epilogues ---- */
@@ -1071,11 +1122,14 @@ bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shade
   /* the wide tile's epilogue stages 32 rows of sums at a time where shared memory has room, else 16 */
   if (tile->kind == MM_WIDE && shared_bytes(tile, VKT_FLOAT32) + 32 * 128 * 4 <= p->max_shared_memory)
     v->flags |= MMV_ROWS32;
+  v->flags |= pieces_flags(last_wave(e->mm, tile, n));
   *shader = tile->shader;
   return true;
 }
 
 int vkt_matmul_defines(const vkt_matmul_variant *v, char *defines, size_t size) { return mm_defines(v, defines, size); }
+
+int vkt_matmul_extra_bindings(const vkt_matmul_variant *v) { return v->flags & MMV_PIECES ? 2 : 0; }
 
 vkt_status vkt_matmul_epilogue_launch(const vkt_matmul_epilogue *e, vkt_pipeline *pipe) {
   const vkt_op_args *a = e->mm;
@@ -1109,7 +1163,8 @@ vkt_status vkt_matmul_epilogue_launch(const vkt_matmul_epilogue *e, vkt_pipeline
   }
   memcpy(param, e->params, 8 * (size_t)e->nparams);
   return dispatch_batches(a->out->storage->dev, pipe, tile_for(a), bound, nb, writes, &w, push->m, push->n, push->k,
-                          (uint64_t)push->batch[0] * push->batch[1], words, 4 * epilogue_words(e));
+                          (uint64_t)push->batch[0] * push->batch[1], words, 4 * epilogue_words(e),
+                          last_wave(a, tile_for(a), nb));
 }
 
 /* ---- products built on the one above ---- */

@@ -275,7 +275,12 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   bool v12 = base.apiVersion >= VK_API_VERSION_1_2;
   VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
                                             .pNext = v12 ? &fc : NULL};
-  VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES, .pNext = &sub};
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {.sType =
+                                                         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV,
+                                                     .pNext = &sub};
+  bool sm_builtins = has_device_extension(pd, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+  VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+                                          .pNext = sm_builtins ? (void *)&sm : (void *)&sub};
   VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &drv};
   vkGetPhysicalDeviceProperties2(pd, &props2);
   const VkPhysicalDeviceProperties *pr = &props2.properties;
@@ -330,6 +335,8 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   p->int64_atomics = p->int64 && f12.shaderBufferInt64Atomics && !getenv("VKT_NO_INT64_ATOMICS");
   p->shader_fills = p->type != VKT_ADAPTER_CPU || getenv("VKT_SHADER_FILLS");
   p->wide_split_k = p->type != VKT_ADAPTER_CPU || getenv("VKT_WIDE_SPLIT_K");
+  const char *slots = getenv("VKT_PRODUCT_SLOTS");
+  p->product_slots = slots ? (uint32_t)strtoul(slots, NULL, 10) : sm_builtins ? 2 * sm.shaderSMCount : 0;
   p->memory_model_device_scope = f12.vulkanMemoryModelDeviceScope;
   p->cooperative_matrix =
       has_device_extension(pd, "VK_NV_cooperative_matrix") || has_device_extension(pd, "VK_KHR_cooperative_matrix");

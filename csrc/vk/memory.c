@@ -407,6 +407,10 @@ void vkt_mem_destroy(vkt_device *dev) {
     dev->blocks = b->next;
     destroy_block(dev, b);
   }
+  if (dev->sync_block.buffer)
+    vkDestroyBuffer(dev->device, dev->sync_block.buffer, NULL);
+  if (dev->sync_block.memory)
+    vkFreeMemory(dev->device, dev->sync_block.memory, NULL);
   for (int i = 0; i < 2; i++) {
     vkt_staging *s = &dev->staging[i];
     if (s->buffer)
@@ -415,6 +419,52 @@ void vkt_mem_destroy(vkt_device *dev) {
       vkFreeMemory(dev->device, s->memory, NULL);
     *s = (vkt_staging){0};
   }
+}
+
+/* The buffer of vkt_mem_sync_words, zeroed: in memory the host does not see where the adapter has such (mapped memory
+ * runs out first, vkt_mem_alloc says why), zeroed by a command the dispatches that use it follow; giving cached
+ * blocks back and trying once more where the device is full. */
+static vkt_status make_sync_block(vkt_device *dev) {
+  vkt_block *b = &dev->sync_block;
+  bool mapped = dev->unmapped_type < 0 && dev->mem_host_visible;
+  uint32_t type = dev->unmapped_type >= 0 ? (uint32_t)dev->unmapped_type : dev->mem_type;
+  vkt_status st = VKT_OK;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    if (attempt && (st = vkt_mem_empty_cache(dev)))
+      return st;
+    *b = (vkt_block){.size = 4ull * VKT_SYNC_WORDS};
+    if (!(st = create_buffer(dev, b->size, type, &b->buffer, &b->memory, mapped ? &b->mapped : NULL)))
+      break;
+    if (b->buffer)
+      vkDestroyBuffer(dev->device, b->buffer, NULL);
+    if (b->memory)
+      vkFreeMemory(dev->device, b->memory, NULL);
+    *b = (vkt_block){0};
+    if (st != VKT_ERR_OOM)
+      return st;
+  }
+  if (st)
+    return st;
+  dev->sync_alloc = (vkt_alloc){.block = b, .size = b->size};
+  if (b->mapped) {
+    memset(b->mapped, 0, b->size);
+    return VKT_OK;
+  }
+  return vkt_mem_fill(dev, &dev->sync_alloc, 0, b->size, 0, &dev->sync_alloc.last_use);
+}
+
+vkt_status vkt_mem_sync_words(vkt_device *dev, uint32_t n, vkt_binding *out) {
+  vkt_status st;
+  if (n == 0 || n > VKT_SYNC_WORDS / 64)
+    return vkt_fail(VKT_ERR_RUNTIME, "internal error: %u synchronization words asked for", n);
+  if (!dev->sync_block.buffer && (st = make_sync_block(dev)))
+    return st;
+  uint32_t align = dev->props->min_storage_offset_alignment / 4, words = (n + align - 1) / align * align;
+  if (dev->sync_next + words > VKT_SYNC_WORDS)
+    dev->sync_next = 0;
+  *out = (vkt_binding){&dev->sync_alloc, 4ull * dev->sync_next, 4ull * n, true};
+  dev->sync_next += words;
+  return VKT_OK;
 }
 
 /* ---- transfers ---- */

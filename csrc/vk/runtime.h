@@ -68,6 +68,10 @@ typedef struct {
    * GPU's many multiprocessors: not on a CPU adapter, whose few cores are busy with the tiles there are, unless
    * VKT_WIDE_SPLIT_K is set, to test that path. */
   bool wide_split_k;
+  /* The big float32 tile's workgroups that run at once, two a multiprocessor (VK_NV_shader_sm_builtins'
+   * shaderSMCount; 0 where the adapter does not say), over which a product's last wave is split (matmul.c's
+   * last_wave); VKT_PRODUCT_SLOTS sets it, 0 turning that off, a number testing it on any adapter. */
+  uint32_t product_slots;
 } vkt_adapter_props;
 
 /* Sorts adapter indices best first: discrete > integrated > virtual > CPU > other, then by more
@@ -168,6 +172,13 @@ typedef struct {
   uint64_t offset, size; /* bytes, the range the shader may touch */
   bool write;
 } vkt_binding;
+
+/* A binding of n words (n <= VKT_SYNC_WORDS / 64) of a buffer the device keeps, all zero at first, for a kernel
+ * whose workgroups count their progress there: the kernel must leave them zero when it ends. The ranges are handed
+ * out in turn over VKT_SYNC_WORDS words, so that a range comes back only after 64 other kernels took one, more than
+ * can run at once: between barriers a batch tracks at most 64 bindings (stream.c). */
+#define VKT_SYNC_WORDS (1u << 16)
+vkt_status vkt_mem_sync_words(vkt_device *dev, uint32_t n, vkt_binding *out);
 
 /* Records a dispatch into the current batch (a barrier first only if it touches a range written
  * earlier in the batch, or writes one read earlier) and returns the batch id in *batch. */

@@ -196,6 +196,9 @@ struct vkt_device {
   uint64_t limit;           /* cap on reserved bytes; 0 means none */
   uint64_t shared_reserved; /* bytes in blocks shared by small tensors */
   vkt_staging staging[2];
+  vkt_block sync_block; /* vkt_mem_sync_words' words, outside the allocator's blocks and counts */
+  vkt_alloc sync_alloc;
+  uint32_t sync_next; /* the next range handed out, in words */
   pthread_mutex_t transfer_lock; /* one host <-> device transfer at a time uses the staging buffers */
 
   /* stream */

@@ -163,28 +163,56 @@ void put(Slice s) {
 #endif
 }
 
+#ifdef PIECES
+// The last wave split: a product of T tiles on a GPU that runs G workgroups at once leaves most of it idle in its
+// last wave where T % G is small (8704 x 1024 x 1024: 544 tiles, 2 waves of an H100's 264 and 16 more). So the
+// first T - R tiles (R = T % G) take a workgroup each, and each of the last R takes PIECES, each summing a range
+// of its slices: the last wave takes a PIECES-th of a tile's time. A piece stores its sums in Partial, then
+// counts on its tile's word of Ticket; the last to count adds the pieces' sums in order (so the result does not
+// depend on which finished last, and the same whether the product is stored alone or through a fused
+// epilogue), stores the tile and leaves the word 0 for the next product; the others go through the store below
+// the matrix, storing nothing. The host numbers the workgroups along x: T - R + R * PIECES of them, all of the
+// product's matrices (at most two batch dims, which the shader walks). main() is the unsplit kernel with these
+// few lines added: NVIDIA's compiler took minutes over a fused epilogue's kernel where the tile was made functions.
+layout(std430, binding = SPLIT_BINDING) coherent buffer Partial { vec4 partial_[]; };
+layout(std430, binding = SPLIT_BINDING + 1) coherent buffer Ticket { uint ticket_[]; };
+shared uint split_count;
+
+// Where invocation id's sums of piece q of split tile r go.
+uint partial_at(uint r, uint q, uint i, uint side) {
+  return (((r * PIECES + q) * TM + i) * 2 + side) * LOCAL_SIZE + gl_LocalInvocationID.x;
+}
+#endif
+
 // Invocation (tx, ty) sums rows 4ty + RS r + {0..3} (r < TM / 4) and columns 4tx + 64c + {0..3} (c < 2).
 #define ROW(i) (m0 + 4 * ty + RS * ((i) / 4) + (i) % 4) // of out, for the invocation's i-th row
 #define COL(j) (n0 + 4 * tx + 64 * ((j) / 4) + (j) % 4) // ... j-th column
-uint tx, ty;
-float acc[TM][8];
-
-void place_invocation() {
+void main() {
   uint lane = gl_LocalInvocationID.x % 32, warp = gl_LocalInvocationID.x / 32;
-  tx = (warp % 2) * 8 + lane % 8, ty = (warp / 2) * 4 + lane / 8;
-}
-
-// The slices of K: the first starts at K % BK - BK where BK does not divide K (the host sends K >= BK here), so
-// every one after it is whole.
-uint slices() { return (p.K + BK - 1) / BK; }
-
-// acc = the sums of slices [s0, s1) of the tile at (m0, n0) of matrix bt. The last load of the loop reloads the
-// last slice of K, or loads slice s1, and goes unused.
-void tile_sums(Batch bt, uint m0, uint n0, uint s0, uint s1) {
+  uint tx = (warp % 2) * 8 + lane % 8, ty = (warp / 2) * 4 + lane / 8;
+#ifdef PIECES
+  uint across = (p.N + BN - 1) / BN, per_matrix = across * ((p.M + BM - 1) / BM), S = (p.K + BK - 1) / BK;
+  uint tiles = per_matrix * p.batch[0] * p.batch[1], R = (gl_NumWorkGroups.x - tiles) / (PIECES - 1);
+  uint g = gl_WorkGroupID.x, alone = tiles - R, r = (g - alone) / PIECES, q = (g - alone) % PIECES;
+  uint tile = g < alone ? g : alone + r, t = tile % per_matrix, m0 = t / across * BM, n0 = t % across * BN;
+  uint s0 = g < alone ? 0 : S * q / PIECES, s1 = g < alone ? S : S * (q + 1) / PIECES;
+  Batch bt = batch_of(tile / per_matrix);
+#else
+  uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN, s0 = 0;
+  Batch bt = batch_of_workgroup();
+#endif
+  float acc[TM][8];
   [[unroll]] for (uint i = 0; i < TM; i++)
     [[unroll]] for (uint j = 0; j < 8; j++)
       acc[i][j] = 0.0;
-  int K = int(p.K), k0 = int(p.K % BK) - (p.K % BK != 0 ? BK : 0) + BK * int(s0), end = k0 + BK * int(s1 - s0);
+  // The host sends K >= BK here, so every slice after the first is whole; the last load of the loop
+  // reloads the last slice and goes unused.
+  int K = int(p.K), k0 = int(p.K % BK) - (p.K % BK != 0 ? BK : 0) + BK * int(s0);
+#ifdef PIECES
+  int end = k0 + BK * int(s1 - s0); // the last load of the loop then loads slice s1, unused
+#else
+  int end = K;
+#endif
   Slice s;
   load(s, bt, m0, n0, k0, s0 == 0);
   for (; k0 < end; k0 += BK) {
@@ -221,10 +249,35 @@ void tile_sums(Batch bt, uint m0, uint n0, uint s0, uint s1) {
     }
     barrier();
   }
-}
-
-// Stores acc, the sums of the tile at (m0, n0) of matrix bt, through the bias and relu or the fused epilogue.
-void store_tile(Batch bt, uint m0, uint n0) {
+#ifdef PIECES
+  if (g >= alone) {
+    [[unroll]] for (uint i = 0; i < TM; i++) {
+      partial_[partial_at(r, q, i, 0)] = vec4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+      partial_[partial_at(r, q, i, 1)] = vec4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
+    }
+    memoryBarrierBuffer();
+    barrier();
+    if (gl_LocalInvocationID.x == 0)
+      split_count = atomicAdd(ticket_[r], 1u);
+    barrier();
+    if (split_count == PIECES - 1) {
+      memoryBarrierBuffer();
+      [[unroll]] for (uint i = 0; i < TM; i++)
+        [[unroll]] for (uint j = 0; j < 8; j++)
+          acc[i][j] = 0.0;
+      [[dont_unroll]] for (uint k = 0; k < PIECES; k++)
+        [[unroll]] for (uint i = 0; i < TM; i++) {
+          vec4 lo = partial_[partial_at(r, k, i, 0)], hi = partial_[partial_at(r, k, i, 1)];
+          acc[i] = float[8](acc[i][0] + lo.x, acc[i][1] + lo.y, acc[i][2] + lo.z, acc[i][3] + lo.w,
+                            acc[i][4] + hi.x, acc[i][5] + hi.y, acc[i][6] + hi.z, acc[i][7] + hi.w);
+        }
+      if (gl_LocalInvocationID.x == 0)
+        ticket_[r] = 0u;
+    } else {
+      m0 = p.M;
+    }
+  }
+#endif
 #ifdef EPILOGUE
   // The sums leave through shared memory, CH rows at a time, and invocation t takes column t % BN of its rows
   // there, so that a subgroup reads and writes 32 consecutive elements of each of the expression's tensors.
@@ -311,72 +364,3 @@ void store_tile(Batch bt, uint m0, uint n0) {
   }
 #endif
 }
-
-#ifdef PIECES
-// The last wave split: a product of T tiles on a GPU that runs G workgroups at once leaves most of it idle in its
-// last wave where T % G is small (8704 x 1024 x 1024: 544 tiles, 2 waves of an H100's 264 and 16 more). So the
-// first T - R tiles (R = T % G) take a workgroup each, and each of the last R takes PIECES, each summing a range
-// of its slices: the last wave takes a PIECES-th of a tile's time. A piece stores its sums in Partial, then
-// counts on its tile's word of Ticket; the last to count adds the pieces' sums in order (so the result does not
-// depend on which finished last, and the same whether the product is stored alone or through a fused
-// epilogue), stores the tile and leaves the word 0 for the next product. The host numbers the workgroups along
-// x: T - R + R * PIECES of them, all of the product's matrices (at most two batch dims, which the shader walks).
-layout(std430, binding = SPLIT_BINDING) coherent buffer Partial { vec4 partial_[]; };
-layout(std430, binding = SPLIT_BINDING + 1) coherent buffer Ticket { uint ticket_[]; };
-shared uint split_count;
-
-// Where invocation id's sums of piece q of split tile r go.
-uint partial_at(uint r, uint q, uint i, uint side) {
-  return (((r * PIECES + q) * TM + i) * 2 + side) * LOCAL_SIZE + gl_LocalInvocationID.x;
-}
-
-void main() {
-  uint across = (p.N + BN - 1) / BN, per_matrix = across * ((p.M + BM - 1) / BM), S = slices();
-  uint tiles = per_matrix * p.batch[0] * p.batch[1], R = (gl_NumWorkGroups.x - tiles) / (PIECES - 1);
-  uint g = gl_WorkGroupID.x, whole = tiles - R, r = (g - whole) / PIECES, q = (g - whole) % PIECES;
-  uint tile = g < whole ? g : whole + r, t = tile % per_matrix, m0 = t / across * BM, n0 = t % across * BN;
-  Batch bt = batch_of(tile / per_matrix);
-  place_invocation();
-  if (g < whole) {
-    tile_sums(bt, m0, n0, 0, S);
-  } else {
-    tile_sums(bt, m0, n0, S * q / PIECES, S * (q + 1) / PIECES);
-    [[unroll]] for (uint i = 0; i < TM; i++) {
-      partial_[partial_at(r, q, i, 0)] = vec4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-      partial_[partial_at(r, q, i, 1)] = vec4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
-    }
-    memoryBarrierBuffer();
-    barrier();
-    if (gl_LocalInvocationID.x == 0)
-      split_count = atomicAdd(ticket_[r], 1u);
-    barrier();
-    if (split_count == PIECES - 1) {
-      memoryBarrierBuffer();
-      [[unroll]] for (uint i = 0; i < TM; i++)
-        [[unroll]] for (uint j = 0; j < 8; j++)
-          acc[i][j] = 0.0;
-      [[dont_unroll]] for (uint k = 0; k < PIECES; k++)
-        [[unroll]] for (uint i = 0; i < TM; i++) {
-          vec4 lo = partial_[partial_at(r, k, i, 0)], hi = partial_[partial_at(r, k, i, 1)];
-          acc[i] = float[8](acc[i][0] + lo.x, acc[i][1] + lo.y, acc[i][2] + lo.z, acc[i][3] + lo.w,
-                            acc[i][4] + hi.x, acc[i][5] + hi.y, acc[i][6] + hi.z, acc[i][7] + hi.w);
-        }
-      if (gl_LocalInvocationID.x == 0)
-        ticket_[r] = 0u;
-    } else {
-      // The others go through the store too, but below the matrix, where it stores nothing: a workgroup that
-      // returned before store_tile's barriers took an H100's compiler minutes where the epilogue has some.
-      m0 = p.M;
-    }
-  }
-  store_tile(bt, m0, n0);
-}
-#else
-void main() {
-  place_invocation();
-  Batch bt = batch_of_workgroup();
-  uint m0 = gl_WorkGroupID.y * BM, n0 = gl_WorkGroupID.x * BN;
-  tile_sums(bt, m0, n0, 0, slices());
-  store_tile(bt, m0, n0);
-}
-#endif

@@ -606,7 +606,7 @@ static vkt_status create_device(int index, vkt_device *dev) {
   VKT_VK_CHECK(vkCreateDevice(pd, &info, NULL, &dev->device));
   vkGetDeviceQueue(dev->device, dev->queue_family, 0, &dev->queue);
   dev->push_descriptors = p->push_descriptor && vkCmdPushDescriptorSetKHR && !getenv("VKT_NO_PUSH_DESCRIPTORS");
-  if ((st = vkt_mem_init(dev)) || (st = vkt_stream_init(dev)))
+  if ((st = vkt_mem_init(dev)) || (st = vkt_stream_init(dev)) || (p->product_slots && (st = vkt_mem_sync_init(dev))))
     goto finish;
   vkt_pipeline_cache_load(dev);
 finish:

@@ -421,28 +421,15 @@ void vkt_mem_destroy(vkt_device *dev) {
   }
 }
 
-/* The buffer of vkt_mem_sync_words, zeroed: in memory the host does not see where the adapter has such (mapped memory
- * runs out first, vkt_mem_alloc says why), zeroed by a command the dispatches that use it follow; giving cached
- * blocks back and trying once more where the device is full. */
-static vkt_status make_sync_block(vkt_device *dev) {
+/* The buffer of vkt_mem_sync_words, zeroed, made when the device opens (so that its zeroing is no product's extra
+ * command): in memory the host does not see where the adapter has such (mapped memory runs out first, vkt_mem_alloc
+ * says why), zeroed by a command the dispatches that use it follow. */
+vkt_status vkt_mem_sync_init(vkt_device *dev) {
   vkt_block *b = &dev->sync_block;
   bool mapped = dev->unmapped_type < 0 && dev->mem_host_visible;
   uint32_t type = dev->unmapped_type >= 0 ? (uint32_t)dev->unmapped_type : dev->mem_type;
-  vkt_status st = VKT_OK;
-  for (int attempt = 0; attempt < 2; attempt++) {
-    if (attempt && (st = vkt_mem_empty_cache(dev)))
-      return st;
-    *b = (vkt_block){.size = 4ull * VKT_SYNC_WORDS};
-    if (!(st = create_buffer(dev, b->size, type, &b->buffer, &b->memory, mapped ? &b->mapped : NULL)))
-      break;
-    if (b->buffer)
-      vkDestroyBuffer(dev->device, b->buffer, NULL);
-    if (b->memory)
-      vkFreeMemory(dev->device, b->memory, NULL);
-    *b = (vkt_block){0};
-    if (st != VKT_ERR_OOM)
-      return st;
-  }
+  *b = (vkt_block){.size = 4ull * VKT_SYNC_WORDS};
+  vkt_status st = create_buffer(dev, b->size, type, &b->buffer, &b->memory, mapped ? &b->mapped : NULL);
   if (st)
     return st;
   dev->sync_alloc = (vkt_alloc){.block = b, .size = b->size};
@@ -454,11 +441,8 @@ static vkt_status make_sync_block(vkt_device *dev) {
 }
 
 vkt_status vkt_mem_sync_words(vkt_device *dev, uint32_t n, vkt_binding *out) {
-  vkt_status st;
-  if (n == 0 || n > VKT_SYNC_WORDS / 64)
+  if (n == 0 || n > VKT_SYNC_WORDS / 64 || !dev->sync_block.buffer)
     return vkt_fail(VKT_ERR_RUNTIME, "internal error: %u synchronization words asked for", n);
-  if (!dev->sync_block.buffer && (st = make_sync_block(dev)))
-    return st;
   uint32_t align = dev->props->min_storage_offset_alignment / 4, words = (n + align - 1) / align * align;
   if (dev->sync_next + words > VKT_SYNC_WORDS)
     dev->sync_next = 0;

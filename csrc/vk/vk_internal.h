@@ -233,6 +233,7 @@ VkPhysicalDevice vkt_physical(int index);
 vkt_status vkt_mem_init(vkt_device *dev);
 void vkt_mem_destroy(vkt_device *dev);
 vkt_status vkt_stream_init(vkt_device *dev);
+vkt_status vkt_mem_sync_init(vkt_device *dev); /* after vkt_stream_init, where the adapter splits products */
 void vkt_stream_destroy(vkt_device *dev);
 void vkt_pipelines_destroy(vkt_device *dev);
 void vkt_pipeline_cache_load(vkt_device *dev);

@@ -172,8 +172,10 @@ void put(Slice s) {
 // depend on which finished last, and the same whether the product is stored alone or through a fused
 // epilogue), stores the tile and leaves the word 0 for the next product; the others go through the store below
 // the matrix, storing nothing. The host numbers the workgroups along x: T - R + R * PIECES of them, all of the
-// product's matrices (at most two batch dims, which the shader walks). main() is the unsplit kernel with these
-// few lines added: NVIDIA's compiler took minutes over a fused epilogue's kernel where the tile was made functions.
+// product's matrices (at most two batch dims, which the shader walks). A product of few tiles over a long K
+// (matmul.c's kernel_split) splits all of them so (R = T): split-K with no reduction after it. main() is the
+// unsplit kernel with these few lines added: NVIDIA's compiler took minutes over a fused epilogue's kernel where
+// the tile was made functions.
 layout(std430, binding = SPLIT_BINDING) coherent buffer Partial { vec4 partial_[]; };
 layout(std430, binding = SPLIT_BINDING + 1) coherent buffer Ticket { uint ticket_[]; };
 shared uint split_count;

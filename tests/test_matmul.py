@@ -992,6 +992,7 @@ def test_last_wave_split(dev, slots):
 
 WIDE_SPLIT = """
 import numpy as np, vkt
+from scipy.special import erf
 rng = np.random.default_rng(6)
 # a weight's gradient, x.T @ g, over a long batch into an output of few 128 x 128 tiles: 200 x 300 is 6 of them,
 # and K = 12288 splits into 12 slices of 1024 (to about 256 workgroups), summed by a reduction; and a batch of two
@@ -1002,14 +1003,46 @@ for shape in ((12288, 200, 300), (2, 8192, 130, 260)):
     ref = np.swapaxes(x, -1, -2) @ g
     err = np.abs(got.cpu().numpy() - ref).max() / np.abs(ref).max()
     assert err < 1e-5, (shape, err)
+# 32 to 127 tiles split in the product's kernel (matmul.c's kernel_split), each tile summed by 4 pieces here: a
+# weight's gradient into 512 x 1024 (32 tiles) over 4096 rows and over 4100 (a partial first slice); a bias, relu
+# and a fused epilogue (the same bits as unfused) on 2 x 256 x 4096 @ 4096 x 1024; and matmul_add_relu's
+# backward, whose weight gradient is such a product
+F = vkt.nn.functional
+def t(a, **kw):
+    return vkt.tensor(a.astype(np.float32), device="vulkan", **kw)
+def check(got, ref, what):
+    err = np.abs(got.cpu().numpy() - ref).max() / max(1.0, np.abs(ref).max())
+    assert got.shape == ref.shape and err < 1e-5, (what, err)
+for k in (4096, 4100):
+    x, g = rng.standard_normal((k, 512)), rng.standard_normal((k, 1024))
+    check(t(x).T @ t(g), x.T @ g, ("x.T @ g", k))
+a, b, bias = rng.standard_normal((2, 256, 4096)), rng.standard_normal((4096, 1024)), rng.standard_normal(1024)
+va, vb, vbias = t(a), t(b), t(bias)
+ref = a @ b
+check(va @ vb, ref, "a @ b")
+check(vkt.addmm(vbias, va.reshape(512, 4096), vb), ref.reshape(512, 1024) + bias, "addmm")
+check(vkt.matmul_add_relu(va, vb, vbias), np.maximum(ref + bias, 0), "matmul_add_relu")
+fused = F.gelu(va @ vb + vbias)
+check(fused, 0.5 * (ref + bias) * (1 + erf((ref + bias) / np.sqrt(2))), "gelu epilogue")
+vkt.vulkan.set_fusion(False)
+assert np.array_equal(fused.cpu().numpy().view(np.uint32), F.gelu(va @ vb + vbias).cpu().numpy().view(np.uint32))
+vkt.vulkan.set_fusion(True)
+x, w, bias, g = (rng.standard_normal(s) for s in ((4096, 512), (512, 1024), (1024,), (4096, 1024)))
+vx, vw, vbias = (t(v, requires_grad=True) for v in (x, w, bias))
+vkt.matmul_add_relu(vx, vw, vbias).backward(t(g))
+gp = g * (x @ w + bias > 0)
+check(vw.grad, x.T @ gp, "grad w")
+check(vx.grad, gp @ w.T, "grad x")
+assert not vkt.vulkan.fallback_stats()
 assert vkt.vulkan.validation_messages() == []
 print("ok")
 """
 
 
 def test_split_k_over_few_wide_tiles(dev):
-    # A GPU splits K where a long product has few wide tiles (matmul.c's k_slices); a CPU adapter does not, unless
-    # VKT_WIDE_SPLIT_K asks it to. VKT_PROFILE lists the reduction that sums the slices.
+    # A GPU splits K where a long product has few wide tiles (matmul.c's k_slices and kernel_split); a CPU adapter
+    # does not, unless VKT_WIDE_SPLIT_K asks it to. VKT_PROFILE lists the reduction that sums the slices of the
+    # products of fewer than 32 tiles, and the kernel that sums its own pieces of the others.
     r = run_python(WIDE_SPLIT, env={"VKT_WIDE_SPLIT_K": "1", "VKT_PROFILE": "1", "VKT_VALIDATION": "1"}, timeout=600)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout[-2000:] + r.stderr[-3000:]
-    assert "matmul_wide.comp" in r.stderr and "OP_SUM" in r.stderr, r.stderr[-3000:]
+    assert "matmul_wide.comp" in r.stderr and "OP_SUM" in r.stderr and "PIECES 4" in r.stderr, r.stderr[-3000:]

@@ -198,6 +198,25 @@ static vkt_dtype accumulator(vkt_dtype d) {
  * 0.360 ms in 8 (128 workgroups), 65536 into 256 x 256 (4) 0.769 ms in 8 (32), against cuBLAS's 0.177 and 0.174
  * (H100); in 16 and 64 they make 256. */
 #define SPLIT_K_MOST 64
+/* Split-K in the product's kernel (matmul_wide.comp's PIECES): a float32 product on a GPU of KERNEL_SPLIT_TILES to
+ * SPLIT_K_WIDE_TILES 128 x 128 tiles over K >= SPLIT_K_MIN takes the big tile, each tile summed by pieces (a power
+ * of two towards 256 workgroups, each 1024 deep or more) that meet as a split last wave's do: the last to finish
+ * adds the others' stored sums in order and stores the tile, through a bias, relu or fused epilogue as any product.
+ * No tensor of slices and no reduction after it. H100, x^T @ g over 8192 rows, ms, as slices and their sum ->
+ * so: into 768 x 1024 0.372 -> 0.300; into 1024 x 1024 0.364 -> 0.374 alone, but matmul_add_relu's forward +
+ * backward at 8x1024^3, whose weight gradient it is, 1.200-1.253 -> 1.174-1.186. Fewer tiles split into more
+ * slices summed by a reduction (k_slices): one workgroup adding many pieces is slower (512 x 16384 x 512, 16
+ * tiles: 0.189 -> 0.196 in 16 pieces). The pieces, or 0. */
+#define KERNEL_SPLIT_TILES 32
+static int64_t kernel_split(const vkt_device *dev, int ndim, int64_t m, int64_t n, int64_t k, int64_t tiles) {
+  if (!vkt_device_props(dev)->wide_split_k || k < SPLIT_K_MIN || m < 128 || n < 128 || ndim > 4 ||
+      tiles < KERNEL_SPLIT_TILES || tiles >= SPLIT_K_WIDE_TILES)
+    return 0;
+  int64_t pieces = 16;
+  while (pieces > 1 && (tiles * pieces > 256 || k / pieces < 1024))
+    pieces /= 2;
+  return pieces > 1 ? pieces : 0;
+}
 /* A shorter product of fewer 64 x 64 tiles than this (less than a workgroup per multiprocessor of an H100)
  * splits into slices 256 deep or more, up to 4, towards 256 workgroups: an MLP's 256 x 1024 x 1024 layer
  * made 64 workgroups, and its training step went 0.43 -> 0.37 ms on an H200. Products that do not wait on
@@ -217,7 +236,9 @@ typedef struct {
   bool adds; /* summed by adds (short), else by a reduction */
 } k_split;
 
-static k_split k_slices(const vkt_tensor *x, const mm_epilogue *e, int64_t m, int64_t n, int64_t k, int64_t batch) {
+/* ndim: the product's */
+static k_split k_slices(const vkt_tensor *x, const mm_epilogue *e, int ndim, int64_t m, int64_t n, int64_t k,
+                        int64_t batch) {
   k_split none = {0, false};
   if (vkt_tensor_device(x) == VKT_CPU || x->dtype != VKT_FLOAT32 || e->bias || e->flags || k < SHORT_SPLIT_K_MIN ||
       x->ndim + 1 > VKT_MAX_DIMS)
@@ -240,7 +261,8 @@ static k_split k_slices(const vkt_tensor *x, const mm_epilogue *e, int64_t m, in
     return none;
   }
   int64_t wide = (m + 127) / 128 * ((n + 127) / 128) * batch;
-  if (wide >= SPLIT_K_WIDE_TILES || !vkt_device_props(x->storage->dev)->wide_split_k)
+  if (wide >= SPLIT_K_WIDE_TILES || !vkt_device_props(x->storage->dev)->wide_split_k ||
+      kernel_split(x->storage->dev, ndim, m, n, k, wide))
     return none;
   int64_t most = (256 + wide - 1) / wide; /* about 256 tiles, at most SPLIT_K_MOST slices, each 1024 deep or more */
   for (int64_t s = most < SPLIT_K_MOST ? most : SPLIT_K_MOST; s >= 2; s--)
@@ -318,7 +340,7 @@ static vkt_status product(const vkt_tensor *a, const vkt_tensor *b, const mm_epi
   int64_t batch = vkt_tensor_numel(&v[0]) ? 1 : 0;
   for (int d = 0; d < p.nbatch; d++)
     batch *= p.shape[d];
-  k_split split = k_slices(a, e, m, n, p.k, batch);
+  k_split split = k_slices(a, e, p.nbatch + 2, m, n, p.k, batch);
   if (split.slices) {
     if (!(st = split_k(&v[0], &v[1], split, e, &v[3])))
       st = vkt_view(result, &v[3], p.fndim, p.fshape);
@@ -690,8 +712,10 @@ static const mm_tile *tile_for(const vkt_op_args *a) {
       a->in[0]->shape[nd - 1] < wide_tile.bk)
     return small(a, p);
   int64_t tiles = tiles_of(a->out, 128, 128);
+  bool split = kernel_split(a->out->storage->dev, nd, a->out->shape[nd - 2], a->out->shape[nd - 1],
+                            a->in[0]->shape[nd - 1], tiles);
   const mm_tile *t = a->out->shape[nd - 2] < 128 ? (tiles_of(a->out, 64, 128) >= MM_WIDE_MIN_TILES ? &low_tile : NULL)
-                     : tiles >= 4 * MM_WIDE_MIN_TILES ? &big_tile
+                     : tiles >= 4 * MM_WIDE_MIN_TILES || split ? &big_tile
                      : tiles >= MM_WIDE_MIN_TILES     ? &wide_tile
                                                       : NULL;
   return t && shared_bytes(t, a->compute) <= p->max_shared_memory ? t : small(a, p);
@@ -816,27 +840,42 @@ enum {
   MMV_RELU = 1 << 9,
   MMV_EPILOGUE = 1 << 10,
   MMV_ROWS32 = 1 << 11,     /* matmul_wide.comp's EPILOGUE_ROWS */
-  MMV_PIECES_SHIFT = 12,    /* 3 bits: log2 of the pieces of a split last wave's tiles (last_wave()), or 0 */
+  MMV_PIECES_SHIFT = 12,    /* 3 bits: log2 of the pieces of a split product's tiles (split_of()), or 0 */
   MMV_PIECES = 7 << 12
 };
 
-/* The last wave split (matmul_wide.comp's PIECES): where a product's 128 x 128 tiles on a GPU that runs G of the big
- * tile's workgroups at once (two a multiprocessor) leave the last wave mostly idle (R = T % G <= G / 2 tiles, and more
+/* Tiles summed by pieces (matmul_wide.comp's PIECES): the last `tiles` of a product's tiles, each by `pieces`
+ * workgroups, or none (pieces 0). */
+typedef struct {
+  uint32_t pieces, tiles;
+} mm_split;
+
+/* Which tiles of a's product on tile (nbound operands bound) are split: every one where kernel_split() says, else
+ * the last wave's. The last wave split: where a product's 128 x 128 tiles on a GPU that runs G of the big tile's
+ * workgroups at once (two a multiprocessor) leave the last wave mostly idle (R = T % G <= G / 2 tiles, and more
  * than a twentieth of the waves' places idle), each of the last R tiles is summed by pieces, as many as fit in G
- * (a power of two, at most 16, each at least two slices deep), which meet through stored sums. It needs every matrix
- * in one dispatch (at most two batch dims, which the shader walks) and two more bindings. The pieces, or 0. */
-static uint32_t last_wave(const vkt_op_args *a, const mm_tile *tile, int nbound) {
+ * (a power of two, at most 16, each at least two slices deep). Either needs every matrix in one dispatch (at most
+ * two batch dims, which the shader walks) and two more bindings. */
+static mm_split split_of(const vkt_op_args *a, const mm_tile *tile, int nbound) {
   const vkt_adapter_props *p = vkt_device_props(a->out->storage->dev);
   int nd = a->out->ndim;
+  mm_split none = {0, 0};
   uint64_t g = p->product_slots, tiles = (uint64_t)tiles_of(a->out, tile->bm, tile->bn);
-  uint64_t r = g ? tiles % g : 0, places = g ? (tiles + g - 1) / g * g : 0, slices = 0, pieces = 16;
-  if (tile != &big_tile || g == 0 || tiles < g || r == 0 || 2 * r > g || (places - tiles) * 20 <= places ||
-      nd > 4 || nbound + 2 > MM_MAX_BINDINGS || r > VKT_SYNC_WORDS / 64)
-    return 0;
-  slices = ((uint64_t)a->in[0]->shape[nd - 1] + tile->bk - 1) / tile->bk;
+  uint64_t k = (uint64_t)a->in[0]->shape[nd - 1];
+  if (tile != &big_tile || nd > 4 || nbound + 2 > MM_MAX_BINDINGS)
+    return none;
+  uint64_t pieces = (uint64_t)kernel_split(a->out->storage->dev, nd, a->out->shape[nd - 2], a->out->shape[nd - 1],
+                                           (int64_t)k, (int64_t)tiles);
+  if (pieces)
+    return tiles * pieces <= p->max_workgroup_count[0] ? (mm_split){(uint32_t)pieces, (uint32_t)tiles} : none;
+  uint64_t r = g ? tiles % g : 0, places = g ? (tiles + g - 1) / g * g : 0, slices = (k + tile->bk - 1) / tile->bk;
+  if (g == 0 || tiles < g || r == 0 || 2 * r > g || (places - tiles) * 20 <= places || r > VKT_SYNC_WORDS / 64)
+    return none;
+  pieces = 16;
   while (pieces > 1 && (r * pieces > g || 2 * pieces > slices))
     pieces /= 2;
-  return pieces > 1 && tiles + r * (pieces - 1) <= p->max_workgroup_count[0] ? (uint32_t)pieces : 0;
+  return pieces > 1 && tiles + r * (pieces - 1) <= p->max_workgroup_count[0] ? (mm_split){(uint32_t)pieces, (uint32_t)r}
+                                                                            : none;
 }
 
 static unsigned pieces_flags(uint32_t pieces) {
@@ -941,14 +980,14 @@ typedef struct {
 static vkt_status dispatch_batches(vkt_device *dev, vkt_pipeline *pipe, const mm_tile *tile,
                                    const vkt_tensor *const *bound, int nb, unsigned writes, const mm_batches *w,
                                    uint32_t m, uint32_t n, uint32_t k, uint64_t inner, const void *push,
-                                   uint32_t push_size, uint32_t pieces) {
+                                   uint32_t push_size, mm_split sp) {
   vkt_binding b[MM_MAX_BINDINGS];
   for (int k = 0; k < nb; k++)
     b[k] = (vkt_binding){&bound[k]->storage->alloc, 0, bound[k]->storage->alloc.size, (writes >> k & 1u) != 0};
   uint64_t batch = 0, outer = 1;
   uint32_t maxz = vkt_device_props(dev)->max_workgroup_count[2];
   uint32_t tiles = (n + tile->bn - 1) / tile->bn * ((m + tile->bm - 1) / tile->bm) * (uint32_t)inner,
-           split = pieces ? tiles % vkt_device_props(dev)->product_slots : 0;
+           pieces = sp.pieces, split = sp.tiles;
   vkt_tensor partial = {0}; /* the split tiles' pieces' sums */
   vkt_status st = VKT_OK;
   if (pieces) {
@@ -972,7 +1011,7 @@ static vkt_status dispatch_batches(vkt_device *dev, vkt_pipeline *pipe, const mm
     for (uint64_t z0 = 0; z0 < inner && !st; z0 += maxz) {
       uint32_t groups[3] = {(n + tile->bn - 1) / tile->bn, (m + tile->bm - 1) / tile->bm,
                             (uint32_t)(inner - z0 < maxz ? inner - z0 : maxz)};
-      if (pieces) /* last_wave() asked for one dispatch of every matrix */
+      if (pieces) /* split_of() asked for one dispatch of every matrix */
         groups[0] = tiles + split * (pieces - 1), groups[1] = groups[2] = 1;
       *w->z0 = (uint32_t)z0;
       st = vkt_stream_dispatch(dev, pipe, b, nb + (pieces ? 2 : 0), push, push_size, groups, &batch);
@@ -1036,8 +1075,8 @@ vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
   const mm_tile *tile = tile_for(a);
   vkt_matmul_variant v;
   mm_variant_of(a, tile, n, false, &v);
-  uint32_t pieces = last_wave(a, tile, n);
-  v.flags |= pieces_flags(pieces);
+  mm_split split = split_of(a, tile, n);
+  v.flags |= pieces_flags(split.pieces);
   vkt_device *dev = a->out->storage->dev;
   vkt_pipeline *pipe;
   (void)op;
@@ -1049,7 +1088,7 @@ vkt_status vkt_matmul_launch(const vkt_op *op, const vkt_op_args *a) {
   mm_batches w = {
       t, n, rank, bshape, bstrides, {&push.offset[0], &push.offset[1], &push.offset[2], &push.offset[3]}, &push.z0};
   return dispatch_batches(dev, pipe, tile, bound, n, 1u, &w, push.m, push.n, push.k,
-                          (uint64_t)push.batch[0] * push.batch[1], &push, sizeof push, pieces);
+                          (uint64_t)push.batch[0] * push.batch[1], &push, sizeof push, split);
 }
 
 /* ---- fused epilogues ---- */
@@ -1122,7 +1161,7 @@ bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shade
   /* the wide tile's epilogue stages 32 rows of sums at a time where shared memory has room, else 16 */
   if (tile->kind == MM_WIDE && shared_bytes(tile, VKT_FLOAT32) + 32 * 128 * 4 <= p->max_shared_memory)
     v->flags |= MMV_ROWS32;
-  v->flags |= pieces_flags(last_wave(e->mm, tile, n));
+  v->flags |= pieces_flags(split_of(e->mm, tile, n).pieces);
   *shader = tile->shader;
   return true;
 }
@@ -1164,7 +1203,7 @@ vkt_status vkt_matmul_epilogue_launch(const vkt_matmul_epilogue *e, vkt_pipeline
   memcpy(param, e->params, 8 * (size_t)e->nparams);
   return dispatch_batches(a->out->storage->dev, pipe, tile_for(a), bound, nb, writes, &w, push->m, push->n, push->k,
                           (uint64_t)push->batch[0] * push->batch[1], words, 4 * epilogue_words(e),
-                          last_wave(a, tile_for(a), nb));
+                          split_of(a, tile_for(a), nb));
 }
 
 /* ---- products built on the one above ---- */

@@ -275,9 +275,8 @@ static void read_props(VkPhysicalDevice pd, vkt_adapter_props *p) {
   bool v12 = base.apiVersion >= VK_API_VERSION_1_2;
   VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
                                             .pNext = v12 ? &fc : NULL};
-  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {.sType =
-                                                         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV,
-                                                     .pNext = &sub};
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {.pNext = &sub};
+  sm.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV;
   bool sm_builtins = has_device_extension(pd, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
   VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
                                           .pNext = sm_builtins ? (void *)&sm : (void *)&sub};
@@ -606,7 +605,8 @@ static vkt_status create_device(int index, vkt_device *dev) {
   VKT_VK_CHECK(vkCreateDevice(pd, &info, NULL, &dev->device));
   vkGetDeviceQueue(dev->device, dev->queue_family, 0, &dev->queue);
   dev->push_descriptors = p->push_descriptor && vkCmdPushDescriptorSetKHR && !getenv("VKT_NO_PUSH_DESCRIPTORS");
-  if ((st = vkt_mem_init(dev)) || (st = vkt_stream_init(dev)) || (p->product_slots && (st = vkt_mem_sync_init(dev))))
+  bool splits = p->product_slots || p->wide_split_k; /* products whose tiles are summed in pieces */
+  if ((st = vkt_mem_init(dev)) || (st = vkt_stream_init(dev)) || (splits && (st = vkt_mem_sync_init(dev))))
     goto finish;
   vkt_pipeline_cache_load(dev);
 finish:

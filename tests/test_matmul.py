@@ -410,7 +410,7 @@ NOTHING_TO_MULTIPLY = [  # batched products with an empty result or k = 0: PyTor
     ("baddbmm__k0_broadcast", lambda m, o, f, d: o((4,), d).baddbmm_(o((2, 2, 0), d), o((2, 0, 4), d), beta=0.5)),
     ("baddbmm__k0_dtypes", lambda m, o, f, d: o((4,), f).baddbmm_(o((2, 2, 0), f), o((2, 0, 4), d), beta=0.5)),
     # so do addmm's and addbmm's (k = 0 or no batch, after input's expand), in the result's dtype; a Bool addmm with
-    # k = 0 is zeros (beta 0) or that error; addmv's returns
+    # k = 0 is zeros (beta 0) or that error; addmv's returns beta * input where mat is empty, before its dtype checks
     ("addmm_k0_float_beta", lambda m, o, f, d: m.addmm(o((2, 3), d), o((2, 0), d), o((0, 3), d), beta=0.5)),
     ("addmm_k0_int_beta", lambda m, o, f, d: m.addmm(o((3,), d), o((2, 0), d), o((0, 3), d), beta=2)),
     ("addmm_k0_beta0", lambda m, o, f, d: m.addmm(o((2, 3), d), o((2, 0), d), o((0, 3), d), beta=0.0)),
@@ -426,6 +426,14 @@ NOTHING_TO_MULTIPLY = [  # batched products with an empty result or k = 0: PyTor
     ("addbmm_no_batch_dtypes", lambda m, o, f, d: m.addbmm(o((2, 3), d), o((0, 2, 4), f), o((0, 4, 3), d),
                                                            beta=0.5)),
     ("addmv_k0_float_beta", lambda m, o, f, d: m.addmv(o((2,), d), o((2, 0), d), o((0,), d), beta=0.5)),
+    # ... before it refuses Bool: input where beta is not 0 (beta cast to Bool is True), else zeros
+    ("addmv_k0_bool", lambda m, o, f, d: m.addmv(o((2,), m.bool), o((2, 0), m.bool), o((0,), m.bool))),
+    ("addmv_k0_bool_beta0", lambda m, o, f, d: m.addmv(o((2,), m.bool), o((2, 0), m.bool), o((0,), m.bool), beta=0)),
+    ("addmv_k0_bool_float_beta", lambda m, o, f, d: m.addmv(o((2,), m.bool), o((2, 0), m.bool), o((0,), m.bool),
+                                                            beta=0.5)),
+    ("addmv_no_rows_bool", lambda m, o, f, d: m.addmv(o((0,), m.bool), o((0, 3), m.bool), o((3,), m.bool))),
+    ("addmv__k0_bool", lambda m, o, f, d: o((2,), m.bool).addmv_(o((2, 0), m.bool), o((0,), m.bool), beta=2)),
+    ("addmv_bool", lambda m, o, f, d: m.addmv(o((2,), m.bool), o((2, 3), m.bool), o((3,), m.bool))),
     # matmul past rank 2 goes where PyTorch's _matmul_impl goes: one bmm of the broadcast batches returns batch2's
     # dtype with nothing to multiply; a folded mm or mv checks dtypes whatever the sizes
     ("matmul_no_batch", lambda m, o, f, d: m.matmul(o((0, 2, 3), f), o((0, 3, 4), d))),

@@ -416,7 +416,8 @@ static vkt_status small_checks(const vkt_tensor *a, const vkt_tensor *b, bool *z
 }
 
 /* The result of a product with nothing to multiply, of the given dtype (PyTorch's bmm and baddbmm take batch2's,
- * addbmm input's): beta * input cast to it where input is given and beta is not 0, else zeros. */
+ * addbmm input's): beta * input cast to it where input is given and beta is not 0, else zeros; a Bool one is input
+ * (its beta cast to Bool is True). */
 static vkt_status unmultiplied(const vkt_tensor *input, vkt_dtype dtype, int device, int ndim, const int64_t *shape,
                                vkt_scalar beta, vkt_tensor *result) {
   vkt_tensor ex = {0}, cast = {0};
@@ -431,7 +432,9 @@ static vkt_status unmultiplied(const vkt_tensor *input, vkt_dtype dtype, int dev
     return st;
   }
   if (!(st = vkt_expand(&ex, input, ndim, shape)) && !(st = vkt_cast(&ex, dtype, &cast)))
-    st = vkt_binary(VKT_OP_MUL, (vkt_operand){.t = &cast}, (vkt_operand){.s = beta}, one, NULL, result);
+    st = dtype == VKT_BOOL
+             ? vkt_clone(result, &cast)
+             : vkt_binary(VKT_OP_MUL, (vkt_operand){.t = &cast}, (vkt_operand){.s = beta}, one, NULL, result);
   vkt_tensor_release(&ex);
   vkt_tensor_release(&cast);
   return st;
@@ -1236,7 +1239,12 @@ vkt_status vkt_addmv(const vkt_tensor *input, const vkt_tensor *mat, const vkt_t
                     (long long)(input->ndim ? input->shape[0] : 1), (long long)mat->shape[0], (long long)mat->shape[1],
                     (long long)vec->shape[0]);
   vkt_status st = addmv_dtypes(input->dtype, mat, vec);
-  return st ? st : product(mat, vec, &(mm_epilogue){input, beta, alpha, 0}, result);
+  int device;
+  if (st || mat->dtype != VKT_BOOL || vkt_tensor_numel(mat)) /* PyTorch's kernel returns beta * input first */
+    return st ? st : product(mat, vec, &(mm_epilogue){input, beta, alpha, 0}, result);
+  return (st = vkt_same_device(3, (const vkt_tensor *[]){input, mat, vec}, &device))
+             ? st
+             : unmultiplied(input, VKT_BOOL, device, 1, mat->shape, beta, result);
 }
 
 /* The checks baddbmm and addbmm share: two batches of matrices that multiply. */

@@ -34,6 +34,13 @@ CASES = [
     ("moveaxis", lambda L, x, d: L.moveaxis(x, [0, 1], [2, 0]), [(2, 3, 4)], "PermuteBackward0"),
     ("swapaxes", lambda L, x, d: x.swapaxes(0, -1), [(2, 3, 4)], "TransposeBackward0"),
     ("unflatten", lambda L, x, d: x.unflatten(1, (2, 2)), [(3, 4)], "ViewBackward0"),
+    # reshape's node, PyTorch's: a view of a contiguous tensor, an alias of one a view can take, else a view of a copy
+    ("reshape_view", lambda L, x, d: x.reshape(6, 4), [(2, 3, 4)], "ViewBackward0"),
+    ("reshape_alias", lambda L, x, d: x.transpose(0, 1).reshape(3, 2, 4), [(2, 3, 4)], "ReshapeAliasBackward0"),
+    ("reshape_alias_step", lambda L, x, d: x[:, :, ::2].reshape(2, 3, 2), [(2, 3, 4)], "ReshapeAliasBackward0"),
+    ("reshape_copy", lambda L, x, d: x.transpose(1, 2).reshape(-1), [(2, 3, 4)], "UnsafeViewBackward0"),
+    ("flatten_copy", lambda L, x, d: x.transpose(1, 2).flatten(1), [(2, 3, 4)], "UnsafeViewBackward0"),
+    ("ravel_copy", lambda L, x, d: x.transpose(1, 2).ravel(), [(2, 3, 4)], "ViewBackward0"),
     ("diagonal", lambda L, x, d: x.diagonal(1), [(3, 4)], "DiagonalBackward0"),
     ("diagonal3", lambda L, x, d: x.diagonal(0, 0, 2), [(3, 2, 4)], "DiagonalBackward0"),
     ("flip", lambda L, x, d: x.flip(0, -1), [(3, 4), (0, 4)], "FlipBackward0"),

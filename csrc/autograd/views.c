@@ -412,15 +412,17 @@ vkt_status vkt_ag_resize_(vkt_var *x, int ndim, const int64_t *shape, const vkt_
   return st;
 }
 
-vkt_status vkt_ag_reshape(const vkt_var *x, int ndim, const int64_t *shape, bool view_only, vkt_var *out) {
+/* reshape, its node named `name` where it is a view of x */
+static vkt_status reshape_named(const vkt_var *x, int ndim, const int64_t *shape, bool view_only, const char *name,
+                                vkt_var *out) {
   int64_t s[VKT_MAX_DIMS];
   vkt_tensor v = {0};
   memcpy(s, shape, (size_t)ndim * sizeof *s);
   vkt_status st = vkt_infer_shape(vkt_tensor_numel(&x->t), ndim, s);
   if (!st && (st = vkt_view(&v, &x->t, ndim, s)) && !view_only) {
-    vkt_var c = {0}; /* strides no view can express: a copy, then a view of it */
+    vkt_var c = {0}; /* strides no view can express: a copy, then a view of it (PyTorch's _unsafe_view) */
     if (!(st = vkt_ag_clone(x, VKT_CONTIGUOUS_FORMAT, &c)))
-      st = vkt_ag_reshape(&c, ndim, s, true, out);
+      st = reshape_named(&c, ndim, s, true, "UnsafeViewBackward0", out);
     vkt_var_release(&c);
     if (!st && out->ag) { /* a view of a copy nobody else sees: no view to autograd */
       out->ag->is_view = out->ag->no_grad_view = out->ag->inference_view = false;
@@ -432,7 +434,14 @@ vkt_status vkt_ag_reshape(const vkt_var *x, int ndim, const int64_t *shape, bool
   }
   if (st)
     return st;
-  return vkt_ag_view(x, &v, VKT_VIEW_RESHAPE, NULL, "ViewBackward0", out);
+  return vkt_ag_view(x, &v, VKT_VIEW_RESHAPE, NULL, name, out);
+}
+
+/* PyTorch's names: view(), and reshape() of a contiguous tensor, ViewBackward0; reshape() of another that a view
+ * can take, ReshapeAliasBackward0 (its _reshape_alias); else UnsafeViewBackward0 over a copy. */
+vkt_status vkt_ag_reshape(const vkt_var *x, int ndim, const int64_t *shape, bool view_only, vkt_var *out) {
+  bool alias = !view_only && !vkt_tensor_is_contiguous(&x->t);
+  return reshape_named(x, ndim, shape, view_only, alias ? "ReshapeAliasBackward0" : "ViewBackward0", out);
 }
 
 /* The permutation transpose(d0, d1) is, over x's dims. */

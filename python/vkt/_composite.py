@@ -26,7 +26,7 @@ def _int_dtype(dtype):
 
 
 def ravel(input):
-    return input.reshape(-1)
+    return input.contiguous().view(-1)  # as PyTorch: over a copy its node is ViewBackward0, not UnsafeViewBackward0
 
 
 def reshape_as(input, other):

@@ -1,4 +1,4 @@
-# NumPy-style utilities composed in python/vkt/functional.py (diff, bincount, histc, isin, cartesian_prod,
+# NumPy-style utilities composed in python/vkt/functional.py (diff, bincount, histc, histogram, isin, cartesian_prod,
 # combinations, cov, corrcoef, logcumsumexp, trapezoid, cumulative_trapezoid, block_diag, vander, broadcast_shapes)
 # against torch on the cpu and vulkan devices, driven by tables of cases: values and dtypes, gradients, errors; a
 # few against NumPy; and no CPU fallback for float32 on vulkan.
@@ -140,6 +140,55 @@ def test_forward_matches_torch(device, name, call, dtype):
     compare(got, ref, dtype)
 
 
+# torch.histogram: (name, call(lib, T, dtype)) -> (hist, bin_edges). Values at the edges of equal bins (A7 * 2 rounded
+# to halves over [-6, 6] in 8 bins) test the interpolated bin against its neighbours; float weights sum in another
+# order than torch's kernel, so hist is compared within a tolerance.
+EDGY = np.round(A7 * 4) / 2
+HISTOGRAM = [
+    ("bins", lambda lib, T, d: lib.histogram(T(A234, d), 7)),
+    ("default_bins", lambda lib, T, d: lib.histogram(T(A35, d))),
+    ("range", lambda lib, T, d: lib.histogram(T(A35, d), 4, range=(-1.5, 2.0))),
+    ("range_list_ints", lambda lib, T, d: lib.histogram(T(A35, d), 3, range=[-2, 2])),
+    ("on_edges", lambda lib, T, d: lib.histogram(T(np.concatenate([EDGY, [-6, 6, 0.75, 1.5]]), d), 8, range=(-6, 6))),
+    ("thirds_on_edges", lambda lib, T, d: lib.histogram(T(np.arange(10) / 3, d), 9)),
+    ("constant", lambda lib, T, d: lib.histogram(T([2.0, 2.0, 2.0], d), 4)),
+    ("empty", lambda lib, T, d: lib.histogram(T(np.zeros((0, 3)), d), 3)),
+    ("zero_d", lambda lib, T, d: lib.histogram(T(2.5, d), 2)),
+    ("nan_outside", lambda lib, T, d: lib.histogram(T([0.1, math.nan, 5, -5, 1, 0.5], d), 3, range=(0, 1))),
+    ("weight", lambda lib, T, d: lib.histogram(T(A35, d), 4, weight=T(A35 * A35, d))),
+    ("weight_2d", lambda lib, T, d: lib.histogram(T(A7, d), 3, weight=T(W5[:1].repeat(7).reshape(7, 1), d))),
+    ("density", lambda lib, T, d: lib.histogram(T(A234, d), 5, density=True)),
+    ("density_weight", lambda lib, T, d: lib.histogram(T(A35, d), 3, weight=T(A35 + 3, d), density=True)),
+    ("density_nothing", lambda lib, T, d: lib.histogram(T(A7, d), 2, range=(10, 11), density=True)),
+    ("edges", lambda lib, T, d: lib.histogram(T(A234, d), T([-3, -1, 0, 0.5, 2, 3], d))),
+    ("edges_hit", lambda lib, T, d: lib.histogram(T(EDGY, d), T([-2, -0.5, 0, 1.5], d), weight=T(A7, d))),
+    ("edges_one_bin", lambda lib, T, d: lib.histogram(T(A7, d), T([0.0, 1.0], d))),
+    ("edges_descending", lambda lib, T, d: lib.histogram(T(A7, d), T([2.0, 1.0], d))),
+    ("edges_density", lambda lib, T, d: lib.histogram(T(A35, d), T([-2, 0, 0.5, 3], d), density=True)),
+    ("method", lambda lib, T, d: T(A35, d).histogram(3, range=(0, 3))),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name,call", HISTOGRAM, ids=[h[0] for h in HISTOGRAM])
+def test_histogram_matches_torch(device, name, call, dtype):
+    (ref, ref_edges), result = call(torch, maker(torch, "cpu"), dtype), call(vkt, maker(vkt, device), dtype)
+    got, edges = result
+    assert type(result).__name__ == "histogram" and got.device.type == edges.device.type == device
+    compare(edges, ref_edges, dtype)
+    compare(got, ref, dtype)
+
+
+def test_histogram_outputs_have_no_derivative(device):
+    """As torch's: both outputs require grad where input or weight does, and backward through them raises."""
+    x = vkt.tensor(A7, device=device, requires_grad=True)
+    for hist, edges in (vkt.histogram(x, 3), vkt.histogram(x.detach(), 3, weight=x)):
+        assert hist.requires_grad and hist.grad_fn.name() == "NotImplemented"
+        with pytest.raises(RuntimeError, match="derivative for aten::histogram is not implemented"):
+            hist.sum().backward()
+    assert not vkt.histogram(x.detach(), 3).hist.requires_grad
+
+
 def test_empty_call_and_broadcast_shapes():
     assert tuple(vkt.block_diag().shape) == (1, 0) and vkt.block_diag().dtype == vkt.float32
     for shapes in [(), (3,), ((2, 1), (3,)), ((5, 1, 3), [4, 1], 1), ((0,), (1,)), (None, (2, 0, 1), (7,)),
@@ -235,7 +284,11 @@ def test_vander_gradient_matches_torch_pow(device):
 def test_float32_takes_no_fallback_on_vulkan(dev):
     """Every float32 case, forward and backward, runs in shaders on vulkan."""
     taken = {}
-    for name, call, dtype in CASES + [(n, c, "float32") for n, c in GRADS]:
+    def hist_of(call):
+        return lambda lib, T, d: call(lib, T, d)[0]
+
+    histograms = [(n, hist_of(c), "float32") for n, c in HISTOGRAM]
+    for name, call, dtype in CASES + histograms + [(n, c, "float32") for n, c in GRADS]:
         if dtype != "float32":
             continue
         vkt.vulkan.reset_fallback_stats()
@@ -256,6 +309,10 @@ NUMPY = [
     ("diff", lambda T: vkt.diff(T(A35, "float64"), 2, 0), lambda: np.diff(A35, 2, 0)),
     ("bincount", lambda T: vkt.bincount(T(INTS7, "int64"), T(A7, "float64")), lambda: np.bincount(INTS7, A7)),
     ("histc", lambda T: vkt.histc(T(A234, "float64"), 6, -2, 2), lambda: np.histogram(A234, 6, (-2, 2))[0]),
+    ("histogram", lambda T: vkt.cat(vkt.histogram(T(A234, "float64"), 6, weight=T(A234 + 3, "float64"))),
+     lambda: np.concatenate(np.histogram(A234, 6, weights=A234 + 3))),
+    ("histogram_edges", lambda T: vkt.histogram(T(A234, "float64"), T([-3, -1, 0.5, 3], "float64"), density=True)[0],
+     lambda: np.histogram(A234, [-3, -1, 0.5, 3], density=True)[0]),
     ("isin", lambda T: vkt.isin(T(INTS7, "int64"), T([0, 5], "int64"), invert=True),
      lambda: np.isin(INTS7, [0, 5], invert=True)),
     ("cov", lambda T: vkt.cov(T(A35, "float64"), aweights=T(W5, "float64")), lambda: np.cov(A35, aweights=W5)),
@@ -274,6 +331,30 @@ def test_matches_numpy(device, name, call, ref):
 
 # (name, call(lib, T)): each raises, and vkt must raise what torch raises
 ERRORS = [
+    ("histogram_no_bins", lambda lib, T: lib.histogram(T(A7), 0, range=(2.0, 1.0))),
+    ("histogram_negative_bins", lambda lib, T: lib.histogram(T(A7, "int64"), -5)),
+    ("histogram_range_order", lambda lib, T: lib.histogram(T(A7, "int64"), 3, range=(2.0, 1.0))),
+    ("histogram_range_size", lambda lib, T: lib.histogram(T(A7), 3, range=(1.0, 2.0, 3.0))),
+    ("histogram_range_nan", lambda lib, T: lib.histogram(T(A7), 3, range=(math.nan, 2.0))),
+    ("histogram_range_inf", lambda lib, T: lib.histogram(T(A7), 3, range=(-math.inf, 1e10))),
+    ("histogram_range_digits", lambda lib, T: lib.histogram(T(A7), 3, range=(0.1234567, 0.0001234567))),
+    ("histogram_data_nan", lambda lib, T: lib.histogram(T([1.0, math.nan]), 3)),
+    ("histogram_data_inf", lambda lib, T: lib.histogram(T([1.0, math.inf]), 3)),
+    ("histogram_long", lambda lib, T: lib.histogram(T(INTS7, "int64"), 3)),
+    ("histogram_long_range", lambda lib, T: lib.histogram(T(INTS7, "int64"), 3, range=(0.0, 3.0))),
+    ("histogram_long_weight", lambda lib, T: lib.histogram(T(INTS7, "int64"), 3, weight=T(A7))),
+    ("histogram_half", lambda lib, T: lib.histogram(T(A7, "float16"), 3)),
+    ("histogram_bool", lambda lib, T: lib.histogram(T(A7 > 0, "bool"), 3)),
+    ("histogram_weight_dtype", lambda lib, T: lib.histogram(T(A7), 3, weight=T(A7, "float64"))),
+    ("histogram_weight_size", lambda lib, T: lib.histogram(T(A7), 3, weight=T(W5))),
+    ("histogram_weight_0d", lambda lib, T: lib.histogram(T(A7), 3, weight=T(2.0))),
+    ("histogram_edges_dtype", lambda lib, T: lib.histogram(T(A7), T([0.0, 1.0], "float64"))),
+    ("histogram_edges_long", lambda lib, T: lib.histogram(T(A7), T([0, 1], "int64"))),
+    ("histogram_long_edges", lambda lib, T: lib.histogram(T(INTS7, "int64"), T([0, 1, 2], "int64"))),
+    ("histogram_edges_2d", lambda lib, T: lib.histogram(T(A7), T([[0.0, 1.0]]), weight=T(A7, "float64"))),
+    ("histogram_edges_0d", lambda lib, T: lib.histogram(T(A7), T(2.0))),
+    ("histogram_edges_empty", lambda lib, T: lib.histogram(T(A7), T([]))),
+    ("histogram_edges_one", lambda lib, T: lib.histogram(T(A7), T([1.0]))),
     ("broadcast_shapes_mismatch", lambda lib, T: lib.broadcast_shapes((2, 3), (4, 3))),
     ("broadcast_shapes_short", lambda lib, T: lib.broadcast_shapes((2, 3), (2,))),
     ("broadcast_shapes_negative", lambda lib, T: lib.broadcast_shapes((2, -1))),
@@ -359,6 +440,10 @@ def test_errors_match_torch(device, name, call):
 # message's opening are compared
 PARSER_ERRORS = [
     ("trapezoid_x_and_dx", lambda lib, T: lib.trapezoid(T(A35), T(W5), dx=1)),
+    ("histogram_float_bins", lambda lib, T: lib.histogram(T(A7), 3.0)),
+    ("histogram_bool_bins", lambda lib, T: lib.histogram(T(A7), True)),
+    ("histogram_edges_and_range", lambda lib, T: lib.histogram(T(A7), T([0.0, 1.0]), range=(0.0, 1.0))),
+    ("histogram_not_a_tensor", lambda lib, T: lib.histogram(A7, 3)),
 ]
 
 
@@ -370,6 +455,6 @@ def test_argument_errors_match_torch_type(device, name, call):
 
 def test_tensor_methods_are_torchs():
     """The Tensor methods torch has (isin, cartesian_prod and the rest are functions only)."""
-    names = ["diff", "bincount", "histc", "logcumsumexp", "cov", "corrcoef", "isin", "cartesian_prod", "combinations",
-             "trapezoid", "trapz", "cumulative_trapezoid", "block_diag", "vander", "broadcast_shapes"]
+    names = ["diff", "bincount", "histc", "histogram", "logcumsumexp", "cov", "corrcoef", "isin", "cartesian_prod",
+             "combinations", "trapezoid", "trapz", "cumulative_trapezoid", "block_diag", "vander", "broadcast_shapes"]
     assert {n for n in names if hasattr(vkt.Tensor, n)} == {n for n in names if hasattr(torch.Tensor, n)}

@@ -1036,6 +1036,7 @@ PYTHON_METHOD(cross)
 PYTHON_METHOD(diff)
 PYTHON_METHOD(bincount)
 PYTHON_METHOD(histc)
+PYTHON_METHOD(histogram)
 PYTHON_METHOD(logcumsumexp)
 PYTHON_METHOD(cov)
 PYTHON_METHOD(corrcoef)
@@ -1293,6 +1294,8 @@ static PyMethodDef tensor_methods[] = {
      "bincount(weights=None, minlength=0): vkt.bincount"},
     {"histc", (PyCFunction)(void (*)(void))t_histc, METH_VARARGS | METH_KEYWORDS,
      "histc(bins=100, min=0, max=0): vkt.histc"},
+    {"histogram", (PyCFunction)(void (*)(void))t_histogram, METH_VARARGS | METH_KEYWORDS,
+     "histogram(bins=100, *, range=None, weight=None, density=False): vkt.histogram"},
     {"logcumsumexp", (PyCFunction)(void (*)(void))t_logcumsumexp, METH_VARARGS | METH_KEYWORDS,
      "logcumsumexp(dim): vkt.logcumsumexp"},
     {"cov", (PyCFunction)(void (*)(void))t_cov, METH_VARARGS | METH_KEYWORDS,

@@ -591,6 +591,121 @@ def histc(input, bins=100, min=0, max=0):
     return counts.to(input.dtype)
 
 
+_HISTOGRAM_SIGNATURES = (
+    " * (Tensor input, Tensor bins, *, Tensor weight = None, bool density = False, tuple of Tensors out = None)\n"
+    " * (Tensor input, int bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = False, "
+    "tuple of Tensors out = None)\n")
+
+
+def _histogram_args(input, bins, range, weight, density):
+    """torch's argument parser: one of histogram's two signatures, else its TypeError naming what was given."""
+    edges = isinstance(bins, _C.Tensor)
+    floats = range is None or (isinstance(range, (tuple, list)) and
+                               all(isinstance(v, (int, float)) for v in range))
+    if (isinstance(input, _C.Tensor) and (edges or isinstance(bins, int) and not isinstance(bins, bool)) and
+            (range is None or not edges) and floats and (weight is None or isinstance(weight, _C.Tensor)) and
+            isinstance(density, bool)):
+        return
+    got = [type(v).__name__ if not isinstance(v, _C.Tensor) else "Tensor" for v in (input, bins)]
+    got += [f"{k}={'Tensor' if isinstance(v, _C.Tensor) else type(v).__name__}"
+            for k, v, default in (("range", range, None), ("weight", weight, None), ("density", density, False))
+            if v is not default]
+    raise TypeError(f"histogram() received an invalid combination of arguments - got ({', '.join(got)}), but "
+                    f"expected one of:\n{_HISTOGRAM_SIGNATURES}")
+
+
+def _histogram_range(x, range):
+    """torch's select_outer_bin_edges for one dimension: range, else the data's (its kernel's dtypes only), else
+    [0, 1]; finite, ordered, and an empty one widened by 1/2 each way."""
+    if range is not None:
+        if len(range) != 2:
+            raise RuntimeError(f"torch.histogramdd: for a 1-dimensional histogram range should have 2 elements, but "
+                               f"got {len(range)}")
+        low, high = float(range[0]), float(range[1])
+    elif x.numel():
+        if x.dtype not in (_C.float32, _C.float64):
+            raise NotImplementedError(f"\"histogramdd\" not implemented for '{_type_name(x.dtype)}'")
+        low, high = _extrema(x)
+    else:
+        low, high = 0.0, 1.0
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise RuntimeError(f"torch.histogramdd: dimension 0's range [{_c_double(low)}, {_c_double(high)}] is not "
+                           f"finite")
+    if low > high:
+        raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_c_double(low)} max "
+                           f"{_c_double(high)} for dimension 0")
+    return (low - 0.5, high + 0.5) if low == high else (low, high)
+
+
+def _histogram_checks(x, edges, weight):
+    """torch's histogramdd_check_inputs and the count of bins, for input x seen as [M, 1] and one tensor of edges."""
+    from .nn.functional import _c10_name
+
+    if edges.dtype != x.dtype:
+        raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but got "
+                           f"input with dtype {_c10_name(x.dtype)} and bins for dimension 0 with dtype "
+                           f"{_c10_name(edges.dtype)}")
+    if edges.dim() != 1:
+        raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got {edges.dim()} "
+                           f"dimensions in the bins tensor for dimension 0")
+    if edges.numel() == 0:
+        raise RuntimeError("torch.histogramdd: bins tensor should have at least 1 element, but got 0 elements in the "
+                           "bins tensor for dimension 0")
+    if weight is not None and weight.dtype != x.dtype:
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
+                           f"have the same dtype, but got input({_c10_name(x.dtype)}), and "
+                           f"weight({_c10_name(weight.dtype)})")
+    if weight is not None and weight.numel() != x.numel():
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                           f"input tensor excluding its innermost dimension, but got input with shape "
+                           f"[{x.numel()}, 1] and weight with shape [{weight.numel()}]")
+    if edges.numel() < 2:
+        raise RuntimeError("torch.histogram(): bins must be > 0, but got 0 for dimension 0")
+    if x.dtype not in (_C.float32, _C.float64):
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_name(x.dtype)}'")
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """(hist, bin_edges): input's values counted (or their weights summed) in `bins` equal bins over range (the
+    data's where not given) or between the given increasing edges, as torch.histogram: each bin holds its left
+    edge, the last its right one too; values outside and NaNs are not counted. float32 and float64, on the device:
+    an element's bin is interpolated from the edges and checked against its neighbours (equal bins, as torch's
+    kernel does), or searched for, then the counts scattered."""
+    _histogram_args(input, bins, range, weight, density)
+    x = input.detach().reshape(-1)
+    if isinstance(bins, _C.Tensor):
+        edges, equal = bins.detach(), False
+    else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        low, high = _histogram_range(x, range)
+        edges, equal = _C.linspace(low, high, bins + 1, dtype=input.dtype, device=input.device), True
+    _histogram_checks(x, edges, weight)
+    n = edges.numel() - 1
+    left, right = edges[0], edges[n]
+    inside = (x >= left) & (x <= right)
+    if equal:  # torch's linear interpolation with a local search, in input's dtype
+        guess = _C.where(inside, (x - left) * n / (right - left), 0.0).long().clamp(0, n)
+        first, end = (guess - 1).clamp(min=0), (guess + 2).clamp(max=n)
+        pos = first - 1
+        for step in (0, 1, 2):
+            at = first + step
+            pos = pos + ((at < end) & (edges[at.clamp(max=n)] <= x)).long()
+    else:
+        pos = _C.searchsorted(edges, x, right=True) - 1
+    pos = _C.where(inside, pos.clamp(max=n - 1), 0).clamp(min=0)
+    if weight is None:
+        hist = _C.zeros(n, dtype=_C.int32, device=x.device).scatter_add(0, pos, inside.int()).to(x.dtype)
+    else:
+        w = _C.where(inside, weight.detach().reshape(-1), 0.0)
+        hist = _C.zeros(n, dtype=x.dtype, device=x.device).scatter_add(0, pos, w)
+    if density:
+        hist = hist / hist.sum() / edges.diff()
+    from .autograd import _no_derivative
+
+    return _histogram_result(*_no_derivative("histogram", (hist, edges.clone()), input, weight))
+
+
 def _isin_args(elements, test_elements, assume_unique, invert):
     tensors = [isinstance(x, _C.Tensor) for x in (elements, test_elements)]
     numbers = [isinstance(x, (bool, int, float)) for x in (elements, test_elements)]
@@ -875,3 +990,6 @@ from ._composite import (  # noqa: E402,F401  torch functions composed here, for
     select_scatter, short, signbit, slice_scatter, split_with_sizes, sum_to_size, tensor_split, tensor_type, tril_,
     triu_, unravel_index, unsafe_chunk, unsafe_split, unsafe_split_with_sizes, vsplit,
 )
+from .linalg import _return_type  # noqa: E402  after this module's functions: linalg imports linalg_cross at its end
+
+_histogram_result = _return_type("histogram", ["hist", "bin_edges"])

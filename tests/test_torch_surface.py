@@ -291,6 +291,48 @@ def test_as_tensor_and_asarray(device):
         vkt.asarray(np.ones(2), dtype=vkt.float32, copy=False)
 
 
+FROMBUFFER = [  # (buffer bytes, keyword arguments): vkt.frombuffer against torch's, values or ValueErrors
+    (b"\x00\x00\x80\x3f" * 4, {"dtype": "float32"}),
+    (b"\x00\x00\x80\x3f" * 4, {"dtype": "float32", "count": 2, "offset": 4}),
+    (b"\x00\x00\x80\x3f" * 4, {"dtype": "float32", "count": -2}),
+    (b"\x01\x02\x03\x04\x05\x06\x07\x08", {"dtype": "int32", "offset": 4}),
+    (b"abcd", {"dtype": "uint8", "offset": 1, "count": 3}),
+    (b"\x00\x00\x80\x3f" * 4, {"dtype": "float32", "count": 5}),
+    (b"\x00\x00\x80\x3f" * 4, {"dtype": "float32", "offset": 16}),
+    (b"\x00\x00\x80\x3f" * 4, {"dtype": "float32", "offset": -1}),
+    (b"\x00\x00\x80\x3f" * 4, {"dtype": "float32", "offset": 2}),
+    (b"\x00\x00\x80\x3f" * 4, {"dtype": "float64", "count": 0}),
+    (b"", {"dtype": "float32"}),
+    (b"abc", {"dtype": "float32"}),
+]
+
+
+@pytest.mark.parametrize("data,kwargs", FROMBUFFER)
+def test_frombuffer_as_torch(data, kwargs):
+    def outcome(m):
+        try:
+            t = m.frombuffer(bytearray(data), **{**kwargs, "dtype": getattr(m, kwargs["dtype"])})
+        except ValueError as e:
+            return str(e)
+        return str(t.dtype).split(".")[-1], t.tolist()
+
+    assert outcome(vkt) == outcome(torch)
+
+
+def test_frombuffer_shares_memory_and_names():
+    buffer = bytearray(8)
+    t = vkt.frombuffer(buffer, dtype=vkt.int32, requires_grad=False)
+    buffer[4] = 7
+    assert t.tolist() == [0, 7] and t.device.type == "cpu"
+    with pytest.raises(ValueError, match="buffer protocol"):
+        vkt.frombuffer([1, 2], dtype=vkt.uint8)
+    for obj, name in ((vkt.zeros(2), "vkt.FloatTensor"), (vkt.zeros(1, dtype=vkt.int64), "vkt.LongTensor"), (3, "int"),
+                      (len, "len"), (vkt.nn.Linear(2, 2), "vkt.nn.modules.linear.Linear"),
+                      (vkt.nn.Linear, "vkt.nn.modules.linear.Linear")):
+        assert vkt.typename(obj) == name
+    assert torch.typename(3) == "int" and not vkt.is_storage(t) and not vkt.is_storage(buffer)
+
+
 def test_seeds_and_determinism():
     vkt.manual_seed(123)
     assert vkt.initial_seed() == 123

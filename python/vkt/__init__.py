@@ -40,10 +40,10 @@ from ._toplevel import FUNCTIONS as _TOPLEVEL  # noqa: E402
 globals().update(_TOPLEVEL)
 e, pi, inf, nan, newaxis = _math.e, _math.pi, _math.inf, _math.nan, None
 from ._surface import (  # noqa: E402,F401
-    are_deterministic_algorithms_enabled, as_tensor, asarray, can_cast, clone, finfo, get_default_device,
+    are_deterministic_algorithms_enabled, as_tensor, asarray, can_cast, clone, finfo, frombuffer, get_default_device,
     get_default_dtype, iinfo, initial_seed, is_complex, is_deterministic_algorithms_warn_only_enabled,
-    is_floating_point, is_tensor, manual_seed, numel, promote_types, result_type, seed, set_default_device,
-    set_default_dtype, set_printoptions, strided, use_deterministic_algorithms,
+    is_floating_point, is_storage, is_tensor, manual_seed, numel, promote_types, result_type, seed,
+    set_default_device, set_default_dtype, set_printoptions, strided, typename, use_deterministic_algorithms,
 )
 from ._legacy_linalg import (  # noqa: E402,F401
     addr, cholesky, cholesky_inverse, cholesky_solve, eig, geqrf, lstsq, lu, lu_solve, lu_unpack, matrix_power, orgqr,

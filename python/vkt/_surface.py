@@ -101,6 +101,47 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     return t
 
 
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D cpu tensor over a buffer's memory (not copied), as torch.frombuffer: count elements of dtype (where
+    count is negative, all that follow offset bytes), with torch's checks and ValueErrors."""
+    try:
+        length = memoryview(buffer).nbytes
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    size = dtype.itemsize
+    if length == 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length ({length} "
+                         f"bytes) minus 1")
+    if count < 0:
+        if (length - offset) % size:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({size})")
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) must not be "
+                         f"greater than actual buffer length ({length} bytes)")
+    t = _C.from_numpy(np.frombuffer(buffer, dtype=str(dtype).split(".")[-1], count=count, offset=offset))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def typename(obj):
+    """torch.typename: a tensor's type() ("vkt.FloatTensor"), else where the object or its class is defined, as
+    module.qualified_name (the name alone for builtins)."""
+    if isinstance(obj, _C.Tensor):
+        return obj.type()
+    named = obj if hasattr(obj, "__qualname__") or hasattr(obj, "__name__") else type(obj)
+    module = getattr(named, "__module__", "") or ""
+    name = getattr(named, "__qualname__", None) or named.__name__
+    return name if module in ("", "builtins") else f"{module}.{name}"
+
+
+def is_storage(obj):
+    """False: vkt has no storage objects (a tensor's memory is reached through the tensor)."""
+    return False
+
+
 def clone(input, *, memory_format=None):
     return input.clone() if memory_format is None else input.clone(memory_format=memory_format)
 

@@ -1,5 +1,6 @@
-# NumPy-style utilities composed in python/vkt/functional.py (diff, bincount, histc, histogram, isin, cartesian_prod,
-# combinations, cov, corrcoef, logcumsumexp, trapezoid, cumulative_trapezoid, block_diag, vander, broadcast_shapes)
+# NumPy-style utilities composed in python/vkt/functional.py (diff, bincount, histc, histogram(dd), isin,
+# cartesian_prod, combinations, cov, corrcoef, logcumsumexp, trapezoid, cumulative_trapezoid, block_diag, vander,
+# broadcast_shapes)
 # against torch on the cpu and vulkan devices, driven by tables of cases: values and dtypes, gradients, errors; a
 # few against NumPy; and no CPU fallback for float32 on vulkan.
 import math
@@ -179,6 +180,39 @@ def test_histogram_matches_torch(device, name, call, dtype):
     compare(got, ref, dtype)
 
 
+P52 = np.round(RNG.uniform(-2, 2, (5, 2)) * 2) / 2  # points, some on the edges of equal bins
+P423 = RNG.uniform(-3, 3, (4, 2, 3))
+HISTOGRAMDD = [
+    ("bins", lambda lib, T, d: lib.histogramdd(T(P52, d), 3)),
+    ("bins_3d", lambda lib, T, d: lib.histogramdd(T(P423, d), 4)),
+    ("bins_each", lambda lib, T, d: lib.histogramdd(T(P423, d), [2, 3, True])),
+    ("range", lambda lib, T, d: lib.histogramdd(T(P52, d), (2, 4), range=[-1, 1, -2.0, 2.0])),
+    ("weight", lambda lib, T, d: lib.histogramdd(T(P423, d), 2, weight=T(P423[..., 0] + 3, d))),
+    ("density", lambda lib, T, d: lib.histogramdd(T(P52, d), [2, 3], density=True)),
+    ("density_nothing", lambda lib, T, d: lib.histogramdd(T(P52, d), 2, range=[5, 6, 0, 1], density=True)),
+    ("edges", lambda lib, T, d: lib.histogramdd(T(P52, d), [T([-2, 0, 0.5, 2], d), T([-1, 1], d)])),
+    ("edges_range_ignored", lambda lib, T, d: lib.histogramdd(T(P52, d), [T([-2, 0, 2], d), T([-2, 2], d)],
+                                                               range=[0, 1, 0, 1])),
+    ("edges_density", lambda lib, T, d: lib.histogramdd(T(P52, d), (T([-2, 0, 3], d), T([-2, -1, 2], d)),
+                                                         weight=T(P52[:, 0] + 5, d), density=True)),
+    ("one_dim", lambda lib, T, d: lib.histogramdd(T(A7.reshape(7, 1), d), 4)),
+    ("empty", lambda lib, T, d: lib.histogramdd(T(np.zeros((0, 2)), d), 2)),
+    ("no_dims", lambda lib, T, d: lib.histogramdd(T(np.zeros((3, 0)), d), 2)),
+    ("one_point_0d_weight", lambda lib, T, d: lib.histogramdd(T(P52[:1], d), 2, weight=T(2.0, d))),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name,call", HISTOGRAMDD, ids=[h[0] for h in HISTOGRAMDD])
+def test_histogramdd_matches_torch(device, name, call, dtype):
+    (ref, ref_edges), result = call(torch, maker(torch, "cpu"), dtype), call(vkt, maker(vkt, device), dtype)
+    got, edges = result
+    assert type(result).__name__ == "histogramdd" and type(edges) is tuple and len(edges) == len(ref_edges)
+    for e, ref_e in zip(edges, ref_edges):
+        compare(e, ref_e, dtype)
+    compare(got, ref, dtype)
+
+
 def test_histogram_outputs_have_no_derivative(device):
     """As torch's: both outputs require grad where input or weight does, and backward through them raises."""
     x = vkt.tensor(A7, device=device, requires_grad=True)
@@ -287,7 +321,7 @@ def test_float32_takes_no_fallback_on_vulkan(dev):
     def hist_of(call):
         return lambda lib, T, d: call(lib, T, d)[0]
 
-    histograms = [(n, hist_of(c), "float32") for n, c in HISTOGRAM]
+    histograms = [(n, hist_of(c), "float32") for n, c in HISTOGRAM + HISTOGRAMDD]
     for name, call, dtype in CASES + histograms + [(n, c, "float32") for n, c in GRADS]:
         if dtype != "float32":
             continue
@@ -313,6 +347,8 @@ NUMPY = [
      lambda: np.concatenate(np.histogram(A234, 6, weights=A234 + 3))),
     ("histogram_edges", lambda T: vkt.histogram(T(A234, "float64"), T([-3, -1, 0.5, 3], "float64"), density=True)[0],
      lambda: np.histogram(A234, [-3, -1, 0.5, 3], density=True)[0]),
+    ("histogramdd", lambda T: vkt.histogramdd(T(P423.reshape(-1, 3), "float64"), [2, 3, 4], density=True)[0],
+     lambda: np.histogramdd(P423.reshape(-1, 3), [2, 3, 4], density=True)[0]),
     ("isin", lambda T: vkt.isin(T(INTS7, "int64"), T([0, 5], "int64"), invert=True),
      lambda: np.isin(INTS7, [0, 5], invert=True)),
     ("cov", lambda T: vkt.cov(T(A35, "float64"), aweights=T(W5, "float64")), lambda: np.cov(A35, aweights=W5)),
@@ -355,6 +391,29 @@ ERRORS = [
     ("histogram_edges_0d", lambda lib, T: lib.histogram(T(A7), T(2.0))),
     ("histogram_edges_empty", lambda lib, T: lib.histogram(T(A7), T([]))),
     ("histogram_edges_one", lambda lib, T: lib.histogram(T(A7), T([1.0]))),
+    ("histogramdd_1d", lambda lib, T: lib.histogramdd(T(A7), 2)),
+    ("histogramdd_1d_edges", lambda lib, T: lib.histogramdd(T(A7), [T([0.0, 1.0])])),
+    ("histogramdd_bins_count", lambda lib, T: lib.histogramdd(T(P52), [2, 3, 4], weight=T(A7[:4]))),
+    ("histogramdd_bins_empty", lambda lib, T: lib.histogramdd(T(P52), [])),
+    ("histogramdd_edges_count", lambda lib, T: lib.histogramdd(T(P52), [T([0.0, 1.0])], weight=T(A7, "float64"))),
+    ("histogramdd_long", lambda lib, T: lib.histogramdd(T(P52, "int64"), [2, 0])),
+    ("histogramdd_long_range", lambda lib, T: lib.histogramdd(T(P52, "int64"), 2, range=[0, 1, 0, 1])),
+    ("histogramdd_half", lambda lib, T: lib.histogramdd(T(P52, "float16"), 2)),
+    ("histogramdd_range_size", lambda lib, T: lib.histogramdd(T(P52), [2, 0], range=[0.0, 1.0])),
+    ("histogramdd_range_order", lambda lib, T: lib.histogramdd(T(P52), 2, weight=T(A7[:4]), range=[0, 1, 2, 1])),
+    ("histogramdd_range_nan", lambda lib, T: lib.histogramdd(T(P52), 2, range=[0.0, math.nan, 0.0, 1.0])),
+    ("histogramdd_no_bins", lambda lib, T: lib.histogramdd(T(P52), [2, 0])),
+    ("histogramdd_negative_bins", lambda lib, T: lib.histogramdd(T(P52), [2, -1])),
+    ("histogramdd_steps", lambda lib, T: lib.histogramdd(T(P52), [2, -3])),
+    ("histogramdd_edges_dtype", lambda lib, T: lib.histogramdd(T(P52), [T([0.0, 1.0]), T([0, 1], "int64")])),
+    ("histogramdd_edges_one", lambda lib, T: lib.histogramdd(T(P52), [T([0.0, 1.0]), T([1.0])])),
+    ("histogramdd_edges_2d", lambda lib, T: lib.histogramdd(T(P52), [T([0.0, 1.0]), T([[1.0, 2.0]])])),
+    ("histogramdd_weight_shape", lambda lib, T: lib.histogramdd(T(P423), 2, weight=T(P423[:, 0, 0]))),
+    ("histogramdd_weight_0d", lambda lib, T: lib.histogramdd(T(P52), 2, weight=T(2.0))),
+    ("histogramdd_weight_dtype", lambda lib, T: lib.histogramdd(T(P52), 2, weight=T(A7[:5], "float64"))),
+    ("histogramdd_mixed_bins", lambda lib, T: lib.histogramdd(T(P52), [T([0.0, 1.0]), 2])),
+    ("histogramdd_int_then_float", lambda lib, T: lib.histogramdd(T(P52), [2, 2.0])),
+    ("histogramdd_int_then_tensor", lambda lib, T: lib.histogramdd(T(P52), (2, T([0.0, 1.0])))),
     ("broadcast_shapes_mismatch", lambda lib, T: lib.broadcast_shapes((2, 3), (4, 3))),
     ("broadcast_shapes_short", lambda lib, T: lib.broadcast_shapes((2, 3), (2,))),
     ("broadcast_shapes_negative", lambda lib, T: lib.broadcast_shapes((2, -1))),
@@ -444,7 +503,10 @@ PARSER_ERRORS = [
     ("histogram_bool_bins", lambda lib, T: lib.histogram(T(A7), True)),
     ("histogram_edges_and_range", lambda lib, T: lib.histogram(T(A7), T([0.0, 1.0]), range=(0.0, 1.0))),
     ("histogram_not_a_tensor", lambda lib, T: lib.histogram(A7, 3)),
+    ("histogramdd_float_bins", lambda lib, T: lib.histogramdd(T(P52), 2.0)),
+    ("histogramdd_no_bins_given", lambda lib, T: lib.histogramdd(T(P52))),
 ]
+
 
 
 @pytest.mark.parametrize("name,call", PARSER_ERRORS, ids=[e[0] for e in PARSER_ERRORS])
@@ -455,6 +517,7 @@ def test_argument_errors_match_torch_type(device, name, call):
 
 def test_tensor_methods_are_torchs():
     """The Tensor methods torch has (isin, cartesian_prod and the rest are functions only)."""
-    names = ["diff", "bincount", "histc", "histogram", "logcumsumexp", "cov", "corrcoef", "isin", "cartesian_prod",
-             "combinations", "trapezoid", "trapz", "cumulative_trapezoid", "block_diag", "vander", "broadcast_shapes"]
+    names = ["diff", "bincount", "histc", "histogram", "histogramdd", "logcumsumexp", "cov", "corrcoef", "isin",
+             "cartesian_prod", "combinations", "trapezoid", "trapz", "cumulative_trapezoid", "block_diag", "vander",
+             "broadcast_shapes"]
     assert {n for n in names if hasattr(vkt.Tensor, n)} == {n for n in names if hasattr(torch.Tensor, n)}

@@ -21,8 +21,8 @@ for _name in ("tensor", "zeros", "ones", "empty", "rand", "randn", "full", "zero
         globals()[_name] = autograd._with_requires_grad(globals()[_name])
 from .functional import (  # noqa: E402,F401
     bincount, block_diag, broadcast_shapes, cartesian_prod, cdist, combinations, corrcoef, cov, cross,
-    cumulative_trapezoid, diff, dist, einsum, ger, histc, histogram, inner, isin, kron, logcumsumexp, outer, tensordot,
-    trapezoid, trapz, vander,
+    cumulative_trapezoid, diff, dist, einsum, ger, histc, histogram, histogramdd, inner, isin, kron, logcumsumexp, outer,
+    tensordot, trapezoid, trapz, vander,
 )
 from .functional import (  # noqa: E402,F401
     adjoint, conj, conj_physical, conj_physical_, diagflat, diagonal_scatter, dsplit, empty_strided, float_power, fmax,

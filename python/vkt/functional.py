@@ -2,6 +2,7 @@
 tensordot, inner, outer, kron and cross. Each is views (permute, reshape, as_strided) around one matmul or
 elementwise op per step, so it runs on the device of its operands; `vkt.einsum` and the others are these,
 and the Tensor methods of the same names call them."""
+import builtins
 import math
 from collections.abc import Sequence
 
@@ -595,96 +596,118 @@ _HISTOGRAM_SIGNATURES = (
     " * (Tensor input, Tensor bins, *, Tensor weight = None, bool density = False, tuple of Tensors out = None)\n"
     " * (Tensor input, int bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = False, "
     "tuple of Tensors out = None)\n")
+_HISTOGRAMDD_SIGNATURES = "".join(
+    f" * (Tensor input, {bins} bins, tuple of floats range = None, Tensor weight = None, bool density = False)\n"
+    for bins in ("int", "tuple of ints", "tuple of Tensors"))
 
 
-def _histogram_args(input, bins, range, weight, density):
-    """torch's argument parser: one of histogram's two signatures, else its TypeError naming what was given."""
-    edges = isinstance(bins, _C.Tensor)
-    floats = range is None or (isinstance(range, (tuple, list)) and
-                               all(isinstance(v, (int, float)) for v in range))
-    if (isinstance(input, _C.Tensor) and (edges or isinstance(bins, int) and not isinstance(bins, bool)) and
-            (range is None or not edges) and floats and (weight is None or isinstance(weight, _C.Tensor)) and
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _histogram_args(name, input, bins, range, weight, density):
+    """torch's argument parser: one of histogram's (histogramdd's) signatures, else its TypeError naming what was
+    given."""
+    floats = range is None or (isinstance(range, (tuple, list)) and all(isinstance(v, (int, float)) for v in range))
+    if name == "histogram":
+        fits = isinstance(bins, _C.Tensor) and range is None or _is_int(bins)
+    else:
+        fits = _is_int(bins)
+        if isinstance(bins, (tuple, list)):  # the parser's unpacking, by the first element's type
+            tensors = bool(bins) and isinstance(bins[0], _C.Tensor)
+            for k, b in enumerate(bins):
+                if tensors and not isinstance(b, _C.Tensor):
+                    raise TypeError(f"expected Tensor as element {k} in argument 1, but got {type(b).__name__}")
+                if not tensors and not isinstance(b, int):
+                    raise TypeError(f"histogramdd(): argument 'bins' failed to unpack the object at pos 2 with error "
+                                    f"\"type must be tuple of ints,but got {type(b).__name__}\"")
+            fits = True
+    if (fits and isinstance(input, _C.Tensor) and floats and (weight is None or isinstance(weight, _C.Tensor)) and
             isinstance(density, bool)):
         return
-    got = [type(v).__name__ if not isinstance(v, _C.Tensor) else "Tensor" for v in (input, bins)]
+    got = [type(v).__name__ if not isinstance(v, _C.Tensor) else "Tensor" for v in (input, bins) if v is not None]
     got += [f"{k}={'Tensor' if isinstance(v, _C.Tensor) else type(v).__name__}"
             for k, v, default in (("range", range, None), ("weight", weight, None), ("density", density, False))
             if v is not default]
-    raise TypeError(f"histogram() received an invalid combination of arguments - got ({', '.join(got)}), but "
-                    f"expected one of:\n{_HISTOGRAM_SIGNATURES}")
+    signatures = _HISTOGRAM_SIGNATURES if name == "histogram" else _HISTOGRAMDD_SIGNATURES
+    raise TypeError(f"{name}() received an invalid combination of arguments - got ({', '.join(got)}), but expected "
+                    f"one of:\n{signatures}")
 
 
-def _histogram_range(x, range):
-    """torch's select_outer_bin_edges for one dimension: range, else the data's (its kernel's dtypes only), else
-    [0, 1]; finite, ordered, and an empty one widened by 1/2 each way."""
+def _histogram_ranges(points, range):
+    """torch's select_outer_bin_edges for points [M, D]: (low, high) of each dimension from range, else from the data
+    (its kernel's dtypes only), else [0, 1]; finite, ordered, and an empty one widened by 1/2 each way."""
+    d = points.shape[1]
     if range is not None:
-        if len(range) != 2:
-            raise RuntimeError(f"torch.histogramdd: for a 1-dimensional histogram range should have 2 elements, but "
-                               f"got {len(range)}")
-        low, high = float(range[0]), float(range[1])
-    elif x.numel():
-        if x.dtype not in (_C.float32, _C.float64):
-            raise NotImplementedError(f"\"histogramdd\" not implemented for '{_type_name(x.dtype)}'")
-        low, high = _extrema(x)
+        if len(range) != 2 * d:
+            raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} "
+                               f"elements, but got {len(range)}")
+        bounds = [(float(range[2 * k]), float(range[2 * k + 1])) for k in builtins.range(d)]
+    elif points.numel():
+        if points.dtype not in (_C.float32, _C.float64):
+            raise NotImplementedError(f"\"histogramdd\" not implemented for '{_type_name(points.dtype)}'")
+        low, high = _C.aminmax(points, dim=0)
+        bounds = list(zip(*_C.stack([low, high]).tolist()))
     else:
-        low, high = 0.0, 1.0
-    if not (math.isfinite(low) and math.isfinite(high)):
-        raise RuntimeError(f"torch.histogramdd: dimension 0's range [{_c_double(low)}, {_c_double(high)}] is not "
-                           f"finite")
-    if low > high:
-        raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_c_double(low)} max "
-                           f"{_c_double(high)} for dimension 0")
-    return (low - 0.5, high + 0.5) if low == high else (low, high)
+        bounds = [(0.0, 1.0)] * d
+    for k, (low, high) in enumerate(bounds):
+        if not (math.isfinite(low) and math.isfinite(high)):
+            raise RuntimeError(f"torch.histogramdd: dimension {k}'s range [{_c_double(low)}, {_c_double(high)}] is "
+                               f"not finite")
+        if low > high:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_c_double(low)} max "
+                               f"{_c_double(high)} for dimension {k}")
+    return [(low - 0.5, high + 0.5) if low == high else (low, high) for low, high in bounds]
 
 
-def _histogram_checks(x, edges, weight):
-    """torch's histogramdd_check_inputs and the count of bins, for input x seen as [M, 1] and one tensor of edges."""
+def _edges_checks(dtype, edges):
+    """torch's histogramdd_check_inputs of the edges of each dimension against input's dtype."""
     from .nn.functional import _c10_name
 
-    if edges.dtype != x.dtype:
-        raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but got "
-                           f"input with dtype {_c10_name(x.dtype)} and bins for dimension 0 with dtype "
-                           f"{_c10_name(edges.dtype)}")
-    if edges.dim() != 1:
-        raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got {edges.dim()} "
-                           f"dimensions in the bins tensor for dimension 0")
-    if edges.numel() == 0:
-        raise RuntimeError("torch.histogramdd: bins tensor should have at least 1 element, but got 0 elements in the "
-                           "bins tensor for dimension 0")
-    if weight is not None and weight.dtype != x.dtype:
+    for k, e in enumerate(edges):
+        if e.dtype != dtype:
+            raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but got "
+                               f"input with dtype {_c10_name(dtype)} and bins for dimension {k} with dtype "
+                               f"{_c10_name(e.dtype)}")
+        if e.dim() != 1:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got {e.dim()} "
+                               f"dimensions in the bins tensor for dimension {k}")
+        if e.numel() == 0:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have at least 1 element, but got 0 elements in "
+                               f"the bins tensor for dimension {k}")
+
+
+def _weight_dtype_check(dtype, weight):
+    from .nn.functional import _c10_name
+
+    if weight is not None and weight.dtype != dtype:
         raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
-                           f"have the same dtype, but got input({_c10_name(x.dtype)}), and "
+                           f"have the same dtype, but got input({_c10_name(dtype)}), and "
                            f"weight({_c10_name(weight.dtype)})")
-    if weight is not None and weight.numel() != x.numel():
-        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the same shape as the "
-                           f"input tensor excluding its innermost dimension, but got input with shape "
-                           f"[{x.numel()}, 1] and weight with shape [{weight.numel()}]")
-    if edges.numel() < 2:
-        raise RuntimeError("torch.histogram(): bins must be > 0, but got 0 for dimension 0")
-    if x.dtype not in (_C.float32, _C.float64):
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_name(x.dtype)}'")
 
 
-def histogram(input, bins=100, *, range=None, weight=None, density=False):
-    """(hist, bin_edges): input's values counted (or their weights summed) in `bins` equal bins over range (the
-    data's where not given) or between the given increasing edges, as torch.histogram: each bin holds its left
-    edge, the last its right one too; values outside and NaNs are not counted. float32 and float64, on the device:
-    an element's bin is interpolated from the edges and checked against its neighbours (equal bins, as torch's
-    kernel does), or searched for, then the counts scattered."""
-    _histogram_args(input, bins, range, weight, density)
-    x = input.detach().reshape(-1)
-    if isinstance(bins, _C.Tensor):
-        edges, equal = bins.detach(), False
-    else:
-        if bins <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-        low, high = _histogram_range(x, range)
-        edges, equal = _C.linspace(low, high, bins + 1, dtype=input.dtype, device=input.device), True
-    _histogram_checks(x, edges, weight)
+def _weight_shape_error(input_shape, weight_shape):
+    return RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the same shape as the input "
+                        f"tensor excluding its innermost dimension, but got input with shape {list(input_shape)} and "
+                        f"weight with shape {list(weight_shape)}")
+
+
+def _counted_checks(dtype, edges):
+    """torch's checks after the inputs': at least one bin in each dimension, and its kernel's dtypes."""
+    for k, e in enumerate(edges):
+        if e.numel() < 2:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {e.numel() - 1} for dimension {k}")
+    if dtype not in (_C.float32, _C.float64):
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_type_name(dtype)}'")
+
+
+def _bins_of(x, edges, equal):
+    """Each value's bin among edges (int64) and whether it falls between the outer ones (NaN does not). Equal bins,
+    as torch's kernel: interpolated in x's dtype, then checked against the edges around it; else searched for."""
     n = edges.numel() - 1
     left, right = edges[0], edges[n]
     inside = (x >= left) & (x <= right)
-    if equal:  # torch's linear interpolation with a local search, in input's dtype
+    if equal:
         guess = _C.where(inside, (x - left) * n / (right - left), 0.0).long().clamp(0, n)
         first, end = (guess - 1).clamp(min=0), (guess + 2).clamp(max=n)
         pos = first - 1
@@ -693,17 +716,92 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
             pos = pos + ((at < end) & (edges[at.clamp(max=n)] <= x)).long()
     else:
         pos = _C.searchsorted(edges, x, right=True) - 1
-    pos = _C.where(inside, pos.clamp(max=n - 1), 0).clamp(min=0)
+    return pos.clamp(0, n - 1), inside
+
+
+def _histogram_of(points, edges, equal, weight, density):
+    """The histogram of points [M, D] in the bins between each dimension's edges: counts, or the sums of weight [M],
+    in points' dtype, scattered on their device; with density, divided by their total and each bin's volume."""
+    if not edges:  # no dimensions: torch's is a 0-d zero
+        hist = _C.zeros((), dtype=points.dtype, device=points.device)
+        return hist / hist.sum() if density else hist
+    shape = [e.numel() - 1 for e in edges]
+    flat = _C.zeros(points.shape[0], dtype=_C.int64, device=points.device)
+    inside = _C.ones(points.shape[0], dtype=_C.bool, device=points.device)
+    for k, e in enumerate(edges):
+        pos, within = _bins_of(points[:, k], e, equal)
+        flat, inside = flat * shape[k] + pos, inside & within
+    flat = _C.where(inside, flat, 0)
     if weight is None:
-        hist = _C.zeros(n, dtype=_C.int32, device=x.device).scatter_add(0, pos, inside.int()).to(x.dtype)
+        hist = _C.zeros(math.prod(shape), dtype=_C.int32, device=points.device).scatter_add(0, flat, inside.int())
+        hist = hist.to(points.dtype)
     else:
-        w = _C.where(inside, weight.detach().reshape(-1), 0.0)
-        hist = _C.zeros(n, dtype=x.dtype, device=x.device).scatter_add(0, pos, w)
+        hist = _C.zeros(math.prod(shape), dtype=points.dtype, device=points.device).scatter_add(
+            0, flat, _C.where(inside, weight.detach().reshape(-1), 0.0))
+    hist = hist.reshape(shape)
     if density:
-        hist = hist / hist.sum() / edges.diff()
+        hist = hist / hist.sum()
+        for k, e in enumerate(edges):
+            hist = hist / e.diff().reshape([-1 if j == k else 1 for j in builtins.range(len(edges))])
+    return hist
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """(hist, bin_edges): input's values counted (or their weights summed) in `bins` equal bins over range (the
+    data's where not given) or between the given increasing edges, as torch.histogram: each bin holds its left
+    edge, the last its right one too; values outside and NaNs are not counted. float32 and float64, on the device."""
+    _histogram_args("histogram", input, bins, range, weight, density)
+    points = input.detach().reshape(-1, 1)
+    if isinstance(bins, _C.Tensor):
+        edges, equal = bins.detach(), False
+    else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        (low, high), = _histogram_ranges(points, range)
+        edges, equal = _C.linspace(low, high, bins + 1, dtype=input.dtype, device=input.device), True
+    _edges_checks(input.dtype, [edges])
+    _weight_dtype_check(input.dtype, weight)
+    if weight is not None and weight.numel() != points.shape[0]:  # torch's histogram flattens weight
+        raise _weight_shape_error(points.shape, [weight.numel()])
+    _counted_checks(input.dtype, [edges])
+    hist = _histogram_of(points, [edges], equal, weight, density)
     from .autograd import _no_derivative
 
     return _histogram_result(*_no_derivative("histogram", (hist, edges.clone()), input, weight))
+
+
+def histogramdd(input, bins=None, *, range=None, weight=None, density=False):
+    """(hist, bin_edges): the D-dimensional histogram of input's points (its last dim, of size D, the coordinates),
+    as torch.histogramdd: bins an int or one int per dimension (equal bins over range, [min, max] per dimension,
+    the data's where not given) or one tensor of increasing edges per dimension; weight of input's shape without its
+    last dim. float32 and float64, on the device."""
+    _histogram_args("histogramdd", input, bins, range, weight, density)
+    if input.dim() < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    d = input.shape[-1]
+    bins = [bins] * d if _is_int(bins) else list(bins)
+    equal = all(isinstance(b, int) for b in bins)
+    if equal and len(bins) != d:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    if not equal and len(bins) != d:
+        raise RuntimeError(f"torch.histogramdd: expected {d} sequences of bin edges for a {d}-dimensional histogram "
+                           f"but got {len(bins)}")
+    points = input.detach().reshape(math.prod(input.shape[:-1]), d)
+    if equal:
+        edges = [_C.linspace(low, high, int(b) + 1, dtype=input.dtype, device=input.device)
+                 for (low, high), b in zip(_histogram_ranges(points, range), bins)]
+    else:
+        edges = [b.detach() for b in bins]
+    _edges_checks(input.dtype, edges)
+    _weight_dtype_check(input.dtype, weight)
+    if weight is not None and list(weight.shape or [1]) != list(input.shape[:-1]):
+        raise _weight_shape_error(input.shape, weight.shape)
+    _counted_checks(input.dtype, edges)
+    hist = _histogram_of(points, edges, equal, weight, density)
+    from .autograd import _no_derivative
+
+    hist, *edges = _no_derivative("histogramdd", (hist, *(e.clone() for e in edges)), input, weight)
+    return _histogramdd_result(hist, tuple(edges))
 
 
 def _isin_args(elements, test_elements, assume_unique, invert):
@@ -993,3 +1091,4 @@ from ._composite import (  # noqa: E402,F401  torch functions composed here, for
 from .linalg import _return_type  # noqa: E402  after this module's functions: linalg imports linalg_cross at its end
 
 _histogram_result = _return_type("histogram", ["hist", "bin_edges"])
+_histogramdd_result = _return_type("histogramdd", ["hist", "bin_edges"])

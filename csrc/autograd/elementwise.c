@@ -419,6 +419,18 @@ static void binary_backward(vkt_bw *b) {
       SET(b, 1, un(b, VKT_OP_NEG, times(b, mul(b, g, z), 0)));
     }
     break;
+  case VKT_OP_IGAMMA:  /* x's: g exp((a - 1) log x - x - lgamma(a)), PyTorch's formula; it has none for a's */
+  case VKT_OP_IGAMMAC: /* ... and minus that */
+    if (NEED(b, 0)) {
+      b->st = vkt_fail(VKT_ERR_NOTIMPL, "the derivative for '%s: input' is not implemented.",
+                       b->n->id == VKT_OP_IGAMMA ? "igamma" : "igammac");
+    } else {
+      const vkt_var *power = mul(b, bins(b, VKT_OP_SUB, A, 1), un(b, VKT_OP_LOG, B)),
+                    *exponent = bin(b, VKT_OP_SUB, bin(b, VKT_OP_SUB, power, B), un(b, VKT_OP_LGAMMA, A)),
+                    *d = mul(b, g, un(b, VKT_OP_EXP, exponent));
+      SET(b, 1, b->n->id == VKT_OP_IGAMMA ? d : un(b, VKT_OP_NEG, d));
+    }
+    break;
   case VKT_OP_THRESHOLD_BACKWARD: /* relu's backward: linear in the gradient, a step in y */
     if (NEED(b, 0))
       SET(b, 0, bin(b, VKT_OP_THRESHOLD_BACKWARD, g, B));
@@ -454,6 +466,8 @@ static const binary_row binary_rows[VKT_OP_COUNT] = {
     BR(VKT_OP_XLOG1PY, "SpecialXlog1PyBackward0", 3, 3),
     BR(VKT_OP_NEXTAFTER, "NextafterBackward0", 3, 0),
     BR(VKT_OP_ZETA, "SpecialZetaBackward0", 0, 3),
+    BR(VKT_OP_IGAMMA, "IgammaBackward0", 0, 3),
+    BR(VKT_OP_IGAMMAC, "IgammacBackward0", 0, 3),
     BR(VKT_OP_THRESHOLD_BACKWARD, "ThresholdBackwardBackward0", 2, 0),
 };
 

@@ -167,6 +167,10 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     BINARY(VKT_OP_NEXTAFTER, "nextafter", "vkt_nextafter(x, y, P1 != C(0))", nextafter,
            VKT_FLOAT_IN | VKT_TENSOR_OTHER),
     BINARY_K(VKT_OP_ZETA, "special_zeta", "vkt_zeta(x, y)", zeta, FLOATS | VKT_NOT_HALF, "zeta_cpu"),
+    /* the regularized incomplete gamma functions P(x, y) and Q(x, y) = 1 - P(x, y) (special.gammainc, gammaincc) */
+    BINARY_K(VKT_OP_IGAMMA, "igamma", "vkt_igamma(x, y, false)", igamma, VKT_FLOAT_IN | VKT_TENSOR_OTHER, "igamma_cpu"),
+    BINARY_K(VKT_OP_IGAMMAC, "igammac", "vkt_igamma(x, y, true)", igammac, VKT_FLOAT_IN | VKT_TENSOR_OTHER,
+             "igammac_cpu"),
     BINARY(VKT_OP_THRESHOLD_BACKWARD, "threshold_backward", "y > C(0) ? x : C(0)", threshold_backward, VKT_NOT_BOOL),
     [VKT_OP_WHERE] = {"where", "where.comp", "", EW, NULL, NULL, 0},
     REDUCE(VKT_OP_SUM, "sum", "#define OP_SUM\n", 0),
@@ -234,7 +238,7 @@ const vkt_op vkt_ops[VKT_OP_COUNT] = {
     [VKT_OP_EIGH] = {"eigh", "eigh.comp", "", vkt_decompose_supports, vkt_decompose_launch, vkt_cpu_decompose, NULL,
                      NULL, 0},
 };
-static_assert(VKT_OP_COUNT == 168, "a new op needs its row in vkt_ops");
+static_assert(VKT_OP_COUNT == 170, "a new op needs its row in vkt_ops");
 
 /* ---- the dtypes PyTorch's kernels refuse ---- */
 

@@ -129,6 +129,8 @@ typedef enum {
   /* the next float after x toward y (P1: in float16's steps); Hurwitz zeta(x, q) */
   VKT_OP_NEXTAFTER,
   VKT_OP_ZETA,
+  VKT_OP_IGAMMA,
+  VKT_OP_IGAMMAC,
   /* autograd's relu backward: the gradient x where the output y is positive, else 0 (one kernel) */
   VKT_OP_THRESHOLD_BACKWARD,
   /* ternary */

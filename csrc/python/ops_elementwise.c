@@ -729,6 +729,8 @@ BINARY(bitwise_left_shift, VKT_OP_LSHIFT)
 BINARY(bitwise_right_shift, VKT_OP_RSHIFT)
 BINARY(xlogy, VKT_OP_XLOGY)
 BINARY(nextafter, VKT_OP_NEXTAFTER)
+BINARY(igamma, VKT_OP_IGAMMA)
+BINARY(igammac, VKT_OP_IGAMMAC)
 /* torch.special's only: no method */
 #define SPECIAL_BINARY(name, ID)                                                                                       \
   static PyObject *f__special_##name(PyObject *mod, PyObject *args) {                                                  \
@@ -841,6 +843,8 @@ PyMethodDef vkt_elementwise_methods[] = {
     MO(bitwise_right_shift, ">>"),
     MO(xlogy, "self * log(other), 0 where self is 0"),
     MO(nextafter, "the next float after self toward other"),
+    MO(igamma, "the regularized lower incomplete gamma function P(self, other)"),
+    MO(igammac, "the regularized upper incomplete gamma function Q(self, other)"),
     {"where", m_where, METH_VARARGS, "where(condition, other): self where condition, else other"},
     {NULL, NULL, 0, NULL},
 };
@@ -911,6 +915,8 @@ PyMethodDef vkt_elementwise_functions[] = {
     F2(_special_xlog1py, "input * log1p(other), 0 where input is 0"),
     F2(_special_zeta, "the Hurwitz zeta function of (input, other)"),
     F2(nextafter, "the next float after input toward other"),
+    F2(igamma, "the regularized lower incomplete gamma function P(input, other) (special.gammainc)"),
+    F2(igammac, "the regularized upper incomplete gamma function Q(input, other) (special.gammaincc)"),
     {"sgn", f_sgn, METH_O, "sign for real tensors"},
     F2(where, "where(condition, input, other)"),
     {NULL, NULL, 0, NULL},

@@ -20,6 +20,7 @@ gammaln = _C.lgamma
 digamma = psi = _C.digamma
 polygamma = _C.polygamma
 xlogy = _C.xlogy
+gammainc, gammaincc = _C.igamma, _C.igammac
 logit = _C.logit
 expit = _C.sigmoid
 sinc = _C.sinc
@@ -50,6 +51,6 @@ def multigammaln(input, p):
     return total + p * (p - 1) / 4 * math.log(math.pi)
 
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln", "i0", "i0e", "i1",
-           "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
-           "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]
+__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
+           "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln",
+           "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta"]

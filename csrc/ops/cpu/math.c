@@ -351,6 +351,67 @@ static double zeta(double s, double q) {
   return isinf(mirrored) ? mirrored : mirrored - even * zeta_sum(s, 1 - q);
 }
 
+/* log(x^a e^-x / Gamma(a)); where x is near a large a, a log1pmx((x - a) / a) + log(a / 2 pi) / 2 minus lgamma's
+ * Stirling correction, as a log x - x - lgamma(a) cancels there (shaders/math.glsl's vkt_igamma_factor). */
+static double igamma_factor(double a, double x) {
+  if (a < 10 || fabs(x - a) > 0.4 * a)
+    return a * log(x) - x - lgamma(a);
+  double d = (x - a) / a, m = 0, power = d;
+  for (int n = 2; n < 64; n++) { /* log(1 + d) - d, |d| <= 0.4 */
+    power *= -d;
+    double term = power / n;
+    m += term;
+    if (fabs(term) <= fabs(m) * 0x1p-53)
+      break;
+  }
+  double r = 1 / a, r2 = r * r;
+  double correction =
+      r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680 - r2 * (1.0 / 1188 - r2 * (691.0 / 360360 -
+                                                                                                    r2 / 156))))));
+  return a * m + 0.5 * log(a / (2 * M_PI)) - correction;
+}
+
+/* The regularized incomplete gamma function P(a, x) = gamma(a, x) / Gamma(a), or Q(a, x) = 1 - P(a, x) with upper, by
+ * Cephes' igam and igamc (shaders/math.glsl's vkt_igamma the same in the compute type): P's power series where
+ * x <= 1 or x < a, else Q's continued fraction, each until its terms stop mattering; the other one as 1 minus it.
+ * PyTorch's special values, in its order: NaN for a negative a or x, for a = 0 unless x > 0 and for both infinite;
+ * P is 1 at a = 0, then 0 at x = 0 and at a = inf, 1 at x = inf (so a NaN there gives those). */
+#define IGAMMA_TERMS 2000
+static double igamma(double a, double x, bool upper) {
+  double p;
+  if (a < 0 || x < 0 || (a == 0 && !(x > 0)) || (x != 0 && isinf(a) && isinf(x)))
+    return NAN;
+  if (a == 0 || x == 0 || isinf(a) || isinf(x)) { /* in PyTorch's order: a NaN falls through where x decides */
+    p = a == 0 ? 1 : x == 0 || isinf(a) ? 0 : 1;
+    return upper ? 1 - p : p;
+  }
+  double prefix = exp(igamma_factor(a, x));
+  if (x <= 1 || x < a) {
+    double r = a, c = 1, sum = 1;
+    for (int k = 0; k < IGAMMA_TERMS && c > sum * 0x1p-53; k++)
+      r += 1, c *= x / r, sum += c;
+    p = sum * prefix / a;
+    p = p > 1 ? 1 : p; /* rounding can carry P a little past 1 where a is tiny (and NaN stays NaN) */
+    return upper ? 1 - p : p;
+  }
+  double y = 1 - a, z = x + y + 1, c = 0, pkm2 = 1, qkm2 = x, pkm1 = x + 1, qkm1 = z * x, q = pkm1 / qkm1, t = 1;
+  for (int k = 0; k < IGAMMA_TERMS && t > 0x1p-53; k++) {
+    c += 1, y += 1, z += 2;
+    double yc = y * c, pk = pkm1 * z - pkm2 * yc, qk = qkm1 * z - qkm2 * yc;
+    if (qk != 0) {
+      double r = pk / qk;
+      t = fabs((q - r) / r), q = r;
+    } else {
+      t = 1;
+    }
+    pkm2 = pkm1, pkm1 = pk, qkm2 = qkm1, qkm1 = qk;
+    if (fabs(pk) > 0x1p52) /* keep the convergents in range */
+      pkm2 *= 0x1p-52, pkm1 *= 0x1p-52, qkm2 *= 0x1p-52, qkm1 *= 0x1p-52;
+  }
+  q *= prefix;
+  return upper ? q : 1 - q;
+}
+
 /* (-1)^(n+1) n! zeta(n + 1, x), and the limit 0 at +inf, where zeta's terms are inf * 0. */
 static double polygamma(int64_t n, double x) {
   if (n == 0)
@@ -485,6 +546,8 @@ F(erfcx, erfcx(x), 0)
 F(angle, isnan(x) ? x : x < 0 ? M_PI : 0, 0)
 F(nextafter, nextafter_in(x, y, a->compute), 0)
 F(zeta, zeta(x, y), 0)
+F(igamma, igamma(x, y, false), 0)
+F(igammac, igamma(x, y, true), 0)
 
 /* ---- typed loops (loops.h): every op of VKT_MATH_FUNCS, with its math above inlined ---- */
 

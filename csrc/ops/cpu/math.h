@@ -23,7 +23,8 @@ extern _Thread_local bool vkt_cpu_zero_division;
   X(hardswish) X(mish) X(logsigmoid) X(selu) X(celu) X(softsign) X(tanhshrink) X(threshold) X(atan2) X(fmod)          \
   X(hypot) X(copysign) X(logaddexp) X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(lshift) X(rshift) X(logical_xor)   \
   X(isclose) X(isclose_nan) X(threshold_backward) X(lgamma) X(digamma) X(polygamma) X(logit) X(sinc) X(entr)         \
-  X(ndtr) X(ndtri) X(log_ndtr) X(i0) X(i0e) X(i1) X(i1e) X(xlogy) X(xlog1py) X(erfcx) X(angle) X(nextafter) X(zeta)
+  X(ndtr) X(ndtri) X(log_ndtr) X(i0) X(i0e) X(i1) X(i1e) X(xlogy) X(xlog1py) X(erfcx) X(angle) X(nextafter) X(zeta)        \
+  X(igamma) X(igammac)
 // clang-format on
 
 #define VKT_DECLARE_MATH(name)                                                                                         \

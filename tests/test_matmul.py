@@ -990,7 +990,7 @@ print("ok")
 @pytest.mark.parametrize("slots", ["120", "255"])
 def test_last_wave_split(dev, slots):
     # Where a product's tiles leave the GPU mostly idle in their last wave, its last tiles are summed in pieces
-    # (matmul.c's last_wave) over the workgroups a GPU runs at once (on an NVIDIA GPU, from
+    # (matmul.c's split_of) over the workgroups a GPU runs at once (on an NVIDIA GPU, from
     # VK_NV_shader_sm_builtins); VKT_PRODUCT_SLOTS poses that number on any adapter. 256 tiles over 120 places leave
     # 16 in the last wave, 4 pieces each; over 255, 1 tile, in 16 pieces where K has 32 slices or more, else fewer.
     # VKT_PROFILE lists the kernels run, which shows that the split one did.

@@ -544,21 +544,27 @@ static vkt_status beta_scales(vkt_dtype d, int64_t numel, vkt_scalar beta) {
                   vkt_dtypes[scaled].torch_name, vkt_dtypes[d].torch_name);
 }
 
+/* A Bool product's result with nothing to multiply, of ndim dims of shape, on a's and b's device: PyTorch's kernels
+ * return it before they refuse Bool (unmultiplied's). */
+static vkt_status bool_unmultiplied(const vkt_tensor *input, const vkt_tensor *a, const vkt_tensor *b, int ndim,
+                                    const int64_t *shape, vkt_scalar beta, vkt_tensor *result) {
+  int device;
+  vkt_status st = vkt_same_device(3, (const vkt_tensor *[]){input, a, b}, &device);
+  return st ? st : unmultiplied(input, VKT_BOOL, device, ndim, shape, beta, result);
+}
+
 /* addmm with k = 0: input expands to the result first, then beta_scales; a Bool one, which has no kernel, is
  * zeros (beta 0) or empty. */
 static vkt_status addmm_nothing(const vkt_tensor *input, const vkt_tensor *m1, const vkt_tensor *m2, vkt_scalar beta,
                                 vkt_tensor *result, bool *done) {
   int64_t shape[2] = {m1->shape[0], m2->shape[1]};
   vkt_tensor ex = {0};
-  int device;
   vkt_status st = vkt_expand(&ex, input, 2, shape);
   vkt_tensor_release(&ex);
   if (st || (st = beta_scales(m2->dtype, shape[0] * shape[1], beta)) || m2->dtype != VKT_BOOL)
     return st;
   *done = true;
-  return (st = vkt_same_device(3, (const vkt_tensor *[]){input, m1, m2}, &device))
-             ? st
-             : unmultiplied(input, VKT_BOOL, device, 2, shape, beta, result);
+  return bool_unmultiplied(input, m1, m2, 2, shape, beta, result);
 }
 
 vkt_status vkt_addmm(const vkt_tensor *input, const vkt_tensor *m1, const vkt_tensor *m2, vkt_scalar beta,
@@ -1239,12 +1245,9 @@ vkt_status vkt_addmv(const vkt_tensor *input, const vkt_tensor *mat, const vkt_t
                     (long long)(input->ndim ? input->shape[0] : 1), (long long)mat->shape[0], (long long)mat->shape[1],
                     (long long)vec->shape[0]);
   vkt_status st = addmv_dtypes(input->dtype, mat, vec);
-  int device;
   if (st || mat->dtype != VKT_BOOL || vkt_tensor_numel(mat)) /* PyTorch's kernel returns beta * input first */
     return st ? st : product(mat, vec, &(mm_epilogue){input, beta, alpha, 0}, result);
-  return (st = vkt_same_device(3, (const vkt_tensor *[]){input, mat, vec}, &device))
-             ? st
-             : unmultiplied(input, VKT_BOOL, device, 1, mat->shape, beta, result);
+  return bool_unmultiplied(input, mat, vec, 1, mat->shape, beta, result);
 }
 
 /* The checks baddbmm and addbmm share: two batches of matrices that multiply. */

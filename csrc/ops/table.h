@@ -396,7 +396,7 @@ bool vkt_matmul_epilogue_shader(const vkt_matmul_epilogue *e, const char **shade
 /* The #defines of variant v (an epilogue's before the expression's, which EPILOGUE asks for) into defines;
  * returns their length. */
 int vkt_matmul_defines(const vkt_matmul_variant *v, char *defines, size_t size);
-/* The buffers a kernel of variant v binds after its operands (a split last wave's two), counted among its bindings. */
+/* The buffers a kernel of variant v binds after its operands (a split product's two), counted among its bindings. */
 int vkt_matmul_extra_bindings(const vkt_matmul_variant *v);
 /* Records e's kernel, compiled from vkt_matmul_epilogue_shader's shader and vkt_matmul_defines'. */
 vkt_status vkt_matmul_epilogue_launch(const vkt_matmul_epilogue *e, vkt_pipeline *pipe);

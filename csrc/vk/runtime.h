@@ -64,13 +64,13 @@ typedef struct {
    * they are memset and memcpy (lavapipe, a clone of 2^20 floats: 0.16 ms so, 7.1 by copy.comp), unless
    * VKT_SHADER_FILLS is set, to test that path. */
   bool shader_fills;
-  /* Whether a long float32 product over few 128 x 128 tiles splits K into slices (matmul.c's k_slices), to fill a
-   * GPU's many multiprocessors: not on a CPU adapter, whose few cores are busy with the tiles there are, unless
+  /* Whether a long float32 product over few 128 x 128 tiles splits K (matmul.c's k_slices and kernel_split), to fill
+   * a GPU's many multiprocessors: not on a CPU adapter, whose few cores are busy with the tiles there are, unless
    * VKT_WIDE_SPLIT_K is set, to test that path. */
   bool wide_split_k;
   /* The big float32 tile's workgroups that run at once, two a multiprocessor (VK_NV_shader_sm_builtins'
    * shaderSMCount; 0 where the adapter does not say), over which a product's last wave is split (matmul.c's
-   * last_wave); VKT_PRODUCT_SLOTS sets it, 0 turning that off, a number testing it on any adapter. */
+   * split_of); VKT_PRODUCT_SLOTS sets it, 0 turning that off, a number testing it on any adapter. */
   uint32_t product_slots;
 } vkt_adapter_props;
 

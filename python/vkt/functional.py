@@ -767,7 +767,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     hist = _histogram_of(points, [edges], equal, weight, density)
     from .autograd import _no_derivative
 
-    return _histogram_result(*_no_derivative("histogram", (hist, edges.clone()), input, weight))
+    edges = edges if equal else edges.clone()  # the caller's bins are copied, as torch's; linspace's are new
+    return _histogram_result(*_no_derivative("histogram", (hist, edges), input, weight))
 
 
 def histogramdd(input, bins=None, *, range=None, weight=None, density=False):
@@ -800,7 +801,8 @@ def histogramdd(input, bins=None, *, range=None, weight=None, density=False):
     hist = _histogram_of(points, edges, equal, weight, density)
     from .autograd import _no_derivative
 
-    hist, *edges = _no_derivative("histogramdd", (hist, *(e.clone() for e in edges)), input, weight)
+    edges = edges if equal else [e.clone() for e in edges]  # the caller's bins are copied, as torch's
+    hist, *edges = _no_derivative("histogramdd", (hist, *edges), input, weight)
     return _histogramdd_result(hist, tuple(edges))
 
 
